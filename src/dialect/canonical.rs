@@ -1,0 +1,227 @@
+//! The canonical form: one dialect line per action that parses back to the
+//! same action. Content is always quoted (with `\n`, `\t`, `\"` and `\\`
+//! escapes); labels and ids are bare words where that is unambiguous.
+
+use super::action::{Op, ParsedAction};
+use super::args::{looks_like_url, reference};
+use super::verbs::Verb;
+
+/// Quotes text as a `"…"` string with escapes, so it stays on one line.
+pub fn quote(text: &str) -> String {
+    let mut out = String::with_capacity(text.len() + 2);
+    out.push('"');
+    for c in text.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\t' => out.push_str("\\t"),
+            '\r' => out.push_str("\\r"),
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
+}
+
+/// True when `word` can be written bare and still read back as one word.
+fn bare_ok(word: &str) -> bool {
+    !word.is_empty()
+        && !word.chars().any(|c| c.is_whitespace() || matches!(c, '"' | '\u{201C}' | '\u{201D}' | '|' | '`' | '~'))
+        && !word.starts_with(['@', '+', '-', '>', '<', '?', '!', '.', '[', '#', '{', '}'])
+        && reference(word).is_none()
+}
+
+/// A label or source id: bare when safe, quoted otherwise.
+fn label(word: &str) -> String {
+    if bare_ok(word) { word.to_string() } else { quote(word) }
+}
+
+/// A person, agent or domain after `@`.
+fn at(word: &str) -> String {
+    if bare_ok(word) { format!("@{word}") } else { format!("@[{word}]") }
+}
+
+/// A request or intention id.
+fn id(word: &str) -> String {
+    let digit = word.chars().any(|c| c.is_ascii_digit());
+    let id_chars = word
+        .chars()
+        .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | ':' | '.'));
+    if digit && id_chars && bare_ok(word) {
+        word.to_string()
+    } else {
+        format!("[{word}]")
+    }
+}
+
+/// The content slot: a reference, quoted text, or nothing.
+fn content(action: &ParsedAction) -> Option<String> {
+    if let Some(r) = action.content_ref() {
+        return Some(r.kind.canonical());
+    }
+    action.content.as_deref().map(quote)
+}
+
+fn push(out: &mut String, piece: impl AsRef<str>) {
+    out.push(' ');
+    out.push_str(piece.as_ref());
+}
+
+fn push_content(out: &mut String, action: &ParsedAction) {
+    if let Some(c) = content(action) {
+        push(out, c);
+    }
+}
+
+fn push_target(out: &mut String, action: &ParsedAction, f: fn(&str) -> String) {
+    if let Some(t) = &action.target {
+        push(out, f(t));
+    }
+}
+
+/// One link, without its chain.
+fn link(action: &ParsedAction) -> String {
+    let mut out = format!("/{}", action.verb.name());
+    let o = &mut out;
+    match &action.verb {
+        Verb::Recall => match action.op {
+            Some(Op::Search) | None => push_content(o, action),
+            Some(op) => {
+                push(o, op.as_str());
+                push_target(o, action, label);
+                push_content(o, action);
+            }
+        },
+        Verb::Context => {
+            if let Some(op) = action.op {
+                push(o, op.as_str());
+            }
+            push_target(o, action, label);
+            if let Some(other) = &action.other {
+                push(o, label(other));
+            }
+            if let Some(old) = &action.old {
+                push(o, quote(old));
+                push(o, "->");
+            }
+            push_content(o, action);
+        }
+        Verb::Search => {
+            if let Some(domain) = &action.domain {
+                push(o, format!("in {domain}"));
+            }
+            push_content(o, action);
+            if let Some(time) = &action.time {
+                push(o, time.canonical());
+            }
+            if let Some(role) = &action.role {
+                push(o, format!("role:{role}"));
+            }
+        }
+        Verb::Send => {
+            if let Some(domain) = &action.domain {
+                push(o, at(domain));
+            }
+            push_target(o, action, at);
+            push_content(o, action);
+        }
+        Verb::Reply => {
+            if let Some(r) = action.target_ref() {
+                push(o, r.kind.canonical());
+            }
+            push_content(o, action);
+        }
+        Verb::Post => {
+            push_target(o, action, label);
+            push_content(o, action);
+        }
+        Verb::Dm | Verb::Tell => {
+            push_target(o, action, at);
+            push_content(o, action);
+        }
+        Verb::Fetch => match action.op {
+            Some(Op::Continue) if action.target.is_none() => push(o, "continue"),
+            op => {
+                if let Some(url) = &action.target {
+                    if looks_like_url(url) && bare_ok(url) {
+                        push(o, url);
+                    } else {
+                        push(o, format!("@[{url}]"));
+                    }
+                }
+                match op {
+                    Some(Op::Html) => push(o, "html"),
+                    Some(Op::Continue) => push(o, "continue"),
+                    _ => {}
+                }
+            }
+        },
+        Verb::Data => {
+            push(o, action.op.unwrap_or(Op::List).as_str());
+            push_target(o, action, label);
+            push_content(o, action);
+        }
+        Verb::Approve | Verb::Deny => {
+            push_target(o, action, id);
+            push_content(o, action);
+            if action.op == Some(Op::Always) {
+                push(o, "always");
+            }
+        }
+        Verb::Escalate | Verb::Cancel => {
+            push_target(o, action, id);
+            push_content(o, action);
+        }
+        Verb::Complete | Verb::Dismiss => {
+            push_target(o, action, id);
+            push_content(o, action);
+        }
+        Verb::Remind => {
+            if let Some(when) = &action.when {
+                push(o, quote(when));
+            }
+            if action.content_ref().is_some() {
+                push(o, "|");
+            }
+            push_content(o, action);
+        }
+        Verb::Pulse => {
+            if let Some(c) = &action.content {
+                push(o, c);
+            }
+        }
+        Verb::Batch => {
+            o.push_str(" {");
+            for inner in &action.batch {
+                o.push('\n');
+                o.push_str(&canonical(inner));
+            }
+            o.push_str("\n}");
+        }
+        Verb::Halt
+        | Verb::Web
+        | Verb::Calc
+        | Verb::Summarize
+        | Verb::Uncertain
+        | Verb::Intentions
+        | Verb::Custom(_) => push_content(o, action),
+    }
+    if let Some(marker) = action.marker {
+        match &action.marker_note {
+            Some(note) => push(o, format!("?{note}")),
+            None => push(o, marker.sigil()),
+        }
+    }
+    out
+}
+
+/// The canonical dialect text of an action, its chain included.
+pub fn canonical(action: &ParsedAction) -> String {
+    let mut out = link(action);
+    for next in &action.chain {
+        out.push_str(" -> ");
+        out.push_str(&link(next));
+    }
+    out
+}

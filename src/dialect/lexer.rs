@@ -1,0 +1,436 @@
+//! Splits the argument text of one chain link into tokens: bare words,
+//! `"…"` strings (with escapes), `"""…"""` blocks, code fences, and `> `
+//! block-quote lines directly under the action. Stops at the end of the
+//! action or at a `->` that starts the next chain link.
+
+use std::borrow::Cow;
+
+use memchr::memchr;
+
+use super::error::{ParseError, ParseErrorKind};
+use super::span::Span;
+
+/// What kind of token the lexer found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum TokenKind {
+    /// A run of non-whitespace.
+    Word,
+    /// `"…"` on one line (escapes processed).
+    Quoted,
+    /// `"""…"""`, possibly over several lines.
+    Triple,
+    /// A ``` or ~~~ code fence.
+    Fence,
+    /// Consecutive `> ` lines directly under the action line.
+    BlockQuote,
+}
+
+impl TokenKind {
+    /// True for every kind that is unambiguously content.
+    pub(crate) fn is_quoted(self) -> bool {
+        !matches!(self, TokenKind::Word)
+    }
+}
+
+/// One token with its bytes in the turn.
+#[derive(Debug, Clone)]
+pub(crate) struct Token<'a> {
+    pub kind: TokenKind,
+    /// The raw bytes, quotes included.
+    pub span: Span,
+    /// The value: the word, or the unquoted, unescaped content.
+    pub value: Cow<'a, str>,
+}
+
+impl Token<'_> {
+    /// True when this is the bare word `w` (ASCII case-insensitive).
+    pub(crate) fn is_word(&self, w: &str) -> bool {
+        self.kind == TokenKind::Word && self.value.eq_ignore_ascii_case(w)
+    }
+}
+
+/// Where the next chain link starts.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct NextLink {
+    /// The `->` arrow.
+    pub arrow: Span,
+    /// Offset of the next link's `/`.
+    pub slash: usize,
+    /// End of the line the next link is on (excluding any wrapper closer).
+    pub line_limit: usize,
+}
+
+/// The tokens of one chain link.
+#[derive(Debug, Clone)]
+pub(crate) struct LinkTokens<'a> {
+    pub tokens: Vec<Token<'a>>,
+    /// The next chain link, if a `->` followed.
+    pub next: Option<NextLink>,
+}
+
+/// End of the line containing `pos` (offset of its `\n`, or the text length).
+pub(crate) fn line_end(src: &str, pos: usize) -> usize {
+    memchr(b'\n', &src.as_bytes()[pos.min(src.len())..]).map_or(src.len(), |i| pos + i)
+}
+
+fn is_blank(b: u8) -> bool {
+    b == b' ' || b == b'\t' || b == b'\r'
+}
+
+fn skip_blanks(bytes: &[u8], mut pos: usize, limit: usize) -> usize {
+    while pos < limit && is_blank(bytes[pos]) {
+        pos += 1;
+    }
+    pos
+}
+
+/// Lexes one link's arguments, from `start` (just after the verb) with the
+/// current line ending at `line_limit`.
+pub(crate) fn lex_link(
+    src: &str,
+    start: usize,
+    line_limit: usize,
+) -> Result<LinkTokens<'_>, ParseError> {
+    let bytes = src.as_bytes();
+    let mut tokens: Vec<Token<'_>> = Vec::new();
+    let mut pos = start;
+    let mut limit = line_limit;
+    loop {
+        pos = skip_blanks(bytes, pos, limit);
+        if pos >= limit {
+            let real_end = line_end(src, limit);
+            if limit != real_end || real_end >= src.len() {
+                break;
+            }
+            let next_start = real_end + 1;
+            let next_end = line_end(src, next_start);
+            let first = skip_blanks(bytes, next_start, next_end);
+            let rest = &src[first..next_end];
+            if let Some(after) = rest.strip_prefix("->") {
+                let slash = first + 2 + (after.len() - after.trim_start().len());
+                if bytes.get(slash) == Some(&b'/') {
+                    return Ok(LinkTokens {
+                        tokens,
+                        next: Some(NextLink {
+                            arrow: Span::new(first, first + 2),
+                            slash,
+                            line_limit: next_end,
+                        }),
+                    });
+                }
+            }
+            if rest.starts_with('>') {
+                tokens.push(block_quote(src, next_start));
+            }
+            break;
+        }
+        let rest = &src[pos..limit];
+        let rest_all = &src[pos..];
+        if rest_all.starts_with("\"\"\"") {
+            let (token, new_pos) = triple(src, pos)?;
+            tokens.push(token);
+            pos = new_pos;
+            limit = line_end(src, pos);
+            continue;
+        }
+        if rest.starts_with("```") || rest.starts_with("~~~") {
+            let (token, new_pos) = fence(src, pos)?;
+            tokens.push(token);
+            pos = new_pos;
+            limit = line_end(src, pos);
+            continue;
+        }
+        if (rest.starts_with('"') || rest.starts_with('\u{201C}'))
+            && let Some((token, new_pos)) = quoted(src, pos, limit)
+        {
+            tokens.push(token);
+            pos = new_pos;
+            continue;
+        }
+        if let Some(after) = rest.strip_prefix("->") {
+            let slash = pos + 2 + (after.len() - after.trim_start_matches([' ', '\t']).len());
+            if bytes.get(slash) == Some(&b'/') && slash < limit {
+                return Ok(LinkTokens {
+                    tokens,
+                    next: Some(NextLink {
+                        arrow: Span::new(pos, pos + 2),
+                        slash,
+                        line_limit: limit,
+                    }),
+                });
+            }
+        }
+        let mut end = pos;
+        while end < limit && !is_blank(bytes[end]) {
+            end += 1;
+        }
+        tokens.push(Token {
+            kind: TokenKind::Word,
+            span: Span::new(pos, end),
+            value: Cow::Borrowed(&src[pos..end]),
+        });
+        pos = end;
+    }
+    Ok(LinkTokens { tokens, next: None })
+}
+
+/// `"…"` or `“…”` closed on the same line; `None` when it is never closed
+/// (the quote is then an ordinary character of a word).
+fn quoted(src: &str, pos: usize, limit: usize) -> Option<(Token<'_>, usize)> {
+    let (open_len, close) = if src[pos..].starts_with('"') {
+        (1, '"')
+    } else {
+        ('\u{201C}'.len_utf8(), '\u{201D}')
+    };
+    let body_start = pos + open_len;
+    let body = &src[body_start..limit];
+    let mut escaped = false;
+    let mut has_escape = false;
+    for (i, c) in body.char_indices() {
+        if escaped {
+            escaped = false;
+            continue;
+        }
+        if c == '\\' {
+            escaped = true;
+            has_escape = true;
+            continue;
+        }
+        if c == close {
+            let raw = &body[..i];
+            let value = if has_escape {
+                Cow::Owned(unescape(raw))
+            } else {
+                Cow::Borrowed(raw)
+            };
+            let end = body_start + i + close.len_utf8();
+            return Some((
+                Token {
+                    kind: TokenKind::Quoted,
+                    span: Span::new(pos, end),
+                    value,
+                },
+                end,
+            ));
+        }
+    }
+    None
+}
+
+/// Processes `\"`, `\\`, `\n`, `\t` and `\r`; any other backslash stays.
+pub(crate) fn unescape(raw: &str) -> String {
+    let mut out = String::with_capacity(raw.len());
+    let mut chars = raw.chars();
+    while let Some(c) = chars.next() {
+        if c != '\\' {
+            out.push(c);
+            continue;
+        }
+        match chars.next() {
+            Some('n') => out.push('\n'),
+            Some('t') => out.push('\t'),
+            Some('r') => out.push('\r'),
+            Some('"') => out.push('"'),
+            Some('\\') => out.push('\\'),
+            Some('\u{201D}') => out.push('\u{201D}'),
+            Some(other) => {
+                out.push('\\');
+                out.push(other);
+            }
+            None => out.push('\\'),
+        }
+    }
+    out
+}
+
+fn triple(src: &str, pos: usize) -> Result<(Token<'_>, usize), ParseError> {
+    let body_start = pos + 3;
+    let Some(close) = src[body_start..].find("\"\"\"").map(|i| body_start + i) else {
+        return Err(ParseError::new(
+            ParseErrorKind::Unclosed {
+                what: "\"\"\" content block".into(),
+                closer: "\"\"\" on a line of its own".into(),
+            },
+            Span::new(pos, body_start),
+        ));
+    };
+    let mut body = &src[body_start..close];
+    if let Some(b) = body.strip_prefix("\r\n").or_else(|| body.strip_prefix('\n')) {
+        body = b;
+    }
+    let trimmed_tail = body.trim_end_matches([' ', '\t']);
+    if let Some(b) = trimmed_tail
+        .strip_suffix("\r\n")
+        .or_else(|| trimmed_tail.strip_suffix('\n'))
+    {
+        body = b;
+    }
+    let end = close + 3;
+    Ok((
+        Token {
+            kind: TokenKind::Triple,
+            span: Span::new(pos, end),
+            value: Cow::Borrowed(body),
+        },
+        end,
+    ))
+}
+
+fn fence(src: &str, pos: usize) -> Result<(Token<'_>, usize), ParseError> {
+    let bytes = src.as_bytes();
+    let fence_char = bytes[pos];
+    let mut run = 0;
+    while pos + run < bytes.len() && bytes[pos + run] == fence_char {
+        run += 1;
+    }
+    let opener_end = line_end(src, pos);
+    let unclosed = || {
+        ParseError::new(
+            ParseErrorKind::Unclosed {
+                what: "code fence".into(),
+                closer: format!("a line of {}", (fence_char as char).to_string().repeat(run)),
+            },
+            Span::new(pos, pos + run),
+        )
+    };
+    // A fence closed on its own line: ```text```.
+    if let Some(i) = src[pos + run..opener_end].find(&src[pos..pos + run]) {
+        let body_start = pos + run;
+        let end = body_start + i + run;
+        return Ok((
+            Token {
+                kind: TokenKind::Fence,
+                span: Span::new(pos, end),
+                value: Cow::Borrowed(&src[body_start..body_start + i]),
+            },
+            end,
+        ));
+    }
+    if opener_end >= src.len() {
+        return Err(unclosed());
+    }
+    let body_start = opener_end + 1;
+    let mut line_start = body_start;
+    while line_start <= src.len() {
+        let le = line_end(src, line_start);
+        let first = skip_blanks(bytes, line_start, le);
+        let mut n = 0;
+        while first + n < le && bytes[first + n] == fence_char {
+            n += 1;
+        }
+        if n >= run && src[first + n..le].trim().is_empty() {
+            let body_end = if line_start > body_start {
+                line_start - 1
+            } else {
+                body_start
+            };
+            let mut body = &src[body_start..body_end.max(body_start)];
+            if let Some(b) = body.strip_suffix('\r') {
+                body = b;
+            }
+            let end = first + n;
+            return Ok((
+                Token {
+                    kind: TokenKind::Fence,
+                    span: Span::new(pos, end),
+                    value: Cow::Borrowed(body),
+                },
+                end,
+            ));
+        }
+        if le >= src.len() {
+            break;
+        }
+        line_start = le + 1;
+    }
+    Err(unclosed())
+}
+
+/// Consecutive lines starting with `>` from `line_start` on.
+fn block_quote(src: &str, line_start: usize) -> Token<'_> {
+    let bytes = src.as_bytes();
+    let mut lines: Vec<&str> = Vec::new();
+    let mut start = None;
+    let mut end = line_start;
+    let mut at = line_start;
+    loop {
+        let le = line_end(src, at);
+        let first = skip_blanks(bytes, at, le);
+        if first >= le || bytes[first] != b'>' {
+            break;
+        }
+        start.get_or_insert(first);
+        let text = &src[first + 1..le];
+        let text = text.strip_prefix(' ').unwrap_or(text);
+        lines.push(text.strip_suffix('\r').unwrap_or(text));
+        end = le;
+        if le >= src.len() {
+            break;
+        }
+        at = le + 1;
+    }
+    Token {
+        kind: TokenKind::BlockQuote,
+        span: Span::new(start.unwrap_or(line_start), end),
+        value: Cow::Owned(lines.join("\n")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn kinds(src: &str) -> Vec<(TokenKind, String)> {
+        let lex = lex_link(src, 0, line_end(src, 0)).expect("lexes");
+        lex.tokens
+            .into_iter()
+            .map(|t| (t.kind, t.value.into_owned()))
+            .collect()
+    }
+
+    #[test]
+    fn words_and_quotes() {
+        assert_eq!(
+            kinds(r#"bluesky "say \"hi\"" ?public"#),
+            vec![
+                (TokenKind::Word, "bluesky".into()),
+                (TokenKind::Quoted, "say \"hi\"".into()),
+                (TokenKind::Word, "?public".into()),
+            ]
+        );
+    }
+
+    #[test]
+    fn triple_quotes_span_lines() {
+        let src = "bluesky \"\"\"\nline one\nline two\n\"\"\" ?";
+        assert_eq!(
+            kinds(src),
+            vec![
+                (TokenKind::Word, "bluesky".into()),
+                (TokenKind::Triple, "line one\nline two".into()),
+                (TokenKind::Word, "?".into()),
+            ]
+        );
+    }
+
+    #[test]
+    fn unclosed_triple_is_an_error() {
+        assert!(lex_link("x \"\"\"\nnever closed", 0, 13).is_err());
+    }
+
+    #[test]
+    fn arrow_before_slash_ends_the_link() {
+        let src = "meeting notes -> /summarize";
+        let lex = lex_link(src, 0, src.len()).unwrap();
+        assert_eq!(lex.tokens.len(), 2);
+        assert_eq!(lex.next.unwrap().slash, 17);
+    }
+
+    #[test]
+    fn arrow_between_quotes_is_a_word() {
+        let src = r#"persona "old" -> "new""#;
+        let lex = lex_link(src, 0, src.len()).unwrap();
+        assert!(lex.next.is_none());
+        assert_eq!(lex.tokens.len(), 4);
+    }
+}

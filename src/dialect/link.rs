@@ -1,0 +1,450 @@
+//! Parses one action starting at its `/`: the verb, each chain link's
+//! arguments and marker, and a `/batch { … }` body.
+
+use super::action::{Marker, ParsedAction, PartKind};
+use super::args::{LinkInput, looks_like_url, names_working_block, parse_args};
+use super::blocks::BlockRegistry;
+use super::canonical::canonical;
+use super::error::{ParseError, ParseErrorKind};
+use super::lexer::{Token, TokenKind, lex_link, line_end};
+use super::matcher::match_verb;
+use super::scan::{action_start, verb_word_end};
+use super::span::Span;
+use super::verbs::{PhraseEntry, Verb, VerbTable};
+
+/// The outcome of parsing the action at one slash.
+pub(crate) struct ParsedAt {
+    /// The action, or the errors that stopped it.
+    pub result: Result<ParsedAction, Vec<ParseError>>,
+    /// Every byte the action (or failed action) covers.
+    pub span: Span,
+}
+
+/// Parses actions for one turn with a verb table and known blocks.
+pub(crate) struct LinkParser<'p> {
+    pub table: &'p VerbTable,
+    pub blocks: &'p BlockRegistry,
+}
+
+/// Takes the permission marker off the end of a link's tokens.
+fn take_marker(tokens: &mut Vec<Token<'_>>) -> Option<(Marker, Option<String>, Span)> {
+    let idx = match tokens.as_slice() {
+        [.., before, last] if last.kind == TokenKind::BlockQuote && before.kind == TokenKind::Word => {
+            tokens.len() - 2
+        }
+        [.., last] if last.kind == TokenKind::Word => tokens.len() - 1,
+        _ => return None,
+    };
+    let word = tokens[idx].value.as_ref();
+    let (marker, note) = match word {
+        "." => (Marker::Routine, None),
+        "?" => (Marker::Check, None),
+        "!" | "!!" => (Marker::Serious, None),
+        _ if word.eq_ignore_ascii_case("?ask") => (Marker::Ask, None),
+        _ => {
+            let note = word.strip_prefix('?')?;
+            let valid = note.chars().next().is_some_and(|c| c.is_ascii_alphabetic())
+                && note.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
+            if !valid {
+                return None;
+            }
+            (Marker::Check, Some(note.to_ascii_lowercase()))
+        }
+    };
+    let span = tokens.remove(idx).span;
+    Some((marker, note, span))
+}
+
+/// Chooses between the verbs an alias shared by two verbs can mean.
+fn choose_entry<'e>(
+    table: &VerbTable,
+    entries: &'e [PhraseEntry],
+    input: &LinkInput<'_, '_>,
+) -> &'e PhraseEntry {
+    let verb_of = |e: &PhraseEntry| table.spec(e.spec).verb.clone();
+    let find = |v: Verb| entries.iter().find(|e| verb_of(e) == v);
+    if entries.len() > 1 {
+        if let (Some(recall), Some(context)) = (find(Verb::Recall), find(Verb::Context)) {
+            return if names_working_block(input) { context } else { recall };
+        }
+        if let (Some(recall), Some(fetch)) = (find(Verb::Recall), find(Verb::Fetch)) {
+            let url = input.tokens.first().is_some_and(|t| {
+                t.kind == TokenKind::Word && (looks_like_url(&t.value) || t.value.starts_with("@["))
+            });
+            return if url { fetch } else { recall };
+        }
+    }
+    &entries[0]
+}
+
+fn skip_blanks(bytes: &[u8], mut pos: usize, limit: usize) -> usize {
+    while pos < limit && matches!(bytes[pos], b' ' | b'\t') {
+        pos += 1;
+    }
+    pos
+}
+
+/// One link before its arguments are interpreted.
+struct RawLink<'a> {
+    start: usize,
+    do_prefix: Option<Span>,
+    verb_span: Span,
+    written: &'a str,
+    verb: Result<super::matcher::VerbMatch, ParseErrorKind>,
+    tokens: Vec<Token<'a>>,
+    end: usize,
+}
+
+impl<'p> LinkParser<'p> {
+    /// Parses the action whose `/` is at `slash`; the line it is on ends at
+    /// `line_limit` (before any markdown wrapper closer).
+    pub(crate) fn parse_at(&self, src: &str, slash: usize, line_limit: usize, in_batch: bool) -> ParsedAt {
+        let mut links: Vec<ParsedAction> = Vec::new();
+        let mut errors: Vec<ParseError> = Vec::new();
+        let mut arrows: Vec<Span> = Vec::new();
+        let mut pos = slash;
+        let mut limit = line_limit;
+        let mut end = slash + 1;
+        loop {
+            let (raw, next) = match self.read_link(src, pos, limit) {
+                Ok(read) => read,
+                Err((err, err_end)) => {
+                    end = end.max(err_end);
+                    errors.push(err);
+                    break;
+                }
+            };
+            end = end.max(raw.end);
+            let index = links.len() + errors.len();
+            match self.build_link(src, raw, index > 0) {
+                Ok(action) => links.push(action),
+                Err(err) => errors.push(err),
+            }
+            match next {
+                Some(next) => {
+                    arrows.push(next.arrow);
+                    pos = next.slash;
+                    limit = next.line_limit;
+                }
+                None => break,
+            }
+        }
+        let span = Span::new(slash, end);
+        if !errors.is_empty() {
+            let chained = links.len() + errors.len() > 1 || !arrows.is_empty();
+            if chained {
+                errors = errors
+                    .into_iter()
+                    .map(|e| {
+                        let index = 1 + arrows.iter().filter(|a| a.start < e.span.start).count();
+                        ParseError::new(
+                            ParseErrorKind::InChain {
+                                index,
+                                inner: Box::new(e.kind),
+                            },
+                            e.span,
+                        )
+                    })
+                    .collect();
+            }
+            return ParsedAt {
+                result: Err(errors),
+                span,
+            };
+        }
+        let mut links = links.into_iter();
+        let Some(mut head) = links.next() else {
+            return ParsedAt {
+                result: Err(vec![ParseError::new(ParseErrorKind::DoWithoutAction, span)]),
+                span,
+            };
+        };
+        head.chain = links.collect();
+        for arrow in arrows {
+            head.parts.push(super::action::Part {
+                kind: PartKind::ChainArrow,
+                span: arrow,
+            });
+        }
+        head.span = span;
+        if head.verb == Verb::Batch {
+            if !head.chain.is_empty() {
+                return ParsedAt {
+                    result: Err(vec![ParseError::new(
+                        ParseErrorKind::InvalidArgument {
+                            verb: "batch".into(),
+                            message: "a batch cannot be part of a chain".into(),
+                        },
+                        span,
+                    )]),
+                    span,
+                };
+            }
+            if in_batch {
+                return ParsedAt {
+                    result: Err(vec![ParseError::new(ParseErrorKind::NestedBatch, span)]),
+                    span,
+                };
+            }
+            return self.parse_batch(src, head);
+        }
+        head.canonical = canonical(&head);
+        ParsedAt {
+            result: Ok(head),
+            span,
+        }
+    }
+
+    /// Reads the verb and tokens of one link. On an error that hides where
+    /// the link ends (an unclosed block), returns the error and the end.
+    #[allow(clippy::type_complexity)]
+    fn read_link<'a>(
+        &self,
+        src: &'a str,
+        slash: usize,
+        limit: usize,
+    ) -> Result<(RawLink<'a>, Option<super::lexer::NextLink>), (ParseError, usize)> {
+        let bytes = src.as_bytes();
+        let mut verb_slash = slash;
+        let mut do_prefix = None;
+        let mut word_end = verb_word_end(src, slash + 1, limit);
+        if src[slash + 1..word_end].eq_ignore_ascii_case("do") {
+            let next = skip_blanks(bytes, word_end, limit);
+            if next > word_end && next < limit && bytes[next] == b'/' && verb_word_end(src, next + 1, limit) > next + 1 {
+                do_prefix = Some(Span::new(slash, next));
+                verb_slash = next;
+                word_end = verb_word_end(src, next + 1, limit);
+            } else {
+                return Err((
+                    ParseError::new(ParseErrorKind::DoWithoutAction, Span::new(slash, word_end)),
+                    limit,
+                ));
+            }
+        }
+        let first = &src[verb_slash + 1..word_end];
+        // Up to a few following words on the same line, for multi-word aliases.
+        let mut following: Vec<(&str, usize)> = Vec::new();
+        let mut at = word_end;
+        while following.len() + 1 < self.table.max_words() {
+            let s = skip_blanks(bytes, at, limit);
+            if s == at || s >= limit {
+                break;
+            }
+            let e = verb_word_end(src, s, limit);
+            if e == s || (e < limit && !matches!(bytes[e], b' ' | b'\t' | b'\r')) && e != limit {
+                break;
+            }
+            following.push((&src[s..e], e));
+            at = e;
+        }
+        let words: Vec<&str> = following.iter().map(|(w, _)| *w).collect();
+        let verb = match_verb(self.table, first, &words);
+        let verb_end = match &verb {
+            Ok(m) if m.words > 1 => following[m.words - 2].1,
+            _ => word_end,
+        };
+        let mut args_start = verb_end;
+        if bytes.get(args_start) == Some(&b':') {
+            args_start += 1;
+        }
+        let lexed = lex_link(src, args_start, limit).map_err(|e| {
+            let end = line_end(src, e.span.start);
+            (e, end.max(limit))
+        })?;
+        let end = lexed.tokens.iter().map(|t| t.span.end).max().unwrap_or(args_start).max(args_start);
+        Ok((
+            RawLink {
+                start: slash,
+                do_prefix,
+                verb_span: Span::new(verb_slash, verb_end),
+                written: &src[verb_slash + 1..verb_end],
+                verb,
+                tokens: lexed.tokens,
+                end,
+            },
+            lexed.next,
+        ))
+    }
+
+    fn build_link(&self, src: &str, raw: RawLink<'_>, in_chain: bool) -> Result<ParsedAction, ParseError> {
+        let span = Span::new(raw.start, raw.end);
+        let matched = raw.verb.map_err(|k| ParseError::new(k, raw.verb_span))?;
+        let mut tokens = raw.tokens;
+        let marker = take_marker(&mut tokens);
+        let written = raw.written.split_whitespace().collect::<Vec<_>>().join(" ");
+        let mut action = self.interpret(src, &matched.entries, &written, raw.verb_span, &tokens, in_chain, span)?;
+        if let Some(do_span) = raw.do_prefix {
+            action.parts.insert(
+                0,
+                super::action::Part {
+                    kind: PartKind::DoPrefix,
+                    span: do_span,
+                },
+            );
+        }
+        if let Some((marker, note, marker_span)) = marker {
+            action.marker = Some(marker);
+            action.marker_note = note;
+            action.parts.push(super::action::Part {
+                kind: PartKind::Marker,
+                span: marker_span,
+            });
+        }
+        action.parts.sort_by_key(|p| p.span.start);
+        action.canonical = canonical(&action);
+        Ok(action)
+    }
+
+    /// Turns a matched verb and its argument tokens into an action.
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn interpret(
+        &self,
+        src: &str,
+        entries: &[PhraseEntry],
+        written: &str,
+        verb_span: Span,
+        tokens: &[Token<'_>],
+        in_chain: bool,
+        span: Span,
+    ) -> Result<ParsedAction, ParseError> {
+        let probe = LinkInput {
+            src,
+            tokens,
+            alias_op: None,
+            in_chain,
+            blocks: self.blocks,
+        };
+        let entry = choose_entry(self.table, entries, &probe);
+        let input = LinkInput {
+            alias_op: entry.op,
+            ..probe
+        };
+        let verb = self.table.spec(entry.spec).verb.clone();
+        let mut action = ParsedAction::new(verb, written, span);
+        action.parts.push(super::action::Part {
+            kind: PartKind::Verb,
+            span: verb_span,
+        });
+        parse_args(&input, &mut action).map_err(|k| ParseError::new(k, span))?;
+        Ok(action)
+    }
+
+    /// Parses the lines of a `/batch {` body up to the closing `}`.
+    fn parse_batch(&self, src: &str, mut head: ParsedAction) -> ParsedAt {
+        let bytes = src.as_bytes();
+        let start = head.span.start;
+        let opener_ok = head.content.as_deref() == Some("{") && head.refs.is_empty();
+        let open_line_end = line_end(src, head.span.end);
+        if !opener_ok {
+            let span = head.span;
+            return ParsedAt {
+                result: Err(vec![ParseError::new(
+                    ParseErrorKind::MissingArgument {
+                        verb: "batch".into(),
+                        what: "a `{` at the end of its line, then one action per line and a closing `}`".into(),
+                        example: "/batch {\n/recall project_notes\n/search conversations about project\n}".into(),
+                    },
+                    span,
+                )]),
+                span,
+            };
+        }
+        head.content = None;
+        for p in head.parts.iter_mut() {
+            if p.kind == PartKind::Content {
+                p.kind = PartKind::Brace;
+            }
+        }
+        let mut errors = Vec::new();
+        let mut line_start = open_line_end + 1;
+        while line_start <= src.len() && open_line_end < src.len() {
+            let le = line_end(src, line_start);
+            let first = skip_blanks(bytes, line_start, le);
+            let line = src[first..le].trim_end();
+            if let Some(after) = line.strip_prefix('}') {
+                let close = Span::new(first, first + 1);
+                head.parts.push(super::action::Part {
+                    kind: PartKind::Brace,
+                    span: close,
+                });
+                let mut end = first + 1;
+                let after_trim = after.trim();
+                if !after_trim.is_empty() {
+                    let word_start = first + 1 + (after.len() - after.trim_start().len());
+                    let mut toks = vec![Token {
+                        kind: TokenKind::Word,
+                        span: Span::new(word_start, word_start + after_trim.len()),
+                        value: std::borrow::Cow::Borrowed(after_trim),
+                    }];
+                    if let Some((marker, note, mspan)) = take_marker(&mut toks) {
+                        head.marker = Some(marker);
+                        head.marker_note = note;
+                        head.parts.push(super::action::Part {
+                            kind: PartKind::Marker,
+                            span: mspan,
+                        });
+                        end = mspan.end;
+                    }
+                }
+                head.span = Span::new(start, end);
+                let span = head.span;
+                if !errors.is_empty() {
+                    return ParsedAt {
+                        result: Err(errors),
+                        span,
+                    };
+                }
+                if head.batch.is_empty() {
+                    return ParsedAt {
+                        result: Err(vec![ParseError::new(
+                            ParseErrorKind::MissingArgument {
+                                verb: "batch".into(),
+                                what: "at least one action inside the braces".into(),
+                                example: "/batch {\n/recall project_notes\n}".into(),
+                            },
+                            span,
+                        )]),
+                        span,
+                    };
+                }
+                head.canonical = canonical(&head);
+                return ParsedAt {
+                    result: Ok(head),
+                    span,
+                };
+            }
+            if let Some((slash, limit)) = action_start(src, line_start, le) {
+                let inner = self.parse_at(src, slash, limit, true);
+                match inner.result {
+                    Ok(action) => head.batch.push(action),
+                    Err(errs) => errors.extend(errs),
+                }
+                let next = line_end(src, inner.span.end.max(line_start));
+                if next >= src.len() {
+                    break;
+                }
+                line_start = next + 1;
+                continue;
+            }
+            if le >= src.len() {
+                break;
+            }
+            line_start = le + 1;
+        }
+        let span = Span::new(start, src.len().max(start));
+        errors.insert(
+            0,
+            ParseError::new(
+                ParseErrorKind::Unclosed {
+                    what: "/batch {".into(),
+                    closer: "a line holding only }".into(),
+                },
+                head.span,
+            ),
+        );
+        ParsedAt {
+            result: Err(errors),
+            span,
+        }
+    }
+}

@@ -1,0 +1,265 @@
+//! Verb matching: exact name → exact alias → case-folded → simple
+//! morphology → edit distance within the verb's strictness.
+
+use strsim::damerau_levenshtein;
+
+use super::error::ParseErrorKind;
+use super::verbs::{PhraseEntry, Strictness, VerbTable};
+
+/// How a written verb was matched.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MatchKind {
+    /// The canonical name, exactly.
+    Exact,
+    /// An alias, exactly.
+    Alias,
+    /// A name or alias in another letter case.
+    CaseFolded,
+    /// An inflected form (`searching`, `told`, `recalled`).
+    Morphology,
+    /// A misspelling within the verb's edit-distance threshold.
+    Fuzzy(usize),
+}
+
+/// The result of matching a written verb.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct VerbMatch {
+    /// The verbs the phrase means: one, or two for an alias whose argument
+    /// decides (`remember`, `get`).
+    pub entries: Vec<PhraseEntry>,
+    /// How many whitespace-separated words the phrase used (2 for `look up`).
+    pub words: usize,
+    /// How it matched.
+    pub kind: MatchKind,
+}
+
+/// Words shorter than this are never matched by edit distance.
+const MIN_FUZZY_LEN: usize = 4;
+
+/// Irregular forms that simple suffix rules miss.
+const IRREGULAR: &[(&str, &str)] = &[
+    ("told", "tell"),
+    ("sent", "send"),
+    ("found", "find"),
+    ("got", "get"),
+    ("gotten", "get"),
+    ("sought", "search"),
+];
+
+/// Matches the verb token `first` (and, for multi-word aliases, the words
+/// after it on the line) against `table`.
+pub fn match_verb(
+    table: &VerbTable,
+    first: &str,
+    following: &[&str],
+) -> Result<VerbMatch, ParseErrorKind> {
+    let lower = first.to_ascii_lowercase();
+    let folded = lower != first;
+    let exact_kind = |entries: &[PhraseEntry]| {
+        if folded {
+            MatchKind::CaseFolded
+        } else if entries.iter().any(|e| e.canonical) {
+            MatchKind::Exact
+        } else {
+            MatchKind::Alias
+        }
+    };
+
+    // Multi-word phrases, longest first: `look up`, `search web`, `look_up`.
+    let token_words: Vec<&str> = lower
+        .split(['_', '-'])
+        .filter(|w| !w.is_empty())
+        .collect();
+    let max_extra = table.max_words().saturating_sub(token_words.len());
+    for extra in (0..=max_extra.min(following.len())).rev() {
+        if token_words.len() + extra < 2 {
+            continue;
+        }
+        let mut phrase = token_words.join(" ");
+        for word in &following[..extra] {
+            phrase.push(' ');
+            phrase.push_str(&word.to_ascii_lowercase());
+        }
+        if let Some(entries) = table.lookup(&phrase) {
+            return Ok(VerbMatch {
+                entries: entries.to_vec(),
+                words: 1 + extra,
+                kind: exact_kind(entries),
+            });
+        }
+    }
+
+    if let Some(entries) = table.lookup(&lower) {
+        return Ok(VerbMatch {
+            entries: entries.to_vec(),
+            words: 1,
+            kind: exact_kind(entries),
+        });
+    }
+
+    let not_strict = |entries: &[PhraseEntry]| -> Vec<PhraseEntry> {
+        entries
+            .iter()
+            .filter(|e| table.spec(e.spec).strictness != Strictness::Strict)
+            .cloned()
+            .collect()
+    };
+
+    for stem in stems(&lower) {
+        if let Some(entries) = table.lookup(&stem) {
+            let entries = not_strict(entries);
+            if !entries.is_empty() {
+                return Ok(VerbMatch {
+                    entries,
+                    words: 1,
+                    kind: MatchKind::Morphology,
+                });
+            }
+        }
+    }
+
+    fuzzy(table, first, &lower)
+}
+
+fn fuzzy(table: &VerbTable, written: &str, lower: &str) -> Result<VerbMatch, ParseErrorKind> {
+    let len = lower.chars().count();
+    // (distance, phrase, entries within threshold)
+    let mut accepted: Vec<(usize, &str, Vec<PhraseEntry>)> = Vec::new();
+    let mut strict_near: Option<(usize, String)> = None;
+    let mut nearby: Vec<(usize, String)> = Vec::new();
+
+    for (phrase, entries) in table.single_word_phrases() {
+        let distance = damerau_levenshtein(lower, phrase);
+        let plen = phrase.chars().count();
+        let name_of = |e: &PhraseEntry| table.spec(e.spec).verb.name().to_string();
+        if distance <= 2 || (len >= 2 && phrase.starts_with(lower)) {
+            for e in entries {
+                nearby.push((distance, name_of(e)));
+            }
+        }
+        if len < MIN_FUZZY_LEN || distance == 0 {
+            continue;
+        }
+        let within: Vec<PhraseEntry> = entries
+            .iter()
+            .filter(|e| distance <= table.spec(e.spec).strictness.max_distance())
+            .cloned()
+            .collect();
+        if !within.is_empty() {
+            accepted.push((distance, phrase, within));
+        }
+        if plen >= MIN_FUZZY_LEN && distance <= 2 {
+            for e in entries {
+                if table.spec(e.spec).strictness == Strictness::Strict
+                    && strict_near.as_ref().is_none_or(|(d, _)| distance < *d)
+                {
+                    strict_near = Some((distance, name_of(e)));
+                }
+            }
+        }
+    }
+
+    let best = accepted.iter().map(|(d, _, _)| *d).min();
+    if let Some((d, suggestion)) = strict_near
+        && best.is_none_or(|b| d <= b)
+    {
+        return Err(ParseErrorKind::StrictVerbMisspelled {
+            written: written.to_string(),
+            suggestion,
+        });
+    }
+    if let Some(best) = best {
+        let mut at_best: Vec<&(usize, &str, Vec<PhraseEntry>)> =
+            accepted.iter().filter(|(d, _, _)| *d == best).collect();
+        at_best.sort_by_key(|(_, phrase, _)| *phrase);
+        let mut verbs: Vec<String> = Vec::new();
+        for (_, _, entries) in &at_best {
+            for e in entries {
+                let name = table.spec(e.spec).verb.name().to_string();
+                if !verbs.contains(&name) {
+                    verbs.push(name);
+                }
+            }
+        }
+        let (_, _, first_entries) = at_best[0];
+        let one_phrase_explains_all = verbs.len() == first_entries.len();
+        if verbs.len() == 1 || one_phrase_explains_all {
+            return Ok(VerbMatch {
+                entries: first_entries.clone(),
+                words: 1,
+                kind: MatchKind::Fuzzy(best),
+            });
+        }
+        verbs.sort();
+        return Err(ParseErrorKind::AmbiguousVerb {
+            written: written.to_string(),
+            candidates: verbs,
+        });
+    }
+
+    nearby.sort();
+    let mut suggestions: Vec<String> = Vec::new();
+    for (_, name) in nearby {
+        if !suggestions.contains(&name) && suggestions.len() < 3 {
+            suggestions.push(name);
+        }
+    }
+    Err(ParseErrorKind::UnknownVerb {
+        written: written.to_string(),
+        suggestions,
+    })
+}
+
+/// Candidate base forms of an inflected word, most likely first.
+fn stems(word: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    if !word.chars().all(|c| c.is_ascii_alphabetic()) {
+        return out;
+    }
+    for (form, base) in IRREGULAR {
+        if word == *form {
+            out.push(base.to_string());
+        }
+    }
+    let undouble = |base: &str| -> Option<String> {
+        let b = base.as_bytes();
+        (b.len() >= 2 && b[b.len() - 1] == b[b.len() - 2]).then(|| base[..base.len() - 1].to_string())
+    };
+    if let Some(base) = word.strip_suffix("ies").or_else(|| word.strip_suffix("ied")) {
+        out.push(format!("{base}y"));
+    }
+    if let Some(base) = word.strip_suffix("ing") {
+        out.push(base.to_string());
+        out.push(format!("{base}e"));
+        out.extend(undouble(base));
+    }
+    if let Some(base) = word.strip_suffix("ed") {
+        out.push(base.to_string());
+        out.push(format!("{base}e"));
+        out.extend(undouble(base));
+    }
+    if let Some(base) = word.strip_suffix("es") {
+        out.push(base.to_string());
+    }
+    if let Some(base) = word.strip_suffix('s') {
+        out.push(base.to_string());
+    }
+    out.retain(|s| s.len() >= 2);
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stems_cover_common_inflections() {
+        assert!(stems("searching").contains(&"search".to_string()));
+        assert!(stems("recalled").contains(&"recall".to_string()));
+        assert!(stems("told").contains(&"tell".to_string()));
+        assert!(stems("stopped").contains(&"stop".to_string()));
+        assert!(stems("calculating").contains(&"calculate".to_string()));
+        assert!(stems("replied").contains(&"reply".to_string()));
+        assert!(stems("r2d2").is_empty());
+    }
+}

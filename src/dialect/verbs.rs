@@ -1,0 +1,549 @@
+//! The verb table: every verb of the dialect, its aliases and its strictness,
+//! in one declarative list ([`BUILTIN_VERBS`]), extensible from TOML.
+//!
+//! A TOML extension file looks like this:
+//!
+//! ```toml
+//! [verbs.recall]            # an existing verb: add aliases
+//! aliases = ["jot down", "memo"]
+//!
+//! [verbs.shout]             # a new verb: free-text content
+//! aliases = ["yell"]
+//! strictness = "normal"     # strict | normal | loose (default normal)
+//! summary = "say something loudly"
+//! ```
+
+use std::collections::{BTreeMap, HashMap};
+use std::fmt;
+
+use serde::Deserialize;
+
+use super::action::Op;
+
+/// A verb of the dialect, aliases resolved.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum Verb {
+    /// Long-term memory: read, search, insert, append, delete, patch.
+    Recall,
+    /// Working memory: append, replace, archive, load, swap.
+    Context,
+    /// Search across memory domains.
+    Search,
+    /// Send to an explicit domain and target.
+    Send,
+    /// Reply in the current thread.
+    Reply,
+    /// Post to a platform.
+    Post,
+    /// Direct message a user.
+    Dm,
+    /// Message another agent.
+    Tell,
+    /// Fetch a web page.
+    Fetch,
+    /// Web search.
+    Web,
+    /// Calculation.
+    Calc,
+    /// Data sources.
+    Data,
+    /// Grant a pending request (authority only).
+    Approve,
+    /// Refuse a pending request (authority only).
+    Deny,
+    /// Hand a request to the next authority.
+    Escalate,
+    /// Cancel the current chain or a pending request.
+    Cancel,
+    /// Emergency stop.
+    Halt,
+    /// Several independent actions at once.
+    Batch,
+    /// Summarize the previous output or a reference.
+    Summarize,
+    /// Flag uncertainty for review.
+    Uncertain,
+    /// Set a reminder (an intention).
+    Remind,
+    /// Complete an intention.
+    Complete,
+    /// Dismiss an intention.
+    Dismiss,
+    /// List intentions.
+    Intentions,
+    /// Change the pulse interval.
+    Pulse,
+    /// A verb added from a TOML verb file; its argument is free text.
+    Custom(String),
+}
+
+impl Verb {
+    /// The canonical name, as written after the slash.
+    pub fn name(&self) -> &str {
+        match self {
+            Verb::Recall => "recall",
+            Verb::Context => "context",
+            Verb::Search => "search",
+            Verb::Send => "send",
+            Verb::Reply => "reply",
+            Verb::Post => "post",
+            Verb::Dm => "dm",
+            Verb::Tell => "tell",
+            Verb::Fetch => "fetch",
+            Verb::Web => "web",
+            Verb::Calc => "calc",
+            Verb::Data => "data",
+            Verb::Approve => "approve",
+            Verb::Deny => "deny",
+            Verb::Escalate => "escalate",
+            Verb::Cancel => "cancel",
+            Verb::Halt => "halt",
+            Verb::Batch => "batch",
+            Verb::Summarize => "summarize",
+            Verb::Uncertain => "uncertain",
+            Verb::Remind => "remind",
+            Verb::Complete => "complete",
+            Verb::Dismiss => "dismiss",
+            Verb::Intentions => "intentions",
+            Verb::Pulse => "pulse",
+            Verb::Custom(name) => name,
+        }
+    }
+}
+
+impl fmt::Display for Verb {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// How forgiving verb matching is for a verb.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Strictness {
+    /// Exact spelling (any case) or an exact alias only: approve, deny, halt, escalate.
+    Strict,
+    /// Also morphology and edit distance 1.
+    Normal,
+    /// Also morphology and edit distance 2: recall, search.
+    Loose,
+}
+
+impl Strictness {
+    /// The largest edit distance accepted for this strictness.
+    pub fn max_distance(self) -> usize {
+        match self {
+            Strictness::Strict => 0,
+            Strictness::Normal => 1,
+            Strictness::Loose => 2,
+        }
+    }
+}
+
+/// One row of the built-in table.
+pub struct BuiltinVerb {
+    /// The verb.
+    pub verb: Verb,
+    /// Its matching strictness.
+    pub strictness: Strictness,
+    /// Aliases (lowercase, words separated by one space) with the op each implies.
+    pub aliases: &'static [(&'static str, Option<Op>)],
+    /// One line for help and for the model's instructions.
+    pub summary: &'static str,
+}
+
+use Strictness::{Loose, Normal, Strict};
+
+/// Every built-in verb with its aliases. Two verbs share an alias only where
+/// the argument decides between them (see the dialect module docs):
+/// `remember` (recall or context) and `get` (fetch or recall read).
+pub const BUILTIN_VERBS: &[BuiltinVerb] = &[
+    BuiltinVerb {
+        verb: Verb::Recall,
+        strictness: Loose,
+        aliases: &[
+            ("remember", Some(Op::Insert)),
+            ("store", Some(Op::Insert)),
+            ("save", Some(Op::Insert)),
+            ("archive", Some(Op::Insert)),
+            ("forget", Some(Op::Delete)),
+            ("get", Some(Op::Read)),
+        ],
+        summary: "long-term memory: read, search, store, append, delete, patch",
+    },
+    BuiltinVerb {
+        verb: Verb::Context,
+        strictness: Normal,
+        aliases: &[("note", None), ("update", None), ("remember", None)],
+        summary: "working memory: append, replace, archive, load, swap",
+    },
+    BuiltinVerb {
+        verb: Verb::Search,
+        strictness: Loose,
+        aliases: &[("find", None), ("query", None), ("look", None), ("lookup", None)],
+        summary: "search memory and conversations",
+    },
+    BuiltinVerb {
+        verb: Verb::Send,
+        strictness: Normal,
+        aliases: &[],
+        summary: "send to @domain @target",
+    },
+    BuiltinVerb {
+        verb: Verb::Reply,
+        strictness: Normal,
+        aliases: &[("respond", None)],
+        summary: "reply in the current thread",
+    },
+    BuiltinVerb {
+        verb: Verb::Post,
+        strictness: Normal,
+        aliases: &[("publish", None)],
+        summary: "publish to a platform",
+    },
+    BuiltinVerb {
+        verb: Verb::Dm,
+        strictness: Normal,
+        aliases: &[("pm", None)],
+        summary: "direct message a user",
+    },
+    BuiltinVerb {
+        verb: Verb::Tell,
+        strictness: Normal,
+        aliases: &[],
+        summary: "message another agent",
+    },
+    BuiltinVerb {
+        verb: Verb::Fetch,
+        strictness: Normal,
+        aliases: &[("get", None)],
+        summary: "fetch a web page",
+    },
+    BuiltinVerb {
+        verb: Verb::Web,
+        strictness: Normal,
+        aliases: &[("search web", None), ("google", None), ("look up", None)],
+        summary: "search the web",
+    },
+    BuiltinVerb {
+        verb: Verb::Calc,
+        strictness: Normal,
+        aliases: &[("calculate", None), ("compute", None), ("math", None)],
+        summary: "calculate (units, percentages, variables)",
+    },
+    BuiltinVerb {
+        verb: Verb::Data,
+        strictness: Normal,
+        aliases: &[],
+        summary: "data sources: list, read, search, monitor, pause",
+    },
+    BuiltinVerb {
+        verb: Verb::Approve,
+        strictness: Strict,
+        aliases: &[("allow", None), ("permit", None), ("ok", None), ("yes", None)],
+        summary: "grant a pending request",
+    },
+    BuiltinVerb {
+        verb: Verb::Deny,
+        strictness: Strict,
+        aliases: &[("reject", None), ("block", None), ("no", None)],
+        summary: "refuse a pending request",
+    },
+    BuiltinVerb {
+        verb: Verb::Escalate,
+        strictness: Strict,
+        aliases: &[],
+        summary: "hand a request to a higher authority",
+    },
+    BuiltinVerb {
+        verb: Verb::Cancel,
+        strictness: Normal,
+        aliases: &[("abort", None), ("nevermind", None), ("stop", None)],
+        summary: "cancel the current chain or a pending request",
+    },
+    BuiltinVerb {
+        verb: Verb::Halt,
+        strictness: Strict,
+        aliases: &[],
+        summary: "emergency stop",
+    },
+    BuiltinVerb {
+        verb: Verb::Batch,
+        strictness: Normal,
+        aliases: &[],
+        summary: "run several actions at once, one per line inside { }",
+    },
+    BuiltinVerb {
+        verb: Verb::Summarize,
+        strictness: Normal,
+        aliases: &[("summarise", None), ("summary", None), ("tldr", None)],
+        summary: "summarize the previous result",
+    },
+    BuiltinVerb {
+        verb: Verb::Uncertain,
+        strictness: Normal,
+        aliases: &[("unsure", None)],
+        summary: "flag uncertainty for review",
+    },
+    BuiltinVerb {
+        verb: Verb::Remind,
+        strictness: Normal,
+        aliases: &[("remind me", None), ("reminder", None)],
+        summary: "set a reminder: /remind \"when\" \"what\"",
+    },
+    BuiltinVerb {
+        verb: Verb::Complete,
+        strictness: Normal,
+        aliases: &[("done", None), ("finish", None)],
+        summary: "complete an intention",
+    },
+    BuiltinVerb {
+        verb: Verb::Dismiss,
+        strictness: Normal,
+        aliases: &[],
+        summary: "dismiss an intention",
+    },
+    BuiltinVerb {
+        verb: Verb::Intentions,
+        strictness: Normal,
+        aliases: &[("list intentions", None), ("reminders", None)],
+        summary: "list intentions",
+    },
+    BuiltinVerb {
+        verb: Verb::Pulse,
+        strictness: Normal,
+        aliases: &[],
+        summary: "change the pulse interval",
+    },
+];
+
+/// One verb in a [`VerbTable`].
+#[derive(Debug, Clone)]
+pub struct VerbSpec {
+    /// The verb.
+    pub verb: Verb,
+    /// Its matching strictness.
+    pub strictness: Strictness,
+    /// Aliases (lowercase phrases) with the op each implies.
+    pub aliases: Vec<(String, Option<Op>)>,
+    /// One line for help and for the model's instructions.
+    pub summary: String,
+}
+
+/// One verb a phrase can mean, with the op that phrase implies.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PhraseEntry {
+    /// Index into [`VerbTable::specs`].
+    pub spec: usize,
+    /// The op implied by the phrase (`forget` implies delete).
+    pub op: Option<Op>,
+    /// True when the phrase is the verb's canonical name.
+    pub canonical: bool,
+}
+
+/// The verb table used by the parser: built-ins plus any TOML extensions,
+/// indexed by phrase.
+#[derive(Debug, Clone)]
+pub struct VerbTable {
+    specs: Vec<VerbSpec>,
+    phrases: HashMap<String, Vec<PhraseEntry>>,
+    max_words: usize,
+}
+
+/// A problem in a TOML verb file.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum VerbTableError {
+    /// The file is not valid TOML of the expected shape.
+    #[error("{0}")]
+    Toml(String),
+    /// A verb name that cannot be written after a slash.
+    #[error("verb name '{0}' must start with a letter and use only lowercase letters, digits and _")]
+    BadName(String),
+    /// An alias already taken by another verb.
+    #[error("alias '{alias}' of verb '{verb}' is already an alias of '{taken_by}'")]
+    AliasTaken {
+        /// The alias.
+        alias: String,
+        /// The verb the file gives it to.
+        verb: String,
+        /// The verb that already has it.
+        taken_by: String,
+    },
+    /// An empty or badly spaced alias.
+    #[error("alias '{alias}' of verb '{verb}' must be one or more words of letters, digits or _")]
+    BadAlias {
+        /// The alias.
+        alias: String,
+        /// The verb.
+        verb: String,
+    },
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct VerbFile {
+    #[serde(default)]
+    verbs: BTreeMap<String, VerbFileEntry>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct VerbFileEntry {
+    #[serde(default)]
+    aliases: Vec<String>,
+    strictness: Option<Strictness>,
+    summary: Option<String>,
+}
+
+impl Default for VerbTable {
+    fn default() -> Self {
+        VerbTable::builtin()
+    }
+}
+
+impl VerbTable {
+    /// The table of built-in verbs.
+    pub fn builtin() -> Self {
+        let specs = BUILTIN_VERBS
+            .iter()
+            .map(|b| VerbSpec {
+                verb: b.verb.clone(),
+                strictness: b.strictness,
+                aliases: b.aliases.iter().map(|(a, op)| (a.to_string(), *op)).collect(),
+                summary: b.summary.to_string(),
+            })
+            .collect();
+        let mut table = VerbTable {
+            specs,
+            phrases: HashMap::new(),
+            max_words: 1,
+        };
+        table.reindex();
+        table
+    }
+
+    /// Adds the verbs and aliases of a TOML verb file (see module docs).
+    pub fn extend_from_toml(&mut self, text: &str) -> Result<(), VerbTableError> {
+        let file: VerbFile =
+            toml::from_str(text).map_err(|e| VerbTableError::Toml(e.to_string()))?;
+        for (name, entry) in file.verbs {
+            let index = match self.specs.iter().position(|s| s.verb.name() == name) {
+                Some(index) => index,
+                None => {
+                    let valid = name.chars().next().is_some_and(|c| c.is_ascii_lowercase())
+                        && name
+                            .chars()
+                            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_');
+                    if !valid || self.phrases.contains_key(&name) {
+                        return Err(VerbTableError::BadName(name));
+                    }
+                    self.specs.push(VerbSpec {
+                        verb: Verb::Custom(name.clone()),
+                        strictness: Strictness::Normal,
+                        aliases: Vec::new(),
+                        summary: String::new(),
+                    });
+                    self.specs.len() - 1
+                }
+            };
+            if let Some(strictness) = entry.strictness {
+                self.specs[index].strictness = strictness;
+            }
+            if let Some(summary) = entry.summary {
+                self.specs[index].summary = summary;
+            }
+            for alias in entry.aliases {
+                let phrase = normalize_phrase(&alias);
+                let valid = !phrase.is_empty()
+                    && phrase
+                        .chars()
+                        .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == ' ');
+                if !valid {
+                    return Err(VerbTableError::BadAlias { alias, verb: name });
+                }
+                if let Some(entries) = self.phrases.get(&phrase)
+                    && let Some(other) = entries.iter().find(|e| e.spec != index)
+                {
+                    return Err(VerbTableError::AliasTaken {
+                        alias,
+                        verb: name,
+                        taken_by: self.specs[other.spec].verb.name().to_string(),
+                    });
+                }
+                self.specs[index].aliases.push((phrase, None));
+                self.reindex();
+            }
+            self.reindex();
+        }
+        Ok(())
+    }
+
+    fn reindex(&mut self) {
+        self.phrases.clear();
+        self.max_words = 1;
+        for (i, spec) in self.specs.iter().enumerate() {
+            self.phrases
+                .entry(spec.verb.name().to_string())
+                .or_default()
+                .push(PhraseEntry {
+                    spec: i,
+                    op: None,
+                    canonical: true,
+                });
+            for (alias, op) in &spec.aliases {
+                self.max_words = self.max_words.max(alias.split(' ').count());
+                let entries = self.phrases.entry(alias.clone()).or_default();
+                if !entries.iter().any(|e| e.spec == i) {
+                    entries.push(PhraseEntry {
+                        spec: i,
+                        op: *op,
+                        canonical: false,
+                    });
+                }
+            }
+        }
+    }
+
+    /// Every verb in the table, built-ins first.
+    pub fn specs(&self) -> &[VerbSpec] {
+        &self.specs
+    }
+
+    /// The spec at `index`.
+    pub fn spec(&self, index: usize) -> &VerbSpec {
+        &self.specs[index]
+    }
+
+    /// The spec of `verb`, if it is in the table.
+    pub fn spec_of(&self, verb: &Verb) -> Option<&VerbSpec> {
+        self.specs.iter().find(|s| &s.verb == verb)
+    }
+
+    /// The verbs a lowercase phrase means, if any.
+    pub fn lookup(&self, phrase: &str) -> Option<&[PhraseEntry]> {
+        self.phrases.get(phrase).map(Vec::as_slice)
+    }
+
+    /// The most words any alias has.
+    pub fn max_words(&self) -> usize {
+        self.max_words
+    }
+
+    /// All single-word phrases (names and aliases), for fuzzy matching.
+    pub fn single_word_phrases(&self) -> impl Iterator<Item = (&str, &[PhraseEntry])> {
+        self.phrases
+            .iter()
+            .filter(|(p, _)| !p.contains(' '))
+            .map(|(p, e)| (p.as_str(), e.as_slice()))
+    }
+}
+
+/// Lowercases a phrase and turns `_`, `-` and runs of whitespace into single spaces.
+pub fn normalize_phrase(phrase: &str) -> String {
+    phrase
+        .split(|c: char| c.is_whitespace() || c == '_' || c == '-')
+        .filter(|w| !w.is_empty())
+        .map(str::to_lowercase)
+        .collect::<Vec<_>>()
+        .join(" ")
+}

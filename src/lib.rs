@@ -1,0 +1,15 @@
+//! partner: a terminal console for watching LLM agents, deciding what they
+//! may do, and editing their memory.
+//!
+//! This crate holds the whole product as a library; the `partner` binary
+//! only parses its command line and calls into [`commands`].
+//!
+//! - [`dialect`]: the action language agents write, and its parser.
+//! - [`commands`]: the subcommands of the `partner` binary.
+//! - [`error`]: the crate-level error type.
+
+pub mod commands;
+pub mod dialect;
+pub mod error;
+
+pub use error::{Error, Result};

@@ -1,0 +1,70 @@
+//! The `partner` binary: parses the command line and calls the library.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+/// A terminal console for watching LLM agents, deciding what they may do,
+/// and editing their memory.
+#[derive(Parser)]
+#[command(name = "partner", version, arg_required_else_help = true)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Parse one agent turn and print its actions (canonical lines, or JSON).
+    Parse {
+        /// Print one JSON object: {"actions": [...], "errors": [...], "segments": [...]}.
+        #[arg(long)]
+        json: bool,
+        /// Comma-separated block labels that exist (for recall inference).
+        #[arg(long, value_delimiter = ',', value_name = "LABELS")]
+        blocks: Vec<String>,
+        /// Comma-separated working-memory block labels (for `remember` and context).
+        #[arg(long, value_delimiter = ',', value_name = "LABELS")]
+        working_blocks: Vec<String>,
+        /// A TOML file adding verbs and aliases ([verbs.NAME] aliases = [...]).
+        #[arg(long, value_name = "FILE")]
+        verbs: Option<PathBuf>,
+        /// The turn to parse; standard input when absent or `-`.
+        file: Option<PathBuf>,
+    },
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Parse {
+            json,
+            blocks,
+            working_blocks,
+            verbs,
+            file,
+        } => {
+            let options = partner::commands::ParseOptions {
+                json,
+                blocks: blocks.into_iter().filter(|b| !b.trim().is_empty()).collect(),
+                working_blocks: working_blocks.into_iter().filter(|b| !b.trim().is_empty()).collect(),
+                verbs,
+                file,
+            };
+            partner::commands::run_parse(
+                &options,
+                &mut std::io::stdin().lock(),
+                &mut std::io::stdout().lock(),
+                &mut std::io::stderr().lock(),
+            )
+        }
+    };
+    match result {
+        Ok(code) => ExitCode::from(code as u8),
+        Err(err) => {
+            eprintln!("partner: {err}");
+            ExitCode::from(2)
+        }
+    }
+}
