@@ -47,8 +47,14 @@ fn main() -> ExitCode {
         } => {
             let options = partner::commands::ParseOptions {
                 json,
-                blocks: blocks.into_iter().filter(|b| !b.trim().is_empty()).collect(),
-                working_blocks: working_blocks.into_iter().filter(|b| !b.trim().is_empty()).collect(),
+                blocks: blocks
+                    .into_iter()
+                    .filter(|b| !b.trim().is_empty())
+                    .collect(),
+                working_blocks: working_blocks
+                    .into_iter()
+                    .filter(|b| !b.trim().is_empty())
+                    .collect(),
                 verbs,
                 file,
             };

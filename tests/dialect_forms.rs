@@ -3,7 +3,9 @@
 //! line and the canonical form it must parse to (the canonical form spells
 //! out verb, op, target, content, marker and filters).
 
-use partner::dialect::{BlockRegistry, DialectParser, Marker, Op, ParsedTurn, RefKind, RefSlot, Verb};
+use partner::dialect::{
+    BlockRegistry, DialectParser, Marker, Op, ParsedTurn, RefKind, RefSlot, Verb,
+};
 
 fn parser() -> DialectParser {
     let mut blocks = BlockRegistry::new();
@@ -22,7 +24,11 @@ fn parse(src: &str) -> ParsedTurn {
 
 fn canon(src: &str) -> Vec<String> {
     let turn = parse(src);
-    assert!(turn.errors.is_empty(), "{src:?} gave errors: {:?}", turn.errors);
+    assert!(
+        turn.errors.is_empty(),
+        "{src:?} gave errors: {:?}",
+        turn.errors
+    );
     turn.actions.iter().map(|a| a.canonical.clone()).collect()
 }
 
@@ -38,13 +44,25 @@ fn check_table(rows: &[(&str, &str)]) {
             ));
         }
     }
-    assert!(failures.is_empty(), "{} rows failed:\n{}", failures.len(), failures.join("\n"));
+    assert!(
+        failures.is_empty(),
+        "{} rows failed:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
 }
 
 fn first_error(src: &str) -> String {
     let turn = parse(src);
-    assert!(turn.actions.is_empty(), "{src:?} should yield no action, got {:?}", turn.actions);
-    turn.errors.first().unwrap_or_else(|| panic!("{src:?} should fail")).message()
+    assert!(
+        turn.actions.is_empty(),
+        "{src:?} should yield no action, got {:?}",
+        turn.actions
+    );
+    turn.errors
+        .first()
+        .unwrap_or_else(|| panic!("{src:?} should fail"))
+        .message()
 }
 
 #[test]
@@ -53,14 +71,20 @@ fn recall_forms_from_the_seed_table() {
         ("/recall project_notes", "/recall read project_notes"),
         ("/recall \"fuzzy query\"", "/recall \"fuzzy query\""),
         ("/recall + \"content\"", "/recall insert \"content\""),
-        ("/recall project_notes + \"content\"", "/recall append project_notes \"content\""),
+        (
+            "/recall project_notes + \"content\"",
+            "/recall append project_notes \"content\"",
+        ),
         ("/recall -project_notes", "/recall delete project_notes"),
         ("/recall - project_notes", "/recall delete project_notes"),
         (
             "/recall patch project_notes ```diff\n-old line\n+new line\n```",
             "/recall patch project_notes \"-old line\\n+new line\"",
         ),
-        ("/recall user mentioned project deadlines", "/recall \"user mentioned project deadlines\""),
+        (
+            "/recall user mentioned project deadlines",
+            "/recall \"user mentioned project deadlines\"",
+        ),
         ("/recall project notes", "/recall read project_notes"),
         ("/recall Project-Notes", "/recall read project_notes"),
         ("/recall notes", "/recall \"notes\""),
@@ -70,21 +94,39 @@ fn recall_forms_from_the_seed_table() {
 #[test]
 fn recall_subcommands() {
     check_table(&[
-        ("/recall insert \"launch moved to May\"", "/recall insert \"launch moved to May\""),
+        (
+            "/recall insert \"launch moved to May\"",
+            "/recall insert \"launch moved to May\"",
+        ),
         ("/recall add \"x\"", "/recall insert \"x\""),
         ("/recall save \"x\"", "/recall insert \"x\""),
-        ("/recall insert launch_log \"moved to May\"", "/recall insert launch_log \"moved to May\""),
-        ("/recall append project_notes \"next: ship\"", "/recall append project_notes \"next: ship\""),
+        (
+            "/recall insert launch_log \"moved to May\"",
+            "/recall insert launch_log \"moved to May\"",
+        ),
+        (
+            "/recall append project_notes \"next: ship\"",
+            "/recall append project_notes \"next: ship\"",
+        ),
         ("/recall read project_notes", "/recall read project_notes"),
         ("/recall get project_notes", "/recall read project_notes"),
         ("/recall check project_notes", "/recall read project_notes"),
         ("/recall show meeting notes", "/recall read meeting_notes"),
         ("/recall read unknown thing", "/recall \"unknown thing\""),
-        ("/recall delete project_notes", "/recall delete project_notes"),
+        (
+            "/recall delete project_notes",
+            "/recall delete project_notes",
+        ),
         ("/recall remove old_project", "/recall delete old_project"),
         ("/recall delete brand_new", "/recall delete brand_new"),
-        ("/recall patch project_notes \"@@ -1 +1 @@\"", "/recall patch project_notes \"@@ -1 +1 @@\""),
-        ("/recall edit project_notes \"-a\\n+b\"", "/recall patch project_notes \"-a\\n+b\""),
+        (
+            "/recall patch project_notes \"@@ -1 +1 @@\"",
+            "/recall patch project_notes \"@@ -1 +1 @@\"",
+        ),
+        (
+            "/recall edit project_notes \"-a\\n+b\"",
+            "/recall patch project_notes \"-a\\n+b\"",
+        ),
         ("/recall search deadlines", "/recall \"deadlines\""),
     ]);
 }
@@ -92,14 +134,26 @@ fn recall_subcommands() {
 #[test]
 fn recall_aliases() {
     check_table(&[
-        ("/remember \"user likes tea\"", "/recall insert \"user likes tea\""),
-        ("/remember the user likes tea", "/recall insert \"the user likes tea\""),
+        (
+            "/remember \"user likes tea\"",
+            "/recall insert \"user likes tea\"",
+        ),
+        (
+            "/remember the user likes tea",
+            "/recall insert \"the user likes tea\"",
+        ),
         ("/store \"a fact\"", "/recall insert \"a fact\""),
         ("/save \"a fact\"", "/recall insert \"a fact\""),
-        ("/archive \"the old plan\"", "/recall insert \"the old plan\""),
+        (
+            "/archive \"the old plan\"",
+            "/recall insert \"the old plan\"",
+        ),
         ("/forget project_notes", "/recall delete project_notes"),
         ("/get project_notes", "/recall read project_notes"),
-        ("/remember project_notes + \"more\"", "/recall append project_notes \"more\""),
+        (
+            "/remember project_notes + \"more\"",
+            "/recall append project_notes \"more\"",
+        ),
         ("/save project_notes", "/recall read project_notes"),
     ]);
 }
@@ -107,18 +161,45 @@ fn recall_aliases() {
 #[test]
 fn context_forms_from_the_seed_table() {
     check_table(&[
-        ("/context human + \"prefers mornings\"", "/context append human \"prefers mornings\""),
-        ("/context persona \"curious\" -> \"very curious\"", "/context replace persona \"curious\" -> \"very curious\""),
+        (
+            "/context human + \"prefers mornings\"",
+            "/context append human \"prefers mornings\"",
+        ),
+        (
+            "/context persona \"curious\" -> \"very curious\"",
+            "/context replace persona \"curious\" -> \"very curious\"",
+        ),
         ("/context archive scratch", "/context archive scratch"),
         ("/context load old_project", "/context load old_project"),
-        ("/context swap scratch old_project", "/context swap scratch old_project"),
+        (
+            "/context swap scratch old_project",
+            "/context swap scratch old_project",
+        ),
         ("/context append human \"x\"", "/context append human \"x\""),
-        ("/context replace persona \"a\" \"b\"", "/context replace persona \"a\" -> \"b\""),
-        ("/context scratch \"call Bob\"", "/context append scratch \"call Bob\""),
-        ("/note scratch \"call Bob\"", "/context append scratch \"call Bob\""),
-        ("/update persona \"a\" -> \"b\"", "/context replace persona \"a\" -> \"b\""),
-        ("/remember scratch + \"buy milk\"", "/context append scratch \"buy milk\""),
-        ("/remember human \"likes tea\"", "/context append human \"likes tea\""),
+        (
+            "/context replace persona \"a\" \"b\"",
+            "/context replace persona \"a\" -> \"b\"",
+        ),
+        (
+            "/context scratch \"call Bob\"",
+            "/context append scratch \"call Bob\"",
+        ),
+        (
+            "/note scratch \"call Bob\"",
+            "/context append scratch \"call Bob\"",
+        ),
+        (
+            "/update persona \"a\" -> \"b\"",
+            "/context replace persona \"a\" -> \"b\"",
+        ),
+        (
+            "/remember scratch + \"buy milk\"",
+            "/context append scratch \"buy milk\"",
+        ),
+        (
+            "/remember human \"likes tea\"",
+            "/context append human \"likes tea\"",
+        ),
     ]);
 }
 
@@ -127,14 +208,23 @@ fn search_forms_from_the_seed_table() {
     check_table(&[
         ("/search query terms", "/search \"query terms\""),
         ("/search in archival query", "/search in archival \"query\""),
-        ("/search in conversations query", "/search in conversations \"query\""),
-        ("/search in constellation query", "/search in constellation \"query\""),
+        (
+            "/search in conversations query",
+            "/search in conversations \"query\"",
+        ),
+        (
+            "/search in constellation query",
+            "/search in constellation \"query\"",
+        ),
         ("/search in all query", "/search in all \"query\""),
         ("/search everywhere query", "/search in all \"query\""),
         ("/search query > 2 weeks", "/search \"query\" > 2 weeks"),
         ("/search query < 3 days", "/search \"query\" < 3 days"),
         ("/search query >2w", "/search \"query\" > 2 weeks"),
-        ("/search query role:assistant", "/search \"query\" role:assistant"),
+        (
+            "/search query role:assistant",
+            "/search \"query\" role:assistant",
+        ),
         (
             "/search in conversations project deadline > 1 month role:user",
             "/search in conversations \"project deadline\" > 1 months role:user",
@@ -149,18 +239,42 @@ fn search_forms_from_the_seed_table() {
 #[test]
 fn communication_forms_from_the_seed() {
     check_table(&[
-        ("/send @agent @entropy \"can you help break this down?\"", "/send @agent @entropy \"can you help break this down?\""),
-        ("/send @bluesky @at://did:plc:xxx/post/yyy \"replying here\"", "/send @bluesky @at://did:plc:xxx/post/yyy \"replying here\""),
-        ("/send @discord @general \"hey everyone\"", "/send @discord @general \"hey everyone\""),
-        ("/send @user \"here's what I found\"", "/send @user \"here's what I found\""),
+        (
+            "/send @agent @entropy \"can you help break this down?\"",
+            "/send @agent @entropy \"can you help break this down?\"",
+        ),
+        (
+            "/send @bluesky @at://did:plc:xxx/post/yyy \"replying here\"",
+            "/send @bluesky @at://did:plc:xxx/post/yyy \"replying here\"",
+        ),
+        (
+            "/send @discord @general \"hey everyone\"",
+            "/send @discord @general \"hey everyone\"",
+        ),
+        (
+            "/send @user \"here's what I found\"",
+            "/send @user \"here's what I found\"",
+        ),
         ("/reply sounds good .", "/reply \"sounds good\" ."),
         ("/reply sounds good to me", "/reply \"sounds good to me\""),
         ("/respond on it", "/reply \"on it\""),
-        ("/post bluesky \"thoughts on this\" ?public", "/post bluesky \"thoughts on this\" ?public"),
-        ("/publish discord \"release notes\"", "/post discord \"release notes\""),
-        ("/dm @user \"private info\" ?", "/dm @user \"private info\" ?"),
+        (
+            "/post bluesky \"thoughts on this\" ?public",
+            "/post bluesky \"thoughts on this\" ?public",
+        ),
+        (
+            "/publish discord \"release notes\"",
+            "/post discord \"release notes\"",
+        ),
+        (
+            "/dm @user \"private info\" ?",
+            "/dm @user \"private info\" ?",
+        ),
         ("/pm @alice \"hi\"", "/dm @alice \"hi\""),
-        ("/tell @anchor \"should I do this?\" ?ask", "/tell @anchor \"should I do this?\" ?ask"),
+        (
+            "/tell @anchor \"should I do this?\" ?ask",
+            "/tell @anchor \"should I do this?\" ?ask",
+        ),
     ]);
 }
 
@@ -168,24 +282,39 @@ fn communication_forms_from_the_seed() {
 fn external_and_utility_forms_from_the_seed() {
     check_table(&[
         ("/fetch https://example.com", "/fetch https://example.com"),
-        ("/fetch https://example.com html", "/fetch https://example.com html"),
+        (
+            "/fetch https://example.com html",
+            "/fetch https://example.com html",
+        ),
         ("/fetch continue", "/fetch continue"),
-        ("/get https://example.com/page", "/fetch https://example.com/page"),
+        (
+            "/get https://example.com/page",
+            "/fetch https://example.com/page",
+        ),
         ("/web rust async patterns", "/web \"rust async patterns\""),
-        ("/web site:docs.rs tokio runtime", "/web \"site:docs.rs tokio runtime\""),
+        (
+            "/web site:docs.rs tokio runtime",
+            "/web \"site:docs.rs tokio runtime\"",
+        ),
         ("/search web rust async", "/web \"rust async\""),
         ("/google tokio select", "/web \"tokio select\""),
         ("/look up tokio select", "/web \"tokio select\""),
         ("/look_up tokio select", "/web \"tokio select\""),
         ("/calc 5 feet to meters", "/calc \"5 feet to meters\""),
-        ("/calc radius = 5; pi * radius^2", "/calc \"radius = 5; pi * radius^2\""),
+        (
+            "/calc radius = 5; pi * radius^2",
+            "/calc \"radius = 5; pi * radius^2\"",
+        ),
         ("/calc 20% of 350", "/calc \"20% of 350\""),
         ("/calculate 2 + 2", "/calc \"2 + 2\""),
         ("/compute 3 * 7", "/calc \"3 * 7\""),
         ("/math 10 / 4", "/calc \"10 / 4\""),
         ("/data list", "/data list"),
         ("/data read inbox", "/data read inbox"),
-        ("/data search inbox \"invoice\"", "/data search inbox \"invoice\""),
+        (
+            "/data search inbox \"invoice\"",
+            "/data search inbox \"invoice\"",
+        ),
         ("/data monitor inbox", "/data monitor inbox"),
         ("/data pause inbox", "/data pause inbox"),
     ]);
@@ -209,15 +338,27 @@ fn authority_forms_from_the_seed() {
         ("/block r1", "/deny r1"),
         ("/no r1", "/deny r1"),
         ("/escalate r1", "/escalate r1"),
-        ("/escalate r1 \"this needs human review\"", "/escalate r1 \"this needs human review\""),
-        ("/escalate \"content seems political, above my pay grade\"", "/escalate \"content seems political, above my pay grade\""),
+        (
+            "/escalate r1 \"this needs human review\"",
+            "/escalate r1 \"this needs human review\"",
+        ),
+        (
+            "/escalate \"content seems political, above my pay grade\"",
+            "/escalate \"content seems political, above my pay grade\"",
+        ),
         ("/cancel", "/cancel"),
         ("/cancel r2", "/cancel r2"),
         ("/abort r2", "/cancel r2"),
         ("/nevermind", "/cancel"),
         ("/stop", "/cancel"),
-        ("/halt \"reason for emergency stop\" !", "/halt \"reason for emergency stop\" !"),
-        ("/uncertain \"this looks like sarcasm but I can't tell\"", "/uncertain \"this looks like sarcasm but I can't tell\""),
+        (
+            "/halt \"reason for emergency stop\" !",
+            "/halt \"reason for emergency stop\" !",
+        ),
+        (
+            "/uncertain \"this looks like sarcasm but I can't tell\"",
+            "/uncertain \"this looks like sarcasm but I can't tell\"",
+        ),
         ("/unsure \"sarcasm?\"", "/uncertain \"sarcasm?\""),
         ("/summarize", "/summarize"),
         ("/summarise @thread", "/summarize @thread"),
@@ -228,9 +369,18 @@ fn authority_forms_from_the_seed() {
 #[test]
 fn intention_verbs_and_legacy_commands() {
     check_table(&[
-        ("/remind \"tomorrow morning\" \"check the build\"", "/remind \"tomorrow morning\" \"check the build\""),
-        ("/remind in 20 minutes | stretch", "/remind \"in 20 minutes\" \"stretch\""),
-        ("/remind me tonight \"call mom\"", "/remind \"tonight\" \"call mom\""),
+        (
+            "/remind \"tomorrow morning\" \"check the build\"",
+            "/remind \"tomorrow morning\" \"check the build\"",
+        ),
+        (
+            "/remind in 20 minutes | stretch",
+            "/remind \"in 20 minutes\" \"stretch\"",
+        ),
+        (
+            "/remind me tonight \"call mom\"",
+            "/remind \"tonight\" \"call mom\"",
+        ),
         ("/complete 3 \"called them\"", "/complete 3 \"called them\""),
         ("/done 3", "/complete 3"),
         ("/dismiss 4", "/dismiss 4"),
@@ -239,8 +389,14 @@ fn intention_verbs_and_legacy_commands() {
         ("/pulse 30m", "/pulse 30m"),
         ("/pulse 1h 30m", "/pulse 1h 30m"),
         ("/pulse 45 minutes", "/pulse 45m"),
-        ("[[SEARCH: hiking preferences]]", "/search \"hiking preferences\""),
-        ("[[REMIND: in 20 minutes | check on the build]]", "/remind \"in 20 minutes\" \"check on the build\""),
+        (
+            "[[SEARCH: hiking preferences]]",
+            "/search \"hiking preferences\"",
+        ),
+        (
+            "[[REMIND: in 20 minutes | check on the build]]",
+            "/remind \"in 20 minutes\" \"check on the build\"",
+        ),
         ("[[COMPLETE: 7 | shipped it]]", "/complete 7 \"shipped it\""),
         ("[[DISMISS: 7]]", "/dismiss 7"),
         ("[[LIST_INTENTIONS]]", "/intentions"),
@@ -289,9 +445,15 @@ fn strict_verbs_never_match_fuzzily() {
 #[test]
 fn loose_and_normal_thresholds_differ() {
     // Distance 2 is fine for loose verbs (recall) but not for normal ones (fetch).
-    assert_eq!(canon("/rcal project_notes"), vec!["/recall read project_notes"]);
+    assert_eq!(
+        canon("/rcal project_notes"),
+        vec!["/recall read project_notes"]
+    );
     let message = first_error("/faxch https://example.com");
-    assert!(message.contains("I don't know the action /faxch"), "{message}");
+    assert!(
+        message.contains("I don't know the action /faxch"),
+        "{message}"
+    );
     assert!(message.contains("/fetch"), "suggests fetch: {message}");
     // Short words are never fuzzy-matched.
     assert!(first_error("/tel @anchor \"x\"").contains("/tell"));
@@ -300,11 +462,20 @@ fn loose_and_normal_thresholds_differ() {
 #[test]
 fn unknown_and_ambiguous_verbs_are_explained() {
     let message = first_error("/frobnicate the widget");
-    assert!(message.starts_with("I don't know the action /frobnicate"), "{message}");
+    assert!(
+        message.starts_with("I don't know the action /frobnicate"),
+        "{message}"
+    );
     // `dote` is one edit from `note` (context) and from `done` (complete).
     let message = first_error("/dote 3");
-    assert!(message.contains("I couldn't tell which action /dote meant"), "{message}");
-    assert!(message.contains("/complete") && message.contains("/context"), "{message}");
+    assert!(
+        message.contains("I couldn't tell which action /dote meant"),
+        "{message}"
+    );
+    assert!(
+        message.contains("/complete") && message.contains("/context"),
+        "{message}"
+    );
 }
 
 fn one(src: &str) -> partner::dialect::ParsedAction {
@@ -323,34 +494,61 @@ fn contract_fields_hold_the_decided_meanings() {
     assert_eq!(a.marker, Some(Marker::Check));
 
     let a = one("/post bluesky \"hi\" ?public");
-    assert_eq!((a.marker, a.marker_note.as_deref()), (Some(Marker::Check), Some("public")));
+    assert_eq!(
+        (a.marker, a.marker_note.as_deref()),
+        (Some(Marker::Check), Some("public"))
+    );
 
     let a = one("/deny r4 \"not during the launch\"");
-    assert_eq!((a.op, a.target.as_deref(), a.content.as_deref()), (Some(Op::Once), Some("r4"), Some("not during the launch")));
+    assert_eq!(
+        (a.op, a.target.as_deref(), a.content.as_deref()),
+        (Some(Op::Once), Some("r4"), Some("not during the launch"))
+    );
     let a = one("/approve r4 always");
     assert_eq!(a.op, Some(Op::Always));
     let a = one("/halt \"runaway loop\" !");
-    assert_eq!((a.content.as_deref(), a.marker), (Some("runaway loop"), Some(Marker::Serious)));
+    assert_eq!(
+        (a.content.as_deref(), a.marker),
+        (Some("runaway loop"), Some(Marker::Serious))
+    );
     let a = one("/escalate r9 \"above my pay grade\"");
-    assert_eq!((a.target.as_deref(), a.content.as_deref()), (Some("r9"), Some("above my pay grade")));
+    assert_eq!(
+        (a.target.as_deref(), a.content.as_deref()),
+        (Some("r9"), Some("above my pay grade"))
+    );
 
     let a = one("/fetch https://example.com");
     assert_eq!(a.op, Some(Op::Markdown));
     let a = one("/data search inbox \"invoice\"");
-    assert_eq!((a.op, a.target.as_deref(), a.content.as_deref()), (Some(Op::Search), Some("inbox"), Some("invoice")));
+    assert_eq!(
+        (a.op, a.target.as_deref(), a.content.as_deref()),
+        (Some(Op::Search), Some("inbox"), Some("invoice"))
+    );
     let a = one("/send @agent @entropy \"hi\"");
-    assert_eq!((a.domain.as_deref(), a.target.as_deref()), (Some("agent"), Some("entropy")));
+    assert_eq!(
+        (a.domain.as_deref(), a.target.as_deref()),
+        (Some("agent"), Some("entropy"))
+    );
     let a = one("/context swap scratch old_project");
-    assert_eq!((a.op, a.target.as_deref(), a.other.as_deref()), (Some(Op::Swap), Some("scratch"), Some("old_project")));
+    assert_eq!(
+        (a.op, a.target.as_deref(), a.other.as_deref()),
+        (Some(Op::Swap), Some("scratch"), Some("old_project"))
+    );
     let a = one("/context persona \"curious\" -> \"very curious\"");
-    assert_eq!((a.old.as_deref(), a.content.as_deref()), (Some("curious"), Some("very curious")));
+    assert_eq!(
+        (a.old.as_deref(), a.content.as_deref()),
+        (Some("curious"), Some("very curious"))
+    );
     assert!(a.chain.is_empty(), "the replace arrow is not a chain");
     let a = one("/pulse 1h 30m");
     assert_eq!(a.duration_secs, Some(5400));
     let a = one("/search in archival deadline > 2 weeks role:assistant");
     let time = a.time.expect("time filter");
     assert!(time.older_than && time.amount == 2);
-    assert_eq!((a.domain.as_deref(), a.role.as_deref()), (Some("archival"), Some("assistant")));
+    assert_eq!(
+        (a.domain.as_deref(), a.role.as_deref()),
+        (Some("archival"), Some("assistant"))
+    );
 }
 
 #[test]
@@ -362,17 +560,28 @@ fn every_marker() {
         ("/reply ok ?ask", Some(Marker::Ask), None),
         ("/reply ok !", Some(Marker::Serious), None),
         ("/reply ok ?public", Some(Marker::Check), Some("public")),
-        ("/post bluesky \"hi\"?public", Some(Marker::Check), Some("public")),
+        (
+            "/post bluesky \"hi\"?public",
+            Some(Marker::Check),
+            Some("public"),
+        ),
     ] {
         let a = one(src);
-        assert_eq!((a.marker, a.marker_note.as_deref()), (marker, note), "{src}");
+        assert_eq!(
+            (a.marker, a.marker_note.as_deref()),
+            (marker, note),
+            "{src}"
+        );
     }
 }
 
 #[test]
 fn markers_inside_content_are_content() {
     let a = one("/post bluesky \"is this ok? yes!\"");
-    assert_eq!((a.marker, a.content.as_deref()), (None, Some("is this ok? yes!")));
+    assert_eq!(
+        (a.marker, a.content.as_deref()),
+        (None, Some("is this ok? yes!"))
+    );
     let a = one("/reply really?");
     assert_eq!((a.marker, a.content.as_deref()), (None, Some("really?")));
     let a = one("/reply wow!");
@@ -387,23 +596,36 @@ fn references_stay_unresolved() {
         ("/post bluesky @last.output", RefKind::LastOutput),
         ("/summarize @thread", RefKind::Thread),
         ("/recall insert @parent", RefKind::Parent),
-        ("/post bluesky @[at://did:plc:x/post/y]", RefKind::Uri("at://did:plc:x/post/y".into())),
+        (
+            "/post bluesky @[at://did:plc:x/post/y]",
+            RefKind::Uri("at://did:plc:x/post/y".into()),
+        ),
         ("/reply that", RefKind::Implicit("that".into())),
         ("/post bluesky this", RefKind::Implicit("this".into())),
         ("/recall insert it", RefKind::Implicit("it".into())),
     ] {
         let a = one(src);
         assert_eq!(a.refs.len(), 1, "{src}");
-        assert_eq!((a.refs[0].kind.clone(), a.refs[0].slot), (kind, RefSlot::Content), "{src}");
+        assert_eq!(
+            (a.refs[0].kind.clone(), a.refs[0].slot),
+            (kind, RefSlot::Content),
+            "{src}"
+        );
         assert_eq!(a.content, None, "{src}");
         let written = &src[a.refs[0].span.start..a.refs[0].span.end];
-        assert!(written.starts_with('@') || ["that", "this", "it"].contains(&written), "{src}: {written}");
+        assert!(
+            written.starts_with('@') || ["that", "this", "it"].contains(&written),
+            "{src}: {written}"
+        );
     }
     let a = one("/reply that works for me");
     assert!(a.refs.is_empty());
     assert_eq!(a.content.as_deref(), Some("that works for me"));
     let a = one("/reply @parent \"agreed\"");
-    assert_eq!((a.refs[0].kind.clone(), a.refs[0].slot), (RefKind::Parent, RefSlot::Target));
+    assert_eq!(
+        (a.refs[0].kind.clone(), a.refs[0].slot),
+        (RefKind::Parent, RefSlot::Target)
+    );
 }
 
 #[test]
@@ -414,8 +636,14 @@ fn chains_are_ordered_links() {
     let verbs: Vec<Verb> = a.chain.iter().map(|l| l.verb.clone()).collect();
     assert_eq!(verbs, vec![Verb::Summarize, Verb::Tell]);
     assert_eq!(a.chain[1].target.as_deref(), Some("entropy"));
-    assert_eq!(a.canonical, "/recall read meeting_notes -> /summarize -> /tell @entropy");
-    assert_eq!(a.span.end, "/recall meeting notes -> /summarize -> /tell @entropy".len());
+    assert_eq!(
+        a.canonical,
+        "/recall read meeting_notes -> /summarize -> /tell @entropy"
+    );
+    assert_eq!(
+        a.span.end,
+        "/recall meeting notes -> /summarize -> /tell @entropy".len()
+    );
     // A chain may continue on the next line.
     let a = one("/search deadlines\n-> /tell @anchor");
     assert_eq!(a.chain.len(), 1);
@@ -429,7 +657,11 @@ fn chains_are_ordered_links() {
 fn a_failing_link_fails_the_chain() {
     let turn = parse("/recall project_notes -> /aprove r1");
     assert!(turn.actions.is_empty());
-    assert!(turn.errors[0].message().starts_with("link 2 of the chain"), "{}", turn.errors[0].message());
+    assert!(
+        turn.errors[0].message().starts_with("link 2 of the chain"),
+        "{}",
+        turn.errors[0].message()
+    );
 }
 
 #[test]
@@ -447,7 +679,10 @@ fn batch_holds_one_action_per_line() {
         ]
     );
     assert_eq!(a.span.end, src.len());
-    assert_eq!(a.canonical, "/batch {\n/recall read project_notes\n/search \"conversations about project\"\n/fetch https://project-docs.example.com\n}");
+    assert_eq!(
+        a.canonical,
+        "/batch {\n/recall read project_notes\n/search \"conversations about project\"\n/fetch https://project-docs.example.com\n}"
+    );
     let a = one("/batch {\n/reply hi\n} ?");
     assert_eq!(a.marker, Some(Marker::Check));
     let message = first_error("/batch {\n/recall project_notes\n");
@@ -464,7 +699,10 @@ fn content_forms() {
     let a = one("/post bluesky\n> block quote\n> also works\nand then prose");
     assert_eq!(a.content.as_deref(), Some("block quote\nalso works"));
     let a = one("/post bluesky ?public\n> quoted post");
-    assert_eq!((a.content.as_deref(), a.marker_note.as_deref()), (Some("quoted post"), Some("public")));
+    assert_eq!(
+        (a.content.as_deref(), a.marker_note.as_deref()),
+        (Some("quoted post"), Some("public"))
+    );
     let a = one(r#"/post bluesky "say \"hi\"\nthen \\ leave""#);
     assert_eq!(a.content.as_deref(), Some("say \"hi\"\nthen \\ leave"));
     let a = one("/post bluesky \u{201C}smart quotes\u{201D}");
@@ -507,7 +745,12 @@ fn where_actions_start() {
         "See [[Project Alpha]] for context.",
     ] {
         let turn = parse(src);
-        assert!(turn.actions.is_empty() && turn.errors.is_empty(), "{src:?} gave {:?} {:?}", turn.actions, turn.errors);
+        assert!(
+            turn.actions.is_empty() && turn.errors.is_empty(),
+            "{src:?} gave {:?} {:?}",
+            turn.actions,
+            turn.errors
+        );
     }
 }
 
@@ -527,7 +770,11 @@ fn legacy_commands_count_only_in_prose() {
     assert!(parse("```\n[[SEARCH: x]]\n```").actions.is_empty());
     let a = one("/reply \"I used [[SEARCH: x]] before\"");
     assert_eq!(a.verb, Verb::Reply);
-    assert!(parse("[[NOPE: x]]").errors[0].message().contains("[[NOPE]]"));
+    assert!(
+        parse("[[NOPE: x]]").errors[0]
+            .message()
+            .contains("[[NOPE]]")
+    );
 }
 
 #[test]
@@ -542,7 +789,9 @@ fn cancellation_phrases_cancel_the_nearest_action() {
         "Disregard.",
         "wait, don\u{2019}t",
     ] {
-        let turn = parse(&format!("/recall project_notes\n/post bluesky \"hi\"\n{phrase}"));
+        let turn = parse(&format!(
+            "/recall project_notes\n/post bluesky \"hi\"\n{phrase}"
+        ));
         assert_eq!(turn.actions.len(), 2, "{phrase}");
         assert!(!turn.actions[0].cancelled, "{phrase}");
         assert!(turn.actions[1].cancelled, "{phrase}");
@@ -576,9 +825,15 @@ fn errors_for_missing_arguments_and_ambiguous_blocks() {
         message.contains("multiple") || message.contains("several"),
         "{message}"
     );
-    assert!(message.contains("meeting_notes") && message.contains("project_notes"), "{message}");
+    assert!(
+        message.contains("meeting_notes") && message.contains("project_notes"),
+        "{message}"
+    );
     let message = first_error("/recall -notes");
-    assert!(message.contains("meeting_notes or project_notes"), "{message}");
+    assert!(
+        message.contains("meeting_notes or project_notes"),
+        "{message}"
+    );
     assert!(first_error("/do nothing").contains("/do must be followed by an action"));
 }
 
@@ -588,16 +843,26 @@ fn spans_point_at_the_parts() {
     let src = "Sure.\n- /post bluesky \"hello\" ?public -> /tell @anchor \"posted\"\nDone.";
     let a = one(src);
     let text = |kind: PartKind| -> Vec<&str> {
-        a.parts.iter().filter(|p| p.kind == kind).map(|p| &src[p.span.start..p.span.end]).collect()
+        a.parts
+            .iter()
+            .filter(|p| p.kind == kind)
+            .map(|p| &src[p.span.start..p.span.end])
+            .collect()
     };
     assert_eq!(text(PartKind::Verb), vec!["/post"]);
     assert_eq!(text(PartKind::Argument), vec!["bluesky"]);
     assert_eq!(text(PartKind::Content), vec!["\"hello\""]);
     assert_eq!(text(PartKind::Marker), vec!["?public"]);
     assert_eq!(text(PartKind::ChainArrow), vec!["->"]);
-    assert_eq!(&src[a.span.start..a.span.end], "/post bluesky \"hello\" ?public -> /tell @anchor \"posted\"");
+    assert_eq!(
+        &src[a.span.start..a.span.end],
+        "/post bluesky \"hello\" ?public -> /tell @anchor \"posted\""
+    );
     let link = &a.chain[0];
-    assert_eq!(&src[link.span.start..link.span.end], "/tell @anchor \"posted\"");
+    assert_eq!(
+        &src[link.span.start..link.span.end],
+        "/tell @anchor \"posted\""
+    );
 }
 
 #[test]
@@ -619,7 +884,9 @@ fn sample_args(verb: &Verb) -> &'static str {
         Verb::Context => "scratch + \"x\"",
         Verb::Search => "deadlines",
         Verb::Send => "@user \"hi\"",
-        Verb::Reply | Verb::Uncertain | Verb::Summarize | Verb::Halt | Verb::Web | Verb::Calc => "\"x\"",
+        Verb::Reply | Verb::Uncertain | Verb::Summarize | Verb::Halt | Verb::Web | Verb::Calc => {
+            "\"x\""
+        }
         Verb::Post => "bluesky \"hi\"",
         Verb::Dm | Verb::Tell => "@alice \"hi\"",
         Verb::Fetch => "https://example.com",
@@ -645,6 +912,7 @@ fn every_alias_in_the_table_resolves_to_its_verb() {
             let args = match (*alias, &spec.verb) {
                 ("remember", Verb::Recall) => "\"a fact\"",
                 ("get", Verb::Recall) => "project_notes",
+                ("patch", Verb::Recall) => "project_notes \"-a\\n+b\"",
                 _ => sample_args(&spec.verb),
             };
             let src = format!("/{alias} {args}");
@@ -656,5 +924,21 @@ fn every_alias_in_the_table_resolves_to_its_verb() {
             tried += 1;
         }
     }
-    assert!(tried >= 43, "only {tried} aliases tried");
+    assert!(tried >= 44, "only {tried} aliases tried");
+}
+
+#[test]
+fn patch_is_a_recall_alias_and_batches_do_not_chain() {
+    assert_eq!(
+        canon("/patch project_notes \"-a\\n+b\""),
+        vec!["/recall patch project_notes \"-a\\n+b\""]
+    );
+    assert!(
+        first_error("/recall project_notes -> /batch {\n/reply x\n}")
+            .contains("cannot be part of a chain")
+    );
+    // An arrow followed by a path is not a chain.
+    let a = one("/reply see -> /usr/bin");
+    assert!(a.chain.is_empty());
+    assert_eq!(a.content.as_deref(), Some("see -> /usr/bin"));
 }

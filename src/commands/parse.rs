@@ -56,7 +56,12 @@ pub fn parser_for(options: &ParseOptions) -> Result<DialectParser> {
 
 /// Writes a parsed turn as canonical lines; errors go to `err` with line
 /// and column.
-fn write_text(turn: &ParsedTurn, src: &str, out: &mut dyn Write, err: &mut dyn Write) -> std::io::Result<()> {
+fn write_text(
+    turn: &ParsedTurn,
+    src: &str,
+    out: &mut dyn Write,
+    err: &mut dyn Write,
+) -> std::io::Result<()> {
     for action in &turn.actions {
         if action.cancelled {
             writeln!(out, "# cancelled: {}", action.canonical)?;

@@ -404,9 +404,17 @@ impl ParsedAction {
             && self.when == other.when
             && self.duration_secs == other.duration_secs
             && self.chain.len() == other.chain.len()
-            && self.chain.iter().zip(&other.chain).all(|(a, b)| a.same_meaning(b))
+            && self
+                .chain
+                .iter()
+                .zip(&other.chain)
+                .all(|(a, b)| a.same_meaning(b))
             && self.batch.len() == other.batch.len()
-            && self.batch.iter().zip(&other.batch).all(|(a, b)| a.same_meaning(b))
+            && self
+                .batch
+                .iter()
+                .zip(&other.batch)
+                .all(|(a, b)| a.same_meaning(b))
     }
 
     /// The content reference, if the content slot holds one.

@@ -19,8 +19,14 @@ pub fn has_cancel_phrase(text: &str) -> bool {
     let lower = text.to_lowercase().replace('\u{2019}', "'");
     CANCEL_PHRASES.iter().any(|phrase| {
         lower.match_indices(phrase).any(|(i, m)| {
-            let before_ok = lower[..i].chars().next_back().is_none_or(|c| !c.is_alphanumeric());
-            let after_ok = lower[i + m.len()..].chars().next().is_none_or(|c| !c.is_alphanumeric());
+            let before_ok = lower[..i]
+                .chars()
+                .next_back()
+                .is_none_or(|c| !c.is_alphanumeric());
+            let after_ok = lower[i + m.len()..]
+                .chars()
+                .next()
+                .is_none_or(|c| !c.is_alphanumeric());
             before_ok && after_ok
         })
     })

@@ -27,19 +27,29 @@ pub fn quote(text: &str) -> String {
 /// True when `word` can be written bare and still read back as one word.
 fn bare_ok(word: &str) -> bool {
     !word.is_empty()
-        && !word.chars().any(|c| c.is_whitespace() || matches!(c, '"' | '\u{201C}' | '\u{201D}' | '|' | '`' | '~'))
+        && !word.chars().any(|c| {
+            c.is_whitespace() || matches!(c, '"' | '\u{201C}' | '\u{201D}' | '|' | '`' | '~')
+        })
         && !word.starts_with(['@', '+', '-', '>', '<', '?', '!', '.', '[', '#', '{', '}'])
         && reference(word).is_none()
 }
 
 /// A label or source id: bare when safe, quoted otherwise.
 fn label(word: &str) -> String {
-    if bare_ok(word) { word.to_string() } else { quote(word) }
+    if bare_ok(word) {
+        word.to_string()
+    } else {
+        quote(word)
+    }
 }
 
 /// A person, agent or domain after `@`.
 fn at(word: &str) -> String {
-    if bare_ok(word) { format!("@{word}") } else { format!("@[{word}]") }
+    if bare_ok(word) {
+        format!("@{word}")
+    } else {
+        format!("@[{word}]")
+    }
 }
 
 /// A request or intention id.
@@ -50,8 +60,12 @@ fn id(word: &str) -> String {
         .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | ':' | '.'));
     if digit && id_chars && bare_ok(word) {
         word.to_string()
-    } else {
+    } else if !word.is_empty()
+        && !word.contains(|c: char| c.is_whitespace() || c == '[' || c == ']')
+    {
         format!("[{word}]")
+    } else {
+        quote(word)
     }
 }
 

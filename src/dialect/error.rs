@@ -88,7 +88,9 @@ pub enum ParseErrorKind {
         message: String,
     },
     /// A `"""`, a code fence or a batch brace was opened and never closed.
-    #[error("the {what} opened here is never closed, so I can't tell where the content ends - close it with {closer}")]
+    #[error(
+        "the {what} opened here is never closed, so I can't tell where the content ends - close it with {closer}"
+    )]
     Unclosed {
         /// What was left open.
         what: String,

@@ -11,7 +11,12 @@ use super::verbs::normalize_phrase;
 
 /// Tries to parse a legacy command whose `[[` is at `open`; the line ends at
 /// `limit`. `None` means the brackets are ordinary prose (a wiki link).
-pub(crate) fn parse_legacy(parser: &LinkParser<'_>, src: &str, open: usize, limit: usize) -> Option<ParsedAt> {
+pub(crate) fn parse_legacy(
+    parser: &LinkParser<'_>,
+    src: &str,
+    open: usize,
+    limit: usize,
+) -> Option<ParsedAt> {
     let bytes = src.as_bytes();
     let name_start = open + 2;
     let mut name_end = name_start;
@@ -34,11 +39,12 @@ pub(crate) fn parse_legacy(parser: &LinkParser<'_>, src: &str, open: usize, limi
         if !colon {
             return None;
         }
-        let suggestions = match super::matcher::match_verb(parser.table, &name.to_ascii_lowercase(), &[]) {
-            Ok(m) => vec![parser.table.spec(m.entries[0].spec).verb.name().to_string()],
-            Err(ParseErrorKind::UnknownVerb { suggestions, .. }) => suggestions,
-            Err(_) => Vec::new(),
-        };
+        let suggestions =
+            match super::matcher::match_verb(parser.table, &name.to_ascii_lowercase(), &[]) {
+                Ok(m) => vec![parser.table.spec(m.entries[0].spec).verb.name().to_string()],
+                Err(ParseErrorKind::UnknownVerb { suggestions, .. }) => suggestions,
+                Err(_) => Vec::new(),
+            };
         return Some(ParsedAt {
             result: Err(vec![ParseError::new(
                 ParseErrorKind::UnknownLegacyCommand {
@@ -50,7 +56,7 @@ pub(crate) fn parse_legacy(parser: &LinkParser<'_>, src: &str, open: usize, limi
             span,
         });
     };
-    let result = lex_link(src, args_start, close).and_then(|lexed| {
+    let result = lex_link(src, args_start, close, close).and_then(|lexed| {
         let mut action = parser.interpret(
             src,
             entries,

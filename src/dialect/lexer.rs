@@ -8,6 +8,7 @@ use std::borrow::Cow;
 use memchr::memchr;
 
 use super::error::{ParseError, ParseErrorKind};
+use super::scan::slash_starts_action;
 use super::span::Span;
 
 /// What kind of token the lexer found.
@@ -85,12 +86,16 @@ fn skip_blanks(bytes: &[u8], mut pos: usize, limit: usize) -> usize {
 }
 
 /// Lexes one link's arguments, from `start` (just after the verb) with the
-/// current line ending at `line_limit`.
+/// current line ending at `line_limit`. Nothing at or after `hard_end` is
+/// read (a legacy command ends at its `]]`; other actions pass the text
+/// length).
 pub(crate) fn lex_link(
     src: &str,
     start: usize,
     line_limit: usize,
+    hard_end: usize,
 ) -> Result<LinkTokens<'_>, ParseError> {
+    let src = &src[..hard_end.min(src.len())];
     let bytes = src.as_bytes();
     let mut tokens: Vec<Token<'_>> = Vec::new();
     let mut pos = start;
@@ -108,7 +113,7 @@ pub(crate) fn lex_link(
             let rest = &src[first..next_end];
             if let Some(after) = rest.strip_prefix("->") {
                 let slash = first + 2 + (after.len() - after.trim_start().len());
-                if bytes.get(slash) == Some(&b'/') {
+                if slash_starts_action(src, slash, next_end) {
                     return Ok(LinkTokens {
                         tokens,
                         next: Some(NextLink {
@@ -149,7 +154,7 @@ pub(crate) fn lex_link(
         }
         if let Some(after) = rest.strip_prefix("->") {
             let slash = pos + 2 + (after.len() - after.trim_start_matches([' ', '\t']).len());
-            if bytes.get(slash) == Some(&b'/') && slash < limit {
+            if slash < limit && slash_starts_action(src, slash, limit) {
                 return Ok(LinkTokens {
                     tokens,
                     next: Some(NextLink {
@@ -255,7 +260,10 @@ fn triple(src: &str, pos: usize) -> Result<(Token<'_>, usize), ParseError> {
         ));
     };
     let mut body = &src[body_start..close];
-    if let Some(b) = body.strip_prefix("\r\n").or_else(|| body.strip_prefix('\n')) {
+    if let Some(b) = body
+        .strip_prefix("\r\n")
+        .or_else(|| body.strip_prefix('\n'))
+    {
         body = b;
     }
     let trimmed_tail = body.trim_end_matches([' ', '\t']);
@@ -381,7 +389,7 @@ mod tests {
     use super::*;
 
     fn kinds(src: &str) -> Vec<(TokenKind, String)> {
-        let lex = lex_link(src, 0, line_end(src, 0)).expect("lexes");
+        let lex = lex_link(src, 0, line_end(src, 0), src.len()).expect("lexes");
         lex.tokens
             .into_iter()
             .map(|t| (t.kind, t.value.into_owned()))
@@ -415,13 +423,13 @@ mod tests {
 
     #[test]
     fn unclosed_triple_is_an_error() {
-        assert!(lex_link("x \"\"\"\nnever closed", 0, 13).is_err());
+        assert!(lex_link("x \"\"\"\nnever closed", 0, 13, 25).is_err());
     }
 
     #[test]
     fn arrow_before_slash_ends_the_link() {
         let src = "meeting notes -> /summarize";
-        let lex = lex_link(src, 0, src.len()).unwrap();
+        let lex = lex_link(src, 0, src.len(), src.len()).unwrap();
         assert_eq!(lex.tokens.len(), 2);
         assert_eq!(lex.next.unwrap().slash, 17);
     }
@@ -429,7 +437,7 @@ mod tests {
     #[test]
     fn arrow_between_quotes_is_a_word() {
         let src = r#"persona "old" -> "new""#;
-        let lex = lex_link(src, 0, src.len()).unwrap();
+        let lex = lex_link(src, 0, src.len(), src.len()).unwrap();
         assert!(lex.next.is_none());
         assert_eq!(lex.tokens.len(), 4);
     }

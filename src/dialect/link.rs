@@ -20,6 +20,20 @@ pub(crate) struct ParsedAt {
     pub span: Span,
 }
 
+/// End of the line holding the `}` that closes a batch opened on the line
+/// containing `from` (or the end of the turn when none does).
+fn batch_body_end(src: &str, from: usize) -> usize {
+    let mut line_start = line_end(src, from) + 1;
+    while line_start < src.len() {
+        let le = line_end(src, line_start);
+        if src[line_start..le].trim_start().starts_with('}') {
+            return le;
+        }
+        line_start = le + 1;
+    }
+    src.len()
+}
+
 /// Parses actions for one turn with a verb table and known blocks.
 pub(crate) struct LinkParser<'p> {
     pub table: &'p VerbTable,
@@ -29,7 +43,9 @@ pub(crate) struct LinkParser<'p> {
 /// Takes the permission marker off the end of a link's tokens.
 fn take_marker(tokens: &mut Vec<Token<'_>>) -> Option<(Marker, Option<String>, Span)> {
     let idx = match tokens.as_slice() {
-        [.., before, last] if last.kind == TokenKind::BlockQuote && before.kind == TokenKind::Word => {
+        [.., before, last]
+            if last.kind == TokenKind::BlockQuote && before.kind == TokenKind::Word =>
+        {
             tokens.len() - 2
         }
         [.., last] if last.kind == TokenKind::Word => tokens.len() - 1,
@@ -44,7 +60,9 @@ fn take_marker(tokens: &mut Vec<Token<'_>>) -> Option<(Marker, Option<String>, S
         _ => {
             let note = word.strip_prefix('?')?;
             let valid = note.chars().next().is_some_and(|c| c.is_ascii_alphabetic())
-                && note.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
+                && note
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
             if !valid {
                 return None;
             }
@@ -65,7 +83,11 @@ fn choose_entry<'e>(
     let find = |v: Verb| entries.iter().find(|e| verb_of(e) == v);
     if entries.len() > 1 {
         if let (Some(recall), Some(context)) = (find(Verb::Recall), find(Verb::Context)) {
-            return if names_working_block(input) { context } else { recall };
+            return if names_working_block(input) {
+                context
+            } else {
+                recall
+            };
         }
         if let (Some(recall), Some(fetch)) = (find(Verb::Recall), find(Verb::Fetch)) {
             let url = input.tokens.first().is_some_and(|t| {
@@ -98,7 +120,13 @@ struct RawLink<'a> {
 impl<'p> LinkParser<'p> {
     /// Parses the action whose `/` is at `slash`; the line it is on ends at
     /// `line_limit` (before any markdown wrapper closer).
-    pub(crate) fn parse_at(&self, src: &str, slash: usize, line_limit: usize, in_batch: bool) -> ParsedAt {
+    pub(crate) fn parse_at(
+        &self,
+        src: &str,
+        slash: usize,
+        line_limit: usize,
+        in_batch: bool,
+    ) -> ParsedAt {
         let mut links: Vec<ParsedAction> = Vec::new();
         let mut errors: Vec<ParseError> = Vec::new();
         let mut arrows: Vec<Span> = Vec::new();
@@ -167,22 +195,22 @@ impl<'p> LinkParser<'p> {
             });
         }
         head.span = span;
-        if head.verb == Verb::Batch {
-            if !head.chain.is_empty() {
+        if head.verb == Verb::Batch || head.chain.iter().any(|l| l.verb == Verb::Batch) {
+            let misplaced = if !head.chain.is_empty() {
+                Some(ParseErrorKind::InvalidArgument {
+                    verb: "batch".into(),
+                    message: "a batch cannot be part of a chain".into(),
+                })
+            } else if in_batch {
+                Some(ParseErrorKind::NestedBatch)
+            } else {
+                None
+            };
+            if let Some(kind) = misplaced {
+                // The body belongs to the failed batch, not to the turn.
+                let span = Span::new(slash, batch_body_end(src, span.end));
                 return ParsedAt {
-                    result: Err(vec![ParseError::new(
-                        ParseErrorKind::InvalidArgument {
-                            verb: "batch".into(),
-                            message: "a batch cannot be part of a chain".into(),
-                        },
-                        span,
-                    )]),
-                    span,
-                };
-            }
-            if in_batch {
-                return ParsedAt {
-                    result: Err(vec![ParseError::new(ParseErrorKind::NestedBatch, span)]),
+                    result: Err(vec![ParseError::new(kind, span)]),
                     span,
                 };
             }
@@ -210,7 +238,11 @@ impl<'p> LinkParser<'p> {
         let mut word_end = verb_word_end(src, slash + 1, limit);
         if src[slash + 1..word_end].eq_ignore_ascii_case("do") {
             let next = skip_blanks(bytes, word_end, limit);
-            if next > word_end && next < limit && bytes[next] == b'/' && verb_word_end(src, next + 1, limit) > next + 1 {
+            if next > word_end
+                && next < limit
+                && bytes[next] == b'/'
+                && verb_word_end(src, next + 1, limit) > next + 1
+            {
                 do_prefix = Some(Span::new(slash, next));
                 verb_slash = next;
                 word_end = verb_word_end(src, next + 1, limit);
@@ -247,11 +279,17 @@ impl<'p> LinkParser<'p> {
         if bytes.get(args_start) == Some(&b':') {
             args_start += 1;
         }
-        let lexed = lex_link(src, args_start, limit).map_err(|e| {
+        let lexed = lex_link(src, args_start, limit, src.len()).map_err(|e| {
             let end = line_end(src, e.span.start);
             (e, end.max(limit))
         })?;
-        let end = lexed.tokens.iter().map(|t| t.span.end).max().unwrap_or(args_start).max(args_start);
+        let end = lexed
+            .tokens
+            .iter()
+            .map(|t| t.span.end)
+            .max()
+            .unwrap_or(args_start)
+            .max(args_start);
         Ok((
             RawLink {
                 start: slash,
@@ -266,13 +304,26 @@ impl<'p> LinkParser<'p> {
         ))
     }
 
-    fn build_link(&self, src: &str, raw: RawLink<'_>, in_chain: bool) -> Result<ParsedAction, ParseError> {
+    fn build_link(
+        &self,
+        src: &str,
+        raw: RawLink<'_>,
+        in_chain: bool,
+    ) -> Result<ParsedAction, ParseError> {
         let span = Span::new(raw.start, raw.end);
         let matched = raw.verb.map_err(|k| ParseError::new(k, raw.verb_span))?;
         let mut tokens = raw.tokens;
         let marker = take_marker(&mut tokens);
         let written = raw.written.split_whitespace().collect::<Vec<_>>().join(" ");
-        let mut action = self.interpret(src, &matched.entries, &written, raw.verb_span, &tokens, in_chain, span)?;
+        let mut action = self.interpret(
+            src,
+            &matched.entries,
+            &written,
+            raw.verb_span,
+            &tokens,
+            in_chain,
+            span,
+        )?;
         if let Some(do_span) = raw.do_prefix {
             action.parts.insert(
                 0,

@@ -66,10 +66,7 @@ pub fn match_verb(
     };
 
     // Multi-word phrases, longest first: `look up`, `search web`, `look_up`.
-    let token_words: Vec<&str> = lower
-        .split(['_', '-'])
-        .filter(|w| !w.is_empty())
-        .collect();
+    let token_words: Vec<&str> = lower.split(['_', '-']).filter(|w| !w.is_empty()).collect();
     let max_extra = table.max_words().saturating_sub(token_words.len());
     for extra in (0..=max_extra.min(following.len())).rev() {
         if token_words.len() + extra < 2 {
@@ -140,9 +137,13 @@ fn fuzzy(table: &VerbTable, written: &str, lower: &str) -> Result<VerbMatch, Par
         if len < MIN_FUZZY_LEN || distance == 0 {
             continue;
         }
+        // Loose verbs get distance 2 on their own name only; aliases at most 1.
         let within: Vec<PhraseEntry> = entries
             .iter()
-            .filter(|e| distance <= table.spec(e.spec).strictness.max_distance())
+            .filter(|e| {
+                let max = table.spec(e.spec).strictness.max_distance();
+                distance <= if e.canonical { max } else { max.min(1) }
+            })
             .cloned()
             .collect();
         if !within.is_empty() {
@@ -223,9 +224,13 @@ fn stems(word: &str) -> Vec<String> {
     }
     let undouble = |base: &str| -> Option<String> {
         let b = base.as_bytes();
-        (b.len() >= 2 && b[b.len() - 1] == b[b.len() - 2]).then(|| base[..base.len() - 1].to_string())
+        (b.len() >= 2 && b[b.len() - 1] == b[b.len() - 2])
+            .then(|| base[..base.len() - 1].to_string())
     };
-    if let Some(base) = word.strip_suffix("ies").or_else(|| word.strip_suffix("ied")) {
+    if let Some(base) = word
+        .strip_suffix("ies")
+        .or_else(|| word.strip_suffix("ied"))
+    {
         out.push(format!("{base}y"));
     }
     if let Some(base) = word.strip_suffix("ing") {

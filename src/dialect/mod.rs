@@ -99,7 +99,9 @@ mod span;
 mod turn;
 mod verbs;
 
-pub use action::{Marker, Op, ParsedAction, Part, PartKind, RefKind, RefSlot, Reference, TimeFilter, TimeUnit};
+pub use action::{
+    Marker, Op, ParsedAction, Part, PartKind, RefKind, RefSlot, Reference, TimeFilter, TimeUnit,
+};
 pub use args::{SEND_DOMAINS, format_interval, parse_interval};
 pub use blocks::{BlockRegistry, KnownBlock, LabelMatch, normalize_label};
 pub use cancel::{CANCEL_PHRASES, has_cancel_phrase};
@@ -109,4 +111,7 @@ pub use matcher::{MatchKind, VerbMatch, match_verb};
 pub use parser::DialectParser;
 pub use span::Span;
 pub use turn::{ParsedTurn, Segment, SegmentKind};
-pub use verbs::{BUILTIN_VERBS, BuiltinVerb, PhraseEntry, Strictness, Verb, VerbSpec, VerbTable, VerbTableError, normalize_phrase};
+pub use verbs::{
+    BUILTIN_VERBS, BuiltinVerb, PhraseEntry, Strictness, Verb, VerbSpec, VerbTable, VerbTableError,
+    normalize_phrase,
+};

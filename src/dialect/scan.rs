@@ -13,8 +13,29 @@ use super::turn::{ParsedTurn, Segment, SegmentKind};
 
 /// Top-level directories: a line starting `/usr …` is a path, not an action.
 const ROOT_DIRS: &[&str] = &[
-    "bin", "boot", "dev", "etc", "home", "lib", "lib64", "mnt", "opt", "proc", "root", "run", "sbin",
-    "srv", "sys", "tmp", "usr", "var", "Users", "Applications", "Library", "Volumes", "private",
+    "bin",
+    "boot",
+    "dev",
+    "etc",
+    "home",
+    "lib",
+    "lib64",
+    "mnt",
+    "opt",
+    "proc",
+    "root",
+    "run",
+    "sbin",
+    "srv",
+    "sys",
+    "tmp",
+    "usr",
+    "var",
+    "Users",
+    "Applications",
+    "Library",
+    "Volumes",
+    "private",
 ];
 
 /// Whole-line wrappers, longest first.
@@ -28,7 +49,9 @@ pub(crate) fn verb_word_end(src: &str, start: usize, limit: usize) -> usize {
         return start;
     }
     let mut end = start + 1;
-    while end < limit && (bytes[end].is_ascii_alphanumeric() || bytes[end] == b'_' || bytes[end] == b'-') {
+    while end < limit
+        && (bytes[end].is_ascii_alphanumeric() || bytes[end] == b'_' || bytes[end] == b'-')
+    {
         end += 1;
     }
     end
@@ -43,7 +66,7 @@ fn skip_blanks(bytes: &[u8], mut pos: usize, limit: usize) -> usize {
 
 /// True when `/word` at `slash` looks like the start of an action rather
 /// than a path (`/usr/bin`, `/notes.txt`).
-fn slash_starts_action(src: &str, slash: usize, limit: usize) -> bool {
+pub(crate) fn slash_starts_action(src: &str, slash: usize, limit: usize) -> bool {
     let bytes = src.as_bytes();
     if bytes.get(slash) != Some(&b'/') {
         return false;
@@ -58,7 +81,9 @@ fn slash_starts_action(src: &str, slash: usize, limit: usize) -> bool {
     match bytes.get(end) {
         _ if end >= limit => true,
         Some(b'/' | b'\\') => false,
-        Some(b'.') => !bytes.get(end + 1).is_some_and(|b| b.is_ascii_alphanumeric()),
+        Some(b'.') => !bytes
+            .get(end + 1)
+            .is_some_and(|b| b.is_ascii_alphanumeric()),
         _ => true,
     }
 }
@@ -66,14 +91,20 @@ fn slash_starts_action(src: &str, slash: usize, limit: usize) -> bool {
 /// If the line `line_start..line_end` starts an action, returns the offset
 /// of its `/` and where the action's first line ends (before a wrapper's
 /// closing `**`).
-pub(crate) fn action_start(src: &str, line_start: usize, line_end: usize) -> Option<(usize, usize)> {
+pub(crate) fn action_start(
+    src: &str,
+    line_start: usize,
+    line_end: usize,
+) -> Option<(usize, usize)> {
     let bytes = src.as_bytes();
     let mut i = skip_blanks(bytes, line_start, line_end);
     if i >= line_end {
         return None;
     }
     // A list marker: `- `, `* `, `+ `, `1. `, `2) `.
-    if matches!(bytes[i], b'-' | b'*' | b'+') && bytes.get(i + 1).is_some_and(|b| *b == b' ' || *b == b'\t') {
+    if matches!(bytes[i], b'-' | b'*' | b'+')
+        && bytes.get(i + 1).is_some_and(|b| *b == b' ' || *b == b'\t')
+    {
         i = skip_blanks(bytes, i + 2, line_end);
     } else if bytes[i].is_ascii_digit() {
         let mut j = i;
@@ -153,17 +184,22 @@ impl Scanner<'_, '_> {
     fn record(&mut self, parsed: ParsedAt) {
         match parsed.result {
             Ok(action) => {
-                self.marks.push((parsed.span, SegmentKind::Action, self.turn.actions.len()));
+                self.marks
+                    .push((parsed.span, SegmentKind::Action, self.turn.actions.len()));
                 self.last = Last::Action(self.turn.actions.len());
                 self.turn.actions.push(action);
             }
             Err(errors) => {
-                self.marks.push((parsed.span, SegmentKind::Invalid, self.turn.errors.len()));
+                self.marks
+                    .push((parsed.span, SegmentKind::Invalid, self.turn.errors.len()));
                 self.last = Last::Error;
                 self.turn.errors.extend(errors);
             }
         }
-        self.last_line_end = line_end(self.src, parsed.span.end.saturating_sub(1).max(parsed.span.start));
+        self.last_line_end = line_end(
+            self.src,
+            parsed.span.end.saturating_sub(1).max(parsed.span.start),
+        );
     }
 
     /// Prose text from `start` to `end`: checks it for cancellation.

@@ -168,6 +168,7 @@ pub const BUILTIN_VERBS: &[BuiltinVerb] = &[
             ("archive", Some(Op::Insert)),
             ("forget", Some(Op::Delete)),
             ("get", Some(Op::Read)),
+            ("patch", Some(Op::Patch)),
         ],
         summary: "long-term memory: read, search, store, append, delete, patch",
     },
@@ -180,7 +181,12 @@ pub const BUILTIN_VERBS: &[BuiltinVerb] = &[
     BuiltinVerb {
         verb: Verb::Search,
         strictness: Loose,
-        aliases: &[("find", None), ("query", None), ("look", None), ("lookup", None)],
+        aliases: &[
+            ("find", None),
+            ("query", None),
+            ("look", None),
+            ("lookup", None),
+        ],
         summary: "search memory and conversations",
     },
     BuiltinVerb {
@@ -240,7 +246,12 @@ pub const BUILTIN_VERBS: &[BuiltinVerb] = &[
     BuiltinVerb {
         verb: Verb::Approve,
         strictness: Strict,
-        aliases: &[("allow", None), ("permit", None), ("ok", None), ("yes", None)],
+        aliases: &[
+            ("allow", None),
+            ("permit", None),
+            ("ok", None),
+            ("yes", None),
+        ],
         summary: "grant a pending request",
     },
     BuiltinVerb {
@@ -357,7 +368,9 @@ pub enum VerbTableError {
     #[error("{0}")]
     Toml(String),
     /// A verb name that cannot be written after a slash.
-    #[error("verb name '{0}' must start with a letter and use only lowercase letters, digits and _")]
+    #[error(
+        "verb name '{0}' must start with a letter and use only lowercase letters, digits and _"
+    )]
     BadName(String),
     /// An alias already taken by another verb.
     #[error("alias '{alias}' of verb '{verb}' is already an alias of '{taken_by}'")]
@@ -409,7 +422,11 @@ impl VerbTable {
             .map(|b| VerbSpec {
                 verb: b.verb.clone(),
                 strictness: b.strictness,
-                aliases: b.aliases.iter().map(|(a, op)| (a.to_string(), *op)).collect(),
+                aliases: b
+                    .aliases
+                    .iter()
+                    .map(|(a, op)| (a.to_string(), *op))
+                    .collect(),
                 summary: b.summary.to_string(),
             })
             .collect();

@@ -8,7 +8,10 @@ use super::common::{LinkInput, part, request_id, set_content};
 
 /// Takes a leading request id, if the first token looks like one.
 fn take_id<'x, 'a>(action: &mut ParsedAction, t: &'x [Token<'a>]) -> &'x [Token<'a>] {
-    match t.first().and_then(|tok| request_id(tok).map(|id| (id, tok.span))) {
+    match t
+        .first()
+        .and_then(|tok| request_id(tok).map(|id| (id, tok.span)))
+    {
         Some((id, span)) => {
             action.target = Some(id);
             part(action, PartKind::Argument, span);
@@ -19,7 +22,10 @@ fn take_id<'x, 'a>(action: &mut ParsedAction, t: &'x [Token<'a>]) -> &'x [Token<
 }
 
 /// `/approve [id] [always] ["note"]` and `/deny [id] ["reason"] [always]`.
-pub(crate) fn decision(input: &LinkInput<'_, '_>, action: &mut ParsedAction) -> Result<(), ParseErrorKind> {
+pub(crate) fn decision(
+    input: &LinkInput<'_, '_>,
+    action: &mut ParsedAction,
+) -> Result<(), ParseErrorKind> {
     let rest = take_id(action, input.tokens);
     let mut op = Op::Once;
     let mut kept: Vec<Token<'_>> = Vec::with_capacity(rest.len());
@@ -38,14 +44,20 @@ pub(crate) fn decision(input: &LinkInput<'_, '_>, action: &mut ParsedAction) -> 
 }
 
 /// `/escalate [id] ["reason"]`, `/cancel [id] ["reason"]`.
-pub(crate) fn id_and_reason(input: &LinkInput<'_, '_>, action: &mut ParsedAction) -> Result<(), ParseErrorKind> {
+pub(crate) fn id_and_reason(
+    input: &LinkInput<'_, '_>,
+    action: &mut ParsedAction,
+) -> Result<(), ParseErrorKind> {
     let rest = take_id(action, input.tokens);
     set_content(action, input.src, rest);
     Ok(())
 }
 
 /// `/halt ["reason"]`.
-pub(crate) fn halt(input: &LinkInput<'_, '_>, action: &mut ParsedAction) -> Result<(), ParseErrorKind> {
+pub(crate) fn halt(
+    input: &LinkInput<'_, '_>,
+    action: &mut ParsedAction,
+) -> Result<(), ParseErrorKind> {
     set_content(action, input.src, input.tokens);
     Ok(())
 }

@@ -89,9 +89,28 @@ pub(crate) fn set_content(action: &mut ParsedAction, src: &str, tokens: &[Token<
         part(action, PartKind::Reference, one.span);
         return true;
     }
-    action.content = Some(text_of(src, tokens));
+    let text = text_of(src, tokens);
+    if text.trim().is_empty() {
+        return false;
+    }
+    action.content = Some(text);
     part(action, PartKind::Content, span_of(tokens));
     true
+}
+
+/// True for a word that can name a block: letters, digits, `_`, `-`, `.`,
+/// starting with a letter or digit.
+pub(crate) fn is_label_word(token: &Token<'_>) -> bool {
+    token.kind == TokenKind::Word
+        && token
+            .value
+            .chars()
+            .next()
+            .is_some_and(|c| c.is_alphanumeric())
+        && token
+            .value
+            .chars()
+            .all(|c| c.is_alphanumeric() || matches!(c, '_' | '-' | '.'))
 }
 
 /// A request or intention id: `r12`, `req-3`, `#4`, `[abc]`. Bare words
@@ -102,15 +121,18 @@ pub(crate) fn request_id(token: &Token<'_>) -> Option<String> {
     }
     let word = token.value.as_ref();
     if let Some(inner) = word.strip_prefix('[').and_then(|w| w.strip_suffix(']')) {
-        return (!inner.is_empty()).then(|| inner.to_string());
+        let ok = !inner.is_empty() && !inner.contains(['[', ']']);
+        return ok.then(|| inner.to_string());
     }
+    let id_chars = |w: &str| {
+        !w.is_empty()
+            && w.chars()
+                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | ':' | '.'))
+    };
     if let Some(inner) = word.strip_prefix('#') {
-        return (!inner.is_empty()).then(|| inner.to_string());
+        return id_chars(inner).then(|| inner.to_string());
     }
-    let id_chars = word
-        .chars()
-        .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | ':' | '.'));
-    (id_chars && word.chars().any(|c| c.is_ascii_digit()) && !word.starts_with(['-', '.']))
+    (id_chars(word) && word.chars().any(|c| c.is_ascii_digit()) && !word.starts_with(['-', '.']))
         .then(|| word.to_string())
 }
 

@@ -17,16 +17,28 @@ fn split_pipe<'x, 'a>(t: &'x [Token<'a>]) -> Option<PipeSplit<'x, 'a>> {
 }
 
 /// `/remind "when" "what"`, `/remind when | what` or `/remind when words "what"`.
-pub(crate) fn remind(input: &LinkInput<'_, '_>, action: &mut ParsedAction) -> Result<(), ParseErrorKind> {
+pub(crate) fn remind(
+    input: &LinkInput<'_, '_>,
+    action: &mut ParsedAction,
+) -> Result<(), ParseErrorKind> {
     let t = input.tokens;
     let example = "/remind \"tomorrow morning\" \"check the build\"";
-    let (when, what): (&[Token<'_>], &[Token<'_>]) = if let Some((when, pipe, what)) = split_pipe(t) {
+    let (when, what): (&[Token<'_>], &[Token<'_>]) = if let Some((when, pipe, what)) = split_pipe(t)
+    {
         part(action, PartKind::Keyword, pipe.span);
         (when, what)
     } else {
         match t {
-            [.., last] if t.len() >= 2 && last.kind.is_quoted() => (&t[..t.len() - 1], &t[t.len() - 1..]),
-            _ => return Err(missing("remind", "when and what, e.g. a quoted time and a quoted reminder", example)),
+            [.., last] if t.len() >= 2 && last.kind.is_quoted() => {
+                (&t[..t.len() - 1], &t[t.len() - 1..])
+            }
+            _ => {
+                return Err(missing(
+                    "remind",
+                    "when and what, e.g. a quoted time and a quoted reminder",
+                    example,
+                ));
+            }
         }
     };
     if when.is_empty() {
@@ -41,10 +53,17 @@ pub(crate) fn remind(input: &LinkInput<'_, '_>, action: &mut ParsedAction) -> Re
 }
 
 /// `/complete id ["note"]` (also `id | note`).
-pub(crate) fn complete(input: &LinkInput<'_, '_>, action: &mut ParsedAction) -> Result<(), ParseErrorKind> {
+pub(crate) fn complete(
+    input: &LinkInput<'_, '_>,
+    action: &mut ParsedAction,
+) -> Result<(), ParseErrorKind> {
     let t = input.tokens;
     let Some(id) = t.first() else {
-        return Err(missing("complete", "the id of the intention", "/complete 3 \"called them\""));
+        return Err(missing(
+            "complete",
+            "the id of the intention",
+            "/complete 3 \"called them\"",
+        ));
     };
     action.target = Some(any_id(id));
     part(action, PartKind::Argument, id.span);
@@ -58,7 +77,10 @@ pub(crate) fn complete(input: &LinkInput<'_, '_>, action: &mut ParsedAction) -> 
 }
 
 /// `/dismiss id ["why"]`.
-pub(crate) fn dismiss(input: &LinkInput<'_, '_>, action: &mut ParsedAction) -> Result<(), ParseErrorKind> {
+pub(crate) fn dismiss(
+    input: &LinkInput<'_, '_>,
+    action: &mut ParsedAction,
+) -> Result<(), ParseErrorKind> {
     let t = input.tokens;
     let Some(id) = t.first() else {
         return Err(missing("dismiss", "the id of the intention", "/dismiss 3"));
@@ -70,13 +92,19 @@ pub(crate) fn dismiss(input: &LinkInput<'_, '_>, action: &mut ParsedAction) -> R
 }
 
 /// `/intentions [filter]`, `/summarize [what]`, custom verbs: optional content.
-pub(crate) fn optional_content(input: &LinkInput<'_, '_>, action: &mut ParsedAction) -> Result<(), ParseErrorKind> {
+pub(crate) fn optional_content(
+    input: &LinkInput<'_, '_>,
+    action: &mut ParsedAction,
+) -> Result<(), ParseErrorKind> {
     set_content(action, input.src, input.tokens);
     Ok(())
 }
 
 /// `/uncertain "what is unclear"`.
-pub(crate) fn uncertain(input: &LinkInput<'_, '_>, action: &mut ParsedAction) -> Result<(), ParseErrorKind> {
+pub(crate) fn uncertain(
+    input: &LinkInput<'_, '_>,
+    action: &mut ParsedAction,
+) -> Result<(), ParseErrorKind> {
     if set_content(action, input.src, input.tokens) {
         Ok(())
     } else {
@@ -104,13 +132,18 @@ pub fn format_interval(duration: Duration) -> String {
 }
 
 /// `/pulse 30m`.
-pub(crate) fn pulse(input: &LinkInput<'_, '_>, action: &mut ParsedAction) -> Result<(), ParseErrorKind> {
+pub(crate) fn pulse(
+    input: &LinkInput<'_, '_>,
+    action: &mut ParsedAction,
+) -> Result<(), ParseErrorKind> {
     let t = input.tokens;
     if t.is_empty() {
         return Err(missing("pulse", "an interval", "/pulse 30m"));
     }
     let text = text_of(input.src, t);
-    let words_only = t.iter().all(|x| x.kind == TokenKind::Word || x.kind == TokenKind::Quoted);
+    let words_only = t
+        .iter()
+        .all(|x| x.kind == TokenKind::Word || x.kind == TokenKind::Quoted);
     match parse_interval(&text).filter(|_| words_only) {
         Some(duration) => {
             action.duration_secs = Some(duration.as_secs());

@@ -4,7 +4,7 @@ use super::super::action::{Op, ParsedAction, PartKind};
 use super::super::blocks::LabelMatch;
 use super::super::error::ParseErrorKind;
 use super::super::lexer::{Token, TokenKind};
-use super::common::{LinkInput, missing, part, set_content, span_of, text_of};
+use super::common::{LinkInput, is_label_word, missing, part, set_content, span_of, text_of};
 
 /// Recall sub-command words and the op each selects.
 const RECALL_SUBCOMMANDS: &[(&str, Op)] = &[
@@ -73,7 +73,10 @@ fn set_label(action: &mut ParsedAction, label: String, tokens: &[Token<'_>]) {
 }
 
 /// `/recall` and its aliases: intent from sub-command or argument shape.
-pub(crate) fn recall(input: &LinkInput<'_, '_>, action: &mut ParsedAction) -> Result<(), ParseErrorKind> {
+pub(crate) fn recall(
+    input: &LinkInput<'_, '_>,
+    action: &mut ParsedAction,
+) -> Result<(), ParseErrorKind> {
     let t = input.tokens;
     let Some(first) = t.first() else {
         return Err(missing(
@@ -134,6 +137,7 @@ pub(crate) fn recall(input: &LinkInput<'_, '_>, action: &mut ParsedAction) -> Re
     match input.alias_op {
         Some(Op::Insert) if quoted => return recall_insert(input, action, t),
         Some(Op::Delete) => return recall_delete(input, action, t),
+        Some(Op::Patch) => return recall_patch(input, action, t),
         _ => {}
     }
     if quoted {
@@ -159,7 +163,7 @@ fn recall_insert(
 ) -> Result<(), ParseErrorKind> {
     action.op = Some(Op::Insert);
     let content = match t {
-        [label, content] if label.kind == TokenKind::Word && content.kind.is_quoted() => {
+        [label, content] if is_label_word(label) && content.kind.is_quoted() => {
             set_label(action, label.value.to_string(), &t[..1]);
             &t[1..]
         }
@@ -231,7 +235,11 @@ fn recall_delete(
 ) -> Result<(), ParseErrorKind> {
     action.op = Some(Op::Delete);
     if t.is_empty() {
-        return Err(missing("recall", "the label of the block to delete", "/recall delete old_notes"));
+        return Err(missing(
+            "recall",
+            "the label of the block to delete",
+            "/recall delete old_notes",
+        ));
     }
     let written = text_of(input.src, t);
     let resolved = write_label(input, "recall", &written, false)?;
@@ -247,7 +255,11 @@ fn recall_patch(
     action.op = Some(Op::Patch);
     let example = "/recall patch project_notes ```diff ... ```";
     let Some(label) = t.first() else {
-        return Err(missing("recall", "a block label and a unified diff", example));
+        return Err(missing(
+            "recall",
+            "a block label and a unified diff",
+            example,
+        ));
     };
     let resolved = write_label(input, "recall", &label.value, false)?;
     set_label(action, resolved, &t[..1]);
@@ -264,7 +276,11 @@ fn recall_search(
 ) -> Result<(), ParseErrorKind> {
     action.op = Some(Op::Search);
     if !set_content(action, input.src, t) {
-        return Err(missing("recall", "something to search for", "/recall \"deadlines\""));
+        return Err(missing(
+            "recall",
+            "something to search for",
+            "/recall \"deadlines\"",
+        ));
     }
     Ok(())
 }
@@ -276,7 +292,9 @@ pub(crate) fn names_working_block(input: &LinkInput<'_, '_>) -> bool {
     let label_tokens = match t.iter().position(|x| x.is_word("+")) {
         Some(plus) if plus >= 1 => &t[..plus],
         _ => match t.first() {
-            Some(first) if subcommand(CONTEXT_SUBCOMMANDS, first).is_some() => &t[1.min(t.len())..2.min(t.len())],
+            Some(first) if subcommand(CONTEXT_SUBCOMMANDS, first).is_some() => {
+                &t[1.min(t.len())..2.min(t.len())]
+            }
             _ => &t[..1.min(t.len())],
         },
     };
@@ -295,9 +313,13 @@ fn context_label(
     Ok(())
 }
 
-fn replace_pair<'x, 'a>(t: &'x [Token<'a>]) -> Option<(&'x Token<'a>, Option<&'x Token<'a>>, &'x Token<'a>)> {
+fn replace_pair<'x, 'a>(
+    t: &'x [Token<'a>],
+) -> Option<(&'x Token<'a>, Option<&'x Token<'a>>, &'x Token<'a>)> {
     match t {
-        [old, arrow, new] if old.kind.is_quoted() && arrow.is_word("->") && new.kind.is_quoted() => {
+        [old, arrow, new]
+            if old.kind.is_quoted() && arrow.is_word("->") && new.kind.is_quoted() =>
+        {
             Some((old, Some(arrow), new))
         }
         [old, new] if old.kind.is_quoted() && new.kind.is_quoted() => Some((old, None, new)),
@@ -306,11 +328,18 @@ fn replace_pair<'x, 'a>(t: &'x [Token<'a>]) -> Option<(&'x Token<'a>, Option<&'x
 }
 
 /// `/context` and its aliases.
-pub(crate) fn context(input: &LinkInput<'_, '_>, action: &mut ParsedAction) -> Result<(), ParseErrorKind> {
+pub(crate) fn context(
+    input: &LinkInput<'_, '_>,
+    action: &mut ParsedAction,
+) -> Result<(), ParseErrorKind> {
     let t = input.tokens;
     let example = "/context human + \"prefers mornings\" or /context persona \"old\" -> \"new\"";
     let Some(first) = t.first() else {
-        return Err(missing("context", "a working-memory block and what to do with it", example));
+        return Err(missing(
+            "context",
+            "a working-memory block and what to do with it",
+            example,
+        ));
     };
     if t.len() > 1
         && let Some(op) = subcommand(CONTEXT_SUBCOMMANDS, first)
@@ -389,7 +418,11 @@ fn context_append(
         _ => t,
     };
     if !set_content(action, input.src, t) {
-        return Err(missing("context", "the text to append", "/context human + \"prefers mornings\""));
+        return Err(missing(
+            "context",
+            "the text to append",
+            "/context human + \"prefers mornings\"",
+        ));
     }
     Ok(())
 }
@@ -401,7 +434,11 @@ fn context_replace(
     example: &str,
 ) -> Result<(), ParseErrorKind> {
     let Some((old, arrow, new)) = replace_pair(t) else {
-        return Err(missing("context", "the old and the new text, both quoted", example));
+        return Err(missing(
+            "context",
+            "the old and the new text, both quoted",
+            example,
+        ));
     };
     action.old = Some(old.value.to_string());
     part(action, PartKind::Content, old.span);

@@ -15,7 +15,13 @@ fn at_word<'x, 'a>(token: Option<&'x Token<'a>>) -> Option<&'x Token<'a>> {
 fn is_reserved_ref(token: &Token<'_>) -> bool {
     matches!(
         reference(&token.value),
-        Some(RefKind::Last | RefKind::LastMessage | RefKind::LastOutput | RefKind::Thread | RefKind::Parent)
+        Some(
+            RefKind::Last
+                | RefKind::LastMessage
+                | RefKind::LastOutput
+                | RefKind::Thread
+                | RefKind::Parent
+        )
     )
 }
 
@@ -34,11 +40,18 @@ fn require_content(
 }
 
 /// `/send @domain [@target] "message"`.
-pub(crate) fn send(input: &LinkInput<'_, '_>, action: &mut ParsedAction) -> Result<(), ParseErrorKind> {
+pub(crate) fn send(
+    input: &LinkInput<'_, '_>,
+    action: &mut ParsedAction,
+) -> Result<(), ParseErrorKind> {
     let t = input.tokens;
     let example = "/send @agent @entropy \"can you help?\"";
     let Some(domain_tok) = at_word(t.first()).filter(|d| !is_reserved_ref(d)) else {
-        return Err(missing("send", "a @domain first (@user, @agent, @channel, @bluesky, @discord)", example));
+        return Err(missing(
+            "send",
+            "a @domain first (@user, @agent, @channel, @bluesky, @discord)",
+            example,
+        ));
     };
     let domain = strip_at(&domain_tok.value).to_ascii_lowercase();
     part(action, PartKind::Argument, domain_tok.span);
@@ -55,19 +68,29 @@ pub(crate) fn send(input: &LinkInput<'_, '_>, action: &mut ParsedAction) -> Resu
             ),
         ));
     } else if domain != "user" {
-        return Err(missing("send", &format!("a @target after @{domain}"), example));
+        return Err(missing(
+            "send",
+            &format!("a @target after @{domain}"),
+            example,
+        ));
     }
     action.domain = Some(domain);
     require_content(input, action, rest, "send", example)
 }
 
 /// `/reply [@parent|@thread] message`.
-pub(crate) fn reply(input: &LinkInput<'_, '_>, action: &mut ParsedAction) -> Result<(), ParseErrorKind> {
+pub(crate) fn reply(
+    input: &LinkInput<'_, '_>,
+    action: &mut ParsedAction,
+) -> Result<(), ParseErrorKind> {
     let t = input.tokens;
     let mut rest = t;
     if t.len() > 1
-        && let Some(kind @ (RefKind::Parent | RefKind::Thread)) =
-            t[0].kind.eq(&TokenKind::Word).then(|| reference(&t[0].value)).flatten()
+        && let Some(kind @ (RefKind::Parent | RefKind::Thread)) = t[0]
+            .kind
+            .eq(&TokenKind::Word)
+            .then(|| reference(&t[0].value))
+            .flatten()
     {
         action.refs.push(Reference {
             kind,
@@ -81,10 +104,25 @@ pub(crate) fn reply(input: &LinkInput<'_, '_>, action: &mut ParsedAction) -> Res
 }
 
 /// `/post platform "message"`.
-pub(crate) fn post(input: &LinkInput<'_, '_>, action: &mut ParsedAction) -> Result<(), ParseErrorKind> {
+pub(crate) fn post(
+    input: &LinkInput<'_, '_>,
+    action: &mut ParsedAction,
+) -> Result<(), ParseErrorKind> {
     let t = input.tokens;
     let example = "/post bluesky \"hello\" ?public";
-    let Some(platform) = t.first().filter(|p| p.kind == TokenKind::Word && !is_reserved_ref(p)) else {
+    let is_platform_name = |p: &&Token<'_>| {
+        let name = p.value.strip_prefix('@').unwrap_or(&p.value);
+        p.kind == TokenKind::Word
+            && name
+                .chars()
+                .next()
+                .is_some_and(|c| c.is_ascii_alphanumeric())
+            && name
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.'))
+            && !is_reserved_ref(p)
+    };
+    let Some(platform) = t.first().filter(is_platform_name) else {
         return Err(missing("post", "a platform and a message", example));
     };
     action.target = Some(strip_at(&platform.value).to_ascii_lowercase());
@@ -93,13 +131,31 @@ pub(crate) fn post(input: &LinkInput<'_, '_>, action: &mut ParsedAction) -> Resu
 }
 
 /// `/dm @user "message"`.
-pub(crate) fn dm(input: &LinkInput<'_, '_>, action: &mut ParsedAction) -> Result<(), ParseErrorKind> {
-    person_then_message(input, action, "dm", "a @user", "/dm @alice \"private info\" ?")
+pub(crate) fn dm(
+    input: &LinkInput<'_, '_>,
+    action: &mut ParsedAction,
+) -> Result<(), ParseErrorKind> {
+    person_then_message(
+        input,
+        action,
+        "dm",
+        "a @user",
+        "/dm @alice \"private info\" ?",
+    )
 }
 
 /// `/tell @agent "message"`; in a chain the message may be the previous output.
-pub(crate) fn tell(input: &LinkInput<'_, '_>, action: &mut ParsedAction) -> Result<(), ParseErrorKind> {
-    person_then_message(input, action, "tell", "an @agent", "/tell @anchor \"should I do this?\" ?ask")
+pub(crate) fn tell(
+    input: &LinkInput<'_, '_>,
+    action: &mut ParsedAction,
+) -> Result<(), ParseErrorKind> {
+    person_then_message(
+        input,
+        action,
+        "tell",
+        "an @agent",
+        "/tell @anchor \"should I do this?\" ?ask",
+    )
 }
 
 fn person_then_message(
@@ -110,7 +166,10 @@ fn person_then_message(
     example: &str,
 ) -> Result<(), ParseErrorKind> {
     let t = input.tokens;
-    let Some(person) = t.first().filter(|p| p.kind == TokenKind::Word && !is_reserved_ref(p)) else {
+    let Some(person) = t
+        .first()
+        .filter(|p| p.kind == TokenKind::Word && !is_reserved_ref(p))
+    else {
         return Err(missing(verb, &format!("{who} to send to"), example));
     };
     action.target = Some(strip_at(&person.value));

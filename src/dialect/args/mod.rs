@@ -18,7 +18,10 @@ use super::error::ParseErrorKind;
 use super::verbs::Verb;
 
 /// Fills `action` (whose verb is already set) from the link's tokens.
-pub(crate) fn parse_args(input: &LinkInput<'_, '_>, action: &mut ParsedAction) -> Result<(), ParseErrorKind> {
+pub(crate) fn parse_args(
+    input: &LinkInput<'_, '_>,
+    action: &mut ParsedAction,
+) -> Result<(), ParseErrorKind> {
     match action.verb {
         Verb::Recall => memory::recall(input, action),
         Verb::Context => memory::context(input, action),

@@ -4,7 +4,9 @@ use super::super::action::{Op, ParsedAction, PartKind, TimeFilter, TimeUnit};
 use super::super::error::ParseErrorKind;
 use super::super::lexer::{Token, TokenKind};
 use super::super::span::Span;
-use super::common::{LinkInput, invalid, looks_like_url, missing, part, reference, set_content, span_of};
+use super::common::{
+    LinkInput, invalid, looks_like_url, missing, part, reference, set_content, span_of,
+};
 
 /// Search domains, as written after `in`, and their canonical names.
 const DOMAINS: &[(&str, &str)] = &[
@@ -73,7 +75,10 @@ fn time_filter(t: &[Token<'_>]) -> Option<(TimeFilter, usize)> {
 }
 
 /// `/search [in DOMAIN|everywhere] query [> 2 weeks] [role:NAME]`.
-pub(crate) fn search(input: &LinkInput<'_, '_>, action: &mut ParsedAction) -> Result<(), ParseErrorKind> {
+pub(crate) fn search(
+    input: &LinkInput<'_, '_>,
+    action: &mut ParsedAction,
+) -> Result<(), ParseErrorKind> {
     let t = input.tokens;
     let mut query: Vec<&Token<'_>> = Vec::new();
     let mut i = 0;
@@ -117,10 +122,8 @@ pub(crate) fn search(input: &LinkInput<'_, '_>, action: &mut ParsedAction) -> Re
     let example = "/search in conversations project deadline > 2 weeks";
     match query.as_slice() {
         [] => Err(missing("search", "something to search for", example)),
-        [one] => {
-            set_content(action, input.src, std::slice::from_ref(*one));
-            Ok(())
-        }
+        [one] if set_content(action, input.src, std::slice::from_ref(*one)) => Ok(()),
+        [_] => Err(missing("search", "something to search for", example)),
         many => {
             let contiguous = many.windows(2).all(|w| {
                 input.src[w[0].span.end..w[1].span.start]
@@ -132,7 +135,10 @@ pub(crate) fn search(input: &LinkInput<'_, '_>, action: &mut ParsedAction) -> Re
                     .slice(input.src)
                     .to_string()
             } else {
-                many.iter().map(|t| t.value.as_ref()).collect::<Vec<_>>().join(" ")
+                many.iter()
+                    .map(|t| t.value.as_ref())
+                    .collect::<Vec<_>>()
+                    .join(" ")
             };
             for tok in many {
                 part(action, PartKind::Content, tok.span);
@@ -144,7 +150,10 @@ pub(crate) fn search(input: &LinkInput<'_, '_>, action: &mut ParsedAction) -> Re
 }
 
 /// `/fetch URL [html|markdown]` or `/fetch continue`.
-pub(crate) fn fetch(input: &LinkInput<'_, '_>, action: &mut ParsedAction) -> Result<(), ParseErrorKind> {
+pub(crate) fn fetch(
+    input: &LinkInput<'_, '_>,
+    action: &mut ParsedAction,
+) -> Result<(), ParseErrorKind> {
     let t = input.tokens;
     let example = "/fetch https://example.com";
     let Some(first) = t.first() else {
@@ -157,11 +166,16 @@ pub(crate) fn fetch(input: &LinkInput<'_, '_>, action: &mut ParsedAction) -> Res
     }
     let url = match reference(&first.value) {
         Some(super::super::action::RefKind::Uri(uri)) if first.kind == TokenKind::Word => uri,
-        _ if first.kind == TokenKind::Word && looks_like_url(&first.value) => first.value.to_string(),
+        _ if first.kind == TokenKind::Word && looks_like_url(&first.value) => {
+            first.value.to_string()
+        }
         _ => {
             return Err(invalid(
                 "fetch",
-                format!("'{}' is not a web address; write a URL such as {example}", first.value),
+                format!(
+                    "'{}' is not a web address; write a URL such as {example}",
+                    first.value
+                ),
             ));
         }
     };
@@ -198,16 +212,26 @@ pub(crate) fn fetch(input: &LinkInput<'_, '_>, action: &mut ParsedAction) -> Res
 }
 
 /// `/web query`.
-pub(crate) fn web(input: &LinkInput<'_, '_>, action: &mut ParsedAction) -> Result<(), ParseErrorKind> {
+pub(crate) fn web(
+    input: &LinkInput<'_, '_>,
+    action: &mut ParsedAction,
+) -> Result<(), ParseErrorKind> {
     if set_content(action, input.src, input.tokens) || input.in_chain {
         Ok(())
     } else {
-        Err(missing("web", "something to search for", "/web rust async patterns"))
+        Err(missing(
+            "web",
+            "something to search for",
+            "/web rust async patterns",
+        ))
     }
 }
 
 /// `/calc expression`.
-pub(crate) fn calc(input: &LinkInput<'_, '_>, action: &mut ParsedAction) -> Result<(), ParseErrorKind> {
+pub(crate) fn calc(
+    input: &LinkInput<'_, '_>,
+    action: &mut ParsedAction,
+) -> Result<(), ParseErrorKind> {
     if set_content(action, input.src, input.tokens) {
         Ok(())
     } else {
@@ -230,7 +254,10 @@ const DATA_SUBCOMMANDS: &[(&str, Op)] = &[
 ];
 
 /// `/data list|read|search|monitor|pause [source] ["query"]`.
-pub(crate) fn data(input: &LinkInput<'_, '_>, action: &mut ParsedAction) -> Result<(), ParseErrorKind> {
+pub(crate) fn data(
+    input: &LinkInput<'_, '_>,
+    action: &mut ParsedAction,
+) -> Result<(), ParseErrorKind> {
     let t = input.tokens;
     let sub = t.first().and_then(|tok| {
         DATA_SUBCOMMANDS
