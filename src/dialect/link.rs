@@ -311,7 +311,7 @@ impl<'p> LinkParser<'p> {
         in_chain: bool,
     ) -> Result<ParsedAction, ParseError> {
         let span = Span::new(raw.start, raw.end);
-        let matched = raw.verb.map_err(|k| ParseError::new(k, raw.verb_span))?;
+        let matched = raw.verb.map_err(|k| ParseError::new(k, span))?;
         let mut tokens = raw.tokens;
         let marker = take_marker(&mut tokens);
         let written = raw.written.split_whitespace().collect::<Vec<_>>().join(" ");

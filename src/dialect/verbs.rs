@@ -365,8 +365,15 @@ pub struct VerbTable {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum VerbTableError {
     /// The file is not valid TOML of the expected shape.
-    #[error("{0}")]
-    Toml(String),
+    #[error("line {line}, column {column}: {message}")]
+    Toml {
+        /// One-based line of the problem.
+        line: usize,
+        /// One-based column of the problem.
+        column: usize,
+        /// What is wrong.
+        message: String,
+    },
     /// A verb name that cannot be written after a slash.
     #[error(
         "verb name '{0}' must start with a letter and use only lowercase letters, digits and _"
@@ -441,8 +448,15 @@ impl VerbTable {
 
     /// Adds the verbs and aliases of a TOML verb file (see module docs).
     pub fn extend_from_toml(&mut self, text: &str) -> Result<(), VerbTableError> {
-        let file: VerbFile =
-            toml::from_str(text).map_err(|e| VerbTableError::Toml(e.to_string()))?;
+        let file: VerbFile = toml::from_str(text).map_err(|e| {
+            let at = e.span().map_or(0, |s| s.start);
+            let (line, column) = super::span::Span::new(at, at).line_col(text);
+            VerbTableError::Toml {
+                line,
+                column,
+                message: e.message().trim().replace('\n', " "),
+            }
+        })?;
         for (name, entry) in file.verbs {
             let index = match self.specs.iter().position(|s| s.verb.name() == name) {
                 Some(index) => index,
