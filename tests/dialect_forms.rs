@@ -29,14 +29,14 @@ fn canon(src: &str) -> Vec<String> {
         "{src:?} gave errors: {:?}",
         turn.errors
     );
-    turn.actions.iter().map(|a| a.canonical.clone()).collect()
+    turn.actions.iter().map(|a| a.canonical()).collect()
 }
 
 fn check_table(rows: &[(&str, &str)]) {
     let mut failures = Vec::new();
     for (input, expected) in rows {
         let turn = parse(input);
-        let got: Vec<String> = turn.actions.iter().map(|a| a.canonical.clone()).collect();
+        let got: Vec<String> = turn.actions.iter().map(|a| a.canonical()).collect();
         if !turn.errors.is_empty() || got != vec![expected.to_string()] {
             failures.push(format!(
                 "  {input:?}\n    expected {expected:?}\n    got      {got:?} errors {:?}",
@@ -637,7 +637,7 @@ fn chains_are_ordered_links() {
     assert_eq!(verbs, vec![Verb::Summarize, Verb::Tell]);
     assert_eq!(a.chain[1].target.as_deref(), Some("entropy"));
     assert_eq!(
-        a.canonical,
+        a.canonical(),
         "/recall read meeting_notes -> /summarize -> /tell @entropy"
     );
     assert_eq!(
@@ -669,7 +669,7 @@ fn batch_holds_one_action_per_line() {
     let src = "/batch {\n  /recall project_notes\n  /search conversations about project\n  /fetch https://project-docs.example.com\n}";
     let a = one(src);
     assert_eq!(a.verb, Verb::Batch);
-    let inner: Vec<String> = a.batch.iter().map(|x| x.canonical.clone()).collect();
+    let inner: Vec<String> = a.batch.iter().map(|x| x.canonical()).collect();
     assert_eq!(
         inner,
         vec![
@@ -680,7 +680,7 @@ fn batch_holds_one_action_per_line() {
     );
     assert_eq!(a.span.end, src.len());
     assert_eq!(
-        a.canonical,
+        a.canonical(),
         "/batch {\n/recall read project_notes\n/search \"conversations about project\"\n/fetch https://project-docs.example.com\n}"
     );
     let a = one("/batch {\n/reply hi\n} ?");
@@ -764,7 +764,7 @@ fn the_wrapper_is_not_content() {
 #[test]
 fn legacy_commands_count_only_in_prose() {
     let turn = parse("Let me look. [[SEARCH: hiking]] Then [[PULSE:10m]].");
-    let got: Vec<&str> = turn.actions.iter().map(|a| a.canonical.as_str()).collect();
+    let got: Vec<String> = turn.actions.iter().map(|a| a.canonical()).collect();
     assert_eq!(got, vec!["/search \"hiking\"", "/pulse 10m"]);
     assert!(turn.actions.iter().all(|a| a.legacy));
     assert!(parse("```\n[[SEARCH: x]]\n```").actions.is_empty());

@@ -212,29 +212,29 @@ fn check_spans(src: &str, turn: &ParsedTurn) -> Result<(), TestCaseError> {
 }
 
 fn check_round_trip(parser: &DialectParser, action: &ParsedAction) -> Result<(), TestCaseError> {
-    let again = parser.parse(&action.canonical);
+    let again = parser.parse(&action.canonical());
     prop_assert!(
         again.errors.is_empty(),
         "canonical {:?} gave errors {:?}",
-        action.canonical,
+        action.canonical(),
         again.errors
     );
     prop_assert_eq!(
         again.actions.len(),
         1,
         "canonical {:?} gave {} actions",
-        action.canonical,
+        action.canonical(),
         again.actions.len()
     );
     let back = &again.actions[0];
     prop_assert!(
         back.same_meaning(action),
         "round trip changed the action:\n  canonical {:?}\n  first  {:?}\n  second {:?}",
-        action.canonical,
+        action.canonical(),
         action,
         back
     );
-    prop_assert_eq!(&back.canonical, &action.canonical);
+    prop_assert_eq!(back.canonical(), action.canonical());
     Ok(())
 }
 

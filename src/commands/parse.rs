@@ -64,9 +64,9 @@ fn write_text(
 ) -> std::io::Result<()> {
     for action in &turn.actions {
         if action.cancelled {
-            writeln!(out, "# cancelled: {}", action.canonical)?;
+            writeln!(out, "# cancelled: {}", action.canonical())?;
         } else {
-            writeln!(out, "{}", action.canonical)?;
+            writeln!(out, "{}", action.canonical())?;
         }
     }
     for error in &turn.errors {

@@ -286,10 +286,9 @@ impl TimeFilter {
 /// holds `/b` and `/c` in order; its `span` covers the whole chain. A
 /// `/batch { … }` is one action with verb `batch` whose inner actions are in
 /// `batch`.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone)]
 pub struct ParsedAction {
     /// The canonical verb (aliases resolved).
-    #[serde(serialize_with = "ser_verb")]
     pub verb: Verb,
     /// The verb exactly as the agent wrote it (may be an alias or misspelling).
     pub verb_written: String,
@@ -308,7 +307,6 @@ pub struct ParsedAction {
     /// True when later prose took the action back ("scratch that").
     pub cancelled: bool,
     /// True when the action was written in the legacy `[[COMMAND: …]]` form.
-    #[serde(skip_serializing_if = "is_false")]
     pub legacy: bool,
     /// The bytes of the whole action (the whole chain for a chain head).
     pub span: Span,
@@ -316,41 +314,71 @@ pub struct ParsedAction {
     pub parts: Vec<Part>,
     /// Search domain (`archival`, `conversations`, `constellation`, `all`) or
     /// send domain (`user`, `agent`, `bluesky`, …).
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub domain: Option<String>,
     /// Search time filter.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub time: Option<TimeFilter>,
     /// Search role filter (`role:assistant`).
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub role: Option<String>,
     /// The text being replaced, for `context replace` (the new text is `content`).
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub old: Option<String>,
     /// The archival label of a `context swap` (the working block is `target`).
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub other: Option<String>,
     /// When a reminder is due, as written (`in 20 minutes`, `tomorrow morning`).
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub when: Option<String>,
     /// A pulse interval in seconds.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub duration_secs: Option<u64>,
-    /// The canonical one-line form (for a batch, one action per line).
-    pub canonical: String,
     /// The following links of a chain, in order.
     pub chain: Vec<ParsedAction>,
     /// The inner actions of a `/batch { … }`, in order.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub batch: Vec<ParsedAction>,
 }
 
-fn ser_verb<S: Serializer>(verb: &Verb, serializer: S) -> Result<S::Ok, S::Error> {
-    serializer.serialize_str(verb.name())
-}
-
-fn is_false(value: &bool) -> bool {
-    !*value
+impl Serialize for ParsedAction {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let mut map = serializer.serialize_map(None)?;
+        map.serialize_entry("verb", self.verb.name())?;
+        map.serialize_entry("verb_written", &self.verb_written)?;
+        map.serialize_entry("op", &self.op)?;
+        map.serialize_entry("target", &self.target)?;
+        map.serialize_entry("content", &self.content)?;
+        map.serialize_entry("marker", &self.marker)?;
+        map.serialize_entry("marker_note", &self.marker_note)?;
+        map.serialize_entry("refs", &self.refs)?;
+        map.serialize_entry("cancelled", &self.cancelled)?;
+        if self.legacy {
+            map.serialize_entry("legacy", &true)?;
+        }
+        map.serialize_entry("span", &self.span)?;
+        map.serialize_entry("parts", &self.parts)?;
+        if let Some(domain) = &self.domain {
+            map.serialize_entry("domain", domain)?;
+        }
+        if let Some(time) = &self.time {
+            map.serialize_entry("time", time)?;
+        }
+        if let Some(role) = &self.role {
+            map.serialize_entry("role", role)?;
+        }
+        if let Some(old) = &self.old {
+            map.serialize_entry("old", old)?;
+        }
+        if let Some(other) = &self.other {
+            map.serialize_entry("other", other)?;
+        }
+        if let Some(when) = &self.when {
+            map.serialize_entry("when", when)?;
+        }
+        if let Some(secs) = &self.duration_secs {
+            map.serialize_entry("duration_secs", secs)?;
+        }
+        map.serialize_entry("canonical", &self.canonical())?;
+        map.serialize_entry("chain", &self.chain)?;
+        if !self.batch.is_empty() {
+            map.serialize_entry("batch", &self.batch)?;
+        }
+        map.end()
+    }
 }
 
 impl ParsedAction {
@@ -376,7 +404,6 @@ impl ParsedAction {
             other: None,
             when: None,
             duration_secs: None,
-            canonical: String::new(),
             chain: Vec::new(),
             batch: Vec::new(),
         }
@@ -415,6 +442,12 @@ impl ParsedAction {
                 .iter()
                 .zip(&other.batch)
                 .all(|(a, b)| a.same_meaning(b))
+    }
+
+    /// The canonical dialect text: one line that parses back to this action
+    /// (its chain included; a batch spans one line per inner action).
+    pub fn canonical(&self) -> String {
+        super::canonical::canonical(self)
     }
 
     /// The content reference, if the content slot holds one.

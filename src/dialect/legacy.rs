@@ -76,7 +76,6 @@ pub(crate) fn parse_legacy(
             span: Span::new(close, close + 2),
         });
         action.parts.sort_by_key(|p| p.span.start);
-        action.canonical = super::canonical::canonical(&action);
         Ok(action)
     });
     Some(ParsedAt {

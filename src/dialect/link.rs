@@ -4,7 +4,6 @@
 use super::action::{Marker, ParsedAction, PartKind};
 use super::args::{LinkInput, looks_like_url, names_working_block, parse_args};
 use super::blocks::BlockRegistry;
-use super::canonical::canonical;
 use super::error::{ParseError, ParseErrorKind};
 use super::lexer::{Token, TokenKind, lex_link, line_end};
 use super::matcher::match_verb;
@@ -216,7 +215,6 @@ impl<'p> LinkParser<'p> {
             }
             return self.parse_batch(src, head);
         }
-        head.canonical = canonical(&head);
         ParsedAt {
             result: Ok(head),
             span,
@@ -342,7 +340,6 @@ impl<'p> LinkParser<'p> {
             });
         }
         action.parts.sort_by_key(|p| p.span.start);
-        action.canonical = canonical(&action);
         Ok(action)
     }
 
@@ -458,7 +455,6 @@ impl<'p> LinkParser<'p> {
                         span,
                     };
                 }
-                head.canonical = canonical(&head);
                 return ParsedAt {
                     result: Ok(head),
                     span,
