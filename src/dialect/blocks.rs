@@ -26,6 +26,8 @@ pub enum LabelMatch {
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct BlockRegistry {
     blocks: Vec<KnownBlock>,
+    /// `normalize_label` of each block's label, computed once.
+    normalized: Vec<String>,
 }
 
 /// Lowercases a label and turns whitespace and `-` into `_`.
@@ -54,15 +56,15 @@ impl BlockRegistry {
 
     /// A registry of the given blocks.
     pub fn from_blocks(blocks: Vec<KnownBlock>) -> Self {
-        BlockRegistry { blocks }
+        let normalized = blocks.iter().map(|b| normalize_label(&b.label)).collect();
+        BlockRegistry { blocks, normalized }
     }
 
     /// Adds a block.
     pub fn add(&mut self, label: impl Into<String>, working: bool) {
-        self.blocks.push(KnownBlock {
-            label: label.into(),
-            working,
-        });
+        let label = label.into();
+        self.normalized.push(normalize_label(&label));
+        self.blocks.push(KnownBlock { label, working });
     }
 
     /// True when no block is known.
@@ -77,23 +79,33 @@ impl BlockRegistry {
 
     /// True when `label` is exactly (after normalisation) a working block.
     pub fn is_working(&self, label: &str) -> bool {
+        if !self.blocks.iter().any(|b| b.working) {
+            return false;
+        }
         let wanted = normalize_label(label);
         self.blocks
             .iter()
-            .any(|b| b.working && normalize_label(&b.label) == wanted)
+            .zip(&self.normalized)
+            .any(|(b, have)| b.working && *have == wanted)
     }
 
     /// Resolves a written label; with `working_only`, only working blocks count.
     pub fn resolve(&self, written: &str, working_only: bool) -> LabelMatch {
+        if self.blocks.is_empty() {
+            return LabelMatch::Unknown;
+        }
         let wanted = normalize_label(written);
         if wanted.is_empty() {
             return LabelMatch::Unknown;
         }
-        let pool = self.blocks.iter().filter(|b| !working_only || b.working);
+        let pool = self
+            .blocks
+            .iter()
+            .zip(&self.normalized)
+            .filter(|(b, _)| !working_only || b.working);
         let mut partial = Vec::new();
-        for block in pool {
-            let have = normalize_label(&block.label);
-            if have == wanted {
+        for (block, have) in pool {
+            if *have == wanted {
                 return LabelMatch::Exact(block.label.clone());
             }
             let words_present = wanted.split('_').all(|w| have.split('_').any(|h| h == w));

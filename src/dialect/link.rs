@@ -255,7 +255,9 @@ impl<'p> LinkParser<'p> {
         // Up to a few following words on the same line, for multi-word aliases.
         let mut following: Vec<(&str, usize)> = Vec::new();
         let mut at = word_end;
-        while following.len() + 1 < self.table.max_words() {
+        let may_be_phrase =
+            first.contains(['_', '-']) || self.table.starts_phrase(&first.to_ascii_lowercase());
+        while may_be_phrase && following.len() + 1 < self.table.max_words() {
             let s = skip_blanks(bytes, at, limit);
             if s == at || s >= limit {
                 break;
@@ -312,7 +314,11 @@ impl<'p> LinkParser<'p> {
         let matched = raw.verb.map_err(|k| ParseError::new(k, span))?;
         let mut tokens = raw.tokens;
         let marker = take_marker(&mut tokens);
-        let written = raw.written.split_whitespace().collect::<Vec<_>>().join(" ");
+        let written = if raw.written.contains(char::is_whitespace) {
+            raw.written.split_whitespace().collect::<Vec<_>>().join(" ")
+        } else {
+            raw.written.to_string()
+        };
         let mut action = self.interpret(
             src,
             &matched.entries,

@@ -53,8 +53,12 @@ pub fn match_verb(
     first: &str,
     following: &[&str],
 ) -> Result<VerbMatch, ParseErrorKind> {
-    let lower = first.to_ascii_lowercase();
-    let folded = lower != first;
+    let folded = first.bytes().any(|b| b.is_ascii_uppercase());
+    let lower: std::borrow::Cow<'_, str> = if folded {
+        first.to_ascii_lowercase().into()
+    } else {
+        first.into()
+    };
     let exact_kind = |entries: &[PhraseEntry]| {
         if folded {
             MatchKind::CaseFolded
@@ -66,23 +70,30 @@ pub fn match_verb(
     };
 
     // Multi-word phrases, longest first: `look up`, `search web`, `look_up`.
-    let token_words: Vec<&str> = lower.split(['_', '-']).filter(|w| !w.is_empty()).collect();
-    let max_extra = table.max_words().saturating_sub(token_words.len());
-    for extra in (0..=max_extra.min(following.len())).rev() {
-        if token_words.len() + extra < 2 {
-            continue;
-        }
-        let mut phrase = token_words.join(" ");
-        for word in &following[..extra] {
-            phrase.push(' ');
-            phrase.push_str(&word.to_ascii_lowercase());
-        }
-        if let Some(entries) = table.lookup(&phrase) {
-            return Ok(VerbMatch {
-                entries: entries.to_vec(),
-                words: 1 + extra,
-                kind: exact_kind(entries),
-            });
+    let joined = lower.contains(['_', '-']);
+    let head = lower
+        .split(['_', '-'])
+        .find(|w| !w.is_empty())
+        .unwrap_or("");
+    if joined || (!following.is_empty() && table.starts_phrase(head)) {
+        let token_words: Vec<&str> = lower.split(['_', '-']).filter(|w| !w.is_empty()).collect();
+        let max_extra = table.max_words().saturating_sub(token_words.len());
+        for extra in (0..=max_extra.min(following.len())).rev() {
+            if token_words.len() + extra < 2 {
+                continue;
+            }
+            let mut phrase = token_words.join(" ");
+            for word in &following[..extra] {
+                phrase.push(' ');
+                phrase.push_str(&word.to_ascii_lowercase());
+            }
+            if let Some(entries) = table.lookup(&phrase) {
+                return Ok(VerbMatch {
+                    entries: entries.to_vec(),
+                    words: 1 + extra,
+                    kind: exact_kind(entries),
+                });
+            }
         }
     }
 
@@ -102,7 +113,8 @@ pub fn match_verb(
             .collect()
     };
 
-    for stem in stems(&lower) {
+    let lower = lower.as_ref();
+    for stem in stems(lower) {
         if let Some(entries) = table.lookup(&stem) {
             let entries = not_strict(entries);
             if !entries.is_empty() {
@@ -115,7 +127,7 @@ pub fn match_verb(
         }
     }
 
-    fuzzy(table, first, &lower)
+    fuzzy(table, first, lower)
 }
 
 fn fuzzy(table: &VerbTable, written: &str, lower: &str) -> Result<VerbMatch, ParseErrorKind> {

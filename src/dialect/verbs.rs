@@ -13,7 +13,7 @@
 //! summary = "say something loudly"
 //! ```
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::fmt;
 
 use serde::Deserialize;
@@ -358,6 +358,8 @@ pub struct PhraseEntry {
 pub struct VerbTable {
     specs: Vec<VerbSpec>,
     phrases: HashMap<String, Vec<PhraseEntry>>,
+    /// First words of multi-word phrases (`look` of `look up`).
+    phrase_starts: HashSet<String>,
     max_words: usize,
 }
 
@@ -440,6 +442,7 @@ impl VerbTable {
         let mut table = VerbTable {
             specs,
             phrases: HashMap::new(),
+            phrase_starts: HashSet::new(),
             max_words: 1,
         };
         table.reindex();
@@ -511,6 +514,7 @@ impl VerbTable {
 
     fn reindex(&mut self) {
         self.phrases.clear();
+        self.phrase_starts.clear();
         self.max_words = 1;
         for (i, spec) in self.specs.iter().enumerate() {
             self.phrases
@@ -523,6 +527,9 @@ impl VerbTable {
                 });
             for (alias, op) in &spec.aliases {
                 self.max_words = self.max_words.max(alias.split(' ').count());
+                if let Some((first, _)) = alias.split_once(' ') {
+                    self.phrase_starts.insert(first.to_string());
+                }
                 let entries = self.phrases.entry(alias.clone()).or_default();
                 if !entries.iter().any(|e| e.spec == i) {
                     entries.push(PhraseEntry {
@@ -553,6 +560,11 @@ impl VerbTable {
     /// The verbs a lowercase phrase means, if any.
     pub fn lookup(&self, phrase: &str) -> Option<&[PhraseEntry]> {
         self.phrases.get(phrase).map(Vec::as_slice)
+    }
+
+    /// True when some multi-word alias starts with the lowercase `word`.
+    pub fn starts_phrase(&self, word: &str) -> bool {
+        self.phrase_starts.contains(word)
     }
 
     /// The most words any alias has.
