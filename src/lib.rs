@@ -8,6 +8,8 @@
 //! - [`commands`]: the subcommands of the `partner` binary.
 //! - [`error`]: the crate-level error type.
 
+#![warn(missing_docs)]
+
 pub mod commands;
 pub mod dialect;
 pub mod error;
