@@ -227,7 +227,7 @@ fn search_forms_from_the_seed_table() {
         ),
         (
             "/search in conversations project deadline > 1 month role:user",
-            "/search in conversations \"project deadline\" > 1 months role:user",
+            "/search in conversations \"project deadline\" > 1 month role:user",
         ),
         ("/find deadlines", "/search \"deadlines\""),
         ("/query deadlines", "/search \"deadlines\""),

@@ -273,10 +273,16 @@ pub struct TimeFilter {
 }
 
 impl TimeFilter {
-    /// The filter written canonically, e.g. `> 2 weeks`.
+    /// The filter written canonically, e.g. `> 2 weeks`, `< 1 day`.
     pub fn canonical(&self) -> String {
         let cmp = if self.older_than { '>' } else { '<' };
-        format!("{cmp} {} {}", self.amount, self.unit.as_str())
+        let unit = self.unit.as_str();
+        let unit = if self.amount == 1 {
+            &unit[..unit.len() - 1]
+        } else {
+            unit
+        };
+        format!("{cmp} {} {unit}", self.amount)
     }
 }
 

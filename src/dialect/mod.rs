@@ -58,7 +58,8 @@
 //! search. A label given to append, delete or patch that matches known
 //! blocks only partially is an error listing them, and yields no action.
 //!
-//! **Arguments and content.** Content is `"…"` (escapes `\" \\ \n \t`),
+//! **Arguments and content.** Content is `"…"` on one line (escapes
+//! `\" \\ \n \t`; a `"` never closed on its line is an ordinary character),
 //! `"""…"""` over several lines, a ``` fence, `> ` lines under the action,
 //! or unquoted text to the end of the line. `that`, `this` and `it` are
 //! references only when they are the whole argument (`/reply that works for
