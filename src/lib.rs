@@ -10,8 +10,10 @@
 
 #![warn(missing_docs)]
 
+pub mod clock;
 pub mod commands;
 pub mod dialect;
 pub mod error;
+pub mod memory;
 
 pub use error::{Error, Result};

@@ -1,0 +1,68 @@
+//! Time for the runtime: a [`Clock`] trait so tests can move time by hand,
+//! and helpers to show times.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicI64, Ordering};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+/// Milliseconds since the Unix epoch, the unit every stored time uses.
+pub type Millis = i64;
+
+/// Where the runtime reads the current time from.
+pub trait Clock: Send + Sync + std::fmt::Debug {
+    /// Now, in milliseconds since the Unix epoch.
+    fn now_ms(&self) -> Millis;
+}
+
+/// The system's wall clock.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct SystemClock;
+
+impl Clock for SystemClock {
+    fn now_ms(&self) -> Millis {
+        SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map_or(0, |d| d.as_millis() as Millis)
+    }
+}
+
+/// A clock that only moves when told to, for tests.
+#[derive(Debug, Clone)]
+pub struct ManualClock(Arc<AtomicI64>);
+
+impl ManualClock {
+    /// A clock reading `start`.
+    pub fn new(start: Millis) -> Self {
+        ManualClock(Arc::new(AtomicI64::new(start)))
+    }
+
+    /// Moves the clock forward.
+    pub fn advance(&self, by: Duration) {
+        self.0.fetch_add(by.as_millis() as Millis, Ordering::SeqCst);
+    }
+
+    /// Sets the clock.
+    pub fn set(&self, to: Millis) {
+        self.0.store(to, Ordering::SeqCst);
+    }
+}
+
+impl Clock for ManualClock {
+    fn now_ms(&self) -> Millis {
+        self.0.load(Ordering::SeqCst)
+    }
+}
+
+/// A shared clock.
+pub type SharedClock = Arc<dyn Clock>;
+
+/// The system clock, shared.
+pub fn system_clock() -> SharedClock {
+    Arc::new(SystemClock)
+}
+
+/// Formats a time as RFC 3339 in UTC, to the second.
+pub fn format_time(ms: Millis) -> String {
+    let time = UNIX_EPOCH + Duration::from_millis(ms.max(0) as u64);
+    humantime::format_rfc3339_seconds(time).to_string()
+}

@@ -1,0 +1,396 @@
+//! The other kinds of memory: archival entries, conversation history,
+//! intentions, the outbox, and each agent's runtime state.
+
+use rusqlite::{Connection, OptionalExtension, params};
+use serde::Serialize;
+
+use super::error::{MemoryError, MemoryResult};
+use crate::clock::Millis;
+
+/// Stores an archival entry (a memory without a label); returns its id.
+pub fn add_archival(
+    conn: &Connection,
+    agent: &str,
+    content: &str,
+    now: Millis,
+) -> MemoryResult<i64> {
+    conn.execute(
+        "INSERT INTO archival (agent, content, created_at) VALUES (?1, ?2, ?3)",
+        params![agent, content, now],
+    )?;
+    Ok(conn.last_insert_rowid())
+}
+
+/// Number of archival entries of an agent.
+pub fn archival_count(conn: &Connection, agent: &str) -> MemoryResult<i64> {
+    Ok(conn.query_row(
+        "SELECT count(*) FROM archival WHERE agent = ?1",
+        [agent],
+        |r| r.get(0),
+    )?)
+}
+
+/// One message of a conversation.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Message {
+    /// Row id.
+    pub id: i64,
+    /// The agent whose conversation it is.
+    pub agent: String,
+    /// Thread (conversation) id.
+    pub thread: String,
+    /// `user`, `assistant`, `system` or `agent:NAME`.
+    pub role: String,
+    /// The text.
+    pub content: String,
+    /// When.
+    pub created_at: Millis,
+}
+
+/// Appends a message to a conversation; returns its id.
+pub fn add_message(
+    conn: &Connection,
+    agent: &str,
+    thread: &str,
+    role: &str,
+    content: &str,
+    now: Millis,
+) -> MemoryResult<i64> {
+    conn.execute(
+        "INSERT INTO messages (agent, thread, role, content, created_at) VALUES (?1, ?2, ?3, ?4, ?5)",
+        params![agent, thread, role, content, now],
+    )?;
+    Ok(conn.last_insert_rowid())
+}
+
+/// The last `limit` messages of a thread, oldest first.
+pub fn recent_messages(
+    conn: &Connection,
+    agent: &str,
+    thread: &str,
+    limit: usize,
+) -> MemoryResult<Vec<Message>> {
+    let mut stmt = conn.prepare(
+        "SELECT id, agent, thread, role, content, created_at FROM
+           (SELECT * FROM messages WHERE agent = ?1 AND thread = ?2 ORDER BY id DESC LIMIT ?3)
+         ORDER BY id",
+    )?;
+    let rows = stmt.query_map(params![agent, thread, limit as i64], |r| {
+        Ok(Message {
+            id: r.get(0)?,
+            agent: r.get(1)?,
+            thread: r.get(2)?,
+            role: r.get(3)?,
+            content: r.get(4)?,
+            created_at: r.get(5)?,
+        })
+    })?;
+    Ok(rows.collect::<Result<_, _>>()?)
+}
+
+/// Status of an intention.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum IntentionStatus {
+    /// Waiting for its time.
+    Pending,
+    /// Its time came; the agent was told.
+    Triggered,
+    /// Done.
+    Completed,
+    /// Dropped.
+    Dismissed,
+}
+
+impl IntentionStatus {
+    /// The stored name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            IntentionStatus::Pending => "pending",
+            IntentionStatus::Triggered => "triggered",
+            IntentionStatus::Completed => "completed",
+            IntentionStatus::Dismissed => "dismissed",
+        }
+    }
+
+    fn parse(s: &str) -> MemoryResult<Self> {
+        Ok(match s {
+            "pending" => IntentionStatus::Pending,
+            "triggered" => IntentionStatus::Triggered,
+            "completed" => IntentionStatus::Completed,
+            "dismissed" => IntentionStatus::Dismissed,
+            other => {
+                return Err(MemoryError::Corrupt {
+                    what: "intention status",
+                    value: other.to_string(),
+                });
+            }
+        })
+    }
+}
+
+/// A reminder an agent set for itself.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Intention {
+    /// Id (what `/complete` and `/dismiss` name).
+    pub id: i64,
+    /// Owning agent.
+    pub agent: String,
+    /// What to do.
+    pub what: String,
+    /// When, as the agent wrote it.
+    pub due_text: String,
+    /// When, resolved (absent for "next session" or not yet resolved).
+    pub due_at: Option<Millis>,
+    /// Due at the start of the next session.
+    pub next_session: bool,
+    /// Status.
+    pub status: IntentionStatus,
+    /// Completion or dismissal note.
+    pub note: Option<String>,
+    /// Created.
+    pub created_at: Millis,
+}
+
+/// Stores a new pending intention; returns its id.
+pub fn add_intention(
+    conn: &Connection,
+    agent: &str,
+    what: &str,
+    due_text: &str,
+    due_at: Option<Millis>,
+    next_session: bool,
+    now: Millis,
+) -> MemoryResult<i64> {
+    conn.execute(
+        "INSERT INTO intentions (agent, what, due_text, due_at, next_session, created_at, updated_at)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?6)",
+        params![agent, what, due_text, due_at, next_session, now],
+    )?;
+    Ok(conn.last_insert_rowid())
+}
+
+/// Intentions of an agent, open ones (pending, triggered) first by due time.
+pub fn list_intentions(
+    conn: &Connection,
+    agent: &str,
+    open_only: bool,
+) -> MemoryResult<Vec<Intention>> {
+    let mut stmt = conn.prepare(
+        "SELECT id, agent, what, due_text, due_at, next_session, status, note, created_at FROM intentions
+         WHERE agent = ?1 AND (?2 = 0 OR status IN ('pending', 'triggered'))
+         ORDER BY status IN ('completed', 'dismissed'), due_at IS NULL, due_at, id",
+    )?;
+    let rows = stmt.query_map(params![agent, open_only], |r| {
+        Ok((
+            Intention {
+                id: r.get(0)?,
+                agent: r.get(1)?,
+                what: r.get(2)?,
+                due_text: r.get(3)?,
+                due_at: r.get(4)?,
+                next_session: r.get(5)?,
+                status: IntentionStatus::Pending,
+                note: r.get(7)?,
+                created_at: r.get(8)?,
+            },
+            r.get::<_, String>(6)?,
+        ))
+    })?;
+    rows.map(|row| {
+        let (mut intention, status) = row?;
+        intention.status = IntentionStatus::parse(&status)?;
+        Ok(intention)
+    })
+    .collect()
+}
+
+/// One intention of an agent.
+pub fn get_intention(conn: &Connection, agent: &str, id: i64) -> MemoryResult<Option<Intention>> {
+    Ok(list_intentions(conn, agent, false)?
+        .into_iter()
+        .find(|i| i.id == id))
+}
+
+/// Sets an intention's status (and note); false when the agent has no such intention.
+pub fn set_intention_status(
+    conn: &Connection,
+    agent: &str,
+    id: i64,
+    status: IntentionStatus,
+    note: Option<&str>,
+    now: Millis,
+) -> MemoryResult<bool> {
+    let changed = conn.execute(
+        "UPDATE intentions SET status = ?3, note = coalesce(?4, note), updated_at = ?5 WHERE agent = ?1 AND id = ?2",
+        params![agent, id, status.as_str(), note, now],
+    )?;
+    Ok(changed > 0)
+}
+
+/// Intentions of all agents that are pending and due at or before `now`.
+pub fn due_intentions(conn: &Connection, now: Millis) -> MemoryResult<Vec<(String, i64)>> {
+    let mut stmt = conn.prepare(
+        "SELECT agent, id FROM intentions WHERE status = 'pending' AND due_at IS NOT NULL AND due_at <= ?1 ORDER BY due_at",
+    )?;
+    let rows = stmt.query_map([now], |r| Ok((r.get(0)?, r.get(1)?)))?;
+    Ok(rows.collect::<Result<_, _>>()?)
+}
+
+/// A message waiting to leave the constellation (or to reach an agent).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct OutboxItem {
+    /// Id.
+    pub id: i64,
+    /// Sending agent.
+    pub agent: String,
+    /// `user`, `agent`, `dm`, `reply`, or a platform name (`bluesky`).
+    pub channel: String,
+    /// Recipient or thread, where there is one.
+    pub target: Option<String>,
+    /// The text.
+    pub content: String,
+    /// True for public posts.
+    pub public: bool,
+    /// When it was queued.
+    pub created_at: Millis,
+    /// When a platform adapter delivered it.
+    pub delivered_at: Option<Millis>,
+}
+
+/// Queues a message; returns its id.
+pub fn enqueue(
+    conn: &Connection,
+    agent: &str,
+    channel: &str,
+    target: Option<&str>,
+    content: &str,
+    public: bool,
+    now: Millis,
+) -> MemoryResult<i64> {
+    conn.execute(
+        "INSERT INTO outbox (agent, channel, target, content, public, created_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+        params![agent, channel, target, content, public, now],
+    )?;
+    Ok(conn.last_insert_rowid())
+}
+
+/// The outbox, oldest first.
+pub fn outbox(conn: &Connection) -> MemoryResult<Vec<OutboxItem>> {
+    let mut stmt = conn.prepare(
+        "SELECT id, agent, channel, target, content, public, created_at, delivered_at FROM outbox ORDER BY id",
+    )?;
+    let rows = stmt.query_map([], |r| {
+        Ok(OutboxItem {
+            id: r.get(0)?,
+            agent: r.get(1)?,
+            channel: r.get(2)?,
+            target: r.get(3)?,
+            content: r.get(4)?,
+            public: r.get(5)?,
+            created_at: r.get(6)?,
+            delivered_at: r.get(7)?,
+        })
+    })?;
+    Ok(rows.collect::<Result<_, _>>()?)
+}
+
+/// An agent's runtime state.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct AgentState {
+    /// Name.
+    pub name: String,
+    /// Stopped by `/halt` (or the partner) until resumed.
+    pub halted: bool,
+    /// Why it was halted.
+    pub halt_reason: Option<String>,
+    /// Pulse interval set by the agent or the partner, in seconds.
+    pub pulse_secs: Option<i64>,
+}
+
+/// The state of an agent (a fresh one if it was never seen).
+pub fn agent_state(conn: &Connection, name: &str) -> MemoryResult<AgentState> {
+    let state = conn
+        .query_row(
+            "SELECT name, halted, halt_reason, pulse_secs FROM agents WHERE name = ?1",
+            [name],
+            |r| {
+                Ok(AgentState {
+                    name: r.get(0)?,
+                    halted: r.get(1)?,
+                    halt_reason: r.get(2)?,
+                    pulse_secs: r.get(3)?,
+                })
+            },
+        )
+        .optional()?;
+    Ok(state.unwrap_or(AgentState {
+        name: name.to_string(),
+        halted: false,
+        halt_reason: None,
+        pulse_secs: None,
+    }))
+}
+
+fn ensure_agent(conn: &Connection, name: &str, now: Millis) -> MemoryResult<()> {
+    conn.execute(
+        "INSERT INTO agents (name, created_at) VALUES (?1, ?2) ON CONFLICT(name) DO NOTHING",
+        params![name, now],
+    )?;
+    Ok(())
+}
+
+/// Halts (or resumes, with `halted = false`) an agent.
+pub fn set_halted(
+    conn: &Connection,
+    name: &str,
+    halted: bool,
+    reason: Option<&str>,
+    now: Millis,
+) -> MemoryResult<()> {
+    ensure_agent(conn, name, now)?;
+    conn.execute(
+        "UPDATE agents SET halted = ?2, halt_reason = ?3 WHERE name = ?1",
+        params![name, halted, reason],
+    )?;
+    Ok(())
+}
+
+/// Sets an agent's pulse interval.
+pub fn set_pulse(conn: &Connection, name: &str, secs: i64, now: Millis) -> MemoryResult<()> {
+    ensure_agent(conn, name, now)?;
+    conn.execute(
+        "UPDATE agents SET pulse_secs = ?2 WHERE name = ?1",
+        params![name, secs],
+    )?;
+    Ok(())
+}
+
+/// Records text that failed to parse, so recurring phrasings can become aliases.
+pub fn add_parse_failure(
+    conn: &Connection,
+    agent: &str,
+    text: &str,
+    message: &str,
+    now: Millis,
+) -> MemoryResult<()> {
+    conn.execute(
+        "INSERT INTO parse_failures (agent, text, message, created_at) VALUES (?1, ?2, ?3, ?4)",
+        params![agent, text, message, now],
+    )?;
+    Ok(())
+}
+
+/// Recorded parse failures, newest first: (agent, text, message, time).
+pub fn parse_failures(
+    conn: &Connection,
+    limit: usize,
+) -> MemoryResult<Vec<(String, String, String, Millis)>> {
+    let mut stmt = conn.prepare(
+        "SELECT agent, text, message, created_at FROM parse_failures ORDER BY id DESC LIMIT ?1",
+    )?;
+    let rows = stmt.query_map([limit as i64], |r| {
+        Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?))
+    })?;
+    Ok(rows.collect::<Result<_, _>>()?)
+}

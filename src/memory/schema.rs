@@ -1,0 +1,184 @@
+//! The database schema and its migrations. Migrations run in order on open,
+//! each in its own transaction, and record the version in `user_version`.
+//! A database whose version is newer than this binary knows is refused.
+
+/// Every migration, in order; the schema version is the number applied.
+pub const MIGRATIONS: &[&str] = &[
+    // 1: memory, conversations, intentions, outbox, agents, permission
+    // state, trace index, parse failures.
+    r#"
+    CREATE TABLE agents (
+        name TEXT PRIMARY KEY,
+        halted INTEGER NOT NULL DEFAULT 0,
+        halt_reason TEXT,
+        pulse_secs INTEGER,
+        created_at INTEGER NOT NULL
+    );
+
+    CREATE TABLE blocks (
+        id INTEGER PRIMARY KEY,
+        agent TEXT NOT NULL,
+        label TEXT NOT NULL,
+        kind TEXT NOT NULL CHECK (kind IN ('core', 'working', 'archival')),
+        description TEXT NOT NULL DEFAULT '',
+        value TEXT NOT NULL DEFAULT '',
+        char_limit INTEGER NOT NULL DEFAULT 5000,
+        permission TEXT NOT NULL DEFAULT 'read_write'
+            CHECK (permission IN ('read_only', 'partner', 'human', 'append', 'read_write', 'admin')),
+        pinned INTEGER NOT NULL DEFAULT 0,
+        version INTEGER NOT NULL DEFAULT 1,
+        created_at INTEGER NOT NULL,
+        updated_at INTEGER NOT NULL,
+        deleted_at INTEGER,
+        UNIQUE (agent, label)
+    );
+
+    CREATE TABLE block_history (
+        block_id INTEGER NOT NULL REFERENCES blocks(id),
+        version INTEGER NOT NULL,
+        value TEXT NOT NULL,
+        deleted INTEGER NOT NULL DEFAULT 0,
+        changed_at INTEGER NOT NULL,
+        changed_by TEXT NOT NULL,
+        PRIMARY KEY (block_id, version)
+    );
+
+    CREATE VIRTUAL TABLE blocks_fts USING fts5(
+        label, value, content = 'blocks', content_rowid = 'id', tokenize = 'porter unicode61'
+    );
+    CREATE TRIGGER blocks_fts_insert AFTER INSERT ON blocks BEGIN
+        INSERT INTO blocks_fts(rowid, label, value) VALUES (new.id, new.label, new.value);
+    END;
+    CREATE TRIGGER blocks_fts_delete AFTER DELETE ON blocks BEGIN
+        INSERT INTO blocks_fts(blocks_fts, rowid, label, value) VALUES ('delete', old.id, old.label, old.value);
+    END;
+    CREATE TRIGGER blocks_fts_update AFTER UPDATE OF label, value ON blocks BEGIN
+        INSERT INTO blocks_fts(blocks_fts, rowid, label, value) VALUES ('delete', old.id, old.label, old.value);
+        INSERT INTO blocks_fts(rowid, label, value) VALUES (new.id, new.label, new.value);
+    END;
+
+    CREATE TABLE archival (
+        id INTEGER PRIMARY KEY,
+        agent TEXT NOT NULL,
+        content TEXT NOT NULL,
+        created_at INTEGER NOT NULL
+    );
+    CREATE INDEX archival_agent ON archival(agent, created_at);
+    CREATE VIRTUAL TABLE archival_fts USING fts5(
+        content, content = 'archival', content_rowid = 'id', tokenize = 'porter unicode61'
+    );
+    CREATE TRIGGER archival_fts_insert AFTER INSERT ON archival BEGIN
+        INSERT INTO archival_fts(rowid, content) VALUES (new.id, new.content);
+    END;
+    CREATE TRIGGER archival_fts_delete AFTER DELETE ON archival BEGIN
+        INSERT INTO archival_fts(archival_fts, rowid, content) VALUES ('delete', old.id, old.content);
+    END;
+
+    CREATE TABLE messages (
+        id INTEGER PRIMARY KEY,
+        agent TEXT NOT NULL,
+        thread TEXT NOT NULL,
+        role TEXT NOT NULL,
+        content TEXT NOT NULL,
+        created_at INTEGER NOT NULL
+    );
+    CREATE INDEX messages_thread ON messages(agent, thread, id);
+    CREATE VIRTUAL TABLE messages_fts USING fts5(
+        content, content = 'messages', content_rowid = 'id', tokenize = 'porter unicode61'
+    );
+    CREATE TRIGGER messages_fts_insert AFTER INSERT ON messages BEGIN
+        INSERT INTO messages_fts(rowid, content) VALUES (new.id, new.content);
+    END;
+    CREATE TRIGGER messages_fts_delete AFTER DELETE ON messages BEGIN
+        INSERT INTO messages_fts(messages_fts, rowid, content) VALUES ('delete', old.id, old.content);
+    END;
+
+    CREATE TABLE intentions (
+        id INTEGER PRIMARY KEY,
+        agent TEXT NOT NULL,
+        what TEXT NOT NULL,
+        due_text TEXT NOT NULL,
+        due_at INTEGER,
+        next_session INTEGER NOT NULL DEFAULT 0,
+        status TEXT NOT NULL DEFAULT 'pending'
+            CHECK (status IN ('pending', 'triggered', 'completed', 'dismissed')),
+        note TEXT,
+        created_at INTEGER NOT NULL,
+        updated_at INTEGER NOT NULL
+    );
+
+    CREATE TABLE outbox (
+        id INTEGER PRIMARY KEY,
+        agent TEXT NOT NULL,
+        channel TEXT NOT NULL,
+        target TEXT,
+        content TEXT NOT NULL,
+        public INTEGER NOT NULL DEFAULT 0,
+        created_at INTEGER NOT NULL,
+        delivered_at INTEGER
+    );
+
+    CREATE TABLE pending (
+        id INTEGER PRIMARY KEY,
+        agent TEXT NOT NULL,
+        canonical TEXT NOT NULL,
+        action_json TEXT NOT NULL,
+        verb TEXT NOT NULL,
+        marker TEXT,
+        reason TEXT NOT NULL,
+        authorities TEXT NOT NULL,
+        authority_index INTEGER NOT NULL DEFAULT 0,
+        turn_id TEXT NOT NULL DEFAULT '',
+        raw_text TEXT NOT NULL DEFAULT '',
+        span_start INTEGER NOT NULL DEFAULT 0,
+        span_end INTEGER NOT NULL DEFAULT 0,
+        status TEXT NOT NULL DEFAULT 'waiting'
+            CHECK (status IN ('waiting', 'approved', 'denied', 'cancelled', 'timed_out')),
+        decided_by TEXT,
+        decision TEXT,
+        decision_note TEXT,
+        created_at INTEGER NOT NULL,
+        expires_at INTEGER,
+        decided_at INTEGER
+    );
+    CREATE INDEX pending_status ON pending(status, id);
+
+    CREATE TABLE standing_rules (
+        id INTEGER PRIMARY KEY,
+        agent TEXT NOT NULL,
+        verb TEXT NOT NULL,
+        target TEXT,
+        effect TEXT NOT NULL CHECK (effect IN ('allow', 'deny')),
+        reason TEXT,
+        created_by TEXT NOT NULL,
+        created_at INTEGER NOT NULL,
+        expires_at INTEGER,
+        revoked_at INTEGER
+    );
+
+    CREATE TABLE trace_index (
+        id TEXT PRIMARY KEY,
+        seq INTEGER NOT NULL,
+        time INTEGER NOT NULL,
+        agent TEXT NOT NULL,
+        verb TEXT NOT NULL,
+        canonical TEXT NOT NULL,
+        outcome TEXT NOT NULL,
+        duration_us INTEGER NOT NULL
+    );
+    CREATE INDEX trace_agent ON trace_index(agent, seq);
+
+    CREATE TABLE parse_failures (
+        id INTEGER PRIMARY KEY,
+        agent TEXT NOT NULL,
+        text TEXT NOT NULL,
+        message TEXT NOT NULL,
+        created_at INTEGER NOT NULL
+    );
+    "#,
+];
+
+/// The schema version this binary writes.
+pub fn current_version() -> i64 {
+    MIGRATIONS.len() as i64
+}

@@ -1,0 +1,173 @@
+//! Full-text search over blocks, archival entries and conversations with
+//! FTS5 (`porter unicode61`), ranked by bm25, with highlighted snippets.
+//! User text is turned into quoted terms, so no query can be an FTS syntax
+//! error.
+
+use rusqlite::{Connection, params};
+use serde::Serialize;
+
+use super::error::MemoryResult;
+use crate::clock::Millis;
+
+/// Where to search.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum SearchDomain {
+    /// Memory blocks (all kinds).
+    Blocks,
+    /// Archival entries.
+    Archival,
+    /// Conversation history.
+    Conversations,
+}
+
+/// A search request.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SearchQuery {
+    /// The user's words.
+    pub text: String,
+    /// Only this agent's memory; `None` searches the whole constellation.
+    pub agent: Option<String>,
+    /// Domains to search.
+    pub domains: Vec<SearchDomain>,
+    /// Only items at or after this time.
+    pub since: Option<Millis>,
+    /// Only items before this time.
+    pub until: Option<Millis>,
+    /// Only messages of this role (conversations).
+    pub role: Option<String>,
+    /// Most hits per domain.
+    pub limit: usize,
+}
+
+impl SearchQuery {
+    /// A query of `text` over every domain of one agent, ten hits each.
+    pub fn new(text: &str, agent: Option<&str>) -> Self {
+        SearchQuery {
+            text: text.to_string(),
+            agent: agent.map(str::to_string),
+            domains: vec![
+                SearchDomain::Blocks,
+                SearchDomain::Archival,
+                SearchDomain::Conversations,
+            ],
+            since: None,
+            until: None,
+            role: None,
+            limit: 10,
+        }
+    }
+}
+
+/// One search hit.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SearchHit {
+    /// Which domain it came from.
+    pub domain: SearchDomain,
+    /// Owning agent.
+    pub agent: String,
+    /// Row id in its table.
+    pub id: i64,
+    /// Block label, or conversation thread.
+    pub label: Option<String>,
+    /// Message role (conversations).
+    pub role: Option<String>,
+    /// Matching text with the matched terms in `[` `]`.
+    pub snippet: String,
+    /// bm25 score (lower is better).
+    pub rank: f64,
+    /// Time of the item.
+    pub time: Millis,
+}
+
+/// Turns user text into an FTS5 query: every word quoted (quotes doubled),
+/// all required. `None` when the text has no words.
+pub fn fts_query(text: &str) -> Option<String> {
+    let terms: Vec<String> = text
+        .split(|c: char| !c.is_alphanumeric() && c != '\'' && c != '_')
+        .map(|w| w.trim_matches('\''))
+        .filter(|w| !w.is_empty())
+        .map(|w| format!("\"{}\"", w.replace('"', "\"\"")))
+        .collect();
+    (!terms.is_empty()).then(|| terms.join(" "))
+}
+
+/// Searches; hits are grouped by domain (in the order asked), best first.
+pub fn search(conn: &Connection, query: &SearchQuery) -> MemoryResult<Vec<SearchHit>> {
+    let Some(fts) = fts_query(&query.text) else {
+        return Ok(Vec::new());
+    };
+    let since = query.since.unwrap_or(i64::MIN);
+    let until = query.until.unwrap_or(i64::MAX);
+    let limit = query.limit.max(1) as i64;
+    let mut hits = Vec::new();
+    for domain in &query.domains {
+        let sql = match domain {
+            SearchDomain::Blocks => {
+                if query.role.is_some() {
+                    continue;
+                }
+                "SELECT b.agent, b.id, b.label, NULL, snippet(blocks_fts, 1, '[', ']', '…', 12), bm25(blocks_fts), b.updated_at
+                 FROM blocks_fts JOIN blocks b ON b.id = blocks_fts.rowid
+                 WHERE blocks_fts MATCH ?1 AND b.deleted_at IS NULL AND (?2 IS NULL OR b.agent = ?2)
+                   AND b.updated_at >= ?3 AND b.updated_at < ?4 AND ?5 IS NULL
+                 ORDER BY bm25(blocks_fts) LIMIT ?6"
+            }
+            SearchDomain::Archival => {
+                if query.role.is_some() {
+                    continue;
+                }
+                "SELECT a.agent, a.id, NULL, NULL, snippet(archival_fts, 0, '[', ']', '…', 12), bm25(archival_fts), a.created_at
+                 FROM archival_fts JOIN archival a ON a.id = archival_fts.rowid
+                 WHERE archival_fts MATCH ?1 AND (?2 IS NULL OR a.agent = ?2)
+                   AND a.created_at >= ?3 AND a.created_at < ?4 AND ?5 IS NULL
+                 ORDER BY bm25(archival_fts) LIMIT ?6"
+            }
+            SearchDomain::Conversations => {
+                "SELECT m.agent, m.id, m.thread, m.role, snippet(messages_fts, 0, '[', ']', '…', 12), bm25(messages_fts), m.created_at
+                 FROM messages_fts JOIN messages m ON m.id = messages_fts.rowid
+                 WHERE messages_fts MATCH ?1 AND (?2 IS NULL OR m.agent = ?2)
+                   AND m.created_at >= ?3 AND m.created_at < ?4 AND (?5 IS NULL OR m.role = ?5)
+                 ORDER BY bm25(messages_fts) LIMIT ?6"
+            }
+        };
+        let mut stmt = conn.prepare_cached(sql)?;
+        let rows = stmt.query_map(
+            params![fts, query.agent, since, until, query.role, limit],
+            |r| {
+                Ok(SearchHit {
+                    domain: *domain,
+                    agent: r.get(0)?,
+                    id: r.get(1)?,
+                    label: r.get(2)?,
+                    role: r.get(3)?,
+                    snippet: r.get(4)?,
+                    rank: r.get(5)?,
+                    time: r.get(6)?,
+                })
+            },
+        )?;
+        for hit in rows {
+            hits.push(hit?);
+        }
+    }
+    Ok(hits)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::fts_query;
+
+    #[test]
+    fn fts_queries_quote_every_term() {
+        assert_eq!(
+            fts_query("launch date").as_deref(),
+            Some("\"launch\" \"date\"")
+        );
+        assert_eq!(
+            fts_query("NEAR(a b) OR \"x").as_deref(),
+            Some("\"NEAR\" \"a\" \"b\" \"OR\" \"x\"")
+        );
+        assert_eq!(fts_query("*** ---"), None);
+    }
+}

@@ -1,0 +1,99 @@
+//! [`MemoryStore`]: one SQLite database per constellation, opened in WAL
+//! mode with migrations applied, shared between threads.
+
+use std::path::{Path, PathBuf};
+use std::sync::{Mutex, MutexGuard};
+
+use rusqlite::{Connection, OpenFlags};
+
+use super::error::{MemoryError, MemoryResult};
+use super::schema::{MIGRATIONS, current_version};
+
+/// The constellation's database. Every method locks the one connection for
+/// the duration of a statement or transaction, so it can be shared by
+/// threads (a batch runs its actions on several).
+#[derive(Debug)]
+pub struct MemoryStore {
+    conn: Mutex<Connection>,
+    path: PathBuf,
+}
+
+impl MemoryStore {
+    /// Opens (creating if needed) the database at `path` and migrates it.
+    pub fn open(path: impl AsRef<Path>) -> MemoryResult<Self> {
+        let path = path.as_ref().to_path_buf();
+        let conn = Connection::open_with_flags(
+            &path,
+            OpenFlags::SQLITE_OPEN_READ_WRITE
+                | OpenFlags::SQLITE_OPEN_CREATE
+                | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+        )?;
+        Self::prepare(conn, path)
+    }
+
+    /// An in-memory database (for replay verification and tests).
+    pub fn open_in_memory() -> MemoryResult<Self> {
+        Self::prepare(Connection::open_in_memory()?, PathBuf::from(":memory:"))
+    }
+
+    fn prepare(mut conn: Connection, path: PathBuf) -> MemoryResult<Self> {
+        conn.busy_timeout(std::time::Duration::from_secs(10))?;
+        conn.pragma_update(None, "journal_mode", "WAL")?;
+        conn.pragma_update(None, "synchronous", "FULL")?;
+        conn.pragma_update(None, "foreign_keys", "ON")?;
+        migrate(&mut conn)?;
+        Ok(MemoryStore {
+            conn: Mutex::new(conn),
+            path,
+        })
+    }
+
+    /// The database file.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// The connection, locked. A poisoned lock (a panic elsewhere) is
+    /// recovered: SQLite's own transactions keep the data consistent.
+    pub fn conn(&self) -> MutexGuard<'_, Connection> {
+        self.conn.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Runs `f` in one transaction: committed when it returns `Ok`, rolled
+    /// back otherwise.
+    pub fn transaction<T, E>(
+        &self,
+        f: impl FnOnce(&rusqlite::Transaction<'_>) -> Result<T, E>,
+    ) -> Result<T, E>
+    where
+        E: From<rusqlite::Error>,
+    {
+        let mut conn = self.conn();
+        let tx = conn.transaction()?;
+        let value = f(&tx)?;
+        tx.commit()?;
+        Ok(value)
+    }
+
+    /// The schema version of the open database.
+    pub fn schema_version(&self) -> MemoryResult<i64> {
+        Ok(self
+            .conn()
+            .query_row("PRAGMA user_version", [], |r| r.get(0))?)
+    }
+}
+
+fn migrate(conn: &mut Connection) -> MemoryResult<()> {
+    let found: i64 = conn.query_row("PRAGMA user_version", [], |r| r.get(0))?;
+    let known = current_version();
+    if found > known {
+        return Err(MemoryError::NewerSchema { found, known });
+    }
+    for (index, sql) in MIGRATIONS.iter().enumerate().skip(found as usize) {
+        let tx = conn.transaction()?;
+        tx.execute_batch(sql)?;
+        tx.pragma_update(None, "user_version", (index + 1) as i64)?;
+        tx.commit()?;
+    }
+    Ok(())
+}
