@@ -15,5 +15,6 @@ pub mod commands;
 pub mod dialect;
 pub mod error;
 pub mod memory;
+pub mod permission;
 
 pub use error::{Error, Result};

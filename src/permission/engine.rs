@@ -1,0 +1,371 @@
+//! [`PermissionEngine`]: decides allow / ask / deny for one action, and
+//! says how it got there.
+//!
+//! Order of checks (the first refusal wins):
+//! 1. strict verbs (approve, deny, escalate, halt) need an authority role;
+//! 2. posting to a platform needs the platform configured and allowed;
+//! 3. the rate limit for the agent and verb;
+//! 4. the block's permission, for memory writes;
+//! 5. a standing rule (approve/deny always, approve for a while);
+//! 6. the first matching policy rule, else the default;
+//! 7. the marker: `!` asks the partner, `?`/`?ask` always ask, `.` allows
+//!    where the rule says routine is fine;
+//! 8. a public post from a private conversation asks the partner;
+//! 9. content that looks sensitive asks the partner.
+
+use rusqlite::Connection;
+use serde::Serialize;
+
+use super::authority::Authority;
+use super::pending;
+use super::policy::{Policy, RuleDecision};
+use super::rate::RateLimiter;
+use super::sensitivity;
+use crate::clock::Millis;
+use crate::dialect::{Marker, Op, ParsedAction, Verb};
+use crate::memory::{Block, BlockPermission, MemoryError};
+
+/// The outcome of a check.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "decision", rename_all = "lowercase")]
+pub enum Verdict {
+    /// Run it now.
+    Allow,
+    /// Ask these authorities, in order.
+    Ask {
+        /// Who decides, in escalation order.
+        authorities: Vec<Authority>,
+        /// Why it needs asking.
+        reason: String,
+    },
+    /// Refuse it.
+    Deny {
+        /// Why, for the agent.
+        reason: String,
+    },
+}
+
+/// A verdict and the steps that led to it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Check {
+    /// The decision.
+    pub verdict: Verdict,
+    /// Each step that mattered, in words.
+    pub path: Vec<String>,
+}
+
+/// What the engine needs to know about one action.
+#[derive(Debug, Clone)]
+pub struct CheckInput<'a> {
+    /// The acting agent.
+    pub agent: &'a str,
+    /// The action, references resolved.
+    pub action: &'a ParsedAction,
+    /// True when the agent is in a private (DM) conversation.
+    pub private_context: bool,
+    /// The existing block a memory write targets.
+    pub block: Option<&'a Block>,
+}
+
+/// Verbs that are refused to agents without an authority role.
+pub fn is_strict(verb: &Verb) -> bool {
+    matches!(
+        verb,
+        Verb::Approve | Verb::Deny | Verb::Escalate | Verb::Halt
+    )
+}
+
+/// True when the action changes an existing block.
+pub fn writes_block(action: &ParsedAction) -> bool {
+    match action.verb {
+        Verb::Recall => matches!(action.op, Some(Op::Append | Op::Delete | Op::Patch)),
+        Verb::Context => true,
+        _ => false,
+    }
+}
+
+/// True when the action sends text outside the agent (or into memory),
+/// so its content is checked for secrets and personal data.
+fn carries_content(action: &ParsedAction) -> bool {
+    match action.verb {
+        Verb::Send | Verb::Reply | Verb::Post | Verb::Dm | Verb::Tell => true,
+        Verb::Recall => matches!(action.op, Some(Op::Insert | Op::Append | Op::Patch)),
+        Verb::Context => matches!(action.op, Some(Op::Append | Op::Replace)),
+        _ => false,
+    }
+}
+
+/// True when the action publishes to a platform.
+fn platform_of(action: &ParsedAction) -> Option<&str> {
+    match action.verb {
+        Verb::Post => action.target.as_deref(),
+        Verb::Send => action
+            .domain
+            .as_deref()
+            .filter(|d| !matches!(*d, "user" | "agent" | "channel")),
+        _ => None,
+    }
+}
+
+fn ask(authorities: Vec<Authority>, reason: impl Into<String>) -> Verdict {
+    Verdict::Ask {
+        authorities,
+        reason: reason.into(),
+    }
+}
+
+fn chain_text(authorities: &[Authority]) -> String {
+    authorities
+        .iter()
+        .map(ToString::to_string)
+        .collect::<Vec<_>>()
+        .join(" → ")
+}
+
+/// Decides allow / ask / deny by policy, standing rules and implicit checks.
+#[derive(Debug)]
+pub struct PermissionEngine {
+    policy: Policy,
+    limiter: RateLimiter,
+}
+
+impl PermissionEngine {
+    /// An engine with a policy.
+    pub fn new(policy: Policy) -> Self {
+        PermissionEngine {
+            policy,
+            limiter: RateLimiter::default(),
+        }
+    }
+
+    /// The policy in force.
+    pub fn policy(&self) -> &Policy {
+        &self.policy
+    }
+
+    /// Checks one action at `now`.
+    pub fn check(
+        &self,
+        conn: &Connection,
+        input: &CheckInput<'_>,
+        now: Millis,
+    ) -> Result<Check, MemoryError> {
+        let mut path = Vec::new();
+        let action = input.action;
+        let agent = input.agent;
+        let verb = action.verb.name();
+        let deny = |path: Vec<String>, reason: String| Check {
+            verdict: Verdict::Deny { reason },
+            path,
+        };
+
+        // 1. Strict verbs need an authority role.
+        if is_strict(&action.verb) {
+            if !self.policy.has_role(agent) {
+                let reason = format!("/{verb} needs an authority role, and {agent} has none");
+                path.push(reason.clone());
+                return Ok(deny(path, reason));
+            }
+            path.push(format!("{agent} has the role {}", self.policy.roles[agent]));
+        }
+
+        // 2. Platforms.
+        if let Some(platform) = platform_of(action) {
+            match self.policy.platforms.get(&platform.to_ascii_lowercase()) {
+                None => {
+                    let reason = format!("no platform '{platform}' is configured");
+                    path.push(reason.clone());
+                    return Ok(deny(path, reason));
+                }
+                Some(p) if !p.agents.iter().any(|a| a == "*" || a == agent) => {
+                    let reason = format!("{agent} may not post to {platform}");
+                    path.push(reason.clone());
+                    return Ok(deny(path, reason));
+                }
+                Some(_) => path.push(format!("platform {platform} is configured for {agent}")),
+            }
+        }
+
+        // 3. Rate limit.
+        if let Some(limit) = self.policy.rate_limit(verb)
+            && let Err(wait) = self.limiter.take(agent, verb, limit, now)
+        {
+            let reason = if wait == Millis::MAX {
+                format!("/{verb} is not allowed for {agent} at all (rate limit 0)")
+            } else {
+                format!(
+                    "rate limit for /{verb}: try again in {}s",
+                    (wait + 999) / 1000
+                )
+            };
+            path.push(reason.clone());
+            return Ok(deny(path, reason));
+        }
+
+        // 4. Block permission.
+        let mut block_asks = None;
+        if writes_block(action)
+            && let Some(block) = input.block
+        {
+            let appending = matches!(action.op, Some(Op::Append));
+            let deleting = matches!(action.op, Some(Op::Delete));
+            let refusal = match block.permission {
+                BlockPermission::ReadOnly => Some(format!("block '{}' is read-only", block.label)),
+                BlockPermission::Append if !appending => {
+                    Some(format!("block '{}' only takes appends", block.label))
+                }
+                BlockPermission::ReadWrite | BlockPermission::Partner | BlockPermission::Human
+                    if deleting =>
+                {
+                    Some(format!(
+                        "block '{}' can be deleted only with admin permission",
+                        block.label
+                    ))
+                }
+                _ => None,
+            };
+            if let Some(reason) = refusal {
+                path.push(reason.clone());
+                return Ok(deny(path, reason));
+            }
+            if matches!(
+                block.permission,
+                BlockPermission::Partner | BlockPermission::Human
+            ) {
+                let reason = format!(
+                    "block '{}' needs the partner's consent to change",
+                    block.label
+                );
+                path.push(reason.clone());
+                block_asks = Some(reason);
+            }
+        }
+
+        // 5 and 6. Standing rule, else policy.
+        let standing = pending::matching_rule(conn, agent, verb, action.target.as_deref(), now)?;
+        let mut rule_routine = false;
+        let mut rule_authorities = self.policy.default_authority.clone();
+        let mut verdict = match standing {
+            Some(rule) if rule.effect == "deny" => {
+                let reason = rule.reason.clone().unwrap_or_else(|| {
+                    format!(
+                        "the partner refuses /{verb} {} always",
+                        rule.target.as_deref().unwrap_or("")
+                    )
+                });
+                path.push(format!("standing rule #{} denies", rule.id));
+                return Ok(deny(path, reason.trim().to_string()));
+            }
+            Some(rule) => {
+                path.push(format!(
+                    "standing rule #{} allows (by {})",
+                    rule.id, rule.created_by
+                ));
+                Verdict::Allow
+            }
+            None => {
+                let matched = self.policy.rule_for(agent, action);
+                let (decision, reason) = match matched {
+                    Some((index, rule)) => {
+                        rule_routine = rule.routine == Some(RuleDecision::Allow);
+                        rule_authorities = self.policy.authorities_of(Some(rule));
+                        let reason = rule
+                            .reason
+                            .clone()
+                            .unwrap_or_else(|| format!("policy rule {}", index + 1));
+                        path.push(
+                            format!(
+                                "policy rule {} ({verb}) decides {:?}: {reason}",
+                                index + 1,
+                                rule.decide
+                            )
+                            .to_lowercase(),
+                        );
+                        (rule.decide, reason)
+                    }
+                    None => {
+                        path.push(
+                            format!("no rule matches; the default is {:?}", self.policy.default)
+                                .to_lowercase(),
+                        );
+                        (self.policy.default, "the policy default".to_string())
+                    }
+                };
+                match decision {
+                    RuleDecision::Allow => Verdict::Allow,
+                    RuleDecision::Ask => ask(rule_authorities.clone(), reason),
+                    RuleDecision::Deny => return Ok(deny(path, reason)),
+                }
+            }
+        };
+
+        // 7. Markers.
+        match action.marker {
+            Some(Marker::Serious) => {
+                path.push("marker ! asks the partner directly".into());
+                verdict = ask(
+                    vec![Authority::Partner],
+                    "the agent marked this serious (!)",
+                );
+            }
+            Some(Marker::Check | Marker::Ask) => {
+                if verdict == Verdict::Allow {
+                    let marker = if action.marker == Some(Marker::Ask) {
+                        "?ask"
+                    } else {
+                        "?"
+                    };
+                    path.push(format!(
+                        "marker {marker} always asks ({})",
+                        chain_text(&rule_authorities)
+                    ));
+                    verdict = ask(
+                        rule_authorities.clone(),
+                        format!("the agent asked for a check ({marker})"),
+                    );
+                }
+            }
+            Some(Marker::Routine) => {
+                if rule_routine && matches!(verdict, Verdict::Ask { .. }) && block_asks.is_none() {
+                    path.push("marker . is routine here, so it is allowed".into());
+                    verdict = Verdict::Allow;
+                }
+            }
+            None => {}
+        }
+
+        // Block consent.
+        if let Some(reason) = block_asks
+            && !matches!(&verdict, Verdict::Ask { authorities, .. } if authorities.first() == Some(&Authority::Partner))
+        {
+            verdict = ask(vec![Authority::Partner], reason);
+        }
+
+        // 8. Public post from a private conversation.
+        if input.private_context && platform_of(action).is_some() && verdict == Verdict::Allow {
+            let reason = "this conversation is private, and the post is public".to_string();
+            path.push(reason.clone());
+            verdict = ask(vec![Authority::Partner], reason);
+        }
+
+        // 9. Sensitive content.
+        if carries_content(action) && verdict == Verdict::Allow {
+            let text = [action.content.as_deref(), action.old.as_deref()]
+                .into_iter()
+                .flatten()
+                .collect::<Vec<_>>()
+                .join("\n");
+            let found = sensitivity::findings(&text);
+            if !found.is_empty() {
+                let reason = format!("the content looks like it holds {}", found.join(" and "));
+                path.push(reason.clone());
+                verdict = ask(vec![Authority::Partner], reason);
+            }
+        }
+
+        if let Verdict::Ask { authorities, .. } = &verdict {
+            path.push(format!("asks {}", chain_text(authorities)));
+        }
+        Ok(Check { verdict, path })
+    }
+}

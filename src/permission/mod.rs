@@ -1,0 +1,18 @@
+//! The permission engine: decides whether an action runs, waits for an
+//! authority, or is refused; keeps pending requests and standing rules
+//! durable in the constellation's database.
+
+mod authority;
+mod engine;
+pub mod pending;
+mod policy;
+mod rate;
+pub mod sensitivity;
+
+pub use authority::Authority;
+pub use engine::{Check, CheckInput, PermissionEngine, Verdict, is_strict, writes_block};
+pub use pending::{Decision, PendingRequest, RequestStatus, StandingRule};
+pub use policy::{
+    DEFAULT_POLICY, OneOrMany, Platform, Policy, PolicyError, RateLimit, Rule, RuleDecision,
+};
+pub use rate::RateLimiter;

@@ -1,0 +1,412 @@
+//! Pending requests and standing rules, stored in the constellation's
+//! database. A request is committed before the agent is told it waits, so
+//! it survives a crash or restart.
+
+use std::time::Duration;
+
+use rusqlite::{Connection, OptionalExtension, Row, params};
+use serde::Serialize;
+
+use super::authority::Authority;
+use crate::clock::Millis;
+use crate::memory::MemoryError;
+
+/// Where a request stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RequestStatus {
+    /// Waiting on an authority.
+    Waiting,
+    /// Approved (and run).
+    Approved,
+    /// Denied.
+    Denied,
+    /// Cancelled by the agent or the partner.
+    Cancelled,
+    /// Nobody decided in time; treated as denied.
+    TimedOut,
+}
+
+impl RequestStatus {
+    /// The stored name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RequestStatus::Waiting => "waiting",
+            RequestStatus::Approved => "approved",
+            RequestStatus::Denied => "denied",
+            RequestStatus::Cancelled => "cancelled",
+            RequestStatus::TimedOut => "timed_out",
+        }
+    }
+
+    fn parse(s: &str) -> RequestStatus {
+        match s {
+            "approved" => RequestStatus::Approved,
+            "denied" => RequestStatus::Denied,
+            "cancelled" => RequestStatus::Cancelled,
+            "timed_out" => RequestStatus::TimedOut,
+            _ => RequestStatus::Waiting,
+        }
+    }
+}
+
+/// A decision on a pending request.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Decision {
+    /// Run it, this once.
+    ApproveOnce,
+    /// Run it, and allow the same verb and target from this agent from now on.
+    ApproveAlways,
+    /// Run it, and allow the same verb and target for a while.
+    ApproveFor(Duration),
+    /// Refuse it; the reason goes back to the agent.
+    Deny(Option<String>),
+    /// Refuse it, and refuse the same verb and target from now on.
+    DenyAlways(Option<String>),
+    /// Hand it to the next authority in its chain.
+    Escalate(Option<String>),
+    /// Withdraw it.
+    Cancel,
+}
+
+impl Decision {
+    /// The stored name.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Decision::ApproveOnce => "approve_once",
+            Decision::ApproveAlways => "approve_always",
+            Decision::ApproveFor(_) => "approve_for",
+            Decision::Deny(_) => "deny",
+            Decision::DenyAlways(_) => "deny_always",
+            Decision::Escalate(_) => "escalate",
+            Decision::Cancel => "cancel",
+        }
+    }
+
+    /// True for the approvals.
+    pub fn approves(&self) -> bool {
+        matches!(
+            self,
+            Decision::ApproveOnce | Decision::ApproveAlways | Decision::ApproveFor(_)
+        )
+    }
+}
+
+/// A request waiting for (or past) a decision.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct PendingRequest {
+    /// Id, `r` and a number (`r12`).
+    pub id: String,
+    /// The agent that asked.
+    pub agent: String,
+    /// The action, canonical form.
+    pub canonical: String,
+    /// The action, structured (the parser's JSON).
+    pub action: serde_json::Value,
+    /// Its verb.
+    pub verb: String,
+    /// Its marker, if any.
+    pub marker: Option<String>,
+    /// Why it waits.
+    pub reason: String,
+    /// Who may decide, in escalation order.
+    pub authorities: Vec<Authority>,
+    /// Index of the authority it waits on now.
+    pub authority_index: usize,
+    /// The turn it came from.
+    pub turn_id: String,
+    /// The raw text of the action as written.
+    pub raw_text: String,
+    /// Status.
+    pub status: RequestStatus,
+    /// Who decided.
+    pub decided_by: Option<String>,
+    /// The decision's name.
+    pub decision: Option<String>,
+    /// The reason given with the decision.
+    pub decision_note: Option<String>,
+    /// When it was asked.
+    pub created_at: Millis,
+    /// When it times out.
+    pub expires_at: Option<Millis>,
+    /// When it was decided.
+    pub decided_at: Option<Millis>,
+}
+
+impl PendingRequest {
+    /// The authority it waits on now.
+    pub fn waiting_on(&self) -> &Authority {
+        self.authorities
+            .get(self.authority_index)
+            .or_else(|| self.authorities.last())
+            .unwrap_or(&Authority::Partner)
+    }
+
+    /// True when `by` may decide it now: the partner always, an agent only
+    /// when the request waits on it.
+    pub fn decidable_by(&self, by: &Authority) -> bool {
+        by.is_partner() || self.waiting_on() == by
+    }
+}
+
+/// What to store for a new request.
+#[derive(Debug, Clone)]
+pub struct NewRequest<'a> {
+    /// The agent.
+    pub agent: &'a str,
+    /// Canonical form.
+    pub canonical: &'a str,
+    /// Structured form.
+    pub action: &'a serde_json::Value,
+    /// Verb.
+    pub verb: &'a str,
+    /// Marker.
+    pub marker: Option<&'a str>,
+    /// Why it waits.
+    pub reason: &'a str,
+    /// Who may decide.
+    pub authorities: &'a [Authority],
+    /// Turn id.
+    pub turn_id: &'a str,
+    /// Raw text.
+    pub raw_text: &'a str,
+    /// Span in the turn.
+    pub span: (usize, usize),
+    /// Timeout.
+    pub expires_at: Option<Millis>,
+}
+
+const COLUMNS: &str = "id, agent, canonical, action_json, verb, marker, reason, authorities, authority_index, turn_id, raw_text, status, decided_by, decision, decision_note, created_at, expires_at, decided_at";
+
+fn from_row(r: &Row<'_>) -> rusqlite::Result<PendingRequest> {
+    let authorities: String = r.get(7)?;
+    let action: String = r.get(3)?;
+    let status: String = r.get(11)?;
+    Ok(PendingRequest {
+        id: format!("r{}", r.get::<_, i64>(0)?),
+        agent: r.get(1)?,
+        canonical: r.get(2)?,
+        action: serde_json::from_str(&action).unwrap_or(serde_json::Value::Null),
+        verb: r.get(4)?,
+        marker: r.get(5)?,
+        reason: r.get(6)?,
+        authorities: serde_json::from_str(&authorities)
+            .unwrap_or_else(|_| vec![Authority::Partner]),
+        authority_index: r.get::<_, i64>(8)? as usize,
+        turn_id: r.get(9)?,
+        raw_text: r.get(10)?,
+        status: RequestStatus::parse(&status),
+        decided_by: r.get(12)?,
+        decision: r.get(13)?,
+        decision_note: r.get(14)?,
+        created_at: r.get(15)?,
+        expires_at: r.get(16)?,
+        decided_at: r.get(17)?,
+    })
+}
+
+/// Parses `r12` (or `12`) into the row id.
+pub fn row_id(id: &str) -> Option<i64> {
+    id.trim().trim_start_matches(['r', 'R']).parse().ok()
+}
+
+/// Stores a new waiting request.
+pub fn create(
+    conn: &Connection,
+    new: &NewRequest<'_>,
+    now: Millis,
+) -> Result<PendingRequest, MemoryError> {
+    conn.execute(
+        "INSERT INTO pending (agent, canonical, action_json, verb, marker, reason, authorities, turn_id, raw_text,
+                              span_start, span_end, created_at, expires_at)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
+        params![
+            new.agent,
+            new.canonical,
+            new.action.to_string(),
+            new.verb,
+            new.marker,
+            new.reason,
+            serde_json::to_string(new.authorities).unwrap_or_else(|_| "[\"partner\"]".into()),
+            new.turn_id,
+            new.raw_text,
+            new.span.0 as i64,
+            new.span.1 as i64,
+            now,
+            new.expires_at
+        ],
+    )?;
+    let id = conn.last_insert_rowid();
+    Ok(get(conn, &format!("r{id}"))?.expect("the row just inserted"))
+}
+
+/// One request by id.
+pub fn get(conn: &Connection, id: &str) -> Result<Option<PendingRequest>, MemoryError> {
+    let Some(row) = row_id(id) else {
+        return Ok(None);
+    };
+    Ok(conn
+        .query_row(
+            &format!("SELECT {COLUMNS} FROM pending WHERE id = ?1"),
+            [row],
+            from_row,
+        )
+        .optional()?)
+}
+
+/// Waiting requests, oldest first.
+pub fn waiting(conn: &Connection) -> Result<Vec<PendingRequest>, MemoryError> {
+    let mut stmt = conn.prepare_cached(&format!(
+        "SELECT {COLUMNS} FROM pending WHERE status = 'waiting' ORDER BY id"
+    ))?;
+    let rows = stmt.query_map([], from_row)?;
+    Ok(rows.collect::<Result<_, _>>()?)
+}
+
+/// Every request, newest first, up to `limit`.
+pub fn all(conn: &Connection, limit: usize) -> Result<Vec<PendingRequest>, MemoryError> {
+    let mut stmt = conn.prepare(&format!(
+        "SELECT {COLUMNS} FROM pending ORDER BY id DESC LIMIT ?1"
+    ))?;
+    let rows = stmt.query_map([limit as i64], from_row)?;
+    Ok(rows.collect::<Result<_, _>>()?)
+}
+
+/// Records a final status.
+pub fn finish(
+    conn: &Connection,
+    id: &str,
+    status: RequestStatus,
+    decision: &str,
+    by: &str,
+    note: Option<&str>,
+    now: Millis,
+) -> Result<(), MemoryError> {
+    conn.execute(
+        "UPDATE pending SET status = ?2, decision = ?3, decided_by = ?4, decision_note = ?5, decided_at = ?6
+         WHERE id = ?1 AND status = 'waiting'",
+        params![row_id(id), status.as_str(), decision, by, note, now],
+    )?;
+    Ok(())
+}
+
+/// Moves a request to its next authority. Returns the new authority, or
+/// `None` when it already waits on the last one.
+pub fn escalate(
+    conn: &Connection,
+    request: &PendingRequest,
+) -> Result<Option<Authority>, MemoryError> {
+    let next = request.authority_index + 1;
+    let Some(authority) = request.authorities.get(next) else {
+        return Ok(None);
+    };
+    conn.execute(
+        "UPDATE pending SET authority_index = ?2 WHERE id = ?1",
+        params![row_id(&request.id), next as i64],
+    )?;
+    Ok(Some(authority.clone()))
+}
+
+/// Waiting requests whose time is up at `now`.
+pub fn overdue(conn: &Connection, now: Millis) -> Result<Vec<PendingRequest>, MemoryError> {
+    Ok(waiting(conn)?
+        .into_iter()
+        .filter(|r| r.expires_at.is_some_and(|t| t <= now))
+        .collect())
+}
+
+/// A persisted allow or deny for an agent's verb and target.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct StandingRule {
+    /// Id.
+    pub id: i64,
+    /// The agent it applies to.
+    pub agent: String,
+    /// The verb.
+    pub verb: String,
+    /// The target (`None` for actions without one).
+    pub target: Option<String>,
+    /// `allow` or `deny`.
+    pub effect: String,
+    /// Reason given.
+    pub reason: Option<String>,
+    /// Who made it.
+    pub created_by: String,
+    /// When.
+    pub created_at: Millis,
+    /// When it lapses (approve-for-a-duration).
+    pub expires_at: Option<Millis>,
+}
+
+/// Adds a standing rule; returns its id.
+#[allow(clippy::too_many_arguments)]
+pub fn add_rule(
+    conn: &Connection,
+    agent: &str,
+    verb: &str,
+    target: Option<&str>,
+    allow: bool,
+    reason: Option<&str>,
+    by: &str,
+    now: Millis,
+    expires_at: Option<Millis>,
+) -> Result<i64, MemoryError> {
+    conn.execute(
+        "INSERT INTO standing_rules (agent, verb, target, effect, reason, created_by, created_at, expires_at)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+        params![agent, verb, target, if allow { "allow" } else { "deny" }, reason, by, now, expires_at],
+    )?;
+    Ok(conn.last_insert_rowid())
+}
+
+fn rule_from_row(r: &Row<'_>) -> rusqlite::Result<StandingRule> {
+    Ok(StandingRule {
+        id: r.get(0)?,
+        agent: r.get(1)?,
+        verb: r.get(2)?,
+        target: r.get(3)?,
+        effect: r.get(4)?,
+        reason: r.get(5)?,
+        created_by: r.get(6)?,
+        created_at: r.get(7)?,
+        expires_at: r.get(8)?,
+    })
+}
+
+/// Standing rules in force at `now`.
+pub fn rules(conn: &Connection, now: Millis) -> Result<Vec<StandingRule>, MemoryError> {
+    let mut stmt = conn.prepare_cached(
+        "SELECT id, agent, verb, target, effect, reason, created_by, created_at, expires_at FROM standing_rules
+         WHERE revoked_at IS NULL AND (expires_at IS NULL OR expires_at > ?1) ORDER BY id",
+    )?;
+    let rows = stmt.query_map([now], rule_from_row)?;
+    Ok(rows.collect::<Result<_, _>>()?)
+}
+
+/// The standing rule for an agent's verb and target in force at `now`; a
+/// deny wins over an allow.
+pub fn matching_rule(
+    conn: &Connection,
+    agent: &str,
+    verb: &str,
+    target: Option<&str>,
+    now: Millis,
+) -> Result<Option<StandingRule>, MemoryError> {
+    let mut stmt = conn.prepare_cached(
+        "SELECT id, agent, verb, target, effect, reason, created_by, created_at, expires_at FROM standing_rules
+         WHERE revoked_at IS NULL AND (expires_at IS NULL OR expires_at > ?4)
+           AND agent = ?1 AND verb = ?2 AND target IS ?3
+         ORDER BY effect = 'deny' DESC, id DESC LIMIT 1",
+    )?;
+    Ok(stmt
+        .query_row(params![agent, verb, target, now], rule_from_row)
+        .optional()?)
+}
+
+/// Revokes a standing rule; false when there was none in force.
+pub fn revoke_rule(conn: &Connection, id: i64, now: Millis) -> Result<bool, MemoryError> {
+    Ok(conn.execute(
+        "UPDATE standing_rules SET revoked_at = ?2 WHERE id = ?1 AND revoked_at IS NULL",
+        params![id, now],
+    )? > 0)
+}
