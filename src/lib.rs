@@ -14,7 +14,9 @@ pub mod clock;
 pub mod commands;
 pub mod dialect;
 pub mod error;
+pub mod exec;
 pub mod memory;
 pub mod permission;
+pub mod trace;
 
 pub use error::{Error, Result};

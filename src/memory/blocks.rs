@@ -12,7 +12,7 @@ use super::error::{MemoryError, MemoryResult};
 use crate::clock::Millis;
 
 /// Where a block lives in an agent's memory.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, serde::Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum BlockKind {
     /// Identity blocks always in the prompt (persona).
@@ -24,7 +24,7 @@ pub enum BlockKind {
 }
 
 /// Who may change a block.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, serde::Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum BlockPermission {
     /// Nobody writes it.

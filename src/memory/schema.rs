@@ -129,6 +129,7 @@ pub const MIGRATIONS: &[&str] = &[
         authorities TEXT NOT NULL,
         authority_index INTEGER NOT NULL DEFAULT 0,
         turn_id TEXT NOT NULL DEFAULT '',
+        thread TEXT NOT NULL DEFAULT '',
         raw_text TEXT NOT NULL DEFAULT '',
         span_start INTEGER NOT NULL DEFAULT 0,
         span_end INTEGER NOT NULL DEFAULT 0,
@@ -167,6 +168,14 @@ pub const MIGRATIONS: &[&str] = &[
         duration_us INTEGER NOT NULL
     );
     CREATE INDEX trace_agent ON trace_index(agent, seq);
+
+    CREATE TABLE data_watches (
+        agent TEXT NOT NULL,
+        source TEXT NOT NULL,
+        active INTEGER NOT NULL,
+        changed_at INTEGER NOT NULL,
+        PRIMARY KEY (agent, source)
+    );
 
     CREATE TABLE parse_failures (
         id INTEGER PRIMARY KEY,

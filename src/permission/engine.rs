@@ -308,29 +308,30 @@ impl PermissionEngine {
                     "the agent marked this serious (!)",
                 );
             }
-            Some(Marker::Check | Marker::Ask) => {
-                if verdict == Verdict::Allow {
-                    let marker = if action.marker == Some(Marker::Ask) {
-                        "?ask"
-                    } else {
-                        "?"
-                    };
-                    path.push(format!(
-                        "marker {marker} always asks ({})",
-                        chain_text(&rule_authorities)
-                    ));
-                    verdict = ask(
-                        rule_authorities.clone(),
-                        format!("the agent asked for a check ({marker})"),
-                    );
-                }
+            Some(Marker::Check | Marker::Ask) if verdict == Verdict::Allow => {
+                let marker = if action.marker == Some(Marker::Ask) {
+                    "?ask"
+                } else {
+                    "?"
+                };
+                path.push(format!(
+                    "marker {marker} always asks ({})",
+                    chain_text(&rule_authorities)
+                ));
+                verdict = ask(
+                    rule_authorities.clone(),
+                    format!("the agent asked for a check ({marker})"),
+                );
             }
-            Some(Marker::Routine) => {
-                if rule_routine && matches!(verdict, Verdict::Ask { .. }) && block_asks.is_none() {
-                    path.push("marker . is routine here, so it is allowed".into());
-                    verdict = Verdict::Allow;
-                }
+            Some(Marker::Routine)
+                if rule_routine
+                    && matches!(verdict, Verdict::Ask { .. })
+                    && block_asks.is_none() =>
+            {
+                path.push("marker . is routine here, so it is allowed".into());
+                verdict = Verdict::Allow;
             }
+            Some(_) => {}
             None => {}
         }
 

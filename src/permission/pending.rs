@@ -115,6 +115,8 @@ pub struct PendingRequest {
     pub authority_index: usize,
     /// The turn it came from.
     pub turn_id: String,
+    /// The conversation it came from.
+    pub thread: String,
     /// The raw text of the action as written.
     pub raw_text: String,
     /// Status.
@@ -168,6 +170,8 @@ pub struct NewRequest<'a> {
     pub authorities: &'a [Authority],
     /// Turn id.
     pub turn_id: &'a str,
+    /// Conversation.
+    pub thread: &'a str,
     /// Raw text.
     pub raw_text: &'a str,
     /// Span in the turn.
@@ -176,7 +180,7 @@ pub struct NewRequest<'a> {
     pub expires_at: Option<Millis>,
 }
 
-const COLUMNS: &str = "id, agent, canonical, action_json, verb, marker, reason, authorities, authority_index, turn_id, raw_text, status, decided_by, decision, decision_note, created_at, expires_at, decided_at";
+const COLUMNS: &str = "id, agent, canonical, action_json, verb, marker, reason, authorities, authority_index, turn_id, raw_text, status, decided_by, decision, decision_note, created_at, expires_at, decided_at, thread";
 
 fn from_row(r: &Row<'_>) -> rusqlite::Result<PendingRequest> {
     let authorities: String = r.get(7)?;
@@ -202,6 +206,7 @@ fn from_row(r: &Row<'_>) -> rusqlite::Result<PendingRequest> {
         created_at: r.get(15)?,
         expires_at: r.get(16)?,
         decided_at: r.get(17)?,
+        thread: r.get(18)?,
     })
 }
 
@@ -218,8 +223,8 @@ pub fn create(
 ) -> Result<PendingRequest, MemoryError> {
     conn.execute(
         "INSERT INTO pending (agent, canonical, action_json, verb, marker, reason, authorities, turn_id, raw_text,
-                              span_start, span_end, created_at, expires_at)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
+                              span_start, span_end, created_at, expires_at, thread)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)",
         params![
             new.agent,
             new.canonical,
@@ -233,7 +238,8 @@ pub fn create(
             new.span.0 as i64,
             new.span.1 as i64,
             now,
-            new.expires_at
+            new.expires_at,
+            new.thread
         ],
     )?;
     let id = conn.last_insert_rowid();

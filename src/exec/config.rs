@@ -1,0 +1,51 @@
+//! Settings of the executor: the constellation's agents, fetch limits, the
+//! web search endpoint and data sources.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// Limits for `/fetch`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FetchConfig {
+    /// Whole-request timeout.
+    pub timeout: Duration,
+    /// Most bytes read from a response.
+    pub max_bytes: u64,
+    /// Characters per page returned to the agent (`/fetch continue` for more).
+    pub page_chars: usize,
+}
+
+impl Default for FetchConfig {
+    fn default() -> Self {
+        FetchConfig {
+            timeout: Duration::from_secs(15),
+            max_bytes: 2 * 1024 * 1024,
+            page_chars: 6000,
+        }
+    }
+}
+
+/// A web search endpoint for `/web`: `{query}` in the URL is replaced by
+/// the query (otherwise `?q=` is appended). The response is JSON with a
+/// `results` list of `{title, url, content|snippet}` (SearXNG's format) or
+/// plain text.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WebConfig {
+    /// The endpoint URL.
+    pub endpoint: String,
+}
+
+/// Everything the executor is configured with.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct ExecConfig {
+    /// Agents of the constellation (for `/tell` and `/halt`); agents seen in
+    /// the database count too.
+    pub agents: Vec<String>,
+    /// Fetch limits.
+    pub fetch: FetchConfig,
+    /// Web search, if configured.
+    pub web: Option<WebConfig>,
+    /// Data sources by id: a file or a directory.
+    pub data_sources: BTreeMap<String, PathBuf>,
+}

@@ -1,0 +1,118 @@
+//! `/send`, `/reply`, `/post`, `/dm`, `/tell` and `/uncertain`. Messages to
+//! people and platforms go to the outbox (the seam for platform adapters);
+//! `/tell` delivers straight into the other agent's conversation.
+
+use rusqlite::Connection;
+use serde_json::json;
+
+use super::{Effect, Outcome};
+use crate::clock::Millis;
+use crate::dialect::{ParsedAction, Verb};
+use crate::exec::context::TurnContext;
+use crate::exec::executor::Executor;
+use crate::memory::records::{add_message, enqueue};
+
+fn tell(
+    exec: &Executor,
+    conn: &Connection,
+    from: &str,
+    to: &str,
+    text: &str,
+    now: Millis,
+) -> Outcome {
+    let agents = exec.agents(conn);
+    if !agents.iter().any(|a| a == to) {
+        return Err(format!(
+            "there is no agent named {to} in this constellation; the agents are {}",
+            agents.join(", ")
+        ));
+    }
+    let thread = format!("agent:{from}");
+    let id = add_message(conn, to, &thread, &format!("agent:{from}"), text, now)
+        .map_err(|e| e.to_string())?;
+    Ok(Effect::text(format!("told {to}")).with_data(json!({ "to": to, "message_id": id })))
+}
+
+/// Delivers a message.
+pub(super) fn deliver(
+    exec: &Executor,
+    conn: &Connection,
+    ctx: &TurnContext,
+    action: &ParsedAction,
+    now: Millis,
+) -> Outcome {
+    let from = ctx.agent.as_str();
+    let text = action
+        .content
+        .as_deref()
+        .ok_or_else(|| format!("/{} needs a message", action.verb))?;
+    let target = action.target.as_deref();
+    let queue = |channel: &str, target: Option<&str>, public: bool, said: String| -> Outcome {
+        let id =
+            enqueue(conn, from, channel, target, text, public, now).map_err(|e| e.to_string())?;
+        Ok(Effect::text(said)
+            .with_data(json!({ "outbox_id": id, "channel": channel, "target": target })))
+    };
+    match action.verb {
+        Verb::Tell => tell(
+            exec,
+            conn,
+            from,
+            target.ok_or("/tell needs an @agent")?,
+            text,
+            now,
+        ),
+        Verb::Reply => {
+            add_message(conn, from, &ctx.thread, "assistant", text, now)
+                .map_err(|e| e.to_string())?;
+            queue("reply", Some(&ctx.thread), false, "replied".into())
+        }
+        Verb::Post => {
+            let platform = target.ok_or("/post needs a platform")?;
+            queue(
+                platform,
+                None,
+                true,
+                format!("queued a public post to {platform}"),
+            )
+        }
+        Verb::Dm => {
+            let user = target.ok_or("/dm needs a @user")?;
+            queue(
+                "dm",
+                Some(user),
+                false,
+                format!("queued a direct message to {user}"),
+            )
+        }
+        _ => {
+            let domain = action.domain.as_deref().unwrap_or("user");
+            match (domain, target) {
+                ("agent", Some(agent)) => tell(exec, conn, from, agent, text, now),
+                ("user", None) => {
+                    add_message(conn, from, &ctx.thread, "assistant", text, now)
+                        .map_err(|e| e.to_string())?;
+                    queue("user", None, false, "sent to the user".into())
+                }
+                (domain, target) => {
+                    let public = !matches!(domain, "user" | "agent");
+                    let to = target.map(|t| format!(" {t}")).unwrap_or_default();
+                    queue(domain, target, public, format!("queued for {domain}{to}"))
+                }
+            }
+        }
+    }
+}
+
+/// `/uncertain`: flags something for the partner to look at.
+pub(super) fn uncertain(
+    conn: &Connection,
+    ctx: &TurnContext,
+    action: &ParsedAction,
+    now: Millis,
+) -> Outcome {
+    let note = action.content.as_deref().ok_or("/uncertain needs a note")?;
+    let id =
+        enqueue(conn, &ctx.agent, "partner", None, note, false, now).map_err(|e| e.to_string())?;
+    Ok(Effect::text("flagged for the partner").with_data(json!({ "outbox_id": id })))
+}

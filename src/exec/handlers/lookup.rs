@@ -1,0 +1,82 @@
+//! `/search` across memory domains, with grouped results.
+
+use rusqlite::Connection;
+use serde_json::json;
+
+use super::{Effect, Outcome};
+use crate::clock::{Millis, format_time};
+use crate::dialect::ParsedAction;
+use crate::exec::context::TurnContext;
+use crate::memory::search::{SearchDomain, SearchHit, SearchQuery, search as fts};
+
+fn domain_title(domain: SearchDomain) -> &'static str {
+    match domain {
+        SearchDomain::Blocks => "Memory blocks",
+        SearchDomain::Archival => "Archival memory",
+        SearchDomain::Conversations => "Conversations",
+    }
+}
+
+/// Search hits as text grouped by domain, and as data.
+pub(super) fn format_hits(query: &str, hits: &[SearchHit]) -> Effect {
+    if hits.is_empty() {
+        return Effect::text(format!("nothing found for \"{query}\""))
+            .with_data(json!({ "hits": [] }));
+    }
+    let mut text = format!("{} results for \"{query}\":", hits.len());
+    let mut current = None;
+    for hit in hits {
+        if current != Some(hit.domain) {
+            current = Some(hit.domain);
+            let count = hits.iter().filter(|h| h.domain == hit.domain).count();
+            text.push_str(&format!("\n{} ({count}):", domain_title(hit.domain)));
+        }
+        let place = match (&hit.label, &hit.role) {
+            (Some(thread), Some(role)) => format!("{thread}, {role}"),
+            (Some(label), None) => label.clone(),
+            _ => format!("#{}", hit.id),
+        };
+        let who = if hit.agent.is_empty() {
+            String::new()
+        } else {
+            format!("{}: ", hit.agent)
+        };
+        text.push_str(&format!(
+            "\n  - [{who}{place}, {}] {}",
+            format_time(hit.time),
+            hit.snippet
+        ));
+    }
+    Effect::text(text).with_data(json!({ "hits": hits }))
+}
+
+/// `/search`.
+pub(super) fn search(
+    conn: &Connection,
+    ctx: &TurnContext,
+    action: &ParsedAction,
+    now: Millis,
+) -> Outcome {
+    let text = action
+        .content
+        .as_deref()
+        .ok_or("/search needs something to search for")?;
+    let mut query = SearchQuery::new(text, Some(&ctx.agent));
+    match action.domain.as_deref() {
+        Some("archival") => query.domains = vec![SearchDomain::Archival, SearchDomain::Blocks],
+        Some("conversations") => query.domains = vec![SearchDomain::Conversations],
+        Some("constellation") => query.agent = None,
+        _ => {}
+    }
+    if let Some(time) = &action.time {
+        let edge = now - (time.amount as i64) * (time.unit.seconds() as i64) * 1000;
+        if time.older_than {
+            query.until = Some(edge);
+        } else {
+            query.since = Some(edge);
+        }
+    }
+    query.role = action.role.clone();
+    let hits = fts(conn, &query).map_err(|e| e.to_string())?;
+    Ok(format_hits(text, &hits).continued())
+}

@@ -1,0 +1,144 @@
+//! [`TraceRecord`]: what one action did, as written to the trace.
+
+use serde::{Deserialize, Serialize};
+
+use crate::clock::Millis;
+use crate::memory::{BlockKind, BlockPermission, MemoryChange};
+
+/// Who an action came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum TraceSource {
+    /// An agent wrote it.
+    Agent,
+    /// The partner did it at the console or command line.
+    Partner,
+}
+
+/// How an action ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TraceOutcome {
+    /// It ran.
+    Executed,
+    /// It was refused (by policy or an authority).
+    Denied,
+    /// It ran into an error.
+    Failed,
+    /// It was withdrawn, or taken back in the turn's prose.
+    Cancelled,
+    /// Nobody decided in time.
+    TimedOut,
+}
+
+impl TraceOutcome {
+    /// The stored name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            TraceOutcome::Executed => "executed",
+            TraceOutcome::Denied => "denied",
+            TraceOutcome::Failed => "failed",
+            TraceOutcome::Cancelled => "cancelled",
+            TraceOutcome::TimedOut => "timed_out",
+        }
+    }
+}
+
+/// A block written by the partner (not through the dialect).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BlockSpec {
+    /// Owning agent.
+    pub agent: String,
+    /// Label.
+    pub label: String,
+    /// Kind (used when the block is created).
+    pub kind: BlockKind,
+    /// Permission (used when the block is created).
+    pub permission: BlockPermission,
+    /// Character limit (used when the block is created).
+    pub char_limit: usize,
+    /// Description (used when the block is created).
+    pub description: String,
+    /// The new value.
+    pub value: String,
+}
+
+/// What kind of operation a record is, so replay can redo it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum TraceOp {
+    /// A dialect action (its canonical form is in the record).
+    Action,
+    /// The partner created or rewrote a block.
+    SetBlock {
+        /// The block.
+        block: BlockSpec,
+    },
+    /// The partner undid a block's last change.
+    Undo {
+        /// Owning agent.
+        agent: String,
+        /// Label.
+        label: String,
+    },
+}
+
+/// How the permission decision was reached.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct DecisionPath {
+    /// `allow`, `ask` or `deny`, as the engine decided.
+    pub verdict: String,
+    /// The engine's steps, in words.
+    pub steps: Vec<String>,
+    /// The pending request, when it was asked.
+    pub request: Option<String>,
+    /// Who decided the request.
+    pub decided_by: Option<String>,
+    /// The decision (`approve_once`, `deny_always`…).
+    pub decision: Option<String>,
+    /// When it was decided.
+    pub decided_at: Option<Millis>,
+}
+
+/// One executed (or refused, failed, cancelled) action.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TraceRecord {
+    /// Id (`t` and the sequence number).
+    pub id: String,
+    /// Position in the trace, from 1.
+    pub seq: u64,
+    /// When it finished.
+    pub time: Millis,
+    /// The acting agent (the requester, for approved requests).
+    pub agent: String,
+    /// The turn it came from.
+    pub turn_id: String,
+    /// Agent or partner.
+    pub source: TraceSource,
+    /// The action as written.
+    pub text: String,
+    /// Its byte range in the turn.
+    pub span: (usize, usize),
+    /// Canonical form (references resolved).
+    pub canonical: String,
+    /// Verb.
+    pub verb: String,
+    /// What to redo on replay.
+    pub op: TraceOp,
+    /// The permission path.
+    pub decision: DecisionPath,
+    /// How it ended.
+    pub outcome: TraceOutcome,
+    /// The result for the model.
+    pub result: String,
+    /// The result, structured.
+    pub data: serde_json::Value,
+    /// Time spent executing, in microseconds.
+    pub duration_us: u64,
+    /// The memory change, if any.
+    pub memory: Option<MemoryChange>,
+    /// True when the result came from outside (fetch, web, data), so
+    /// replay reuses it instead of going out again.
+    #[serde(default)]
+    pub external: bool,
+}

@@ -1,0 +1,132 @@
+//! Replay verification: re-executes a trace against a fresh in-memory store
+//! and reports the first step whose outcome, result or memory change
+//! differs. External effects (fetch, web, data reads, authority decisions)
+//! are taken from their recorded results instead of being redone.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use super::log::{TraceWarning, read_trace};
+use super::record::{TraceOutcome, TraceRecord};
+use crate::clock::ManualClock;
+use crate::exec::{ExecConfig, Executor};
+use crate::memory::MemoryStore;
+use crate::permission::Policy;
+
+/// Where a replay first differed.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Divergence {
+    /// One-based step number.
+    pub step: usize,
+    /// The record's id.
+    pub id: String,
+    /// The action.
+    pub canonical: String,
+    /// What differed, in words.
+    pub what: String,
+}
+
+/// The result of verifying a trace.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Verification {
+    /// Steps read.
+    pub steps: usize,
+    /// Steps redone (the rest were recorded external effects or did not run).
+    pub redone: usize,
+    /// The first divergence, if any.
+    pub divergence: Option<Divergence>,
+    /// Problems reading the file (a torn last line…).
+    pub warnings: Vec<TraceWarning>,
+}
+
+fn differs(
+    record: &TraceRecord,
+    outcome: TraceOutcome,
+    text: &str,
+    memory: &Option<crate::memory::MemoryChange>,
+) -> Option<String> {
+    if outcome != record.outcome {
+        return Some(format!(
+            "outcome was {}, now {}",
+            record.outcome.as_str(),
+            outcome.as_str()
+        ));
+    }
+    if text != record.result {
+        return Some(format!("result was {:?}, now {:?}", record.result, text));
+    }
+    if *memory != record.memory {
+        return Some(format!(
+            "memory change was {:?}, now {:?}",
+            record.memory, memory
+        ));
+    }
+    None
+}
+
+/// Verifies the records of a trace, in order.
+pub fn verify_records(
+    records: &[TraceRecord],
+) -> Result<(usize, Option<Divergence>), crate::exec::ExecError> {
+    let clock = ManualClock::new(records.first().map_or(0, |r| r.time));
+    let mut agents: Vec<String> = records.iter().map(|r| r.agent.clone()).collect();
+    agents.extend(
+        records
+            .iter()
+            .filter_map(|r| r.data["to"].as_str().map(str::to_string)),
+    );
+    agents.sort();
+    agents.dedup();
+    let config = ExecConfig {
+        agents,
+        ..ExecConfig::default()
+    };
+    let store = Arc::new(MemoryStore::open_in_memory()?);
+    let executor = Executor::with_parts(
+        store,
+        super::TraceLog::disabled(),
+        Policy::permissive(),
+        config,
+        Arc::new(clock.clone()),
+    )?;
+    let mut redone = 0;
+    for (index, record) in records.iter().enumerate() {
+        let runs = matches!(
+            record.outcome,
+            TraceOutcome::Executed | TraceOutcome::Failed
+        ) && !record.external;
+        if !runs {
+            continue;
+        }
+        clock.set(record.time);
+        let (outcome, text, memory) = executor.redo(record)?;
+        redone += 1;
+        if let Some(what) = differs(record, outcome, &text, &memory) {
+            return Ok((
+                redone,
+                Some(Divergence {
+                    step: index + 1,
+                    id: record.id.clone(),
+                    canonical: record.canonical.clone(),
+                    what,
+                }),
+            ));
+        }
+    }
+    Ok((redone, None))
+}
+
+/// Reads a trace file and verifies it.
+pub fn verify_file(path: &Path) -> Result<Verification, crate::exec::ExecError> {
+    let (records, warnings) = read_trace(path).map_err(|source| crate::exec::ExecError::Trace {
+        path: path.display().to_string(),
+        source,
+    })?;
+    let (redone, divergence) = verify_records(&records)?;
+    Ok(Verification {
+        steps: records.len(),
+        redone,
+        divergence,
+        warnings,
+    })
+}
