@@ -707,6 +707,11 @@ fn content_forms() {
     assert_eq!(a.content.as_deref(), Some("say \"hi\"\nthen \\ leave"));
     let a = one("/post bluesky \u{201C}smart quotes\u{201D}");
     assert_eq!(a.content.as_deref(), Some("smart quotes"));
+    let a = one("/post bluesky ```\nhi\n``` ?public");
+    assert_eq!(
+        (a.content.as_deref(), a.marker_note.as_deref()),
+        (Some("hi"), Some("public"))
+    );
     let a = one("/post bluesky \"\"\"\nhi\n\"\"\" ?public");
     assert_eq!(a.marker_note.as_deref(), Some("public"));
     let message = first_error("/post bluesky \"\"\"\nnever closed");

@@ -326,7 +326,8 @@ fn fence(src: &str, pos: usize) -> Result<(Token<'_>, usize), ParseError> {
         while first + n < le && bytes[first + n] == fence_char {
             n += 1;
         }
-        if n >= run && src[first + n..le].trim().is_empty() {
+        let after = src[first + n..le].trim();
+        if n >= run && (after.is_empty() || is_marker_word(after)) {
             let body_end = if line_start > body_start {
                 line_start - 1
             } else {
@@ -352,6 +353,17 @@ fn fence(src: &str, pos: usize) -> Result<(Token<'_>, usize), ParseError> {
         line_start = le + 1;
     }
     Err(unclosed())
+}
+
+/// True for a permission marker word (`.`, `?`, `!`, `?ask`, `?word`), which
+/// may follow a closing fence on its line.
+fn is_marker_word(word: &str) -> bool {
+    matches!(word, "." | "?" | "!" | "!!")
+        || word.strip_prefix('?').is_some_and(|w| {
+            w.chars().next().is_some_and(|c| c.is_ascii_alphabetic())
+                && w.chars()
+                    .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+        })
 }
 
 /// Consecutive lines starting with `>` from `line_start` on.
