@@ -67,10 +67,7 @@ fn recall_read_search_insert_append_delete_patch() {
         "alpha\nbeta\ngamma"
     );
     let change = appended.memory.unwrap();
-    assert_eq!(
-        (change.version_before, change.version_after),
-        (Some(1), Some(2).unwrap())
-    );
+    assert_eq!((change.version_before, change.version_after), (Some(1), 2));
 
     r.ok("ada", "/recall patch project_notes ```diff\n--- a\n+++ b\n@@ -1,3 +1,3 @@\n alpha\n-beta\n+BETA\n gamma\n```");
     assert_eq!(
