@@ -26,6 +26,13 @@ impl Clock for SystemClock {
     }
 }
 
+impl SystemClock {
+    /// Now, without needing the [`Clock`] trait in scope.
+    pub fn now_ms_public(self) -> Millis {
+        self.now_ms()
+    }
+}
+
 /// A clock that only moves when told to, for tests.
 #[derive(Debug, Clone)]
 pub struct ManualClock(Arc<AtomicI64>);

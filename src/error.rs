@@ -27,6 +27,20 @@ pub enum Error {
         /// What is wrong (TOML errors include line and column).
         source: crate::dialect::VerbTableError,
     },
+    /// A policy file is wrong.
+    #[error("in policy file {path}: {source}")]
+    Policy {
+        /// The file.
+        path: PathBuf,
+        /// What is wrong, with line and column.
+        source: crate::permission::PolicyError,
+    },
+    /// The runtime refused or failed (no such request, database error…).
+    #[error("{0}")]
+    Runtime(String),
+    /// The command line asked for something impossible.
+    #[error("{0}")]
+    Usage(String),
     /// The input is not UTF-8 text.
     #[error("{what} is not UTF-8 text (invalid byte at offset {offset})")]
     NotText {
@@ -35,6 +49,18 @@ pub enum Error {
         /// First invalid byte.
         offset: usize,
     },
+}
+
+impl From<crate::exec::ExecError> for Error {
+    fn from(e: crate::exec::ExecError) -> Self {
+        Error::Runtime(e.to_string())
+    }
+}
+
+impl From<crate::memory::MemoryError> for Error {
+    fn from(e: crate::memory::MemoryError) -> Self {
+        Error::Runtime(e.to_string())
+    }
 }
 
 /// A result whose error is [`Error`].

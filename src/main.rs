@@ -33,10 +33,32 @@ enum Command {
         /// The turn to parse; standard input when absent or `-`.
         file: Option<PathBuf>,
     },
+    /// Parse and run one agent turn headlessly against a database.
+    Exec(partner::commands::ExecOptions),
+    /// Browse and edit memory blocks; search memory.
+    Memory(partner::commands::MemoryOptions),
+    /// List and decide waiting requests; manage standing rules.
+    Pending(partner::commands::PendingOptions),
+    /// Read a trace file.
+    Trace {
+        #[command(subcommand)]
+        command: TraceCommand,
+    },
+    /// Replay a trace; with --verify, re-execute it and report divergence.
+    Replay(partner::commands::ReplayOptions),
+}
+
+#[derive(Subcommand)]
+enum TraceCommand {
+    /// Print trace records, filtered by agent, verb or outcome.
+    Show(partner::commands::TraceShowOptions),
 }
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    let stdin = &mut std::io::stdin().lock();
+    let stdout = &mut std::io::stdout().lock();
+    let stderr = &mut std::io::stderr().lock();
     let result = match cli.command {
         Command::Parse {
             json,
@@ -58,13 +80,15 @@ fn main() -> ExitCode {
                 verbs,
                 file,
             };
-            partner::commands::run_parse(
-                &options,
-                &mut std::io::stdin().lock(),
-                &mut std::io::stdout().lock(),
-                &mut std::io::stderr().lock(),
-            )
+            partner::commands::run_parse(&options, stdin, stdout, stderr)
         }
+        Command::Exec(options) => partner::commands::run_exec(&options, stdin, stdout),
+        Command::Memory(options) => partner::commands::run_memory(&options, stdin, stdout),
+        Command::Pending(options) => partner::commands::run_pending(&options, stdout),
+        Command::Trace {
+            command: TraceCommand::Show(options),
+        } => partner::commands::run_trace_show(&options, stdout, stderr),
+        Command::Replay(options) => partner::commands::run_replay(&options, stdout, stderr),
     };
     match result {
         Ok(code) => ExitCode::from(code as u8),

@@ -1,6 +1,17 @@
 //! The subcommands of the `partner` binary, as library functions so they
-//! can be tested without a process.
+//! can be tested without a process. Their option structs derive
+//! `clap::Args`; `main.rs` only assembles them into the command line.
 
+mod common;
+mod exec;
+mod memory;
 mod parse;
+mod pending;
+mod trace;
 
-pub use parse::{ParseOptions, run_parse};
+pub use common::{DbArg, load_policy, open_executor};
+pub use exec::{ExecOptions, run_exec};
+pub use memory::{KindArg, MemoryCommand, MemoryOptions, PermissionArg, run_memory};
+pub use parse::{ParseOptions, parser_for, run_parse};
+pub use pending::{PendingCommand, PendingOptions, run_pending};
+pub use trace::{ReplayOptions, TraceShowOptions, run_replay, run_trace_show};

@@ -417,7 +417,7 @@ impl Executor {
         match &check.verdict {
             Verdict::Allow => self.execute(ctx, &resolved, &origin, &check, None),
             Verdict::Deny { reason } => {
-                let text = format!("denied: {reason}");
+                let text = reason.clone();
                 self.record(
                     ctx,
                     &canonical,
@@ -880,8 +880,8 @@ impl Executor {
             }
             Decision::Deny(reason) | Decision::DenyAlways(reason) => {
                 let text = match reason {
-                    Some(reason) => format!("denied by {by}: {reason}"),
-                    None => format!("denied by {by}"),
+                    Some(reason) => format!("{by} said no: {reason}"),
+                    None => format!("{by} said no"),
                 };
                 self.record(
                     &ctx,

@@ -1,0 +1,66 @@
+//! Helpers shared by the runtime commands: opening the executor, reading
+//! text arguments, printing JSON.
+
+use std::io::{Read, Write};
+use std::path::{Path, PathBuf};
+
+use crate::error::{Error, Result};
+use crate::exec::{ExecConfig, Executor};
+use crate::permission::Policy;
+
+/// Loads a policy file, or the built-in default.
+pub fn load_policy(path: Option<&Path>) -> Result<Policy> {
+    let Some(path) = path else {
+        return Ok(Policy::default());
+    };
+    let text = std::fs::read_to_string(path).map_err(|source| Error::Read {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    Policy::from_toml(&text).map_err(|source| Error::Policy {
+        path: path.to_path_buf(),
+        source,
+    })
+}
+
+/// Opens the executor over `db` with a policy file (or the default).
+pub fn open_executor(db: &Path, policy: Option<&Path>, agents: &[String]) -> Result<Executor> {
+    let policy = load_policy(policy)?;
+    let config = ExecConfig {
+        agents: agents.to_vec(),
+        ..ExecConfig::default()
+    };
+    Ok(Executor::open(db, policy, config)?)
+}
+
+/// The text of an argument that may be `-` for standard input.
+pub fn text_arg(value: &str, stdin: &mut dyn Read) -> Result<String> {
+    if value != "-" {
+        return Ok(value.to_string());
+    }
+    let mut bytes = Vec::new();
+    stdin.read_to_end(&mut bytes).map_err(Error::Stdin)?;
+    String::from_utf8(bytes).map_err(|e| Error::NotText {
+        what: "standard input".into(),
+        offset: e.utf8_error().valid_up_to(),
+    })
+}
+
+/// Writes a value as one line of JSON.
+pub fn write_json(out: &mut dyn Write, value: &impl serde::Serialize) -> Result<()> {
+    serde_json::to_writer(&mut *out, value).map_err(|e| Error::Write(e.into()))?;
+    writeln!(out).map_err(Error::Write)
+}
+
+/// Writes one line.
+pub fn line(out: &mut dyn Write, text: impl std::fmt::Display) -> Result<()> {
+    writeln!(out, "{text}").map_err(Error::Write)
+}
+
+/// The database path given to a command.
+#[derive(Debug, Clone, clap::Args)]
+pub struct DbArg {
+    /// The constellation's database file (created if missing).
+    #[arg(long, value_name = "FILE")]
+    pub db: PathBuf,
+}

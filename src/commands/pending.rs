@@ -1,0 +1,221 @@
+//! `partner pending`: list waiting requests and decide them as the partner;
+//! list and revoke standing rules.
+
+use std::io::Write;
+use std::path::PathBuf;
+
+use serde::Serialize;
+
+use super::common::{DbArg, line, open_executor, write_json};
+use crate::clock::format_time;
+use crate::error::{Error, Result};
+use crate::permission::{Authority, Decision, PendingRequest, pending};
+
+/// Options of `partner pending`.
+#[derive(Debug, Clone, clap::Args)]
+pub struct PendingOptions {
+    #[command(flatten)]
+    /// The database.
+    pub db: DbArg,
+    /// A policy file (the one the constellation runs with).
+    #[arg(long, value_name = "FILE", global = true)]
+    pub policy: Option<PathBuf>,
+    /// Print JSON (listings print one array of objects).
+    #[arg(long, global = true)]
+    pub json: bool,
+    /// What to do.
+    #[command(subcommand)]
+    pub command: PendingCommand,
+}
+
+/// `partner pending` subcommands.
+#[derive(Debug, Clone, clap::Subcommand)]
+pub enum PendingCommand {
+    /// List waiting requests, oldest first.
+    List,
+    /// Approve a request once.
+    Approve {
+        /// The request id (`r3`).
+        id: String,
+        /// Approve this and the same verb and target for a while (`10m`, `2h`).
+        #[arg(long, value_name = "DURATION")]
+        r#for: Option<String>,
+    },
+    /// Approve a request and the same verb and target from now on.
+    Always {
+        /// The request id.
+        id: String,
+    },
+    /// Deny a request; the reason goes back to the agent.
+    Deny {
+        /// The request id.
+        id: String,
+        /// Why.
+        #[arg(long)]
+        reason: Option<String>,
+        /// Deny the same verb and target from now on.
+        #[arg(long)]
+        always: bool,
+    },
+    /// Pass a request to its next authority.
+    Escalate {
+        /// The request id.
+        id: String,
+    },
+    /// Withdraw a request.
+    Cancel {
+        /// The request id.
+        id: String,
+    },
+    /// Deny every request whose time is up.
+    Expire,
+    /// List standing rules (approve/deny always).
+    Rules,
+    /// Revoke a standing rule.
+    Revoke {
+        /// The rule's number.
+        rule: i64,
+    },
+}
+
+/// A waiting request as listed for scripts.
+#[derive(Serialize)]
+struct RequestRow<'a> {
+    id: &'a str,
+    agent: &'a str,
+    verb: &'a str,
+    canonical: &'a str,
+    marker: Option<&'a str>,
+    reason: &'a str,
+    waiting_on: String,
+    created_at: String,
+    expires_at: Option<String>,
+}
+
+fn row(r: &PendingRequest) -> RequestRow<'_> {
+    RequestRow {
+        id: &r.id,
+        agent: &r.agent,
+        verb: &r.verb,
+        canonical: &r.canonical,
+        marker: r.marker.as_deref(),
+        reason: &r.reason,
+        waiting_on: r.waiting_on().to_string(),
+        created_at: format_time(r.created_at),
+        expires_at: r.expires_at.map(format_time),
+    }
+}
+
+/// Runs `partner pending`.
+pub fn run_pending(options: &PendingOptions, out: &mut dyn Write) -> Result<i32> {
+    let executor = open_executor(&options.db.db, options.policy.as_deref(), &[])?;
+    let decide = |id: &str, decision: Decision, out: &mut dyn Write| -> Result<i32> {
+        let report = executor.decide(id, decision, &Authority::Partner)?;
+        if options.json {
+            write_json(out, &report)?;
+        } else {
+            line(out, report.summary())?;
+        }
+        Ok(0)
+    };
+    match &options.command {
+        PendingCommand::List => {
+            let waiting = executor.pending()?;
+            if options.json {
+                write_json(out, &waiting.iter().map(row).collect::<Vec<_>>())?;
+            } else if waiting.is_empty() {
+                line(out, "no requests are waiting")?;
+            } else {
+                for r in &waiting {
+                    line(
+                        out,
+                        format!(
+                            "{}  {}  {}  (waits on {}; {})",
+                            r.id,
+                            r.agent,
+                            r.canonical,
+                            r.waiting_on(),
+                            r.reason
+                        ),
+                    )?;
+                }
+            }
+            Ok(0)
+        }
+        PendingCommand::Approve { id, r#for } => {
+            let decision = match r#for {
+                Some(text) => Decision::ApproveFor(
+                    humantime::parse_duration(text)
+                        .map_err(|e| Error::Usage(format!("--for {text}: {e}")))?,
+                ),
+                None => Decision::ApproveOnce,
+            };
+            decide(id, decision, out)
+        }
+        PendingCommand::Always { id } => decide(id, Decision::ApproveAlways, out),
+        PendingCommand::Deny { id, reason, always } => {
+            let decision = if *always {
+                Decision::DenyAlways(reason.clone())
+            } else {
+                Decision::Deny(reason.clone())
+            };
+            decide(id, decision, out)
+        }
+        PendingCommand::Escalate { id } => decide(id, Decision::Escalate(None), out),
+        PendingCommand::Cancel { id } => decide(id, Decision::Cancel, out),
+        PendingCommand::Expire => {
+            let expired = executor.expire_overdue()?;
+            if options.json {
+                write_json(out, &expired)?;
+            } else {
+                line(out, format!("{} requests timed out", expired.len()))?;
+            }
+            Ok(0)
+        }
+        PendingCommand::Rules => {
+            let rules = pending::rules(
+                &executor.store().conn(),
+                crate::clock::SystemClock.now_ms_public(),
+            )?;
+            if options.json {
+                write_json(out, &rules)?;
+            } else if rules.is_empty() {
+                line(out, "no standing rules")?;
+            } else {
+                for r in &rules {
+                    let until = r
+                        .expires_at
+                        .map(|t| format!(" until {}", format_time(t)))
+                        .unwrap_or_default();
+                    line(
+                        out,
+                        format!(
+                            "#{} {} /{} {} for {}{until} (by {})",
+                            r.id,
+                            r.effect,
+                            r.verb,
+                            r.target.as_deref().unwrap_or("*"),
+                            r.agent,
+                            r.created_by
+                        ),
+                    )?;
+                }
+            }
+            Ok(0)
+        }
+        PendingCommand::Revoke { rule } => {
+            let revoked = pending::revoke_rule(
+                &executor.store().conn(),
+                *rule,
+                crate::clock::SystemClock.now_ms_public(),
+            )?;
+            if !revoked {
+                return Err(Error::Runtime(format!(
+                    "there is no standing rule #{rule} in force"
+                )));
+            }
+            line(out, format!("revoked rule #{rule}"))?;
+            Ok(0)
+        }
+    }
+}
