@@ -16,15 +16,53 @@ use partner::memory::search::{SearchDomain, SearchQuery, search};
 use partner::permission::Policy;
 
 const WORDS: &[&str] = &[
-    "launch", "contract", "invoice", "meeting", "budget", "review", "design", "release", "customer", "deadline",
-    "roadmap", "security", "migration", "incident", "pricing", "hiring", "travel", "garden", "recipe", "concert",
-    "weather", "project", "memory", "partner", "agent", "notes", "summary", "question", "answer", "decision",
-    "morning", "evening", "friday", "monday", "email", "phone", "ticket", "server", "database", "backup",
+    "launch",
+    "contract",
+    "invoice",
+    "meeting",
+    "budget",
+    "review",
+    "design",
+    "release",
+    "customer",
+    "deadline",
+    "roadmap",
+    "security",
+    "migration",
+    "incident",
+    "pricing",
+    "hiring",
+    "travel",
+    "garden",
+    "recipe",
+    "concert",
+    "weather",
+    "project",
+    "memory",
+    "partner",
+    "agent",
+    "notes",
+    "summary",
+    "question",
+    "answer",
+    "decision",
+    "morning",
+    "evening",
+    "friday",
+    "monday",
+    "email",
+    "phone",
+    "ticket",
+    "server",
+    "database",
+    "backup",
 ];
 
 /// Deterministic pseudo-random sentence number `i`.
 fn sentence(i: u64) -> String {
-    let mut x = i.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+    let mut x = i
+        .wrapping_mul(6364136223846793005)
+        .wrapping_add(1442695040888963407);
     let mut words = Vec::with_capacity(12);
     for _ in 0..12 {
         x ^= x >> 33;
@@ -36,11 +74,16 @@ fn sentence(i: u64) -> String {
 
 fn executed_actions(c: &mut Criterion) {
     let dir = tempfile::tempdir().unwrap();
-    let policy = Policy::from_toml("[rate_limits]\ndefault = { burst = 1000000000, per_minute = 1000000000 }\n").unwrap();
+    let policy = Policy::from_toml(
+        "[rate_limits]\ndefault = { burst = 1000000000, per_minute = 1000000000 }\n",
+    )
+    .unwrap();
     let exec = Executor::open(&dir.path().join("bench.db"), policy, ExecConfig::default()).unwrap();
     let mut group = c.benchmark_group("runtime");
     group.throughput(Throughput::Elements(1));
-    group.sample_size(30).measurement_time(Duration::from_secs(8));
+    group
+        .sample_size(30)
+        .measurement_time(Duration::from_secs(8));
     let mut i = 0u64;
     group.bench_function("executed_action", |b| {
         b.iter(|| {
@@ -59,7 +102,12 @@ fn fts_search(c: &mut Criterion) {
     store
         .transaction(|tx| -> Result<(), partner::memory::MemoryError> {
             for i in 0..100_000u64 {
-                add_archival(tx, if i % 2 == 0 { "ada" } else { "worker" }, &sentence(i), i as i64)?;
+                add_archival(
+                    tx,
+                    if i % 2 == 0 { "ada" } else { "worker" },
+                    &sentence(i),
+                    i as i64,
+                )?;
             }
             Ok(())
         })
@@ -68,7 +116,9 @@ fn fts_search(c: &mut Criterion) {
     query.domains = vec![SearchDomain::Archival];
     assert!(!search(&store.conn(), &query).unwrap().is_empty());
     let mut group = c.benchmark_group("search");
-    group.sample_size(50).measurement_time(Duration::from_secs(8));
+    group
+        .sample_size(50)
+        .measurement_time(Duration::from_secs(8));
     group.bench_function("fts_search_100k", |b| {
         b.iter(|| black_box(search(&store.conn(), black_box(&query)).unwrap()))
     });
