@@ -589,10 +589,24 @@ impl Executor {
             ctx, &canonical, verb, origin, check, approval, outcome, &effect, started, now,
             external,
         );
+        self.commit(ctx, &record, approval, &effect, check, now)
+    }
+
+    /// Commits a record that carries no database effect of its own (and the
+    /// approval it completes), appends it to the trace, and reports it.
+    fn commit(
+        &self,
+        ctx: &TurnContext,
+        record: &TraceRecord,
+        approval: Option<&Approval<'_>>,
+        effect: &Effect,
+        check: &Check,
+        now: Millis,
+    ) -> Result<ActionReport, ExecError> {
         self.store
-            .transaction(|tx| self.finalize(tx, &record, approval, now))?;
-        self.append(&record)?;
-        Ok(self.report_of(ctx, &record, &effect, check))
+            .transaction(|tx| self.finalize(tx, record, approval, now))?;
+        self.append(record)?;
+        Ok(self.report_of(ctx, record, effect, check))
     }
 
     /// Records an action that did not run (denied, failed before running,
@@ -623,10 +637,7 @@ impl Executor {
             now,
             false,
         );
-        self.store
-            .transaction(|tx| self.finalize(tx, &record, approval, now))?;
-        self.append(&record)?;
-        Ok(self.report_of(ctx, &record, &effect, check))
+        self.commit(ctx, &record, approval, &effect, check, now)
     }
 
     #[allow(clippy::too_many_arguments)]
