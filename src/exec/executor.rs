@@ -134,6 +134,21 @@ pub struct Executor {
     pages: FetchPages,
     calc: CalcState,
     seq: AtomicU64,
+    decided: std::sync::Mutex<Vec<DecidedRequest>>,
+}
+
+/// A request that was decided (or timed out), with the report for the agent
+/// that asked. The runtime drains these to tell the requester.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct DecidedRequest {
+    /// The request, as it stands after the decision.
+    pub request: PendingRequest,
+    /// The decision's name (`approve_once`, `deny`, `escalate`, `timeout`…).
+    pub decision: String,
+    /// Who decided.
+    pub by: String,
+    /// What the requesting agent should hear.
+    pub report: ActionReport,
 }
 
 fn status_of(outcome: TraceOutcome) -> ActionStatus {
@@ -191,6 +206,7 @@ impl Executor {
             pages: FetchPages::default(),
             calc: CalcState::default(),
             seq: AtomicU64::new(last as u64),
+            decided: std::sync::Mutex::new(Vec::new()),
         })
     }
 
@@ -270,6 +286,16 @@ impl Executor {
     /// are recorded for later alias suggestions.
     pub fn run_turn(&self, ctx: &mut TurnContext, text: &str) -> TurnReport {
         let parsed = self.parser_for(&ctx.agent).parse(text);
+        self.run_parsed(ctx, text, &parsed)
+    }
+
+    /// Runs a turn already parsed (with [`Executor::parser_for`]).
+    pub fn run_parsed(
+        &self,
+        ctx: &mut TurnContext,
+        text: &str,
+        parsed: &crate::dialect::ParsedTurn,
+    ) -> TurnReport {
         if !parsed.errors.is_empty() {
             let conn = self.store.conn();
             for error in &parsed.errors {
@@ -318,7 +344,7 @@ impl Executor {
         }
         TurnReport {
             actions: reports,
-            errors: parsed.errors,
+            errors: parsed.errors.clone(),
         }
     }
 
@@ -818,10 +844,43 @@ impl Executor {
         Ok(pending::waiting(&self.store.conn())?)
     }
 
+    /// Takes the requests decided since the last call, oldest first.
+    pub fn take_decided(&self) -> Vec<DecidedRequest> {
+        std::mem::take(&mut *self.decided.lock().unwrap_or_else(|e| e.into_inner()))
+    }
+
+    fn note_decided(&self, id: &str, decision: &str, by: &str, report: &ActionReport) {
+        let request = pending::get(&self.store.conn(), id).ok().flatten();
+        if let Some(request) = request {
+            self.decided
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .push(DecidedRequest {
+                    request,
+                    decision: decision.to_string(),
+                    by: by.to_string(),
+                    report: report.clone(),
+                });
+        }
+    }
+
     /// Decides a waiting request. `by` must be the partner or the authority
     /// it waits on. Returns the report for the agent that asked: the
-    /// action's result when approved, the refusal otherwise.
+    /// action's result when approved, the refusal otherwise. The decision is
+    /// also queued for [`Executor::take_decided`].
     pub fn decide(
+        &self,
+        id: &str,
+        decision: Decision,
+        by: &Authority,
+    ) -> Result<ActionReport, ExecError> {
+        let name = decision.name();
+        let report = self.decide_inner(id, decision, by)?;
+        self.note_decided(id, name, &by.to_string(), &report);
+        Ok(report)
+    }
+
+    fn decide_inner(
         &self,
         id: &str,
         decision: Decision,
@@ -999,6 +1058,7 @@ impl Executor {
                 record.result.clone(),
             );
             report.trace_id = Some(record.id);
+            self.note_decided(&request.id, "timeout", "timeout", &report);
             reports.push(report);
         }
         Ok(reports)

@@ -12,5 +12,5 @@ pub mod when;
 
 pub use config::{ExecConfig, FetchConfig, WebConfig};
 pub use context::{TurnContext, resolve};
-pub use executor::{ExecError, Executor, TIMEOUT_SWEEP};
+pub use executor::{DecidedRequest, ExecError, Executor, TIMEOUT_SWEEP};
 pub use report::{ActionReport, ActionStatus, TurnReport};

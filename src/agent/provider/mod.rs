@@ -1,0 +1,162 @@
+//! Model providers: OpenAI-compatible chat completions (OpenAI, Ollama,
+//! llama.cpp, vLLM, LM Studio), Anthropic messages, and a scripted provider
+//! that answers from a script file. Every provider streams its reply as
+//! [`StreamEvent`]s on a channel and stops when told to cancel.
+
+mod anthropic;
+mod http;
+mod openai;
+mod scripted;
+mod sse;
+
+use std::fmt;
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+use tokio::sync::{mpsc, watch};
+
+pub use anthropic::AnthropicProvider;
+pub use http::{HttpSettings, RetryPolicy};
+pub use openai::OpenAiProvider;
+pub use scripted::{AgentScript, Script, ScriptedProvider};
+pub use sse::{SseEvent, SseParser};
+
+/// Who said a message.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Role {
+    /// The person, or the runtime speaking for them (pulses, results).
+    User,
+    /// The model.
+    Assistant,
+}
+
+/// One message of a chat request.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ChatMessage {
+    /// Who said it.
+    pub role: Role,
+    /// What was said.
+    pub content: String,
+}
+
+impl ChatMessage {
+    /// A user message.
+    pub fn user(content: impl Into<String>) -> Self {
+        ChatMessage {
+            role: Role::User,
+            content: content.into(),
+        }
+    }
+
+    /// An assistant message.
+    pub fn assistant(content: impl Into<String>) -> Self {
+        ChatMessage {
+            role: Role::Assistant,
+            content: content.into(),
+        }
+    }
+}
+
+/// Which of the four prompt types a request is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PromptKind {
+    /// First pass, answering a message.
+    Response,
+    /// First pass, woken by the pulse.
+    Pulse,
+    /// Second (or later) pass, with action results.
+    Continuation,
+}
+
+/// What is sent to a model.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ChatRequest {
+    /// The agent asking (scripted providers answer per agent).
+    pub agent: String,
+    /// The model name, without the provider prefix.
+    pub model: String,
+    /// Which prompt type this is.
+    pub kind: PromptKind,
+    /// The system prompt.
+    pub system: String,
+    /// The conversation, oldest first, ending with a user message.
+    pub messages: Vec<ChatMessage>,
+    /// Most tokens to generate.
+    pub max_tokens: u32,
+}
+
+/// Why a model call failed.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ProviderError {
+    /// The server answered with an error status (after any retries).
+    #[error("the model server answered {status}: {body}")]
+    Status {
+        /// HTTP status.
+        status: u16,
+        /// The start of the body.
+        body: String,
+    },
+    /// The server could not be reached.
+    #[error("could not reach the model server: {0}")]
+    Connection(String),
+    /// The stream broke off or reported an error after it began.
+    #[error("the reply broke off: {0}")]
+    MidStream(String),
+    /// The answer was not in the expected format.
+    #[error("the model server's answer was not understood: {0}")]
+    Protocol(String),
+    /// The call was cancelled (the agent was halted).
+    #[error("cancelled")]
+    Cancelled,
+    /// No provider is configured for a model.
+    #[error("{0}")]
+    Config(String),
+}
+
+/// One piece of a streamed reply.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum StreamEvent {
+    /// More text.
+    Token(String),
+    /// The reply is complete.
+    Done,
+    /// The call failed; no more events follow.
+    Error(ProviderError),
+}
+
+/// Cancels a call when it turns true.
+pub type Cancel = watch::Receiver<bool>;
+
+/// A language model behind some wire format.
+pub trait Provider: Send + Sync + fmt::Debug {
+    /// The provider's name, as used before the colon in `provider:model`.
+    fn name(&self) -> &str;
+
+    /// Starts a call and returns the stream of its reply.
+    fn stream(&self, request: ChatRequest, cancel: Cancel) -> mpsc::Receiver<StreamEvent>;
+}
+
+/// Collects a whole reply from a stream (for tests and simple callers),
+/// calling `on_token` for each piece.
+pub async fn collect(
+    mut rx: mpsc::Receiver<StreamEvent>,
+    mut on_token: impl FnMut(&str),
+) -> Result<String, ProviderError> {
+    let mut text = String::new();
+    while let Some(event) = rx.recv().await {
+        match event {
+            StreamEvent::Token(t) => {
+                on_token(&t);
+                text.push_str(&t);
+            }
+            StreamEvent::Done => return Ok(text),
+            StreamEvent::Error(e) => return Err(e),
+        }
+    }
+    Err(ProviderError::MidStream("the provider stopped without finishing".into()))
+}
+
+/// How long HTTP providers wait between retries at first.
+pub const DEFAULT_BACKOFF: Duration = Duration::from_millis(500);
