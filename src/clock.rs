@@ -73,3 +73,32 @@ pub fn format_time(ms: Millis) -> String {
     let time = UNIX_EPOCH + Duration::from_millis(ms.max(0) as u64);
     humantime::format_rfc3339_seconds(time).to_string()
 }
+
+/// Wall time that moves with tokio's clock, so the runtime's timers and the
+/// times it stores agree, including under tokio's paused test clock.
+#[derive(Debug, Clone, Copy)]
+pub struct TokioClock {
+    origin_wall: Millis,
+    origin: tokio::time::Instant,
+}
+
+impl TokioClock {
+    /// A clock reading `wall` now.
+    pub fn starting_at(wall: Millis) -> Self {
+        TokioClock {
+            origin_wall: wall,
+            origin: tokio::time::Instant::now(),
+        }
+    }
+
+    /// A clock reading the system time now.
+    pub fn now() -> Self {
+        Self::starting_at(SystemClock.now_ms())
+    }
+}
+
+impl Clock for TokioClock {
+    fn now_ms(&self) -> Millis {
+        self.origin_wall + self.origin.elapsed().as_millis() as Millis
+    }
+}

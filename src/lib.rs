@@ -10,6 +10,7 @@
 
 #![warn(missing_docs)]
 
+pub mod agent;
 pub mod clock;
 pub mod commands;
 pub mod dialect;

@@ -8,10 +8,13 @@ use clap::{Parser, Subcommand};
 /// A terminal console for watching LLM agents, deciding what they may do,
 /// and editing their memory.
 #[derive(Parser)]
-#[command(name = "partner", version, arg_required_else_help = true)]
+#[command(name = "partner", version)]
 struct Cli {
     #[command(subcommand)]
-    command: Command,
+    command: Option<Command>,
+    /// With no subcommand: run a constellation (the demo when there is no config).
+    #[command(flatten)]
+    run: partner::commands::RunOptions,
 }
 
 #[derive(Subcommand)]
@@ -46,6 +49,8 @@ enum Command {
     },
     /// Replay a trace; with --verify, re-execute it and report divergence.
     Replay(partner::commands::ReplayOptions),
+    /// Run a constellation (`--headless` prints events as JSON lines).
+    Run(partner::commands::RunOptions),
 }
 
 #[derive(Subcommand)]
@@ -60,13 +65,15 @@ fn main() -> ExitCode {
     let stdout = &mut std::io::stdout().lock();
     let stderr = &mut std::io::stderr().lock();
     let result = match cli.command {
-        Command::Parse {
+        None => partner::commands::run_run(&cli.run, stdout, stderr),
+        Some(Command::Run(options)) => partner::commands::run_run(&options, stdout, stderr),
+        Some(Command::Parse {
             json,
             blocks,
             working_blocks,
             verbs,
             file,
-        } => {
+        }) => {
             let options = partner::commands::ParseOptions {
                 json,
                 blocks: blocks
@@ -82,13 +89,13 @@ fn main() -> ExitCode {
             };
             partner::commands::run_parse(&options, stdin, stdout, stderr)
         }
-        Command::Exec(options) => partner::commands::run_exec(&options, stdin, stdout),
-        Command::Memory(options) => partner::commands::run_memory(&options, stdin, stdout),
-        Command::Pending(options) => partner::commands::run_pending(&options, stdout),
-        Command::Trace {
+        Some(Command::Exec(options)) => partner::commands::run_exec(&options, stdin, stdout),
+        Some(Command::Memory(options)) => partner::commands::run_memory(&options, stdin, stdout),
+        Some(Command::Pending(options)) => partner::commands::run_pending(&options, stdout),
+        Some(Command::Trace {
             command: TraceCommand::Show(options),
-        } => partner::commands::run_trace_show(&options, stdout, stderr),
-        Command::Replay(options) => partner::commands::run_replay(&options, stdout, stderr),
+        }) => partner::commands::run_trace_show(&options, stdout, stderr),
+        Some(Command::Replay(options)) => partner::commands::run_replay(&options, stdout, stderr),
     };
     match result {
         Ok(code) => ExitCode::from(code as u8),

@@ -56,6 +56,12 @@ fn patches_apply_and_bad_patches_say_why() {
     assert_eq!(new, "alpha\ngamma\n");
     let err = blocks::patched("notes", "something else\n", &diff).unwrap_err();
     assert!(err.to_string().contains("does not apply"), "{err}");
+    let fenced = "--- a\n+++ b\n@@ -1,2 +1,2 @@\n-alpha\n+ALPHA\n beta";
+    assert_eq!(
+        blocks::patched("notes", "alpha\nbeta\ngamma", fenced).unwrap(),
+        "ALPHA\nbeta\ngamma",
+        "a diff without its final newline still applies"
+    );
     let err = blocks::patched("notes", "x", "not a diff at all").unwrap_err();
     assert!(matches!(err, MemoryError::BadPatch { .. }));
 }

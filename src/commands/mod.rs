@@ -7,6 +7,7 @@ mod exec;
 mod memory;
 mod parse;
 mod pending;
+mod run;
 mod trace;
 
 pub use common::{DbArg, load_policy, open_executor};
@@ -14,4 +15,7 @@ pub use exec::{ExecOptions, run_exec};
 pub use memory::{KindArg, MemoryCommand, MemoryOptions, PermissionArg, run_memory};
 pub use parse::{ParseOptions, parser_for, run_parse};
 pub use pending::{PendingCommand, PendingOptions, run_pending};
+pub use run::{
+    RunOptions, data_dir, database_for, describe, load_constellation, open_constellation, run_run,
+};
 pub use trace::{ReplayOptions, TraceShowOptions, run_replay, run_trace_show};

@@ -415,6 +415,14 @@ pub fn patched(label: &str, value: &str, diff: &str) -> MemoryResult<String> {
         label: label.to_string(),
         reason,
     };
+    // Diffs written inside a code fence lose their final newline.
+    let owned;
+    let diff = if diff.ends_with('\n') {
+        diff
+    } else {
+        owned = format!("{diff}\n");
+        &owned
+    };
     let patch = diffy::Patch::from_str(diff).map_err(|e| bad(e.to_string()))?;
     if patch.hunks().is_empty() {
         return Err(bad(

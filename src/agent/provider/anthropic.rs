@@ -50,10 +50,17 @@ fn parse(event: &SseEvent) -> Parsed {
         return if event.data.trim().is_empty() {
             Parsed::Skip
         } else {
-            Parsed::Error(format!("not JSON: {}", event.data.chars().take(120).collect::<String>()))
+            Parsed::Error(format!(
+                "not JSON: {}",
+                event.data.chars().take(120).collect::<String>()
+            ))
         };
     };
-    let kind = event.event.as_deref().or_else(|| value["type"].as_str()).unwrap_or("");
+    let kind = event
+        .event
+        .as_deref()
+        .or_else(|| value["type"].as_str())
+        .unwrap_or("");
     match kind {
         "content_block_delta" => match value["delta"]["text"].as_str() {
             Some(text) => Parsed::Token(text.to_string()),
@@ -75,11 +82,24 @@ impl Provider for AnthropicProvider {
     }
 
     fn stream(&self, request: ChatRequest, cancel: Cancel) -> mpsc::Receiver<StreamEvent> {
-        let url = format!("{}/v1/messages", self.settings.base_url.trim_end_matches('/'));
-        let mut headers = vec![("anthropic-version".to_string(), ANTHROPIC_VERSION.to_string())];
+        let url = format!(
+            "{}/v1/messages",
+            self.settings.base_url.trim_end_matches('/')
+        );
+        let mut headers = vec![(
+            "anthropic-version".to_string(),
+            ANTHROPIC_VERSION.to_string(),
+        )];
         if let Some(key) = &self.settings.api_key {
             headers.push(("x-api-key".to_string(), key.clone()));
         }
-        stream(self.settings.clone(), url, headers, Self::body(&request).to_string(), cancel, parse)
+        stream(
+            self.settings.clone(),
+            url,
+            headers,
+            Self::body(&request).to_string(),
+            cancel,
+            parse,
+        )
     }
 }

@@ -126,18 +126,16 @@ fn call(
             Err(e) => return Err(ProviderError::Connection(e.to_string())),
             Ok(mut response) => {
                 let status = response.status().as_u16();
-                if status == 429 || status >= 500 {
-                    if attempt < settings.retry.retries {
-                        let asked = response
-                            .headers()
-                            .get("retry-after")
-                            .and_then(|v| v.to_str().ok())
-                            .and_then(|v| v.trim().parse::<u64>().ok())
-                            .map(Duration::from_secs);
-                        pause(asked.unwrap_or(wait).min(settings.retry.max_wait), cancel);
-                        attempt += 1;
-                        continue;
-                    }
+                if (status == 429 || status >= 500) && attempt < settings.retry.retries {
+                    let asked = response
+                        .headers()
+                        .get("retry-after")
+                        .and_then(|v| v.to_str().ok())
+                        .and_then(|v| v.trim().parse::<u64>().ok())
+                        .map(Duration::from_secs);
+                    pause(asked.unwrap_or(wait).min(settings.retry.max_wait), cancel);
+                    attempt += 1;
+                    continue;
                 }
                 if !(200..300).contains(&status) {
                     let text = response.body_mut().read_to_string().unwrap_or_default();
@@ -151,7 +149,7 @@ fn call(
     };
     let reader = BufReader::new(response.into_body().into_reader());
     let mut parser = SseParser::default();
-    let mut dispatch = |event: SseEvent| -> Result<bool, ProviderError> {
+    let dispatch = |event: SseEvent| -> Result<bool, ProviderError> {
         match on_event(&event) {
             Parsed::Token(text) => {
                 if tx.blocking_send(StreamEvent::Token(text)).is_err() {

@@ -155,7 +155,9 @@ pub async fn collect(
             StreamEvent::Error(e) => return Err(e),
         }
     }
-    Err(ProviderError::MidStream("the provider stopped without finishing".into()))
+    Err(ProviderError::MidStream(
+        "the provider stopped without finishing".into(),
+    ))
 }
 
 /// How long HTTP providers wait between retries at first.

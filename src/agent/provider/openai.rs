@@ -52,10 +52,15 @@ fn parse(event: &SseEvent) -> Parsed {
         return Parsed::Skip;
     }
     let Ok(value) = serde_json::from_str::<Value>(data) else {
-        return Parsed::Error(format!("not JSON: {}", data.chars().take(120).collect::<String>()));
+        return Parsed::Error(format!(
+            "not JSON: {}",
+            data.chars().take(120).collect::<String>()
+        ));
     };
     if let Some(error) = value.get("error") {
-        let message = error["message"].as_str().map_or_else(|| error.to_string(), str::to_string);
+        let message = error["message"]
+            .as_str()
+            .map_or_else(|| error.to_string(), str::to_string);
         return Parsed::Error(message);
     }
     match value["choices"][0]["delta"]["content"].as_str() {
@@ -70,11 +75,21 @@ impl Provider for OpenAiProvider {
     }
 
     fn stream(&self, request: ChatRequest, cancel: Cancel) -> mpsc::Receiver<StreamEvent> {
-        let url = format!("{}/chat/completions", self.settings.base_url.trim_end_matches('/'));
+        let url = format!(
+            "{}/chat/completions",
+            self.settings.base_url.trim_end_matches('/')
+        );
         let mut headers = Vec::new();
         if let Some(key) = &self.settings.api_key {
             headers.push(("authorization".to_string(), format!("Bearer {key}")));
         }
-        stream(self.settings.clone(), url, headers, Self::body(&request).to_string(), cancel, parse)
+        stream(
+            self.settings.clone(),
+            url,
+            headers,
+            Self::body(&request).to_string(),
+            cancel,
+            parse,
+        )
     }
 }

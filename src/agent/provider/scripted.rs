@@ -11,6 +11,9 @@
 //! ```
 //!
 //! Each list is used in order; when one runs out the agent says nothing.
+//! `{request}` in a reply is replaced by the request id named in the
+//! message being answered (`[Approval Request] r3 …`), so scripts can decide
+//! requests without knowing their ids in advance.
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Mutex;
@@ -121,7 +124,17 @@ impl Provider for ScriptedProvider {
     }
 
     fn stream(&self, request: ChatRequest, mut cancel: Cancel) -> mpsc::Receiver<StreamEvent> {
-        let (reply, delay) = self.next(&request.agent, request.kind);
+        let (mut reply, delay) = self.next(&request.agent, request.kind);
+        if reply.contains("{request}") {
+            let id = request
+                .messages
+                .last()
+                .and_then(|m| m.content.rsplit("[Approval Request] ").next())
+                .and_then(|rest| rest.split_whitespace().next())
+                .unwrap_or("")
+                .to_string();
+            reply = reply.replace("{request}", &id);
+        }
         let (tx, rx) = mpsc::channel(64);
         tokio::spawn(async move {
             for piece in pieces(&reply) {
@@ -132,7 +145,9 @@ impl Provider for ScriptedProvider {
                     }
                 }
                 if *cancel.borrow() {
-                    let _ = tx.send(StreamEvent::Error(super::ProviderError::Cancelled)).await;
+                    let _ = tx
+                        .send(StreamEvent::Error(super::ProviderError::Cancelled))
+                        .await;
                     return;
                 }
                 if tx.send(StreamEvent::Token(piece)).await.is_err() {

@@ -58,7 +58,15 @@ mod tests {
     fn parses_events_data_and_comments() {
         let mut p = SseParser::default();
         let mut events = Vec::new();
-        for line in [": ping", "event: content_block_delta", "data: {\"a\":1}", "", "data: one", "data: two", ""] {
+        for line in [
+            ": ping",
+            "event: content_block_delta",
+            "data: {\"a\":1}",
+            "",
+            "data: one",
+            "data: two",
+            "",
+        ] {
             events.extend(p.line(line));
         }
         assert_eq!(events.len(), 2);

@@ -1,0 +1,435 @@
+//! The constellation config (`partner.toml`): agents, their models, roles,
+//! pulse intervals and initial memory; model providers; the policy file;
+//! web search and data sources. See `config/partner.toml` for a
+//! documented example.
+
+use std::collections::{BTreeMap, HashMap};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde::Deserialize;
+
+use super::provider::{
+    AnthropicProvider, HttpSettings, OpenAiProvider, Provider, RetryPolicy, Script,
+    ScriptedProvider,
+};
+use crate::exec::{ExecConfig, WebConfig};
+use crate::memory::{BlockKind, BlockPermission, DEFAULT_CHAR_LIMIT};
+use crate::permission::Policy;
+use crate::trace::BlockSpec;
+
+/// What an agent is for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum AgentRole {
+    /// Talks with the partner.
+    PartnerFacing,
+    /// Supervises others: may approve, deny, escalate and halt.
+    Supervisor,
+    /// Does work for the others.
+    Worker,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct BlockFile {
+    label: String,
+    value: String,
+    #[serde(default)]
+    description: String,
+    kind: Option<String>,
+    permission: Option<String>,
+    limit: Option<usize>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct AgentFile {
+    name: String,
+    model: String,
+    role: Option<AgentRole>,
+    pulse: Option<String>,
+    persona: Option<String>,
+    #[serde(default)]
+    blocks: Vec<BlockFile>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ProviderFile {
+    kind: Option<String>,
+    base_url: Option<String>,
+    api_key: Option<String>,
+    api_key_env: Option<String>,
+    timeout: Option<String>,
+    retries: Option<u32>,
+    backoff: Option<String>,
+    script: Option<PathBuf>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RuntimeFile {
+    max_passes: Option<u32>,
+    history: Option<usize>,
+    pulse: Option<String>,
+    max_tokens: Option<u32>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ConfigFile {
+    name: Option<String>,
+    partner: Option<String>,
+    policy: Option<PathBuf>,
+    #[serde(default)]
+    runtime: RuntimeFile,
+    #[serde(default)]
+    providers: BTreeMap<String, ProviderFile>,
+    web: Option<String>,
+    #[serde(default)]
+    data: BTreeMap<String, PathBuf>,
+    agents: Vec<AgentFile>,
+}
+
+/// One agent, resolved.
+#[derive(Debug, Clone)]
+pub struct AgentConfig {
+    /// Name.
+    pub name: String,
+    /// Provider name (before the colon of `model`).
+    pub provider: String,
+    /// Model name (after the colon).
+    pub model: String,
+    /// Role.
+    pub role: AgentRole,
+    /// Pulse interval (zero: no pulse).
+    pub pulse: Duration,
+    /// Memory blocks to create on first run.
+    pub blocks: Vec<BlockSpec>,
+}
+
+/// A loaded constellation.
+#[derive(Debug, Clone)]
+pub struct ConstellationConfig {
+    /// Its name.
+    pub name: String,
+    /// The partner's name, as agents address them.
+    pub partner: String,
+    /// Agents, in file order.
+    pub agents: Vec<AgentConfig>,
+    /// The permission policy (roles of supervisors added).
+    pub policy: Policy,
+    /// Providers by name.
+    pub providers: HashMap<String, Arc<dyn Provider>>,
+    /// Executor settings (agents, web, data sources).
+    pub exec: ExecConfig,
+    /// Most model passes per turn.
+    pub max_passes: u32,
+    /// Messages of history sent with each call.
+    pub history: usize,
+    /// Most tokens per reply.
+    pub max_tokens: u32,
+}
+
+/// A config file that could not be loaded, with where.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{file}: {message}")]
+pub struct ConfigError {
+    /// The file (or `built-in demo`).
+    pub file: String,
+    /// What is wrong, with line and column where known.
+    pub message: String,
+}
+
+/// Default pulse interval.
+pub const DEFAULT_PULSE: Duration = Duration::from_secs(600);
+
+fn duration(text: &str, what: &str) -> Result<Duration, String> {
+    crate::dialect::parse_interval(text)
+        .ok_or_else(|| format!("{what}: '{text}' is not a duration like 30s, 10m or 1h"))
+}
+
+fn kind(text: &str) -> Result<BlockKind, String> {
+    text.parse()
+        .map_err(|_| format!("block kind '{text}' must be core, working or archival"))
+}
+
+fn permission(text: &str) -> Result<BlockPermission, String> {
+    text.parse()
+        .map_err(|_| format!("block permission '{text}' must be read_only, partner, human, append, read_write or admin"))
+}
+
+/// The `OLLAMA_HOST` setting as a base URL with `/v1`.
+fn ollama_base() -> String {
+    let host = std::env::var("OLLAMA_HOST").unwrap_or_else(|_| "http://localhost:11434".into());
+    let host = if host.contains("://") {
+        host
+    } else {
+        format!("http://{host}")
+    };
+    format!("{}/v1", host.trim_end_matches('/'))
+}
+
+impl ConstellationConfig {
+    /// Loads `path`; relative paths inside it are relative to its folder.
+    pub fn load(path: &Path) -> Result<Self, ConfigError> {
+        let text = std::fs::read_to_string(path).map_err(|e| ConfigError {
+            file: path.display().to_string(),
+            message: e.to_string(),
+        })?;
+        let base = path.parent().unwrap_or(Path::new("."));
+        Self::from_toml(&text, &path.display().to_string(), base, None, None)
+    }
+
+    /// Parses a config. `policy_text` and `script_text` override the files
+    /// the config names (the built-in demo uses them).
+    pub fn from_toml(
+        text: &str,
+        file: &str,
+        base: &Path,
+        policy_text: Option<&str>,
+        script_text: Option<&str>,
+    ) -> Result<Self, ConfigError> {
+        let err = |message: String| ConfigError {
+            file: file.to_string(),
+            message,
+        };
+        let parsed: ConfigFile = toml::from_str(text).map_err(|e| {
+            let at = e.span().map_or(0, |s| s.start);
+            let (line, column) = crate::dialect::Span::new(at, at).line_col(text);
+            err(format!(
+                "line {line}, column {column}: {}",
+                e.message().trim().replace('\n', " ")
+            ))
+        })?;
+        let mut policy = match (policy_text, &parsed.policy) {
+            (Some(t), _) => Policy::from_toml(t).map_err(|e| err(format!("policy: {e}")))?,
+            (None, Some(p)) => {
+                let path = base.join(p);
+                let t = std::fs::read_to_string(&path)
+                    .map_err(|e| err(format!("policy {}: {e}", path.display())))?;
+                Policy::from_toml(&t).map_err(|e| err(format!("policy {}: {e}", path.display())))?
+            }
+            (None, None) => Policy::default(),
+        };
+        let default_pulse = match &parsed.runtime.pulse {
+            Some(p) => duration(p, "runtime.pulse").map_err(err)?,
+            None => DEFAULT_PULSE,
+        };
+        let mut agents = Vec::new();
+        for a in &parsed.agents {
+            let valid = a
+                .name
+                .chars()
+                .next()
+                .is_some_and(|c| c.is_ascii_alphabetic())
+                && a.name
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
+            if !valid {
+                return Err(err(format!(
+                    "agent name '{}' must be letters, digits, _ or -",
+                    a.name
+                )));
+            }
+            if agents.iter().any(|x: &AgentConfig| x.name == a.name) {
+                return Err(err(format!("agent '{}' is defined twice", a.name)));
+            }
+            let (provider, model) = a.model.split_once(':').ok_or_else(|| {
+                err(format!(
+                    "agent {}: model '{}' must be provider:model",
+                    a.name, a.model
+                ))
+            })?;
+            let pulse = match &a.pulse {
+                Some(p) if p == "off" => Duration::ZERO,
+                Some(p) => duration(p, &format!("agent {} pulse", a.name)).map_err(err)?,
+                None => default_pulse,
+            };
+            let role = a.role.unwrap_or(AgentRole::Worker);
+            if role == AgentRole::Supervisor {
+                policy
+                    .roles
+                    .entry(a.name.clone())
+                    .or_insert_with(|| "supervisor".into());
+            }
+            let mut blocks = Vec::new();
+            if let Some(persona) = &a.persona {
+                blocks.push(BlockSpec {
+                    agent: a.name.clone(),
+                    label: "persona".into(),
+                    kind: BlockKind::Core,
+                    permission: BlockPermission::Partner,
+                    char_limit: DEFAULT_CHAR_LIMIT,
+                    description: "who you are".into(),
+                    value: persona.trim().to_string(),
+                });
+            }
+            for b in &a.blocks {
+                blocks.push(BlockSpec {
+                    agent: a.name.clone(),
+                    label: b.label.clone(),
+                    kind: b
+                        .kind
+                        .as_deref()
+                        .map(kind)
+                        .transpose()
+                        .map_err(err)?
+                        .unwrap_or(BlockKind::Working),
+                    permission: b
+                        .permission
+                        .as_deref()
+                        .map(permission)
+                        .transpose()
+                        .map_err(err)?
+                        .unwrap_or(BlockPermission::ReadWrite),
+                    char_limit: b.limit.unwrap_or(DEFAULT_CHAR_LIMIT),
+                    description: b.description.clone(),
+                    value: b.value.trim().to_string(),
+                });
+            }
+            agents.push(AgentConfig {
+                name: a.name.clone(),
+                provider: provider.to_string(),
+                model: model.to_string(),
+                role,
+                pulse,
+                blocks,
+            });
+        }
+        if agents.is_empty() {
+            return Err(err("the constellation has no agents".into()));
+        }
+        let mut providers: HashMap<String, Arc<dyn Provider>> = HashMap::new();
+        let mut needed: Vec<&str> = agents.iter().map(|a| a.provider.as_str()).collect();
+        needed.sort();
+        needed.dedup();
+        for name in needed {
+            let file = parsed.providers.get(name);
+            let provider = build_provider(name, file, base, script_text).map_err(err)?;
+            providers.insert(name.to_string(), provider);
+        }
+        let exec = ExecConfig {
+            agents: agents.iter().map(|a| a.name.clone()).collect(),
+            web: parsed.web.clone().map(|endpoint| WebConfig { endpoint }),
+            data_sources: parsed
+                .data
+                .iter()
+                .map(|(k, v)| (k.clone(), base.join(v)))
+                .collect(),
+            ..ExecConfig::default()
+        };
+        Ok(ConstellationConfig {
+            name: parsed
+                .name
+                .clone()
+                .unwrap_or_else(|| "constellation".into()),
+            partner: parsed
+                .partner
+                .clone()
+                .unwrap_or_else(|| "the partner".into()),
+            agents,
+            policy,
+            providers,
+            exec,
+            max_passes: parsed.runtime.max_passes.unwrap_or(4).max(1),
+            history: parsed.runtime.history.unwrap_or(30),
+            max_tokens: parsed.runtime.max_tokens.unwrap_or(1024),
+        })
+    }
+
+    /// An agent by name.
+    pub fn agent(&self, name: &str) -> Option<&AgentConfig> {
+        self.agents.iter().find(|a| a.name == name)
+    }
+}
+
+fn build_provider(
+    name: &str,
+    file: Option<&ProviderFile>,
+    base: &Path,
+    script_text: Option<&str>,
+) -> Result<Arc<dyn Provider>, String> {
+    let empty = ProviderFile::default();
+    let file = file.unwrap_or(&empty);
+    let kind = file.kind.as_deref().unwrap_or(match name {
+        "anthropic" => "anthropic",
+        "scripted" => "scripted",
+        _ => "openai",
+    });
+    if kind == "scripted" {
+        let text = match (script_text, &file.script) {
+            (Some(t), _) => t.to_string(),
+            (None, Some(p)) => {
+                let path = base.join(p);
+                std::fs::read_to_string(&path)
+                    .map_err(|e| format!("script {}: {e}", path.display()))?
+            }
+            (None, None) => {
+                return Err(format!(
+                    "provider {name}: a scripted provider needs `script = \"FILE\"`"
+                ));
+            }
+        };
+        let script =
+            Script::from_toml(&text).map_err(|e| format!("provider {name} script: {e}"))?;
+        return Ok(Arc::new(ScriptedProvider::new(script)));
+    }
+    let (default_base, default_env): (Option<String>, Option<&str>) = match (name, kind) {
+        ("ollama", _) => (Some(ollama_base()), None),
+        (_, "anthropic") => (
+            Some("https://api.anthropic.com".into()),
+            Some("ANTHROPIC_API_KEY"),
+        ),
+        ("openai", _) => (
+            Some("https://api.openai.com/v1".into()),
+            Some("OPENAI_API_KEY"),
+        ),
+        _ => (None, None),
+    };
+    let base_url = file
+        .base_url
+        .clone()
+        .or(default_base)
+        .ok_or_else(|| format!("provider {name} needs a base_url in [providers.{name}]"))?;
+    let api_key = file
+        .api_key
+        .clone()
+        .or_else(|| {
+            file.api_key_env
+                .as_deref()
+                .and_then(|v| std::env::var(v).ok())
+        })
+        .or_else(|| default_env.and_then(|v| std::env::var(v).ok()));
+    let mut retry = RetryPolicy::default();
+    if let Some(r) = file.retries {
+        retry.retries = r;
+    }
+    if let Some(b) = &file.backoff {
+        retry.backoff =
+            humantime::parse_duration(b).map_err(|e| format!("provider {name} backoff: {e}"))?;
+    }
+    let timeout = match &file.timeout {
+        Some(t) => {
+            humantime::parse_duration(t).map_err(|e| format!("provider {name} timeout: {e}"))?
+        }
+        None => Duration::from_secs(60),
+    };
+    let settings = HttpSettings {
+        base_url,
+        api_key,
+        timeout,
+        retry,
+    };
+    Ok(match kind {
+        "anthropic" => Arc::new(AnthropicProvider::new(settings)),
+        "openai" => Arc::new(OpenAiProvider::new(name, settings)),
+        other => {
+            return Err(format!(
+                "provider {name}: unknown kind '{other}' (openai, anthropic or scripted)"
+            ));
+        }
+    })
+}

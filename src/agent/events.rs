@@ -1,0 +1,165 @@
+//! The runtime's one typed event stream (a tokio broadcast channel): every
+//! turn, token, parsed action, permission request and decision, executed
+//! action, memory change, pulse and halt. The console and headless runs
+//! consume it; nothing else reaches into the runtime.
+
+use serde::Serialize;
+
+use super::provider::PromptKind;
+use crate::dialect::Span;
+
+/// Something the runtime did.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "event", rename_all = "snake_case")]
+pub enum Event {
+    /// A model pass began.
+    TurnStarted {
+        /// The agent.
+        agent: String,
+        /// Which prompt type.
+        kind: PromptKind,
+        /// Pass number within the turn, from 1.
+        pass: u32,
+    },
+    /// A piece of the model's reply arrived.
+    Token {
+        /// The agent.
+        agent: String,
+        /// The text.
+        text: String,
+    },
+    /// A model pass finished.
+    ReplyFinished {
+        /// The agent.
+        agent: String,
+        /// Pass number.
+        pass: u32,
+        /// The whole reply.
+        text: String,
+    },
+    /// An action was found in a reply.
+    ActionParsed {
+        /// The agent.
+        agent: String,
+        /// Canonical verb.
+        verb: String,
+        /// Sub-operation.
+        op: Option<String>,
+        /// Canonical form.
+        canonical: String,
+        /// Where it is in the reply.
+        span: Span,
+        /// Taken back in the reply's prose.
+        cancelled: bool,
+    },
+    /// An action waits for an authority.
+    PermissionRequested {
+        /// The asking agent.
+        agent: String,
+        /// Request id.
+        id: String,
+        /// Verb.
+        verb: String,
+        /// Sub-operation.
+        op: Option<String>,
+        /// Canonical form.
+        canonical: String,
+        /// Who it waits on.
+        waiting_on: String,
+        /// Why.
+        reason: String,
+    },
+    /// A request was decided (or escalated, or timed out).
+    PermissionDecided {
+        /// The asking agent.
+        agent: String,
+        /// Request id.
+        id: String,
+        /// Verb.
+        verb: String,
+        /// Sub-operation.
+        op: Option<String>,
+        /// Canonical form.
+        canonical: String,
+        /// `approve_once`, `deny`, `escalate`, `timeout`…
+        decision: String,
+        /// Who decided.
+        by: String,
+    },
+    /// An action reached its outcome.
+    ActionExecuted {
+        /// The agent.
+        agent: String,
+        /// Verb.
+        verb: String,
+        /// Sub-operation.
+        op: Option<String>,
+        /// Canonical form.
+        canonical: String,
+        /// `executed`, `denied`, `failed`, `cancelled`, `timed_out`, `not_run`.
+        status: String,
+        /// The result given to the model.
+        result: String,
+        /// Its trace record.
+        trace_id: Option<String>,
+    },
+    /// A memory block changed.
+    MemoryChanged {
+        /// The agent.
+        agent: String,
+        /// Block label.
+        label: String,
+        /// Version before.
+        version_before: Option<i64>,
+        /// Version after.
+        version_after: i64,
+    },
+    /// A pulse woke an agent.
+    PulseFired {
+        /// The agent.
+        agent: String,
+        /// Why (`idle`, `intention #3 due`, `partner`).
+        reason: String,
+    },
+    /// An agent was halted.
+    AgentHalted {
+        /// The agent.
+        agent: String,
+        /// Why.
+        reason: String,
+    },
+    /// An agent's state changed (for status lines).
+    AgentState {
+        /// The agent.
+        agent: String,
+        /// `idle`, `generating`, `waiting` or `halted`.
+        state: String,
+    },
+    /// Something went wrong.
+    Error {
+        /// The agent, if it concerns one.
+        agent: Option<String>,
+        /// What.
+        message: String,
+    },
+}
+
+impl Event {
+    /// The event's name, as in its JSON `event` field.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Event::TurnStarted { .. } => "turn_started",
+            Event::Token { .. } => "token",
+            Event::ReplyFinished { .. } => "reply_finished",
+            Event::ActionParsed { .. } => "action_parsed",
+            Event::PermissionRequested { .. } => "permission_requested",
+            Event::PermissionDecided { .. } => "permission_decided",
+            Event::ActionExecuted { .. } => "action_executed",
+            Event::MemoryChanged { .. } => "memory_changed",
+            Event::PulseFired { .. } => "pulse_fired",
+            Event::AgentHalted { .. } => "agent_halted",
+            Event::AgentState { .. } => "agent_state",
+            Event::Error { .. } => "error",
+        }
+    }
+}

@@ -1,0 +1,265 @@
+//! The prompt builder. The system prompt is made of sections, each built by
+//! its own function: core memory, intentions, pulse control, the dialect
+//! instructions, temporal context, recalled context and recent
+//! conversation. The four prompt types (first pass answering a message,
+//! first pass on a pulse, and their continuations with action results)
+//! differ only in the messages they send; see [`crate::agent::turn`].
+
+use std::time::Duration;
+
+use crate::clock::{Millis, format_time};
+use crate::dialect::{VerbSpec, format_interval};
+use crate::exec::{ActionReport, ActionStatus};
+use crate::memory::{Block, BlockKind, Intention, IntentionStatus, Message, SearchHit};
+
+/// What the conversation history stores for a pulse (the full pulse prompt
+/// is sent to the model but not stored).
+pub const PULSE_STORED: &str = "[System Pulse]";
+
+/// The line added to the system prompt for continuation passes.
+pub const CONTINUATION_NOTE: &str = "This is a continuation of your previous reply: the results of your actions follow in the last message. Use them and carry on; do not repeat actions that already ran.";
+
+/// The pulse prompt sent to the model when the idle timer fires.
+pub fn pulse_prompt(interval: Duration, reason: &str) -> String {
+    let label = format_interval(interval);
+    let why = if reason.is_empty() {
+        String::new()
+    } else {
+        format!("\nReason: {reason}.")
+    };
+    format!(
+        "[AUTOMATED SYSTEM PULSE - not a message from a person]\nThe {label} idle timer has fired and no new message has arrived.{why}\nThis is your chance to act on your own: look for loose ends, check your intentions, follow up, or stay quiet if nothing needs doing."
+    )
+}
+
+fn escape_attr(s: &str) -> String {
+    s.replace('&', "&amp;")
+        .replace('"', "&quot;")
+        .replace('<', "&lt;")
+}
+
+/// Core and working memory blocks, each with label, description and permission.
+pub fn core_memory(blocks: &[Block]) -> String {
+    let shown: Vec<&Block> = blocks
+        .iter()
+        .filter(|b| b.kind != BlockKind::Archival)
+        .collect();
+    if shown.is_empty() {
+        return "<core_memory>\n(no memory blocks yet)\n</core_memory>".into();
+    }
+    let mut out = String::from("<core_memory>");
+    for b in shown {
+        out.push_str(&format!(
+            "\n<block label=\"{}\" kind=\"{}\" permission=\"{}\" chars=\"{}/{}\"{}>\n{}\n</block>",
+            escape_attr(&b.label),
+            b.kind,
+            b.permission,
+            b.chars(),
+            b.char_limit,
+            if b.description.is_empty() {
+                String::new()
+            } else {
+                format!(" description=\"{}\"", escape_attr(&b.description))
+            },
+            b.value
+        ));
+    }
+    out.push_str("\n</core_memory>");
+    out
+}
+
+/// Open intentions, split into due and upcoming.
+pub fn intentions(list: &[Intention], now: Millis) -> String {
+    let open: Vec<&Intention> = list
+        .iter()
+        .filter(|i| {
+            matches!(
+                i.status,
+                IntentionStatus::Pending | IntentionStatus::Triggered
+            )
+        })
+        .collect();
+    let mut out = String::from("<your_intentions>");
+    if open.is_empty() {
+        out.push_str("\nNo open intentions. Set one with /remind \"when\" \"what\".");
+    }
+    let due: Vec<&&Intention> = open
+        .iter()
+        .filter(|i| i.status == IntentionStatus::Triggered || i.due_at.is_some_and(|t| t <= now))
+        .collect();
+    let upcoming: Vec<&&Intention> = open
+        .iter()
+        .filter(|i| !due.iter().any(|d| d.id == i.id))
+        .collect();
+    if !due.is_empty() {
+        out.push_str("\nDue now:");
+        for i in due {
+            out.push_str(&format!(
+                "\n  #{} {} (set for {})",
+                i.id, i.what, i.due_text
+            ));
+        }
+    }
+    if !upcoming.is_empty() {
+        out.push_str("\nUpcoming:");
+        for i in upcoming {
+            let when = i
+                .due_at
+                .map_or_else(|| "next session".to_string(), format_time);
+            out.push_str(&format!("\n  #{} {} (due {when})", i.id, i.what));
+        }
+    }
+    out.push_str("\nClose them with /complete ID \"note\" or /dismiss ID.\n</your_intentions>");
+    out
+}
+
+/// How the pulse works and how to change it.
+pub fn pulse_control(interval: Duration) -> String {
+    let now = if interval.is_zero() {
+        "off".to_string()
+    } else {
+        format!("every {}", format_interval(interval))
+    };
+    format!(
+        "<system_pulse_control>\nWhen nobody writes to you, a pulse wakes you: currently {now}. Change it with /pulse 3m, /pulse 10m, /pulse 30m, /pulse 1h or /pulse 6h (any duration works).\n</system_pulse_control>"
+    )
+}
+
+/// The short dialect instructions for the model, listing only the verbs
+/// this agent may use.
+pub fn dialect_instructions(verbs: &[&VerbSpec]) -> String {
+    let mut out = String::from(
+        "<ai_commands>\nAct by writing actions on their own line; everything else is ordinary text.\nActions start with /\n\nVerbs you can use:",
+    );
+    for v in verbs {
+        out.push_str(&format!("\n  /{} - {}", v.verb.name(), v.summary));
+    }
+    out.push_str(
+        "\n\nChain actions with -> (you see each result before the next runs).\nEnd an action with ? to ask for a check, ?ask to ask the partner, ! if it is serious, . if it is routine.\n\nExamples:\n  /recall project deadlines\n  /reply sounds good .\n  /post bluesky \"hello\" ?public\n  /recall meeting notes -> /summarize -> /tell @entropy\n</ai_commands>",
+    );
+    out
+}
+
+/// The current time, how long the session has run, how many turns so far.
+pub fn temporal_context(now: Millis, session_start: Millis, turns: u64) -> String {
+    let minutes = ((now - session_start).max(0) / 60_000) as u64;
+    format!(
+        "<temporal_context>\nNow: {} (UTC). Session running for {minutes} minutes, {turns} turns so far.\n</temporal_context>",
+        format_time(now)
+    )
+}
+
+/// Memories that match the incoming message (empty when none).
+pub fn recalled_context(hits: &[SearchHit]) -> String {
+    if hits.is_empty() {
+        return String::new();
+    }
+    let mut out = String::from("<recalled_context>");
+    for h in hits {
+        let place = h
+            .label
+            .clone()
+            .unwrap_or_else(|| format!("archival #{}", h.id));
+        out.push_str(&format!(
+            "\n  - [{place}, {}] {}",
+            format_time(h.time),
+            h.snippet
+        ));
+    }
+    out.push_str("\n</recalled_context>");
+    out
+}
+
+/// The recent conversation with timestamps (empty when none).
+pub fn recent_conversation(messages: &[Message]) -> String {
+    if messages.is_empty() {
+        return String::new();
+    }
+    let mut out = String::from("<recent_conversation>");
+    for m in messages {
+        out.push_str(&format!(
+            "\n[{}] {}: {}",
+            format_time(m.created_at),
+            m.role,
+            m.content
+        ));
+    }
+    out.push_str("\n</recent_conversation>");
+    out
+}
+
+/// The `[Action Results]` continuation message.
+pub fn results_message(reports: &[ActionReport]) -> String {
+    let mut out = String::from("[Action Results]\n");
+    for r in reports {
+        let line = match r.status {
+            ActionStatus::Executed => {
+                format!("Your {} returned:\n{}", r.canonical, indent(&r.text))
+            }
+            ActionStatus::Pending => format!("Your {} is {}", r.canonical, r.text),
+            ActionStatus::NotRun => format!("Your {} did not run ({}).", r.canonical, r.text),
+            _ => {
+                let status = format!("{:?}", r.status).to_lowercase();
+                format!("Your {} was {status}: {}", r.canonical, r.text)
+            }
+        };
+        out.push('\n');
+        out.push_str(&line);
+        out.push('\n');
+    }
+    out.push_str("\nContinue your response naturally, using these results.");
+    out
+}
+
+fn indent(text: &str) -> String {
+    text.lines()
+        .map(|l| format!("  {l}"))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// Everything the system prompt is built from.
+#[derive(Debug, Clone)]
+pub struct PromptInputs<'a> {
+    /// The agent.
+    pub agent: &'a str,
+    /// The partner's name.
+    pub partner: &'a str,
+    /// The agent's memory blocks.
+    pub blocks: &'a [Block],
+    /// Its intentions.
+    pub intentions: &'a [Intention],
+    /// Its pulse interval.
+    pub pulse: Duration,
+    /// The verbs it may use.
+    pub verbs: &'a [&'a VerbSpec],
+    /// Now.
+    pub now: Millis,
+    /// When the session started.
+    pub session_start: Millis,
+    /// Turns so far.
+    pub turns: u64,
+    /// Search hits for the incoming message.
+    pub recalled: &'a [SearchHit],
+    /// The recent conversation.
+    pub recent: &'a [Message],
+}
+
+/// The whole system prompt, sections in order; empty sections are left out.
+pub fn system_prompt(p: &PromptInputs<'_>) -> String {
+    let sections = [
+        format!("You are {}, an agent working with {}.", p.agent, p.partner),
+        core_memory(p.blocks),
+        intentions(p.intentions, p.now),
+        pulse_control(p.pulse),
+        dialect_instructions(p.verbs),
+        temporal_context(p.now, p.session_start, p.turns),
+        recalled_context(p.recalled),
+        recent_conversation(p.recent),
+    ];
+    sections
+        .into_iter()
+        .filter(|s| !s.is_empty())
+        .collect::<Vec<_>>()
+        .join("\n\n")
+}

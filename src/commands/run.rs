@@ -1,0 +1,250 @@
+//! `partner run`: runs a constellation. `--headless` prints the event stream
+//! as JSON lines (one object per event, with an `event` field); without it
+//! (until the console exists) events are printed as readable lines.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio::sync::broadcast::error::RecvError;
+
+use crate::agent::{ConstellationConfig, DEMO_OPENING, Event, RunState, demo_config};
+use crate::clock::TokioClock;
+use crate::error::{Error, Result};
+use crate::exec::Executor;
+use crate::memory::MemoryStore;
+use crate::permission::Decision;
+use crate::trace::{TraceLog, trace_path_for};
+
+/// Options of `partner run` (also the top-level options of `partner`).
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct RunOptions {
+    /// Print the event stream as JSON lines instead of opening the console.
+    #[arg(long)]
+    pub headless: bool,
+    /// The constellation config (default: ./partner.toml if present, else the demo).
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+    /// Run the built-in demo constellation.
+    #[arg(long, conflicts_with = "config")]
+    pub demo: bool,
+    /// The database (default: in the platform's data directory).
+    #[arg(long, value_name = "FILE")]
+    pub db: Option<PathBuf>,
+    /// Stop after this long (`30s`, `5m`).
+    #[arg(long = "for", value_name = "DURATION")]
+    pub run_for: Option<String>,
+    /// Approve, as the partner, every request that waits on the partner.
+    #[arg(long, conflicts_with = "deny_all")]
+    pub approve_all: bool,
+    /// Deny, as the partner, every request that waits on the partner.
+    #[arg(long)]
+    pub deny_all: bool,
+}
+
+/// The platform's data directory for partner, created if needed.
+pub fn data_dir() -> Result<PathBuf> {
+    let dirs = directories::ProjectDirs::from("", "", "partner").ok_or_else(|| {
+        Error::Usage("cannot find a home directory for partner's data; pass --db".into())
+    })?;
+    let dir = dirs.data_dir().to_path_buf();
+    std::fs::create_dir_all(&dir).map_err(|source| Error::Read {
+        path: dir.clone(),
+        source,
+    })?;
+    Ok(dir)
+}
+
+/// Loads the constellation the options name, and whether it is the demo.
+pub fn load_constellation(options: &RunOptions) -> Result<(ConstellationConfig, bool)> {
+    let local = Path::new("partner.toml");
+    let path = options
+        .config
+        .clone()
+        .or_else(|| (!options.demo && local.exists()).then(|| local.to_path_buf()));
+    match path {
+        Some(path) => Ok((
+            ConstellationConfig::load(&path).map_err(|e| Error::Usage(e.to_string()))?,
+            false,
+        )),
+        None => Ok((
+            demo_config().map_err(|e| Error::Usage(e.to_string()))?,
+            true,
+        )),
+    }
+}
+
+/// Opens the executor for a constellation over `db`, with a clock that
+/// follows tokio's.
+pub fn open_constellation(config: &ConstellationConfig, db: &Path) -> Result<Arc<Executor>> {
+    let store = MemoryStore::open(db)?;
+    let trace_path = trace_path_for(db);
+    let trace = TraceLog::open(&trace_path).map_err(|source| Error::Read {
+        path: trace_path,
+        source,
+    })?;
+    let executor = Executor::with_parts(
+        Arc::new(store),
+        trace,
+        config.policy.clone(),
+        config.exec.clone(),
+        Arc::new(TokioClock::now()),
+    )?;
+    Ok(Arc::new(executor))
+}
+
+/// The database to use: `--db`, or the data directory (the demo starts
+/// fresh each time there).
+pub fn database_for(
+    options: &RunOptions,
+    config: &ConstellationConfig,
+    demo: bool,
+) -> Result<PathBuf> {
+    if let Some(db) = &options.db {
+        return Ok(db.clone());
+    }
+    let db = data_dir()?.join(format!("{}.db", config.name));
+    if demo {
+        for path in [
+            db.clone(),
+            trace_path_for(&db),
+            db.with_extension("db-wal"),
+            db.with_extension("db-shm"),
+        ] {
+            let _ = std::fs::remove_file(path);
+        }
+    }
+    Ok(db)
+}
+
+/// A readable line for an event (`None` for tokens and state changes).
+pub fn describe(event: &Event) -> Option<String> {
+    Some(match event {
+        Event::ReplyFinished { agent, text, .. } => format!("{agent}: {}", text.trim()),
+        Event::ActionExecuted {
+            agent,
+            canonical,
+            status,
+            result,
+            ..
+        } => {
+            format!(
+                "  {agent} {canonical} → {status}: {}",
+                result.lines().next().unwrap_or("")
+            )
+        }
+        Event::PermissionRequested {
+            agent,
+            id,
+            canonical,
+            waiting_on,
+            ..
+        } => {
+            format!("  {agent} asks ({id}, waits on {waiting_on}): {canonical}")
+        }
+        Event::PermissionDecided {
+            id, decision, by, ..
+        } => format!("  {id}: {decision} by {by}"),
+        Event::PulseFired { agent, reason } => format!("· pulse for {agent} ({reason})"),
+        Event::AgentHalted { agent, reason } => format!("■ {agent} halted: {reason}"),
+        Event::Error { agent, message } => format!(
+            "! {}{message}",
+            agent.as_ref().map(|a| format!("{a}: ")).unwrap_or_default()
+        ),
+        _ => return None,
+    })
+}
+
+/// Runs `partner run` (and `partner` with no subcommand).
+pub fn run_run(options: &RunOptions, out: &mut dyn Write, err: &mut dyn Write) -> Result<i32> {
+    let duration = options
+        .run_for
+        .as_deref()
+        .map(|d| {
+            crate::dialect::parse_interval(d)
+                .ok_or_else(|| Error::Usage(format!("--for {d}: not a duration like 30s or 5m")))
+        })
+        .transpose()?;
+    let (config, demo) = load_constellation(options)?;
+    let db = database_for(options, &config, demo)?;
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| Error::Runtime(format!("cannot start the async runtime: {e}")))?;
+    if !options.headless {
+        writeln!(
+            err,
+            "partner: running {} ({} agents) on {}; Ctrl-C stops it",
+            config.name,
+            config.agents.len(),
+            db.display()
+        )
+        .map_err(Error::Write)?;
+    }
+    runtime.block_on(async {
+        let executor = open_constellation(&config, &db)?;
+        let (handle, task) = crate::agent::start(&config, executor, Arc::new(TokioClock::now()));
+        let mut events = handle.subscribe();
+        if demo {
+            handle.send_message(DEMO_OPENING.0, DEMO_OPENING.1);
+        }
+        let decision = if options.approve_all {
+            Some(Decision::ApproveOnce)
+        } else if options.deny_all {
+            Some(Decision::Deny(Some("denied by the partner (--deny-all)".into())))
+        } else {
+            None
+        };
+        let deadline = duration.map(|d| tokio::time::Instant::now() + d);
+        let mut check = tokio::time::interval(Duration::from_millis(500));
+        loop {
+            let sleep = async {
+                match deadline {
+                    Some(d) => tokio::time::sleep_until(d).await,
+                    None => std::future::pending().await,
+                }
+            };
+            tokio::select! {
+                _ = sleep => break,
+                _ = tokio::signal::ctrl_c() => break,
+                _ = check.tick() => {
+                    let status = handle.status().await;
+                    let pending = handle.executor().pending().map(|p| p.len()).unwrap_or(0);
+                    if !status.is_empty() && status.iter().all(|s| s.state == RunState::Halted) && pending == 0 {
+                        writeln!(err, "partner: every agent is halted; stopping").map_err(Error::Write)?;
+                        break;
+                    }
+                }
+                event = events.recv() => match event {
+                    Ok(event) => {
+                        if options.headless {
+                            let line = serde_json::to_string(&event).map_err(|e| Error::Write(e.into()))?;
+                            writeln!(out, "{line}").map_err(Error::Write)?;
+                        } else if let Some(line) = describe(&event) {
+                            writeln!(out, "{line}").map_err(Error::Write)?;
+                        }
+                        out.flush().map_err(Error::Write)?;
+                        if let (Some(decision), Event::PermissionRequested { id, waiting_on, .. }) = (&decision, &event)
+                            && waiting_on == "partner"
+                        {
+                            let handle = handle.clone();
+                            let (id, decision) = (id.clone(), decision.clone());
+                            tokio::spawn(async move {
+                                let _ = handle.decide(&id, decision).await;
+                            });
+                        }
+                    }
+                    Err(RecvError::Lagged(n)) => {
+                        writeln!(err, "partner: {n} events were dropped (output too slow)").map_err(Error::Write)?;
+                    }
+                    Err(RecvError::Closed) => break,
+                },
+            }
+        }
+        handle.shutdown();
+        let _ = task.await;
+        Ok::<(), Error>(())
+    })?;
+    Ok(0)
+}
