@@ -415,21 +415,19 @@ pub fn patched(label: &str, value: &str, diff: &str) -> MemoryResult<String> {
         label: label.to_string(),
         reason,
     };
-    // Diffs written inside a code fence lose their final newline.
-    let owned;
-    let diff = if diff.ends_with('\n') {
-        diff
-    } else {
-        owned = format!("{diff}\n");
-        &owned
+    let parse = |text: &str| -> MemoryResult<String> {
+        let patch = diffy::Patch::from_str(text).map_err(|e| bad(e.to_string()))?;
+        if patch.hunks().is_empty() {
+            return Err(bad("it has no hunks; write a unified diff with @@ lines".to_string()));
+        }
+        diffy::apply(value, &patch).map_err(|e| bad(e.to_string()))
     };
-    let patch = diffy::Patch::from_str(diff).map_err(|e| bad(e.to_string()))?;
-    if patch.hunks().is_empty() {
-        return Err(bad(
-            "it has no hunks; write a unified diff with @@ lines".to_string()
-        ));
+    match parse(diff) {
+        // A diff written inside a code fence loses its final newline, which
+        // then reads as "no newline at end of file"; try it with one.
+        Err(_) if !diff.ends_with('\n') => parse(&format!("{diff}\n")).or_else(|_| parse(diff)),
+        result => result,
     }
-    diffy::apply(value, &patch).map_err(|e| bad(e.to_string()))
 }
 
 /// A unified diff from `old` to `new`, labelled with the block and versions.
