@@ -418,7 +418,9 @@ pub fn patched(label: &str, value: &str, diff: &str) -> MemoryResult<String> {
     let parse = |text: &str| -> MemoryResult<String> {
         let patch = diffy::Patch::from_str(text).map_err(|e| bad(e.to_string()))?;
         if patch.hunks().is_empty() {
-            return Err(bad("it has no hunks; write a unified diff with @@ lines".to_string()));
+            return Err(bad(
+                "it has no hunks; write a unified diff with @@ lines".to_string()
+            ));
         }
         diffy::apply(value, &patch).map_err(|e| bad(e.to_string()))
     };

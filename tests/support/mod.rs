@@ -138,3 +138,121 @@ pub fn http_server(
     });
     base
 }
+
+/// A request the streaming server received.
+#[derive(Debug, Clone)]
+pub struct Seen {
+    pub path: String,
+    pub headers: Vec<(String, String)>,
+    pub body: String,
+}
+
+impl Seen {
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(n, _)| n.eq_ignore_ascii_case(name))
+            .map(|(_, v)| v.as_str())
+    }
+}
+
+/// What the streaming server answers: a status, extra headers, and body
+/// chunks written with `pause` between them.
+pub struct Answer {
+    pub status: u16,
+    pub headers: Vec<(&'static str, String)>,
+    pub chunks: Vec<String>,
+    pub pause: std::time::Duration,
+}
+
+impl Answer {
+    pub fn sse(chunks: Vec<String>) -> Self {
+        Answer {
+            status: 200,
+            headers: vec![("content-type", "text/event-stream".into())],
+            chunks,
+            pause: std::time::Duration::ZERO,
+        }
+    }
+
+    pub fn status(status: u16, body: &str) -> Self {
+        Answer {
+            status,
+            headers: vec![("content-type", "application/json".into())],
+            chunks: vec![body.to_string()],
+            pause: std::time::Duration::ZERO,
+        }
+    }
+}
+
+/// A server on 127.0.0.1 that records each request and answers with
+/// `respond(request number from 0, request)`. The body is sent without a
+/// length and the connection closed after it, as streaming servers do.
+pub fn streaming_server(
+    respond: impl Fn(usize, &Seen) -> Answer + Send + 'static,
+) -> (String, std::sync::Arc<std::sync::Mutex<Vec<Seen>>>) {
+    use std::io::Read;
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let base = format!("http://{}", listener.local_addr().unwrap());
+    let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let log = std::sync::Arc::clone(&seen);
+    std::thread::spawn(move || {
+        for (n, stream) in listener.incoming().enumerate() {
+            let Ok(mut stream) = stream else { continue };
+            let mut reader = BufReader::new(stream.try_clone().unwrap());
+            let mut request_line = String::new();
+            if reader.read_line(&mut request_line).is_err() {
+                continue;
+            }
+            let mut headers = Vec::new();
+            loop {
+                let mut line = String::new();
+                if reader.read_line(&mut line).map_or(true, |n| n == 0) || line == "\r\n" {
+                    break;
+                }
+                if let Some((k, v)) = line.trim_end().split_once(':') {
+                    headers.push((k.trim().to_string(), v.trim().to_string()));
+                }
+            }
+            let length: usize = headers
+                .iter()
+                .find(|(k, _)| k.eq_ignore_ascii_case("content-length"))
+                .and_then(|(_, v)| v.parse().ok())
+                .unwrap_or(0);
+            let mut body = vec![0u8; length];
+            let _ = reader.read_exact(&mut body);
+            let request = Seen {
+                path: request_line
+                    .split_whitespace()
+                    .nth(1)
+                    .unwrap_or("/")
+                    .to_string(),
+                headers,
+                body: String::from_utf8_lossy(&body).into_owned(),
+            };
+            log.lock().unwrap().push(request.clone());
+            let answer = respond(n, &request);
+            let mut head = format!("HTTP/1.1 {} X\r\nconnection: close\r\n", answer.status);
+            for (k, v) in &answer.headers {
+                head.push_str(&format!("{k}: {v}\r\n"));
+            }
+            head.push_str("\r\n");
+            if stream.write_all(head.as_bytes()).is_err() {
+                continue;
+            }
+            for chunk in &answer.chunks {
+                if !answer.pause.is_zero() {
+                    std::thread::sleep(answer.pause);
+                }
+                if stream
+                    .write_all(chunk.as_bytes())
+                    .and_then(|_| stream.flush())
+                    .is_err()
+                {
+                    break;
+                }
+            }
+        }
+    });
+    (base, seen)
+}

@@ -1,0 +1,277 @@
+//! Both providers' streaming wire formats against a real HTTP server on
+//! 127.0.0.1: tokens, request shape, a mid-stream error, a dropped stream,
+//! 429 and 5xx retries, no retry on 4xx, and cancellation.
+
+mod support;
+
+use std::time::{Duration, Instant};
+
+use partner::agent::provider::{
+    AnthropicProvider, ChatMessage, ChatRequest, HttpSettings, OpenAiProvider, PromptKind,
+    Provider, ProviderError, RetryPolicy, StreamEvent, collect,
+};
+use serde_json::Value;
+use support::{Answer, streaming_server};
+use tokio::sync::watch;
+
+fn settings(base: &str) -> HttpSettings {
+    HttpSettings {
+        base_url: base.to_string(),
+        api_key: Some("test-key".into()),
+        timeout: Duration::from_secs(5),
+        retry: RetryPolicy {
+            retries: 2,
+            backoff: Duration::from_millis(10),
+            max_wait: Duration::from_millis(50),
+        },
+    }
+}
+
+fn request() -> ChatRequest {
+    ChatRequest {
+        agent: "ada".into(),
+        model: "test-model".into(),
+        kind: PromptKind::Response,
+        system: "You are Ada.".into(),
+        messages: vec![
+            ChatMessage::user("hi"),
+            ChatMessage::assistant("hello"),
+            ChatMessage::user("how are you?"),
+        ],
+        max_tokens: 64,
+    }
+}
+
+fn openai_chunk(text: &str) -> String {
+    format!(
+        "data: {}\n\n",
+        serde_json::json!({ "choices": [{ "delta": { "content": text } }] })
+    )
+}
+
+fn anthropic_event(kind: &str, data: Value) -> String {
+    format!("event: {kind}\ndata: {data}\n\n")
+}
+
+fn anthropic_text(text: &str) -> String {
+    anthropic_event(
+        "content_block_delta",
+        serde_json::json!({ "type": "content_block_delta", "index": 0, "delta": { "type": "text_delta", "text": text } }),
+    )
+}
+
+fn never_cancel() -> watch::Receiver<bool> {
+    let (tx, rx) = watch::channel(false);
+    std::mem::forget(tx);
+    rx
+}
+
+#[tokio::test]
+async fn openai_streams_tokens_and_sends_the_expected_request() {
+    let (base, seen) = streaming_server(|_, _| {
+        Answer::sse(vec![
+            ": keep-alive\n\n".into(),
+            "data: {\"choices\":[{\"delta\":{\"role\":\"assistant\"}}]}\n\n".into(),
+            openai_chunk("Hel"),
+            openai_chunk("lo!"),
+            "data: {\"choices\":[{\"delta\":{},\"finish_reason\":\"stop\"}]}\n\n".into(),
+            "data: [DONE]\n\n".into(),
+        ])
+    });
+    let provider = OpenAiProvider::new("openai", settings(&base));
+    let mut tokens = Vec::new();
+    let text = collect(provider.stream(request(), never_cancel()), |t| {
+        tokens.push(t.to_string())
+    })
+    .await
+    .unwrap();
+    assert_eq!(text, "Hello!");
+    assert_eq!(tokens, vec!["Hel", "lo!"]);
+    let seen = seen.lock().unwrap();
+    assert_eq!(seen[0].path, "/chat/completions");
+    assert_eq!(seen[0].header("authorization"), Some("Bearer test-key"));
+    let body: Value = serde_json::from_str(&seen[0].body).unwrap();
+    assert_eq!(body["stream"], true);
+    assert_eq!(body["model"], "test-model");
+    let roles: Vec<&str> = body["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["role"].as_str().unwrap())
+        .collect();
+    assert_eq!(roles, vec!["system", "user", "assistant", "user"]);
+    assert_eq!(body["messages"][0]["content"], "You are Ada.");
+}
+
+#[tokio::test]
+async fn anthropic_streams_tokens_and_sends_the_expected_request() {
+    let (base, seen) = streaming_server(|_, _| {
+        Answer::sse(vec![
+            anthropic_event(
+                "message_start",
+                serde_json::json!({ "type": "message_start", "message": { "id": "m1" } }),
+            ),
+            anthropic_event(
+                "content_block_start",
+                serde_json::json!({ "type": "content_block_start", "index": 0, "content_block": { "type": "text", "text": "" } }),
+            ),
+            anthropic_event("ping", serde_json::json!({ "type": "ping" })),
+            anthropic_text("Good "),
+            anthropic_text("day."),
+            anthropic_event(
+                "content_block_stop",
+                serde_json::json!({ "type": "content_block_stop", "index": 0 }),
+            ),
+            anthropic_event(
+                "message_delta",
+                serde_json::json!({ "type": "message_delta", "delta": { "stop_reason": "end_turn" } }),
+            ),
+            anthropic_event(
+                "message_stop",
+                serde_json::json!({ "type": "message_stop" }),
+            ),
+        ])
+    });
+    let provider = AnthropicProvider::new(settings(&base));
+    let text = collect(provider.stream(request(), never_cancel()), |_| {})
+        .await
+        .unwrap();
+    assert_eq!(text, "Good day.");
+    let seen = seen.lock().unwrap();
+    assert_eq!(seen[0].path, "/v1/messages");
+    assert_eq!(seen[0].header("x-api-key"), Some("test-key"));
+    assert_eq!(seen[0].header("anthropic-version"), Some("2023-06-01"));
+    let body: Value = serde_json::from_str(&seen[0].body).unwrap();
+    assert_eq!(body["system"], "You are Ada.");
+    assert_eq!(body["stream"], true);
+    assert_eq!(body["max_tokens"], 64);
+    assert_eq!(
+        body["messages"].as_array().unwrap().len(),
+        3,
+        "no system message in the list"
+    );
+}
+
+#[tokio::test]
+async fn mid_stream_errors_end_the_reply_with_an_error() {
+    let (base, _) = streaming_server(|_, _| {
+        Answer::sse(vec![
+            openai_chunk("partial "),
+            "data: {\"error\":{\"message\":\"model overloaded\"}}\n\n".into(),
+        ])
+    });
+    let mut rx = OpenAiProvider::new("openai", settings(&base)).stream(request(), never_cancel());
+    assert_eq!(rx.recv().await, Some(StreamEvent::Token("partial ".into())));
+    assert_eq!(
+        rx.recv().await,
+        Some(StreamEvent::Error(ProviderError::MidStream(
+            "model overloaded".into()
+        )))
+    );
+
+    let (base, _) = streaming_server(|_, _| {
+        Answer::sse(vec![
+            anthropic_text("half"),
+            anthropic_event(
+                "error",
+                serde_json::json!({ "type": "error", "error": { "type": "overloaded_error", "message": "Overloaded" } }),
+            ),
+        ])
+    });
+    let result = collect(
+        AnthropicProvider::new(settings(&base)).stream(request(), never_cancel()),
+        |_| {},
+    )
+    .await;
+    assert_eq!(result, Err(ProviderError::MidStream("Overloaded".into())));
+
+    let (base, _) = streaming_server(|_, _| Answer::sse(vec![openai_chunk("cut off")]));
+    let result = collect(
+        OpenAiProvider::new("openai", settings(&base)).stream(request(), never_cancel()),
+        |_| {},
+    )
+    .await;
+    assert!(
+        matches!(result, Err(ProviderError::MidStream(ref m)) if m.contains("ended before")),
+        "{result:?}"
+    );
+}
+
+#[tokio::test]
+async fn rate_limits_and_server_errors_are_retried() {
+    let (base, seen) = streaming_server(|n, _| match n {
+        0 => {
+            let mut a = Answer::status(429, "{\"error\":\"slow down\"}");
+            a.headers.push(("retry-after", "0".into()));
+            a
+        }
+        1 => Answer::status(503, "{\"error\":\"busy\"}"),
+        _ => Answer::sse(vec![openai_chunk("third time"), "data: [DONE]\n\n".into()]),
+    });
+    let text = collect(
+        OpenAiProvider::new("openai", settings(&base)).stream(request(), never_cancel()),
+        |_| {},
+    )
+    .await
+    .unwrap();
+    assert_eq!(text, "third time");
+    assert_eq!(seen.lock().unwrap().len(), 3);
+
+    let (base, seen) = streaming_server(|_, _| Answer::status(429, "{\"error\":\"quota\"}"));
+    let result = collect(
+        OpenAiProvider::new("openai", settings(&base)).stream(request(), never_cancel()),
+        |_| {},
+    )
+    .await;
+    assert!(
+        matches!(result, Err(ProviderError::Status { status: 429, .. })),
+        "{result:?}"
+    );
+    assert_eq!(seen.lock().unwrap().len(), 3, "one try and two retries");
+
+    let (base, seen) = streaming_server(|_, _| Answer::status(400, "{\"error\":\"bad model\"}"));
+    let result = collect(
+        AnthropicProvider::new(settings(&base)).stream(request(), never_cancel()),
+        |_| {},
+    )
+    .await;
+    assert!(
+        matches!(result, Err(ProviderError::Status { status: 400, ref body }) if body.contains("bad model")),
+        "{result:?}"
+    );
+    assert_eq!(seen.lock().unwrap().len(), 1, "4xx is not retried");
+
+    let unreachable = collect(
+        OpenAiProvider::new("openai", settings("http://127.0.0.1:9"))
+            .stream(request(), never_cancel()),
+        |_| {},
+    )
+    .await;
+    assert!(
+        matches!(unreachable, Err(ProviderError::Connection(_))),
+        "{unreachable:?}"
+    );
+}
+
+#[tokio::test]
+async fn cancelling_stops_the_stream() {
+    let (base, _) = streaming_server(|_, _| {
+        let mut a = Answer::sse((0..50).map(|i| openai_chunk(&format!("w{i} "))).collect());
+        a.pause = Duration::from_millis(100);
+        a
+    });
+    let (cancel, rx) = watch::channel(false);
+    let mut stream = OpenAiProvider::new("openai", settings(&base)).stream(request(), rx);
+    assert!(matches!(stream.recv().await, Some(StreamEvent::Token(_))));
+    let started = Instant::now();
+    cancel.send(true).unwrap();
+    let mut last = None;
+    while let Some(event) = stream.recv().await {
+        last = Some(event);
+    }
+    assert_eq!(last, Some(StreamEvent::Error(ProviderError::Cancelled)));
+    assert!(
+        started.elapsed() < Duration::from_secs(2),
+        "stopped promptly"
+    );
+}
