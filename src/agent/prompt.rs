@@ -263,3 +263,159 @@ pub fn system_prompt(p: &PromptInputs<'_>) -> String {
         .collect::<Vec<_>>()
         .join("\n\n")
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::dialect::VerbTable;
+    use crate::memory::{BlockPermission, IntentionStatus};
+
+    fn block(label: &str, kind: BlockKind, value: &str) -> Block {
+        Block {
+            id: 1,
+            agent: "ada".into(),
+            label: label.into(),
+            kind,
+            description: "about \"them\"".into(),
+            value: value.into(),
+            char_limit: 100,
+            permission: BlockPermission::Partner,
+            pinned: false,
+            version: 3,
+            created_at: 0,
+            updated_at: 0,
+        }
+    }
+
+    #[test]
+    fn core_memory_shows_label_description_permission_and_leaves_archival_out() {
+        let text = core_memory(&[
+            block("human", BlockKind::Working, "likes tea"),
+            block("old", BlockKind::Archival, "x"),
+        ]);
+        assert!(text.contains("<block label=\"human\" kind=\"working\" permission=\"partner\" chars=\"9/100\" description=\"about &quot;them&quot;\">\nlikes tea\n</block>"), "{text}");
+        assert!(!text.contains("old"));
+        assert!(core_memory(&[]).contains("no memory blocks yet"));
+    }
+
+    fn intention(id: i64, due_at: Option<Millis>, status: IntentionStatus) -> Intention {
+        Intention {
+            id,
+            agent: "ada".into(),
+            what: format!("task {id}"),
+            due_text: "soon".into(),
+            due_at,
+            next_session: due_at.is_none(),
+            status,
+            note: None,
+            created_at: 0,
+        }
+    }
+
+    #[test]
+    fn intentions_split_due_and_upcoming() {
+        let text = intentions(
+            &[
+                intention(1, Some(50), IntentionStatus::Pending),
+                intention(2, Some(500), IntentionStatus::Pending),
+                intention(3, None, IntentionStatus::Completed),
+            ],
+            100,
+        );
+        let due = text.find("Due now:").unwrap();
+        let upcoming = text.find("Upcoming:").unwrap();
+        assert!(
+            due < text.find("#1 task 1").unwrap() && text.find("#1 task 1").unwrap() < upcoming
+        );
+        assert!(text.contains("#2 task 2 (due 1970-01-01T00:00:00Z)"));
+        assert!(!text.contains("task 3"), "closed intentions are left out");
+        assert!(intentions(&[], 0).contains("No open intentions"));
+    }
+
+    #[test]
+    fn pulse_control_names_the_interval() {
+        assert!(pulse_control(Duration::from_secs(600)).contains("currently every 10m"));
+        assert!(pulse_control(Duration::ZERO).contains("currently off"));
+    }
+
+    #[test]
+    fn dialect_instructions_list_only_the_given_verbs() {
+        let table = VerbTable::builtin();
+        let verbs: Vec<&VerbSpec> = table
+            .specs()
+            .iter()
+            .filter(|s| matches!(s.verb.name(), "recall" | "reply"))
+            .collect();
+        let text = dialect_instructions(&verbs);
+        assert!(text.contains("/recall - long-term memory") && text.contains("/reply - reply"));
+        assert!(!text.contains("/approve -"));
+        assert!(
+            text.contains("Chain actions with ->")
+                && text.contains("/post bluesky \"hello\" ?public")
+        );
+    }
+
+    #[test]
+    fn temporal_context_counts_minutes_and_turns() {
+        let text = temporal_context(90 * 60_000, 0, 7);
+        assert!(
+            text.contains(
+                "Now: 1970-01-01T01:30:00Z (UTC). Session running for 90 minutes, 7 turns so far."
+            ),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn recalled_context_and_recent_conversation_are_empty_without_content() {
+        assert_eq!(recalled_context(&[]), "");
+        assert_eq!(recent_conversation(&[]), "");
+        let hit = SearchHit {
+            domain: crate::memory::SearchDomain::Archival,
+            agent: "ada".into(),
+            id: 4,
+            label: None,
+            role: None,
+            snippet: "the [launch] moved".into(),
+            rank: -1.0,
+            time: 0,
+        };
+        assert!(
+            recalled_context(&[hit])
+                .contains("- [archival #4, 1970-01-01T00:00:00Z] the [launch] moved")
+        );
+        let message = Message {
+            id: 1,
+            agent: "ada".into(),
+            thread: "main".into(),
+            role: "user".into(),
+            content: "hi".into(),
+            created_at: 0,
+        };
+        assert!(recent_conversation(&[message]).contains("[1970-01-01T00:00:00Z] user: hi"));
+    }
+
+    #[test]
+    fn results_say_what_each_action_did() {
+        let mut ok = ActionReport::new(
+            "ada",
+            "/calc \"1+1\"".into(),
+            ActionStatus::Executed,
+            "1+1 = 2",
+        );
+        ok.needs_continuation = true;
+        let denied = ActionReport::new(
+            "ada",
+            "/post x \"y\"".into(),
+            ActionStatus::Denied,
+            "no platform 'x' is configured",
+        );
+        let text = results_message(&[ok, denied]);
+        assert!(
+            text.starts_with("[Action Results]\n\nYour /calc \"1+1\" returned:\n  1+1 = 2"),
+            "{text}"
+        );
+        assert!(text.contains("Your /post x \"y\" was denied: no platform 'x' is configured"));
+        assert!(text.ends_with("Continue your response naturally, using these results."));
+    }
+}

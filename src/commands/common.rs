@@ -60,7 +60,20 @@ pub fn line(out: &mut dyn Write, text: impl std::fmt::Display) -> Result<()> {
 /// The database path given to a command.
 #[derive(Debug, Clone, clap::Args)]
 pub struct DbArg {
-    /// The constellation's database file (created if missing).
+    /// The constellation's database file (created if missing). Default: the
+    /// database `partner` itself uses (for ./partner.toml, else the demo),
+    /// in the platform's data directory.
     #[arg(long, value_name = "FILE")]
-    pub db: PathBuf,
+    pub db: Option<PathBuf>,
+}
+
+impl DbArg {
+    /// The database to open.
+    pub fn path(&self) -> Result<PathBuf> {
+        if let Some(db) = &self.db {
+            return Ok(db.clone());
+        }
+        let (config, _) = super::run::load_constellation(&super::run::RunOptions::default())?;
+        Ok(super::run::data_dir()?.join(format!("{}.db", config.name)))
+    }
 }

@@ -67,7 +67,7 @@ pub fn run_exec(options: &ExecOptions, stdin: &mut dyn Read, out: &mut dyn Write
     let text = text_arg(&options.text, stdin)?;
     let mut agents = options.agents.clone();
     agents.push(options.agent.clone());
-    let executor = open_executor(&options.db.db, options.policy.as_deref(), &agents)?;
+    let executor = open_executor(&options.db.path()?, options.policy.as_deref(), &agents)?;
     let turn_id = format!("exec-{}", crate::clock::SystemClock.now_ms_public());
     let mut ctx = TurnContext::new(&options.agent, &options.thread, &turn_id);
     let report = executor.run_turn(&mut ctx, &text);

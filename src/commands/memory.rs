@@ -165,7 +165,7 @@ pub fn run_memory(
     stdin: &mut dyn Read,
     out: &mut dyn Write,
 ) -> Result<i32> {
-    let executor = open_executor(&options.db.db, None, &[])?;
+    let executor = open_executor(&options.db.path()?, None, &[])?;
     let conn_blocks = |agent: Option<&str>| -> Result<Vec<Block>> {
         Ok(blocks::list(&executor.store().conn(), agent)?)
     };

@@ -108,7 +108,7 @@ fn row(r: &PendingRequest) -> RequestRow<'_> {
 
 /// Runs `partner pending`.
 pub fn run_pending(options: &PendingOptions, out: &mut dyn Write) -> Result<i32> {
-    let executor = open_executor(&options.db.db, options.policy.as_deref(), &[])?;
+    let executor = open_executor(&options.db.path()?, options.policy.as_deref(), &[])?;
     let decide = |id: &str, decision: Decision, out: &mut dyn Write| -> Result<i32> {
         let report = executor.decide(id, decision, &Authority::Partner)?;
         if options.json {
