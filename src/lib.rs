@@ -19,5 +19,6 @@ pub mod exec;
 pub mod memory;
 pub mod permission;
 pub mod trace;
+pub mod tui;
 
 pub use error::{Error, Result};
