@@ -41,6 +41,20 @@ pub struct RunOptions {
     /// Deny, as the partner, every request that waits on the partner.
     #[arg(long)]
     pub deny_all: bool,
+    /// Console theme: dark, light or high-contrast.
+    #[arg(long, value_name = "NAME")]
+    pub theme: Option<String>,
+    /// Console keymap: default, vim or emacs.
+    #[arg(long, value_name = "NAME")]
+    pub keymap: Option<String>,
+    /// No terminal bell when a request arrives for the partner.
+    #[arg(long)]
+    pub no_bell: bool,
+}
+
+/// partner's config directory (user themes and keymaps), if there is one.
+pub fn config_dir() -> Option<PathBuf> {
+    directories::ProjectDirs::from("", "", "partner").map(|d| d.config_dir().to_path_buf())
 }
 
 /// The platform's data directory for partner, created if needed.
@@ -172,6 +186,35 @@ pub fn run_run(options: &RunOptions, out: &mut dyn Write, err: &mut dyn Write) -
         .enable_all()
         .build()
         .map_err(|e| Error::Runtime(format!("cannot start the async runtime: {e}")))?;
+    let console = !options.headless && std::io::IsTerminal::is_terminal(&std::io::stdout());
+    if console {
+        let dir = config_dir();
+        let theme = crate::tui::driver::load_theme(options.theme.as_deref(), dir.as_deref())
+            .map_err(Error::Usage)?;
+        let keymap = crate::tui::driver::load_keymap(options.keymap.as_deref(), dir.as_deref())
+            .map_err(Error::Usage)?;
+        return runtime.block_on(async {
+            let executor = open_constellation(&config, &db)?;
+            let (handle, task) =
+                crate::agent::start(&config, executor, Arc::new(TokioClock::now()));
+            let app =
+                crate::tui::app::App::new(&config.name, &db.display().to_string(), theme, keymap);
+            if demo {
+                handle.send_message(DEMO_OPENING.0, DEMO_OPENING.1);
+            }
+            let settings = crate::tui::driver::ConsoleSettings {
+                theme: options.theme.clone(),
+                keymap: options.keymap.clone(),
+                bell: !options.no_bell,
+                trace: trace_path_for(&db),
+            };
+            let result = crate::tui::driver::run(handle.clone(), app, settings).await;
+            handle.shutdown();
+            let _ = task.await;
+            result.map_err(|e| Error::Runtime(format!("the console failed: {e}")))?;
+            Ok(0)
+        });
+    }
     if !options.headless {
         writeln!(
             err,

@@ -998,6 +998,97 @@ impl Executor {
         }
     }
 
+    /// Approves a request with its action replaced by `text`, written by
+    /// `by` (the partner's "edit, then approve"). The new action is parsed
+    /// and checked against policy for the requesting agent first: a refusal
+    /// leaves the request waiting and is returned as an error.
+    pub fn approve_edited(
+        &self,
+        id: &str,
+        text: &str,
+        by: &Authority,
+    ) -> Result<ActionReport, ExecError> {
+        let request = pending::get(&self.store.conn(), id)?
+            .ok_or_else(|| ExecError::NoRequest(id.to_string()))?;
+        if request.status != RequestStatus::Waiting {
+            return Err(ExecError::NotWaiting {
+                id: request.id.clone(),
+                status: request.status.as_str().to_string(),
+            });
+        }
+        if !request.decidable_by(by) {
+            return Err(ExecError::NotYours {
+                id: request.id.clone(),
+                by: by.to_string(),
+                waiting_on: request.waiting_on().to_string(),
+            });
+        }
+        let parsed = self.parser_for(&request.agent).parse(text);
+        if let Some(error) = parsed.errors.first() {
+            return Err(ExecError::Refused(format!(
+                "the edited action does not parse: {}",
+                error.message()
+            )));
+        }
+        let [action] = parsed.actions.as_slice() else {
+            return Err(ExecError::Refused(format!(
+                "write exactly one action, not {}",
+                parsed.actions.len()
+            )));
+        };
+        if !action.chain.is_empty() || action.verb == Verb::Batch {
+            return Err(ExecError::Refused(
+                "write one action, not a chain or a batch".into(),
+            ));
+        }
+        let check = {
+            let conn = self.store.conn();
+            let block = match (&action.target, writes_block(action)) {
+                (Some(label), true) => blocks::get(&conn, &request.agent, label)?,
+                _ => None,
+            };
+            let input = CheckInput {
+                agent: &request.agent,
+                action,
+                private_context: false,
+                block: block.as_ref(),
+            };
+            self.engine.check(&conn, &input, self.now())?
+        };
+        if let Verdict::Deny { reason } = &check.verdict {
+            return Err(ExecError::Refused(format!(
+                "the edited action is refused: {reason}"
+            )));
+        }
+        let ctx = TurnContext {
+            agent: request.agent.clone(),
+            thread: request.thread.clone(),
+            turn_id: request.turn_id.clone(),
+            ..TurnContext::default()
+        };
+        let origin = Origin {
+            text,
+            span: (0, text.len()),
+            source: TraceSource::Partner,
+            op: TraceOp::Action,
+        };
+        let mut path = check.path.clone();
+        path.insert(0, format!("edited by {by} from {}", request.canonical));
+        let check = Check {
+            verdict: check.verdict,
+            path,
+        };
+        let decision = Decision::ApproveOnce;
+        let approval = Approval {
+            request: &request,
+            decision: &decision,
+            by,
+        };
+        let report = self.execute(&ctx, action, &origin, &check, Some(&approval))?;
+        self.note_decided(&request.id, "approve_edited", &by.to_string(), &report);
+        Ok(report)
+    }
+
     /// Denies every waiting request whose time is up.
     pub fn expire_overdue(&self) -> Result<Vec<ActionReport>, ExecError> {
         let overdue = pending::overdue(&self.store.conn(), self.now())?;

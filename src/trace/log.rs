@@ -91,6 +91,25 @@ impl TraceLog {
     }
 }
 
+/// Reads the records appended to a trace file after byte `offset`, and
+/// the offset to continue from (an incomplete last line is left for next time).
+pub fn read_trace_from(
+    path: impl AsRef<Path>,
+    offset: u64,
+) -> std::io::Result<(Vec<TraceRecord>, u64)> {
+    use std::io::{Read, Seek, SeekFrom};
+    let mut file = File::open(path.as_ref())?;
+    file.seek(SeekFrom::Start(offset))?;
+    let mut bytes = Vec::new();
+    file.read_to_end(&mut bytes)?;
+    let complete = bytes.iter().rposition(|b| *b == b'\n').map_or(0, |i| i + 1);
+    let records = bytes[..complete]
+        .split(|b| *b == b'\n')
+        .filter_map(|line| serde_json::from_slice::<TraceRecord>(line).ok())
+        .collect();
+    Ok((records, offset + complete as u64))
+}
+
 /// Reads every record of a trace file. Lines that do not parse (a torn last
 /// line after a crash, or damage) are skipped and reported as warnings.
 pub fn read_trace(

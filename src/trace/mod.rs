@@ -6,5 +6,5 @@ mod log;
 mod record;
 pub mod replay;
 
-pub use log::{TraceLog, TraceWarning, read_trace, trace_path_for};
+pub use log::{TraceLog, TraceWarning, read_trace, read_trace_from, trace_path_for};
 pub use record::{BlockSpec, DecisionPath, TraceOp, TraceOutcome, TraceRecord, TraceSource};

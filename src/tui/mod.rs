@@ -1,6 +1,10 @@
 //! The partner console: a full-screen terminal view over a running
 //! constellation.
 
+pub mod app;
+pub mod driver;
 pub mod highlight;
 pub mod keymap;
+pub mod model;
 pub mod theme;
+pub mod view;

@@ -1,0 +1,413 @@
+//! What the console shows, kept up to date from the runtime's events and
+//! from background reads of the database: the turns as they stream, each
+//! action's live status, the pending queue, memory, the trace and the
+//! agents' states.
+
+use std::collections::HashMap;
+
+use crate::agent::Event;
+use crate::agent::provider::PromptKind;
+use crate::clock::Millis;
+use crate::dialect::Span;
+use crate::memory::{Block, BlockVersion, SearchHit};
+use crate::permission::PendingRequest;
+use crate::trace::TraceRecord;
+
+/// Where an action stands, as the console shows it inline.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ActionState {
+    /// Parsed, not yet decided.
+    Queued,
+    /// Waiting on an authority.
+    Waiting {
+        /// Request id.
+        id: String,
+        /// Who it waits on.
+        on: String,
+    },
+    /// Approved, about to run.
+    Approved {
+        /// Who approved.
+        by: String,
+    },
+    /// Ran.
+    Executed {
+        /// Short result.
+        result: String,
+    },
+    /// Refused.
+    Denied {
+        /// Why.
+        reason: String,
+    },
+    /// Ran into an error.
+    Failed {
+        /// The error.
+        error: String,
+    },
+    /// Withdrawn or taken back.
+    Cancelled,
+}
+
+impl ActionState {
+    /// A short label for the turn view.
+    pub fn label(&self) -> String {
+        match self {
+            ActionState::Queued => "queued".into(),
+            ActionState::Waiting { id, on } => format!("waiting on {on} ({id})"),
+            ActionState::Approved { by } => format!("approved by {by}"),
+            ActionState::Executed { result } => format!("✓ {}", first_line(result, 60)),
+            ActionState::Denied { reason } => format!("✗ denied: {}", first_line(reason, 60)),
+            ActionState::Failed { error } => format!("! failed: {}", first_line(error, 60)),
+            ActionState::Cancelled => "cancelled".into(),
+        }
+    }
+
+    /// The theme role of the label.
+    pub fn role(&self) -> &'static str {
+        match self {
+            ActionState::Queued | ActionState::Cancelled => "ui.dim",
+            ActionState::Waiting { .. } | ActionState::Approved { .. } => "ui.waiting",
+            ActionState::Executed { .. } => "ui.ok",
+            ActionState::Denied { .. } | ActionState::Failed { .. } => "ui.denied",
+        }
+    }
+}
+
+/// The first line of `text`, cut to `max` characters.
+pub fn first_line(text: &str, max: usize) -> String {
+    let line = text.lines().next().unwrap_or("");
+    if line.chars().count() > max {
+        format!(
+            "{}…",
+            line.chars().take(max.saturating_sub(1)).collect::<String>()
+        )
+    } else {
+        line.to_string()
+    }
+}
+
+/// One action inside a turn.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ActionEntry {
+    /// Canonical form (first line).
+    pub canonical: String,
+    /// Where it is in the turn's text.
+    pub span: Span,
+    /// Its status.
+    pub state: ActionState,
+}
+
+/// One model pass of one agent, as it streamed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TurnEntry {
+    /// The agent.
+    pub agent: String,
+    /// When it started.
+    pub time: Millis,
+    /// Response, pulse or continuation.
+    pub kind: PromptKind,
+    /// Pass number.
+    pub pass: u32,
+    /// The text so far.
+    pub text: String,
+    /// Actions found in it.
+    pub actions: Vec<ActionEntry>,
+    /// True once the reply finished.
+    pub done: bool,
+}
+
+/// An agent's state line.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct AgentRow {
+    /// Name.
+    pub name: String,
+    /// `idle`, `generating`, `waiting`, `halted`.
+    pub state: String,
+    /// Seconds to the next pulse, when idle.
+    pub next_pulse: Option<u64>,
+}
+
+/// Everything the console shows.
+#[derive(Debug, Clone, Default)]
+pub struct Model {
+    /// Turns, oldest first.
+    pub turns: Vec<TurnEntry>,
+    /// Index of each agent's turn in progress.
+    current: HashMap<String, usize>,
+    /// The pending queue, oldest first.
+    pub pending: Vec<PendingRequest>,
+    /// Agents and their states.
+    pub agents: Vec<AgentRow>,
+    /// Blocks of the agent shown in the memory pane.
+    pub blocks: Vec<Block>,
+    /// History of the selected block.
+    pub history: Vec<BlockVersion>,
+    /// Memory search results.
+    pub hits: Vec<SearchHit>,
+    /// Trace records, oldest first.
+    pub trace: Vec<TraceRecord>,
+    /// Requests that arrived for the partner since the last bell.
+    pub new_for_partner: usize,
+    /// The memory change each waiting request would make, by request id.
+    pub previews: HashMap<String, String>,
+}
+
+impl Model {
+    /// An empty model.
+    pub fn new() -> Self {
+        Model::default()
+    }
+
+    fn agent_row(&mut self, agent: &str) -> &mut AgentRow {
+        if let Some(i) = self.agents.iter().position(|a| a.name == agent) {
+            return &mut self.agents[i];
+        }
+        self.agents.push(AgentRow {
+            name: agent.to_string(),
+            state: "idle".into(),
+            next_pulse: None,
+        });
+        self.agents.sort_by(|a, b| a.name.cmp(&b.name));
+        let i = self
+            .agents
+            .iter()
+            .position(|a| a.name == agent)
+            .unwrap_or(0);
+        &mut self.agents[i]
+    }
+
+    /// The turn an agent is in, or a new one.
+    fn turn_of(&mut self, agent: &str, now: Millis) -> &mut TurnEntry {
+        let index = match self.current.get(agent) {
+            Some(&i) if i < self.turns.len() => i,
+            _ => {
+                self.turns.push(TurnEntry {
+                    agent: agent.to_string(),
+                    time: now,
+                    kind: PromptKind::Response,
+                    pass: 1,
+                    text: String::new(),
+                    actions: Vec::new(),
+                    done: false,
+                });
+                let i = self.turns.len() - 1;
+                self.current.insert(agent.to_string(), i);
+                i
+            }
+        };
+        &mut self.turns[index]
+    }
+
+    /// The latest action of `agent` whose canonical form is `canonical`.
+    fn action_mut(&mut self, agent: &str, canonical: &str) -> Option<&mut ActionEntry> {
+        let first = canonical.lines().next().unwrap_or("");
+        self.turns
+            .iter_mut()
+            .rev()
+            .filter(|t| t.agent == agent)
+            .take(50)
+            .flat_map(|t| t.actions.iter_mut().rev())
+            .find(|a| a.canonical == first)
+    }
+
+    /// Applies one runtime event at time `now`. Returns true when the
+    /// partner should hear a bell (a request now waits on them).
+    pub fn apply(&mut self, event: &Event, now: Millis) -> bool {
+        match event {
+            Event::TurnStarted { agent, kind, pass } => {
+                self.turns.push(TurnEntry {
+                    agent: agent.clone(),
+                    time: now,
+                    kind: *kind,
+                    pass: *pass,
+                    text: String::new(),
+                    actions: Vec::new(),
+                    done: false,
+                });
+                self.current.insert(agent.clone(), self.turns.len() - 1);
+            }
+            Event::Token { agent, text } => self.turn_of(agent, now).text.push_str(text),
+            Event::ReplyFinished { agent, text, .. } => {
+                let turn = self.turn_of(agent, now);
+                turn.text = text.clone();
+                turn.done = true;
+            }
+            Event::ActionParsed {
+                agent,
+                canonical,
+                span,
+                cancelled,
+                ..
+            } => {
+                let turn = self.turn_of(agent, now);
+                turn.actions.push(ActionEntry {
+                    canonical: canonical.clone(),
+                    span: *span,
+                    state: if *cancelled {
+                        ActionState::Cancelled
+                    } else {
+                        ActionState::Queued
+                    },
+                });
+            }
+            Event::PermissionRequested {
+                agent,
+                id,
+                canonical,
+                waiting_on,
+                ..
+            } => {
+                if let Some(a) = self.action_mut(agent, canonical) {
+                    a.state = ActionState::Waiting {
+                        id: id.clone(),
+                        on: waiting_on.clone(),
+                    };
+                }
+                if waiting_on == "partner" {
+                    self.new_for_partner += 1;
+                    return true;
+                }
+            }
+            Event::PermissionDecided {
+                agent,
+                canonical,
+                decision,
+                by,
+                ..
+            } => {
+                if let Some(a) = self.action_mut(agent, canonical)
+                    && decision.starts_with("approve")
+                {
+                    a.state = ActionState::Approved { by: by.clone() };
+                }
+            }
+            Event::ActionExecuted {
+                agent,
+                canonical,
+                status,
+                result,
+                ..
+            } => {
+                if let Some(a) = self.action_mut(agent, canonical) {
+                    a.state = match status.as_str() {
+                        "executed" => ActionState::Executed {
+                            result: result.clone(),
+                        },
+                        "denied" | "timed_out" => ActionState::Denied {
+                            reason: result.clone(),
+                        },
+                        "cancelled" | "not_run" => ActionState::Cancelled,
+                        _ => ActionState::Failed {
+                            error: result.clone(),
+                        },
+                    };
+                }
+            }
+            Event::AgentState { agent, state } => {
+                self.agent_row(agent).state = state.clone();
+            }
+            Event::AgentHalted { agent, .. } => {
+                self.agent_row(agent).state = "halted".into();
+                self.current.remove(agent);
+            }
+            Event::PulseFired { .. } | Event::MemoryChanged { .. } | Event::Error { .. } => {}
+        }
+        false
+    }
+
+    /// Indices of the turns to show (all, or one agent's).
+    pub fn visible_turns(&self, filter: Option<&str>) -> Vec<usize> {
+        match filter {
+            None => (0..self.turns.len()).collect(),
+            Some(agent) => (0..self.turns.len())
+                .filter(|&i| self.turns[i].agent == agent)
+                .collect(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn events_build_turns_with_live_action_status() {
+        let mut m = Model::new();
+        m.apply(
+            &Event::TurnStarted {
+                agent: "ada".into(),
+                kind: PromptKind::Response,
+                pass: 1,
+            },
+            0,
+        );
+        m.apply(
+            &Event::Token {
+                agent: "ada".into(),
+                text: "Posting.\n".into(),
+            },
+            0,
+        );
+        m.apply(
+            &Event::Token {
+                agent: "ada".into(),
+                text: "/post bluesky \"hi\"".into(),
+            },
+            0,
+        );
+        assert_eq!(m.turns[0].text, "Posting.\n/post bluesky \"hi\"");
+        m.apply(
+            &Event::ReplyFinished {
+                agent: "ada".into(),
+                pass: 1,
+                text: "Posting.\n/post bluesky \"hi\"".into(),
+            },
+            0,
+        );
+        m.apply(
+            &Event::ActionParsed {
+                agent: "ada".into(),
+                verb: "post".into(),
+                op: None,
+                canonical: "/post bluesky \"hi\"".into(),
+                span: Span::new(9, 27),
+                cancelled: false,
+            },
+            0,
+        );
+        let bell = m.apply(
+            &Event::PermissionRequested {
+                agent: "ada".into(),
+                id: "r1".into(),
+                verb: "post".into(),
+                op: None,
+                canonical: "/post bluesky \"hi\"".into(),
+                waiting_on: "partner".into(),
+                reason: "r".into(),
+            },
+            0,
+        );
+        assert!(bell);
+        assert_eq!(
+            m.turns[0].actions[0].state,
+            ActionState::Waiting {
+                id: "r1".into(),
+                on: "partner".into()
+            }
+        );
+        m.apply(
+            &Event::ActionExecuted {
+                agent: "ada".into(),
+                verb: "post".into(),
+                op: None,
+                canonical: "/post bluesky \"hi\"".into(),
+                status: "executed".into(),
+                result: "queued".into(),
+                trace_id: None,
+            },
+            0,
+        );
+        assert_eq!(m.turns[0].actions[0].state.label(), "✓ queued");
+    }
+}
