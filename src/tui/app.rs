@@ -232,6 +232,8 @@ pub struct App {
     pending_keys: Vec<KeyChord>,
     /// Width from which all panes are shown at once.
     pub wide_from: u16,
+    /// The time views measure ages from (the driver keeps it current).
+    pub now: crate::clock::Millis,
 }
 
 impl std::fmt::Debug for App {
@@ -279,6 +281,7 @@ impl App {
             notice: None,
             pending_keys: Vec::new(),
             wide_from: 120,
+            now: 0,
         }
     }
 

@@ -223,6 +223,7 @@ pub async fn run(
 
     loop {
         if dirty && last_draw.elapsed() >= Duration::from_millis(16) {
+            app.now = crate::clock::SystemClock.now_ms_public();
             terminal.draw(|frame| super::view::render(&app, frame))?;
             last_draw = Instant::now();
             dirty = false;

@@ -287,7 +287,7 @@ fn render_pending(app: &App, frame: &mut Frame, area: Rect) {
         );
         return;
     }
-    let now = crate::clock::SystemClock.now_ms_public();
+    let now = app.now;
     let list_height = (pending.len() as u16).min(area.height / 2).max(1);
     let [list, detail] =
         Layout::vertical([Constraint::Length(list_height), Constraint::Min(0)]).areas(area);

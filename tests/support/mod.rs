@@ -3,6 +3,8 @@
 
 #![allow(dead_code)]
 
+pub mod console;
+
 use std::io::{BufRead, BufReader, Write};
 use std::net::TcpListener;
 use std::sync::Arc;

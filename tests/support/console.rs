@@ -1,0 +1,390 @@
+//! A console in a known state, for snapshots, pictures and benchmarks.
+
+#![allow(dead_code)]
+
+use partner::agent::Event;
+use partner::agent::provider::PromptKind;
+use partner::dialect::Span;
+use partner::memory::{Block, BlockKind, BlockPermission, BlockVersion};
+use partner::permission::{Authority, PendingRequest, RequestStatus};
+use partner::trace::{DecisionPath, TraceOp, TraceOutcome, TraceRecord, TraceSource};
+use partner::tui::app::App;
+use partner::tui::keymap::Keymap;
+use partner::tui::model::AgentRow;
+use partner::tui::theme::Theme;
+
+/// 2026-11-21T09:30:00Z.
+pub const NOW: i64 = 1_795_253_400_000;
+
+pub fn request(
+    id: &str,
+    agent: &str,
+    canonical: &str,
+    on: Authority,
+    reason: &str,
+    age_s: i64,
+) -> PendingRequest {
+    PendingRequest {
+        id: id.into(),
+        agent: agent.into(),
+        canonical: canonical.into(),
+        action: serde_json::Value::Null,
+        verb: canonical[1..]
+            .split_whitespace()
+            .next()
+            .unwrap_or("")
+            .into(),
+        marker: canonical
+            .rsplit(' ')
+            .next()
+            .filter(|m| m.starts_with('?') || *m == "!")
+            .map(str::to_string),
+        reason: reason.into(),
+        authorities: vec![Authority::Agent("anchor".into()), Authority::Partner],
+        authority_index: usize::from(on == Authority::Partner),
+        turn_id: format!("{agent}-3"),
+        thread: "main".into(),
+        raw_text: canonical.into(),
+        status: RequestStatus::Waiting,
+        decided_by: None,
+        decision: None,
+        decision_note: None,
+        created_at: NOW - age_s * 1000,
+        expires_at: None,
+        decided_at: None,
+    }
+}
+
+pub fn record(
+    seq: u64,
+    agent: &str,
+    canonical: &str,
+    outcome: TraceOutcome,
+    result: &str,
+) -> TraceRecord {
+    TraceRecord {
+        id: format!("t{seq}"),
+        seq,
+        time: NOW - 60_000 + seq as i64 * 1000,
+        agent: agent.into(),
+        turn_id: format!("{agent}-1"),
+        source: TraceSource::Agent,
+        text: canonical.into(),
+        span: (0, canonical.len()),
+        canonical: canonical.into(),
+        verb: canonical[1..]
+            .split_whitespace()
+            .next()
+            .unwrap_or("")
+            .into(),
+        op: TraceOp::Action,
+        decision: DecisionPath {
+            verdict: "allow".into(),
+            steps: vec!["no rule matches; the default is allow".into()],
+            ..DecisionPath::default()
+        },
+        outcome,
+        result: result.into(),
+        data: serde_json::Value::Null,
+        duration_us: 180 + seq * 7,
+        memory: None,
+        external: false,
+    }
+}
+
+fn block(
+    label: &str,
+    kind: BlockKind,
+    permission: BlockPermission,
+    value: &str,
+    version: i64,
+) -> Block {
+    Block {
+        id: 1,
+        agent: "sage".into(),
+        label: label.into(),
+        kind,
+        description: String::new(),
+        value: value.into(),
+        char_limit: 5000,
+        permission,
+        pinned: false,
+        version,
+        created_at: NOW - 3_600_000,
+        updated_at: NOW - 60_000,
+    }
+}
+
+/// Feeds a turn through the events the runtime publishes.
+pub fn turn(
+    app: &mut App,
+    agent: &str,
+    kind: PromptKind,
+    text: &str,
+    actions: &[(&str, &str, Event)],
+    at: i64,
+) {
+    app.model.apply(
+        &Event::TurnStarted {
+            agent: agent.into(),
+            kind,
+            pass: 1,
+        },
+        at,
+    );
+    app.model.apply(
+        &Event::Token {
+            agent: agent.into(),
+            text: text.into(),
+        },
+        at,
+    );
+    app.model.apply(
+        &Event::ReplyFinished {
+            agent: agent.into(),
+            pass: 1,
+            text: text.into(),
+        },
+        at,
+    );
+    for (written, canonical, outcome) in actions {
+        let start = text.find(written).expect("the action is in the text");
+        app.model.apply(
+            &Event::ActionParsed {
+                agent: agent.into(),
+                verb: canonical[1..]
+                    .split_whitespace()
+                    .next()
+                    .unwrap_or("")
+                    .into(),
+                op: None,
+                canonical: canonical.to_string(),
+                span: Span::new(start, start + written.len()),
+                cancelled: false,
+            },
+            at,
+        );
+        app.model.apply(outcome, at);
+    }
+}
+
+pub fn executed(agent: &str, canonical: &str, result: &str) -> Event {
+    Event::ActionExecuted {
+        agent: agent.into(),
+        verb: String::new(),
+        op: None,
+        canonical: canonical.into(),
+        status: "executed".into(),
+        result: result.into(),
+        trace_id: None,
+    }
+}
+
+/// A console showing the demo mid-way: three agents, turns with actions in
+/// every state, two waiting requests (one with a memory diff), memory with
+/// history, and a trace.
+pub fn scene(theme: &str) -> App {
+    let mut app = App::new(
+        "demo",
+        "~/.local/share/partner/demo.db",
+        Theme::builtin(theme).unwrap(),
+        Keymap::default_keymap(),
+    );
+    app.now = NOW;
+    for (name, state, pulse) in [
+        ("anchor", "idle", Some(4)),
+        ("sage", "waiting", None),
+        ("scout", "generating", None),
+    ] {
+        app.model.agents.push(AgentRow {
+            name: name.into(),
+            state: state.into(),
+            next_pulse: pulse,
+        });
+    }
+    let t = NOW - 30_000;
+    turn(
+        &mut app,
+        "sage",
+        PromptKind::Response,
+        "Good morning! Let me look at where we are.\n/recall project_notes -> /summarize\nThe launch is on Friday.",
+        &[(
+            "/recall project_notes -> /summarize",
+            "/recall read project_notes -> /summarize",
+            executed(
+                "sage",
+                "/recall read project_notes -> /summarize",
+                "project_notes (archival, v1, 35/5000 chars)",
+            ),
+        )],
+        t,
+    );
+    turn(
+        &mut app,
+        "sage",
+        PromptKind::Pulse,
+        "A draft for review:\n/post bluesky \"partner 0.2 ships Friday: live approvals and replay.\" ?public",
+        &[(
+            "/post bluesky \"partner 0.2 ships Friday: live approvals and replay.\" ?public",
+            "/post bluesky \"partner 0.2 ships Friday: live approvals and replay.\" ?public",
+            Event::PermissionRequested {
+                agent: "sage".into(),
+                id: "r1".into(),
+                verb: "post".into(),
+                op: None,
+                canonical:
+                    "/post bluesky \"partner 0.2 ships Friday: live approvals and replay.\" ?public"
+                        .into(),
+                waiting_on: "partner".into(),
+                reason: "public posts are reviewed".into(),
+            },
+        )],
+        t + 5000,
+    );
+    turn(
+        &mut app,
+        "scout",
+        PromptKind::Pulse,
+        "Checking the inbox and tidying.\n/data search inbox \"invoice\" ?ask\n/recall checklist + \"verify the notes\"",
+        &[
+            (
+                "/data search inbox \"invoice\" ?ask",
+                "/data search inbox \"invoice\" ?ask",
+                Event::ActionExecuted {
+                    agent: "scout".into(),
+                    verb: "data".into(),
+                    op: None,
+                    canonical: "/data search inbox \"invoice\" ?ask".into(),
+                    status: "denied".into(),
+                    result: "agent:anchor said no: not during launch week".into(),
+                    trace_id: None,
+                },
+            ),
+            (
+                "/recall checklist + \"verify the notes\"",
+                "/recall append checklist \"verify the notes\"",
+                Event::PermissionRequested {
+                    agent: "scout".into(),
+                    id: "r2".into(),
+                    verb: "recall".into(),
+                    op: Some("append".into()),
+                    canonical: "/recall append checklist \"verify the notes\"".into(),
+                    waiting_on: "partner".into(),
+                    reason: "block 'checklist' needs the partner's consent to change".into(),
+                },
+            ),
+        ],
+        t + 9000,
+    );
+    app.model.apply(
+        &Event::TurnStarted {
+            agent: "scout".into(),
+            kind: PromptKind::Continuation,
+            pass: 2,
+        },
+        t + 12_000,
+    );
+    app.model.apply(
+        &Event::Token {
+            agent: "scout".into(),
+            text: "Understood, leaving the inbox al".into(),
+        },
+        t + 12_000,
+    );
+    app.model.pending = vec![
+        request(
+            "r1",
+            "sage",
+            "/post bluesky \"partner 0.2 ships Friday: live approvals and replay.\" ?public",
+            Authority::Partner,
+            "public posts are reviewed",
+            25,
+        ),
+        request(
+            "r2",
+            "scout",
+            "/recall append checklist \"verify the notes\"",
+            Authority::Partner,
+            "block 'checklist' needs the partner's consent to change",
+            21,
+        ),
+    ];
+    app.model.previews.insert(
+        "r2".into(),
+        "--- checklist@2\n+++ checklist@3\n@@ -1,2 +1,3 @@\n docs\n binaries\n+verify the notes\n"
+            .into(),
+    );
+    app.memory_agent = Some("sage".into());
+    app.model.blocks = vec![
+        block(
+            "persona",
+            BlockKind::Core,
+            BlockPermission::Partner,
+            "I am Sage, the partner's assistant.\nBrief and warm.",
+            1,
+        ),
+        block(
+            "human",
+            BlockKind::Working,
+            BlockPermission::ReadWrite,
+            "The partner runs a small software studio.\nPrefers short morning updates.",
+            2,
+        ),
+        block(
+            "project_notes",
+            BlockKind::Archival,
+            BlockPermission::ReadWrite,
+            "Launch: Friday.\nOwner: the partner.",
+            1,
+        ),
+    ];
+    app.block_sel = 1;
+    app.model.history = vec![
+        BlockVersion {
+            version: 1,
+            value: "The partner runs a small software studio.".into(),
+            deleted: false,
+            changed_at: NOW - 3_600_000,
+            changed_by: "partner".into(),
+        },
+        BlockVersion {
+            version: 2,
+            value: "The partner runs a small software studio.\nPrefers short morning updates."
+                .into(),
+            deleted: false,
+            changed_at: NOW - 60_000,
+            changed_by: "sage".into(),
+        },
+    ];
+    app.model.trace = vec![
+        record(
+            1,
+            "sage",
+            "/recall read project_notes",
+            TraceOutcome::Executed,
+            "project_notes (archival, v1, 35/5000 chars):\nLaunch: Friday.",
+        ),
+        record(
+            2,
+            "sage",
+            "/summarize",
+            TraceOutcome::Executed,
+            "Summarize this: …",
+        ),
+        record(
+            3,
+            "scout",
+            "/fetch https://docs.partner.invalid/notes",
+            TraceOutcome::Failed,
+            "could not fetch https://docs.partner.invalid/notes: failed to lookup address",
+        ),
+        record(
+            4,
+            "scout",
+            "/data search inbox \"invoice\" ?ask",
+            TraceOutcome::Denied,
+            "agent:anchor said no: not during launch week",
+        ),
+    ];
+    app
+}
