@@ -289,8 +289,12 @@ fn render_pending(app: &App, frame: &mut Frame, area: Rect) {
     }
     let now = app.now;
     let list_height = (pending.len() as u16).min(area.height / 2).max(1);
-    let [list, detail] =
-        Layout::vertical([Constraint::Length(list_height), Constraint::Min(0)]).areas(area);
+    let [list, _, detail] = Layout::vertical([
+        Constraint::Length(list_height),
+        Constraint::Length(1),
+        Constraint::Min(0),
+    ])
+    .areas(area);
     let sel = app.pending_sel.min(pending.len() - 1);
     let first = sel.saturating_sub(usize::from(list_height).saturating_sub(1));
     let rows: Vec<Line> = pending
@@ -304,19 +308,16 @@ fn render_pending(app: &App, frame: &mut Frame, area: Rect) {
             } else {
                 app.theme.style("ui.text")
             };
-            let marker = r.marker.clone().unwrap_or_default();
+            let waits = format!(" {} · {}", r.waiting_on(), age(now, r.created_at));
+            let room = usize::from(area.width).saturating_sub(13 + waits.chars().count());
             Line::from(vec![
                 Span::styled(format!("{:<4}", r.id), app.theme.style("ui.key_hint")),
-                Span::styled(format!("{:<8} ", r.agent), app.theme.style("ui.agent")),
                 Span::styled(
-                    first_line(&r.canonical, usize::from(area.width).saturating_sub(34)),
-                    style,
+                    format!("{:<8} ", first_line(&r.agent, 8)),
+                    app.theme.style("ui.agent"),
                 ),
-                Span::styled(format!(" {marker} "), app.theme.style("dialect.marker")),
-                Span::styled(
-                    format!("{} · {}", r.waiting_on(), age(now, r.created_at)),
-                    app.theme.style("ui.waiting"),
-                ),
+                Span::styled(format!("{:<room$}", first_line(&r.canonical, room)), style),
+                Span::styled(waits, app.theme.style("ui.waiting")),
             ])
         })
         .collect();
@@ -348,7 +349,14 @@ fn render_pending(app: &App, frame: &mut Frame, area: Rect) {
             Span::styled(
                 r.authorities
                     .iter()
-                    .map(ToString::to_string)
+                    .enumerate()
+                    .map(|(i, a)| {
+                        if i == r.authority_index {
+                            format!("[{a}]")
+                        } else {
+                            a.to_string()
+                        }
+                    })
                     .collect::<Vec<_>>()
                     .join(" → "),
                 app.theme.style("ui.waiting"),
@@ -367,6 +375,7 @@ fn render_pending(app: &App, frame: &mut Frame, area: Rect) {
 
 fn diff_lines(app: &App, diff: &str) -> Vec<Line<'static>> {
     diff.lines()
+        .filter(|l| !l.starts_with("\\ No newline"))
         .map(|l| {
             let role = if l.starts_with("+++") || l.starts_with("---") || l.starts_with("@@") {
                 "ui.diff_header"
