@@ -3,7 +3,6 @@
 //! the layout and rendering are measured, not the terminal's I/O).
 
 #[path = "../tests/support/console.rs"]
-#[allow(dead_code)]
 mod console;
 
 use std::hint::black_box;

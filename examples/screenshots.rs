@@ -7,7 +7,6 @@
 //! ```
 
 #[path = "../tests/support/console.rs"]
-#[allow(dead_code)]
 mod console;
 
 use std::fmt::Write as _;
