@@ -77,10 +77,39 @@ struct RuntimeFile {
     max_tokens: Option<u32>,
 }
 
+/// Console settings from the config file.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ConsoleConfig {
+    /// Theme: dark, light or high-contrast.
+    pub theme: Option<String>,
+    /// Keymap: default, vim or emacs.
+    pub keymap: Option<String>,
+    /// Ring the terminal bell when a request arrives for the partner.
+    #[serde(default = "yes")]
+    pub bell: bool,
+}
+
+fn yes() -> bool {
+    true
+}
+
+impl Default for ConsoleConfig {
+    fn default() -> Self {
+        ConsoleConfig {
+            theme: None,
+            keymap: None,
+            bell: true,
+        }
+    }
+}
+
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct ConfigFile {
     name: Option<String>,
+    #[serde(default)]
+    console: ConsoleConfig,
     partner: Option<String>,
     policy: Option<PathBuf>,
     #[serde(default)]
@@ -131,6 +160,8 @@ pub struct ConstellationConfig {
     pub history: usize,
     /// Most tokens per reply.
     pub max_tokens: u32,
+    /// Console settings.
+    pub console: ConsoleConfig,
 }
 
 /// A config file that could not be loaded, with where.
@@ -337,7 +368,24 @@ impl ConstellationConfig {
             max_passes: parsed.runtime.max_passes.unwrap_or(4).max(1),
             history: parsed.runtime.history.unwrap_or(30),
             max_tokens: parsed.runtime.max_tokens.unwrap_or(1024),
+            console: parsed.console.clone(),
         })
+    }
+
+    /// A constellation with no agents (the console's replay mode).
+    pub fn empty(name: &str) -> Self {
+        ConstellationConfig {
+            name: name.to_string(),
+            partner: "the partner".into(),
+            agents: Vec::new(),
+            policy: Policy::permissive(),
+            providers: HashMap::new(),
+            exec: ExecConfig::default(),
+            max_passes: 1,
+            history: 0,
+            max_tokens: 0,
+            console: ConsoleConfig::default(),
+        }
     }
 
     /// An agent by name.

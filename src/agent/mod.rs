@@ -19,7 +19,7 @@ pub mod provider;
 pub mod runtime;
 pub mod turn;
 
-pub use config::{AgentConfig, AgentRole, ConfigError, ConstellationConfig};
+pub use config::{AgentConfig, AgentRole, ConfigError, ConsoleConfig, ConstellationConfig};
 pub use demo::{DEMO_OPENING, demo_config};
 pub use events::Event;
 pub use runtime::{AgentStatus, RunState, RuntimeHandle, start};

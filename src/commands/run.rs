@@ -205,8 +205,9 @@ pub fn run_run(options: &RunOptions, out: &mut dyn Write, err: &mut dyn Write) -
             let settings = crate::tui::driver::ConsoleSettings {
                 theme: options.theme.clone(),
                 keymap: options.keymap.clone(),
-                bell: !options.no_bell,
+                bell: !options.no_bell && config.console.bell,
                 trace: trace_path_for(&db),
+                replay: None,
             };
             let result = crate::tui::driver::run(handle.clone(), app, settings).await;
             handle.shutdown();
@@ -290,4 +291,41 @@ pub fn run_run(options: &RunOptions, out: &mut dyn Write, err: &mut dyn Write) -
         Ok::<(), Error>(())
     })?;
     Ok(0)
+}
+
+/// Opens the console on a trace file for replay: a scratch in-memory
+/// constellation with no agents, the trace in the replay and trace panes.
+pub fn run_replay_console(trace: &Path, theme: Option<&str>, keymap: Option<&str>) -> Result<i32> {
+    let dir = config_dir();
+    let theme = crate::tui::driver::load_theme(theme, dir.as_deref()).map_err(Error::Usage)?;
+    let keymap = crate::tui::driver::load_keymap(keymap, dir.as_deref()).map_err(Error::Usage)?;
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| Error::Runtime(format!("cannot start the async runtime: {e}")))?;
+    runtime.block_on(async {
+        let config = ConstellationConfig::empty("replay");
+        let executor = Executor::with_parts(
+            Arc::new(MemoryStore::open_in_memory()?),
+            TraceLog::disabled(),
+            config.policy.clone(),
+            config.exec.clone(),
+            Arc::new(TokioClock::now()),
+        )?;
+        let (handle, task) =
+            crate::agent::start(&config, Arc::new(executor), Arc::new(TokioClock::now()));
+        let app = crate::tui::app::App::new("replay", &trace.display().to_string(), theme, keymap);
+        let settings = crate::tui::driver::ConsoleSettings {
+            theme: None,
+            keymap: None,
+            bell: false,
+            trace: trace.to_path_buf(),
+            replay: Some(trace.to_path_buf()),
+        };
+        let result = crate::tui::driver::run(handle.clone(), app, settings).await;
+        handle.shutdown();
+        let _ = task.await;
+        result.map_err(|e| Error::Runtime(format!("the console failed: {e}")))?;
+        Ok(0)
+    })
 }

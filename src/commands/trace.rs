@@ -105,6 +105,9 @@ pub fn run_replay(
     out: &mut dyn Write,
     err: &mut dyn Write,
 ) -> Result<i32> {
+    if !options.verify && std::io::IsTerminal::is_terminal(&std::io::stdout()) {
+        return super::run::run_replay_console(&options.trace, None, None);
+    }
     if !options.verify {
         for (i, r) in read(&options.trace, err)?.iter().enumerate() {
             line(

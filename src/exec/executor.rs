@@ -571,7 +571,11 @@ impl Executor {
         } else {
             handlers::outside(self, ctx, action)
         };
-        let external = is_authority(&action.verb) || handlers::is_external(action);
+        // Searches read conversations, which the runtime stores outside the
+        // trace; replay takes their results from the record.
+        let external = is_authority(&action.verb)
+            || handlers::is_external(action)
+            || action.verb == Verb::Search;
         let now = self.now();
         let effect = match outside {
             Some(effect) => effect,
@@ -592,7 +596,7 @@ impl Executor {
                                 &effect,
                                 started,
                                 now,
-                                false,
+                                external,
                             );
                             self.finalize(tx, &record, approval, now)?;
                             Ok((self.report_of(ctx, &record, &effect, check), record))

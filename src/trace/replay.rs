@@ -64,10 +64,8 @@ fn differs(
     None
 }
 
-/// Verifies the records of a trace, in order.
-pub fn verify_records(
-    records: &[TraceRecord],
-) -> Result<(usize, Option<Divergence>), crate::exec::ExecError> {
+/// A scratch executor over an in-memory store, set up to redo `records`.
+fn scratch(records: &[TraceRecord]) -> Result<(Executor, ManualClock), crate::exec::ExecError> {
     let clock = ManualClock::new(records.first().map_or(0, |r| r.time));
     let mut agents: Vec<String> = records.iter().map(|r| r.agent.clone()).collect();
     agents.extend(
@@ -89,13 +87,43 @@ pub fn verify_records(
         config,
         Arc::new(clock.clone()),
     )?;
+    Ok((executor, clock))
+}
+
+/// True for records replay redoes (the rest were recorded external effects
+/// or had no effect).
+fn redoes(record: &TraceRecord) -> bool {
+    matches!(
+        record.outcome,
+        TraceOutcome::Executed | TraceOutcome::Failed
+    ) && !record.external
+}
+
+/// The blocks `agent` had after the first `step` records of a trace.
+pub fn memory_at(
+    records: &[TraceRecord],
+    step: usize,
+    agent: &str,
+) -> Result<Vec<crate::memory::Block>, crate::exec::ExecError> {
+    let (executor, clock) = scratch(records)?;
+    for record in records.iter().take(step).filter(|r| redoes(r)) {
+        clock.set(record.time);
+        executor.redo(record)?;
+    }
+    Ok(crate::memory::blocks::list(
+        &executor.store().conn(),
+        Some(agent),
+    )?)
+}
+
+/// Verifies the records of a trace, in order.
+pub fn verify_records(
+    records: &[TraceRecord],
+) -> Result<(usize, Option<Divergence>), crate::exec::ExecError> {
+    let (executor, clock) = scratch(records)?;
     let mut redone = 0;
     for (index, record) in records.iter().enumerate() {
-        let runs = matches!(
-            record.outcome,
-            TraceOutcome::Executed | TraceOutcome::Failed
-        ) && !record.external;
-        if !runs {
+        if !redoes(record) {
             continue;
         }
         clock.set(record.time);

@@ -221,6 +221,13 @@ pub struct App {
     pub memory_search: Option<String>,
     /// Selected trace record, counted from the newest.
     pub trace_sel: usize,
+    /// Only trace records of this verb.
+    pub trace_verb: Option<String>,
+    /// Only trace records with this outcome.
+    pub trace_outcome: Option<String>,
+    /// Memory as it was at the replay's current step (step, blocks of the
+    /// memory pane's agent), once computed.
+    pub replay_memory: Option<(usize, Vec<crate::memory::Block>)>,
     /// A replay, if open.
     pub replay: Option<ReplayState>,
     /// The overlay.
@@ -275,6 +282,9 @@ impl App {
             block_sel: 0,
             memory_search: None,
             trace_sel: 0,
+            trace_verb: None,
+            trace_outcome: None,
+            replay_memory: None,
             replay: None,
             overlay: Overlay::None,
             draft: None,
@@ -348,14 +358,25 @@ impl App {
 
     /// The agents known to the console.
     pub fn agent_names(&self) -> Vec<String> {
-        self.model.agents.iter().map(|a| a.name.clone()).collect()
+        let mut names: Vec<String> = self.model.agents.iter().map(|a| a.name.clone()).collect();
+        if let Some(r) = &self.replay {
+            names.extend(
+                r.records
+                    .iter()
+                    .filter(|r| r.source == crate::trace::TraceSource::Agent)
+                    .map(|r| r.agent.clone()),
+            );
+        }
+        names.sort();
+        names.dedup();
+        names
     }
 
     /// The agent the memory pane shows.
     pub fn memory_agent(&self) -> Option<String> {
         self.memory_agent
             .clone()
-            .or_else(|| self.model.agents.first().map(|a| a.name.clone()))
+            .or_else(|| self.agent_names().into_iter().next())
     }
 
     /// The selected block, if any.
@@ -378,6 +399,12 @@ impl App {
             .iter()
             .rev()
             .filter(|r| self.agent_filter.as_deref().is_none_or(|a| r.agent == a))
+            .filter(|r| self.trace_verb.as_deref().is_none_or(|v| r.verb == v))
+            .filter(|r| {
+                self.trace_outcome
+                    .as_deref()
+                    .is_none_or(|o| r.outcome.as_str() == o)
+            })
             .collect()
     }
 
@@ -560,6 +587,43 @@ impl App {
                 }
                 if matches!(text.as_str(), "q" | "quit") {
                     return self.act(Action::Quit);
+                }
+                let words: Vec<&str> = text.split_whitespace().collect();
+                match words.as_slice() {
+                    ["filter", "verb", verb] => {
+                        self.trace_verb = Some(verb.trim_start_matches('/').to_string());
+                        self.trace_sel = 0;
+                        self.focus = Pane::Trace;
+                        return Vec::new();
+                    }
+                    ["filter", "outcome", outcome] => {
+                        self.trace_outcome = Some(outcome.to_string());
+                        self.trace_sel = 0;
+                        self.focus = Pane::Trace;
+                        return Vec::new();
+                    }
+                    ["filter", "clear"] | ["filter"] => {
+                        self.trace_verb = None;
+                        self.trace_outcome = None;
+                        self.agent_filter = None;
+                        return Vec::new();
+                    }
+                    ["step", n] => {
+                        match (n.parse::<usize>(), &mut self.replay) {
+                            (Ok(n), Some(r)) => {
+                                r.step = n.min(r.records.len());
+                                self.focus = Pane::Replay;
+                            }
+                            (_, None) => {
+                                self.notice = Some("no replay is open: :open trace FILE".into())
+                            }
+                            (Err(_), _) => {
+                                self.notice = Some(format!("'{n}' is not a step number"))
+                            }
+                        }
+                        return Vec::new();
+                    }
+                    _ => {}
                 }
                 vec![Intent::Command(text)]
             }

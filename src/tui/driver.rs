@@ -42,6 +42,8 @@ pub struct ConsoleSettings {
     pub bell: bool,
     /// The trace file.
     pub trace: PathBuf,
+    /// A trace to open in the replay pane at start.
+    pub replay: Option<PathBuf>,
 }
 
 /// Loads the theme: the named built-in, with the user's `theme.toml` from
@@ -105,6 +107,7 @@ enum Loaded {
     Trace(Vec<TraceRecord>, u64),
     Replay(ReplayState),
     Verified(Option<crate::trace::replay::Divergence>),
+    ReplayMemory(usize, Vec<Block>),
     Notice(String),
     Status(Vec<AgentRow>),
 }
@@ -213,6 +216,20 @@ pub async fn run(
     };
     spawn_load(Box::new(load_pending));
     spawn_load(load_trace(0));
+    if let Some(path) = settings.replay.clone() {
+        spawn_load(Box::new(move |_| match crate::trace::read_trace(&path) {
+            Ok((records, _)) => Loaded::Replay(ReplayState {
+                path,
+                records,
+                step: 0,
+                playing: false,
+                speed: 2.0,
+                divergence: None,
+                verified: false,
+            }),
+            Err(e) => Loaded::Notice(format!("cannot open {}: {e}", path.display())),
+        }));
+    }
     let mut memory_loaded = false;
     let mut dirty = true;
     let mut last_draw = Instant::now() - Duration::from_secs(1);
@@ -220,6 +237,7 @@ pub async fn run(
     let mut pending_dirty = false;
     let mut trace_dirty = false;
     let mut last_step = Instant::now();
+    let mut replay_requested: Option<usize> = None;
 
     loop {
         if dirty && last_draw.elapsed() >= Duration::from_millis(16) {
@@ -309,6 +327,7 @@ pub async fn run(
                                 r.verified = true;
                             }
                         }
+                        Loaded::ReplayMemory(step, list) => app.replay_memory = Some((step, list)),
                         Loaded::Notice(text) => app.notice = Some(text),
                         Loaded::Status(rows) => {
                             for row in rows {
@@ -354,6 +373,24 @@ pub async fn run(
                     }
                     dirty = true;
                 }
+            }
+        }
+        // Memory as at the replay's step, when the step moved.
+        if let (Some(replay), Some(agent)) = (&app.replay, app.memory_agent()) {
+            let step = replay.step;
+            if app.replay_memory.as_ref().is_none_or(|(s, _)| *s != step)
+                && replay_requested != Some(step)
+            {
+                replay_requested = Some(step);
+                let records = replay.records.clone();
+                spawn_load(Box::new(move |_| {
+                    match crate::trace::replay::memory_at(&records, step, &agent) {
+                        Ok(list) => Loaded::ReplayMemory(step, list),
+                        Err(e) => {
+                            Loaded::Notice(format!("cannot rebuild memory at step {step}: {e}"))
+                        }
+                    }
+                }));
             }
         }
         for intent in intents {

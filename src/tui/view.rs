@@ -60,12 +60,23 @@ fn pane_block(app: &App, pane: Pane) -> Block<'static> {
         }
         Pane::Memory => {
             if let Some(agent) = app.memory_agent() {
-                title = format!("Memory · {agent}");
+                title = match (&app.replay, &app.replay_memory) {
+                    (Some(_), Some((step, _))) => format!("Memory · {agent} as at step {step}"),
+                    _ => format!("Memory · {agent}"),
+                };
             }
         }
         Pane::Trace => {
-            if let Some(a) = &app.agent_filter {
-                title = format!("Trace [{a}]");
+            let filters: Vec<String> = [
+                app.agent_filter.clone(),
+                app.trace_verb.clone().map(|v| format!("/{v}")),
+                app.trace_outcome.clone(),
+            ]
+            .into_iter()
+            .flatten()
+            .collect();
+            if !filters.is_empty() {
+                title = format!("Trace [{}]", filters.join(", "));
             }
         }
         _ => {}
@@ -427,9 +438,13 @@ fn render_memory(app: &App, frame: &mut Frame, area: Rect) {
         frame.render_widget(Paragraph::new(lines).wrap(Wrap { trim: true }), area);
         return;
     }
-    let rows: Vec<Line> = app
-        .model
-        .blocks
+    let replayed = app
+        .replay
+        .as_ref()
+        .and(app.replay_memory.as_ref())
+        .map(|(_, b)| b);
+    let shown = replayed.unwrap_or(&app.model.blocks);
+    let rows: Vec<Line> = shown
         .iter()
         .enumerate()
         .take(usize::from(list.height))
@@ -465,7 +480,7 @@ fn render_memory(app: &App, frame: &mut Frame, area: Rect) {
     } else {
         frame.render_widget(Paragraph::new(rows), list);
     }
-    let Some(block) = app.selected_block() else {
+    let Some(block) = shown.get(app.block_sel) else {
         return;
     };
     let mut lines = vec![Line::from(vec![
@@ -488,7 +503,7 @@ fn render_memory(app: &App, frame: &mut Frame, area: Rect) {
             .lines()
             .map(|l| Line::from(Span::styled(l.to_string(), app.theme.style("ui.text")))),
     );
-    if app.model.history.len() > 1 {
+    if replayed.is_none() && app.model.history.len() > 1 {
         lines.push(Line::default());
         lines.push(Line::from(Span::styled(
             "history",
