@@ -89,6 +89,102 @@ fn replay_pane() {
 }
 
 #[test]
+fn replay_shows_the_queue_and_memory_as_at_the_step() {
+    let mut app = scene("dark");
+    let mut records = app.model.trace.clone();
+    records[3].decision.request = Some("r7".into());
+    records[3].decision.requested_at = Some(records[0].time);
+    records[3].decision.decided_at = Some(records[3].time);
+    records[3].decision.decision = Some("deny".into());
+    records[3].decision.decided_by = Some("agent:anchor".into());
+    app.replay = Some(partner::tui::app::ReplayState {
+        path: "demo.trace.jsonl".into(),
+        records,
+        step: 2,
+        playing: false,
+        speed: 2.0,
+        divergence: None,
+        verified: true,
+    });
+    app.replay_memory = Some((2, app.model.blocks[..1].to_vec()));
+    assert_eq!(
+        app.replay_queue().len(),
+        1,
+        "r7 was made before step 2 and decided after it"
+    );
+    insta::assert_snapshot!("replay_wide", draw(&app, 160, 30).backend());
+    app.replay.as_mut().unwrap().step = 4;
+    assert!(app.replay_queue().is_empty(), "decided by step 4");
+}
+
+const WIDE_ACTION: &str =
+    "/post bluesky \"ローンチは金曜日 🚀🚀🚀🚀🚀🚀🚀🚀🚀🚀🚀🚀🚀🚀🚀🚀🚀🚀🚀\"";
+
+#[test]
+fn wide_characters_keep_their_columns() {
+    let mut app = scene("dark");
+    let text = format!("Résumé in 日本語 with emoji 🚀🎉 then an action:\n{WIDE_ACTION}");
+    support::console::turn(
+        &mut app,
+        "sage",
+        partner::agent::provider::PromptKind::Response,
+        &text,
+        &[(
+            WIDE_ACTION,
+            WIDE_ACTION,
+            support::console::executed("sage", WIDE_ACTION, "queued 🚀"),
+        )],
+        support::console::NOW,
+    );
+    app.zoom = true;
+    let terminal = draw(&app, 60, 16);
+    insta::assert_snapshot!("wide_characters", terminal.backend());
+    // Every row fits the screen: a wide character takes two cells, the
+    // second a hidden placeholder, and the right border stays in place.
+    use unicode_width::UnicodeWidthStr;
+    let buffer = terminal.backend().buffer();
+    for y in 1..buffer.area.height - 2 {
+        let mut columns = 0;
+        let mut x = 0;
+        while x < buffer.area.width {
+            let w = buffer[(x, y)].symbol().width().max(1);
+            columns += w;
+            x += w as u16;
+        }
+        assert_eq!(columns, 60, "row {y} does not fill exactly 60 columns");
+        assert_eq!(buffer[(59, y)].symbol(), "┃", "row {y}: the border moved");
+    }
+}
+
+#[test]
+fn command_line_and_quit_confirmation() {
+    let mut app = scene("dark");
+    key(&mut app, KeyCode::Char(':'));
+    for c in "pulse anchor 30m".chars() {
+        key(&mut app, KeyCode::Char(c));
+    }
+    insta::assert_snapshot!("command_line", draw(&app, 100, 12).backend());
+    let intents = app.on_key(KeyEvent::new(KeyCode::Enter, KeyModifiers::NONE));
+    assert_eq!(
+        intents,
+        vec![partner::tui::app::Intent::Command(
+            "pulse anchor 30m".into()
+        )]
+    );
+    app.focus = Pane::Memory;
+    key(&mut app, KeyCode::Char('i'));
+    key(&mut app, KeyCode::Char('x'));
+    key(&mut app, KeyCode::Esc);
+    assert!(app.draft.is_some(), "Esc keeps the edit as a draft");
+    key(&mut app, KeyCode::Char('q'));
+    insta::assert_snapshot!("confirm_quit", draw(&app, 100, 12).backend());
+    assert_eq!(
+        app.on_key(KeyEvent::new(KeyCode::Char('y'), KeyModifiers::NONE)),
+        vec![partner::tui::app::Intent::Quit]
+    );
+}
+
+#[test]
 fn each_theme_styles_the_console() {
     for theme in ["dark", "light", "high-contrast"] {
         let app = scene(theme);

@@ -696,6 +696,7 @@ impl Executor {
             decision.decided_by = Some(approval.by.to_string());
             decision.decision = Some(approval.decision.name().to_string());
             decision.decided_at = Some(now);
+            decision.requested_at = Some(approval.request.created_at);
         }
         TraceRecord {
             id: format!("t{seq}"),
@@ -1111,7 +1112,7 @@ impl Executor {
                 op: TraceOp::Action,
             };
             let now = self.now();
-            let record = self.build_record(
+            let mut record = self.build_record(
                 &ctx,
                 &request.canonical,
                 &request.verb,
@@ -1133,6 +1134,11 @@ impl Executor {
                 now,
                 false,
             );
+            record.decision.request = Some(request.id.clone());
+            record.decision.decided_by = Some("timeout".into());
+            record.decision.decision = Some("timeout".into());
+            record.decision.decided_at = Some(now);
+            record.decision.requested_at = Some(request.created_at);
             self.store.transaction(|tx| -> Result<(), MemoryError> {
                 pending::finish(
                     tx,

@@ -98,6 +98,9 @@ pub struct DecisionPath {
     pub decision: Option<String>,
     /// When it was decided.
     pub decided_at: Option<Millis>,
+    /// When the request was made (so replay can show the queue at any step).
+    #[serde(default)]
+    pub requested_at: Option<Millis>,
 }
 
 /// One executed (or refused, failed, cancelled) action.

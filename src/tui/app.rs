@@ -356,6 +356,29 @@ impl App {
         }
     }
 
+    /// The queue as it was at the replay's step: requests made before the
+    /// step and decided after it (with how they were decided).
+    pub fn replay_queue(&self) -> Vec<&TraceRecord> {
+        let Some(r) = &self.replay else {
+            return Vec::new();
+        };
+        let Some(at) = r
+            .step
+            .checked_sub(1)
+            .and_then(|i| r.records.get(i))
+            .map(|rec| rec.time)
+        else {
+            return Vec::new();
+        };
+        r.records
+            .iter()
+            .filter(|rec| {
+                rec.decision.requested_at.is_some_and(|t| t <= at)
+                    && rec.decision.decided_at.is_some_and(|t| t > at)
+            })
+            .collect()
+    }
+
     /// The agents known to the console.
     pub fn agent_names(&self) -> Vec<String> {
         let mut names: Vec<String> = self.model.agents.iter().map(|a| a.name.clone()).collect();

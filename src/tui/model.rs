@@ -74,17 +74,26 @@ impl ActionState {
     }
 }
 
-/// The first line of `text`, cut to `max` characters.
+/// The first line of `text`, cut to `max` terminal columns (wide
+/// characters such as CJK and emoji count two).
 pub fn first_line(text: &str, max: usize) -> String {
+    use unicode_width::{UnicodeWidthChar, UnicodeWidthStr};
     let line = text.lines().next().unwrap_or("");
-    if line.chars().count() > max {
-        format!(
-            "{}…",
-            line.chars().take(max.saturating_sub(1)).collect::<String>()
-        )
-    } else {
-        line.to_string()
+    if line.width() <= max {
+        return line.to_string();
     }
+    let mut out = String::new();
+    let mut used = 0;
+    for c in line.chars() {
+        let w = c.width().unwrap_or(0);
+        if used + w + 1 > max {
+            break;
+        }
+        out.push(c);
+        used += w;
+    }
+    out.push('…');
+    out
 }
 
 /// One action inside a turn.

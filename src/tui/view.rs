@@ -43,6 +43,12 @@ fn pane_block(app: &App, pane: Pane) -> Block<'static> {
     let focused = app.focus == pane;
     let mut title = pane.title().to_string();
     match pane {
+        Pane::Pending if app.replay.is_some() => {
+            title = format!(
+                "Queue as at step {}",
+                app.replay.as_ref().map_or(0, |r| r.step)
+            )
+        }
         Pane::Pending if !app.model.pending.is_empty() => {
             title = format!("Pending ({})", app.model.pending.len())
         }
@@ -289,7 +295,42 @@ fn age(now: i64, then: i64) -> String {
     }
 }
 
+fn render_replay_queue(app: &App, frame: &mut Frame, area: Rect) {
+    let queue = app.replay_queue();
+    let mut lines = Vec::new();
+    if queue.is_empty() {
+        lines.push(Line::from(Span::styled(
+            "nothing was waiting",
+            app.theme.style("ui.dim"),
+        )));
+    }
+    for r in queue {
+        let later = format!(
+            " → {} by {}",
+            r.decision.decision.clone().unwrap_or_default(),
+            r.decision.decided_by.clone().unwrap_or_default()
+        );
+        let room = usize::from(area.width).saturating_sub(14 + later.chars().count());
+        lines.push(Line::from(vec![
+            Span::styled(
+                format!("{:<4}", r.decision.request.clone().unwrap_or_default()),
+                app.theme.style("ui.key_hint"),
+            ),
+            Span::styled(
+                format!("{:<8} ", first_line(&r.agent, 8)),
+                app.theme.style("ui.agent"),
+            ),
+            Span::styled(first_line(&r.canonical, room), app.theme.style("ui.text")),
+            Span::styled(later, app.theme.style("ui.dim")),
+        ]));
+    }
+    frame.render_widget(Paragraph::new(lines), area);
+}
+
 fn render_pending(app: &App, frame: &mut Frame, area: Rect) {
+    if app.replay.is_some() {
+        return render_replay_queue(app, frame, area);
+    }
     let pending = &app.model.pending;
     if pending.is_empty() {
         frame.render_widget(
