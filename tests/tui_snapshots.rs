@@ -192,3 +192,37 @@ fn each_theme_styles_the_console() {
         insta::assert_debug_snapshot!(format!("theme_{theme}"), terminal.backend().buffer());
     }
 }
+
+#[test]
+fn aliases_are_highlighted_apart_from_canonical_verbs() {
+    let mut app = scene("dark");
+    app.model.turns.clear();
+    support::console::turn(
+        &mut app,
+        "sage",
+        partner::agent::provider::PromptKind::Response,
+        "/remember \"tea\"\n/recall notes",
+        &[
+            (
+                "/remember \"tea\"",
+                "/recall insert \"tea\"",
+                support::console::executed("sage", "/recall insert \"tea\"", "stored"),
+            ),
+            (
+                "/recall notes",
+                "/recall \"notes\"",
+                support::console::executed("sage", "/recall \"notes\"", "nothing found"),
+            ),
+        ],
+        support::console::NOW,
+    );
+    app.zoom = true;
+    let terminal = draw(&app, 60, 10);
+    let buffer = terminal.backend().buffer();
+    let theme = partner::tui::theme::Theme::builtin("dark").unwrap();
+    // Row 2 holds "/remember", row 3 "/recall" (after the border and the header).
+    assert_eq!(buffer[(1, 2)].symbol(), "/");
+    assert_eq!(buffer[(1, 2)].fg, theme.style("dialect.alias").fg.unwrap());
+    assert_eq!(buffer[(1, 3)].symbol(), "/");
+    assert_eq!(buffer[(1, 3)].fg, theme.style("dialect.verb").fg.unwrap());
+}

@@ -166,6 +166,14 @@ fn wrap(spans: Vec<(String, Style)>, width: usize) -> Vec<Line<'static>> {
     lines
 }
 
+/// True when `word` is a verb's canonical name (not an alias).
+fn is_canonical_verb(word: &str) -> bool {
+    crate::dialect::BUILTIN_VERBS
+        .iter()
+        .any(|v| v.verb.name() == word)
+        || word == "do"
+}
+
 /// The styled pieces of a turn's text: prose in the text style, actions
 /// highlighted with the dialect's roles.
 fn turn_spans(app: &App, turn: &TurnEntry) -> Vec<(String, Style)> {
@@ -194,7 +202,17 @@ fn turn_spans(app: &App, turn: &TurnEntry) -> Vec<(String, Style)> {
                 continue;
             }
             out.push((action[inner..range.start].to_string(), base));
-            out.push((action[range.clone()].to_string(), app.theme.style(role)));
+            let piece = &action[range.clone()];
+            // A verb written as an alias (`/remember`, `/look up`) gets its own style.
+            let role = if role == "dialect.verb"
+                && piece.starts_with('/')
+                && !is_canonical_verb(&piece[1..])
+            {
+                "dialect.alias"
+            } else {
+                role
+            };
+            out.push((piece.to_string(), app.theme.style(role)));
             inner = range.end;
         }
         out.push((action[inner..].to_string(), base));
@@ -415,6 +433,12 @@ fn render_pending(app: &App, frame: &mut Frame, area: Rect) {
             ),
         ]),
     ];
+    if let Some(said) = stated_reason(app, r) {
+        lines.push(Line::from(vec![
+            Span::styled("said    ", app.theme.style("ui.dim")),
+            Span::styled(said, app.theme.style("ui.text")),
+        ]));
+    }
     if let Some(diff) = app.model.previews.get(&r.id) {
         lines.push(Line::from(Span::styled(
             "would change memory:",
@@ -423,6 +447,36 @@ fn render_pending(app: &App, frame: &mut Frame, area: Rect) {
         lines.extend(diff_lines(app, diff));
     }
     frame.render_widget(Paragraph::new(lines).wrap(Wrap { trim: false }), detail);
+}
+
+/// What the agent wrote around a request's action in the turn it came
+/// from: its prose, without the actions.
+fn stated_reason(app: &App, r: &crate::permission::PendingRequest) -> Option<String> {
+    let first = r.canonical.lines().next().unwrap_or("");
+    let turn = app.model.turns.iter().rev().take(500).find(|t| {
+        t.agent == r.agent
+            && t.actions.iter().any(|a| {
+                matches!(&a.state, super::model::ActionState::Waiting { id, .. } if *id == r.id)
+                    || a.canonical == first
+            })
+    })?;
+    let mut prose = String::new();
+    let mut at = 0;
+    let mut spans: Vec<_> = turn.actions.iter().map(|a| a.span).collect();
+    spans.sort_by_key(|s| s.start);
+    for span in spans {
+        if span.start >= at
+            && span.end <= turn.text.len()
+            && turn.text.is_char_boundary(span.start)
+            && turn.text.is_char_boundary(span.end)
+        {
+            prose.push_str(&turn.text[at..span.start]);
+            at = span.end;
+        }
+    }
+    prose.push_str(turn.text.get(at..).unwrap_or(""));
+    let said = prose.split_whitespace().collect::<Vec<_>>().join(" ");
+    (!said.is_empty()).then_some(said)
 }
 
 fn diff_lines(app: &App, diff: &str) -> Vec<Line<'static>> {
@@ -457,7 +511,7 @@ fn bar(app: &App, used: usize, limit: usize, width: usize) -> Vec<Span<'static>>
 
 fn render_memory(app: &App, frame: &mut Frame, area: Rect) {
     let [list, content] = Layout::horizontal([
-        Constraint::Length(34.min(area.width / 2)),
+        Constraint::Length(36.min(area.width / 2)),
         Constraint::Min(0),
     ])
     .areas(area);
@@ -504,7 +558,18 @@ fn render_memory(app: &App, frame: &mut Frame, area: Rect) {
                 crate::memory::BlockKind::Working => "W",
                 crate::memory::BlockKind::Archival => "A",
             };
-            spans.push(Span::styled(format!("{kind} "), app.theme.style("ui.dim")));
+            let permission = match b.permission {
+                crate::memory::BlockPermission::ReadOnly => "ro",
+                crate::memory::BlockPermission::Partner => "pt",
+                crate::memory::BlockPermission::Human => "hu",
+                crate::memory::BlockPermission::Append => "ap",
+                crate::memory::BlockPermission::ReadWrite => "rw",
+                crate::memory::BlockPermission::Admin => "ad",
+            };
+            spans.push(Span::styled(
+                format!("{kind} {permission} "),
+                app.theme.style("ui.dim"),
+            ));
             spans.extend(bar(app, b.chars(), b.char_limit, 8));
             spans.push(Span::styled(
                 format!(" {:>4}", b.chars()),
