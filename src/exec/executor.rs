@@ -103,6 +103,26 @@ impl<'a> Origin<'a> {
             op: TraceOp::Action,
         }
     }
+
+    /// An action that is the whole of `text` (a stored request, an edit).
+    fn whole(text: &'a str, source: TraceSource) -> Self {
+        Origin {
+            text,
+            span: (0, text.len()),
+            source,
+            op: TraceOp::Action,
+        }
+    }
+}
+
+/// The context a stored request was made in, for running it on decision.
+fn request_context(request: &PendingRequest) -> TurnContext {
+    TurnContext {
+        agent: request.agent.clone(),
+        thread: request.thread.clone(),
+        turn_id: request.turn_id.clone(),
+        ..TurnContext::default()
+    }
 }
 
 enum TxError {
@@ -908,18 +928,8 @@ impl Executor {
                 waiting_on: request.waiting_on().to_string(),
             });
         }
-        let ctx = TurnContext {
-            agent: request.agent.clone(),
-            thread: request.thread.clone(),
-            turn_id: request.turn_id.clone(),
-            ..TurnContext::default()
-        };
-        let origin = Origin {
-            text: &request.raw_text,
-            span: (0, request.raw_text.len()),
-            source: TraceSource::Agent,
-            op: TraceOp::Action,
-        };
+        let ctx = request_context(&request);
+        let origin = Origin::whole(&request.raw_text, TraceSource::Agent);
         let check = Check {
             verdict: Verdict::Ask {
                 authorities: request.authorities.clone(),
@@ -1065,18 +1075,8 @@ impl Executor {
                 "the edited action is refused: {reason}"
             )));
         }
-        let ctx = TurnContext {
-            agent: request.agent.clone(),
-            thread: request.thread.clone(),
-            turn_id: request.turn_id.clone(),
-            ..TurnContext::default()
-        };
-        let origin = Origin {
-            text,
-            span: (0, text.len()),
-            source: TraceSource::Partner,
-            op: TraceOp::Action,
-        };
+        let ctx = request_context(&request);
+        let origin = Origin::whole(text, TraceSource::Partner);
         let mut path = check.path.clone();
         path.insert(0, format!("edited by {by} from {}", request.canonical));
         let check = Check {
@@ -1099,18 +1099,8 @@ impl Executor {
         let overdue = pending::overdue(&self.store.conn(), self.now())?;
         let mut reports = Vec::new();
         for request in overdue {
-            let ctx = TurnContext {
-                agent: request.agent.clone(),
-                thread: request.thread.clone(),
-                turn_id: request.turn_id.clone(),
-                ..TurnContext::default()
-            };
-            let origin = Origin {
-                text: &request.raw_text,
-                span: (0, request.raw_text.len()),
-                source: TraceSource::Agent,
-                op: TraceOp::Action,
-            };
+            let ctx = request_context(&request);
+            let origin = Origin::whole(&request.raw_text, TraceSource::Agent);
             let now = self.now();
             let mut record = self.build_record(
                 &ctx,

@@ -217,18 +217,7 @@ pub async fn run(
     spawn_load(Box::new(load_pending));
     spawn_load(load_trace(0));
     if let Some(path) = settings.replay.clone() {
-        spawn_load(Box::new(move |_| match crate::trace::read_trace(&path) {
-            Ok((records, _)) => Loaded::Replay(ReplayState {
-                path,
-                records,
-                step: 0,
-                playing: false,
-                speed: 2.0,
-                divergence: None,
-                verified: false,
-            }),
-            Err(e) => Loaded::Notice(format!("cannot open {}: {e}", path.display())),
-        }));
+        spawn_load(Box::new(move |_| open_replay(path)));
     }
     let mut memory_loaded = false;
     let mut dirty = true;
@@ -494,20 +483,7 @@ pub async fn run(
                     let notice = command(&handle, &app, &text, &loaded_tx, &executor);
                     app.notice = Some(notice);
                 }
-                Intent::OpenTrace(path) => {
-                    spawn_load(Box::new(move |_| match crate::trace::read_trace(&path) {
-                        Ok((records, _)) => Loaded::Replay(ReplayState {
-                            path,
-                            records,
-                            step: 0,
-                            playing: false,
-                            speed: 2.0,
-                            divergence: None,
-                            verified: false,
-                        }),
-                        Err(e) => Loaded::Notice(format!("cannot open {}: {e}", path.display())),
-                    }))
-                }
+                Intent::OpenTrace(path) => spawn_load(Box::new(move |_| open_replay(path))),
             }
             dirty = true;
         }
@@ -576,5 +552,21 @@ fn command(
         _ => format!(
             "unknown command '{text}': try pulse, halt, resume, msg, open trace FILE, or a /dialect action"
         ),
+    }
+}
+
+/// Reads a trace file for the replay pane (on a loader thread).
+fn open_replay(path: PathBuf) -> Loaded {
+    match crate::trace::read_trace(&path) {
+        Ok((records, _)) => Loaded::Replay(ReplayState {
+            path,
+            records,
+            step: 0,
+            playing: false,
+            speed: 2.0,
+            divergence: None,
+            verified: false,
+        }),
+        Err(e) => Loaded::Notice(format!("cannot open {}: {e}", path.display())),
     }
 }
