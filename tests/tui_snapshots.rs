@@ -167,9 +167,28 @@ fn command_line_and_quit_confirmation() {
     let intents = app.on_key(KeyEvent::new(KeyCode::Enter, KeyModifiers::NONE));
     assert_eq!(
         intents,
-        vec![partner::tui::app::Intent::Command(
-            "pulse anchor 30m".into()
-        )]
+        vec![partner::tui::app::Intent::Control {
+            agents: vec!["anchor".into()],
+            control: partner::tui::command::AgentControl::SetPulse(std::time::Duration::from_secs(
+                30 * 60
+            )),
+        }]
+    );
+    // A command for an agent that is not there is refused on the status line.
+    key(&mut app, KeyCode::Char(':'));
+    for c in "halt nobody".chars() {
+        key(&mut app, KeyCode::Char(c));
+    }
+    assert_eq!(
+        app.on_key(KeyEvent::new(KeyCode::Enter, KeyModifiers::NONE)),
+        Vec::new()
+    );
+    assert!(
+        app.notice
+            .as_deref()
+            .is_some_and(|n| n.starts_with("no agent named 'nobody'")),
+        "{:?}",
+        app.notice
     );
     app.focus = Pane::Memory;
     key(&mut app, KeyCode::Char('i'));

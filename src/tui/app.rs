@@ -10,6 +10,7 @@ use crossterm::event::{KeyCode, KeyEvent, KeyModifiers, MouseButton, MouseEvent,
 use ratatui::layout::{Constraint, Direction, Layout, Position, Rect};
 use ratatui_textarea::TextArea;
 
+use super::command::{AgentControl, ConsoleCommand, parse_command};
 use super::highlight::DialectHighlighter;
 use super::keymap::{Action, KeyChord, Keymap, Lookup};
 use super::model::Model;
@@ -100,8 +101,15 @@ pub enum Intent {
         /// Text.
         text: String,
     },
-    /// Run a command line (`:pulse anchor`, `/recall …`).
-    Command(String),
+    /// Pulse, halt or resume agents (`:pulse anchor`, `:halt`).
+    Control {
+        /// The agents.
+        agents: Vec<String>,
+        /// What to do.
+        control: AgentControl,
+    },
+    /// Run a dialect action typed at the command line, as the agent in view.
+    RunAction(String),
     /// Open a trace file for replay.
     OpenTrace(PathBuf),
     /// Ring the terminal bell.
@@ -602,53 +610,15 @@ impl App {
             }],
             InputPurpose::Command if text.is_empty() => Vec::new(),
             InputPurpose::Command => {
-                if let Some(path) = text
-                    .strip_prefix("open trace ")
-                    .or_else(|| text.strip_prefix("open "))
-                {
-                    return vec![Intent::OpenTrace(PathBuf::from(path.trim()))];
+                let agents: Vec<String> =
+                    self.model.agents.iter().map(|a| a.name.clone()).collect();
+                match parse_command(&text, &agents) {
+                    Ok(command) => self.run_command(command),
+                    Err(message) => {
+                        self.notice = Some(message);
+                        Vec::new()
+                    }
                 }
-                if matches!(text.as_str(), "q" | "quit") {
-                    return self.act(Action::Quit);
-                }
-                let words: Vec<&str> = text.split_whitespace().collect();
-                match words.as_slice() {
-                    ["filter", "verb", verb] => {
-                        self.trace_verb = Some(verb.trim_start_matches('/').to_string());
-                        self.trace_sel = 0;
-                        self.focus = Pane::Trace;
-                        return Vec::new();
-                    }
-                    ["filter", "outcome", outcome] => {
-                        self.trace_outcome = Some(outcome.to_string());
-                        self.trace_sel = 0;
-                        self.focus = Pane::Trace;
-                        return Vec::new();
-                    }
-                    ["filter", "clear"] | ["filter"] => {
-                        self.trace_verb = None;
-                        self.trace_outcome = None;
-                        self.agent_filter = None;
-                        return Vec::new();
-                    }
-                    ["step", n] => {
-                        match (n.parse::<usize>(), &mut self.replay) {
-                            (Ok(n), Some(r)) => {
-                                r.step = n.min(r.records.len());
-                                self.focus = Pane::Replay;
-                            }
-                            (_, None) => {
-                                self.notice = Some("no replay is open: :open trace FILE".into())
-                            }
-                            (Err(_), _) => {
-                                self.notice = Some(format!("'{n}' is not a step number"))
-                            }
-                        }
-                        return Vec::new();
-                    }
-                    _ => {}
-                }
-                vec![Intent::Command(text)]
             }
             InputPurpose::Search => {
                 self.memory_search = (!text.is_empty()).then(|| text.clone());
@@ -663,6 +633,45 @@ impl App {
             }
             InputPurpose::Message(_) => Vec::new(),
         }
+    }
+
+    /// Carries out a parsed command line: console state here, the rest as
+    /// intents for the driver.
+    fn run_command(&mut self, command: ConsoleCommand) -> Vec<Intent> {
+        match command {
+            ConsoleCommand::OpenTrace(path) => return vec![Intent::OpenTrace(path)],
+            ConsoleCommand::Quit => return self.act(Action::Quit),
+            ConsoleCommand::FilterVerb(verb) => {
+                self.trace_verb = Some(verb);
+                self.trace_sel = 0;
+                self.focus = Pane::Trace;
+            }
+            ConsoleCommand::FilterOutcome(outcome) => {
+                self.trace_outcome = Some(outcome);
+                self.trace_sel = 0;
+                self.focus = Pane::Trace;
+            }
+            ConsoleCommand::FilterClear => {
+                self.trace_verb = None;
+                self.trace_outcome = None;
+                self.agent_filter = None;
+            }
+            ConsoleCommand::Step(n) => match &mut self.replay {
+                Some(r) => {
+                    r.step = n.min(r.records.len());
+                    self.focus = Pane::Replay;
+                }
+                None => self.notice = Some("no replay is open: :open trace FILE".into()),
+            },
+            ConsoleCommand::Control { agents, control } => {
+                return vec![Intent::Control { agents, control }];
+            }
+            ConsoleCommand::Message { agent, text } => {
+                return vec![Intent::SendMessage { agent, text }];
+            }
+            ConsoleCommand::Action(text) => return vec![Intent::RunAction(text)],
+        }
+        Vec::new()
     }
 
     fn open_editor(&mut self, target: EditTarget, text: String) {

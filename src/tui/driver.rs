@@ -21,6 +21,7 @@ use ratatui::layout::Rect;
 use tokio::sync::mpsc;
 
 use super::app::{App, Intent, Pane, ReplayState};
+use super::command::AgentControl;
 use super::keymap::Keymap;
 use super::model::AgentRow;
 use super::theme::{ColorDepth, Theme};
@@ -479,9 +480,11 @@ pub async fn run(
                     handle.send_message(&agent, &text);
                     app.notice = Some(format!("sent to {agent}"));
                 }
-                Intent::Command(text) => {
-                    let notice = command(&handle, &app, &text, &loaded_tx, &executor);
-                    app.notice = Some(notice);
+                Intent::Control { agents, control } => {
+                    app.notice = Some(control_agents(&handle, &agents, control));
+                }
+                Intent::RunAction(text) => {
+                    app.notice = Some(run_action(&app, &text, &loaded_tx, &executor));
                 }
                 Intent::OpenTrace(path) => spawn_load(Box::new(move |_| open_replay(path))),
             }
@@ -492,67 +495,56 @@ pub async fn run(
     Ok(())
 }
 
-/// Carries out a command line: `pulse AGENT [DURATION]`, `halt AGENT`,
-/// `resume AGENT`, `msg AGENT TEXT`, or a dialect action for the agent in
-/// view (`/recall insert "…"`).
-fn command(
-    handle: &RuntimeHandle,
+/// Pulses, halts or resumes agents; returns the notice for the status line.
+fn control_agents(handle: &RuntimeHandle, agents: &[String], control: AgentControl) -> String {
+    for agent in agents {
+        match control {
+            AgentControl::PulseNow => handle.pulse_now(agent),
+            AgentControl::SetPulse(every) => handle.set_pulse(agent, every),
+            AgentControl::Halt => handle.halt(agent, "halted by the partner"),
+            AgentControl::Resume => handle.resume(agent),
+        }
+    }
+    let who = agents.join(", ");
+    match control {
+        AgentControl::PulseNow => format!("pulsed {who}"),
+        AgentControl::SetPulse(every) => {
+            format!(
+                "{who} now pulses every {}",
+                humantime::format_duration(every)
+            )
+        }
+        AgentControl::Halt => format!("halted {who}"),
+        AgentControl::Resume => format!("resumed {who}"),
+    }
+}
+
+/// Runs a dialect action typed at the command line as the agent in view, on a
+/// blocking thread; its summary arrives later as a notice.
+fn run_action(
     app: &App,
     text: &str,
     tx: &mpsc::UnboundedSender<Loaded>,
     executor: &Arc<Executor>,
 ) -> String {
-    let text = text.trim().trim_start_matches(':');
-    let words: Vec<&str> = text.split_whitespace().collect();
-    match words.as_slice() {
-        ["pulse", agent] => {
-            handle.pulse_now(agent);
-            format!("pulsed {agent}")
-        }
-        ["pulse", agent, interval] => match crate::dialect::parse_interval(interval) {
-            Some(d) => {
-                handle.set_pulse(agent, d);
-                format!("{agent} now pulses every {interval}")
-            }
-            None => format!("'{interval}' is not an interval like 10m"),
-        },
-        ["halt", agent] => {
-            handle.halt(agent, "halted by the partner");
-            format!("halted {agent}")
-        }
-        ["resume", agent] => {
-            handle.resume(agent);
-            format!("resumed {agent}")
-        }
-        ["msg", agent, ..] => {
-            let message = text.splitn(3, ' ').nth(2).unwrap_or("").to_string();
-            handle.send_message(agent, &message);
-            format!("sent to {agent}")
-        }
-        _ if text.starts_with('/') => {
-            let Some(agent) = app.agent_filter.clone().or_else(|| app.memory_agent()) else {
-                return "no agent to act for".into();
-            };
-            let executor = Arc::clone(executor);
-            let (text, tx) = (text.to_string(), tx.clone());
-            tokio::task::spawn_blocking(move || {
-                let mut ctx = TurnContext::new(&agent, "partner", "partner");
-                let report = executor.run_turn(&mut ctx, &text);
-                let summary = report
-                    .actions
-                    .iter()
-                    .map(|r| r.summary())
-                    .chain(report.errors.iter().map(|e| e.message()))
-                    .collect::<Vec<_>>()
-                    .join("; ");
-                let _ = tx.send(Loaded::Notice(format!("as {agent}: {summary}")));
-            });
-            "running…".into()
-        }
-        _ => format!(
-            "unknown command '{text}': try pulse, halt, resume, msg, open trace FILE, or a /dialect action"
-        ),
-    }
+    let Some(agent) = app.agent_filter.clone().or_else(|| app.memory_agent()) else {
+        return "no agent to act for: pick one with F or in the memory pane".into();
+    };
+    let executor = Arc::clone(executor);
+    let (text, tx) = (text.to_string(), tx.clone());
+    tokio::task::spawn_blocking(move || {
+        let mut ctx = TurnContext::new(&agent, "partner", "partner");
+        let report = executor.run_turn(&mut ctx, &text);
+        let summary = report
+            .actions
+            .iter()
+            .map(|r| r.summary())
+            .chain(report.errors.iter().map(|e| e.message()))
+            .collect::<Vec<_>>()
+            .join("; ");
+        let _ = tx.send(Loaded::Notice(format!("as {agent}: {summary}")));
+    });
+    "running…".into()
 }
 
 /// Reads a trace file for the replay pane (on a loader thread).

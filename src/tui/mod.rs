@@ -2,6 +2,7 @@
 //! constellation.
 
 pub mod app;
+pub mod command;
 pub mod driver;
 pub mod highlight;
 pub mod keymap;

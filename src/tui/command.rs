@@ -1,0 +1,214 @@
+//! The console's command line (`:`): what the partner typed, parsed into a
+//! [`ConsoleCommand`] before anything runs, so that a typo or an unknown
+//! agent is a message on the status line rather than a command sent to
+//! nobody.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use crate::dialect::parse_interval;
+
+/// One line typed at the console's `:` prompt.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ConsoleCommand {
+    /// `:open trace FILE` (or `:open FILE`): replay a trace file.
+    OpenTrace(PathBuf),
+    /// `:q` / `:quit`.
+    Quit,
+    /// `:filter verb NAME`.
+    FilterVerb(String),
+    /// `:filter outcome NAME`.
+    FilterOutcome(String),
+    /// `:filter` / `:filter clear`: drop every filter.
+    FilterClear,
+    /// `:step N`: jump the replay to step N.
+    Step(usize),
+    /// `:pulse AGENT`, `:halt [AGENT|all]`, `:resume [AGENT|all]`,
+    /// `:pulse AGENT 30m`.
+    Control {
+        /// The agents it applies to (every agent for a bare `:halt`).
+        agents: Vec<String>,
+        /// What to do to them.
+        control: AgentControl,
+    },
+    /// `:msg AGENT TEXT`: a message from the partner.
+    Message {
+        /// The agent.
+        agent: String,
+        /// The message.
+        text: String,
+    },
+    /// `:/recall …`: a dialect action run as the agent in view.
+    Action(String),
+}
+
+/// What the partner can do to a running agent.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AgentControl {
+    /// Start a pulse now.
+    PulseNow,
+    /// Pulse on a new interval.
+    SetPulse(Duration),
+    /// Stop it, cancelling what it is generating (an emergency stop).
+    Halt,
+    /// Let a halted agent run again.
+    Resume,
+}
+
+/// The commands, for the error shown on anything else.
+const COMMANDS: &str = "pulse AGENT [EVERY], halt [AGENT], resume [AGENT], msg AGENT TEXT, \
+     open trace FILE, filter verb|outcome|clear, step N, quit, or a /dialect action";
+
+/// Parses one command line; `agents` are the agents running now.
+pub fn parse_command(text: &str, agents: &[String]) -> Result<ConsoleCommand, String> {
+    let text = text.trim().trim_start_matches(':').trim();
+    if text.starts_with('/') {
+        return Ok(ConsoleCommand::Action(text.to_string()));
+    }
+    if let Some(path) = text
+        .strip_prefix("open trace ")
+        .or_else(|| text.strip_prefix("open "))
+    {
+        return Ok(ConsoleCommand::OpenTrace(PathBuf::from(path.trim())));
+    }
+    let words: Vec<&str> = text.split_whitespace().collect();
+    let agent = |name: &str| -> Result<String, String> {
+        if agents.iter().any(|a| a == name) {
+            Ok(name.to_string())
+        } else if agents.is_empty() {
+            Err(format!("no agent named '{name}': no agents are running"))
+        } else {
+            Err(format!(
+                "no agent named '{name}' (agents: {})",
+                agents.join(", ")
+            ))
+        }
+    };
+    let every_agent = || -> Result<Vec<String>, String> {
+        if agents.is_empty() {
+            Err("no agents are running".into())
+        } else {
+            Ok(agents.to_vec())
+        }
+    };
+    let control = |agents: Vec<String>, control| ConsoleCommand::Control { agents, control };
+    Ok(match words.as_slice() {
+        ["q" | "quit"] => ConsoleCommand::Quit,
+        ["filter"] | ["filter", "clear"] => ConsoleCommand::FilterClear,
+        ["filter", "verb", verb] => ConsoleCommand::FilterVerb(verb.trim_start_matches('/').into()),
+        ["filter", "outcome", outcome] => ConsoleCommand::FilterOutcome(outcome.to_string()),
+        ["filter", ..] => return Err("filter takes: verb NAME, outcome NAME or clear".into()),
+        ["step", n] => ConsoleCommand::Step(
+            n.parse()
+                .map_err(|_| format!("'{n}' is not a step number"))?,
+        ),
+        ["pulse", name] => control(vec![agent(name)?], AgentControl::PulseNow),
+        ["pulse", name, every @ ..] => {
+            let every = every.join(" ");
+            let interval = parse_interval(&every)
+                .ok_or_else(|| format!("'{every}' is not an interval like 10m or 1h 30m"))?;
+            control(vec![agent(name)?], AgentControl::SetPulse(interval))
+        }
+        ["halt"] | ["halt", "all"] => control(every_agent()?, AgentControl::Halt),
+        ["halt", name] => control(vec![agent(name)?], AgentControl::Halt),
+        ["resume"] | ["resume", "all"] => control(every_agent()?, AgentControl::Resume),
+        ["resume", name] => control(vec![agent(name)?], AgentControl::Resume),
+        ["msg", name, _, ..] => {
+            let agent = agent(name)?;
+            let rest = text["msg".len()..].trim_start();
+            ConsoleCommand::Message {
+                agent,
+                text: rest[name.len()..].trim().to_string(),
+            }
+        }
+        ["msg", ..] => return Err("msg takes an agent and the message: msg sage hello".into()),
+        [] => return Err(format!("commands: {COMMANDS}")),
+        _ => return Err(format!("unknown command '{text}': try {COMMANDS}")),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn agents() -> Vec<String> {
+        vec!["anchor".into(), "scout".into()]
+    }
+
+    #[test]
+    fn bare_halt_stops_every_agent() {
+        assert_eq!(
+            parse_command(":halt", &agents()),
+            Ok(ConsoleCommand::Control {
+                agents: agents(),
+                control: AgentControl::Halt
+            })
+        );
+        assert_eq!(
+            parse_command("resume all", &agents()),
+            Ok(ConsoleCommand::Control {
+                agents: agents(),
+                control: AgentControl::Resume
+            })
+        );
+    }
+
+    #[test]
+    fn unknown_agents_are_named_with_the_ones_there_are() {
+        assert_eq!(
+            parse_command("halt scuot", &agents()),
+            Err("no agent named 'scuot' (agents: anchor, scout)".into())
+        );
+        assert_eq!(
+            parse_command("halt", &[]),
+            Err("no agents are running".into())
+        );
+    }
+
+    #[test]
+    fn pulse_intervals_and_messages() {
+        assert_eq!(
+            parse_command("pulse anchor 1h 30m", &agents()),
+            Ok(ConsoleCommand::Control {
+                agents: vec!["anchor".into()],
+                control: AgentControl::SetPulse(Duration::from_secs(5400))
+            })
+        );
+        assert!(
+            parse_command("pulse anchor soon", &agents())
+                .unwrap_err()
+                .contains("'soon' is not an interval")
+        );
+        assert_eq!(
+            parse_command("msg scout  scout, look at  the notes", &agents()),
+            Ok(ConsoleCommand::Message {
+                agent: "scout".into(),
+                text: "scout, look at  the notes".into()
+            })
+        );
+    }
+
+    #[test]
+    fn console_commands_and_actions() {
+        let a = agents();
+        assert_eq!(
+            parse_command("open trace /tmp/t.jsonl", &a),
+            Ok(ConsoleCommand::OpenTrace("/tmp/t.jsonl".into()))
+        );
+        assert_eq!(
+            parse_command("/recall project notes", &a),
+            Ok(ConsoleCommand::Action("/recall project notes".into()))
+        );
+        assert_eq!(
+            parse_command("filter verb /post", &a),
+            Ok(ConsoleCommand::FilterVerb("post".into()))
+        );
+        assert_eq!(parse_command("step 12", &a), Ok(ConsoleCommand::Step(12)));
+        assert!(parse_command("step x", &a).unwrap_err().contains("'x'"));
+        assert!(
+            parse_command("teleport", &a)
+                .unwrap_err()
+                .starts_with("unknown command 'teleport'")
+        );
+    }
+}
