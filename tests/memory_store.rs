@@ -1,6 +1,6 @@
 //! The memory store over a real SQLite file in a temp dir.
 
-use partner::memory::records::{add_archival, add_message};
+use partner::memory::records::{add_archival, add_message, messages_from_agents};
 use partner::memory::{
     BlockKind, MemoryError, MemoryStore, NewBlock, SearchDomain, SearchQuery, blocks, search,
 };
@@ -214,4 +214,22 @@ fn a_newer_schema_is_refused() {
         store.schema_version().unwrap(),
         partner::memory::schema_version()
     );
+}
+
+#[test]
+fn messages_from_other_agents_arrive_once_in_order() {
+    let (_dir, store) = store();
+    let conn = store.conn();
+    add_message(&conn, "ada", "t1", "user", "hello", 10).unwrap();
+    let first = add_message(&conn, "ada", "t1", "agent:bo", "first note", 20).unwrap();
+    add_message(&conn, "ada", "t1", "assistant", "thanks", 30).unwrap();
+    add_message(&conn, "cy", "t1", "agent:bo", "for someone else", 35).unwrap();
+    add_message(&conn, "ada", "t2", "agent:cy", "second note", 40).unwrap();
+    let all = messages_from_agents(&conn, "ada", 0).unwrap();
+    let texts: Vec<&str> = all.iter().map(|m| m.content.as_str()).collect();
+    assert_eq!(texts, ["first note", "second note"]);
+    assert_eq!(all[1].role, "agent:cy");
+    let later = messages_from_agents(&conn, "ada", first).unwrap();
+    assert_eq!(later.len(), 1);
+    assert_eq!(later[0].content, "second note");
 }

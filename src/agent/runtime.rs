@@ -27,7 +27,8 @@ use crate::clock::SharedClock;
 use crate::exec::{ActionStatus, DecidedRequest, Executor};
 use crate::memory::IntentionStatus;
 use crate::memory::records::{
-    agent_state, due_intentions, get_intention, set_halted, set_intention_status, set_pulse,
+    agent_state, due_intentions, get_intention, messages_from_agents, set_halted,
+    set_intention_status, set_pulse,
 };
 use crate::permission::{Authority, Decision, PendingRequest};
 
@@ -770,27 +771,4 @@ impl Runtime {
         let _ = tokio::task::spawn_blocking(move || executor.expire_overdue()).await;
         self.route_decided();
     }
-}
-
-/// Messages other agents left in `agent`'s conversations after `after`.
-fn messages_from_agents(
-    conn: &rusqlite::Connection,
-    agent: &str,
-    after: i64,
-) -> rusqlite::Result<Vec<crate::memory::Message>> {
-    let mut stmt = conn.prepare_cached(
-        "SELECT id, agent, thread, role, content, created_at FROM messages
-         WHERE agent = ?1 AND role LIKE 'agent:%' AND id > ?2 ORDER BY id",
-    )?;
-    let rows = stmt.query_map(rusqlite::params![agent, after], |r| {
-        Ok(crate::memory::Message {
-            id: r.get(0)?,
-            agent: r.get(1)?,
-            thread: r.get(2)?,
-            role: r.get(3)?,
-            content: r.get(4)?,
-            created_at: r.get(5)?,
-        })
-    })?;
-    rows.collect()
 }

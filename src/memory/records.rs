@@ -47,6 +47,20 @@ pub struct Message {
     pub created_at: Millis,
 }
 
+impl Message {
+    /// Reads `id, agent, thread, role, content, created_at`, in that order.
+    fn from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Self> {
+        Ok(Message {
+            id: r.get(0)?,
+            agent: r.get(1)?,
+            thread: r.get(2)?,
+            role: r.get(3)?,
+            content: r.get(4)?,
+            created_at: r.get(5)?,
+        })
+    }
+}
+
 /// Appends a message to a conversation; returns its id.
 pub fn add_message(
     conn: &Connection,
@@ -75,16 +89,22 @@ pub fn recent_messages(
            (SELECT * FROM messages WHERE agent = ?1 AND thread = ?2 ORDER BY id DESC LIMIT ?3)
          ORDER BY id",
     )?;
-    let rows = stmt.query_map(params![agent, thread, limit as i64], |r| {
-        Ok(Message {
-            id: r.get(0)?,
-            agent: r.get(1)?,
-            thread: r.get(2)?,
-            role: r.get(3)?,
-            content: r.get(4)?,
-            created_at: r.get(5)?,
-        })
-    })?;
+    let rows = stmt.query_map(params![agent, thread, limit as i64], Message::from_row)?;
+    Ok(rows.collect::<Result<_, _>>()?)
+}
+
+/// Messages other agents left (`role` `agent:NAME`) in `agent`'s
+/// conversations with an id above `after`, oldest first.
+pub fn messages_from_agents(
+    conn: &Connection,
+    agent: &str,
+    after: i64,
+) -> MemoryResult<Vec<Message>> {
+    let mut stmt = conn.prepare_cached(
+        "SELECT id, agent, thread, role, content, created_at FROM messages
+         WHERE agent = ?1 AND role LIKE 'agent:%' AND id > ?2 ORDER BY id",
+    )?;
+    let rows = stmt.query_map(params![agent, after], Message::from_row)?;
     Ok(rows.collect::<Result<_, _>>()?)
 }
 
