@@ -68,9 +68,48 @@ pub fn system_clock() -> SharedClock {
     Arc::new(SystemClock)
 }
 
-/// Formats a time as RFC 3339 in UTC, to the second.
+/// The longest span partner accepts anywhere — request timeouts, pulses,
+/// reminders, approvals for a while — from an agent, a config file or the
+/// command line: ten years. Anything longer is refused with a message, so
+/// no later arithmetic on times can overflow.
+pub const MAX_SPAN: Duration = Duration::from_secs(10 * 365 * 86_400);
+
+/// The last instant RFC 3339 can write (9999-12-31T23:59:59.999Z).
+const LAST_WRITABLE: Millis = 253_402_300_799_999;
+
+/// Parses a span (`30m`, `1h 30m`, `24h`, `2weeks`) no longer than
+/// [`MAX_SPAN`]; the error says what is wrong.
+pub fn parse_span(text: &str) -> Result<Duration, String> {
+    let span = humantime::parse_duration(text.trim()).map_err(|e| match e {
+        humantime::DurationError::NumberOverflow => "it is too long; the most is 10 years".into(),
+        other => other.to_string(),
+    })?;
+    check_span(span)
+}
+
+/// Refuses a span longer than [`MAX_SPAN`].
+pub fn check_span(span: Duration) -> Result<Duration, String> {
+    if span > MAX_SPAN {
+        Err(format!(
+            "{} is too long; the most is 10 years",
+            humantime::format_duration(Duration::from_secs(span.as_secs()))
+        ))
+    } else {
+        Ok(span)
+    }
+}
+
+/// `at` moved by `span`, saturating instead of overflowing.
+pub fn after(at: Millis, span: Duration) -> Millis {
+    at.saturating_add(i64::try_from(span.as_millis()).unwrap_or(i64::MAX))
+}
+
+/// Formats a time as RFC 3339 in UTC, to the second. Every value gives a
+/// result: times before 1970 or after the year 9999 are shown as those
+/// bounds.
 pub fn format_time(ms: Millis) -> String {
-    let time = UNIX_EPOCH + Duration::from_millis(ms.max(0) as u64);
+    let ms = ms.clamp(0, LAST_WRITABLE);
+    let time = UNIX_EPOCH + Duration::from_millis(ms as u64);
     humantime::format_rfc3339_seconds(time).to_string()
 }
 

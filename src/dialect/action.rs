@@ -92,6 +92,18 @@ pub enum Marker {
 }
 
 impl Marker {
+    /// How strongly a marker asks for checking, none counted between `.`
+    /// (which may waive an ask) and `?`.
+    pub fn rank(marker: Option<Marker>) -> u8 {
+        match marker {
+            Some(Marker::Routine) => 0,
+            None => 1,
+            Some(Marker::Check) => 2,
+            Some(Marker::Ask) => 3,
+            Some(Marker::Serious) => 4,
+        }
+    }
+
     /// The marker as written in canonical form (without a note).
     pub fn sigil(self) -> &'static str {
         match self {

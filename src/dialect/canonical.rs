@@ -69,6 +69,25 @@ fn id(word: &str) -> String {
     }
 }
 
+/// A request id: `r12` bare, anything else in brackets (so it reads back
+/// as the same id and never as a guess).
+fn request(word: &str) -> String {
+    let plain = word
+        .strip_prefix('r')
+        .is_some_and(|d| !d.is_empty() && d.bytes().all(|b| b.is_ascii_digit()));
+    if plain {
+        word.to_string()
+    } else if !word.is_empty()
+        && word
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | ':' | '.'))
+    {
+        format!("[{word}]")
+    } else {
+        quote(word)
+    }
+}
+
 /// The content slot: a reference, quoted text, or nothing.
 fn content(action: &ParsedAction) -> Option<String> {
     if let Some(r) = action.content_ref() {
@@ -177,14 +196,14 @@ fn link(action: &ParsedAction) -> String {
             push_content(o, action);
         }
         Verb::Approve | Verb::Deny => {
-            push_target(o, action, id);
+            push_target(o, action, request);
             push_content(o, action);
             if action.op == Some(Op::Always) {
                 push(o, "always");
             }
         }
         Verb::Escalate | Verb::Cancel => {
-            push_target(o, action, id);
+            push_target(o, action, request);
             push_content(o, action);
         }
         Verb::Complete | Verb::Dismiss => {

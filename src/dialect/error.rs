@@ -30,6 +30,14 @@ fn suggest(items: &[String]) -> String {
     }
 }
 
+fn legacy_suggest(items: &[String]) -> String {
+    if items.is_empty() {
+        String::new()
+    } else {
+        format!(" Did you mean {}?", or_list(items))
+    }
+}
+
 /// What went wrong while parsing one action.
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
 pub enum ParseErrorKind {
@@ -101,12 +109,42 @@ pub enum ParseErrorKind {
     #[error("/do must be followed by an action, for example: /do /recall project_notes")]
     DoWithoutAction,
     /// A `[[NAME: …]]` command with an unknown name.
-    #[error("I don't know the command [[{name}]].{}", suggest(.suggestions))]
+    #[error("[[{name}]] is not a command, so nothing was done.{} The bracket form exists only for [[SEARCH: …]], [[REMIND: when | what]], [[COMPLETE: id]], [[DISMISS: id]], [[LIST_INTENTIONS]] and [[PULSE: 10m]]; write other actions as /verb at the start of a line.", legacy_suggest(.suggestions))]
     UnknownLegacyCommand {
         /// The command name as written.
         name: String,
-        /// Close verbs.
+        /// Close legacy commands, written `[[NAME]]`.
         suggestions: Vec<String>,
+    },
+    /// A verb with an invisible, combining or other non-ASCII character
+    /// glued to it: not a verb at all.
+    #[error(
+        "/{written} has {what} glued to the verb, so it is not an action and nothing was done; write the verb in plain letters"
+    )]
+    HiddenCharacter {
+        /// The verb as written, the character shown as `<U+XXXX>`.
+        written: String,
+        /// The character, described.
+        what: String,
+    },
+    /// A strict verb introduced by `/do` in the middle of a line.
+    #[error(
+        "/do /{verb} in the middle of a line is not an action, so nothing was done; write /{verb} at the start of its own line"
+    )]
+    StrictVerbMidLine {
+        /// The strict verb.
+        verb: String,
+    },
+    /// A strict verb whose request id is not written plainly or names
+    /// more than one request.
+    #[error(
+        "/{verb}: {message}, so nothing was done; name exactly one request, for example: /{verb} r2"
+    )]
+    UnclearRequest {
+        /// The strict verb.
+        verb: String,
+        /// What is unclear.
+        message: String,
     },
     /// One link of a chain failed, so the chain as a whole was not accepted.
     #[error("link {index} of the chain: {inner} (the chain was not run)")]

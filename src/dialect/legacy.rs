@@ -1,29 +1,67 @@
-//! The legacy command form `[[NAME: args]]` (`[[SEARCH: q]]`,
-//! `[[REMIND: when | what]]`, `[[PULSE:10m]]`, `[[LIST_INTENTIONS]]`…),
-//! mapped onto dialect verbs. Any verb or alias in capitals works.
+//! The legacy command form `[[NAME: args]]` of the prompt-types seed. Only
+//! its six commands exist in this form — `[[SEARCH: q]]`, `[[REMIND: when |
+//! what]]`, `[[COMPLETE: id | note]]`, `[[DISMISS: id]]`,
+//! `[[LIST_INTENTIONS]]` and `[[PULSE:10m]]` — so no bracket form can
+//! approve, deny, halt or escalate anything, and no alias works in
+//! brackets. The scanner only looks for them in plain prose: never inside
+//! quotes, parentheses, inline code, code fences or `> ` quote lines.
 
 use super::action::{Part, PartKind};
 use super::error::{ParseError, ParseErrorKind};
 use super::lexer::lex_link;
-use super::link::{LinkParser, ParsedAt};
+use super::link::{LinkParser, ParsedAt, take_marker};
 use super::span::Span;
-use super::verbs::normalize_phrase;
+use super::verbs::Verb;
+
+/// The legacy commands and the verbs they stand for.
+pub const LEGACY_COMMANDS: &[(&str, Verb)] = &[
+    ("SEARCH", Verb::Search),
+    ("REMIND", Verb::Remind),
+    ("COMPLETE", Verb::Complete),
+    ("DISMISS", Verb::Dismiss),
+    ("LIST_INTENTIONS", Verb::Intentions),
+    ("PULSE", Verb::Pulse),
+];
+
+/// Longest name a legacy command can have; longer runs of capitals are prose.
+const MAX_NAME: usize = 32;
+
+/// The legacy names closest to `name` (edit distance at most 2).
+fn near_names(name: &str) -> Vec<String> {
+    let mut near: Vec<(usize, &str)> = LEGACY_COMMANDS
+        .iter()
+        .map(|(n, _)| (strsim::levenshtein(name, n), *n))
+        .filter(|(d, _)| *d <= 2)
+        .collect();
+    near.sort();
+    near.into_iter().map(|(_, n)| format!("[[{n}]]")).collect()
+}
 
 /// Tries to parse a legacy command whose `[[` is at `open`; the line ends at
-/// `limit`. `None` means the brackets are ordinary prose (a wiki link).
+/// `limit`, and `close_before` is where the line's last `]]` starts (no
+/// command can close after it). `None` means the brackets are ordinary
+/// prose: a wiki link. Any other name with a colon is an error that lists
+/// the six commands, and never an action.
 pub(crate) fn parse_legacy(
     parser: &LinkParser<'_>,
     src: &str,
     open: usize,
     limit: usize,
+    close_before: Option<usize>,
 ) -> Option<ParsedAt> {
     let bytes = src.as_bytes();
     let name_start = open + 2;
     let mut name_end = name_start;
-    while name_end < limit && (bytes[name_end].is_ascii_uppercase() || bytes[name_end] == b'_') {
+    while name_end < limit
+        && name_end - name_start <= MAX_NAME
+        && (bytes[name_end].is_ascii_uppercase() || bytes[name_end] == b'_')
+    {
         name_end += 1;
     }
-    if name_end == name_start || !bytes[name_start].is_ascii_uppercase() {
+    if name_end == name_start
+        || name_end - name_start > MAX_NAME
+        || !bytes[name_start].is_ascii_uppercase()
+    {
         return None;
     }
     let colon = bytes.get(name_end) == Some(&b':');
@@ -31,20 +69,22 @@ pub(crate) fn parse_legacy(
         return None;
     }
     let args_start = if colon { name_end + 1 } else { name_end };
-    let close = src[args_start..limit].find("]]").map(|i| args_start + i)?;
+    // The line's last `]]` bounds every search, so a line full of `[[X:`
+    // without closers is read once, not once per opener.
+    let close = match close_before {
+        Some(last) if last >= args_start => src[args_start..last + 2]
+            .find("]]")
+            .map(|i| args_start + i)?,
+        _ => return None,
+    };
     let span = Span::new(open, close + 2);
     let name = &src[name_start..name_end];
     let verb_span = Span::new(name_start, name_end);
-    let Some(entries) = parser.table.lookup(&normalize_phrase(name)) else {
+    let Some((_, verb)) = LEGACY_COMMANDS.iter().find(|(n, _)| *n == name) else {
         if !colon {
             return None;
         }
-        let suggestions =
-            match super::matcher::match_verb(parser.table, &name.to_ascii_lowercase(), &[]) {
-                Ok(m) => vec![parser.table.spec(m.entries[0].spec).verb.name().to_string()],
-                Err(ParseErrorKind::UnknownVerb { suggestions, .. }) => suggestions,
-                Err(_) => Vec::new(),
-            };
+        let suggestions = near_names(name);
         return Some(ParsedAt {
             result: Err(vec![ParseError::new(
                 ParseErrorKind::UnknownLegacyCommand {
@@ -56,17 +96,24 @@ pub(crate) fn parse_legacy(
             span,
         });
     };
+    let entries = parser.table.entries_of(verb);
+    if entries.is_empty() {
+        return None;
+    }
     let result = lex_link(src, args_start, close, close).and_then(|lexed| {
-        let mut action = parser.interpret(
-            src,
-            entries,
-            &name.to_ascii_lowercase(),
-            verb_span,
-            &lexed.tokens,
-            false,
-            span,
-        )?;
+        let mut tokens = lexed.tokens;
+        let marker = take_marker(&mut tokens);
+        let mut action =
+            parser.interpret(src, &entries, verb.name(), verb_span, &tokens, false, span)?;
         action.legacy = true;
+        if let Some((marker, note, marker_span)) = marker {
+            action.marker = Some(marker);
+            action.marker_note = note;
+            action.parts.push(Part {
+                kind: PartKind::Marker,
+                span: marker_span,
+            });
+        }
         action.parts.push(Part {
             kind: PartKind::LegacyBracket,
             span: Span::new(open, open + 2),

@@ -74,6 +74,28 @@ pub(crate) fn line_end(src: &str, pos: usize) -> usize {
     memchr(b'\n', &src.as_bytes()[pos.min(src.len())..]).map_or(src.len(), |i| pos + i)
 }
 
+/// The last line end looked up, so that many lookups on one long line cost
+/// one scan of it.
+#[derive(Debug, Default)]
+pub(crate) struct LineEnds {
+    from: usize,
+    end: usize,
+    known: bool,
+}
+
+impl LineEnds {
+    /// The end of the line containing `pos` (see [`line_end`]).
+    pub(crate) fn of(&mut self, src: &str, pos: usize) -> usize {
+        if self.known && self.from <= pos && pos <= self.end {
+            return self.end;
+        }
+        self.end = line_end(src, pos);
+        self.from = pos;
+        self.known = true;
+        self.end
+    }
+}
+
 fn is_blank(b: u8) -> bool {
     b == b' ' || b == b'\t' || b == b'\r'
 }
@@ -100,6 +122,12 @@ pub(crate) fn lex_link(
     let mut tokens: Vec<Token<'_>> = Vec::new();
     let mut pos = start;
     let mut limit = line_limit;
+    // The line end past which a `"…"` (and a `“…”`) is known not to close:
+    // once one quote on a line is unclosed, no later one on it can close, so
+    // each line is searched once, not once per quote.
+    let mut unclosed_straight = usize::MAX;
+    let mut unclosed_curly = usize::MAX;
+    let mut ends = LineEnds::default();
     loop {
         pos = skip_blanks(bytes, pos, limit);
         if pos >= limit {
@@ -135,22 +163,39 @@ pub(crate) fn lex_link(
             let (token, new_pos) = triple(src, pos)?;
             tokens.push(token);
             pos = new_pos;
-            limit = line_end(src, pos);
+            // A block that ended on a later line moves the line on; one that
+            // closed on this line leaves it (looked up once, not per token).
+            if pos > limit {
+                limit = ends.of(src, pos);
+            }
             continue;
         }
         if rest.starts_with("```") || rest.starts_with("~~~") {
-            let (token, new_pos) = fence(src, pos)?;
+            let (token, new_pos) = fence(src, pos, &mut ends)?;
             tokens.push(token);
             pos = new_pos;
-            limit = line_end(src, pos);
+            if pos > limit {
+                limit = ends.of(src, pos);
+            }
             continue;
         }
-        if (rest.starts_with('"') || rest.starts_with('\u{201C}'))
-            && let Some((token, new_pos)) = quoted(src, pos, limit)
-        {
-            tokens.push(token);
-            pos = new_pos;
-            continue;
+        let straight = rest.starts_with('"');
+        if straight || rest.starts_with('\u{201C}') {
+            let known_unclosed = if straight {
+                &mut unclosed_straight
+            } else {
+                &mut unclosed_curly
+            };
+            if *known_unclosed != limit {
+                match quoted(src, pos, limit) {
+                    Some((token, new_pos)) => {
+                        tokens.push(token);
+                        pos = new_pos;
+                        continue;
+                    }
+                    None => *known_unclosed = limit,
+                }
+            }
         }
         if let Some(after) = rest.strip_prefix("->") {
             let slash = pos + 2 + (after.len() - after.trim_start_matches([' ', '\t']).len());
@@ -284,14 +329,18 @@ fn triple(src: &str, pos: usize) -> Result<(Token<'_>, usize), ParseError> {
     ))
 }
 
-fn fence(src: &str, pos: usize) -> Result<(Token<'_>, usize), ParseError> {
+fn fence<'a>(
+    src: &'a str,
+    pos: usize,
+    ends: &mut LineEnds,
+) -> Result<(Token<'a>, usize), ParseError> {
     let bytes = src.as_bytes();
     let fence_char = bytes[pos];
     let mut run = 0;
     while pos + run < bytes.len() && bytes[pos + run] == fence_char {
         run += 1;
     }
-    let opener_end = line_end(src, pos);
+    let opener_end = ends.of(src, pos);
     let unclosed = || {
         ParseError::new(
             ParseErrorKind::Unclosed {

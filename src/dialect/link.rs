@@ -33,6 +33,36 @@ fn batch_body_end(src: &str, from: usize) -> usize {
     src.len()
 }
 
+/// A character glued to the end of a verb word that makes it no verb:
+/// anything that is neither ASCII nor whitespace (zero-width and other
+/// invisible characters, combining marks, letters of other scripts).
+fn glued_char(src: &str, word_end: usize) -> Option<char> {
+    src[word_end..]
+        .chars()
+        .next()
+        .filter(|c| !c.is_ascii() && !c.is_whitespace())
+}
+
+/// Describes a glued character for the error message.
+fn describe_char(c: char) -> String {
+    let code = c as u32;
+    let invisible = matches!(code,
+        0x00AD | 0x034F | 0x061C | 0x115F | 0x1160 | 0x17B4 | 0x17B5 | 0x180B..=0x180F
+        | 0x200B..=0x200F | 0x202A..=0x202E | 0x2060..=0x206F | 0x3164 | 0xFE00..=0xFE0F
+        | 0xFEFF | 0xFFA0 | 0xFFF0..=0xFFFB | 0xE0000..=0xE0FFF);
+    let combining = matches!(code,
+        0x0300..=0x036F | 0x0483..=0x0489 | 0x0591..=0x05BD | 0x0610..=0x061A
+        | 0x064B..=0x065F | 0x1AB0..=0x1AFF | 0x1DC0..=0x1DFF | 0x20D0..=0x20FF
+        | 0xFE20..=0xFE2F);
+    if invisible {
+        format!("an invisible character (U+{code:04X})")
+    } else if combining {
+        format!("a combining mark (U+{code:04X})")
+    } else {
+        format!("the character '{c}' (U+{code:04X})")
+    }
+}
+
 /// Parses actions for one turn with a verb table and known blocks.
 pub(crate) struct LinkParser<'p> {
     pub table: &'p VerbTable,
@@ -40,7 +70,7 @@ pub(crate) struct LinkParser<'p> {
 }
 
 /// Takes the permission marker off the end of a link's tokens.
-fn take_marker(tokens: &mut Vec<Token<'_>>) -> Option<(Marker, Option<String>, Span)> {
+pub(crate) fn take_marker(tokens: &mut Vec<Token<'_>>) -> Option<(Marker, Option<String>, Span)> {
     let idx = match tokens.as_slice() {
         [.., before, last]
             if last.kind == TokenKind::BlockQuote && before.kind == TokenKind::Word =>
@@ -70,6 +100,23 @@ fn take_marker(tokens: &mut Vec<Token<'_>>) -> Option<(Marker, Option<String>, S
     };
     let span = tokens.remove(idx).span;
     Some((marker, note, span))
+}
+
+/// Gives every member of a batch (and each link of a member's chain) the
+/// batch's marker where it is stricter than the member's own: `/batch { … } !`
+/// asks for each member.
+pub(crate) fn mark_members(batch: &mut ParsedAction) {
+    let (marker, note) = (batch.marker, batch.marker_note.clone());
+    let apply = |link: &mut ParsedAction| {
+        if Marker::rank(marker) > Marker::rank(link.marker) {
+            link.marker = marker;
+            link.marker_note = note.clone();
+        }
+    };
+    for member in batch.batch.iter_mut() {
+        apply(member);
+        member.chain.iter_mut().for_each(apply);
+    }
 }
 
 /// Chooses between the verbs an alias shared by two verbs can mean.
@@ -163,7 +210,7 @@ impl<'p> LinkParser<'p> {
                 errors = errors
                     .into_iter()
                     .map(|e| {
-                        let index = 1 + arrows.iter().filter(|a| a.start < e.span.start).count();
+                        let index = 1 + arrows.partition_point(|a| a.start < e.span.start);
                         ParseError::new(
                             ParseErrorKind::InChain {
                                 index,
@@ -252,6 +299,18 @@ impl<'p> LinkParser<'p> {
             }
         }
         let first = &src[verb_slash + 1..word_end];
+        if let Some(c) = glued_char(src, word_end) {
+            return Err((
+                ParseError::new(
+                    ParseErrorKind::HiddenCharacter {
+                        written: format!("{first}<U+{:04X}>", c as u32),
+                        what: describe_char(c),
+                    },
+                    Span::new(slash, limit.max(word_end)),
+                ),
+                limit,
+            ));
+        }
         // Up to a few following words on the same line, for multi-word aliases.
         let mut following: Vec<(&str, usize)> = Vec::new();
         let mut at = word_end;
@@ -280,7 +339,12 @@ impl<'p> LinkParser<'p> {
             args_start += 1;
         }
         let lexed = lex_link(src, args_start, limit, src.len()).map_err(|e| {
-            let end = line_end(src, e.span.start);
+            // An unclosed block runs to the end of the turn, as in markdown,
+            // so the turn is read once and not once per later line.
+            let end = match e.kind {
+                ParseErrorKind::Unclosed { .. } => src.len(),
+                _ => line_end(src, e.span.start),
+            };
             (e, end.max(limit))
         })?;
         let end = lexed
@@ -461,6 +525,7 @@ impl<'p> LinkParser<'p> {
                         span,
                     };
                 }
+                mark_members(&mut head);
                 return ParsedAt {
                     result: Ok(head),
                     span,

@@ -130,8 +130,17 @@ pub fn match_verb(
     fuzzy(table, first, lower)
 }
 
+/// Words longer than this are no verb's misspelling; they are not compared.
+const MAX_FUZZY_LEN: usize = 32;
+
 fn fuzzy(table: &VerbTable, written: &str, lower: &str) -> Result<VerbMatch, ParseErrorKind> {
     let len = lower.chars().count();
+    if len > MAX_FUZZY_LEN {
+        return Err(ParseErrorKind::UnknownVerb {
+            written: written.chars().take(MAX_FUZZY_LEN).collect::<String>() + "…",
+            suggestions: Vec::new(),
+        });
+    }
     // (distance, phrase, entries within threshold)
     let mut accepted: Vec<(usize, &str, Vec<PhraseEntry>)> = Vec::new();
     let mut strict_near: Option<(usize, String)> = None;

@@ -103,7 +103,7 @@ mod verbs;
 pub use action::{
     Marker, Op, ParsedAction, Part, PartKind, RefKind, RefSlot, Reference, TimeFilter, TimeUnit,
 };
-pub use args::{SEND_DOMAINS, format_interval, parse_interval};
+pub use args::{SEND_DOMAINS, format_interval, interval, parse_interval};
 pub use blocks::{BlockRegistry, KnownBlock, LabelMatch, normalize_label};
 pub use cancel::{CANCEL_PHRASES, has_cancel_phrase};
 pub use canonical::{canonical, quote};

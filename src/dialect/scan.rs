@@ -5,11 +5,14 @@
 
 use super::action::ParsedAction;
 use super::cancel::has_cancel_phrase;
+use super::error::{ParseError, ParseErrorKind};
 use super::legacy::parse_legacy;
 use super::lexer::line_end;
 use super::link::{LinkParser, ParsedAt};
+use super::matcher::match_verb;
 use super::span::Span;
 use super::turn::{ParsedTurn, Segment, SegmentKind};
+use super::verbs::Strictness;
 
 /// Top-level directories: a line starting `/usr …` is a path, not an action.
 const ROOT_DIRS: &[&str] = &[
@@ -155,6 +158,39 @@ fn fence_marker(line: &str) -> Option<(u8, usize)> {
     (run >= 3).then_some((c, run))
 }
 
+/// The quote a prose line is inside of, by the character that closes it.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum QuoteClose {
+    /// `"…"`.
+    Straight,
+    /// `“…”`.
+    Curly,
+    /// `„…“` (or `„…”`).
+    Low,
+    /// `«…»`.
+    Guillemet,
+}
+
+impl QuoteClose {
+    fn opened_by(c: char) -> Option<Self> {
+        match c {
+            '\u{201C}' => Some(QuoteClose::Curly),
+            '\u{201E}' => Some(QuoteClose::Low),
+            '\u{00AB}' => Some(QuoteClose::Guillemet),
+            _ => None,
+        }
+    }
+
+    fn closes(self, c: char) -> bool {
+        match self {
+            QuoteClose::Straight => false,
+            QuoteClose::Curly => c == '\u{201D}',
+            QuoteClose::Low => c == '\u{201C}' || c == '\u{201D}',
+            QuoteClose::Guillemet => c == '\u{00BB}',
+        }
+    }
+}
+
 /// What the nearest preceding item was, for cancellation.
 #[derive(Clone, Copy)]
 enum Last {
@@ -171,6 +207,8 @@ struct Scanner<'s, 'p> {
     last: Last,
     /// End of the line the last action or error finished on.
     last_line_end: usize,
+    /// True once `last_line_end` has been looked up.
+    line_known: bool,
 }
 
 fn cancel_all(action: &mut ParsedAction) {
@@ -196,10 +234,13 @@ impl Scanner<'_, '_> {
                 self.turn.errors.extend(errors);
             }
         }
-        self.last_line_end = line_end(
-            self.src,
-            parsed.span.end.saturating_sub(1).max(parsed.span.start),
-        );
+        let pos = parsed.span.end.saturating_sub(1).max(parsed.span.start);
+        // Actions are recorded in order, so one found on the line already
+        // looked up shares its end: a line of many commands is read once.
+        if !(self.line_known && pos <= self.last_line_end) {
+            self.last_line_end = line_end(self.src, pos);
+            self.line_known = true;
+        }
     }
 
     /// Prose text from `start` to `end`: checks it for cancellation.
@@ -215,31 +256,81 @@ impl Scanner<'_, '_> {
         }
     }
 
-    /// Scans a prose line for `/do /verb` and `[[LEGACY]]` outside inline
-    /// code. Returns where scanning should resume (past a multi-line action).
+    /// Scans a prose line for `/do /verb` and `[[LEGACY]]` commands in plain
+    /// prose: not inside inline code, `"…"`, `“…”`, `«…»`, parentheses or a
+    /// `> ` quote line, where the words are someone else's or an aside.
+    /// Returns where scanning should resume (past a multi-line action).
     fn inline(&mut self, line_start: usize, line_end_at: usize) -> usize {
-        let bytes = self.src.as_bytes();
+        let src = self.src;
+        let bytes = src.as_bytes();
+        let first = skip_blanks(bytes, line_start, line_end_at);
+        if bytes.get(first) == Some(&b'>') {
+            self.prose(line_start, line_end_at);
+            return line_end_at;
+        }
+        // No legacy command can close after the line's last `]]`.
+        let last_close =
+            memchr::memmem::rfind(&bytes[line_start..line_end_at], b"]]").map(|i| line_start + i);
         let mut in_code = false;
+        let mut quote: Option<QuoteClose> = None;
+        let mut parens = 0usize;
         let mut prose_from = line_start;
         let mut i = line_start;
         while i < line_end_at {
-            match bytes[i] {
+            let b = bytes[i];
+            if b >= 0x80 {
+                let c = src[i..].chars().next().unwrap_or('\u{FFFD}');
+                if !in_code {
+                    match quote {
+                        Some(close) if close.closes(c) => quote = None,
+                        None => quote = QuoteClose::opened_by(c),
+                        Some(_) => {}
+                    }
+                }
+                i += c.len_utf8();
+                continue;
+            }
+            let plain = !in_code && quote.is_none() && parens == 0;
+            match b {
                 b'`' => in_code = !in_code,
-                b'/' if !in_code
-                    && self.src[i..line_end_at].starts_with("/do ")
-                    && (i == line_start || matches!(bytes[i - 1], b' ' | b'\t' | b'(')) =>
+                b'"' if !in_code => {
+                    quote = match quote {
+                        Some(QuoteClose::Straight) => None,
+                        None => Some(QuoteClose::Straight),
+                        other => other,
+                    }
+                }
+                b'(' if !in_code && quote.is_none() => parens += 1,
+                b')' if !in_code && quote.is_none() => parens = parens.saturating_sub(1),
+                b'/' if plain
+                    && src[i..line_end_at].starts_with("/do ")
+                    && i > line_start
+                    && matches!(bytes[i - 1], b' ' | b'\t') =>
                 {
                     let next = skip_blanks(bytes, i + 3, line_end_at);
-                    if slash_starts_action(self.src, next, line_end_at) {
+                    if slash_starts_action(src, next, line_end_at) {
                         self.prose(prose_from, i);
-                        let parsed = self.parser.parse_at(self.src, i, line_end_at, false);
+                        if let Some(verb) = self.strict_verb_at(next, line_end_at) {
+                            // Approvals and the like are never made mid-sentence.
+                            let span = Span::new(i, line_end_at);
+                            self.record(ParsedAt {
+                                result: Err(vec![ParseError::new(
+                                    ParseErrorKind::StrictVerbMidLine { verb },
+                                    span,
+                                )]),
+                                span,
+                            });
+                            return line_end_at;
+                        }
+                        let parsed = self.parser.parse_at(src, i, line_end_at, false);
                         let end = parsed.span.end;
                         self.record(parsed);
                         return end;
                     }
                 }
-                b'[' if !in_code && bytes.get(i + 1) == Some(&b'[') => {
-                    if let Some(parsed) = parse_legacy(self.parser, self.src, i, line_end_at) {
+                b'[' if plain && bytes.get(i + 1) == Some(&b'[') => {
+                    if let Some(parsed) = parse_legacy(self.parser, src, i, line_end_at, last_close)
+                    {
                         self.prose(prose_from, i);
                         let end = parsed.span.end;
                         self.record(parsed);
@@ -254,6 +345,24 @@ impl Scanner<'_, '_> {
         }
         self.prose(prose_from, line_end_at);
         line_end_at
+    }
+
+    /// The strict verb (approve, deny, halt, escalate…) the word after the
+    /// `/` at `slash` names or nearly names, if any.
+    fn strict_verb_at(&self, slash: usize, limit: usize) -> Option<String> {
+        let end = verb_word_end(self.src, slash + 1, limit);
+        let word = &self.src[slash + 1..end];
+        let table = self.parser.table;
+        match match_verb(table, word, &[]) {
+            Ok(m) => m
+                .entries
+                .iter()
+                .map(|e| table.spec(e.spec))
+                .find(|spec| spec.strictness == Strictness::Strict)
+                .map(|spec| spec.verb.name().to_string()),
+            Err(ParseErrorKind::StrictVerbMisspelled { suggestion, .. }) => Some(suggestion),
+            Err(_) => None,
+        }
     }
 
     fn run(mut self) -> ParsedTurn {
@@ -335,6 +444,7 @@ pub(crate) fn scan_turn(parser: &LinkParser<'_>, src: &str) -> ParsedTurn {
         marks: Vec::new(),
         last: Last::Nothing,
         last_line_end: 0,
+        line_known: false,
     }
     .run()
 }

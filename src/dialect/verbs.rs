@@ -557,6 +557,21 @@ impl VerbTable {
         self.specs.iter().find(|s| &s.verb == verb)
     }
 
+    /// The entry of `verb` under its own name (no alias, no implied op);
+    /// empty when the table does not have the verb.
+    pub fn entries_of(&self, verb: &Verb) -> Vec<PhraseEntry> {
+        self.phrases
+            .get(verb.name())
+            .map(|entries| {
+                entries
+                    .iter()
+                    .filter(|e| e.canonical && &self.specs[e.spec].verb == verb)
+                    .cloned()
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+
     /// The verbs a lowercase phrase means, if any.
     pub fn lookup(&self, phrase: &str) -> Option<&[PhraseEntry]> {
         self.phrases.get(phrase).map(Vec::as_slice)

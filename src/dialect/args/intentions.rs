@@ -116,14 +116,23 @@ pub(crate) fn uncertain(
     }
 }
 
-/// Parses a pulse interval: `10m`, `1h 30m`, `45 minutes`, `2 hours`.
+/// Parses a pulse interval: `10m`, `1h 30m`, `45 minutes`, `2 hours`;
+/// at least a second and at most [`crate::clock::MAX_SPAN`].
 pub fn parse_interval(text: &str) -> Option<Duration> {
+    interval(text).ok()
+}
+
+/// [`parse_interval`], saying what is wrong.
+pub fn interval(text: &str) -> Result<Duration, String> {
     let trimmed = text.trim();
-    let parsed = humantime::parse_duration(trimmed).ok().or_else(|| {
+    let parsed = crate::clock::parse_span(trimmed).or_else(|first| {
         let glued: String = trimmed.split_whitespace().collect();
-        humantime::parse_duration(&glued).ok()
+        crate::clock::parse_span(&glued).map_err(|_| first)
     })?;
-    (parsed.as_secs() > 0).then_some(parsed)
+    if parsed.as_secs() == 0 {
+        return Err("it must be at least a second".into());
+    }
+    Ok(parsed)
 }
 
 /// Writes an interval canonically (`30m`, `1h 30m`).

@@ -9,7 +9,7 @@ mod messaging;
 mod tools;
 
 pub(crate) use common::{LinkInput, looks_like_url, reference};
-pub use intentions::{format_interval, parse_interval};
+pub use intentions::{format_interval, interval, parse_interval};
 pub(crate) use memory::names_working_block;
 pub use messaging::SEND_DOMAINS;
 
