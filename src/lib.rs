@@ -16,6 +16,7 @@ pub mod commands;
 pub mod dialect;
 pub mod error;
 pub mod exec;
+pub mod isolate;
 pub mod memory;
 pub mod permission;
 pub mod trace;

@@ -60,7 +60,20 @@ enum TraceCommand {
 }
 
 fn main() -> ExitCode {
+    partner::isolate::install_quiet_hook();
     let cli = Cli::parse();
+    // Whatever the input, the exit status is 0, 1 or 2: a bug that panics
+    // is reported as an error, not a crash.
+    match partner::isolate::contain(|| dispatch(cli)) {
+        Ok(code) => code,
+        Err(panic) => {
+            eprintln!("partner: internal error (please report it): {panic}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+fn dispatch(cli: Cli) -> ExitCode {
     let stdin = &mut std::io::stdin().lock();
     let stdout = &mut std::io::stdout().lock();
     let stderr = &mut std::io::stderr().lock();

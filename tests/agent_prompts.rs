@@ -102,6 +102,7 @@ fn setup(replies: &[&str], max_passes: u32) -> Setup {
         max_passes,
         history: 30,
         max_tokens: 256,
+        max_reply_bytes: 128 * 1024,
         clock: Arc::new(rig.clock.clone()),
         session_start: support::START,
     });
@@ -144,6 +145,7 @@ fn message(text: &str) -> Trigger {
         from: "user".into(),
         text: text.into(),
         store: true,
+        lineage: Vec::new(),
     }
 }
 
@@ -385,6 +387,7 @@ async fn requests_that_wait_end_the_turn_without_running() {
         max_passes: 4,
         history: 30,
         max_tokens: 64,
+        max_reply_bytes: 128 * 1024,
         clock: Arc::new(s.rig.clock.clone()),
         session_start: support::START,
     });

@@ -40,6 +40,7 @@ fn crash_child() {
         char_limit: 1_000_000,
         description: String::new(),
         value: String::new(),
+        shared: false,
     })
     .unwrap();
     println!("ready");

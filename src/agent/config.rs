@@ -41,6 +41,8 @@ struct BlockFile {
     kind: Option<String>,
     permission: Option<String>,
     limit: Option<usize>,
+    #[serde(default)]
+    shared: bool,
 }
 
 #[derive(Debug, Deserialize)]
@@ -75,6 +77,7 @@ struct RuntimeFile {
     history: Option<usize>,
     pulse: Option<String>,
     max_tokens: Option<u32>,
+    max_reply_bytes: Option<usize>,
 }
 
 /// Console settings from the config file.
@@ -160,6 +163,9 @@ pub struct ConstellationConfig {
     pub history: usize,
     /// Most tokens per reply.
     pub max_tokens: u32,
+    /// Longest reply read from a model, in bytes: a longer one is cut off and
+    /// none of its actions run.
+    pub max_reply_bytes: usize,
     /// Console settings.
     pub console: ConsoleConfig,
 }
@@ -174,12 +180,21 @@ pub struct ConfigError {
     pub message: String,
 }
 
+/// Longest model reply read by default (128 KiB: far beyond any real
+/// turn, far below what would stall the runtime).
+pub const DEFAULT_MAX_REPLY_BYTES: usize = 128 * 1024;
+
 /// Default pulse interval.
 pub const DEFAULT_PULSE: Duration = Duration::from_secs(600);
 
 fn duration(text: &str, what: &str) -> Result<Duration, String> {
-    crate::dialect::parse_interval(text)
-        .ok_or_else(|| format!("{what}: '{text}' is not a duration like 30s, 10m or 1h"))
+    crate::dialect::interval(text).map_err(|e| {
+        if e.contains("too long") {
+            format!("{what}: '{text}': {e}")
+        } else {
+            format!("{what}: '{text}' is not a duration like 30s, 10m or 1h")
+        }
+    })
 }
 
 fn kind(text: &str) -> Result<BlockKind, String> {
@@ -296,6 +311,7 @@ impl ConstellationConfig {
                     char_limit: DEFAULT_CHAR_LIMIT,
                     description: "who you are".into(),
                     value: persona.trim().to_string(),
+                    shared: false,
                 });
             }
             for b in &a.blocks {
@@ -318,6 +334,7 @@ impl ConstellationConfig {
                         .unwrap_or(BlockPermission::ReadWrite),
                     char_limit: b.limit.unwrap_or(DEFAULT_CHAR_LIMIT),
                     description: b.description.clone(),
+                    shared: b.shared,
                     value: b.value.trim().to_string(),
                 });
             }
@@ -368,6 +385,11 @@ impl ConstellationConfig {
             max_passes: parsed.runtime.max_passes.unwrap_or(4).max(1),
             history: parsed.runtime.history.unwrap_or(30),
             max_tokens: parsed.runtime.max_tokens.unwrap_or(1024),
+            max_reply_bytes: parsed
+                .runtime
+                .max_reply_bytes
+                .unwrap_or(DEFAULT_MAX_REPLY_BYTES)
+                .max(1024),
             console: parsed.console.clone(),
         })
     }
@@ -384,6 +406,7 @@ impl ConstellationConfig {
             max_passes: 1,
             history: 0,
             max_tokens: 0,
+            max_reply_bytes: DEFAULT_MAX_REPLY_BYTES,
             console: ConsoleConfig::default(),
         }
     }
@@ -457,11 +480,11 @@ fn build_provider(
     }
     if let Some(b) = &file.backoff {
         retry.backoff =
-            humantime::parse_duration(b).map_err(|e| format!("provider {name} backoff: {e}"))?;
+            crate::clock::parse_span(b).map_err(|e| format!("provider {name} backoff: {e}"))?;
     }
     let timeout = match &file.timeout {
         Some(t) => {
-            humantime::parse_duration(t).map_err(|e| format!("provider {name} timeout: {e}"))?
+            crate::clock::parse_span(t).map_err(|e| format!("provider {name} timeout: {e}"))?
         }
         None => Duration::from_secs(60),
     };

@@ -22,5 +22,5 @@ pub mod turn;
 pub use config::{AgentConfig, AgentRole, ConfigError, ConsoleConfig, ConstellationConfig};
 pub use demo::{DEMO_OPENING, demo_config};
 pub use events::Event;
-pub use runtime::{AgentStatus, RunState, RuntimeHandle, start};
+pub use runtime::{AgentStatus, RunState, RuntimeHandle, approval_request_message, start};
 pub use turn::{AgentInfo, Trigger, TurnEnv, TurnOutcome};

@@ -281,6 +281,7 @@ mod tests {
             char_limit: 100,
             permission: BlockPermission::Partner,
             pinned: false,
+            shared: false,
             version: 3,
             created_at: 0,
             updated_at: 0,
@@ -391,6 +392,7 @@ mod tests {
             role: "user".into(),
             content: "hi".into(),
             created_at: 0,
+            lineage: Vec::new(),
         };
         assert!(recent_conversation(&[message]).contains("[1970-01-01T00:00:00Z] user: hi"));
     }

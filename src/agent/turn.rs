@@ -43,6 +43,8 @@ pub struct TurnEnv {
     pub history: usize,
     /// Most tokens per reply.
     pub max_tokens: u32,
+    /// Longest reply read, in bytes.
+    pub max_reply_bytes: usize,
     /// The clock.
     pub clock: SharedClock,
     /// When the session started.
@@ -83,6 +85,9 @@ pub enum Trigger {
         /// Store it in the history (false when it is already stored, as
         /// messages from `/tell` are).
         store: bool,
+        /// The agents the message came through (for a message from an
+        /// agent): none of them may decide what the turn asks for.
+        lineage: Vec<String>,
     },
     /// The pulse fired.
     Pulse {
@@ -97,6 +102,8 @@ pub enum Trigger {
         thread: String,
         /// The results.
         reports: Vec<ActionReport>,
+        /// The agents the requests were made on behalf of.
+        lineage: Vec<String>,
     },
 }
 
@@ -268,6 +275,7 @@ pub async fn run_turn(
             from,
             text,
             store,
+            ..
         } => (
             thread.clone(),
             PromptKind::Response,
@@ -282,7 +290,9 @@ pub async fn run_turn(
             Some(PULSE_STORED.to_string()),
             "user".to_string(),
         ),
-        Trigger::Results { thread, reports } => {
+        Trigger::Results {
+            thread, reports, ..
+        } => {
             let text = prompt::results_message(reports);
             (
                 thread.clone(),
@@ -347,6 +357,10 @@ pub async fn run_turn(
         Trigger::Message { text, .. } => Some(text.clone()),
         _ => None,
     };
+    ctx.on_behalf_of = match &trigger {
+        Trigger::Message { lineage, .. } | Trigger::Results { lineage, .. } => lineage.clone(),
+        Trigger::Pulse { .. } => Vec::new(),
+    };
     let mut outcome = TurnOutcome::default();
     for pass in 1..=env.max_passes {
         let continuation = kind == PromptKind::Continuation || pass > 1;
@@ -378,6 +392,13 @@ pub async fn run_turn(
             tokio::select! {
                 event = rx.recv() => match event {
                     Some(StreamEvent::Token(t)) => {
+                        if reply.len() + t.len() > env.max_reply_bytes {
+                            // Dropping the stream stops the provider.
+                            break Err(format!(
+                                "the reply grew past {} bytes, so it was cut off and none of its actions ran",
+                                env.max_reply_bytes
+                            ));
+                        }
                         env.emit(Event::Token { agent: name.clone(), text: t.clone() });
                         reply.push_str(&t);
                     }
@@ -414,7 +435,20 @@ pub async fn run_turn(
             text: reply.clone(),
         });
 
-        let parsed = env.executor.parser_for(&name).parse(&reply);
+        // Parsing and running are synchronous work: off the async workers.
+        let executor = Arc::clone(&env.executor);
+        let text = reply.clone();
+        let parse_for = name.clone();
+        let Ok(parsed) =
+            tokio::task::spawn_blocking(move || executor.parser_for(&parse_for).parse(&text)).await
+        else {
+            outcome.error = Some("reading the reply crashed".into());
+            env.emit(Event::Error {
+                agent: Some(name.clone()),
+                message: "reading the reply crashed".into(),
+            });
+            return outcome;
+        };
         for action in &parsed.actions {
             for link in action.all_links() {
                 let (verb, op) = verb_op(link);

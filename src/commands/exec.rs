@@ -70,6 +70,8 @@ pub fn run_exec(options: &ExecOptions, stdin: &mut dyn Read, out: &mut dyn Write
     let executor = open_executor(&options.db.path()?, options.policy.as_deref(), &agents)?;
     let turn_id = format!("exec-{}", crate::clock::SystemClock.now_ms_public());
     let mut ctx = TurnContext::new(&options.agent, &options.thread, &turn_id);
+    // A direct-message thread is private, as in the runtime.
+    ctx.private = options.thread.starts_with("dm:");
     let report = executor.run_turn(&mut ctx, &text);
     let mut reports = report.actions;
     let decision = if options.approve_all {

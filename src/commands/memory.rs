@@ -89,6 +89,10 @@ pub enum MemoryCommand {
         /// Description of a new block.
         #[arg(long, default_value = "")]
         description: String,
+        /// Let other agents read the new block (constellation search, where
+        /// the policy allows shared blocks).
+        #[arg(long)]
+        shared: bool,
     },
     /// Show a block's versions, with a diff between each.
     History {
@@ -222,6 +226,7 @@ pub fn run_memory(
             permission: p,
             limit,
             description,
+            shared,
         } => {
             let value = text_arg(value, stdin)?;
             let report = executor.partner_set_block(BlockSpec {
@@ -232,6 +237,7 @@ pub fn run_memory(
                 char_limit: *limit,
                 description: description.clone(),
                 value,
+                shared: *shared,
             })?;
             if options.json {
                 write_json(out, &report)?;

@@ -145,7 +145,7 @@ pub fn run_pending(options: &PendingOptions, out: &mut dyn Write) -> Result<i32>
         PendingCommand::Approve { id, r#for } => {
             let decision = match r#for {
                 Some(text) => Decision::ApproveFor(
-                    humantime::parse_duration(text)
+                    crate::clock::parse_span(text)
                         .map_err(|e| Error::Usage(format!("--for {text}: {e}")))?,
                 ),
                 None => Decision::ApproveOnce,
@@ -187,16 +187,17 @@ pub fn run_pending(options: &PendingOptions, out: &mut dyn Write) -> Result<i32>
                         .expires_at
                         .map(|t| format!(" until {}", format_time(t)))
                         .unwrap_or_default();
+                    // A rule covers exactly its verb, op and target.
+                    let covers = [Some(r.verb.as_str()), r.op.as_deref(), r.target.as_deref()]
+                        .into_iter()
+                        .flatten()
+                        .collect::<Vec<_>>()
+                        .join(" ");
                     line(
                         out,
                         format!(
-                            "#{} {} /{} {} for {}{until} (by {})",
-                            r.id,
-                            r.effect,
-                            r.verb,
-                            r.target.as_deref().unwrap_or("*"),
-                            r.agent,
-                            r.created_by
+                            "#{} {} /{covers} for {}{until} (by {})",
+                            r.id, r.effect, r.agent, r.created_by
                         ),
                     )?;
                 }

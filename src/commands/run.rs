@@ -176,8 +176,9 @@ pub fn run_run(options: &RunOptions, out: &mut dyn Write, err: &mut dyn Write) -
         .run_for
         .as_deref()
         .map(|d| {
-            crate::dialect::parse_interval(d)
-                .ok_or_else(|| Error::Usage(format!("--for {d}: not a duration like 30s or 5m")))
+            crate::dialect::interval(d).map_err(|e| {
+                Error::Usage(format!("--for {d}: {e} (write a duration like 30s or 5m)"))
+            })
         })
         .transpose()?;
     let (config, demo) = load_constellation(options)?;

@@ -27,6 +27,9 @@ pub struct TurnContext {
     /// For a chain link after the first: the previous link's output, used
     /// when the link has no content of its own.
     pub chain_input: Option<String>,
+    /// The agents whose messages led to this turn, nearest first: none of
+    /// them may decide a request the turn makes.
+    pub on_behalf_of: Vec<String>,
 }
 
 impl TurnContext {

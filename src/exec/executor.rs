@@ -17,9 +17,10 @@ use super::handlers::{self, CalcState, Effect, FetchPages};
 use super::report::{ActionReport, ActionStatus, TurnReport};
 use crate::clock::{Millis, SharedClock, system_clock};
 use crate::dialect::{BlockRegistry, DialectParser, Op, ParsedAction, Verb, VerbTable};
+use crate::isolate;
 use crate::memory::records::{add_parse_failure, agent_state, set_halted};
 use crate::memory::{BlockKind, MemoryError, MemoryStore, NewBlock, blocks};
-use crate::permission::pending::{self, NewRequest};
+use crate::permission::pending::{self, NewRequest, NewRule};
 use crate::permission::{
     Authority, Check, CheckInput, Decision, PendingRequest, PermissionEngine, Policy,
     RequestStatus, Verdict, writes_block,
@@ -64,6 +65,14 @@ pub enum ExecError {
         by: String,
         /// Who it waits on.
         waiting_on: String,
+    },
+    /// An agent tried to decide a request it made, or one made on its behalf.
+    #[error("{by} may not decide {id}: it made the request or it was made on its behalf")]
+    OwnRequest {
+        /// The request.
+        id: String,
+        /// Who tried.
+        by: String,
     },
     /// Escalation past the last authority.
     #[error("request {0} already waits on its last authority")]
@@ -121,6 +130,8 @@ fn request_context(request: &PendingRequest) -> TurnContext {
         agent: request.agent.clone(),
         thread: request.thread.clone(),
         turn_id: request.turn_id.clone(),
+        private: request.thread.starts_with("dm:"),
+        on_behalf_of: request.on_behalf_of.clone(),
         ..TurnContext::default()
     }
 }
@@ -371,14 +382,36 @@ impl Executor {
     /// Submits one action (a single link; a batch runs its members
     /// concurrently). `turn` is the text it was parsed from.
     pub fn submit(&self, ctx: &TurnContext, action: &ParsedAction, turn: &str) -> ActionReport {
-        match self.try_submit(ctx, action, turn) {
-            Ok(report) => report,
-            Err(e) => ActionReport::new(
+        match isolate::contain(|| self.try_submit(ctx, action, turn)) {
+            Ok(Ok(report)) => report,
+            Ok(Err(e)) => ActionReport::new(
                 &ctx.agent,
                 action.canonical(),
                 ActionStatus::Failed,
                 format!("the runtime could not record this action: {e}"),
             ),
+            Err(panic) => {
+                // A bug, not the agent's doing: one failed action, traced.
+                let text = crashed(&panic);
+                let origin = Origin::of(turn, action);
+                let check = Check {
+                    verdict: Verdict::Allow,
+                    path: Vec::new(),
+                };
+                self.record(
+                    ctx,
+                    &action.canonical(),
+                    action.verb.name(),
+                    &origin,
+                    &check,
+                    None,
+                    TraceOutcome::Failed,
+                    Effect::text(text.clone()),
+                )
+                .unwrap_or_else(|_| {
+                    ActionReport::new(&ctx.agent, action.canonical(), ActionStatus::Failed, text)
+                })
+            }
         }
     }
 
@@ -455,6 +488,7 @@ impl Executor {
                 action: &resolved,
                 private_context: ctx.private,
                 block: block.as_ref(),
+                on_behalf_of: &ctx.on_behalf_of,
             };
             let check = self.engine.check(&conn, &input, now)?;
             (resolved, check)
@@ -503,6 +537,7 @@ impl Executor {
                             turn_id: &ctx.turn_id,
                             thread: &ctx.thread,
                             raw_text: origin.text,
+                            on_behalf_of: &ctx.on_behalf_of,
                             span: origin.span,
                             expires_at,
                         },
@@ -586,11 +621,14 @@ impl Executor {
         let canonical = action.canonical();
         let verb = action.verb.name();
         let started = Instant::now();
-        let outside = if is_authority(&action.verb) {
-            Some(self.authority_action(ctx, action))
-        } else {
-            handlers::outside(self, ctx, action)
-        };
+        let outside = isolate::contain(|| {
+            if is_authority(&action.verb) {
+                Some(self.authority_action(ctx, action))
+            } else {
+                handlers::outside(self, ctx, action)
+            }
+        })
+        .unwrap_or_else(|panic| Some(Err(crashed(&panic))));
         // Searches read conversations, which the runtime stores outside the
         // trace; replay takes their results from the record.
         let external = is_authority(&action.verb)
@@ -603,8 +641,10 @@ impl Executor {
                 let attempt =
                     self.store
                         .transaction(|tx| -> Result<(ActionReport, TraceRecord), TxError> {
-                            let effect = handlers::inside(self, tx, ctx, action, now)
-                                .map_err(TxError::Agent)?;
+                            let effect =
+                                isolate::contain(|| handlers::inside(self, tx, ctx, action, now))
+                                    .unwrap_or_else(|panic| Err(crashed(&panic)))
+                                    .map_err(TxError::Agent)?;
                             let record = self.build_record(
                                 ctx,
                                 &canonical,
@@ -751,12 +791,12 @@ impl Executor {
     ) -> Result<(), MemoryError> {
         if let Some(approval) = approval {
             let request = approval.request;
-            let (status, allow) = if approval.decision.approves() {
-                (RequestStatus::Approved, true)
+            let status = if approval.decision.approves() {
+                RequestStatus::Approved
             } else if *approval.decision == Decision::Cancel {
-                (RequestStatus::Cancelled, false)
+                RequestStatus::Cancelled
             } else {
-                (RequestStatus::Denied, false)
+                RequestStatus::Denied
             };
             let note = match approval.decision {
                 Decision::Deny(r) | Decision::DenyAlways(r) => r.as_deref(),
@@ -772,49 +812,29 @@ impl Executor {
                 note,
                 now,
             )?;
-            let target = request.action["target"].as_str();
-            match approval.decision {
-                Decision::ApproveAlways => {
-                    pending::add_rule(
-                        tx,
-                        &request.agent,
-                        &request.verb,
-                        target,
-                        allow,
-                        None,
-                        &by,
-                        now,
-                        None,
-                    )?;
+            // A standing rule covers exactly this verb, op and target, and an
+            // allowing one is made only when the approved action really ran.
+            let ran = record.outcome == TraceOutcome::Executed;
+            let standing = match approval.decision {
+                Decision::ApproveAlways if ran => Some((true, None, None)),
+                Decision::ApproveFor(d) if ran => {
+                    Some((true, None, Some(crate::clock::after(now, *d))))
                 }
-                Decision::ApproveFor(d) => {
-                    let until = now + d.as_millis() as Millis;
-                    pending::add_rule(
-                        tx,
-                        &request.agent,
-                        &request.verb,
-                        target,
-                        allow,
-                        None,
-                        &by,
-                        now,
-                        Some(until),
-                    )?;
-                }
-                Decision::DenyAlways(reason) => {
-                    pending::add_rule(
-                        tx,
-                        &request.agent,
-                        &request.verb,
-                        target,
-                        false,
-                        reason.as_deref(),
-                        &by,
-                        now,
-                        None,
-                    )?;
-                }
-                _ => {}
+                Decision::DenyAlways(reason) => Some((false, reason.as_deref(), None)),
+                _ => None,
+            };
+            if let Some((allow, reason, expires_at)) = standing {
+                let rule = NewRule {
+                    agent: &request.agent,
+                    verb: &request.verb,
+                    op: request.action["op"].as_str(),
+                    target: request.action["target"].as_str(),
+                    allow,
+                    reason,
+                    by: &by,
+                    expires_at,
+                };
+                pending::add_rule(tx, &rule, now)?;
             }
         }
         tx.execute(
@@ -921,6 +941,15 @@ impl Executor {
         }
         let own_cancel =
             decision == Decision::Cancel && *by == Authority::Agent(request.agent.clone());
+        if let Authority::Agent(name) = by
+            && request.made_by(name)
+            && !own_cancel
+        {
+            return Err(ExecError::OwnRequest {
+                id: request.id.clone(),
+                by: by.to_string(),
+            });
+        }
         if !(request.decidable_by(by) || own_cancel) {
             return Err(ExecError::NotYours {
                 id: request.id.clone(),
@@ -1065,8 +1094,9 @@ impl Executor {
             let input = CheckInput {
                 agent: &request.agent,
                 action,
-                private_context: false,
+                private_context: request.thread.starts_with("dm:"),
                 block: block.as_ref(),
+                on_behalf_of: &request.on_behalf_of,
             };
             self.engine.check(&conn, &input, self.now())?
         };
@@ -1190,7 +1220,7 @@ impl Executor {
             Some(id) => id.clone(),
             None => {
                 let mine: Vec<&PendingRequest> =
-                    waiting.iter().filter(|r| r.waiting_on() == &me).collect();
+                    waiting.iter().filter(|r| r.decidable_by(&me)).collect();
                 match mine.as_slice() {
                     [one] => one.id.clone(),
                     [] => return Err("no request is waiting on you".into()),
@@ -1254,6 +1284,7 @@ impl Executor {
                             char_limit: spec.char_limit,
                             permission: spec.permission,
                             pinned: false,
+                            shared: spec.shared,
                         };
                         blocks::create(tx, &new, "partner", now)?
                     }
@@ -1414,6 +1445,13 @@ impl Executor {
             Err(e) => Err(e),
         }
     }
+}
+
+/// What the agent hears when handling its action hit a bug in partner.
+fn crashed(panic: &str) -> String {
+    format!(
+        "partner failed while handling this action, so nothing was changed (internal error: {panic}); this is not your mistake"
+    )
 }
 
 /// True for verbs that decide other requests.

@@ -33,6 +33,21 @@ fn at_hour(now: Millis, days_ahead: i64, hour: i64) -> Millis {
     (now.div_euclid(DAY) + days_ahead) * DAY + hour * HOUR
 }
 
+/// Checks how far ahead a reminder is: more than nothing and at most
+/// [`crate::clock::MAX_SPAN`]; `None` (an overflow) is too far.
+fn ahead(text: &str, ms: Option<Millis>) -> Result<Millis, String> {
+    let max = crate::clock::MAX_SPAN.as_millis() as Millis;
+    match ms {
+        Some(ms) if ms <= 0 => Err(format!(
+            "'{text}' is not in the future; a reminder must be ahead of now"
+        )),
+        Some(ms) if ms <= max => Ok(ms),
+        _ => Err(format!(
+            "'{text}' is too far ahead; a reminder can be at most 10 years away"
+        )),
+    }
+}
+
 /// Parses `text` relative to `now`.
 pub fn parse_due(text: &str, now: Millis) -> Result<Due, String> {
     let lower = text.trim().to_lowercase();
@@ -57,12 +72,13 @@ pub fn parse_due(text: &str, now: Millis) -> Result<Due, String> {
                 n => n.parse().ok(),
             };
             if let (Some(n), Some(unit)) = (n, unit_ms(unit)) {
-                return at(now + n * unit);
+                return at(now.saturating_add(ahead(text, n.checked_mul(unit))?));
             }
         }
         ["in", compact] => {
             if let Ok(duration) = humantime::parse_duration(compact) {
-                return at(now + duration.as_millis() as Millis);
+                let ms = i64::try_from(duration.as_millis()).ok();
+                return at(now.saturating_add(ahead(text, ms)?));
             }
         }
         ["tomorrow"] | ["tomorrow", "morning"] => return at(at_hour(now, 1, 9)),
@@ -81,7 +97,14 @@ pub fn parse_due(text: &str, now: Millis) -> Result<Due, String> {
     if let Ok(time) = humantime::parse_rfc3339_weak(text.trim()) {
         let ms = time
             .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| d.as_millis() as Millis);
+            .ok()
+            .and_then(|d| i64::try_from(d.as_millis()).ok());
+        let Some(ms) = ms.filter(|ms| *ms > now) else {
+            return Err(format!(
+                "'{text}' has already passed; a reminder must be in the future"
+            ));
+        };
+        ahead(text, Some(ms - now))?;
         return at(ms);
     }
     Err(format!(
@@ -112,13 +135,30 @@ mod tests {
         );
         assert!(parse_due("next session", now).unwrap().next_session);
         assert_eq!(
-            parse_due("1970-01-02T00:00:00Z", now).unwrap().at,
-            Some(DAY)
+            parse_due("1970-01-12T00:00:00Z", now).unwrap().at,
+            Some(11 * DAY)
         );
         assert!(
             parse_due("when the moon is blue", now)
                 .unwrap_err()
                 .contains("couldn't tell when")
         );
+    }
+
+    #[test]
+    fn times_out_of_range_are_refused() {
+        let now = 10 * DAY;
+        for text in [
+            "in 999999999999999 hours",
+            "in 9223372036854775807 weeks",
+            "in 400000000y",
+            "in 11 years",
+            "in -5 hours",
+            "in 0 minutes",
+            "1970-01-01T00:00:00Z",
+            "9999-12-31T23:59:59Z",
+        ] {
+            assert!(parse_due(text, now).is_err(), "{text}");
+        }
     }
 }

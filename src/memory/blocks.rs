@@ -105,6 +105,9 @@ pub struct Block {
     pub permission: BlockPermission,
     /// Pinned blocks are shown first.
     pub pinned: bool,
+    /// Other agents may read it (constellation search, where the policy lets
+    /// them read shared blocks).
+    pub shared: bool,
     /// Current version (1 on creation, +1 per write).
     pub version: i64,
     /// When it was created.
@@ -139,6 +142,8 @@ pub struct NewBlock {
     pub permission: BlockPermission,
     /// Pinned.
     pub pinned: bool,
+    /// Readable by other agents.
+    pub shared: bool,
 }
 
 impl NewBlock {
@@ -153,6 +158,7 @@ impl NewBlock {
             char_limit: DEFAULT_CHAR_LIMIT,
             permission: BlockPermission::ReadWrite,
             pinned: false,
+            shared: false,
         }
     }
 }
@@ -185,7 +191,7 @@ pub struct MemoryChange {
     pub version_after: i64,
 }
 
-const COLUMNS: &str = "id, agent, label, kind, description, value, char_limit, permission, pinned, version, created_at, updated_at";
+const COLUMNS: &str = "id, agent, label, kind, description, value, char_limit, permission, pinned, version, created_at, updated_at, shared";
 
 fn block_from_row(row: &Row<'_>) -> rusqlite::Result<(Block, String, String)> {
     Ok((
@@ -199,6 +205,7 @@ fn block_from_row(row: &Row<'_>) -> rusqlite::Result<(Block, String, String)> {
             char_limit: row.get::<_, i64>(6)? as usize,
             permission: BlockPermission::ReadWrite,
             pinned: row.get(8)?,
+            shared: row.get(12)?,
             version: row.get(9)?,
             created_at: row.get(10)?,
             updated_at: row.get(11)?,
@@ -301,7 +308,7 @@ pub fn create(
         Some((id, version)) => {
             conn.execute(
                 "UPDATE blocks SET kind = ?2, description = ?3, value = ?4, char_limit = ?5, permission = ?6,
-                 pinned = ?7, version = ?8, updated_at = ?9, deleted_at = NULL WHERE id = ?1",
+                 pinned = ?7, version = ?8, updated_at = ?9, deleted_at = NULL, shared = ?10 WHERE id = ?1",
                 params![
                     id,
                     new.kind.as_str(),
@@ -311,15 +318,16 @@ pub fn create(
                     new.permission.as_str(),
                     new.pinned,
                     version + 1,
-                    now
+                    now,
+                    new.shared
                 ],
             )?;
             (id, version + 1, Some(version))
         }
         None => {
             conn.execute(
-                "INSERT INTO blocks (agent, label, kind, description, value, char_limit, permission, pinned, version, created_at, updated_at)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, 1, ?9, ?9)",
+                "INSERT INTO blocks (agent, label, kind, description, value, char_limit, permission, pinned, version, created_at, updated_at, shared)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, 1, ?9, ?9, ?10)",
                 params![
                     new.agent,
                     new.label,
@@ -329,7 +337,8 @@ pub fn create(
                     new.char_limit as i64,
                     new.permission.as_str(),
                     new.pinned,
-                    now
+                    now,
+                    new.shared
                 ],
             )?;
             (conn.last_insert_rowid(), 1, None)
@@ -461,6 +470,16 @@ pub fn delete(
         version_before: Some(block.version),
         version_after: version,
     })
+}
+
+/// Marks a block readable (or not) by other agents.
+pub fn set_shared(conn: &Connection, agent: &str, label: &str, shared: bool) -> MemoryResult<()> {
+    require(conn, agent, label)?;
+    conn.execute(
+        "UPDATE blocks SET shared = ?3 WHERE agent = ?1 AND label = ?2 AND deleted_at IS NULL",
+        params![agent, label, shared],
+    )?;
+    Ok(())
 }
 
 /// Changes a block's kind (archive, load, swap).

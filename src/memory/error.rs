@@ -18,6 +18,9 @@ pub enum MemoryError {
         /// The newest version this binary knows.
         known: i64,
     },
+    /// The file is not a partner database this binary can use.
+    #[error("this database cannot be used: {0}")]
+    BadSchema(String),
     /// No such block.
     #[error("no block '{label}' for agent {agent}")]
     NoBlock {

@@ -45,11 +45,23 @@ pub struct Message {
     pub content: String,
     /// When.
     pub created_at: Millis,
+    /// For a message from another agent: that agent and the agents whose
+    /// messages led to it, nearest first. None of them may decide a request
+    /// the reader makes in answer.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub lineage: Vec<String>,
 }
 
+/// The columns [`Message::from_row`] reads, in order.
+const MESSAGE_COLUMNS: &str = "id, agent, thread, role, content, created_at, lineage";
+
+/// Most agents a lineage keeps (the nearest ones).
+pub const MAX_LINEAGE: usize = 16;
+
 impl Message {
-    /// Reads `id, agent, thread, role, content, created_at`, in that order.
+    /// Reads [`MESSAGE_COLUMNS`], in that order.
     fn from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Self> {
+        let lineage: String = r.get(6)?;
         Ok(Message {
             id: r.get(0)?,
             agent: r.get(1)?,
@@ -57,6 +69,7 @@ impl Message {
             role: r.get(3)?,
             content: r.get(4)?,
             created_at: r.get(5)?,
+            lineage: serde_json::from_str(&lineage).unwrap_or_default(),
         })
     }
 }
@@ -70,9 +83,31 @@ pub fn add_message(
     content: &str,
     now: Millis,
 ) -> MemoryResult<i64> {
+    add_message_with_lineage(conn, agent, thread, role, content, &[], now)
+}
+
+/// Appends a message another agent sent, with the agents it came through
+/// (at most [`MAX_LINEAGE`] kept); returns its id.
+pub fn add_message_with_lineage(
+    conn: &Connection,
+    agent: &str,
+    thread: &str,
+    role: &str,
+    content: &str,
+    lineage: &[String],
+    now: Millis,
+) -> MemoryResult<i64> {
+    let lineage = &lineage[..lineage.len().min(MAX_LINEAGE)];
     conn.execute(
-        "INSERT INTO messages (agent, thread, role, content, created_at) VALUES (?1, ?2, ?3, ?4, ?5)",
-        params![agent, thread, role, content, now],
+        "INSERT INTO messages (agent, thread, role, content, created_at, lineage) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+        params![
+            agent,
+            thread,
+            role,
+            content,
+            now,
+            serde_json::to_string(lineage).unwrap_or_else(|_| "[]".into())
+        ],
     )?;
     Ok(conn.last_insert_rowid())
 }
@@ -84,11 +119,11 @@ pub fn recent_messages(
     thread: &str,
     limit: usize,
 ) -> MemoryResult<Vec<Message>> {
-    let mut stmt = conn.prepare(
-        "SELECT id, agent, thread, role, content, created_at FROM
+    let mut stmt = conn.prepare(&format!(
+        "SELECT {MESSAGE_COLUMNS} FROM
            (SELECT * FROM messages WHERE agent = ?1 AND thread = ?2 ORDER BY id DESC LIMIT ?3)
-         ORDER BY id",
-    )?;
+         ORDER BY id"
+    ))?;
     let rows = stmt.query_map(params![agent, thread, limit as i64], Message::from_row)?;
     Ok(rows.collect::<Result<_, _>>()?)
 }
@@ -100,10 +135,10 @@ pub fn messages_from_agents(
     agent: &str,
     after: i64,
 ) -> MemoryResult<Vec<Message>> {
-    let mut stmt = conn.prepare_cached(
-        "SELECT id, agent, thread, role, content, created_at FROM messages
-         WHERE agent = ?1 AND role LIKE 'agent:%' AND id > ?2 ORDER BY id",
-    )?;
+    let mut stmt = conn.prepare_cached(&format!(
+        "SELECT {MESSAGE_COLUMNS} FROM messages
+         WHERE agent = ?1 AND role LIKE 'agent:%' AND id > ?2 ORDER BY id"
+    ))?;
     let rows = stmt.query_map(params![agent, after], Message::from_row)?;
     Ok(rows.collect::<Result<_, _>>()?)
 }

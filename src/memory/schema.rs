@@ -1,6 +1,8 @@
 //! The database schema and its migrations. Migrations run in order on open,
-//! each in its own transaction, and record the version in `user_version`.
-//! A database whose version is newer than this binary knows is refused.
+//! all in one exclusive transaction that re-reads the version first (so
+//! any number of processes may open a database at once), and record the
+//! version in `user_version`. A database whose version is newer than this
+//! binary knows, negative, or zero with tables already in it is refused.
 
 /// Every migration, in order; the schema version is the number applied.
 pub const MIGRATIONS: &[&str] = &[
@@ -184,6 +186,15 @@ pub const MIGRATIONS: &[&str] = &[
         message TEXT NOT NULL,
         created_at INTEGER NOT NULL
     );
+    "#,
+    // 2: who a request was made on behalf of (so none of them may decide
+    // it), the op a standing rule covers, the lineage of agent messages,
+    // and blocks other agents may read.
+    r#"
+    ALTER TABLE pending ADD COLUMN on_behalf_of TEXT NOT NULL DEFAULT '[]';
+    ALTER TABLE standing_rules ADD COLUMN op TEXT;
+    ALTER TABLE messages ADD COLUMN lineage TEXT NOT NULL DEFAULT '[]';
+    ALTER TABLE blocks ADD COLUMN shared INTEGER NOT NULL DEFAULT 0;
     "#,
 ];
 

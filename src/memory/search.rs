@@ -21,13 +21,39 @@ pub enum SearchDomain {
     Conversations,
 }
 
+/// How far a search by one agent may read into other agents' memory.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Reach {
+    /// Its own memory, and what other agents told it.
+    #[default]
+    Own,
+    /// Also the blocks other agents marked shared.
+    Shared,
+    /// All of every agent's memory.
+    All,
+}
+
+impl Reach {
+    fn code(self) -> i64 {
+        match self {
+            Reach::Own => 0,
+            Reach::Shared => 1,
+            Reach::All => 2,
+        }
+    }
+}
+
 /// A search request.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SearchQuery {
     /// The user's words.
     pub text: String,
-    /// Only this agent's memory; `None` searches the whole constellation.
+    /// The agent searching: its own memory, plus what `reach` lets it read
+    /// of others'. `None` is the partner, who reads the whole constellation.
     pub agent: Option<String>,
+    /// How far into other agents' memory the search reads.
+    pub reach: Reach,
     /// Domains to search.
     pub domains: Vec<SearchDomain>,
     /// Only items at or after this time.
@@ -51,6 +77,7 @@ impl SearchQuery {
                 SearchDomain::Archival,
                 SearchDomain::Conversations,
             ],
+            reach: Reach::Own,
             since: None,
             until: None,
             role: None,
@@ -109,7 +136,8 @@ pub fn search(conn: &Connection, query: &SearchQuery) -> MemoryResult<Vec<Search
                 }
                 "SELECT b.agent, b.id, b.label, NULL, snippet(blocks_fts, 1, '[', ']', '…', 12), bm25(blocks_fts), b.updated_at
                  FROM blocks_fts JOIN blocks b ON b.id = blocks_fts.rowid
-                 WHERE blocks_fts MATCH ?1 AND b.deleted_at IS NULL AND (?2 IS NULL OR b.agent = ?2)
+                 WHERE blocks_fts MATCH ?1 AND b.deleted_at IS NULL
+                   AND (?2 IS NULL OR b.agent = ?2 OR ?7 = 2 OR (?7 = 1 AND b.shared = 1))
                    AND b.updated_at >= ?3 AND b.updated_at < ?4 AND ?5 IS NULL
                  ORDER BY bm25(blocks_fts) LIMIT ?6"
             }
@@ -119,21 +147,30 @@ pub fn search(conn: &Connection, query: &SearchQuery) -> MemoryResult<Vec<Search
                 }
                 "SELECT a.agent, a.id, NULL, NULL, snippet(archival_fts, 0, '[', ']', '…', 12), bm25(archival_fts), a.created_at
                  FROM archival_fts JOIN archival a ON a.id = archival_fts.rowid
-                 WHERE archival_fts MATCH ?1 AND (?2 IS NULL OR a.agent = ?2)
+                 WHERE archival_fts MATCH ?1 AND (?2 IS NULL OR a.agent = ?2 OR ?7 = 2)
                    AND a.created_at >= ?3 AND a.created_at < ?4 AND ?5 IS NULL
                  ORDER BY bm25(archival_fts) LIMIT ?6"
             }
             SearchDomain::Conversations => {
                 "SELECT m.agent, m.id, m.thread, m.role, snippet(messages_fts, 0, '[', ']', '…', 12), bm25(messages_fts), m.created_at
                  FROM messages_fts JOIN messages m ON m.id = messages_fts.rowid
-                 WHERE messages_fts MATCH ?1 AND (?2 IS NULL OR m.agent = ?2)
+                 WHERE messages_fts MATCH ?1
+                   AND (?2 IS NULL OR m.agent = ?2 OR m.role = 'agent:' || ?2 OR ?7 = 2)
                    AND m.created_at >= ?3 AND m.created_at < ?4 AND (?5 IS NULL OR m.role = ?5)
                  ORDER BY bm25(messages_fts) LIMIT ?6"
             }
         };
         let mut stmt = conn.prepare_cached(sql)?;
         let rows = stmt.query_map(
-            params![fts, query.agent, since, until, query.role, limit],
+            params![
+                fts,
+                query.agent,
+                since,
+                until,
+                query.role,
+                limit,
+                query.reach.code()
+            ],
             |r| {
                 Ok(SearchHit {
                     domain: *domain,

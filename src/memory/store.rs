@@ -83,17 +83,62 @@ impl MemoryStore {
     }
 }
 
-fn migrate(conn: &mut Connection) -> MemoryResult<()> {
-    let found: i64 = conn.query_row("PRAGMA user_version", [], |r| r.get(0))?;
-    let known = current_version();
+fn schema_version(conn: &Connection) -> MemoryResult<i64> {
+    Ok(conn.query_row("PRAGMA user_version", [], |r| r.get(0))?)
+}
+
+/// Refuses a version this binary cannot work with.
+fn check_version(conn: &Connection, found: i64, known: i64) -> MemoryResult<()> {
+    if found < 0 {
+        return Err(MemoryError::BadSchema(format!(
+            "its schema version is {found}, which no partner writes; it is not a partner database or it was damaged (nothing was changed)"
+        )));
+    }
     if found > known {
         return Err(MemoryError::NewerSchema { found, known });
     }
-    for (index, sql) in MIGRATIONS.iter().enumerate().skip(found as usize) {
-        let tx = conn.transaction()?;
-        tx.execute_batch(sql)?;
-        tx.pragma_update(None, "user_version", (index + 1) as i64)?;
-        tx.commit()?;
+    if found == 0 {
+        let tables: i64 = conn.query_row(
+            "SELECT count(*) FROM sqlite_master WHERE type = 'table'",
+            [],
+            |r| r.get(0),
+        )?;
+        if tables > 0 {
+            return Err(MemoryError::BadSchema(format!(
+                "it holds {tables} tables but no partner schema version (user_version 0); it is not a partner database or it was damaged (nothing was changed)"
+            )));
+        }
     }
+    Ok(())
+}
+
+fn migrate(conn: &mut Connection) -> MemoryResult<()> {
+    let known = current_version();
+    let found = schema_version(conn)?;
+    check_version(conn, found, known)?;
+    if found == known {
+        return Ok(());
+    }
+    // Another process may be migrating the same file: take the write lock,
+    // then look again.
+    let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Exclusive)?;
+    let found = schema_version(&tx)?;
+    check_version(&tx, found, known)?;
+    for (index, sql) in MIGRATIONS.iter().enumerate().skip(found as usize) {
+        tx.execute_batch(sql).map_err(|e| {
+            let reason = match &e {
+                rusqlite::Error::SqliteFailure(_, Some(message)) => {
+                    message.lines().next().unwrap_or("").to_string()
+                }
+                other => other.to_string().lines().next().unwrap_or("").to_string(),
+            };
+            MemoryError::BadSchema(format!(
+                "updating it to schema version {} failed: {reason} (nothing was changed)",
+                index + 1
+            ))
+        })?;
+    }
+    tx.pragma_update(None, "user_version", known)?;
+    tx.commit()?;
     Ok(())
 }

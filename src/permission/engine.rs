@@ -11,12 +11,20 @@
 //! 7. the marker: `!` asks the partner, `?`/`?ask` always ask, `.` allows
 //!    where the rule says routine is fine;
 //! 8. a public post from a private conversation asks the partner;
-//! 9. content that looks sensitive asks the partner.
+//! 9. anything that looks like a secret or personal data in any field that
+//!    leaves the agent (content, target, URL, query) asks the partner
+//!    directly, never a supervising agent.
+//!
+//! A fetch to a host that names this machine or a private network is
+//! refused at step 2 unless the policy allows the host. Whoever is asked,
+//! an agent never decides a request it made itself or one made on its
+//! behalf: such agents are taken out of the authority chain.
 
 use rusqlite::Connection;
 use serde::Serialize;
 
 use super::authority::Authority;
+use super::network;
 use super::pending;
 use super::policy::{Policy, RuleDecision};
 use super::rate::RateLimiter;
@@ -65,6 +73,9 @@ pub struct CheckInput<'a> {
     pub private_context: bool,
     /// The existing block a memory write targets.
     pub block: Option<&'a Block>,
+    /// Agents whose messages led to this action (nearest first); they may
+    /// not decide it.
+    pub on_behalf_of: &'a [String],
 }
 
 /// Verbs that are refused to agents without an authority role.
@@ -84,15 +95,45 @@ pub fn writes_block(action: &ParsedAction) -> bool {
     }
 }
 
-/// True when the action sends text outside the agent (or into memory),
-/// so its content is checked for secrets and personal data.
-fn carries_content(action: &ParsedAction) -> bool {
-    match action.verb {
+/// The text an action sends outside the agent or stores, every field of
+/// it (content, replaced text, target, domain, URL, query), to check for
+/// secrets and personal data; `None` for actions that neither send nor
+/// store text.
+fn outgoing_text(action: &ParsedAction) -> Option<String> {
+    let sends = match action.verb {
         Verb::Send | Verb::Reply | Verb::Post | Verb::Dm | Verb::Tell => true,
+        Verb::Fetch | Verb::Web | Verb::Custom(_) => true,
         Verb::Recall => matches!(action.op, Some(Op::Insert | Op::Append | Op::Patch)),
         Verb::Context => matches!(action.op, Some(Op::Append | Op::Replace)),
         _ => false,
+    };
+    sends.then(|| {
+        [
+            action.content.as_deref(),
+            action.old.as_deref(),
+            action.target.as_deref(),
+            action.domain.as_deref(),
+        ]
+        .into_iter()
+        .flatten()
+        .collect::<Vec<_>>()
+        .join("\n")
+    })
+}
+
+/// The host (and port) a `/fetch` connects to, when it has a URL.
+fn fetch_host(action: &ParsedAction) -> Option<(String, Option<u16>)> {
+    if action.verb != Verb::Fetch {
+        return None;
     }
+    let target = action.target.as_deref()?;
+    let url = if target.contains("://") {
+        target.to_string()
+    } else {
+        format!("https://{target}")
+    };
+    let uri: ureq::http::Uri = url.parse().ok()?;
+    Some((uri.host()?.to_string(), uri.port_u16()))
 }
 
 /// True when the action publishes to a platform.
@@ -186,6 +227,18 @@ impl PermissionEngine {
             }
         }
 
+        // 2b. Fetches go to public hosts only, unless the policy names them.
+        if let Some((host, port)) = fetch_host(action)
+            && let Some(what) = network::non_public_host(&host)
+            && !self.policy.network.allows(&host, port)
+        {
+            let reason = format!(
+                "/fetch may not reach {host}: it is {what}; the partner can allow the host in the policy ([network] allow_hosts)"
+            );
+            path.push(reason.clone());
+            return Ok(deny(path, reason));
+        }
+
         // 3. Rate limit.
         if let Some(limit) = self.policy.rate_limit(verb)
             && let Err(wait) = self.limiter.take(agent, verb, limit, now)
@@ -242,7 +295,15 @@ impl PermissionEngine {
         }
 
         // 5 and 6. Standing rule, else policy.
-        let standing = pending::matching_rule(conn, agent, verb, action.target.as_deref(), now)?;
+        let standing = pending::matching_rule(
+            conn,
+            agent,
+            verb,
+            action.op.map(|o| o.as_str()),
+            action.target.as_deref(),
+            input.on_behalf_of,
+            now,
+        )?;
         let mut rule_routine = false;
         let mut rule_authorities = self.policy.default_authority.clone();
         let mut verdict = match standing {
@@ -349,18 +410,33 @@ impl PermissionEngine {
             verdict = ask(vec![Authority::Partner], reason);
         }
 
-        // 9. Sensitive content.
-        if carries_content(action) && verdict == Verdict::Allow {
-            let text = [action.content.as_deref(), action.old.as_deref()]
-                .into_iter()
-                .flatten()
-                .collect::<Vec<_>>()
-                .join("\n");
+        // 9. Sensitive content, in any field that leaves: only the partner
+        // may let it out.
+        if let Some(text) = outgoing_text(action) {
             let found = sensitivity::findings(&text);
-            if !found.is_empty() {
-                let reason = format!("the content looks like it holds {}", found.join(" and "));
+            let partner_only = matches!(&verdict, Verdict::Ask { authorities, .. } if authorities == &[Authority::Partner]);
+            if !found.is_empty() && !partner_only {
+                let reason = format!("the action looks like it holds {}", found.join(" and "));
                 path.push(reason.clone());
                 verdict = ask(vec![Authority::Partner], reason);
+            }
+        }
+
+        // Nobody decides their own request, nor one made on their behalf.
+        if let Verdict::Ask {
+            authorities,
+            reason,
+        } = &verdict
+        {
+            let (kept, skipped) =
+                pending::independent_authorities(authorities, agent, input.on_behalf_of);
+            for authority in &skipped {
+                path.push(format!(
+                    "{authority} is skipped: the request is its own or made on its behalf"
+                ));
+            }
+            if !skipped.is_empty() {
+                verdict = ask(kept, reason.clone());
             }
         }
 

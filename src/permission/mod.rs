@@ -4,6 +4,7 @@
 
 mod authority;
 mod engine;
+pub mod network;
 pub mod pending;
 mod policy;
 mod rate;
@@ -13,6 +14,7 @@ pub use authority::Authority;
 pub use engine::{Check, CheckInput, PermissionEngine, Verdict, is_strict, writes_block};
 pub use pending::{Decision, PendingRequest, RequestStatus, StandingRule};
 pub use policy::{
-    DEFAULT_POLICY, OneOrMany, Platform, Policy, PolicyError, RateLimit, Rule, RuleDecision,
+    DEFAULT_POLICY, Limits, Network, OneOrMany, Platform, Policy, PolicyError, RateLimit, Rule,
+    RuleDecision, Visibility,
 };
 pub use rate::RateLimiter;

@@ -119,6 +119,9 @@ pub struct PendingRequest {
     pub thread: String,
     /// The raw text of the action as written.
     pub raw_text: String,
+    /// The agents whose messages led to the request (nearest first). With
+    /// the requester, none of them may decide it.
+    pub on_behalf_of: Vec<String>,
     /// Status.
     pub status: RequestStatus,
     /// Who decided.
@@ -144,11 +147,40 @@ impl PendingRequest {
             .unwrap_or(&Authority::Partner)
     }
 
-    /// True when `by` may decide it now: the partner always, an agent only
-    /// when the request waits on it.
-    pub fn decidable_by(&self, by: &Authority) -> bool {
-        by.is_partner() || self.waiting_on() == by
+    /// True when `agent` asked for it, or it was asked on `agent`'s behalf.
+    pub fn made_by(&self, agent: &str) -> bool {
+        self.agent == agent || self.on_behalf_of.iter().any(|a| a == agent)
     }
+
+    /// True when `by` may decide it now: the partner always; an agent only
+    /// when the request waits on it and it is not the agent's own (or made
+    /// on its behalf).
+    pub fn decidable_by(&self, by: &Authority) -> bool {
+        match by {
+            Authority::Partner => true,
+            Authority::Agent(name) => self.waiting_on() == by && !self.made_by(name),
+        }
+    }
+}
+
+/// The authorities of a request `agent` makes (on behalf of `lineage`):
+/// `authorities` without any of those agents, who may not decide it; the
+/// partner when nobody else is left. Also says whom it skipped.
+pub fn independent_authorities(
+    authorities: &[Authority],
+    agent: &str,
+    lineage: &[String],
+) -> (Vec<Authority>, Vec<Authority>) {
+    let interested = |name: &str| name == agent || lineage.iter().any(|l| l == name);
+    let (skipped, kept): (Vec<Authority>, Vec<Authority>) = authorities
+        .iter()
+        .cloned()
+        .partition(|a| matches!(a, Authority::Agent(name) if interested(name)));
+    let mut kept = kept;
+    if kept.is_empty() {
+        kept.push(Authority::Partner);
+    }
+    (kept, skipped)
 }
 
 /// What to store for a new request.
@@ -174,13 +206,15 @@ pub struct NewRequest<'a> {
     pub thread: &'a str,
     /// Raw text.
     pub raw_text: &'a str,
+    /// Agents whose messages led to the request.
+    pub on_behalf_of: &'a [String],
     /// Span in the turn.
     pub span: (usize, usize),
     /// Timeout.
     pub expires_at: Option<Millis>,
 }
 
-const COLUMNS: &str = "id, agent, canonical, action_json, verb, marker, reason, authorities, authority_index, turn_id, raw_text, status, decided_by, decision, decision_note, created_at, expires_at, decided_at, thread";
+const COLUMNS: &str = "id, agent, canonical, action_json, verb, marker, reason, authorities, authority_index, turn_id, raw_text, status, decided_by, decision, decision_note, created_at, expires_at, decided_at, thread, on_behalf_of";
 
 fn from_row(r: &Row<'_>) -> rusqlite::Result<PendingRequest> {
     let authorities: String = r.get(7)?;
@@ -207,6 +241,7 @@ fn from_row(r: &Row<'_>) -> rusqlite::Result<PendingRequest> {
         expires_at: r.get(16)?,
         decided_at: r.get(17)?,
         thread: r.get(18)?,
+        on_behalf_of: serde_json::from_str(&r.get::<_, String>(19)?).unwrap_or_default(),
     })
 }
 
@@ -223,8 +258,8 @@ pub fn create(
 ) -> Result<PendingRequest, MemoryError> {
     conn.execute(
         "INSERT INTO pending (agent, canonical, action_json, verb, marker, reason, authorities, turn_id, raw_text,
-                              span_start, span_end, created_at, expires_at, thread)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)",
+                              span_start, span_end, created_at, expires_at, thread, on_behalf_of)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)",
         params![
             new.agent,
             new.canonical,
@@ -239,11 +274,13 @@ pub fn create(
             new.span.1 as i64,
             now,
             new.expires_at,
-            new.thread
+            new.thread,
+            serde_json::to_string(new.on_behalf_of).unwrap_or_else(|_| "[]".into())
         ],
     )?;
     let id = conn.last_insert_rowid();
-    Ok(get(conn, &format!("r{id}"))?.expect("the row just inserted"))
+    get(conn, &format!("r{id}"))?
+        .ok_or_else(|| MemoryError::Sqlite(rusqlite::Error::QueryReturnedNoRows))
 }
 
 /// One request by id.
@@ -302,8 +339,14 @@ pub fn escalate(
     conn: &Connection,
     request: &PendingRequest,
 ) -> Result<Option<Authority>, MemoryError> {
-    let next = request.authority_index + 1;
-    let Some(authority) = request.authorities.get(next) else {
+    // Never to the requester or anyone it asked on behalf of.
+    let Some((next, authority)) = request
+        .authorities
+        .iter()
+        .enumerate()
+        .skip(request.authority_index + 1)
+        .find(|(_, a)| !matches!(a, Authority::Agent(name) if request.made_by(name)))
+    else {
         return Ok(None);
     };
     conn.execute(
@@ -330,6 +373,8 @@ pub struct StandingRule {
     pub agent: String,
     /// The verb.
     pub verb: String,
+    /// The verb's op (`read`, `delete`…; `None` for verbs without one).
+    pub op: Option<String>,
     /// The target (`None` for actions without one).
     pub target: Option<String>,
     /// `allow` or `deny`.
@@ -344,26 +389,50 @@ pub struct StandingRule {
     pub expires_at: Option<Millis>,
 }
 
-/// Adds a standing rule; returns its id.
-#[allow(clippy::too_many_arguments)]
-pub fn add_rule(
-    conn: &Connection,
-    agent: &str,
-    verb: &str,
-    target: Option<&str>,
-    allow: bool,
-    reason: Option<&str>,
-    by: &str,
-    now: Millis,
-    expires_at: Option<Millis>,
-) -> Result<i64, MemoryError> {
+/// What a new standing rule covers and says.
+#[derive(Debug, Clone)]
+pub struct NewRule<'a> {
+    /// The agent.
+    pub agent: &'a str,
+    /// The verb.
+    pub verb: &'a str,
+    /// The op.
+    pub op: Option<&'a str>,
+    /// The target.
+    pub target: Option<&'a str>,
+    /// Allow (true) or deny.
+    pub allow: bool,
+    /// Why.
+    pub reason: Option<&'a str>,
+    /// Who made it.
+    pub by: &'a str,
+    /// When it lapses.
+    pub expires_at: Option<Millis>,
+}
+
+/// Adds a standing rule for exactly the agent, verb, op and target given;
+/// returns its id.
+pub fn add_rule(conn: &Connection, rule: &NewRule<'_>, now: Millis) -> Result<i64, MemoryError> {
     conn.execute(
-        "INSERT INTO standing_rules (agent, verb, target, effect, reason, created_by, created_at, expires_at)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
-        params![agent, verb, target, if allow { "allow" } else { "deny" }, reason, by, now, expires_at],
+        "INSERT INTO standing_rules (agent, verb, op, target, effect, reason, created_by, created_at, expires_at)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+        params![
+            rule.agent,
+            rule.verb,
+            rule.op,
+            rule.target,
+            if rule.allow { "allow" } else { "deny" },
+            rule.reason,
+            rule.by,
+            now,
+            rule.expires_at
+        ],
     )?;
     Ok(conn.last_insert_rowid())
 }
+
+const RULE_COLUMNS: &str =
+    "id, agent, verb, target, effect, reason, created_by, created_at, expires_at, op";
 
 fn rule_from_row(r: &Row<'_>) -> rusqlite::Result<StandingRule> {
     Ok(StandingRule {
@@ -376,37 +445,53 @@ fn rule_from_row(r: &Row<'_>) -> rusqlite::Result<StandingRule> {
         created_by: r.get(6)?,
         created_at: r.get(7)?,
         expires_at: r.get(8)?,
+        op: r.get(9)?,
     })
 }
 
 /// Standing rules in force at `now`.
 pub fn rules(conn: &Connection, now: Millis) -> Result<Vec<StandingRule>, MemoryError> {
-    let mut stmt = conn.prepare_cached(
-        "SELECT id, agent, verb, target, effect, reason, created_by, created_at, expires_at FROM standing_rules
-         WHERE revoked_at IS NULL AND (expires_at IS NULL OR expires_at > ?1) ORDER BY id",
-    )?;
+    let mut stmt = conn.prepare_cached(&format!(
+        "SELECT {RULE_COLUMNS} FROM standing_rules
+         WHERE revoked_at IS NULL AND (expires_at IS NULL OR expires_at > ?1) ORDER BY id"
+    ))?;
     let rows = stmt.query_map([now], rule_from_row)?;
     Ok(rows.collect::<Result<_, _>>()?)
 }
 
-/// The standing rule for an agent's verb and target in force at `now`; a
-/// deny wins over an allow.
+/// The standing rule for an agent's verb, op and target in force at `now`
+/// that applies to an action made on behalf of `lineage`; a deny wins over
+/// an allow. A rule covers exactly the verb, op and target it was made for:
+/// approving `/recall read plan` always says nothing about `/recall delete
+/// plan`. An allowing rule an agent made does not cover actions made on
+/// that agent's behalf (it would be deciding its own request).
 pub fn matching_rule(
     conn: &Connection,
     agent: &str,
     verb: &str,
+    op: Option<&str>,
     target: Option<&str>,
+    lineage: &[String],
     now: Millis,
 ) -> Result<Option<StandingRule>, MemoryError> {
-    let mut stmt = conn.prepare_cached(
-        "SELECT id, agent, verb, target, effect, reason, created_by, created_at, expires_at FROM standing_rules
+    let mut stmt = conn.prepare_cached(&format!(
+        "SELECT {RULE_COLUMNS} FROM standing_rules
          WHERE revoked_at IS NULL AND (expires_at IS NULL OR expires_at > ?4)
-           AND agent = ?1 AND verb = ?2 AND target IS ?3
-         ORDER BY effect = 'deny' DESC, id DESC LIMIT 1",
-    )?;
-    Ok(stmt
-        .query_row(params![agent, verb, target, now], rule_from_row)
-        .optional()?)
+           AND agent = ?1 AND verb = ?2 AND target IS ?3 AND op IS ?5
+         ORDER BY effect = 'deny' DESC, id DESC"
+    ))?;
+    let rules = stmt.query_map(params![agent, verb, target, now, op], rule_from_row)?;
+    for rule in rules {
+        let rule = rule?;
+        let by_interested = rule
+            .created_by
+            .strip_prefix("agent:")
+            .is_some_and(|by| by == agent || lineage.iter().any(|l| l == by));
+        if rule.effect == "deny" || !by_interested {
+            return Ok(Some(rule));
+        }
+    }
+    Ok(None)
 }
 
 /// Revokes a standing rule; false when there was none in force.

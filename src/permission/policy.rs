@@ -9,6 +9,7 @@ use serde::Deserialize;
 
 use super::authority::Authority;
 use crate::dialect::{Marker, ParsedAction};
+use crate::memory::Reach;
 
 /// The shipped default policy (also the file `config/policy.toml`).
 pub const DEFAULT_POLICY: &str = include_str!("../../config/policy.toml");
@@ -139,12 +140,99 @@ pub struct Platform {
     pub agents: Vec<String>,
 }
 
+/// What one agent's constellation-wide search may read of other agents'
+/// memory: a default and per-agent exceptions.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Visibility {
+    /// For agents not named below (default: shared blocks only).
+    #[serde(default = "shared_reach")]
+    pub default: Reach,
+    /// Per agent.
+    #[serde(default)]
+    pub agents: BTreeMap<String, Reach>,
+}
+
+fn shared_reach() -> Reach {
+    Reach::Shared
+}
+
+impl Visibility {
+    /// How far `agent` may read into the others' memory.
+    pub fn reach_of(&self, agent: &str) -> Reach {
+        self.agents.get(agent).copied().unwrap_or(self.default)
+    }
+}
+
+/// Where `/fetch` and `/web` may connect.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Network {
+    /// Hosts that may be reached even though they resolve to a loopback,
+    /// private, link-local or metadata address (`localhost`,
+    /// `127.0.0.1:8080`, `*.internal`). Everything else must be public.
+    #[serde(default)]
+    pub allow_hosts: Vec<String>,
+}
+
+impl Network {
+    /// True when the policy lets agents reach `host` (with `port`) even at
+    /// a non-public address.
+    pub fn allows(&self, host: &str, port: Option<u16>) -> bool {
+        let host = host.trim_start_matches('[').trim_end_matches(']');
+        self.allow_hosts.iter().any(|pattern| {
+            let (pattern_host, pattern_port) = split_host_port(pattern);
+            glob(pattern_host, host) && pattern_port.is_none_or(|p| Some(p) == port)
+        })
+    }
+}
+
+/// `host:port` → (`host`, port); `[::1]:80` and bare IPv6 handled.
+fn split_host_port(text: &str) -> (&str, Option<u16>) {
+    if let Some(rest) = text.strip_prefix('[')
+        && let Some((host, after)) = rest.split_once(']')
+    {
+        return (host, after.strip_prefix(':').and_then(|p| p.parse().ok()));
+    }
+    match text.rsplit_once(':') {
+        Some((host, port)) if !host.contains(':') => (host, port.parse().ok()),
+        _ => (text, None),
+    }
+}
+
+/// Size limits on what agents store.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Limits {
+    /// Most bytes one archival entry may hold.
+    #[serde(default = "default_archival_bytes")]
+    pub archival_bytes: usize,
+}
+
+fn default_archival_bytes() -> usize {
+    64 * 1024
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            archival_bytes: default_archival_bytes(),
+        }
+    }
+}
+
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct PolicyFile {
     default: Option<RuleDecision>,
     default_authority: Option<OneOrMany>,
     request_timeout: Option<String>,
+    #[serde(default)]
+    visibility: Option<Visibility>,
+    #[serde(default)]
+    network: Network,
+    #[serde(default)]
+    limits: Limits,
     #[serde(default)]
     roles: BTreeMap<String, String>,
     #[serde(default)]
@@ -172,6 +260,12 @@ pub struct Policy {
     pub rate_limits: BTreeMap<String, RateLimit>,
     /// Rules, in order.
     pub rules: Vec<Rule>,
+    /// What constellation searches may read of other agents' memory.
+    pub visibility: Visibility,
+    /// Where fetches may connect.
+    pub network: Network,
+    /// Size limits.
+    pub limits: Limits,
 }
 
 /// A policy file that could not be loaded.
@@ -208,6 +302,12 @@ impl Policy {
             platforms: BTreeMap::new(),
             rate_limits: BTreeMap::new(),
             rules: Vec::new(),
+            visibility: Visibility {
+                default: Reach::Shared,
+                agents: BTreeMap::new(),
+            },
+            network: Network::default(),
+            limits: Limits::default(),
         }
     }
 
@@ -241,7 +341,7 @@ impl Policy {
             .request_timeout
             .as_deref()
             .map(|t| {
-                humantime::parse_duration(t).map_err(|e| {
+                crate::clock::parse_span(t).map_err(|e| {
                     at(
                         locate("request_timeout"),
                         format!("request_timeout '{t}': {e}"),
@@ -257,6 +357,12 @@ impl Policy {
             platforms: file.platforms,
             rate_limits: file.rate_limits,
             rules: file.rules,
+            visibility: file.visibility.unwrap_or(Visibility {
+                default: Reach::Shared,
+                agents: BTreeMap::new(),
+            }),
+            network: file.network,
+            limits: file.limits,
         })
     }
 

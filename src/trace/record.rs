@@ -61,6 +61,9 @@ pub struct BlockSpec {
     pub description: String,
     /// The new value.
     pub value: String,
+    /// Readable by other agents (used when the block is created).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub shared: bool,
 }
 
 /// What kind of operation a record is, so replay can redo it.

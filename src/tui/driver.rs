@@ -164,8 +164,20 @@ pub async fn run(
     mut app: App,
     settings: ConsoleSettings,
 ) -> std::io::Result<()> {
+    // The terminal is given back only when the console itself (on this
+    // thread) panics. A contained panic is an error value already; a panic
+    // in a background task is kept for the status line instead of being
+    // printed over the screen, and the console carries on.
+    let console_thread = std::thread::current().id();
     let previous = std::panic::take_hook();
     std::panic::set_hook(Box::new(move |info| {
+        if crate::isolate::is_contained() {
+            return;
+        }
+        if std::thread::current().id() != console_thread {
+            crate::isolate::note_background_panic(info.to_string());
+            return;
+        }
         restore_terminal();
         previous(info);
     }));
@@ -341,6 +353,10 @@ pub async fn run(
                     trace_dirty = false;
                     spawn_load(load_trace(trace_offset));
                 }
+                if let Some(panic) = crate::isolate::take_background_panics().pop() {
+                    app.notice = Some(format!("internal error in a background task (please report it): {panic}"));
+                    dirty = true;
+                }
                 let status = handle.status().await;
                 let rows = status
                     .into_iter()
@@ -434,6 +450,7 @@ pub async fn run(
                             char_limit: b.char_limit,
                             description: b.description,
                             value,
+                            shared: b.shared,
                         };
                         let notice = match ex.partner_set_block(spec) {
                             Ok(report) => format!("saved: {}", report.text),

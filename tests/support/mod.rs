@@ -60,6 +60,7 @@ impl Rig {
                 char_limit: 5000,
                 description: String::new(),
                 value: value.into(),
+                shared: false,
             })
             .unwrap();
     }

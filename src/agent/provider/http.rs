@@ -3,12 +3,12 @@
 //! the server-sent events line by line on a blocking thread, forwarding
 //! what `on_event` makes of them, and stopping when cancelled.
 
-use std::io::{BufRead, BufReader};
+use std::io::{BufReader, Read};
 use std::time::Duration;
 
 use tokio::sync::mpsc;
 
-use super::sse::{SseEvent, SseParser};
+use super::sse::{MAX_LINE, SseEvent, SseParser, read_line};
 use super::{Cancel, ProviderError, StreamEvent};
 
 /// Retries on 429 and 5xx.
@@ -138,7 +138,13 @@ fn call(
                     continue;
                 }
                 if !(200..300).contains(&status) {
-                    let text = response.body_mut().read_to_string().unwrap_or_default();
+                    let mut bytes = Vec::new();
+                    let _ = response
+                        .body_mut()
+                        .as_reader()
+                        .take(64 * 1024)
+                        .read_to_end(&mut bytes);
+                    let text = String::from_utf8_lossy(&bytes);
                     let body: String = text.chars().take(300).collect();
                     return Err(ProviderError::Status { status, body });
                 }
@@ -147,7 +153,7 @@ fn call(
         }
         attempt += 1;
     };
-    let reader = BufReader::new(response.into_body().into_reader());
+    let mut reader = BufReader::new(response.into_body().into_reader());
     let mut parser = SseParser::default();
     let dispatch = |event: SseEvent| -> Result<bool, ProviderError> {
         match on_event(&event) {
@@ -162,12 +168,16 @@ fn call(
             Parsed::Error(message) => Err(ProviderError::MidStream(message)),
         }
     };
-    for line in reader.lines() {
+    while let Some(line) =
+        read_line(&mut reader, MAX_LINE).map_err(|e| ProviderError::MidStream(e.to_string()))?
+    {
         if cancelled(cancel) {
             return Err(ProviderError::Cancelled);
         }
-        let line = line.map_err(|e| ProviderError::MidStream(e.to_string()))?;
-        if let Some(event) = parser.line(&line)
+        let event = parser.line(&line).map_err(|_| {
+            ProviderError::MidStream("the server sent an event larger than partner reads".into())
+        })?;
+        if let Some(event) = event
             && dispatch(event)?
         {
             return Ok(());

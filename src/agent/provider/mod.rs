@@ -19,7 +19,7 @@ pub use anthropic::AnthropicProvider;
 pub use http::{HttpSettings, RetryPolicy};
 pub use openai::OpenAiProvider;
 pub use scripted::{AgentScript, Script, ScriptedProvider};
-pub use sse::{SseEvent, SseParser};
+pub use sse::{EventTooLarge, MAX_EVENT, MAX_LINE, SseEvent, SseParser, read_line};
 
 /// Who said a message.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

@@ -56,7 +56,7 @@ impl Script {
         let script: Script = toml::from_str(text).map_err(|e| e.to_string())?;
         for (agent, s) in &script.agents {
             if let Some(delay) = &s.typing_delay {
-                humantime::parse_duration(delay)
+                crate::clock::parse_span(delay)
                     .map_err(|e| format!("agent {agent}: typing_delay '{delay}': {e}"))?;
             }
         }
@@ -96,7 +96,7 @@ impl ScriptedProvider {
         let delay = script
             .typing_delay
             .as_deref()
-            .and_then(|d| humantime::parse_duration(d).ok())
+            .and_then(|d| crate::clock::parse_span(d).ok())
             .unwrap_or(Duration::ZERO);
         (reply, delay)
     }

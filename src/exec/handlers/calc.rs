@@ -38,6 +38,43 @@ fn is_assignment(statement: &str) -> bool {
         && name.chars().all(|c| c.is_alphanumeric() || c == '_')
 }
 
+/// Longest expression `/calc` takes.
+pub const MAX_EXPRESSION: usize = 2000;
+
+/// Most variable assignments kept per agent (the newest).
+pub const MAX_VARIABLES: usize = 32;
+
+/// Deepest nesting of brackets `/calc` takes.
+pub const MAX_NESTING: usize = 64;
+
+/// Refuses an expression too long or too deeply nested to evaluate safely.
+fn check_bounds(expr: &str) -> Result<(), String> {
+    if expr.len() > MAX_EXPRESSION {
+        return Err(format!(
+            "that expression is {} characters; /calc takes at most {MAX_EXPRESSION}",
+            expr.len()
+        ));
+    }
+    let mut depth = 0usize;
+    let mut deepest = 0usize;
+    for c in expr.chars() {
+        match c {
+            '(' | '[' | '{' => {
+                depth += 1;
+                deepest = deepest.max(depth);
+            }
+            ')' | ']' | '}' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    if deepest > MAX_NESTING {
+        return Err(format!(
+            "that expression nests {deepest} brackets deep; /calc takes at most {MAX_NESTING}"
+        ));
+    }
+    Ok(())
+}
+
 /// `/calc expression`.
 pub(super) fn calc(exec: &Executor, agent: &str, action: &ParsedAction) -> Outcome {
     let expr = action
@@ -45,6 +82,7 @@ pub(super) fn calc(exec: &Executor, agent: &str, action: &ParsedAction) -> Outco
         .as_deref()
         .ok_or("/calc needs an expression")?
         .trim();
+    check_bounds(expr)?;
     let state = &exec.calc_state().assignments;
     let earlier = state
         .lock()
@@ -57,11 +95,16 @@ pub(super) fn calc(exec: &Executor, agent: &str, action: &ParsedAction) -> Outco
         program.push_str("; ");
     }
     program.push_str(expr);
-    let mut context = fend_core::Context::new();
-    let deadline = Deadline(Instant::now() + Duration::from_secs(2));
-    let result = fend_core::evaluate_with_interrupt(&program, &mut context, &deadline)
-        .map_err(|e| format!("I couldn't calculate '{expr}': {e}"))?;
-    let value = result.get_main_result().to_string();
+    // fend recurses over the expression: bounded above, and given a large
+    // stack of its own so no expression can overflow the caller's.
+    let value = crate::isolate::on_big_stack(crate::isolate::BIG_STACK, || {
+        let mut context = fend_core::Context::new();
+        let deadline = Deadline(Instant::now() + Duration::from_secs(2));
+        fend_core::evaluate_with_interrupt(&program, &mut context, &deadline)
+            .map(|result| result.get_main_result().to_string())
+    })
+    .map_err(|panic| format!("I couldn't calculate '{expr}': the calculator failed ({panic})"))?
+    .map_err(|e| format!("I couldn't calculate '{expr}': {e}"))?;
     let new: Vec<String> = expr
         .split(';')
         .map(str::trim)
@@ -69,12 +112,11 @@ pub(super) fn calc(exec: &Executor, agent: &str, action: &ParsedAction) -> Outco
         .map(str::to_string)
         .collect();
     if !new.is_empty() {
-        state
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .entry(agent.to_string())
-            .or_default()
-            .extend(new);
+        let mut state = state.lock().unwrap_or_else(|e| e.into_inner());
+        let kept = state.entry(agent.to_string()).or_default();
+        kept.extend(new);
+        let excess = kept.len().saturating_sub(MAX_VARIABLES);
+        kept.drain(..excess);
     }
     let text = if value.is_empty() {
         format!("{expr}: done")

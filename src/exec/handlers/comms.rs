@@ -10,16 +10,19 @@ use crate::clock::Millis;
 use crate::dialect::{ParsedAction, Verb};
 use crate::exec::context::TurnContext;
 use crate::exec::executor::Executor;
-use crate::memory::records::{add_message, enqueue};
+use crate::memory::records::{add_message, add_message_with_lineage, enqueue};
 
+/// Delivers a message to another agent, recording who it came through:
+/// the sender, then the agents the sender's turn acted on behalf of.
 fn tell(
     exec: &Executor,
     conn: &Connection,
-    from: &str,
+    ctx: &TurnContext,
     to: &str,
     text: &str,
     now: Millis,
 ) -> Outcome {
+    let from = ctx.agent.as_str();
     let agents = exec.agents(conn);
     if !agents.iter().any(|a| a == to) {
         return Err(format!(
@@ -28,8 +31,22 @@ fn tell(
         ));
     }
     let thread = format!("agent:{from}");
-    let id = add_message(conn, to, &thread, &format!("agent:{from}"), text, now)
-        .map_err(|e| e.to_string())?;
+    let mut lineage = vec![from.to_string()];
+    for agent in &ctx.on_behalf_of {
+        if !lineage.contains(agent) {
+            lineage.push(agent.clone());
+        }
+    }
+    let id = add_message_with_lineage(
+        conn,
+        to,
+        &thread,
+        &format!("agent:{from}"),
+        text,
+        &lineage,
+        now,
+    )
+    .map_err(|e| e.to_string())?;
     Ok(Effect::text(format!("told {to}")).with_data(json!({ "to": to, "message_id": id })))
 }
 
@@ -57,7 +74,7 @@ pub(super) fn deliver(
         Verb::Tell => tell(
             exec,
             conn,
-            from,
+            ctx,
             target.ok_or("/tell needs an @agent")?,
             text,
             now,
@@ -88,7 +105,7 @@ pub(super) fn deliver(
         _ => {
             let domain = action.domain.as_deref().unwrap_or("user");
             match (domain, target) {
-                ("agent", Some(agent)) => tell(exec, conn, from, agent, text, now),
+                ("agent", Some(agent)) => tell(exec, conn, ctx, agent, text, now),
                 ("user", None) => {
                     add_message(conn, from, &ctx.thread, "assistant", text, now)
                         .map_err(|e| e.to_string())?;

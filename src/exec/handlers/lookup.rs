@@ -7,6 +7,7 @@ use super::{Effect, Outcome};
 use crate::clock::{Millis, format_time};
 use crate::dialect::ParsedAction;
 use crate::exec::context::TurnContext;
+use crate::exec::executor::Executor;
 use crate::memory::search::{SearchDomain, SearchHit, SearchQuery, search as fts};
 
 fn domain_title(domain: SearchDomain) -> &'static str {
@@ -52,6 +53,7 @@ pub(super) fn format_hits(query: &str, hits: &[SearchHit]) -> Effect {
 
 /// `/search`.
 pub(super) fn search(
+    exec: &Executor,
     conn: &Connection,
     ctx: &TurnContext,
     action: &ParsedAction,
@@ -65,7 +67,11 @@ pub(super) fn search(
     match action.domain.as_deref() {
         Some("archival") => query.domains = vec![SearchDomain::Archival, SearchDomain::Blocks],
         Some("conversations") => query.domains = vec![SearchDomain::Conversations],
-        Some("constellation") => query.agent = None,
+        // Other agents' memory, as far as the policy lets this agent read:
+        // by default their shared blocks, never their private ones.
+        Some("constellation") => {
+            query.reach = exec.engine().policy().visibility.reach_of(&ctx.agent)
+        }
         _ => {}
     }
     if let Some(time) = &action.time {

@@ -10,6 +10,7 @@ use crate::exec::context::TurnContext;
 use crate::memory::records::add_archival;
 use crate::memory::search::{SearchDomain, SearchQuery, search};
 use crate::memory::{Block, BlockKind, NewBlock, blocks};
+use crate::permission::Limits;
 
 fn describe(block: &Block) -> String {
     format!(
@@ -80,6 +81,7 @@ pub(super) fn recall(
     ctx: &TurnContext,
     action: &ParsedAction,
     now: Millis,
+    limits: Limits,
 ) -> Outcome {
     let agent = ctx.agent.as_str();
     match action.op.unwrap_or(Op::Search) {
@@ -106,6 +108,13 @@ pub(super) fn recall(
                     })
                 }
                 None => {
+                    if text.len() > limits.archival_bytes {
+                        return Err(format!(
+                            "that memory is {} bytes, over the {} bytes one archival entry may hold; store it in parts or summarize it first",
+                            text.len(),
+                            limits.archival_bytes
+                        ));
+                    }
                     let id = add_archival(conn, agent, text, now).map_err(|e| e.to_string())?;
                     Ok(Effect::text(format!("stored in archival memory (#{id})"))
                         .with_data(json!({ "archival_id": id })))

@@ -93,9 +93,9 @@ pub(crate) fn inside(
     now: Millis,
 ) -> Outcome {
     match action.verb {
-        Verb::Recall => memory::recall(conn, ctx, action, now),
+        Verb::Recall => memory::recall(conn, ctx, action, now, exec.engine().policy().limits),
         Verb::Context => memory::context(conn, ctx, action, now),
-        Verb::Search => lookup::search(conn, ctx, action, now),
+        Verb::Search => lookup::search(exec, conn, ctx, action, now),
         Verb::Send | Verb::Reply | Verb::Post | Verb::Dm | Verb::Tell => {
             comms::deliver(exec, conn, ctx, action, now)
         }
