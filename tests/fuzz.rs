@@ -1,0 +1,225 @@
+//! The fuzz harness: random and mutated input for everything that reads
+//! what agents, model servers and files write — the dialect parser, the
+//! legacy bracket forms, `/calc`, time expressions, the trace reader and
+//! the providers' server-sent-events reader. Each target must return
+//! (never panic, never hang) and keep its documented invariants.
+//!
+//! CI runs a few hundred cases per target. To fuzz for longer:
+//!
+//! ```sh
+//! PARTNER_FUZZ_CASES=200000 cargo test --release --test fuzz
+//! ```
+
+mod support;
+
+use std::io::Cursor;
+
+use partner::agent::provider::{MAX_LINE, SseParser, read_line};
+use partner::dialect::{DialectParser, SegmentKind};
+use partner::exec::TurnContext;
+use partner::exec::when::parse_due;
+use partner::permission::Policy;
+use proptest::prelude::*;
+
+/// Cases per target: `PARTNER_FUZZ_CASES`, or `default`.
+fn cases(default: u32) -> ProptestConfig {
+    let cases = std::env::var("PARTNER_FUZZ_CASES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default);
+    ProptestConfig {
+        cases,
+        failure_persistence: None,
+        ..ProptestConfig::default()
+    }
+}
+
+/// Fragments of the dialect and of what breaks parsers, so random text
+/// reaches deep into the grammar.
+const FRAGMENTS: &[&str] = &[
+    "/recall ",
+    "/context ",
+    "/search ",
+    "/post bluesky ",
+    "/tell @ada ",
+    "/approve ",
+    "/deny ",
+    "/do ",
+    "/batch {\n",
+    "}\n",
+    "->",
+    " -> /",
+    "\"",
+    "\"\"\"",
+    "```",
+    "~~~",
+    "\n",
+    "> ",
+    "[[",
+    "]]",
+    "[[SEARCH: ",
+    "[[REMIND: ",
+    " | ",
+    "[[PULSE:",
+    "[[APPROVE: ",
+    "?",
+    "?ask",
+    "!",
+    " . ",
+    "r1",
+    "#2",
+    "[r3]",
+    "@last",
+    "@thread",
+    "@[x]",
+    "that",
+    "+",
+    "-",
+    "insert ",
+    "patch ",
+    "(",
+    ")",
+    "\u{201C}",
+    "\u{201D}",
+    "\u{200B}",
+    "\u{0301}",
+    "**",
+    "- ",
+    "1. ",
+    "`",
+    "\t",
+    "never mind",
+    "/calc ",
+    "in 2 hours",
+    "/usr/bin",
+    "https://example.com",
+    " ",
+];
+
+fn turn() -> impl Strategy<Value = String> {
+    prop_oneof![
+        proptest::collection::vec(proptest::sample::select(FRAGMENTS), 0..60)
+            .prop_map(|parts| parts.concat()),
+        "\\PC{0,200}",
+        "[ -~\n]{0,300}",
+    ]
+}
+
+proptest! {
+    #![proptest_config(cases(512))]
+
+    /// The parser returns for any text, and its segments cover every byte
+    /// once, in order.
+    #[test]
+    fn parser(text in turn()) {
+        let turn = DialectParser::new().parse(&text);
+        let mut at = 0;
+        for segment in &turn.segments {
+            prop_assert_eq!(segment.span.start, at);
+            prop_assert!(segment.span.end > segment.span.start);
+            prop_assert!(text.is_char_boundary(segment.span.end));
+            at = segment.span.end;
+        }
+        prop_assert_eq!(at, text.len());
+        let actions = turn.segments.iter().filter(|s| s.kind == SegmentKind::Action).count();
+        prop_assert_eq!(actions, turn.actions.len());
+        for action in &turn.actions {
+            let _ = action.canonical();
+        }
+    }
+
+    /// Bracket forms only ever yield the six legacy verbs, and never from
+    /// inside quotes.
+    #[test]
+    fn legacy_forms(name in "[A-Z_]{1,20}", args in "[ -~]{0,40}", quote in any::<bool>()) {
+        let body = format!("[[{name}: {args}]]");
+        let text = if quote { format!("he said \"{body}\"") } else { body };
+        let turn = DialectParser::new().parse(&text);
+        for action in &turn.actions {
+            if action.legacy {
+                prop_assert!(!quote, "{text}");
+                prop_assert!(
+                    ["search", "remind", "complete", "dismiss", "intentions", "pulse"]
+                        .contains(&action.verb.name()),
+                    "{text} gave /{}", action.verb
+                );
+            }
+        }
+    }
+
+    /// Time expressions never panic, and what they accept is in the future
+    /// and at most ten years away.
+    #[test]
+    fn time_expressions(text in prop_oneof![
+        "in -?[0-9]{1,25} (seconds|minutes|hours|days|weeks|years|h|m|d)",
+        "in [0-9]{1,25}[smhdwy]",
+        "[0-9]{4,6}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z",
+        "\\PC{0,30}",
+    ], now in 0i64..4_000_000_000_000) {
+        if let Ok(due) = parse_due(&text, now)
+            && let Some(at) = due.at
+        {
+            prop_assert!(at > now, "{text}");
+            prop_assert!(at - now <= partner::clock::MAX_SPAN.as_millis() as i64, "{text}");
+        }
+        let _ = partner::clock::parse_span(&text);
+        let _ = partner::dialect::interval(&text);
+        let _ = partner::clock::format_time(now.wrapping_mul(1_000_003));
+    }
+
+    /// The trace reader takes any file: bad lines are warnings, not errors.
+    #[test]
+    fn trace_reader(lines in proptest::collection::vec(prop_oneof![
+        "\\PC{0,80}",
+        Just("{\"id\":\"t1\",\"seq\":1}".to_string()),
+        Just("[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[".to_string()),
+        Just("{\"a\":".repeat(200)),
+    ], 0..20)) {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("t.jsonl");
+        std::fs::write(&path, lines.join("\n")).unwrap();
+        let read = partner::trace::read_trace(&path);
+        prop_assert!(read.is_ok());
+    }
+
+    /// The SSE reader never reads past its bounds and never panics.
+    #[test]
+    fn sse_reader(bytes in proptest::collection::vec(any::<u8>(), 0..4096), max in 1usize..512) {
+        let mut reader = Cursor::new(bytes);
+        let mut parser = SseParser::default();
+        while let Ok(Some(line)) = read_line(&mut reader, max.min(MAX_LINE)) {
+            // Invalid UTF-8 becomes U+FFFD, three bytes for each byte read.
+            prop_assert!(line.len() <= 3 * max);
+            let _ = parser.line(&line);
+        }
+        let _ = parser.finish();
+    }
+}
+
+/// One database for every `/calc` case.
+static CALC_RIG: std::sync::LazyLock<support::Rig> =
+    std::sync::LazyLock::new(|| support::rig(Policy::permissive()));
+
+proptest! {
+    #![proptest_config(cases(48))]
+
+    /// `/calc` returns a result or a failure for any expression.
+    #[test]
+    fn calc(expr in prop_oneof![
+        "[0-9+*/^() .a-z%-]{0,80}",
+        proptest::collection::vec(proptest::sample::select(&[
+            "(", ")", "[", "]", "-", "+", "2", "^", "sqrt ", "not ", "to ", "meters", "; ", "x = ", "x",
+            "1e999999", "0x", "!", "%", "of ",
+        ][..]), 0..120).prop_map(|p| p.concat()),
+    ]) {
+        let r = &*CALC_RIG;
+        // A fresh agent each case, so no case inherits another's variables.
+        static CASE: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+        let agent = format!("a{}", CASE.fetch_add(1, std::sync::atomic::Ordering::Relaxed));
+        let mut ctx = TurnContext::new(&agent, "main", "t");
+        let report = r.exec.run_turn(&mut ctx, &format!("/calc {}", partner::dialect::quote(&expr)));
+        for action in report.actions {
+            prop_assert!(action.status != partner::exec::ActionStatus::Pending);
+        }
+    }
+}
