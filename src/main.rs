@@ -42,7 +42,7 @@ enum Command {
     Memory(partner::commands::MemoryOptions),
     /// List and decide waiting requests; manage standing rules.
     Pending(partner::commands::PendingOptions),
-    /// Read a trace file.
+    /// Read or export the execution trace.
     Trace {
         #[command(subcommand)]
         command: TraceCommand,
@@ -57,6 +57,8 @@ enum Command {
 enum TraceCommand {
     /// Print trace records, filtered by agent, verb or outcome.
     Show(partner::commands::TraceShowOptions),
+    /// Write the database's trace as JSON lines to standard output.
+    Export(partner::commands::TraceExportOptions),
 }
 
 fn main() -> ExitCode {
@@ -108,6 +110,9 @@ fn dispatch(cli: Cli) -> ExitCode {
         Some(Command::Trace {
             command: TraceCommand::Show(options),
         }) => partner::commands::run_trace_show(&options, stdout, stderr),
+        Some(Command::Trace {
+            command: TraceCommand::Export(options),
+        }) => partner::commands::run_trace_export(&options, stdout),
         Some(Command::Replay(options)) => partner::commands::run_replay(&options, stdout, stderr),
     };
     match result {

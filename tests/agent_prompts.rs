@@ -88,7 +88,6 @@ fn setup(replies: &[&str], max_passes: u32) -> Setup {
     let executor = Arc::new(
         partner::exec::Executor::with_parts(
             rig.exec.shared_store(),
-            partner::trace::TraceLog::disabled(),
             Policy::permissive(),
             Default::default(),
             Arc::new(rig.clock.clone()),
@@ -374,7 +373,6 @@ async fn requests_that_wait_end_the_turn_without_running() {
     .unwrap();
     let exec = partner::exec::Executor::with_parts(
         s.rig.exec.shared_store(),
-        partner::trace::TraceLog::disabled(),
         policy,
         Default::default(),
         Arc::new(s.rig.clock.clone()),

@@ -141,7 +141,7 @@ fn a_session_from_the_command_line() {
 
     let trace = json(&partner(
         d,
-        &["trace", "show", "c.trace.jsonl", "--json", "--verb", "post"],
+        &["trace", "show", "--db", "c.db", "--json", "--verb", "post"],
         "",
     ));
     assert_eq!(trace.as_array().unwrap().len(), 1);
@@ -163,8 +163,22 @@ fn a_session_from_the_command_line() {
         assert!(trace[0].get(key).is_some(), "trace record lacks {key}");
     }
 
-    let verified = partner(d, &["replay", "c.trace.jsonl", "--verify"], "");
+    let verified = partner(d, &["replay", "--db", "c.db", "--verify"], "");
     assert_eq!(verified.status.code(), Some(0));
+    assert!(
+        out(&verified).starts_with("all 4 steps matched"),
+        "{}",
+        out(&verified)
+    );
+
+    // The trace exports as JSON lines, which read and verify the same.
+    let export = partner(d, &["trace", "export", "--db", "c.db"], "");
+    assert_eq!(export.status.code(), Some(0));
+    assert_eq!(out(&export).lines().count(), 4);
+    std::fs::write(d.join("t.jsonl"), &export.stdout).unwrap();
+    let shown = json(&partner(d, &["trace", "show", "t.jsonl", "--json"], ""));
+    assert_eq!(shown.as_array().unwrap().len(), 4);
+    let verified = partner(d, &["replay", "t.jsonl", "--verify"], "");
     assert!(
         out(&verified).starts_with("all 4 steps matched"),
         "{}",

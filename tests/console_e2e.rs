@@ -188,11 +188,11 @@ fn approve_deny_edit_and_quit_in_a_real_terminal() {
     );
 
     // Exactly those effects.
-    let trace_path = dir.path().join("demo.trace.jsonl");
     let trace: Vec<Value> = serde_json::from_str(&partner(&[
         "trace",
         "show",
-        trace_path.to_str().unwrap(),
+        "--db",
+        db.to_str().unwrap(),
         "--json",
     ]))
     .unwrap();

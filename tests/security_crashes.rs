@@ -104,7 +104,8 @@ fn replaying_a_trace_with_deep_calc_does_not_abort() {
         &nested(3),
     );
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));
-    let line = std::fs::read_to_string(d.join("c.trace.jsonl")).unwrap();
+    let export = partner(d, &["trace", "export", "--db", "c.db"], "");
+    let line = String::from_utf8(export.stdout).unwrap();
     let mut record: serde_json::Value = serde_json::from_str(line.trim()).unwrap();
     let deep = nested(1000);
     record["canonical"] = serde_json::Value::String(format!(

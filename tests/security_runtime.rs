@@ -32,7 +32,6 @@ fn running(script: &str, runtime: &str) -> Running {
     let executor = Arc::new(
         partner::exec::Executor::with_parts(
             Arc::new(partner::memory::MemoryStore::open(dir.path().join("c.db")).unwrap()),
-            partner::trace::TraceLog::disabled(),
             config.policy.clone(),
             config.exec.clone(),
             clock.clone(),

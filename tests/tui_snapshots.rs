@@ -76,7 +76,7 @@ fn replay_pane() {
         step: 2,
         playing: false,
         speed: 2.0,
-        divergence: Some(partner::trace::replay::Divergence {
+        divergence: Some(partner::exec::replay::Divergence {
             step: 3,
             id: "t3".into(),
             canonical: "/fetch …".into(),

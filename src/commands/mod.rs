@@ -18,4 +18,7 @@ pub use pending::{PendingCommand, PendingOptions, run_pending};
 pub use run::{
     RunOptions, data_dir, database_for, describe, load_constellation, open_constellation, run_run,
 };
-pub use trace::{ReplayOptions, TraceShowOptions, run_replay, run_trace_show};
+pub use trace::{
+    ReplayOptions, TraceExportOptions, TraceShowOptions, TraceSourceArgs, run_replay,
+    run_trace_export, run_trace_show,
+};

@@ -15,7 +15,8 @@ use crate::error::{Error, Result};
 use crate::exec::Executor;
 use crate::memory::MemoryStore;
 use crate::permission::Decision;
-use crate::trace::{TraceLog, trace_path_for};
+use crate::trace::TraceInput;
+use crate::trace::store::legacy_file_for;
 
 /// Options of `partner run` (also the top-level options of `partner`).
 #[derive(Debug, Clone, Default, clap::Args)]
@@ -92,15 +93,9 @@ pub fn load_constellation(options: &RunOptions) -> Result<(ConstellationConfig, 
 /// Opens the executor for a constellation over `db`, with a clock that
 /// follows tokio's.
 pub fn open_constellation(config: &ConstellationConfig, db: &Path) -> Result<Arc<Executor>> {
-    let store = MemoryStore::open(db)?;
-    let trace_path = trace_path_for(db);
-    let trace = TraceLog::open(&trace_path).map_err(|source| Error::Read {
-        path: trace_path,
-        source,
-    })?;
+    let store = crate::exec::open_store(db)?;
     let executor = Executor::with_parts(
         Arc::new(store),
-        trace,
         config.policy.clone(),
         config.exec.clone(),
         Arc::new(TokioClock::now()),
@@ -122,7 +117,7 @@ pub fn database_for(
     if demo {
         for path in [
             db.clone(),
-            trace_path_for(&db),
+            legacy_file_for(&db),
             db.with_extension("db-wal"),
             db.with_extension("db-shm"),
         ] {
@@ -207,7 +202,6 @@ pub fn run_run(options: &RunOptions, out: &mut dyn Write, err: &mut dyn Write) -
                 theme: options.theme.clone(),
                 keymap: options.keymap.clone(),
                 bell: !options.no_bell && config.console.bell,
-                trace: trace_path_for(&db),
                 replay: None,
             };
             let result = crate::tui::driver::run(handle.clone(), app, settings).await;
@@ -296,7 +290,11 @@ pub fn run_run(options: &RunOptions, out: &mut dyn Write, err: &mut dyn Write) -
 
 /// Opens the console on a trace file for replay: a scratch in-memory
 /// constellation with no agents, the trace in the replay and trace panes.
-pub fn run_replay_console(trace: &Path, theme: Option<&str>, keymap: Option<&str>) -> Result<i32> {
+pub fn run_replay_console(
+    trace: &TraceInput,
+    theme: Option<&str>,
+    keymap: Option<&str>,
+) -> Result<i32> {
     let dir = config_dir();
     let theme = crate::tui::driver::load_theme(theme, dir.as_deref()).map_err(Error::Usage)?;
     let keymap = crate::tui::driver::load_keymap(keymap, dir.as_deref()).map_err(Error::Usage)?;
@@ -308,20 +306,19 @@ pub fn run_replay_console(trace: &Path, theme: Option<&str>, keymap: Option<&str
         let config = ConstellationConfig::empty("replay");
         let executor = Executor::with_parts(
             Arc::new(MemoryStore::open_in_memory()?),
-            TraceLog::disabled(),
             config.policy.clone(),
             config.exec.clone(),
             Arc::new(TokioClock::now()),
         )?;
         let (handle, task) =
             crate::agent::start(&config, Arc::new(executor), Arc::new(TokioClock::now()));
-        let app = crate::tui::app::App::new("replay", &trace.display().to_string(), theme, keymap);
+        let app =
+            crate::tui::app::App::new("replay", &trace.path().display().to_string(), theme, keymap);
         let settings = crate::tui::driver::ConsoleSettings {
             theme: None,
             keymap: None,
             bell: false,
-            trace: trace.to_path_buf(),
-            replay: Some(trace.to_path_buf()),
+            replay: Some(trace.clone()),
         };
         let result = crate::tui::driver::run(handle.clone(), app, settings).await;
         handle.shutdown();

@@ -1,19 +1,46 @@
-//! `partner trace show` and `partner replay --verify`.
+//! `partner trace show`, `partner trace export` and `partner replay`. The
+//! trace lives in the constellation's database; a JSON-lines file (an
+//! export, or a trace from an older partner) can be read too.
 
 use std::io::Write;
 use std::path::PathBuf;
 
-use super::common::{line, write_json};
+use super::common::{DbArg, line, write_json};
 use crate::clock::format_time;
 use crate::error::{Error, Result};
-use crate::trace::replay::verify_file;
-use crate::trace::{TraceRecord, read_trace};
+use crate::exec::replay::verify;
+use crate::trace::{TraceInput, TraceRecord};
+
+/// Where a command reads a trace: a file given on the command line (a
+/// database or a JSON-lines file), else the database `--db` names.
+#[derive(Debug, Clone, clap::Args)]
+pub struct TraceSourceArgs {
+    #[command(flatten)]
+    /// The database (used when no file is given).
+    pub db: DbArg,
+    /// A trace to read instead of the database's: another partner database,
+    /// or a JSON-lines file (`partner trace export`, or an older partner's
+    /// `NAME.trace.jsonl`).
+    #[arg(value_name = "TRACE")]
+    pub file: Option<PathBuf>,
+}
+
+impl TraceSourceArgs {
+    /// The trace to read.
+    pub fn input(&self) -> Result<TraceInput> {
+        Ok(match &self.file {
+            Some(path) => TraceInput::guess(path),
+            None => TraceInput::Database(self.db.path()?),
+        })
+    }
+}
 
 /// Options of `partner trace show`.
 #[derive(Debug, Clone, clap::Args)]
 pub struct TraceShowOptions {
-    /// The trace file (`NAME.trace.jsonl` beside the database).
-    pub file: PathBuf,
+    #[command(flatten)]
+    /// Where the trace is.
+    pub source: TraceSourceArgs,
     /// Only this agent's records.
     #[arg(long)]
     pub agent: Option<String>,
@@ -28,25 +55,40 @@ pub struct TraceShowOptions {
     pub json: bool,
 }
 
+/// Options of `partner trace export`.
+#[derive(Debug, Clone, clap::Args)]
+pub struct TraceExportOptions {
+    #[command(flatten)]
+    /// The database.
+    pub db: DbArg,
+}
+
 /// Options of `partner replay`.
 #[derive(Debug, Clone, clap::Args)]
 pub struct ReplayOptions {
-    /// The trace file.
-    pub trace: PathBuf,
+    #[command(flatten)]
+    /// Where the trace is.
+    pub source: TraceSourceArgs,
     /// Re-execute against a fresh store and report the first divergence.
     #[arg(long)]
     pub verify: bool,
 }
 
-fn read(path: &PathBuf, err: &mut dyn Write) -> Result<Vec<TraceRecord>> {
-    let (records, warnings) = read_trace(path).map_err(|source| Error::Read {
-        path: path.clone(),
-        source,
-    })?;
+fn read(input: &TraceInput, err: &mut dyn Write) -> Result<Vec<TraceRecord>> {
+    let (records, warnings) = input.load().map_err(Error::Runtime)?;
     for warning in warnings {
-        writeln!(err, "warning: {}: {warning}", path.display()).map_err(Error::Write)?;
+        writeln!(err, "warning: {}: {warning}", input.path().display()).map_err(Error::Write)?;
     }
     Ok(records)
+}
+
+/// Runs `partner trace export`: every record of the database's trace as
+/// JSON lines on standard output.
+pub fn run_trace_export(options: &TraceExportOptions, out: &mut dyn Write) -> Result<i32> {
+    let store = crate::exec::open_store(&options.db.path()?)?;
+    let reader = store.read();
+    crate::trace::store::export_jsonl(&reader, out).map_err(Error::Write)?;
+    Ok(0)
 }
 
 /// Runs `partner trace show`.
@@ -55,7 +97,7 @@ pub fn run_trace_show(
     out: &mut dyn Write,
     err: &mut dyn Write,
 ) -> Result<i32> {
-    let records: Vec<TraceRecord> = read(&options.file, err)?
+    let records: Vec<TraceRecord> = read(&options.source.input()?, err)?
         .into_iter()
         .filter(|r| options.agent.as_deref().is_none_or(|a| r.agent == a))
         .filter(|r| options.verb.as_deref().is_none_or(|v| r.verb == v))
@@ -105,11 +147,12 @@ pub fn run_replay(
     out: &mut dyn Write,
     err: &mut dyn Write,
 ) -> Result<i32> {
+    let input = options.source.input()?;
     if !options.verify && std::io::IsTerminal::is_terminal(&std::io::stdout()) {
-        return super::run::run_replay_console(&options.trace, None, None);
+        return super::run::run_replay_console(&input, None, None);
     }
     if !options.verify {
-        for (i, r) in read(&options.trace, err)?.iter().enumerate() {
+        for (i, r) in read(&input, err)?.iter().enumerate() {
             line(
                 out,
                 format!(
@@ -123,9 +166,9 @@ pub fn run_replay(
         }
         return Ok(0);
     }
-    let verification = verify_file(&options.trace)?;
+    let verification = verify(&input)?;
     for warning in &verification.warnings {
-        writeln!(err, "warning: {}: {warning}", options.trace.display()).map_err(Error::Write)?;
+        writeln!(err, "warning: {}: {warning}", input.path().display()).map_err(Error::Write)?;
     }
     match verification.divergence {
         None => {

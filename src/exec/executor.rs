@@ -5,10 +5,9 @@
 
 use std::path::Path;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-use rusqlite::{Connection, params};
+use rusqlite::Connection;
 use serde_json::json;
 
 use super::config::ExecConfig;
@@ -26,8 +25,8 @@ use crate::permission::{
     RequestStatus, Verdict, writes_block,
 };
 use crate::trace::{
-    BlockSpec, DecisionPath, TraceLog, TraceOp, TraceOutcome, TraceRecord, TraceSource,
-    trace_path_for,
+    BlockSpec, DecisionPath, TraceOp, TraceOutcome, TraceRecord, TraceSource, TraceWarning,
+    store as trace_store,
 };
 
 /// Something the executor could not do for the partner (as opposed to an
@@ -158,13 +157,11 @@ impl From<MemoryError> for TxError {
 pub struct Executor {
     store: Arc<MemoryStore>,
     engine: PermissionEngine,
-    trace: TraceLog,
     clock: SharedClock,
     config: ExecConfig,
     table: VerbTable,
     pages: FetchPages,
     calc: CalcState,
-    seq: AtomicU64,
     decided: std::sync::Mutex<Vec<DecidedRequest>>,
 }
 
@@ -201,42 +198,29 @@ fn verdict_name(verdict: &Verdict) -> &'static str {
 }
 
 impl Executor {
-    /// Opens the database at `db` (and the trace beside it) with a policy.
+    /// Opens the database at `db` with a policy (a trace file an older
+    /// partner kept beside it is imported into the database first).
     pub fn open(db: &Path, policy: Policy, config: ExecConfig) -> Result<Self, ExecError> {
-        let store = MemoryStore::open(db)?;
-        let path = trace_path_for(db);
-        let trace = TraceLog::open(&path).map_err(|source| ExecError::Trace {
-            path: path.display().to_string(),
-            source,
-        })?;
-        Self::with_parts(Arc::new(store), trace, policy, config, system_clock())
+        let store = open_store(db)?;
+        Self::with_parts(Arc::new(store), policy, config, system_clock())
     }
 
     /// An executor from its parts (tests use a manual clock; replay an
-    /// in-memory store and no trace).
+    /// in-memory store).
     pub fn with_parts(
         store: Arc<MemoryStore>,
-        trace: TraceLog,
         policy: Policy,
         config: ExecConfig,
         clock: SharedClock,
     ) -> Result<Self, ExecError> {
-        let last: i64 =
-            store
-                .conn()
-                .query_row("SELECT coalesce(max(seq), 0) FROM trace_index", [], |r| {
-                    r.get(0)
-                })?;
         Ok(Executor {
             store,
             engine: PermissionEngine::new(policy),
-            trace,
             clock,
             config,
             table: VerbTable::builtin(),
             pages: FetchPages::default(),
             calc: CalcState::default(),
-            seq: AtomicU64::new(last as u64),
             decided: std::sync::Mutex::new(Vec::new()),
         })
     }
@@ -266,9 +250,9 @@ impl Executor {
         &self.config
     }
 
-    /// The trace file.
-    pub fn trace_path(&self) -> &Path {
-        self.trace.path()
+    /// Every trace record, oldest first, and those that could not be read.
+    pub fn trace(&self) -> Result<(Vec<TraceRecord>, Vec<TraceWarning>), ExecError> {
+        Ok(trace_store::all(&self.store.read())?)
     }
 
     pub(crate) fn fetch_pages(&self) -> &FetchPages {
@@ -645,7 +629,7 @@ impl Executor {
                                 isolate::contain(|| handlers::inside(self, tx, ctx, action, now))
                                     .unwrap_or_else(|panic| Err(crashed(&panic)))
                                     .map_err(TxError::Agent)?;
-                            let record = self.build_record(
+                            let mut record = self.build_record(
                                 ctx,
                                 &canonical,
                                 verb,
@@ -658,14 +642,11 @@ impl Executor {
                                 now,
                                 external,
                             );
-                            self.finalize(tx, &record, approval, now)?;
+                            self.finalize(tx, &mut record, approval, now)?;
                             Ok((self.report_of(ctx, &record, &effect, check), record))
                         });
                 match attempt {
-                    Ok((report, record)) => {
-                        self.append(&record)?;
-                        return Ok(report);
-                    }
+                    Ok((report, _)) => return Ok(report),
                     Err(TxError::Db(e)) => return Err(e.into()),
                     Err(TxError::Agent(message)) => Err(message),
                 }
@@ -679,24 +660,23 @@ impl Executor {
             ctx, &canonical, verb, origin, check, approval, outcome, &effect, started, now,
             external,
         );
-        self.commit(ctx, &record, approval, &effect, check, now)
+        self.commit(ctx, record, approval, &effect, check, now)
     }
 
     /// Commits a record that carries no database effect of its own (and the
-    /// approval it completes), appends it to the trace, and reports it.
+    /// approval it completes) and reports it.
     fn commit(
         &self,
         ctx: &TurnContext,
-        record: &TraceRecord,
+        mut record: TraceRecord,
         approval: Option<&Approval<'_>>,
         effect: &Effect,
         check: &Check,
         now: Millis,
     ) -> Result<ActionReport, ExecError> {
         self.store
-            .transaction(|tx| self.finalize(tx, record, approval, now))?;
-        self.append(record)?;
-        Ok(self.report_of(ctx, record, effect, check))
+            .transaction(|tx| self.finalize(tx, &mut record, approval, now))?;
+        Ok(self.report_of(ctx, &record, effect, check))
     }
 
     /// Records an action that did not run (denied, failed before running,
@@ -727,7 +707,7 @@ impl Executor {
             now,
             false,
         );
-        self.commit(ctx, &record, approval, &effect, check, now)
+        self.commit(ctx, record, approval, &effect, check, now)
     }
 
     #[allow(clippy::too_many_arguments)]
@@ -745,7 +725,6 @@ impl Executor {
         now: Millis,
         external: bool,
     ) -> TraceRecord {
-        let seq = self.seq.fetch_add(1, Ordering::SeqCst) + 1;
         let mut decision = DecisionPath {
             verdict: verdict_name(&check.verdict).to_string(),
             steps: check.path.clone(),
@@ -759,8 +738,10 @@ impl Executor {
             decision.requested_at = Some(approval.request.created_at);
         }
         TraceRecord {
-            id: format!("t{seq}"),
-            seq,
+            // Allocated in the action's transaction (`finalize`).
+            id: String::new(),
+            seq: 0,
+            action_id: None,
             time: now,
             agent: ctx.agent.clone(),
             turn_id: ctx.turn_id.clone(),
@@ -781,11 +762,12 @@ impl Executor {
     }
 
     /// In the action's transaction: the approval (and any standing rule it
-    /// creates) and the trace index row.
+    /// creates) and the trace record, whose sequence number is allocated
+    /// here, under the transaction's write lock.
     fn finalize(
         &self,
         tx: &Connection,
-        record: &TraceRecord,
+        record: &mut TraceRecord,
         approval: Option<&Approval<'_>>,
         now: Millis,
     ) -> Result<(), MemoryError> {
@@ -837,29 +819,9 @@ impl Executor {
                 pending::add_rule(tx, &rule, now)?;
             }
         }
-        tx.execute(
-            "INSERT INTO trace_index (id, seq, time, agent, verb, canonical, outcome, duration_us) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
-            params![
-                record.id,
-                record.seq as i64,
-                record.time,
-                record.agent,
-                record.verb,
-                record.canonical,
-                record.outcome.as_str(),
-                record.duration_us as i64
-            ],
-        )?;
-        Ok(())
-    }
-
-    fn append(&self, record: &TraceRecord) -> Result<(), ExecError> {
-        self.trace
-            .append(record)
-            .map_err(|source| ExecError::Trace {
-                path: self.trace.path().display().to_string(),
-                source,
-            })
+        record.seq = trace_store::next_seq(tx)?;
+        record.id = format!("t{}", record.seq);
+        trace_store::insert(tx, record)
     }
 
     fn report_of(
@@ -1169,9 +1131,8 @@ impl Executor {
                     None,
                     now,
                 )?;
-                self.finalize(tx, &record, None, now)
+                self.finalize(tx, &mut record, None, now)
             })?;
-            self.append(&record)?;
             let mut report = ActionReport::new(
                 &ctx.agent,
                 record.canonical.clone(),
@@ -1358,7 +1319,7 @@ impl Executor {
                     MemoryError::Sqlite(e) => TxError::Db(MemoryError::Sqlite(e)),
                     other => TxError::Agent(other.to_string()),
                 })?;
-                let record = self.build_record(
+                let mut record = self.build_record(
                     ctx,
                     &canonical,
                     verb,
@@ -1371,14 +1332,11 @@ impl Executor {
                     now,
                     false,
                 );
-                self.finalize(tx, &record, None, now)?;
+                self.finalize(tx, &mut record, None, now)?;
                 Ok((effect, record))
             });
         match attempt {
-            Ok((effect, record)) => {
-                self.append(&record)?;
-                Ok(self.report_of(ctx, &record, &effect, &check))
-            }
+            Ok((effect, record)) => Ok(self.report_of(ctx, &record, &effect, &check)),
             Err(TxError::Db(e)) => Err(e.into()),
             Err(TxError::Agent(message)) => Err(ExecError::Refused(message)),
         }
@@ -1460,6 +1418,14 @@ fn is_authority(verb: &Verb) -> bool {
         verb,
         Verb::Approve | Verb::Deny | Verb::Escalate | Verb::Cancel
     )
+}
+
+/// Opens a constellation's database, importing the trace file an older
+/// partner kept beside it (once).
+pub fn open_store(db: &Path) -> Result<MemoryStore, ExecError> {
+    let store = MemoryStore::open(db)?;
+    trace_store::import_legacy(&mut store.conn(), db)?;
+    Ok(store)
 }
 
 /// How long to wait between timeout sweeps, for runtimes that poll.

@@ -7,10 +7,11 @@ mod config;
 mod context;
 mod executor;
 mod handlers;
+pub mod replay;
 mod report;
 pub mod when;
 
 pub use config::{ExecConfig, FetchConfig, WebConfig};
 pub use context::{TurnContext, resolve};
-pub use executor::{DecidedRequest, ExecError, Executor, TIMEOUT_SWEEP};
+pub use executor::{DecidedRequest, ExecError, Executor, TIMEOUT_SWEEP, open_store};
 pub use report::{ActionReport, ActionStatus, TurnReport};

@@ -10,7 +10,7 @@
 pub mod blocks;
 mod error;
 pub mod records;
-mod schema;
+pub mod schema;
 pub mod search;
 mod store;
 
@@ -21,4 +21,4 @@ pub use error::{MemoryError, MemoryResult};
 pub use records::{AgentState, Intention, IntentionStatus, Message, OutboxItem};
 pub use schema::current_version as schema_version;
 pub use search::{Reach, SearchDomain, SearchHit, SearchQuery};
-pub use store::MemoryStore;
+pub use store::{MemoryStore, Reader};

@@ -196,6 +196,50 @@ pub const MIGRATIONS: &[&str] = &[
     ALTER TABLE messages ADD COLUMN lineage TEXT NOT NULL DEFAULT '[]';
     ALTER TABLE blocks ADD COLUMN shared INTEGER NOT NULL DEFAULT 0;
     "#,
+    // 3: the trace inside the database (each record written in the same
+    // transaction as its effect, its seq allocated there); what crosses
+    // processes: a decided request's result and whether the runtime routed
+    // it, the authority last told about a request, the action id; rate
+    // limit buckets shared by every process.
+    r#"
+    CREATE TABLE trace (
+        seq INTEGER PRIMARY KEY,
+        id TEXT NOT NULL UNIQUE,
+        time INTEGER NOT NULL,
+        agent TEXT NOT NULL,
+        verb TEXT NOT NULL,
+        canonical TEXT NOT NULL,
+        outcome TEXT NOT NULL,
+        action_id TEXT,
+        duration_us INTEGER NOT NULL,
+        record TEXT
+    );
+    INSERT INTO trace (seq, id, time, agent, verb, canonical, outcome, duration_us)
+        SELECT seq, id, time, agent, verb, canonical, outcome, duration_us FROM trace_index;
+    DROP TABLE trace_index;
+    CREATE INDEX trace_by_agent ON trace(agent, seq);
+    CREATE INDEX trace_by_action ON trace(action_id);
+
+    ALTER TABLE pending ADD COLUMN action_id TEXT;
+    ALTER TABLE pending ADD COLUMN result TEXT;
+    ALTER TABLE pending ADD COLUMN routed_at INTEGER;
+    ALTER TABLE pending ADD COLUMN notified INTEGER NOT NULL DEFAULT -1;
+    UPDATE pending SET routed_at = decided_at WHERE status != 'waiting';
+    CREATE INDEX pending_unrouted ON pending(routed_at) WHERE routed_at IS NULL;
+
+    CREATE TABLE rate_buckets (
+        agent TEXT NOT NULL,
+        verb TEXT NOT NULL,
+        tokens REAL NOT NULL,
+        last INTEGER NOT NULL,
+        PRIMARY KEY (agent, verb)
+    );
+
+    CREATE TABLE meta (
+        key TEXT PRIMARY KEY,
+        value TEXT NOT NULL
+    );
+    "#,
 ];
 
 /// The schema version this binary writes.

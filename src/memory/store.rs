@@ -1,6 +1,10 @@
 //! [`MemoryStore`]: one SQLite database per constellation, opened in WAL
-//! mode with migrations applied, shared between threads.
+//! mode with migrations applied, shared between threads: one connection
+//! writes (each write transaction takes the database's write lock when it
+//! begins), a small pool of read-only connections reads beside it, so a
+//! long write never holds up the console's reads.
 
+use std::ops::Deref;
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, MutexGuard};
 
@@ -15,7 +19,49 @@ use super::schema::{MIGRATIONS, current_version};
 #[derive(Debug)]
 pub struct MemoryStore {
     conn: Mutex<Connection>,
+    readers: Mutex<Vec<Connection>>,
     path: PathBuf,
+    in_memory: bool,
+}
+
+/// Most idle read connections kept.
+const READERS: usize = 4;
+
+/// A connection for reading: one of the pool's, or the writer's for an
+/// in-memory database (which has no second connection).
+pub enum Reader<'a> {
+    /// A read-only connection, returned to the pool when dropped.
+    Pooled {
+        /// The connection.
+        conn: Option<Connection>,
+        /// Where it goes back.
+        store: &'a MemoryStore,
+    },
+    /// The writer's connection, locked.
+    Writer(MutexGuard<'a, Connection>),
+}
+
+impl Deref for Reader<'_> {
+    type Target = Connection;
+    fn deref(&self) -> &Connection {
+        match self {
+            Reader::Pooled { conn, .. } => conn.as_ref().expect("present until dropped"),
+            Reader::Writer(guard) => guard,
+        }
+    }
+}
+
+impl Drop for Reader<'_> {
+    fn drop(&mut self) {
+        if let Reader::Pooled { conn, store } = self
+            && let Some(conn) = conn.take()
+        {
+            let mut pool = store.readers.lock().unwrap_or_else(|e| e.into_inner());
+            if pool.len() < READERS {
+                pool.push(conn);
+            }
+        }
+    }
 }
 
 impl MemoryStore {
@@ -33,7 +79,9 @@ impl MemoryStore {
 
     /// An in-memory database (for replay verification and tests).
     pub fn open_in_memory() -> MemoryResult<Self> {
-        Self::prepare(Connection::open_in_memory()?, PathBuf::from(":memory:"))
+        let mut store = Self::prepare(Connection::open_in_memory()?, PathBuf::from(":memory:"))?;
+        store.in_memory = true;
+        Ok(store)
     }
 
     fn prepare(mut conn: Connection, path: PathBuf) -> MemoryResult<Self> {
@@ -44,8 +92,35 @@ impl MemoryStore {
         migrate(&mut conn)?;
         Ok(MemoryStore {
             conn: Mutex::new(conn),
+            readers: Mutex::new(Vec::new()),
             path,
+            in_memory: false,
         })
+    }
+
+    /// A connection to read with, beside the writer (WAL lets readers see
+    /// every committed write without waiting for the writer).
+    pub fn read(&self) -> Reader<'_> {
+        if self.in_memory {
+            return Reader::Writer(self.conn());
+        }
+        let pooled = self.readers.lock().unwrap_or_else(|e| e.into_inner()).pop();
+        let conn = pooled.or_else(|| {
+            let conn = Connection::open_with_flags(
+                &self.path,
+                OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+            )
+            .ok()?;
+            conn.busy_timeout(std::time::Duration::from_secs(10)).ok()?;
+            Some(conn)
+        });
+        match conn {
+            Some(conn) => Reader::Pooled {
+                conn: Some(conn),
+                store: self,
+            },
+            None => Reader::Writer(self.conn()),
+        }
     }
 
     /// The database file.
@@ -53,14 +128,16 @@ impl MemoryStore {
         &self.path
     }
 
-    /// The connection, locked. A poisoned lock (a panic elsewhere) is
-    /// recovered: SQLite's own transactions keep the data consistent.
+    /// The writing connection, locked. A poisoned lock (a panic elsewhere)
+    /// is recovered: SQLite's own transactions keep the data consistent.
     pub fn conn(&self) -> MutexGuard<'_, Connection> {
         self.conn.lock().unwrap_or_else(|e| e.into_inner())
     }
 
     /// Runs `f` in one transaction: committed when it returns `Ok`, rolled
-    /// back otherwise.
+    /// back otherwise. The transaction takes the database's write lock as it
+    /// begins, so what it reads (a next sequence number) no other process
+    /// can write before it commits.
     pub fn transaction<T, E>(
         &self,
         f: impl FnOnce(&rusqlite::Transaction<'_>) -> Result<T, E>,
@@ -69,7 +146,7 @@ impl MemoryStore {
         E: From<rusqlite::Error>,
     {
         let mut conn = self.conn();
-        let tx = conn.transaction()?;
+        let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
         let value = f(&tx)?;
         tx.commit()?;
         Ok(value)
@@ -115,9 +192,11 @@ fn check_version(conn: &Connection, found: i64, known: i64) -> MemoryResult<()> 
 fn migrate(conn: &mut Connection) -> MemoryResult<()> {
     let known = current_version();
     let found = schema_version(conn)?;
-    check_version(conn, found, known)?;
     if found == known {
         return Ok(());
+    }
+    if found < 0 || found > known {
+        return check_version(conn, found, known);
     }
     // Another process may be migrating the same file: take the write lock,
     // then look again.

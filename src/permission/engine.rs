@@ -27,7 +27,7 @@ use super::authority::Authority;
 use super::network;
 use super::pending;
 use super::policy::{Policy, RuleDecision};
-use super::rate::RateLimiter;
+use super::rate;
 use super::sensitivity;
 use crate::clock::Millis;
 use crate::dialect::{Marker, Op, ParsedAction, Verb};
@@ -167,16 +167,12 @@ fn chain_text(authorities: &[Authority]) -> String {
 #[derive(Debug)]
 pub struct PermissionEngine {
     policy: Policy,
-    limiter: RateLimiter,
 }
 
 impl PermissionEngine {
     /// An engine with a policy.
     pub fn new(policy: Policy) -> Self {
-        PermissionEngine {
-            policy,
-            limiter: RateLimiter::default(),
-        }
+        PermissionEngine { policy }
     }
 
     /// The policy in force.
@@ -241,7 +237,7 @@ impl PermissionEngine {
 
         // 3. Rate limit.
         if let Some(limit) = self.policy.rate_limit(verb)
-            && let Err(wait) = self.limiter.take(agent, verb, limit, now)
+            && let Err(wait) = rate::take(conn, agent, verb, limit, now)?
         {
             let reason = if wait == Millis::MAX {
                 format!("/{verb} is not allowed for {agent} at all (rate limit 0)")

@@ -7,7 +7,7 @@ mod engine;
 pub mod network;
 pub mod pending;
 mod policy;
-mod rate;
+pub mod rate;
 pub mod sensitivity;
 
 pub use authority::Authority;
@@ -17,4 +17,3 @@ pub use policy::{
     DEFAULT_POLICY, Limits, Network, OneOrMany, Platform, Policy, PolicyError, RateLimit, Rule,
     RuleDecision, Visibility,
 };
-pub use rate::RateLimiter;

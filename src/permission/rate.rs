@@ -1,54 +1,49 @@
-//! Rate limits: a token bucket per agent and verb.
+//! Rate limits: a token bucket per agent and verb, kept in the database
+//! (table `rate_buckets`) so every process running the constellation's
+//! actions draws from the same bucket. Taking a token is one statement, so
+//! two processes cannot both take the last one.
 
-use std::collections::HashMap;
-use std::sync::Mutex;
+use rusqlite::{Connection, params};
 
 use super::policy::RateLimit;
 use crate::clock::Millis;
+use crate::memory::MemoryError;
 
-#[derive(Debug, Clone, Copy)]
-struct Bucket {
-    tokens: f64,
-    last: Millis,
-}
-
-/// Token buckets keyed by agent and verb.
-#[derive(Debug, Default)]
-pub struct RateLimiter {
-    buckets: Mutex<HashMap<(String, String), Bucket>>,
-}
-
-impl RateLimiter {
-    /// Takes one token for `agent` doing `verb` at `now`. `Err` carries how
-    /// many milliseconds until a token is back.
-    pub fn take(
-        &self,
-        agent: &str,
-        verb: &str,
-        limit: RateLimit,
-        now: Millis,
-    ) -> Result<(), Millis> {
-        let mut buckets = self.buckets.lock().unwrap_or_else(|e| e.into_inner());
-        let capacity = f64::from(limit.burst.max(1));
-        let per_ms = limit.per_minute.max(0.0) / 60_000.0;
-        let bucket = buckets
-            .entry((agent.to_string(), verb.to_string()))
-            .or_insert(Bucket {
-                tokens: capacity,
-                last: now,
-            });
-        let elapsed = (now - bucket.last).max(0) as f64;
-        bucket.tokens = (bucket.tokens + elapsed * per_ms).min(capacity);
-        bucket.last = now;
-        if bucket.tokens >= 1.0 {
-            bucket.tokens -= 1.0;
-            Ok(())
-        } else if per_ms <= 0.0 {
-            Err(Millis::MAX)
-        } else {
-            Err(((1.0 - bucket.tokens) / per_ms).ceil() as Millis)
-        }
+/// Takes one token for `agent` doing `verb` at `now`. `Ok(Err(wait))`
+/// carries how many milliseconds until a token is back (`Millis::MAX` when
+/// the limit allows none at all).
+pub fn take(
+    conn: &Connection,
+    agent: &str,
+    verb: &str,
+    limit: RateLimit,
+    now: Millis,
+) -> Result<Result<(), Millis>, MemoryError> {
+    let capacity = f64::from(limit.burst.max(1));
+    let per_ms = limit.per_minute.max(0.0) / 60_000.0;
+    // A new bucket starts full; an existing one refills for the time since
+    // it was last used (never backwards), up to its capacity.
+    let taken = conn.execute(
+        "INSERT INTO rate_buckets (agent, verb, tokens, last) VALUES (?1, ?2, ?3 - 1, ?5)
+         ON CONFLICT (agent, verb) DO UPDATE SET
+             tokens = min(?3, tokens + max(?5 - last, 0) * ?4) - 1,
+             last = max(last, ?5)
+         WHERE min(?3, tokens + max(?5 - last, 0) * ?4) >= 1",
+        params![agent, verb, capacity, per_ms, now],
+    )?;
+    if taken > 0 {
+        return Ok(Ok(()));
     }
+    if per_ms <= 0.0 {
+        return Ok(Err(Millis::MAX));
+    }
+    let (tokens, last): (f64, Millis) = conn.query_row(
+        "SELECT tokens, last FROM rate_buckets WHERE agent = ?1 AND verb = ?2",
+        params![agent, verb],
+        |r| Ok((r.get(0)?, r.get(1)?)),
+    )?;
+    let now_tokens = (tokens + (now - last).max(0) as f64 * per_ms).min(capacity);
+    Ok(Err(((1.0 - now_tokens) / per_ms).ceil().max(1.0) as Millis))
 }
 
 #[cfg(test)]
@@ -57,15 +52,30 @@ mod tests {
 
     #[test]
     fn buckets_empty_and_refill() {
-        let limiter = RateLimiter::default();
+        let store = crate::memory::MemoryStore::open_in_memory().unwrap();
+        let conn = store.conn();
         let limit = RateLimit {
             burst: 2,
             per_minute: 1.0,
         };
-        assert!(limiter.take("a", "post", limit, 0).is_ok());
-        assert!(limiter.take("a", "post", limit, 0).is_ok());
-        assert_eq!(limiter.take("a", "post", limit, 0), Err(60_000));
-        assert!(limiter.take("b", "post", limit, 0).is_ok(), "per agent");
-        assert!(limiter.take("a", "post", limit, 60_000).is_ok(), "refilled");
+        assert_eq!(take(&conn, "a", "post", limit, 0).unwrap(), Ok(()));
+        assert_eq!(take(&conn, "a", "post", limit, 0).unwrap(), Ok(()));
+        assert_eq!(take(&conn, "a", "post", limit, 0).unwrap(), Err(60_000));
+        assert_eq!(
+            take(&conn, "b", "post", limit, 0).unwrap(),
+            Ok(()),
+            "per agent"
+        );
+        assert_eq!(
+            take(&conn, "a", "post", limit, 60_000).unwrap(),
+            Ok(()),
+            "refilled"
+        );
+        let none = RateLimit {
+            burst: 0,
+            per_minute: 0.0,
+        };
+        assert_eq!(take(&conn, "a", "x", none, 0).unwrap(), Ok(()));
+        assert_eq!(take(&conn, "a", "x", none, 0).unwrap(), Err(Millis::MAX));
     }
 }

@@ -1,10 +1,64 @@
-//! The execution trace: one record per action outcome, appended to a
-//! JSON-lines file beside the database and indexed in SQLite; and replay
-//! verification against a fresh store.
+//! The execution trace: one record per action outcome, kept in the
+//! constellation's database (`store`), written in the same transaction as
+//! the effect it records; exported and read as JSON lines (`jsonl`).
+//! Replaying a trace is the executor's job (`crate::exec::replay`).
 
-mod log;
+mod jsonl;
 mod record;
-pub mod replay;
+pub mod store;
 
-pub use log::{TraceLog, TraceWarning, read_trace, read_trace_from, trace_path_for};
+pub use jsonl::{TraceWarning, read_trace, read_trace_from};
 pub use record::{BlockSpec, DecisionPath, TraceOp, TraceOutcome, TraceRecord, TraceSource};
+
+use std::path::{Path, PathBuf};
+
+/// Where to read a trace from: a constellation's database, or a JSON-lines
+/// file (an export, or a trace from an older partner).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum TraceInput {
+    /// The `trace` table of a database.
+    Database(PathBuf),
+    /// A JSON-lines file.
+    File(PathBuf),
+}
+
+impl TraceInput {
+    /// A path taken as a database when it is an SQLite file, as a
+    /// JSON-lines file otherwise.
+    pub fn guess(path: &Path) -> TraceInput {
+        let sqlite = std::fs::File::open(path)
+            .and_then(|mut f| {
+                use std::io::Read;
+                let mut head = [0u8; 16];
+                f.read_exact(&mut head).map(|_| head)
+            })
+            .is_ok_and(|head| &head == b"SQLite format 3\0");
+        if sqlite {
+            TraceInput::Database(path.to_path_buf())
+        } else {
+            TraceInput::File(path.to_path_buf())
+        }
+    }
+
+    /// The path read.
+    pub fn path(&self) -> &Path {
+        match self {
+            TraceInput::Database(p) | TraceInput::File(p) => p,
+        }
+    }
+
+    /// Every record, oldest first, and what could not be read.
+    pub fn load(&self) -> Result<(Vec<TraceRecord>, Vec<TraceWarning>), String> {
+        match self {
+            TraceInput::File(path) => {
+                read_trace(path).map_err(|e| format!("cannot read {}: {e}", path.display()))
+            }
+            TraceInput::Database(path) => {
+                let store = crate::memory::MemoryStore::open(path).map_err(|e| e.to_string())?;
+                store::import_legacy(&mut store.conn(), path).map_err(|e| e.to_string())?;
+                let conn = store.read();
+                store::all(&conn).map_err(|e| e.to_string())
+            }
+        }
+    }
+}

@@ -113,6 +113,9 @@ pub struct TraceRecord {
     pub id: String,
     /// Position in the trace, from 1.
     pub seq: u64,
+    /// The action's id (`turn:pass:index[.link]`), when it came from a turn.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub action_id: Option<String>,
     /// When it finished.
     pub time: Millis,
     /// The acting agent (the requester, for approved requests).

@@ -15,9 +15,9 @@ use super::highlight::DialectHighlighter;
 use super::keymap::{Action, KeyChord, Keymap, Lookup};
 use super::model::Model;
 use super::theme::Theme;
+use crate::exec::replay::Divergence;
 use crate::permission::Decision;
 use crate::trace::TraceRecord;
-use crate::trace::replay::Divergence;
 
 /// The panes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

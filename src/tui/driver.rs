@@ -5,7 +5,7 @@
 
 use std::collections::HashMap;
 use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
@@ -30,7 +30,7 @@ use crate::dialect::{DialectParser, Op, Verb};
 use crate::exec::{Executor, TurnContext};
 use crate::memory::{Block, BlockVersion, SearchHit, blocks};
 use crate::permission::{Authority, PendingRequest};
-use crate::trace::{BlockSpec, TraceRecord, read_trace_from};
+use crate::trace::{BlockSpec, TraceInput, TraceRecord};
 
 /// Settings of the console.
 #[derive(Debug, Clone, Default)]
@@ -41,10 +41,8 @@ pub struct ConsoleSettings {
     pub keymap: Option<String>,
     /// Ring the bell when a request arrives for the partner.
     pub bell: bool,
-    /// The trace file.
-    pub trace: PathBuf,
     /// A trace to open in the replay pane at start.
-    pub replay: Option<PathBuf>,
+    pub replay: Option<TraceInput>,
 }
 
 /// Loads the theme: the named built-in, with the user's `theme.toml` from
@@ -107,7 +105,7 @@ enum Loaded {
     Hits(Vec<SearchHit>),
     Trace(Vec<TraceRecord>, u64),
     Replay(ReplayState),
-    Verified(Option<crate::trace::replay::Divergence>),
+    Verified(Option<crate::exec::replay::Divergence>),
     ReplayMemory(usize, Vec<Block>),
     Notice(String),
     Status(Vec<AgentRow>),
@@ -215,22 +213,24 @@ pub async fn run(
         });
     };
     let mut events = handle.subscribe();
+    // The last trace record shown: new ones are read from the database.
     let mut trace_offset = 0u64;
-    let trace_path = settings.trace.clone();
-    let load_trace = {
-        let path = trace_path.clone();
-        move |offset: u64| -> Box<dyn FnOnce(&Executor) -> Loaded + Send> {
-            let path = path.clone();
-            Box::new(move |_| match read_trace_from(&path, offset) {
-                Ok((records, next)) => Loaded::Trace(records, next),
-                Err(_) => Loaded::Trace(Vec::new(), offset),
-            })
-        }
+    let load_trace = |after: u64| -> Box<dyn FnOnce(&Executor) -> Loaded + Send> {
+        Box::new(move |ex| {
+            let read = crate::trace::store::since(&ex.store().read(), after, 100_000);
+            match read {
+                Ok((records, _)) => {
+                    let next = records.last().map_or(after, |r| r.seq);
+                    Loaded::Trace(records, next)
+                }
+                Err(_) => Loaded::Trace(Vec::new(), after),
+            }
+        })
     };
     spawn_load(Box::new(load_pending));
     spawn_load(load_trace(0));
-    if let Some(path) = settings.replay.clone() {
-        spawn_load(Box::new(move |_| open_replay(path)));
+    if let Some(input) = settings.replay.clone() {
+        spawn_load(Box::new(move |_| open_replay(input)));
     }
     let mut memory_loaded = false;
     let mut dirty = true;
@@ -318,7 +318,7 @@ pub async fn run(
                             let records = state.records.clone();
                             app.replay = Some(state);
                             app.focus = Pane::Replay;
-                            spawn_load(Box::new(move |_| match crate::trace::replay::verify_records(&records) {
+                            spawn_load(Box::new(move |_| match crate::exec::replay::verify_records(&records) {
                                 Ok((_, divergence)) => Loaded::Verified(divergence),
                                 Err(e) => Loaded::Notice(format!("verification failed: {e}")),
                             }));
@@ -390,7 +390,7 @@ pub async fn run(
                 replay_requested = Some(step);
                 let records = replay.records.clone();
                 spawn_load(Box::new(move |_| {
-                    match crate::trace::replay::memory_at(&records, step, &agent) {
+                    match crate::exec::replay::memory_at(&records, step, &agent) {
                         Ok(list) => Loaded::ReplayMemory(step, list),
                         Err(e) => {
                             Loaded::Notice(format!("cannot rebuild memory at step {step}: {e}"))
@@ -503,7 +503,10 @@ pub async fn run(
                 Intent::RunAction(text) => {
                     app.notice = Some(run_action(&app, &text, &loaded_tx, &executor));
                 }
-                Intent::OpenTrace(path) => spawn_load(Box::new(move |_| open_replay(path))),
+                Intent::OpenTrace(path) => {
+                    let input = TraceInput::guess(&path);
+                    spawn_load(Box::new(move |_| open_replay(input)))
+                }
             }
             dirty = true;
         }
@@ -564,11 +567,11 @@ fn run_action(
     "running…".into()
 }
 
-/// Reads a trace file for the replay pane (on a loader thread).
-fn open_replay(path: PathBuf) -> Loaded {
-    match crate::trace::read_trace(&path) {
+/// Reads a trace for the replay pane (on a loader thread).
+fn open_replay(input: TraceInput) -> Loaded {
+    match input.load() {
         Ok((records, _)) => Loaded::Replay(ReplayState {
-            path,
+            path: input.path().to_path_buf(),
             records,
             step: 0,
             playing: false,
@@ -576,6 +579,6 @@ fn open_replay(path: PathBuf) -> Loaded {
             divergence: None,
             verified: false,
         }),
-        Err(e) => Loaded::Notice(format!("cannot open {}: {e}", path.display())),
+        Err(e) => Loaded::Notice(format!("cannot open the trace: {e}")),
     }
 }

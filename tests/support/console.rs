@@ -66,6 +66,7 @@ pub fn record(
     TraceRecord {
         id: format!("t{seq}"),
         seq,
+        action_id: None,
         time: NOW - 60_000 + seq as i64 * 1000,
         agent: agent.into(),
         turn_id: format!("{agent}-1"),

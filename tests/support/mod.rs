@@ -13,7 +13,7 @@ use partner::clock::ManualClock;
 use partner::exec::{ActionReport, ActionStatus, ExecConfig, Executor, TurnContext};
 use partner::memory::{BlockKind, BlockPermission, MemoryStore};
 use partner::permission::Policy;
-use partner::trace::{BlockSpec, TraceLog};
+use partner::trace::BlockSpec;
 
 /// Noon, 2026-11-21 (UTC), in milliseconds.
 pub const START: i64 = 1_795_262_400_000;
@@ -29,12 +29,11 @@ pub fn rig_with(policy: Policy, config: ExecConfig) -> Rig {
     let db = dir.path().join("constellation.db");
     let clock = ManualClock::new(START);
     let store = Arc::new(MemoryStore::open(&db).unwrap());
-    let trace = TraceLog::open(partner::trace::trace_path_for(&db)).unwrap();
     let mut config = config;
     if config.agents.is_empty() {
         config.agents = vec!["ada".into(), "anchor".into(), "worker".into()];
     }
-    let exec = Executor::with_parts(store, trace, policy, config, Arc::new(clock.clone())).unwrap();
+    let exec = Executor::with_parts(store, policy, config, Arc::new(clock.clone())).unwrap();
     Rig { dir, exec, clock }
 }
 
@@ -43,6 +42,11 @@ pub fn rig(policy: Policy) -> Rig {
 }
 
 impl Rig {
+    /// The database file.
+    pub fn db(&self) -> std::path::PathBuf {
+        self.dir.path().join("constellation.db")
+    }
+
     pub fn block(
         &self,
         agent: &str,
@@ -98,7 +102,7 @@ impl Rig {
     }
 
     pub fn trace(&self) -> Vec<partner::trace::TraceRecord> {
-        let (records, warnings) = partner::trace::read_trace(self.exec.trace_path()).unwrap();
+        let (records, warnings) = self.exec.trace().unwrap();
         assert!(warnings.is_empty(), "{warnings:?}");
         records
     }

@@ -3,15 +3,13 @@
 //! differs. External effects (fetch, web, data reads, authority decisions)
 //! are taken from their recorded results instead of being redone.
 
-use std::path::Path;
 use std::sync::Arc;
 
-use super::log::{TraceWarning, read_trace};
-use super::record::{TraceOutcome, TraceRecord};
 use crate::clock::ManualClock;
 use crate::exec::{ExecConfig, Executor};
 use crate::memory::MemoryStore;
 use crate::permission::Policy;
+use crate::trace::{TraceInput, TraceOutcome, TraceRecord, TraceWarning};
 
 /// Where a replay first differed.
 #[derive(Debug, Clone, PartialEq)]
@@ -80,13 +78,8 @@ fn scratch(records: &[TraceRecord]) -> Result<(Executor, ManualClock), crate::ex
         ..ExecConfig::default()
     };
     let store = Arc::new(MemoryStore::open_in_memory()?);
-    let executor = Executor::with_parts(
-        store,
-        super::TraceLog::disabled(),
-        Policy::permissive(),
-        config,
-        Arc::new(clock.clone()),
-    )?;
+    let executor =
+        Executor::with_parts(store, Policy::permissive(), config, Arc::new(clock.clone()))?;
     Ok((executor, clock))
 }
 
@@ -144,12 +137,9 @@ pub fn verify_records(
     Ok((redone, None))
 }
 
-/// Reads a trace file and verifies it.
-pub fn verify_file(path: &Path) -> Result<Verification, crate::exec::ExecError> {
-    let (records, warnings) = read_trace(path).map_err(|source| crate::exec::ExecError::Trace {
-        path: path.display().to_string(),
-        source,
-    })?;
+/// Reads a trace (from a database or a file) and verifies it.
+pub fn verify(input: &TraceInput) -> Result<Verification, crate::exec::ExecError> {
+    let (records, warnings) = input.load().map_err(crate::exec::ExecError::Refused)?;
     let (redone, divergence) = verify_records(&records)?;
     Ok(Verification {
         steps: records.len(),

@@ -1,33 +1,18 @@
-//! The trace file: one JSON object per line beside the database, appended
-//! after each action's database commit. Reading tolerates a torn last line
-//! (a crash mid-write): it is skipped with a warning.
+//! Trace files: JSON lines, one record each — what `partner trace export`
+//! writes, what older partner versions kept beside the database, and what
+//! `partner replay FILE` reads. Reading tolerates a torn last line (a
+//! crash mid-write) and damaged lines: they are skipped with a warning.
 
-use std::fs::{File, OpenOptions};
-use std::io::{BufRead, BufReader, Write};
-use std::path::{Path, PathBuf};
-use std::sync::Mutex;
+use std::fs::File;
+use std::io::{BufRead, BufReader};
+use std::path::Path;
 
 use super::record::TraceRecord;
-
-/// The trace file beside a database: `x.db` → `x.trace.jsonl`.
-pub fn trace_path_for(db: &Path) -> PathBuf {
-    let stem = db
-        .file_stem()
-        .map_or_else(|| "partner".into(), |s| s.to_string_lossy().into_owned());
-    db.with_file_name(format!("{stem}.trace.jsonl"))
-}
-
-/// An open trace file for appending.
-#[derive(Debug)]
-pub struct TraceLog {
-    path: PathBuf,
-    file: Mutex<Option<File>>,
-}
 
 /// Problems met while reading a trace (never fatal).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TraceWarning {
-    /// One-based line number.
+    /// One-based line number (for a trace in a database, the record's seq).
     pub line: usize,
     /// What was wrong.
     pub message: String,
@@ -36,58 +21,6 @@ pub struct TraceWarning {
 impl std::fmt::Display for TraceWarning {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "line {}: {}", self.line, self.message)
-    }
-}
-
-impl TraceLog {
-    /// Opens (creating) the trace at `path` for appending.
-    pub fn open(path: impl AsRef<Path>) -> std::io::Result<Self> {
-        let path = path.as_ref().to_path_buf();
-        let file = OpenOptions::new().create(true).append(true).open(&path)?;
-        let log = TraceLog {
-            path,
-            file: Mutex::new(Some(file)),
-        };
-        log.repair_tail()?;
-        Ok(log)
-    }
-
-    /// A trace that records nothing (replay's scratch executor).
-    pub fn disabled() -> Self {
-        TraceLog {
-            path: PathBuf::new(),
-            file: Mutex::new(None),
-        }
-    }
-
-    /// The file.
-    pub fn path(&self) -> &Path {
-        &self.path
-    }
-
-    /// If the file ends in a torn line, ends it so the next record starts
-    /// on a line of its own (the torn line stays and is skipped on read).
-    fn repair_tail(&self) -> std::io::Result<()> {
-        let bytes = std::fs::read(&self.path)?;
-        if !bytes.is_empty() && !bytes.ends_with(b"\n") {
-            let mut guard = self.file.lock().unwrap_or_else(|e| e.into_inner());
-            if let Some(file) = guard.as_mut() {
-                file.write_all(b"\n")?;
-            }
-        }
-        Ok(())
-    }
-
-    /// Appends one record as a line and flushes it.
-    pub fn append(&self, record: &TraceRecord) -> std::io::Result<()> {
-        let mut guard = self.file.lock().unwrap_or_else(|e| e.into_inner());
-        let Some(file) = guard.as_mut() else {
-            return Ok(());
-        };
-        let mut line = serde_json::to_vec(record)?;
-        line.push(b'\n');
-        file.write_all(&line)?;
-        file.flush()
     }
 }
 
