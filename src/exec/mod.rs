@@ -3,15 +3,21 @@
 //! run, refused or queued as a durable pending request; every final outcome
 //! leaves one trace record.
 
+mod authority;
+mod commit;
 mod config;
 mod context;
+mod decide;
 mod executor;
 mod handlers;
+mod partner;
 pub mod replay;
 mod report;
+mod submit;
 pub mod when;
 
 pub use config::{ExecConfig, FetchConfig, WebConfig};
 pub use context::{TurnContext, resolve};
-pub use executor::{DecidedRequest, ExecError, Executor, TIMEOUT_SWEEP, open_store};
+pub use decide::DecidedRequest;
+pub use executor::{ExecError, Executor, TIMEOUT_SWEEP, open_store};
 pub use report::{ActionReport, ActionStatus, TurnReport};

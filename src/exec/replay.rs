@@ -5,10 +5,15 @@
 
 use std::sync::Arc;
 
+use super::commit::Origin;
+use super::report::ActionStatus;
 use crate::clock::ManualClock;
-use crate::exec::{ExecConfig, Executor};
+use crate::dialect::DialectParser;
+use crate::exec::{ExecConfig, ExecError, Executor, TurnContext};
 use crate::memory::MemoryStore;
 use crate::permission::Policy;
+use crate::permission::{Check, Verdict};
+use crate::trace::TraceOp;
 use crate::trace::{TraceInput, TraceOutcome, TraceRecord, TraceWarning};
 
 /// Where a replay first differed.
@@ -147,4 +152,57 @@ pub fn verify(input: &TraceInput) -> Result<Verification, crate::exec::ExecError
         divergence,
         warnings,
     })
+}
+
+impl Executor {
+    /// Replays one trace record's operation against this executor's store
+    /// (used by replay verification). Returns the outcome, result text and
+    /// memory change it produced now.
+    pub fn redo(
+        &self,
+        record: &TraceRecord,
+    ) -> Result<(TraceOutcome, String, Option<crate::memory::MemoryChange>), ExecError> {
+        let ctx = TurnContext::new(&record.agent, "", &record.turn_id);
+        let report = match &record.op {
+            TraceOp::SetBlock { block } => self.partner_set_block(block.clone()),
+            TraceOp::Undo { agent, label } => self.partner_undo(agent, label),
+            TraceOp::Action => {
+                let parsed = DialectParser::new()
+                    .with_table(self.table.clone())
+                    .parse(&record.canonical);
+                let Some(action) = parsed.actions.into_iter().next() else {
+                    return Ok((
+                        TraceOutcome::Failed,
+                        format!("does not parse: {}", record.canonical),
+                        None,
+                    ));
+                };
+                let origin = Origin {
+                    text: &record.text,
+                    span: record.span,
+                    source: record.source,
+                    op: TraceOp::Action,
+                };
+                let check = Check {
+                    verdict: Verdict::Allow,
+                    path: vec!["replay".into()],
+                };
+                self.execute(&ctx, &action, &origin, &check, None)
+            }
+        };
+        match report {
+            Ok(report) => {
+                let outcome = match report.status {
+                    ActionStatus::Executed => TraceOutcome::Executed,
+                    ActionStatus::Denied => TraceOutcome::Denied,
+                    ActionStatus::Cancelled => TraceOutcome::Cancelled,
+                    ActionStatus::TimedOut => TraceOutcome::TimedOut,
+                    _ => TraceOutcome::Failed,
+                };
+                Ok((outcome, report.text, report.memory))
+            }
+            Err(ExecError::Refused(message)) => Ok((TraceOutcome::Failed, message, None)),
+            Err(e) => Err(e),
+        }
+    }
 }

@@ -1,0 +1,363 @@
+//! The commit protocol: an action's database effects, its approval (and
+//! any standing rule the approval makes) and its trace record commit in one
+//! transaction; an effect outside the database (a fetch, a calculation) runs
+//! first and its result is recorded the same way.
+
+use std::time::Instant;
+
+use rusqlite::Connection;
+
+use super::context::TurnContext;
+use super::executor::{ExecError, Executor};
+use super::handlers::{self, Effect};
+use super::report::{ActionReport, ActionStatus};
+use crate::clock::Millis;
+use crate::dialect::{ParsedAction, Verb};
+use crate::isolate;
+use crate::memory::MemoryError;
+use crate::permission::pending::{self, NewRule};
+use crate::permission::{Authority, Check, Decision, PendingRequest, RequestStatus, Verdict};
+use crate::trace::{
+    DecisionPath, TraceOp, TraceOutcome, TraceRecord, TraceSource, store as trace_store,
+};
+
+/// An approval being carried out, recorded in the action's transaction.
+pub(super) struct Approval<'a> {
+    pub(super) request: &'a PendingRequest,
+    pub(super) decision: &'a Decision,
+    pub(super) by: &'a Authority,
+}
+
+/// Where an action came from in its turn.
+pub(super) struct Origin<'a> {
+    pub(super) text: &'a str,
+    pub(super) span: (usize, usize),
+    pub(super) source: TraceSource,
+    pub(super) op: TraceOp,
+}
+
+impl<'a> Origin<'a> {
+    pub(super) fn of(turn: &'a str, action: &ParsedAction) -> Self {
+        Origin {
+            text: action.span.slice(turn),
+            span: (action.span.start, action.span.end),
+            source: TraceSource::Agent,
+            op: TraceOp::Action,
+        }
+    }
+
+    /// An action that is the whole of `text` (a stored request, an edit).
+    pub(super) fn whole(text: &'a str, source: TraceSource) -> Self {
+        Origin {
+            text,
+            span: (0, text.len()),
+            source,
+            op: TraceOp::Action,
+        }
+    }
+}
+
+pub(super) enum TxError {
+    Agent(String),
+    Db(MemoryError),
+}
+
+impl From<rusqlite::Error> for TxError {
+    fn from(e: rusqlite::Error) -> Self {
+        TxError::Db(e.into())
+    }
+}
+
+impl From<MemoryError> for TxError {
+    fn from(e: MemoryError) -> Self {
+        TxError::Db(e)
+    }
+}
+
+pub(super) fn status_of(outcome: TraceOutcome) -> ActionStatus {
+    match outcome {
+        TraceOutcome::Executed => ActionStatus::Executed,
+        TraceOutcome::Denied => ActionStatus::Denied,
+        TraceOutcome::Failed => ActionStatus::Failed,
+        TraceOutcome::Cancelled => ActionStatus::Cancelled,
+        TraceOutcome::TimedOut => ActionStatus::TimedOut,
+    }
+}
+
+pub(super) fn verdict_name(verdict: &Verdict) -> &'static str {
+    match verdict {
+        Verdict::Allow => "allow",
+        Verdict::Ask { .. } => "ask",
+        Verdict::Deny { .. } => "deny",
+    }
+}
+
+/// What the agent hears when handling its action hit a bug in partner.
+pub(super) fn crashed(panic: &str) -> String {
+    format!(
+        "partner failed while handling this action, so nothing was changed (internal error: {panic}); this is not your mistake"
+    )
+}
+
+/// True for verbs that decide other requests.
+pub(super) fn is_authority(verb: &Verb) -> bool {
+    matches!(
+        verb,
+        Verb::Approve | Verb::Deny | Verb::Escalate | Verb::Cancel
+    )
+}
+
+impl Executor {
+    /// Runs an allowed (or approved) action and records it.
+    pub(super) fn execute(
+        &self,
+        ctx: &TurnContext,
+        action: &ParsedAction,
+        origin: &Origin<'_>,
+        check: &Check,
+        approval: Option<&Approval<'_>>,
+    ) -> Result<ActionReport, ExecError> {
+        let canonical = action.canonical();
+        let verb = action.verb.name();
+        let started = Instant::now();
+        let outside = isolate::contain(|| {
+            if is_authority(&action.verb) {
+                Some(self.authority_action(ctx, action))
+            } else {
+                handlers::outside(self, ctx, action)
+            }
+        })
+        .unwrap_or_else(|panic| Some(Err(crashed(&panic))));
+        // Searches read conversations, which the runtime stores outside the
+        // trace; replay takes their results from the record.
+        let external = is_authority(&action.verb)
+            || handlers::is_external(action)
+            || action.verb == Verb::Search;
+        let now = self.now();
+        let effect = match outside {
+            Some(effect) => effect,
+            None => {
+                let attempt =
+                    self.store
+                        .transaction(|tx| -> Result<(ActionReport, TraceRecord), TxError> {
+                            let effect =
+                                isolate::contain(|| handlers::inside(self, tx, ctx, action, now))
+                                    .unwrap_or_else(|panic| Err(crashed(&panic)))
+                                    .map_err(TxError::Agent)?;
+                            let mut record = self.build_record(
+                                ctx,
+                                &canonical,
+                                verb,
+                                origin,
+                                check,
+                                approval,
+                                TraceOutcome::Executed,
+                                &effect,
+                                started,
+                                now,
+                                external,
+                            );
+                            self.finalize(tx, &mut record, approval, now)?;
+                            Ok((self.report_of(ctx, &record, &effect, check), record))
+                        });
+                match attempt {
+                    Ok((report, _)) => return Ok(report),
+                    Err(TxError::Db(e)) => return Err(e.into()),
+                    Err(TxError::Agent(message)) => Err(message),
+                }
+            }
+        };
+        let (outcome, effect) = match effect {
+            Ok(effect) => (TraceOutcome::Executed, effect),
+            Err(message) => (TraceOutcome::Failed, Effect::text(message)),
+        };
+        let record = self.build_record(
+            ctx, &canonical, verb, origin, check, approval, outcome, &effect, started, now,
+            external,
+        );
+        self.commit(ctx, record, approval, &effect, check, now)
+    }
+
+    /// Commits a record that carries no database effect of its own (and the
+    /// approval it completes) and reports it.
+    pub(super) fn commit(
+        &self,
+        ctx: &TurnContext,
+        mut record: TraceRecord,
+        approval: Option<&Approval<'_>>,
+        effect: &Effect,
+        check: &Check,
+        now: Millis,
+    ) -> Result<ActionReport, ExecError> {
+        self.store
+            .transaction(|tx| self.finalize(tx, &mut record, approval, now))?;
+        Ok(self.report_of(ctx, &record, effect, check))
+    }
+
+    /// Records an action that did not run (denied, failed before running,
+    /// cancelled, timed out).
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn record(
+        &self,
+        ctx: &TurnContext,
+        canonical: &str,
+        verb: &str,
+        origin: &Origin<'_>,
+        check: &Check,
+        approval: Option<&Approval<'_>>,
+        outcome: TraceOutcome,
+        effect: Effect,
+    ) -> Result<ActionReport, ExecError> {
+        let now = self.now();
+        let record = self.build_record(
+            ctx,
+            canonical,
+            verb,
+            origin,
+            check,
+            approval,
+            outcome,
+            &effect,
+            Instant::now(),
+            now,
+            false,
+        );
+        self.commit(ctx, record, approval, &effect, check, now)
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn build_record(
+        &self,
+        ctx: &TurnContext,
+        canonical: &str,
+        verb: &str,
+        origin: &Origin<'_>,
+        check: &Check,
+        approval: Option<&Approval<'_>>,
+        outcome: TraceOutcome,
+        effect: &Effect,
+        started: Instant,
+        now: Millis,
+        external: bool,
+    ) -> TraceRecord {
+        let mut decision = DecisionPath {
+            verdict: verdict_name(&check.verdict).to_string(),
+            steps: check.path.clone(),
+            ..DecisionPath::default()
+        };
+        if let Some(approval) = approval {
+            decision.request = Some(approval.request.id.clone());
+            decision.decided_by = Some(approval.by.to_string());
+            decision.decision = Some(approval.decision.name().to_string());
+            decision.decided_at = Some(now);
+            decision.requested_at = Some(approval.request.created_at);
+        }
+        TraceRecord {
+            // Allocated in the action's transaction (`finalize`).
+            id: String::new(),
+            seq: 0,
+            action_id: None,
+            time: now,
+            agent: ctx.agent.clone(),
+            turn_id: ctx.turn_id.clone(),
+            source: origin.source,
+            text: origin.text.to_string(),
+            span: origin.span,
+            canonical: canonical.to_string(),
+            verb: verb.to_string(),
+            op: origin.op.clone(),
+            decision,
+            outcome,
+            result: effect.text.clone(),
+            data: effect.data.clone(),
+            duration_us: started.elapsed().as_micros() as u64,
+            memory: effect.memory.clone(),
+            external,
+        }
+    }
+
+    /// In the action's transaction: the approval (and any standing rule it
+    /// creates) and the trace record, whose sequence number is allocated
+    /// here, under the transaction's write lock.
+    pub(super) fn finalize(
+        &self,
+        tx: &Connection,
+        record: &mut TraceRecord,
+        approval: Option<&Approval<'_>>,
+        now: Millis,
+    ) -> Result<(), MemoryError> {
+        if let Some(approval) = approval {
+            let request = approval.request;
+            let status = if approval.decision.approves() {
+                RequestStatus::Approved
+            } else if *approval.decision == Decision::Cancel {
+                RequestStatus::Cancelled
+            } else {
+                RequestStatus::Denied
+            };
+            let note = match approval.decision {
+                Decision::Deny(r) | Decision::DenyAlways(r) => r.as_deref(),
+                _ => None,
+            };
+            let by = approval.by.to_string();
+            pending::finish(
+                tx,
+                &request.id,
+                status,
+                approval.decision.name(),
+                &by,
+                note,
+                now,
+            )?;
+            // A standing rule covers exactly this verb, op and target, and an
+            // allowing one is made only when the approved action really ran.
+            let ran = record.outcome == TraceOutcome::Executed;
+            let standing = match approval.decision {
+                Decision::ApproveAlways if ran => Some((true, None, None)),
+                Decision::ApproveFor(d) if ran => {
+                    Some((true, None, Some(crate::clock::after(now, *d))))
+                }
+                Decision::DenyAlways(reason) => Some((false, reason.as_deref(), None)),
+                _ => None,
+            };
+            if let Some((allow, reason, expires_at)) = standing {
+                let rule = NewRule {
+                    agent: &request.agent,
+                    verb: &request.verb,
+                    op: request.action["op"].as_str(),
+                    target: request.action["target"].as_str(),
+                    allow,
+                    reason,
+                    by: &by,
+                    expires_at,
+                };
+                pending::add_rule(tx, &rule, now)?;
+            }
+        }
+        record.seq = trace_store::next_seq(tx)?;
+        record.id = format!("t{}", record.seq);
+        trace_store::insert(tx, record)
+    }
+
+    pub(super) fn report_of(
+        &self,
+        ctx: &TurnContext,
+        record: &TraceRecord,
+        effect: &Effect,
+        check: &Check,
+    ) -> ActionReport {
+        let mut report = ActionReport::new(
+            &ctx.agent,
+            record.canonical.clone(),
+            status_of(record.outcome),
+            record.result.clone(),
+        );
+        report.data = effect.data.clone();
+        report.trace_id = Some(record.id.clone());
+        report.memory = effect.memory.clone();
+        report.path = check.path.clone();
+        report.needs_continuation =
+            effect.needs_continuation && record.outcome == TraceOutcome::Executed;
+        report
+    }
+}

@@ -1,0 +1,346 @@
+//! Deciding requests: by the partner or an authority, edited and approved,
+//! or timed out; and the decisions the runtime still has to route back to
+//! the agents that asked.
+
+use std::time::Instant;
+
+use super::commit::{Approval, Origin};
+use super::context::TurnContext;
+use super::executor::{ExecError, Executor};
+use super::handlers::Effect;
+use super::report::{ActionReport, ActionStatus};
+use crate::dialect::{DialectParser, Verb};
+use crate::memory::{MemoryError, blocks};
+use crate::permission::pending::{self};
+use crate::permission::{
+    Authority, Check, CheckInput, Decision, PendingRequest, RequestStatus, Verdict, writes_block,
+};
+use crate::trace::{TraceOutcome, TraceSource};
+
+/// The context a stored request was made in, for running it on decision.
+pub(super) fn request_context(request: &PendingRequest) -> TurnContext {
+    TurnContext {
+        agent: request.agent.clone(),
+        thread: request.thread.clone(),
+        turn_id: request.turn_id.clone(),
+        private: request.thread.starts_with("dm:"),
+        on_behalf_of: request.on_behalf_of.clone(),
+        ..TurnContext::default()
+    }
+}
+
+/// A request that was decided (or timed out), with the report for the agent
+/// that asked. The runtime drains these to tell the requester.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct DecidedRequest {
+    /// The request, as it stands after the decision.
+    pub request: PendingRequest,
+    /// The decision's name (`approve_once`, `deny`, `escalate`, `timeout`…).
+    pub decision: String,
+    /// Who decided.
+    pub by: String,
+    /// What the requesting agent should hear.
+    pub report: ActionReport,
+}
+
+impl Executor {
+    /// Waiting requests, oldest first.
+    pub fn pending(&self) -> Result<Vec<PendingRequest>, ExecError> {
+        Ok(pending::waiting(&self.store.conn())?)
+    }
+
+    /// Takes the requests decided since the last call, oldest first.
+    pub fn take_decided(&self) -> Vec<DecidedRequest> {
+        std::mem::take(&mut *self.decided.lock().unwrap_or_else(|e| e.into_inner()))
+    }
+
+    pub(super) fn note_decided(&self, id: &str, decision: &str, by: &str, report: &ActionReport) {
+        let request = pending::get(&self.store.conn(), id).ok().flatten();
+        if let Some(request) = request {
+            self.decided
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .push(DecidedRequest {
+                    request,
+                    decision: decision.to_string(),
+                    by: by.to_string(),
+                    report: report.clone(),
+                });
+        }
+    }
+
+    /// Decides a waiting request. `by` must be the partner or the authority
+    /// it waits on. Returns the report for the agent that asked: the
+    /// action's result when approved, the refusal otherwise. The decision is
+    /// also queued for [`Executor::take_decided`].
+    pub fn decide(
+        &self,
+        id: &str,
+        decision: Decision,
+        by: &Authority,
+    ) -> Result<ActionReport, ExecError> {
+        let name = decision.name();
+        let report = self.decide_inner(id, decision, by)?;
+        self.note_decided(id, name, &by.to_string(), &report);
+        Ok(report)
+    }
+
+    pub(super) fn decide_inner(
+        &self,
+        id: &str,
+        decision: Decision,
+        by: &Authority,
+    ) -> Result<ActionReport, ExecError> {
+        let request = pending::get(&self.store.conn(), id)?
+            .ok_or_else(|| ExecError::NoRequest(id.to_string()))?;
+        if request.status != RequestStatus::Waiting {
+            return Err(ExecError::NotWaiting {
+                id: request.id.clone(),
+                status: request.status.as_str().to_string(),
+            });
+        }
+        let own_cancel =
+            decision == Decision::Cancel && *by == Authority::Agent(request.agent.clone());
+        if let Authority::Agent(name) = by
+            && request.made_by(name)
+            && !own_cancel
+        {
+            return Err(ExecError::OwnRequest {
+                id: request.id.clone(),
+                by: by.to_string(),
+            });
+        }
+        if !(request.decidable_by(by) || own_cancel) {
+            return Err(ExecError::NotYours {
+                id: request.id.clone(),
+                by: by.to_string(),
+                waiting_on: request.waiting_on().to_string(),
+            });
+        }
+        let ctx = request_context(&request);
+        let origin = Origin::whole(&request.raw_text, TraceSource::Agent);
+        let check = Check {
+            verdict: Verdict::Ask {
+                authorities: request.authorities.clone(),
+                reason: request.reason.clone(),
+            },
+            path: vec![
+                request.reason.clone(),
+                format!("{} by {by}", decision.name()),
+            ],
+        };
+        let approval = Approval {
+            request: &request,
+            decision: &decision,
+            by,
+        };
+        match &decision {
+            Decision::ApproveOnce | Decision::ApproveAlways | Decision::ApproveFor(_) => {
+                let parsed = DialectParser::new().parse(&request.canonical);
+                let Some(action) = parsed.actions.into_iter().next() else {
+                    let text = format!("the stored action no longer parses: {}", request.canonical);
+                    return self.record(
+                        &ctx,
+                        &request.canonical,
+                        &request.verb,
+                        &origin,
+                        &check,
+                        Some(&approval),
+                        TraceOutcome::Failed,
+                        Effect::text(text),
+                    );
+                };
+                self.execute(&ctx, &action, &origin, &check, Some(&approval))
+            }
+            Decision::Deny(reason) | Decision::DenyAlways(reason) => {
+                let text = match reason {
+                    Some(reason) => format!("{by} said no: {reason}"),
+                    None => format!("{by} said no"),
+                };
+                self.record(
+                    &ctx,
+                    &request.canonical,
+                    &request.verb,
+                    &origin,
+                    &check,
+                    Some(&approval),
+                    TraceOutcome::Denied,
+                    Effect::text(text),
+                )
+            }
+            Decision::Cancel => {
+                let text = format!("request {} was cancelled", request.id);
+                self.record(
+                    &ctx,
+                    &request.canonical,
+                    &request.verb,
+                    &origin,
+                    &check,
+                    Some(&approval),
+                    TraceOutcome::Cancelled,
+                    Effect::text(text),
+                )
+            }
+            Decision::Escalate(reason) => {
+                let next = pending::escalate(&self.store.conn(), &request)?
+                    .ok_or_else(|| ExecError::LastAuthority(request.id.clone()))?;
+                let updated =
+                    pending::get(&self.store.conn(), &request.id)?.unwrap_or(request.clone());
+                let why = reason
+                    .as_deref()
+                    .map(|r| format!(": {r}"))
+                    .unwrap_or_default();
+                let mut report = ActionReport::new(
+                    &request.agent,
+                    request.canonical.clone(),
+                    ActionStatus::Pending,
+                    format!("{by} passed {} on to {next}{why}", request.id),
+                );
+                report.request = Some(updated);
+                Ok(report)
+            }
+        }
+    }
+
+    /// Approves a request with its action replaced by `text`, written by
+    /// `by` (the partner's "edit, then approve"). The new action is parsed
+    /// and checked against policy for the requesting agent first: a refusal
+    /// leaves the request waiting and is returned as an error.
+    pub fn approve_edited(
+        &self,
+        id: &str,
+        text: &str,
+        by: &Authority,
+    ) -> Result<ActionReport, ExecError> {
+        let request = pending::get(&self.store.conn(), id)?
+            .ok_or_else(|| ExecError::NoRequest(id.to_string()))?;
+        if request.status != RequestStatus::Waiting {
+            return Err(ExecError::NotWaiting {
+                id: request.id.clone(),
+                status: request.status.as_str().to_string(),
+            });
+        }
+        if !request.decidable_by(by) {
+            return Err(ExecError::NotYours {
+                id: request.id.clone(),
+                by: by.to_string(),
+                waiting_on: request.waiting_on().to_string(),
+            });
+        }
+        let parsed = self.parser_for(&request.agent).parse(text);
+        if let Some(error) = parsed.errors.first() {
+            return Err(ExecError::Refused(format!(
+                "the edited action does not parse: {}",
+                error.message()
+            )));
+        }
+        let [action] = parsed.actions.as_slice() else {
+            return Err(ExecError::Refused(format!(
+                "write exactly one action, not {}",
+                parsed.actions.len()
+            )));
+        };
+        if !action.chain.is_empty() || action.verb == Verb::Batch {
+            return Err(ExecError::Refused(
+                "write one action, not a chain or a batch".into(),
+            ));
+        }
+        let check = {
+            let conn = self.store.conn();
+            let block = match (&action.target, writes_block(action)) {
+                (Some(label), true) => blocks::get(&conn, &request.agent, label)?,
+                _ => None,
+            };
+            let input = CheckInput {
+                agent: &request.agent,
+                action,
+                private_context: request.thread.starts_with("dm:"),
+                block: block.as_ref(),
+                on_behalf_of: &request.on_behalf_of,
+            };
+            self.engine.check(&conn, &input, self.now())?
+        };
+        if let Verdict::Deny { reason } = &check.verdict {
+            return Err(ExecError::Refused(format!(
+                "the edited action is refused: {reason}"
+            )));
+        }
+        let ctx = request_context(&request);
+        let origin = Origin::whole(text, TraceSource::Partner);
+        let mut path = check.path.clone();
+        path.insert(0, format!("edited by {by} from {}", request.canonical));
+        let check = Check {
+            verdict: check.verdict,
+            path,
+        };
+        let decision = Decision::ApproveOnce;
+        let approval = Approval {
+            request: &request,
+            decision: &decision,
+            by,
+        };
+        let report = self.execute(&ctx, action, &origin, &check, Some(&approval))?;
+        self.note_decided(&request.id, "approve_edited", &by.to_string(), &report);
+        Ok(report)
+    }
+
+    /// Denies every waiting request whose time is up.
+    pub fn expire_overdue(&self) -> Result<Vec<ActionReport>, ExecError> {
+        let overdue = pending::overdue(&self.store.conn(), self.now())?;
+        let mut reports = Vec::new();
+        for request in overdue {
+            let ctx = request_context(&request);
+            let origin = Origin::whole(&request.raw_text, TraceSource::Agent);
+            let now = self.now();
+            let mut record = self.build_record(
+                &ctx,
+                &request.canonical,
+                &request.verb,
+                &origin,
+                &Check {
+                    verdict: Verdict::Ask {
+                        authorities: request.authorities.clone(),
+                        reason: request.reason.clone(),
+                    },
+                    path: vec![request.reason.clone(), "nobody decided in time".into()],
+                },
+                None,
+                TraceOutcome::TimedOut,
+                &Effect::text(format!(
+                    "request {} timed out: nobody decided in time, so it is denied",
+                    request.id
+                )),
+                Instant::now(),
+                now,
+                false,
+            );
+            record.decision.request = Some(request.id.clone());
+            record.decision.decided_by = Some("timeout".into());
+            record.decision.decision = Some("timeout".into());
+            record.decision.decided_at = Some(now);
+            record.decision.requested_at = Some(request.created_at);
+            self.store.transaction(|tx| -> Result<(), MemoryError> {
+                pending::finish(
+                    tx,
+                    &request.id,
+                    RequestStatus::TimedOut,
+                    "timeout",
+                    "timeout",
+                    None,
+                    now,
+                )?;
+                self.finalize(tx, &mut record, None, now)
+            })?;
+            let mut report = ActionReport::new(
+                &ctx.agent,
+                record.canonical.clone(),
+                ActionStatus::TimedOut,
+                record.result.clone(),
+            );
+            report.trace_id = Some(record.id);
+            self.note_decided(&request.id, "timeout", "timeout", &report);
+            reports.push(report);
+        }
+        Ok(reports)
+    }
+}

@@ -1,0 +1,161 @@
+//! The partner's own edits (set a block, undo it) and resuming an agent:
+//! versioned and traced like an agent's writes, without the agent checks.
+
+use std::time::Instant;
+
+use rusqlite::Connection;
+use serde_json::json;
+
+use super::commit::{Origin, TxError};
+use super::context::TurnContext;
+use super::executor::{ExecError, Executor};
+use super::handlers::Effect;
+use super::report::ActionReport;
+use crate::clock::Millis;
+use crate::memory::records::set_halted;
+use crate::memory::{MemoryError, NewBlock, blocks};
+use crate::permission::{Check, Verdict};
+use crate::trace::{BlockSpec, TraceOp, TraceOutcome, TraceRecord, TraceSource};
+
+impl Executor {
+    /// Creates or rewrites a block as the partner: the same versioning as
+    /// an agent's write, recorded in the trace.
+    pub fn partner_set_block(&self, spec: BlockSpec) -> Result<ActionReport, ExecError> {
+        let ctx = TurnContext::new(&spec.agent, "", "partner");
+        let canonical = format!(
+            ":memory set {} {} {}",
+            spec.agent,
+            spec.label,
+            crate::dialect::quote(&spec.value)
+        );
+        self.partner_op(
+            &ctx,
+            canonical,
+            "set",
+            TraceOp::SetBlock {
+                block: spec.clone(),
+            },
+            |tx, now| {
+                let existing = blocks::get(tx, &spec.agent, &spec.label)?;
+                let (block, change) = match existing {
+                    Some(_) => {
+                        blocks::write(tx, &spec.agent, &spec.label, &spec.value, "partner", now)?
+                    }
+                    None => {
+                        let new = NewBlock {
+                            agent: spec.agent.clone(),
+                            label: spec.label.clone(),
+                            kind: spec.kind,
+                            description: spec.description.clone(),
+                            value: spec.value.clone(),
+                            char_limit: spec.char_limit,
+                            permission: spec.permission,
+                            pinned: false,
+                            shared: spec.shared,
+                        };
+                        blocks::create(tx, &new, "partner", now)?
+                    }
+                };
+                Ok(Effect {
+                    text: format!(
+                        "{} is now v{} ({} chars)",
+                        block.label,
+                        block.version,
+                        block.chars()
+                    ),
+                    data: json!({ "block": block }),
+                    memory: Some(change),
+                    needs_continuation: false,
+                })
+            },
+        )
+    }
+
+    /// Undoes a block's last change as the partner (recorded in the trace).
+    pub fn partner_undo(&self, agent: &str, label: &str) -> Result<ActionReport, ExecError> {
+        let ctx = TurnContext::new(agent, "", "partner");
+        let op = TraceOp::Undo {
+            agent: agent.to_string(),
+            label: label.to_string(),
+        };
+        self.partner_op(
+            &ctx,
+            format!(":memory undo {agent} {label}"),
+            "undo",
+            op,
+            |tx, now| {
+                let change = blocks::undo(tx, agent, label, "partner", now)?;
+                Ok(Effect {
+                    text: format!(
+                        "{label} is back to its previous value (v{})",
+                        change.version_after
+                    ),
+                    data: json!({ "label": label }),
+                    memory: Some(change),
+                    needs_continuation: false,
+                })
+            },
+        )
+    }
+
+    pub(super) fn partner_op(
+        &self,
+        ctx: &TurnContext,
+        canonical: String,
+        verb: &str,
+        op: TraceOp,
+        apply: impl FnOnce(&Connection, Millis) -> Result<Effect, MemoryError>,
+    ) -> Result<ActionReport, ExecError> {
+        let origin = Origin {
+            text: &canonical,
+            span: (0, canonical.len()),
+            source: TraceSource::Partner,
+            op,
+        };
+        let check = Check {
+            verdict: Verdict::Allow,
+            path: vec!["the partner's own edit".into()],
+        };
+        let started = Instant::now();
+        let now = self.now();
+        let attempt = self
+            .store
+            .transaction(|tx| -> Result<(Effect, TraceRecord), TxError> {
+                let effect = apply(tx, now).map_err(|e| match e {
+                    MemoryError::Sqlite(e) => TxError::Db(MemoryError::Sqlite(e)),
+                    other => TxError::Agent(other.to_string()),
+                })?;
+                let mut record = self.build_record(
+                    ctx,
+                    &canonical,
+                    verb,
+                    &origin,
+                    &check,
+                    None,
+                    TraceOutcome::Executed,
+                    &effect,
+                    started,
+                    now,
+                    false,
+                );
+                self.finalize(tx, &mut record, None, now)?;
+                Ok((effect, record))
+            });
+        match attempt {
+            Ok((effect, record)) => Ok(self.report_of(ctx, &record, &effect, &check)),
+            Err(TxError::Db(e)) => Err(e.into()),
+            Err(TxError::Agent(message)) => Err(ExecError::Refused(message)),
+        }
+    }
+
+    /// Lets a halted agent run again.
+    pub fn resume(&self, agent: &str) -> Result<(), ExecError> {
+        Ok(set_halted(
+            &self.store.conn(),
+            agent,
+            false,
+            None,
+            self.now(),
+        )?)
+    }
+}

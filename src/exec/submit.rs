@@ -1,0 +1,323 @@
+//! Running a turn: each action resolved against its context, checked by
+//! the permission engine, then run, refused or queued as a durable pending
+//! request; chains link by link, batches concurrently.
+
+use serde_json::json;
+
+use super::commit::{Origin, crashed};
+use super::context::{TurnContext, resolve};
+use super::executor::{ExecError, Executor};
+use super::handlers::Effect;
+use super::report::{ActionReport, ActionStatus, TurnReport};
+use crate::clock::Millis;
+use crate::dialect::{ParsedAction, Verb};
+use crate::isolate;
+use crate::memory::blocks;
+use crate::memory::records::{add_parse_failure, agent_state};
+use crate::permission::pending::{self, NewRequest};
+use crate::permission::{Check, CheckInput, Verdict, writes_block};
+use crate::trace::TraceOutcome;
+
+impl Executor {
+    /// Parses and runs one agent turn: chains link by link (each link's
+    /// result is the next one's input), batches concurrently. Parse errors
+    /// are recorded for later alias suggestions.
+    pub fn run_turn(&self, ctx: &mut TurnContext, text: &str) -> TurnReport {
+        let parsed = self.parser_for(&ctx.agent).parse(text);
+        self.run_parsed(ctx, text, &parsed)
+    }
+
+    /// Runs a turn already parsed (with [`Executor::parser_for`]).
+    pub fn run_parsed(
+        &self,
+        ctx: &mut TurnContext,
+        text: &str,
+        parsed: &crate::dialect::ParsedTurn,
+    ) -> TurnReport {
+        if !parsed.errors.is_empty() {
+            let conn = self.store.conn();
+            for error in &parsed.errors {
+                let _ = add_parse_failure(
+                    &conn,
+                    &ctx.agent,
+                    error.span.slice(text),
+                    &error.message(),
+                    self.now(),
+                );
+            }
+        }
+        let mut reports = Vec::new();
+        for action in &parsed.actions {
+            let mut head = action.clone();
+            let rest = std::mem::take(&mut head.chain);
+            let links: Vec<ParsedAction> = std::iter::once(head).chain(rest).collect();
+            ctx.chain_input = None;
+            for (i, link) in links.iter().enumerate() {
+                let report = self.submit(ctx, link, text);
+                let stopped = report.status != ActionStatus::Executed;
+                if !stopped {
+                    ctx.last_output = Some(report.text.clone());
+                    ctx.chain_input = Some(report.text.clone());
+                }
+                let why = format!(
+                    "not run: link {} of the chain was {:?}",
+                    i + 1,
+                    report.status
+                )
+                .to_lowercase();
+                reports.push(report);
+                if stopped {
+                    for later in &links[i + 1..] {
+                        reports.push(ActionReport::new(
+                            &ctx.agent,
+                            later.canonical(),
+                            ActionStatus::NotRun,
+                            why.clone(),
+                        ));
+                    }
+                    break;
+                }
+            }
+            ctx.chain_input = None;
+        }
+        TurnReport {
+            actions: reports,
+            errors: parsed.errors.clone(),
+        }
+    }
+
+    /// Submits one action (a single link; a batch runs its members
+    /// concurrently). `turn` is the text it was parsed from.
+    pub fn submit(&self, ctx: &TurnContext, action: &ParsedAction, turn: &str) -> ActionReport {
+        match isolate::contain(|| self.try_submit(ctx, action, turn)) {
+            Ok(Ok(report)) => report,
+            Ok(Err(e)) => ActionReport::new(
+                &ctx.agent,
+                action.canonical(),
+                ActionStatus::Failed,
+                format!("the runtime could not record this action: {e}"),
+            ),
+            Err(panic) => {
+                // A bug, not the agent's doing: one failed action, traced.
+                let text = crashed(&panic);
+                let origin = Origin::of(turn, action);
+                let check = Check {
+                    verdict: Verdict::Allow,
+                    path: Vec::new(),
+                };
+                self.record(
+                    ctx,
+                    &action.canonical(),
+                    action.verb.name(),
+                    &origin,
+                    &check,
+                    None,
+                    TraceOutcome::Failed,
+                    Effect::text(text.clone()),
+                )
+                .unwrap_or_else(|_| {
+                    ActionReport::new(&ctx.agent, action.canonical(), ActionStatus::Failed, text)
+                })
+            }
+        }
+    }
+
+    pub(super) fn try_submit(
+        &self,
+        ctx: &TurnContext,
+        action: &ParsedAction,
+        turn: &str,
+    ) -> Result<ActionReport, ExecError> {
+        if action.verb == Verb::Batch {
+            return Ok(self.run_batch(ctx, action, turn));
+        }
+        let origin = Origin::of(turn, action);
+        let canonical = action.canonical();
+        let no_check = || Check {
+            verdict: Verdict::Allow,
+            path: Vec::new(),
+        };
+        if action.cancelled {
+            let text = "cancelled in the turn's own text, so it was not run";
+            return self.record(
+                ctx,
+                &canonical,
+                action.verb.name(),
+                &origin,
+                &no_check(),
+                None,
+                TraceOutcome::Cancelled,
+                Effect::text(text),
+            );
+        }
+        let now = self.now();
+        let (resolved, check) = {
+            let conn = self.store.conn();
+            let state = agent_state(&conn, &ctx.agent)?;
+            if state.halted {
+                drop(conn);
+                let why = state.halt_reason.unwrap_or_default();
+                let text =
+                    format!("you are halted ({why}); nothing runs until the partner resumes you");
+                return self.record(
+                    ctx,
+                    &canonical,
+                    action.verb.name(),
+                    &origin,
+                    &no_check(),
+                    None,
+                    TraceOutcome::Failed,
+                    Effect::text(text),
+                );
+            }
+            let resolved = match resolve(&conn, ctx, action) {
+                Ok(resolved) => resolved,
+                Err(message) => {
+                    drop(conn);
+                    return self.record(
+                        ctx,
+                        &canonical,
+                        action.verb.name(),
+                        &origin,
+                        &no_check(),
+                        None,
+                        TraceOutcome::Failed,
+                        Effect::text(message),
+                    );
+                }
+            };
+            let block = match (&resolved.target, writes_block(&resolved)) {
+                (Some(label), true) => blocks::get(&conn, &ctx.agent, label)?,
+                _ => None,
+            };
+            let input = CheckInput {
+                agent: &ctx.agent,
+                action: &resolved,
+                private_context: ctx.private,
+                block: block.as_ref(),
+                on_behalf_of: &ctx.on_behalf_of,
+            };
+            let check = self.engine.check(&conn, &input, now)?;
+            (resolved, check)
+        };
+        let canonical = resolved.canonical();
+        match &check.verdict {
+            Verdict::Allow => self.execute(ctx, &resolved, &origin, &check, None),
+            Verdict::Deny { reason } => {
+                let text = reason.clone();
+                self.record(
+                    ctx,
+                    &canonical,
+                    resolved.verb.name(),
+                    &origin,
+                    &check,
+                    None,
+                    TraceOutcome::Denied,
+                    Effect::text(text),
+                )
+            }
+            Verdict::Ask {
+                authorities,
+                reason,
+            } => {
+                let action_json = serde_json::to_value(&resolved).unwrap_or_default();
+                let expires_at = self
+                    .engine
+                    .policy()
+                    .request_timeout
+                    .map(|t| now + t.as_millis() as Millis);
+                let marker = resolved.marker.map(|m| match &resolved.marker_note {
+                    Some(note) => format!("?{note}"),
+                    None => m.sigil().to_string(),
+                });
+                let request = self.store.transaction(|tx| {
+                    pending::create(
+                        tx,
+                        &NewRequest {
+                            agent: &ctx.agent,
+                            canonical: &canonical,
+                            action: &action_json,
+                            verb: resolved.verb.name(),
+                            marker: marker.as_deref(),
+                            reason,
+                            authorities,
+                            turn_id: &ctx.turn_id,
+                            thread: &ctx.thread,
+                            raw_text: origin.text,
+                            on_behalf_of: &ctx.on_behalf_of,
+                            span: origin.span,
+                            expires_at,
+                        },
+                        now,
+                    )
+                })?;
+                let mut report = ActionReport::new(
+                    &ctx.agent,
+                    canonical,
+                    ActionStatus::Pending,
+                    format!(
+                        "waiting for {} to approve ({}): {reason}",
+                        request.waiting_on(),
+                        request.id
+                    ),
+                );
+                report.data = json!({ "request": request.id });
+                report.path = check.path.clone();
+                report.request = Some(request);
+                Ok(report)
+            }
+        }
+    }
+
+    pub(super) fn run_batch(
+        &self,
+        ctx: &TurnContext,
+        action: &ParsedAction,
+        turn: &str,
+    ) -> ActionReport {
+        let children: Vec<ActionReport> = std::thread::scope(|scope| {
+            let handles: Vec<_> = action
+                .batch
+                .iter()
+                .map(|inner| {
+                    let mut inner = inner.clone();
+                    inner.cancelled |= action.cancelled;
+                    scope.spawn(move || self.submit(ctx, &inner, turn))
+                })
+                .collect();
+            handles
+                .into_iter()
+                .zip(&action.batch)
+                .map(|(h, inner)| {
+                    h.join().unwrap_or_else(|_| {
+                        ActionReport::new(
+                            &ctx.agent,
+                            inner.canonical(),
+                            ActionStatus::Failed,
+                            "this action crashed",
+                        )
+                    })
+                })
+                .collect()
+        });
+        let status = if children.iter().all(|c| c.status == ActionStatus::Executed) {
+            ActionStatus::Executed
+        } else if children.iter().any(|c| c.status == ActionStatus::Pending) {
+            ActionStatus::Pending
+        } else if children.iter().any(|c| c.status == ActionStatus::Executed) {
+            ActionStatus::Executed
+        } else {
+            children.first().map_or(ActionStatus::Failed, |c| c.status)
+        };
+        let text = children
+            .iter()
+            .enumerate()
+            .map(|(i, c)| format!("{}. {}", i + 1, c.summary()))
+            .collect::<Vec<_>>()
+            .join("\n");
+        let mut report = ActionReport::new(&ctx.agent, action.canonical(), status, text);
+        report.needs_continuation = children.iter().any(|c| c.needs_continuation);
+        report.children = children;
+        report
+    }
+}
