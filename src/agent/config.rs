@@ -14,6 +14,7 @@ use super::provider::{
     AnthropicProvider, HttpSettings, OpenAiProvider, Provider, RetryPolicy, Script,
     ScriptedProvider,
 };
+use crate::dialect::VerbTable;
 use crate::exec::{ExecConfig, WebConfig};
 use crate::memory::{BlockKind, BlockPermission, DEFAULT_CHAR_LIMIT};
 use crate::permission::Policy;
@@ -122,6 +123,7 @@ struct ConfigFile {
     web: Option<String>,
     #[serde(default)]
     data: BTreeMap<String, PathBuf>,
+    verbs: Option<toml::Table>,
     agents: Vec<AgentFile>,
 }
 
@@ -168,6 +170,9 @@ pub struct ConstellationConfig {
     pub max_reply_bytes: usize,
     /// Console settings.
     pub console: ConsoleConfig,
+    /// The verbs agents may write: the built-in ones with the aliases and
+    /// verbs `[verbs.NAME]` sections add.
+    pub verbs: VerbTable,
 }
 
 /// A config file that could not be loaded, with where.
@@ -250,6 +255,17 @@ impl ConstellationConfig {
                 e.message().trim().replace('\n', " ")
             ))
         })?;
+        let mut verbs = VerbTable::builtin();
+        if let Some(table) = &parsed.verbs {
+            let mut file = toml::Table::new();
+            file.insert("verbs".into(), toml::Value::Table(table.clone()));
+            let text = toml::to_string(&file).map_err(|e| err(format!("verbs: {e}")))?;
+            verbs
+                .extend_from_toml(&text)
+                .map_err(|e| err(format!("verbs: {e}")))?;
+            crate::exec::registry::Registry::new(verbs.clone())
+                .map_err(|e| err(format!("verbs: {e}")))?;
+        }
         let mut policy = match (policy_text, &parsed.policy) {
             (Some(t), _) => Policy::from_toml(t).map_err(|e| err(format!("policy: {e}")))?,
             (None, Some(p)) => {
@@ -391,6 +407,7 @@ impl ConstellationConfig {
                 .unwrap_or(DEFAULT_MAX_REPLY_BYTES)
                 .max(1024),
             console: parsed.console.clone(),
+            verbs,
         })
     }
 
@@ -408,6 +425,7 @@ impl ConstellationConfig {
             max_tokens: 0,
             max_reply_bytes: DEFAULT_MAX_REPLY_BYTES,
             console: ConsoleConfig::default(),
+            verbs: VerbTable::builtin(),
         }
     }
 

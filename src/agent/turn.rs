@@ -21,12 +21,12 @@ use super::events::Event;
 use super::prompt::{self, CONTINUATION_NOTE, PULSE_STORED, PromptInputs};
 use super::provider::{ChatMessage, ChatRequest, PromptKind, Provider, Role, StreamEvent};
 use crate::clock::{Millis, SharedClock};
-use crate::dialect::{ParsedAction, Verb};
+use crate::dialect::ParsedAction;
 use crate::exec::{ActionReport, ActionStatus, Executor, TurnContext};
 use crate::memory::records::{add_message, list_intentions, recent_messages};
 use crate::memory::search::{SearchDomain, SearchQuery, search};
 use crate::memory::{Message, blocks};
-use crate::permission::{PendingRequest, is_strict};
+use crate::permission::PendingRequest;
 
 /// What a turn needs from its constellation.
 #[derive(Debug)]
@@ -244,16 +244,14 @@ fn wants_continuation(reports: &[ActionReport]) -> bool {
     })
 }
 
-/// The verbs an agent may use: all but the authority verbs, unless it has
-/// an authority role.
+/// The verbs an agent may use — all but the authority verbs, unless it has
+/// an authority role; the constellation's own verbs included — from the
+/// verb registry.
 pub fn allowed_verbs(executor: &Executor, authority: bool) -> Vec<crate::dialect::VerbSpec> {
     executor
-        .parser_for("")
-        .table()
-        .specs()
-        .iter()
-        .filter(|s| authority || !is_strict(&s.verb))
-        .filter(|s| !matches!(s.verb, Verb::Custom(_)))
+        .registry()
+        .verbs_for(authority)
+        .into_iter()
         .cloned()
         .collect()
 }

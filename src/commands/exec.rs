@@ -24,6 +24,10 @@ pub struct ExecOptions {
     /// A policy file (default: the built-in policy, config/policy.toml).
     #[arg(long, value_name = "FILE")]
     pub policy: Option<PathBuf>,
+    /// A verb file adding verbs and aliases for this turn (the
+    /// constellation's own verbs, kept in the database, apply otherwise).
+    #[arg(long, value_name = "FILE")]
+    pub verbs: Option<PathBuf>,
     /// Other agents of the constellation (for /tell), comma-separated.
     #[arg(long, value_delimiter = ',', value_name = "NAMES")]
     pub agents: Vec<String>,
@@ -67,7 +71,21 @@ pub fn run_exec(options: &ExecOptions, stdin: &mut dyn Read, out: &mut dyn Write
     let text = text_arg(&options.text, stdin)?;
     let mut agents = options.agents.clone();
     agents.push(options.agent.clone());
-    let executor = open_executor(&options.db.path()?, options.policy.as_deref(), &agents)?;
+    let mut executor = open_executor(&options.db.path()?, options.policy.as_deref(), &agents)?;
+    if let Some(path) = &options.verbs {
+        let text = std::fs::read_to_string(path).map_err(|source| Error::Read {
+            path: path.clone(),
+            source,
+        })?;
+        let mut table = executor.registry().table().clone();
+        table
+            .extend_from_toml(&text)
+            .map_err(|source| Error::VerbFile {
+                path: path.clone(),
+                source,
+            })?;
+        executor.use_verbs(table)?;
+    }
     let turn_id = format!("exec-{}", crate::clock::SystemClock.now_ms_public());
     let mut ctx = TurnContext::new(&options.agent, &options.thread, &turn_id);
     // A direct-message thread is private, as in the runtime.

@@ -94,12 +94,13 @@ pub fn load_constellation(options: &RunOptions) -> Result<(ConstellationConfig, 
 /// follows tokio's.
 pub fn open_constellation(config: &ConstellationConfig, db: &Path) -> Result<Arc<Executor>> {
     let store = crate::exec::open_store(db)?;
-    let executor = Executor::with_parts(
+    let mut executor = Executor::with_parts(
         Arc::new(store),
         config.policy.clone(),
         config.exec.clone(),
         Arc::new(TokioClock::now()),
     )?;
+    executor.set_verbs(config.verbs.clone())?;
     Ok(Arc::new(executor))
 }
 

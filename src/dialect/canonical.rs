@@ -4,7 +4,7 @@
 
 use super::action::{Op, ParsedAction};
 use super::args::{looks_like_url, reference};
-use super::verbs::Verb;
+use super::verbs::Signature;
 
 /// Quotes text as a `"…"` string with escapes, so it stays on one line.
 pub fn quote(text: &str) -> String {
@@ -117,8 +117,8 @@ fn push_target(out: &mut String, action: &ParsedAction, f: fn(&str) -> String) {
 fn link(action: &ParsedAction) -> String {
     let mut out = format!("/{}", action.verb.name());
     let o = &mut out;
-    match &action.verb {
-        Verb::Recall => match action.op {
+    match action.verb.signature() {
+        Signature::Recall => match action.op {
             Some(Op::Search) | None => push_content(o, action),
             Some(op) => {
                 push(o, op.as_str());
@@ -126,7 +126,7 @@ fn link(action: &ParsedAction) -> String {
                 push_content(o, action);
             }
         },
-        Verb::Context => {
+        Signature::Context => {
             if let Some(op) = action.op {
                 push(o, op.as_str());
             }
@@ -140,7 +140,7 @@ fn link(action: &ParsedAction) -> String {
             }
             push_content(o, action);
         }
-        Verb::Search => {
+        Signature::Search => {
             if let Some(domain) = &action.domain {
                 push(o, format!("in {domain}"));
             }
@@ -152,28 +152,28 @@ fn link(action: &ParsedAction) -> String {
                 push(o, format!("role:{role}"));
             }
         }
-        Verb::Send => {
+        Signature::Send => {
             if let Some(domain) = &action.domain {
                 push(o, at(domain));
             }
             push_target(o, action, at);
             push_content(o, action);
         }
-        Verb::Reply => {
+        Signature::Reply => {
             if let Some(r) = action.target_ref() {
                 push(o, r.kind.canonical());
             }
             push_content(o, action);
         }
-        Verb::Post => {
+        Signature::Post => {
             push_target(o, action, label);
             push_content(o, action);
         }
-        Verb::Dm | Verb::Tell => {
+        Signature::Dm | Signature::Tell => {
             push_target(o, action, at);
             push_content(o, action);
         }
-        Verb::Fetch => match action.op {
+        Signature::Fetch => match action.op {
             Some(Op::Continue) if action.target.is_none() => push(o, "continue"),
             op => {
                 if let Some(url) = &action.target {
@@ -190,27 +190,27 @@ fn link(action: &ParsedAction) -> String {
                 }
             }
         },
-        Verb::Data => {
+        Signature::Data => {
             push(o, action.op.unwrap_or(Op::List).as_str());
             push_target(o, action, label);
             push_content(o, action);
         }
-        Verb::Approve | Verb::Deny => {
+        Signature::Decision => {
             push_target(o, action, request);
             push_content(o, action);
             if action.op == Some(Op::Always) {
                 push(o, "always");
             }
         }
-        Verb::Escalate | Verb::Cancel => {
+        Signature::IdAndReason => {
             push_target(o, action, request);
             push_content(o, action);
         }
-        Verb::Complete | Verb::Dismiss => {
+        Signature::Complete | Signature::Dismiss => {
             push_target(o, action, id);
             push_content(o, action);
         }
-        Verb::Remind => {
+        Signature::Remind => {
             if let Some(when) = &action.when {
                 push(o, quote(when));
             }
@@ -219,12 +219,12 @@ fn link(action: &ParsedAction) -> String {
             }
             push_content(o, action);
         }
-        Verb::Pulse => {
+        Signature::Pulse => {
             if let Some(c) = &action.content {
                 push(o, c);
             }
         }
-        Verb::Batch => {
+        Signature::Batch => {
             o.push_str(" {");
             for inner in &action.batch {
                 o.push('\n');
@@ -232,13 +232,9 @@ fn link(action: &ParsedAction) -> String {
             }
             o.push_str("\n}");
         }
-        Verb::Halt
-        | Verb::Web
-        | Verb::Calc
-        | Verb::Summarize
-        | Verb::Uncertain
-        | Verb::Intentions
-        | Verb::Custom(_) => push_content(o, action),
+        Signature::Web | Signature::Calc | Signature::Uncertain | Signature::Text => {
+            push_content(o, action)
+        }
     }
     if let Some(marker) = action.marker {
         match &action.marker_note {

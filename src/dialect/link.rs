@@ -443,7 +443,8 @@ impl<'p> LinkParser<'p> {
             kind: PartKind::Verb,
             span: verb_span,
         });
-        parse_args(&input, &mut action).map_err(|k| ParseError::new(k, span))?;
+        let signature = self.table.spec(entry.spec).signature;
+        parse_args(&input, signature, &mut action).map_err(|k| ParseError::new(k, span))?;
         Ok(action)
     }
 

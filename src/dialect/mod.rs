@@ -113,6 +113,6 @@ pub use parser::DialectParser;
 pub use span::Span;
 pub use turn::{ParsedTurn, Segment, SegmentKind};
 pub use verbs::{
-    BUILTIN_VERBS, BuiltinVerb, PhraseEntry, Strictness, Verb, VerbSpec, VerbTable, VerbTableError,
-    normalize_phrase,
+    BUILTIN_VERBS, BuiltinVerb, CustomAction, PhraseEntry, Signature, Strictness, Verb, VerbSpec,
+    VerbTable, VerbTableError, normalize_phrase,
 };

@@ -11,12 +11,17 @@
 //! aliases = ["yell"]
 //! strictness = "normal"     # strict | normal | loose (default normal)
 //! summary = "say something loudly"
+//! action = { kind = "tell", agent = "anchor" }   # or { kind = "append", block = "log" }
 //! ```
+//!
+//! A new verb needs an `action` to run in a constellation (the verb
+//! registry binds it to that action's handler); `partner parse` reads it
+//! without one.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::fmt;
 
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 
 use super::action::Op;
 
@@ -78,6 +83,15 @@ pub enum Verb {
 }
 
 impl Verb {
+    /// How the verb's arguments are read: a built-in verb's signature from
+    /// the table, free text for a verb from a verb file.
+    pub fn signature(&self) -> Signature {
+        BUILTIN_VERBS
+            .iter()
+            .find(|b| &b.verb == self)
+            .map_or(Signature::Text, |b| b.signature)
+    }
+
     /// The canonical name, as written after the slash.
     pub fn name(&self) -> &str {
         match self {
@@ -117,8 +131,75 @@ impl fmt::Display for Verb {
     }
 }
 
+/// How a verb's arguments are read and written back: the shape of what
+/// follows the verb. Each signature has one argument parser and one
+/// canonical layout; a verb names its signature as data.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Signature {
+    /// `/recall [op] [label] [+ content]`: intent from the argument's shape.
+    Recall,
+    /// `/context label + "text"`, `"old" -> "new"`, `archive|load|swap`.
+    Context,
+    /// `/search [in DOMAIN] query [> 2 weeks] [role:NAME]`.
+    Search,
+    /// `/send @domain @target "message"`.
+    Send,
+    /// `/reply message`.
+    Reply,
+    /// `/post platform "message"`.
+    Post,
+    /// `/dm @user "message"`.
+    Dm,
+    /// `/tell @agent "message"`; in a chain the message may be the
+    /// previous output.
+    Tell,
+    /// `/fetch URL [html]`, `/fetch continue`.
+    Fetch,
+    /// `/web query` (in a chain, the query may be the previous output).
+    Web,
+    /// `/calc expression`.
+    Calc,
+    /// `/data list|read|search|monitor|pause [source] ["query"]`.
+    Data,
+    /// `/approve|deny [id] [always] ["reason"]`.
+    Decision,
+    /// `/escalate|cancel [id] ["reason"]`.
+    IdAndReason,
+    /// `/remind "when" "what"`.
+    Remind,
+    /// `/complete id ["note"]` (also `id | note`).
+    Complete,
+    /// `/dismiss id ["why"]`.
+    Dismiss,
+    /// `/pulse 30m`.
+    Pulse,
+    /// `/uncertain "what is unclear"`: required free text.
+    Uncertain,
+    /// Optional free text (`/intentions`, `/summarize`, `/halt`, verbs
+    /// from a verb file).
+    Text,
+    /// `/batch {` … `}`.
+    Batch,
+}
+
+/// What a verb added from a verb file does (its `action`).
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(tag = "kind", rename_all = "lowercase", deny_unknown_fields)]
+pub enum CustomAction {
+    /// Sends the action's text to an agent.
+    Tell {
+        /// The agent.
+        agent: String,
+    },
+    /// Appends the action's text to one of the acting agent's blocks.
+    Append {
+        /// The block's label.
+        block: String,
+    },
+}
+
 /// How forgiving verb matching is for a verb.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Deserialize, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Strictness {
     /// Exact spelling (any case) or an exact alias only: approve, deny, halt, escalate.
@@ -150,6 +231,8 @@ pub struct BuiltinVerb {
     pub aliases: &'static [(&'static str, Option<Op>)],
     /// One line for help and for the model's instructions.
     pub summary: &'static str,
+    /// How its arguments are read.
+    pub signature: Signature,
 }
 
 use Strictness::{Loose, Normal, Strict};
@@ -170,12 +253,14 @@ pub const BUILTIN_VERBS: &[BuiltinVerb] = &[
             ("get", Some(Op::Read)),
             ("patch", Some(Op::Patch)),
         ],
+        signature: Signature::Recall,
         summary: "long-term memory: read, search, store, append, delete, patch",
     },
     BuiltinVerb {
         verb: Verb::Context,
         strictness: Normal,
         aliases: &[("note", None), ("update", None), ("remember", None)],
+        signature: Signature::Context,
         summary: "working memory: append, replace, archive, load, swap",
     },
     BuiltinVerb {
@@ -187,60 +272,70 @@ pub const BUILTIN_VERBS: &[BuiltinVerb] = &[
             ("look", None),
             ("lookup", None),
         ],
+        signature: Signature::Search,
         summary: "search memory and conversations",
     },
     BuiltinVerb {
         verb: Verb::Send,
         strictness: Normal,
         aliases: &[],
+        signature: Signature::Send,
         summary: "send to @domain @target",
     },
     BuiltinVerb {
         verb: Verb::Reply,
         strictness: Normal,
         aliases: &[("respond", None)],
+        signature: Signature::Reply,
         summary: "reply in the current thread",
     },
     BuiltinVerb {
         verb: Verb::Post,
         strictness: Normal,
         aliases: &[("publish", None)],
+        signature: Signature::Post,
         summary: "publish to a platform",
     },
     BuiltinVerb {
         verb: Verb::Dm,
         strictness: Normal,
         aliases: &[("pm", None)],
+        signature: Signature::Dm,
         summary: "direct message a user",
     },
     BuiltinVerb {
         verb: Verb::Tell,
         strictness: Normal,
         aliases: &[],
+        signature: Signature::Tell,
         summary: "message another agent",
     },
     BuiltinVerb {
         verb: Verb::Fetch,
         strictness: Normal,
         aliases: &[("get", None)],
+        signature: Signature::Fetch,
         summary: "fetch a web page",
     },
     BuiltinVerb {
         verb: Verb::Web,
         strictness: Normal,
         aliases: &[("search web", None), ("google", None), ("look up", None)],
+        signature: Signature::Web,
         summary: "search the web",
     },
     BuiltinVerb {
         verb: Verb::Calc,
         strictness: Normal,
         aliases: &[("calculate", None), ("compute", None), ("math", None)],
+        signature: Signature::Calc,
         summary: "calculate (units, percentages, variables)",
     },
     BuiltinVerb {
         verb: Verb::Data,
         strictness: Normal,
         aliases: &[],
+        signature: Signature::Data,
         summary: "data sources: list, read, search, monitor, pause",
     },
     BuiltinVerb {
@@ -252,78 +347,91 @@ pub const BUILTIN_VERBS: &[BuiltinVerb] = &[
             ("ok", None),
             ("yes", None),
         ],
+        signature: Signature::Decision,
         summary: "grant a pending request",
     },
     BuiltinVerb {
         verb: Verb::Deny,
         strictness: Strict,
         aliases: &[("reject", None), ("block", None), ("no", None)],
+        signature: Signature::Decision,
         summary: "refuse a pending request",
     },
     BuiltinVerb {
         verb: Verb::Escalate,
         strictness: Strict,
         aliases: &[],
+        signature: Signature::IdAndReason,
         summary: "hand a request to a higher authority",
     },
     BuiltinVerb {
         verb: Verb::Cancel,
         strictness: Normal,
         aliases: &[("abort", None), ("nevermind", None), ("stop", None)],
+        signature: Signature::IdAndReason,
         summary: "cancel the current chain or a pending request",
     },
     BuiltinVerb {
         verb: Verb::Halt,
         strictness: Strict,
         aliases: &[],
+        signature: Signature::Text,
         summary: "emergency stop",
     },
     BuiltinVerb {
         verb: Verb::Batch,
         strictness: Normal,
         aliases: &[],
+        signature: Signature::Batch,
         summary: "run several actions at once, one per line inside { }",
     },
     BuiltinVerb {
         verb: Verb::Summarize,
         strictness: Normal,
         aliases: &[("summarise", None), ("summary", None), ("tldr", None)],
+        signature: Signature::Text,
         summary: "summarize the previous result",
     },
     BuiltinVerb {
         verb: Verb::Uncertain,
         strictness: Normal,
         aliases: &[("unsure", None)],
+        signature: Signature::Uncertain,
         summary: "flag uncertainty for review",
     },
     BuiltinVerb {
         verb: Verb::Remind,
         strictness: Normal,
         aliases: &[("remind me", None), ("reminder", None)],
+        signature: Signature::Remind,
         summary: "set a reminder: /remind \"when\" \"what\"",
     },
     BuiltinVerb {
         verb: Verb::Complete,
         strictness: Normal,
         aliases: &[("done", None), ("finish", None)],
+        signature: Signature::Complete,
         summary: "complete an intention",
     },
     BuiltinVerb {
         verb: Verb::Dismiss,
         strictness: Normal,
         aliases: &[],
+        signature: Signature::Dismiss,
         summary: "dismiss an intention",
     },
     BuiltinVerb {
         verb: Verb::Intentions,
         strictness: Normal,
         aliases: &[("list intentions", None), ("reminders", None)],
+        signature: Signature::Text,
         summary: "list intentions",
     },
     BuiltinVerb {
         verb: Verb::Pulse,
         strictness: Normal,
         aliases: &[],
+        signature: Signature::Pulse,
         summary: "change the pulse interval",
     },
 ];
@@ -339,6 +447,10 @@ pub struct VerbSpec {
     pub aliases: Vec<(String, Option<Op>)>,
     /// One line for help and for the model's instructions.
     pub summary: String,
+    /// How its arguments are read.
+    pub signature: Signature,
+    /// What it does, for a verb from a verb file.
+    pub action: Option<CustomAction>,
 }
 
 /// One verb a phrase can mean, with the op that phrase implies.
@@ -391,6 +503,9 @@ pub enum VerbTableError {
         /// The verb that already has it.
         taken_by: String,
     },
+    /// An `action` given to a built-in verb (whose meaning is fixed).
+    #[error("verb '{0}' is built in; only new verbs take an action")]
+    ActionOnBuiltin(String),
     /// An empty or badly spaced alias.
     #[error("alias '{alias}' of verb '{verb}' must be one or more words of letters, digits or _")]
     BadAlias {
@@ -401,20 +516,24 @@ pub enum VerbTableError {
     },
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 struct VerbFile {
     #[serde(default)]
     verbs: BTreeMap<String, VerbFileEntry>,
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 struct VerbFileEntry {
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     aliases: Vec<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     strictness: Option<Strictness>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     summary: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    action: Option<CustomAction>,
 }
 
 impl Default for VerbTable {
@@ -437,6 +556,8 @@ impl VerbTable {
                     .map(|(a, op)| (a.to_string(), *op))
                     .collect(),
                 summary: b.summary.to_string(),
+                signature: b.signature,
+                action: None,
             })
             .collect();
         let mut table = VerbTable {
@@ -476,6 +597,8 @@ impl VerbTable {
                         strictness: Strictness::Normal,
                         aliases: Vec::new(),
                         summary: String::new(),
+                        signature: Signature::Text,
+                        action: None,
                     });
                     self.specs.len() - 1
                 }
@@ -485,6 +608,12 @@ impl VerbTable {
             }
             if let Some(summary) = entry.summary {
                 self.specs[index].summary = summary;
+            }
+            if let Some(action) = entry.action {
+                if !matches!(self.specs[index].verb, Verb::Custom(_)) {
+                    return Err(VerbTableError::ActionOnBuiltin(name));
+                }
+                self.specs[index].action = Some(action);
             }
             for alias in entry.aliases {
                 let phrase = normalize_phrase(&alias);
@@ -510,6 +639,49 @@ impl VerbTable {
             self.reindex();
         }
         Ok(())
+    }
+
+    /// What this table adds to the built-in one, as a verb file (empty when
+    /// nothing): new verbs whole, and the aliases built-in verbs gained.
+    /// Reading it back with [`VerbTable::extend_from_toml`] onto the
+    /// built-in table gives this table again.
+    pub fn extensions_toml(&self) -> String {
+        let builtin = VerbTable::builtin();
+        let mut verbs = BTreeMap::new();
+        for spec in &self.specs {
+            let base = builtin.spec_of(&spec.verb);
+            let aliases: Vec<String> = spec
+                .aliases
+                .iter()
+                .filter(|(a, _)| base.is_none_or(|b| !b.aliases.iter().any(|(x, _)| x == a)))
+                .map(|(a, _)| a.clone())
+                .collect();
+            let entry = match base {
+                Some(base) => VerbFileEntry {
+                    aliases,
+                    strictness: (spec.strictness != base.strictness).then_some(spec.strictness),
+                    summary: (spec.summary != base.summary).then(|| spec.summary.clone()),
+                    action: None,
+                },
+                None => VerbFileEntry {
+                    aliases,
+                    strictness: Some(spec.strictness),
+                    summary: Some(spec.summary.clone()),
+                    action: spec.action.clone(),
+                },
+            };
+            let changed = base.is_none()
+                || !entry.aliases.is_empty()
+                || entry.strictness.is_some()
+                || entry.summary.is_some();
+            if changed {
+                verbs.insert(spec.verb.name().to_string(), entry);
+            }
+        }
+        if verbs.is_empty() {
+            return String::new();
+        }
+        toml::to_string(&VerbFile { verbs }).unwrap_or_default()
     }
 
     fn reindex(&mut self) {

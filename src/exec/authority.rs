@@ -4,8 +4,9 @@
 use serde_json::json;
 
 use super::context::TurnContext;
-use super::executor::Executor;
+use super::executor::{ExecError, Executor};
 use super::handlers::Effect;
+use super::registry::{ActionError, Outcome};
 use crate::dialect::{Op, ParsedAction, Verb};
 use crate::permission::pending::{self};
 use crate::permission::{Authority, Decision, PendingRequest};
@@ -13,13 +14,9 @@ use crate::permission::{Authority, Decision, PendingRequest};
 impl Executor {
     /// The authority verbs as an agent's action: `/approve`, `/deny`,
     /// `/escalate`, `/cancel`.
-    pub(super) fn authority_action(
-        &self,
-        ctx: &TurnContext,
-        action: &ParsedAction,
-    ) -> Result<Effect, String> {
+    pub(crate) fn authority_action(&self, ctx: &TurnContext, action: &ParsedAction) -> Outcome {
         let me = Authority::Agent(ctx.agent.clone());
-        let waiting = pending::waiting(&self.store.conn()).map_err(|e| e.to_string())?;
+        let waiting = pending::waiting(&self.store.conn())?;
         if action.verb == Verb::Cancel {
             let mine: Vec<&PendingRequest> = waiting
                 .iter()
@@ -35,12 +32,13 @@ impl Executor {
                 return Err(match &action.target {
                     Some(id) => format!("you have no waiting request {id}"),
                     None => "you have no waiting requests to cancel".to_string(),
-                });
+                }
+                .into());
             }
             let mut done = Vec::new();
             for request in mine {
                 self.decide(&request.id, Decision::Cancel, &me)
-                    .map_err(|e| e.to_string())?;
+                    .map_err(decision_error)?;
                 done.push(request.id.clone());
             }
             return Ok(Effect::text(format!("cancelled {}", done.join(", ")))
@@ -61,7 +59,8 @@ impl Executor {
                                 .map(|r| r.id.as_str())
                                 .collect::<Vec<_>>()
                                 .join(", ")
-                        ));
+                        )
+                        .into());
                     }
                 }
             }
@@ -76,8 +75,18 @@ impl Executor {
             _ => Decision::Escalate(reason),
         };
         let name = decision.name().replace('_', " ");
-        let result = self.decide(&id, decision, &me).map_err(|e| e.to_string())?;
+        let result = self.decide(&id, decision, &me).map_err(decision_error)?;
         Ok(Effect::text(format!("{name} {id}: {}", result.summary()))
             .with_data(json!({ "request": id, "result": result })))
+    }
+}
+
+/// A decision that could not be made, told to the deciding agent: its own
+/// doing (no such request, not its to decide) or the system's.
+fn decision_error(e: ExecError) -> ActionError {
+    match e {
+        ExecError::Memory(e) => ActionError::from(e),
+        ExecError::System(m) => ActionError::System(m),
+        other => ActionError::Agent(other.to_string()),
     }
 }

@@ -3,16 +3,17 @@
 //! transaction; an effect outside the database (a fetch, a calculation) runs
 //! first and its result is recorded the same way.
 
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use rusqlite::Connection;
 
 use super::context::TurnContext;
 use super::executor::{ExecError, Executor};
-use super::handlers::{self, Effect};
+use super::handlers::Effect;
+use super::registry::{ActionError, Cx, Stage};
 use super::report::{ActionReport, ActionStatus};
 use crate::clock::Millis;
-use crate::dialect::{ParsedAction, Verb};
+use crate::dialect::ParsedAction;
 use crate::isolate;
 use crate::memory::MemoryError;
 use crate::permission::pending::{self, NewRule};
@@ -57,8 +58,11 @@ impl<'a> Origin<'a> {
     }
 }
 
+/// Why an action's transaction rolled back.
 pub(super) enum TxError {
-    Agent(String),
+    /// The handler refused or failed.
+    Action(ActionError),
+    /// The database failed.
     Db(MemoryError),
 }
 
@@ -99,16 +103,19 @@ pub(super) fn crashed(panic: &str) -> String {
     )
 }
 
-/// True for verbs that decide other requests.
-pub(super) fn is_authority(verb: &Verb) -> bool {
-    matches!(
-        verb,
-        Verb::Approve | Verb::Deny | Verb::Escalate | Verb::Cancel
-    )
+/// True for a system error worth retrying: the database was busy.
+fn transient(message: &str) -> bool {
+    message.contains("database is locked") || message.contains("busy")
 }
 
 impl Executor {
-    /// Runs an allowed (or approved) action and records it.
+    /// Runs an allowed (or approved) action and records it. The verb's
+    /// handler says where its work happens: in the action's transaction, or
+    /// before it (a calculation, a fetch, a decision on another request).
+    /// A failure is the agent's (recorded as failed, told to the model) or
+    /// the system's: retried while the database is busy, then recorded as a
+    /// system failure — or, for an approval, left undone so the request
+    /// stays pending and the partner sees the error.
     pub(super) fn execute(
         &self,
         ctx: &TurnContext,
@@ -117,33 +124,32 @@ impl Executor {
         check: &Check,
         approval: Option<&Approval<'_>>,
     ) -> Result<ActionReport, ExecError> {
+        let Some(handler) = self.registry.handler(&action.verb) else {
+            return Err(ExecError::System(format!(
+                "/{} has no handler in this constellation",
+                action.verb
+            )));
+        };
         let canonical = action.canonical();
         let verb = action.verb.name();
         let started = Instant::now();
-        let outside = isolate::contain(|| {
-            if is_authority(&action.verb) {
-                Some(self.authority_action(ctx, action))
-            } else {
-                handlers::outside(self, ctx, action)
-            }
-        })
-        .unwrap_or_else(|panic| Some(Err(crashed(&panic))));
-        // Searches read conversations, which the runtime stores outside the
-        // trace; replay takes their results from the record.
-        let external = is_authority(&action.verb)
-            || handlers::is_external(action)
-            || action.verb == Verb::Search;
-        let now = self.now();
-        let effect = match outside {
-            Some(effect) => effect,
-            None => {
-                let attempt =
-                    self.store
-                        .transaction(|tx| -> Result<(ActionReport, TraceRecord), TxError> {
-                            let effect =
-                                isolate::contain(|| handlers::inside(self, tx, ctx, action, now))
-                                    .unwrap_or_else(|panic| Err(crashed(&panic)))
-                                    .map_err(TxError::Agent)?;
+        let external = !handler.reproducible(action);
+        let mut attempt = 0;
+        let result = loop {
+            let now = self.now();
+            let result = match handler.stage(action) {
+                Stage::Store => {
+                    let outcome = self.store.transaction(
+                        |tx| -> Result<(ActionReport, TraceRecord), TxError> {
+                            let cx = Cx {
+                                exec: self,
+                                ctx,
+                                conn: Some(tx),
+                                now,
+                            };
+                            let effect = isolate::contain(|| handler.run(&cx, action))
+                                .unwrap_or_else(|panic| Err(ActionError::System(crashed(&panic))))
+                                .map_err(TxError::Action)?;
                             let mut record = self.build_record(
                                 ctx,
                                 &canonical,
@@ -159,23 +165,58 @@ impl Executor {
                             );
                             self.finalize(tx, &mut record, approval, now)?;
                             Ok((self.report_of(ctx, &record, &effect, check), record))
-                        });
-                match attempt {
-                    Ok((report, _)) => return Ok(report),
-                    Err(TxError::Db(e)) => return Err(e.into()),
-                    Err(TxError::Agent(message)) => Err(message),
+                        },
+                    );
+                    match outcome {
+                        Ok((report, _)) => return Ok(report),
+                        Err(TxError::Action(e)) => Err(e),
+                        Err(TxError::Db(e)) => Err(ActionError::from(e)),
+                    }
                 }
+                _ => {
+                    let cx = Cx {
+                        exec: self,
+                        ctx,
+                        conn: None,
+                        now,
+                    };
+                    isolate::contain(|| handler.run(&cx, action))
+                        .unwrap_or_else(|panic| Err(ActionError::System(crashed(&panic))))
+                }
+            };
+            match result {
+                Err(ActionError::System(message)) if attempt < 2 && transient(&message) => {
+                    attempt += 1;
+                    std::thread::sleep(Duration::from_millis(50 * 4u64.pow(attempt - 1)));
+                }
+                other => break other,
             }
         };
-        let (outcome, effect) = match effect {
-            Ok(effect) => (TraceOutcome::Executed, effect),
-            Err(message) => (TraceOutcome::Failed, Effect::text(message)),
+        let now = self.now();
+        let (outcome, effect, system) = match result {
+            Ok(effect) => (TraceOutcome::Executed, effect, false),
+            Err(ActionError::Agent(message)) => {
+                (TraceOutcome::Failed, Effect::text(message), false)
+            }
+            Err(ActionError::System(message)) => {
+                if approval.is_some() {
+                    // Not the decision's fault: the request stays pending.
+                    return Err(ExecError::System(message));
+                }
+                let text = format!(
+                    "partner could not do this right now because of a problem on its side, not yours ({message}); nothing was changed"
+                );
+                (TraceOutcome::Failed, Effect::text(text), true)
+            }
         };
-        let record = self.build_record(
+        let mut record = self.build_record(
             ctx, &canonical, verb, origin, check, approval, outcome, &effect, started, now,
             external,
         );
-        self.commit(ctx, record, approval, &effect, check, now)
+        record.system_error = system;
+        let mut report = self.commit(ctx, record, approval, &effect, check, now)?;
+        report.system_error = system;
+        Ok(report)
     }
 
     /// Commits a record that carries no database effect of its own (and the
@@ -273,6 +314,7 @@ impl Executor {
             duration_us: started.elapsed().as_micros() as u64,
             memory: effect.memory.clone(),
             external,
+            system_error: false,
         }
     }
 

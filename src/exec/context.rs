@@ -4,7 +4,7 @@
 
 use rusqlite::Connection;
 
-use crate::dialect::{ParsedAction, RefKind, RefSlot, Verb};
+use crate::dialect::{ParsedAction, RefKind, RefSlot};
 use crate::memory::records::recent_messages;
 
 /// The situation an agent acts in.
@@ -44,27 +44,15 @@ impl TurnContext {
     }
 }
 
-fn needs_content(verb: &Verb) -> bool {
-    matches!(
-        verb,
-        Verb::Send
-            | Verb::Reply
-            | Verb::Post
-            | Verb::Dm
-            | Verb::Tell
-            | Verb::Summarize
-            | Verb::Web
-            | Verb::Calc
-    )
-}
-
 /// Resolves references into literal content. Returns the resolved action
 /// (no references left) or a message for the agent naming what could not
-/// be resolved.
+/// be resolved. A chain link without content takes the previous link's
+/// output when its verb `needs_content` (the verb registry says which).
 pub fn resolve(
     conn: &Connection,
     ctx: &TurnContext,
     action: &ParsedAction,
+    needs_content: bool,
 ) -> Result<ParsedAction, String> {
     let mut resolved = action.clone();
     resolved.refs.clear();
@@ -105,7 +93,7 @@ pub fn resolve(
         }
     }
     if resolved.content.is_none()
-        && needs_content(&resolved.verb)
+        && needs_content
         && let Some(input) = &ctx.chain_input
     {
         resolved.content = Some(input.clone());

@@ -9,12 +9,10 @@ use super::context::TurnContext;
 use super::executor::{ExecError, Executor};
 use super::handlers::Effect;
 use super::report::{ActionReport, ActionStatus};
-use crate::dialect::{DialectParser, Verb};
-use crate::memory::{MemoryError, blocks};
+use crate::dialect::Verb;
+use crate::memory::MemoryError;
 use crate::permission::pending::{self};
-use crate::permission::{
-    Authority, Check, CheckInput, Decision, PendingRequest, RequestStatus, Verdict, writes_block,
-};
+use crate::permission::{Authority, Check, Decision, PendingRequest, RequestStatus, Verdict};
 use crate::trace::{TraceOutcome, TraceSource};
 
 /// The context a stored request was made in, for running it on decision.
@@ -136,7 +134,9 @@ impl Executor {
         };
         match &decision {
             Decision::ApproveOnce | Decision::ApproveAlways | Decision::ApproveFor(_) => {
-                let parsed = DialectParser::new().parse(&request.canonical);
+                // With the constellation's verbs (its own verbs included),
+                // and the requester's blocks.
+                let parsed = self.parser_for(&request.agent).parse(&request.canonical);
                 let Some(action) = parsed.actions.into_iter().next() else {
                     let text = format!("the stored action no longer parses: {}", request.canonical);
                     return self.record(
@@ -247,18 +247,14 @@ impl Executor {
         }
         let check = {
             let conn = self.store.conn();
-            let block = match (&action.target, writes_block(action)) {
-                (Some(label), true) => blocks::get(&conn, &request.agent, label)?,
-                _ => None,
-            };
-            let input = CheckInput {
-                agent: &request.agent,
+            self.check(
+                &conn,
+                &request.agent,
                 action,
-                private_context: request.thread.starts_with("dm:"),
-                block: block.as_ref(),
-                on_behalf_of: &request.on_behalf_of,
-            };
-            self.engine.check(&conn, &input, self.now())?
+                request.thread.starts_with("dm:"),
+                &request.on_behalf_of,
+                self.now(),
+            )?
         };
         if let Verdict::Deny { reason } = &check.verdict {
             return Err(ExecError::Refused(format!(

@@ -13,9 +13,10 @@ use rusqlite::Connection;
 use super::config::ExecConfig;
 use super::decide::DecidedRequest;
 use super::handlers::{CalcState, FetchPages};
+use super::registry::{Registry, RegistryError};
 use crate::clock::{Millis, SharedClock, system_clock};
 use crate::dialect::{BlockRegistry, DialectParser, VerbTable};
-use crate::memory::{BlockKind, MemoryError, MemoryStore, blocks};
+use crate::memory::{BlockKind, MemoryError, MemoryStore, blocks, records};
 use crate::permission::{PermissionEngine, Policy};
 use crate::trace::{TraceRecord, TraceWarning, store as trace_store};
 
@@ -55,6 +56,10 @@ pub enum ExecError {
         /// Who tried.
         by: String,
     },
+    /// partner or the machine failed (a busy database, a bug); a decision
+    /// that met it was not recorded.
+    #[error("partner could not do this because of a problem on its side: {0}")]
+    System(String),
     /// Escalation past the last authority.
     #[error("request {0} already waits on its last authority")]
     LastAuthority(String),
@@ -76,7 +81,7 @@ pub struct Executor {
     pub(super) engine: PermissionEngine,
     pub(super) clock: SharedClock,
     pub(super) config: ExecConfig,
-    pub(super) table: VerbTable,
+    pub(super) registry: Registry,
     pub(super) pages: FetchPages,
     pub(super) calc: CalcState,
     pub(super) decided: std::sync::Mutex<Vec<DecidedRequest>>,
@@ -91,28 +96,63 @@ impl Executor {
     }
 
     /// An executor from its parts (tests use a manual clock; replay an
-    /// in-memory store).
+    /// in-memory store). The constellation's own verbs, kept in the
+    /// database by whoever set them, are loaded.
     pub fn with_parts(
         store: Arc<MemoryStore>,
         policy: Policy,
         config: ExecConfig,
         clock: SharedClock,
     ) -> Result<Self, ExecError> {
+        // The constellation's roster lives in the database, for every process.
+        for agent in &config.agents {
+            records::ensure_agent(&store.conn(), agent, clock.now_ms())?;
+        }
+        let registry = match records::meta(&store.read(), VERBS_KEY)? {
+            Some(toml) if !toml.is_empty() => {
+                let mut table = VerbTable::builtin();
+                table
+                    .extend_from_toml(&toml)
+                    .map_err(|e| ExecError::Refused(format!("the database's verbs: {e}")))?;
+                Registry::new(table)
+                    .map_err(|e| ExecError::Refused(format!("the database's verbs: {e}")))?
+            }
+            _ => Registry::builtin(),
+        };
         Ok(Executor {
             store,
             engine: PermissionEngine::new(policy),
             clock,
             config,
-            table: VerbTable::builtin(),
+            registry,
             pages: FetchPages::default(),
             calc: CalcState::default(),
             decided: std::sync::Mutex::new(Vec::new()),
         })
     }
 
-    /// Uses a verb table with extensions when parsing turns.
-    pub fn set_verb_table(&mut self, table: VerbTable) {
-        self.table = table;
+    /// Uses a verb table with extensions (verbs and aliases from a verb
+    /// file): every verb is bound to its handler, and parsing, checking,
+    /// running, deciding and replaying all use it.
+    /// They are kept in the database, so every other process on it (a
+    /// `partner pending approve` from another shell, a replay) knows them.
+    pub fn set_verbs(&mut self, table: VerbTable) -> Result<(), ExecError> {
+        let extensions = table.extensions_toml();
+        self.use_verbs(table)?;
+        records::set_meta(&self.store.conn(), VERBS_KEY, Some(&extensions))?;
+        Ok(())
+    }
+
+    /// Uses a verb table for this executor only (not kept in the database).
+    pub fn use_verbs(&mut self, table: VerbTable) -> Result<(), ExecError> {
+        self.registry =
+            Registry::new(table).map_err(|e: RegistryError| ExecError::Refused(e.to_string()))?;
+        Ok(())
+    }
+
+    /// What every verb means.
+    pub fn registry(&self) -> &Registry {
+        &self.registry
     }
 
     /// The database.
@@ -177,7 +217,7 @@ impl Executor {
             }
         }
         DialectParser::new()
-            .with_table(self.table.clone())
+            .with_table(self.registry.table().clone())
             .with_blocks(registry)
     }
 }
@@ -189,6 +229,9 @@ pub fn open_store(db: &Path) -> Result<MemoryStore, ExecError> {
     trace_store::import_legacy(&mut store.conn(), db)?;
     Ok(store)
 }
+
+/// The `meta` key under which the constellation's own verbs are kept.
+const VERBS_KEY: &str = "verbs";
 
 /// How long to wait between timeout sweeps, for runtimes that poll.
 pub const TIMEOUT_SWEEP: Duration = Duration::from_secs(30);

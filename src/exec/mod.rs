@@ -11,6 +11,7 @@ mod decide;
 mod executor;
 mod handlers;
 mod partner;
+pub mod registry;
 pub mod replay;
 mod report;
 mod submit;

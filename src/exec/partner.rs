@@ -10,6 +10,7 @@ use super::commit::{Origin, TxError};
 use super::context::TurnContext;
 use super::executor::{ExecError, Executor};
 use super::handlers::Effect;
+use super::registry::ActionError;
 use super::report::ActionReport;
 use crate::clock::Millis;
 use crate::memory::records::set_halted;
@@ -123,7 +124,7 @@ impl Executor {
             .transaction(|tx| -> Result<(Effect, TraceRecord), TxError> {
                 let effect = apply(tx, now).map_err(|e| match e {
                     MemoryError::Sqlite(e) => TxError::Db(MemoryError::Sqlite(e)),
-                    other => TxError::Agent(other.to_string()),
+                    other => TxError::Action(ActionError::Agent(other.to_string())),
                 })?;
                 let mut record = self.build_record(
                     ctx,
@@ -144,7 +145,7 @@ impl Executor {
         match attempt {
             Ok((effect, record)) => Ok(self.report_of(ctx, &record, &effect, &check)),
             Err(TxError::Db(e)) => Err(e.into()),
-            Err(TxError::Agent(message)) => Err(ExecError::Refused(message)),
+            Err(TxError::Action(e)) => Err(ExecError::Refused(e.message().to_string())),
         }
     }
 

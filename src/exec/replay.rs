@@ -8,7 +8,7 @@ use std::sync::Arc;
 use super::commit::Origin;
 use super::report::ActionStatus;
 use crate::clock::ManualClock;
-use crate::dialect::DialectParser;
+use crate::dialect::{DialectParser, VerbTable};
 use crate::exec::{ExecConfig, ExecError, Executor, TurnContext};
 use crate::memory::MemoryStore;
 use crate::permission::Policy;
@@ -67,8 +67,12 @@ fn differs(
     None
 }
 
-/// A scratch executor over an in-memory store, set up to redo `records`.
-fn scratch(records: &[TraceRecord]) -> Result<(Executor, ManualClock), crate::exec::ExecError> {
+/// A scratch executor over an in-memory store, set up to redo `records`
+/// (with the constellation's own verbs, when it had some).
+fn scratch(
+    records: &[TraceRecord],
+    verbs: Option<&VerbTable>,
+) -> Result<(Executor, ManualClock), crate::exec::ExecError> {
     let clock = ManualClock::new(records.first().map_or(0, |r| r.time));
     let mut agents: Vec<String> = records.iter().map(|r| r.agent.clone()).collect();
     agents.extend(
@@ -83,8 +87,11 @@ fn scratch(records: &[TraceRecord]) -> Result<(Executor, ManualClock), crate::ex
         ..ExecConfig::default()
     };
     let store = Arc::new(MemoryStore::open_in_memory()?);
-    let executor =
+    let mut executor =
         Executor::with_parts(store, Policy::permissive(), config, Arc::new(clock.clone()))?;
+    if let Some(verbs) = verbs {
+        executor.set_verbs(verbs.clone())?;
+    }
     Ok((executor, clock))
 }
 
@@ -95,6 +102,7 @@ fn redoes(record: &TraceRecord) -> bool {
         record.outcome,
         TraceOutcome::Executed | TraceOutcome::Failed
     ) && !record.external
+        && !record.system_error
 }
 
 /// The blocks `agent` had after the first `step` records of a trace.
@@ -102,8 +110,9 @@ pub fn memory_at(
     records: &[TraceRecord],
     step: usize,
     agent: &str,
+    verbs: Option<&VerbTable>,
 ) -> Result<Vec<crate::memory::Block>, crate::exec::ExecError> {
-    let (executor, clock) = scratch(records)?;
+    let (executor, clock) = scratch(records, verbs)?;
     for record in records.iter().take(step).filter(|r| redoes(r)) {
         clock.set(record.time);
         executor.redo(record)?;
@@ -114,11 +123,19 @@ pub fn memory_at(
     )?)
 }
 
-/// Verifies the records of a trace, in order.
+/// Verifies the records of a trace, in order, with the built-in verbs.
 pub fn verify_records(
     records: &[TraceRecord],
 ) -> Result<(usize, Option<Divergence>), crate::exec::ExecError> {
-    let (executor, clock) = scratch(records)?;
+    verify_records_with(records, None)
+}
+
+/// Verifies the records of a trace, in order, with a constellation's verbs.
+pub fn verify_records_with(
+    records: &[TraceRecord],
+    verbs: Option<&VerbTable>,
+) -> Result<(usize, Option<Divergence>), crate::exec::ExecError> {
+    let (executor, clock) = scratch(records, verbs)?;
     let mut redone = 0;
     for (index, record) in records.iter().enumerate() {
         if !redoes(record) {
@@ -145,7 +162,8 @@ pub fn verify_records(
 /// Reads a trace (from a database or a file) and verifies it.
 pub fn verify(input: &TraceInput) -> Result<Verification, crate::exec::ExecError> {
     let (records, warnings) = input.load().map_err(crate::exec::ExecError::Refused)?;
-    let (redone, divergence) = verify_records(&records)?;
+    let verbs = input.verbs().map_err(crate::exec::ExecError::Refused)?;
+    let (redone, divergence) = verify_records_with(&records, verbs.as_ref())?;
     Ok(Verification {
         steps: records.len(),
         redone,
@@ -168,7 +186,7 @@ impl Executor {
             TraceOp::Undo { agent, label } => self.partner_undo(agent, label),
             TraceOp::Action => {
                 let parsed = DialectParser::new()
-                    .with_table(self.table.clone())
+                    .with_table(self.registry.table().clone())
                     .parse(&record.canonical);
                 let Some(action) = parsed.actions.into_iter().next() else {
                     return Ok((

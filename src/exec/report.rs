@@ -53,6 +53,10 @@ pub struct ActionReport {
     pub needs_continuation: bool,
     /// Inner results of a batch, in order.
     pub children: Vec<ActionReport>,
+    /// True when it failed because of partner or the machine, not the
+    /// agent (the partner should see it).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub system_error: bool,
 }
 
 impl ActionReport {
@@ -75,6 +79,7 @@ impl ActionReport {
             path: Vec::new(),
             needs_continuation: false,
             children: Vec::new(),
+            system_error: false,
         }
     }
 

@@ -2,6 +2,7 @@
 //! the permission engine, then run, refused or queued as a durable pending
 //! request; chains link by link, batches concurrently.
 
+use rusqlite::Connection;
 use serde_json::json;
 
 use super::commit::{Origin, crashed};
@@ -15,10 +16,41 @@ use crate::isolate;
 use crate::memory::blocks;
 use crate::memory::records::{add_parse_failure, agent_state};
 use crate::permission::pending::{self, NewRequest};
-use crate::permission::{Check, CheckInput, Verdict, writes_block};
+use crate::permission::{Check, CheckInput, Verdict};
 use crate::trace::TraceOutcome;
 
 impl Executor {
+    /// Checks an action against the policy, with what the verb registry
+    /// says about it and the block it would write.
+    pub(super) fn check(
+        &self,
+        conn: &Connection,
+        agent: &str,
+        action: &ParsedAction,
+        private_context: bool,
+        on_behalf_of: &[String],
+        now: Millis,
+    ) -> Result<Check, ExecError> {
+        let traits = self
+            .registry
+            .handler(&action.verb)
+            .map(|h| h.traits(action))
+            .unwrap_or_default();
+        let block = match &traits.writes_block {
+            Some(write) => blocks::get(conn, agent, &write.label)?,
+            None => None,
+        };
+        let input = CheckInput {
+            agent,
+            action,
+            traits: &traits,
+            private_context,
+            block: block.as_ref(),
+            on_behalf_of,
+        };
+        Ok(self.engine.check(conn, &input, now)?)
+    }
+
     /// Parses and runs one agent turn: chains link by link (each link's
     /// result is the next one's input), batches concurrently. Parse errors
     /// are recorded for later alias suggestions.
@@ -91,12 +123,19 @@ impl Executor {
     pub fn submit(&self, ctx: &TurnContext, action: &ParsedAction, turn: &str) -> ActionReport {
         match isolate::contain(|| self.try_submit(ctx, action, turn)) {
             Ok(Ok(report)) => report,
-            Ok(Err(e)) => ActionReport::new(
-                &ctx.agent,
-                action.canonical(),
-                ActionStatus::Failed,
-                format!("the runtime could not record this action: {e}"),
-            ),
+            Ok(Err(e)) => {
+                // The database could not even record it: not the agent's doing.
+                let mut report = ActionReport::new(
+                    &ctx.agent,
+                    action.canonical(),
+                    ActionStatus::Failed,
+                    format!(
+                        "partner could not run or record this right now because of a problem on its side, not yours ({e}); nothing was changed, and you may try again later"
+                    ),
+                );
+                report.system_error = true;
+                report
+            }
             Err(panic) => {
                 // A bug, not the agent's doing: one failed action, traced.
                 let text = crashed(&panic);
@@ -115,8 +154,19 @@ impl Executor {
                     TraceOutcome::Failed,
                     Effect::text(text.clone()),
                 )
+                .map(|mut report| {
+                    report.system_error = true;
+                    report
+                })
                 .unwrap_or_else(|_| {
-                    ActionReport::new(&ctx.agent, action.canonical(), ActionStatus::Failed, text)
+                    let mut report = ActionReport::new(
+                        &ctx.agent,
+                        action.canonical(),
+                        ActionStatus::Failed,
+                        text,
+                    );
+                    report.system_error = true;
+                    report
                 })
             }
         }
@@ -170,7 +220,11 @@ impl Executor {
                     Effect::text(text),
                 );
             }
-            let resolved = match resolve(&conn, ctx, action) {
+            let needs_content = self
+                .registry
+                .handler(&action.verb)
+                .is_some_and(|h| h.needs_content());
+            let resolved = match resolve(&conn, ctx, action, needs_content) {
                 Ok(resolved) => resolved,
                 Err(message) => {
                     drop(conn);
@@ -186,18 +240,14 @@ impl Executor {
                     );
                 }
             };
-            let block = match (&resolved.target, writes_block(&resolved)) {
-                (Some(label), true) => blocks::get(&conn, &ctx.agent, label)?,
-                _ => None,
-            };
-            let input = CheckInput {
-                agent: &ctx.agent,
-                action: &resolved,
-                private_context: ctx.private,
-                block: block.as_ref(),
-                on_behalf_of: &ctx.on_behalf_of,
-            };
-            let check = self.engine.check(&conn, &input, now)?;
+            let check = self.check(
+                &conn,
+                &ctx.agent,
+                &resolved,
+                ctx.private,
+                &ctx.on_behalf_of,
+                now,
+            )?;
             (resolved, check)
         };
         let canonical = resolved.canonical();

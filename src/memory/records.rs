@@ -387,7 +387,9 @@ pub fn agent_state(conn: &Connection, name: &str) -> MemoryResult<AgentState> {
     }))
 }
 
-fn ensure_agent(conn: &Connection, name: &str, now: Millis) -> MemoryResult<()> {
+/// Records that an agent belongs to the constellation (the database keeps
+/// the roster, so every process knows who may be told things).
+pub fn ensure_agent(conn: &Connection, name: &str, now: Millis) -> MemoryResult<()> {
     conn.execute(
         "INSERT INTO agents (name, created_at) VALUES (?1, ?2) ON CONFLICT(name) DO NOTHING",
         params![name, now],
@@ -448,4 +450,24 @@ pub fn parse_failures(
         Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?))
     })?;
     Ok(rows.collect::<Result<_, _>>()?)
+}
+
+/// A value the database keeps about itself (table `meta`), by key.
+pub fn meta(conn: &Connection, key: &str) -> MemoryResult<Option<String>> {
+    Ok(conn
+        .query_row("SELECT value FROM meta WHERE key = ?1", [key], |r| r.get(0))
+        .optional()?)
+}
+
+/// Sets (or, with `None`, removes) a value in table `meta`.
+pub fn set_meta(conn: &Connection, key: &str, value: Option<&str>) -> MemoryResult<()> {
+    match value {
+        Some(value) => conn.execute(
+            "INSERT INTO meta (key, value) VALUES (?1, ?2)
+             ON CONFLICT (key) DO UPDATE SET value = ?2",
+            params![key, value],
+        )?,
+        None => conn.execute("DELETE FROM meta WHERE key = ?1", [key])?,
+    };
+    Ok(())
 }

@@ -123,6 +123,13 @@ impl MemoryStore {
         }
     }
 
+    /// How long a write waits for another process's write to finish
+    /// before failing as busy (10 seconds unless set).
+    pub fn set_busy_timeout(&self, wait: std::time::Duration) -> MemoryResult<()> {
+        self.conn().busy_timeout(wait)?;
+        Ok(())
+    }
+
     /// The database file.
     pub fn path(&self) -> &Path {
         &self.path

@@ -30,7 +30,7 @@ use super::policy::{Policy, RuleDecision};
 use super::rate;
 use super::sensitivity;
 use crate::clock::Millis;
-use crate::dialect::{Marker, Op, ParsedAction, Verb};
+use crate::dialect::{Marker, ParsedAction};
 use crate::memory::{Block, BlockPermission, MemoryError};
 
 /// The outcome of a check.
@@ -71,6 +71,8 @@ pub struct CheckInput<'a> {
     pub action: &'a ParsedAction,
     /// True when the agent is in a private (DM) conversation.
     pub private_context: bool,
+    /// What the verb registry says about the action.
+    pub traits: &'a VerbTraits,
     /// The existing block a memory write targets.
     pub block: Option<&'a Block>,
     /// Agents whose messages led to this action (nearest first); they may
@@ -78,74 +80,55 @@ pub struct CheckInput<'a> {
     pub on_behalf_of: &'a [String],
 }
 
-/// Verbs that are refused to agents without an authority role.
-pub fn is_strict(verb: &Verb) -> bool {
-    matches!(
-        verb,
-        Verb::Approve | Verb::Deny | Verb::Escalate | Verb::Halt
-    )
+/// How an action changes a block.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WriteKind {
+    /// Adds to the end.
+    Append,
+    /// Rewrites, replaces, patches or moves it.
+    Change,
+    /// Removes it.
+    Delete,
 }
 
-/// True when the action changes an existing block.
-pub fn writes_block(action: &ParsedAction) -> bool {
-    match action.verb {
-        Verb::Recall => matches!(action.op, Some(Op::Append | Op::Delete | Op::Patch)),
-        Verb::Context => true,
-        _ => false,
-    }
+/// A block an action writes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BlockWrite {
+    /// The block's label (the acting agent's block).
+    pub label: String,
+    /// How.
+    pub kind: WriteKind,
 }
 
-/// The text an action sends outside the agent or stores, every field of
-/// it (content, replaced text, target, domain, URL, query), to check for
-/// secrets and personal data; `None` for actions that neither send nor
-/// store text.
-fn outgoing_text(action: &ParsedAction) -> Option<String> {
-    let sends = match action.verb {
-        Verb::Send | Verb::Reply | Verb::Post | Verb::Dm | Verb::Tell => true,
-        Verb::Fetch | Verb::Web | Verb::Custom(_) => true,
-        Verb::Recall => matches!(action.op, Some(Op::Insert | Op::Append | Op::Patch)),
-        Verb::Context => matches!(action.op, Some(Op::Append | Op::Replace)),
-        _ => false,
-    };
-    sends.then(|| {
-        [
-            action.content.as_deref(),
-            action.old.as_deref(),
-            action.target.as_deref(),
-            action.domain.as_deref(),
-        ]
-        .into_iter()
-        .flatten()
-        .collect::<Vec<_>>()
-        .join("\n")
-    })
+/// What the permission engine must know about one action, from the verb
+/// registry: the engine itself knows no verbs.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct VerbTraits {
+    /// Only agents with an authority role may use the verb.
+    pub needs_role: bool,
+    /// The block it changes, if any (block permissions apply).
+    pub writes_block: Option<BlockWrite>,
+    /// The platform it publishes to, if any.
+    pub platform: Option<String>,
+    /// It sends text out or stores it: every field is checked for secrets.
+    pub carries_text: bool,
+    /// The host (and port) it connects to, if any.
+    pub connects_to: Option<(String, Option<u16>)>,
 }
 
-/// The host (and port) a `/fetch` connects to, when it has a URL.
-fn fetch_host(action: &ParsedAction) -> Option<(String, Option<u16>)> {
-    if action.verb != Verb::Fetch {
-        return None;
-    }
-    let target = action.target.as_deref()?;
-    let url = if target.contains("://") {
-        target.to_string()
-    } else {
-        format!("https://{target}")
-    };
-    let uri: ureq::http::Uri = url.parse().ok()?;
-    Some((uri.host()?.to_string(), uri.port_u16()))
-}
-
-/// True when the action publishes to a platform.
-fn platform_of(action: &ParsedAction) -> Option<&str> {
-    match action.verb {
-        Verb::Post => action.target.as_deref(),
-        Verb::Send => action
-            .domain
-            .as_deref()
-            .filter(|d| !matches!(*d, "user" | "agent" | "channel")),
-        _ => None,
-    }
+/// The text of every field of an action (content, replaced text, target,
+/// domain), to check for secrets and personal data.
+fn fields_text(action: &ParsedAction) -> String {
+    [
+        action.content.as_deref(),
+        action.old.as_deref(),
+        action.target.as_deref(),
+        action.domain.as_deref(),
+    ]
+    .into_iter()
+    .flatten()
+    .collect::<Vec<_>>()
+    .join("\n")
 }
 
 fn ask(authorities: Vec<Authority>, reason: impl Into<String>) -> Verdict {
@@ -196,8 +179,9 @@ impl PermissionEngine {
             path,
         };
 
+        let traits = input.traits;
         // 1. Strict verbs need an authority role.
-        if is_strict(&action.verb) {
+        if traits.needs_role {
             if !self.policy.has_role(agent) {
                 let reason = format!("/{verb} needs an authority role, and {agent} has none");
                 path.push(reason.clone());
@@ -207,7 +191,7 @@ impl PermissionEngine {
         }
 
         // 2. Platforms.
-        if let Some(platform) = platform_of(action) {
+        if let Some(platform) = traits.platform.as_deref() {
             match self.policy.platforms.get(&platform.to_ascii_lowercase()) {
                 None => {
                     let reason = format!("no platform '{platform}' is configured");
@@ -223,13 +207,13 @@ impl PermissionEngine {
             }
         }
 
-        // 2b. Fetches go to public hosts only, unless the policy names them.
-        if let Some((host, port)) = fetch_host(action)
-            && let Some(what) = network::non_public_host(&host)
-            && !self.policy.network.allows(&host, port)
+        // 2b. Connections go to public hosts only, unless the policy names them.
+        if let Some((host, port)) = &traits.connects_to
+            && let Some(what) = network::non_public_host(host)
+            && !self.policy.network.allows(host, *port)
         {
             let reason = format!(
-                "/fetch may not reach {host}: it is {what}; the partner can allow the host in the policy ([network] allow_hosts)"
+                "/{verb} may not reach {host}: it is {what}; the partner can allow the host in the policy ([network] allow_hosts)"
             );
             path.push(reason.clone());
             return Ok(deny(path, reason));
@@ -253,11 +237,11 @@ impl PermissionEngine {
 
         // 4. Block permission.
         let mut block_asks = None;
-        if writes_block(action)
+        if let Some(write) = &traits.writes_block
             && let Some(block) = input.block
         {
-            let appending = matches!(action.op, Some(Op::Append));
-            let deleting = matches!(action.op, Some(Op::Delete));
+            let appending = write.kind == WriteKind::Append;
+            let deleting = write.kind == WriteKind::Delete;
             let refusal = match block.permission {
                 BlockPermission::ReadOnly => Some(format!("block '{}' is read-only", block.label)),
                 BlockPermission::Append if !appending => {
@@ -400,7 +384,7 @@ impl PermissionEngine {
         }
 
         // 8. Public post from a private conversation.
-        if input.private_context && platform_of(action).is_some() && verdict == Verdict::Allow {
+        if input.private_context && traits.platform.is_some() && verdict == Verdict::Allow {
             let reason = "this conversation is private, and the post is public".to_string();
             path.push(reason.clone());
             verdict = ask(vec![Authority::Partner], reason);
@@ -408,8 +392,8 @@ impl PermissionEngine {
 
         // 9. Sensitive content, in any field that leaves: only the partner
         // may let it out.
-        if let Some(text) = outgoing_text(action) {
-            let found = sensitivity::findings(&text);
+        if traits.carries_text {
+            let found = sensitivity::findings(&fields_text(action));
             let partner_only = matches!(&verdict, Verdict::Ask { authorities, .. } if authorities == &[Authority::Partner]);
             if !found.is_empty() && !partner_only {
                 let reason = format!("the action looks like it holds {}", found.join(" and "));

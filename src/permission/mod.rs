@@ -11,7 +11,7 @@ pub mod rate;
 pub mod sensitivity;
 
 pub use authority::Authority;
-pub use engine::{Check, CheckInput, PermissionEngine, Verdict, is_strict, writes_block};
+pub use engine::{BlockWrite, Check, CheckInput, PermissionEngine, VerbTraits, Verdict, WriteKind};
 pub use pending::{Decision, PendingRequest, RequestStatus, StandingRule};
 pub use policy::{
     DEFAULT_POLICY, Limits, Network, OneOrMany, Platform, Policy, PolicyError, RateLimit, Rule,

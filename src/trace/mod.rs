@@ -47,6 +47,24 @@ impl TraceInput {
         }
     }
 
+    /// The constellation's own verbs a database keeps (none for a file).
+    pub fn verbs(&self) -> Result<Option<crate::dialect::VerbTable>, String> {
+        let TraceInput::Database(path) = self else {
+            return Ok(None);
+        };
+        let store = crate::memory::MemoryStore::open(path).map_err(|e| e.to_string())?;
+        let toml =
+            crate::memory::records::meta(&store.read(), "verbs").map_err(|e| e.to_string())?;
+        match toml {
+            Some(toml) if !toml.is_empty() => {
+                let mut table = crate::dialect::VerbTable::builtin();
+                table.extend_from_toml(&toml).map_err(|e| e.to_string())?;
+                Ok(Some(table))
+            }
+            _ => Ok(None),
+        }
+    }
+
     /// Every record, oldest first, and what could not be read.
     pub fn load(&self) -> Result<(Vec<TraceRecord>, Vec<TraceWarning>), String> {
         match self {

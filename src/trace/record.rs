@@ -150,4 +150,9 @@ pub struct TraceRecord {
     /// replay reuses it instead of going out again.
     #[serde(default)]
     pub external: bool,
+    /// True when the action failed because of partner or the machine (a
+    /// busy database, a bug), not the agent: replay does not expect to
+    /// reproduce it.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub system_error: bool,
 }

@@ -26,7 +26,6 @@ use super::keymap::Keymap;
 use super::model::AgentRow;
 use super::theme::{ColorDepth, Theme};
 use crate::agent::{Event, RuntimeHandle};
-use crate::dialect::{DialectParser, Op, Verb};
 use crate::exec::{Executor, TurnContext};
 use crate::memory::{Block, BlockVersion, SearchHit, blocks};
 use crate::permission::{Authority, PendingRequest};
@@ -111,35 +110,21 @@ enum Loaded {
     Status(Vec<AgentRow>),
 }
 
-/// The memory change a request would make, as a diff (memory writes only).
+/// The memory change a request would make, as a diff (memory writes only):
+/// the verb registry says which block it writes and what it would leave.
 fn preview(executor: &Executor, request: &PendingRequest) -> Option<String> {
-    let action = DialectParser::new()
+    let action = executor
+        .parser_for(&request.agent)
         .parse(&request.canonical)
         .actions
         .into_iter()
         .next()?;
-    let label = action.target.as_deref()?;
-    let conn = executor.store().conn();
-    let block = blocks::get(&conn, &request.agent, label).ok()??;
-    let new = match (&action.verb, action.op) {
-        (Verb::Recall | Verb::Context, Some(Op::Append)) => {
-            blocks::appended(&block.value, action.content.as_deref()?)
-        }
-        (Verb::Recall, Some(Op::Patch)) => {
-            blocks::patched(label, &block.value, action.content.as_deref()?).ok()?
-        }
-        (Verb::Context, Some(Op::Replace)) => blocks::replaced(
-            label,
-            &block.value,
-            action.old.as_deref()?,
-            action.content.as_deref()?,
-        )
-        .ok()?,
-        (Verb::Recall, Some(Op::Delete)) => String::new(),
-        _ => return None,
-    };
+    let handler = executor.registry().handler(&action.verb)?;
+    let write = handler.traits(&action).writes_block?;
+    let block = blocks::get(&executor.store().read(), &request.agent, &write.label).ok()??;
+    let new = handler.preview(&action, &block)?;
     Some(blocks::diff(
-        label,
+        &write.label,
         &block.value,
         &new,
         block.version,
@@ -318,7 +303,7 @@ pub async fn run(
                             let records = state.records.clone();
                             app.replay = Some(state);
                             app.focus = Pane::Replay;
-                            spawn_load(Box::new(move |_| match crate::exec::replay::verify_records(&records) {
+                            spawn_load(Box::new(move |ex| match crate::exec::replay::verify_records_with(&records, Some(ex.registry().table())) {
                                 Ok((_, divergence)) => Loaded::Verified(divergence),
                                 Err(e) => Loaded::Notice(format!("verification failed: {e}")),
                             }));
@@ -389,8 +374,9 @@ pub async fn run(
             {
                 replay_requested = Some(step);
                 let records = replay.records.clone();
-                spawn_load(Box::new(move |_| {
-                    match crate::exec::replay::memory_at(&records, step, &agent) {
+                spawn_load(Box::new(move |ex| {
+                    let verbs = Some(ex.registry().table());
+                    match crate::exec::replay::memory_at(&records, step, &agent, verbs) {
                         Ok(list) => Loaded::ReplayMemory(step, list),
                         Err(e) => {
                             Loaded::Notice(format!("cannot rebuild memory at step {step}: {e}"))

@@ -91,6 +91,7 @@ pub fn record(
         duration_us: 180 + seq * 7,
         memory: None,
         external: false,
+        system_error: false,
     }
 }
 

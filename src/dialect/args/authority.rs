@@ -168,12 +168,3 @@ pub(crate) fn id_and_reason(
     set_content(action, input.src, rest);
     Ok(())
 }
-
-/// `/halt ["reason"]`.
-pub(crate) fn halt(
-    input: &LinkInput<'_, '_>,
-    action: &mut ParsedAction,
-) -> Result<(), ParseErrorKind> {
-    set_content(action, input.src, input.tokens);
-    Ok(())
-}

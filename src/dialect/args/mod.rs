@@ -15,37 +15,36 @@ pub use messaging::SEND_DOMAINS;
 
 use super::action::ParsedAction;
 use super::error::ParseErrorKind;
-use super::verbs::Verb;
+use super::verbs::Signature;
 
-/// Fills `action` (whose verb is already set) from the link's tokens.
+/// Fills `action` (whose verb is already set) from the link's tokens, by
+/// the verb's signature.
 pub(crate) fn parse_args(
     input: &LinkInput<'_, '_>,
+    signature: Signature,
     action: &mut ParsedAction,
 ) -> Result<(), ParseErrorKind> {
-    match action.verb {
-        Verb::Recall => memory::recall(input, action),
-        Verb::Context => memory::context(input, action),
-        Verb::Search => tools::search(input, action),
-        Verb::Send => messaging::send(input, action),
-        Verb::Reply => messaging::reply(input, action),
-        Verb::Post => messaging::post(input, action),
-        Verb::Dm => messaging::dm(input, action),
-        Verb::Tell => messaging::tell(input, action),
-        Verb::Fetch => tools::fetch(input, action),
-        Verb::Web => tools::web(input, action),
-        Verb::Calc => tools::calc(input, action),
-        Verb::Data => tools::data(input, action),
-        Verb::Approve | Verb::Deny => authority::decision(input, action),
-        Verb::Escalate | Verb::Cancel => authority::id_and_reason(input, action),
-        Verb::Halt => authority::halt(input, action),
-        Verb::Remind => intentions::remind(input, action),
-        Verb::Complete => intentions::complete(input, action),
-        Verb::Dismiss => intentions::dismiss(input, action),
-        Verb::Pulse => intentions::pulse(input, action),
-        Verb::Uncertain => intentions::uncertain(input, action),
+    match signature {
+        Signature::Recall => memory::recall(input, action),
+        Signature::Context => memory::context(input, action),
+        Signature::Search => tools::search(input, action),
+        Signature::Send => messaging::send(input, action),
+        Signature::Reply => messaging::reply(input, action),
+        Signature::Post => messaging::post(input, action),
+        Signature::Dm => messaging::dm(input, action),
+        Signature::Tell => messaging::tell(input, action),
+        Signature::Fetch => tools::fetch(input, action),
+        Signature::Web => tools::web(input, action),
+        Signature::Calc => tools::calc(input, action),
+        Signature::Data => tools::data(input, action),
+        Signature::Decision => authority::decision(input, action),
+        Signature::IdAndReason => authority::id_and_reason(input, action),
+        Signature::Remind => intentions::remind(input, action),
+        Signature::Complete => intentions::complete(input, action),
+        Signature::Dismiss => intentions::dismiss(input, action),
+        Signature::Pulse => intentions::pulse(input, action),
+        Signature::Uncertain => intentions::uncertain(input, action),
         // A batch's only argument is its `{`; the body is parsed line by line.
-        Verb::Intentions | Verb::Summarize | Verb::Custom(_) | Verb::Batch => {
-            intentions::optional_content(input, action)
-        }
+        Signature::Text | Signature::Batch => intentions::optional_content(input, action),
     }
 }

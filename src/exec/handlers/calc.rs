@@ -1,15 +1,19 @@
-//! `/calc` with fend (units, percentages, variables). Variables an agent
-//! assigns are kept for its later calculations.
+//! `/calc` with fend (units, percentages, variables; variables an agent
+//! assigns are kept for its later calculations) and `/summarize`.
 
 use std::collections::HashMap;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
+use std::sync::Arc;
+
 use serde_json::json;
 
-use super::{Effect, Outcome};
-use crate::dialect::ParsedAction;
+use super::{Effect, Handlers};
+use crate::dialect::{ParsedAction, Verb};
 use crate::exec::executor::Executor;
+use crate::exec::registry::{Cx, Outcome, Stage, VerbHandler};
+use crate::permission::VerbTraits;
 
 /// Each agent's variable assignments, in order.
 #[derive(Debug, Default)]
@@ -76,7 +80,7 @@ fn check_bounds(expr: &str) -> Result<(), String> {
 }
 
 /// `/calc expression`.
-pub(super) fn calc(exec: &Executor, agent: &str, action: &ParsedAction) -> Outcome {
+fn calc(exec: &Executor, agent: &str, action: &ParsedAction) -> Outcome {
     let expr = action
         .content
         .as_deref()
@@ -126,4 +130,62 @@ pub(super) fn calc(exec: &Executor, agent: &str, action: &ParsedAction) -> Outco
     Ok(Effect::text(text)
         .with_data(json!({ "expression": expr, "result": value }))
         .continued())
+}
+
+/// `/summarize`: hands the text back for the model to summarize in its
+/// next pass.
+fn summarize(action: &ParsedAction) -> Outcome {
+    let text = action.content.as_deref().ok_or(
+        "/summarize needs something to summarize: chain it after an action or give @thread",
+    )?;
+    Ok(Effect::text(format!("Summarize this:\n{text}")).continued())
+}
+
+/// `/calc`: a calculation.
+struct Calc;
+
+impl VerbHandler for Calc {
+    fn stage(&self, _action: &ParsedAction) -> Stage {
+        Stage::Compute
+    }
+
+    fn needs_content(&self) -> bool {
+        true
+    }
+
+    fn traits(&self, _action: &ParsedAction) -> VerbTraits {
+        VerbTraits::default()
+    }
+
+    fn run(&self, cx: &Cx<'_>, action: &ParsedAction) -> Outcome {
+        calc(cx.exec, &cx.ctx.agent, action)
+    }
+}
+
+/// `/summarize`: the text back to the model.
+struct Summarize;
+
+impl VerbHandler for Summarize {
+    fn stage(&self, _action: &ParsedAction) -> Stage {
+        Stage::Compute
+    }
+
+    fn needs_content(&self) -> bool {
+        true
+    }
+
+    fn traits(&self, _action: &ParsedAction) -> VerbTraits {
+        VerbTraits::default()
+    }
+
+    fn run(&self, _cx: &Cx<'_>, action: &ParsedAction) -> Outcome {
+        summarize(action)
+    }
+}
+
+pub(super) fn handlers() -> Handlers {
+    vec![
+        (Verb::Calc, Arc::new(Calc)),
+        (Verb::Summarize, Arc::new(Summarize)),
+    ]
 }

@@ -1,19 +1,36 @@
 //! `/data`: file and directory sources configured by the partner — list,
 //! read, search, monitor and pause.
 
+use std::io::Read;
 use std::path::Path;
+use std::sync::Arc;
 
 use rusqlite::{Connection, params};
 use serde_json::json;
 
-use super::{Effect, Outcome};
+use super::{Effect, Handlers};
 use crate::clock::Millis;
-use crate::dialect::{Op, ParsedAction};
+use crate::dialect::{Op, ParsedAction, Verb};
 use crate::exec::context::TurnContext;
 use crate::exec::executor::Executor;
+use crate::exec::registry::{Cx, Outcome, Stage, VerbHandler};
+use crate::permission::VerbTraits;
 
 const READ_LIMIT: usize = 20_000;
 const SEARCH_LIMIT: usize = 50;
+
+/// Most bytes read from one file (a read shows at most [`READ_LIMIT`]
+/// characters; a search looks at this much of each file).
+const FILE_BYTES: u64 = 4 * 1024 * 1024;
+
+/// Reads at most [`FILE_BYTES`] of a file as text.
+fn read_text(path: &Path) -> std::io::Result<String> {
+    let mut bytes = Vec::new();
+    std::fs::File::open(path)?
+        .take(FILE_BYTES)
+        .read_to_end(&mut bytes)?;
+    Ok(String::from_utf8_lossy(&bytes).into_owned())
+}
 
 fn source<'a>(exec: &'a Executor, action: &ParsedAction) -> Result<(&'a str, &'a Path), String> {
     let id = action
@@ -54,7 +71,7 @@ fn files(path: &Path) -> Vec<std::path::PathBuf> {
 }
 
 /// `/data list|read|search` (outside the database).
-pub(super) fn data(exec: &Executor, action: &ParsedAction) -> Outcome {
+fn data(exec: &Executor, action: &ParsedAction) -> Outcome {
     match action.op.unwrap_or(Op::List) {
         Op::List => {
             let sources = &exec.config().data_sources;
@@ -91,8 +108,7 @@ pub(super) fn data(exec: &Executor, action: &ParsedAction) -> Outcome {
                 .with_data(json!({ "files": names }))
                 .continued());
             }
-            let text =
-                std::fs::read_to_string(path).map_err(|e| format!("could not read {id}: {e}"))?;
+            let text = read_text(path).map_err(|e| format!("could not read {id}: {e}"))?;
             let cut: String = text.chars().take(READ_LIMIT).collect();
             let note = if cut.len() < text.len() {
                 format!("\n[cut at {READ_LIMIT} characters]")
@@ -110,7 +126,7 @@ pub(super) fn data(exec: &Executor, action: &ParsedAction) -> Outcome {
             let needle = query.to_lowercase();
             let mut hits = Vec::new();
             for file in files(path) {
-                let Ok(text) = std::fs::read_to_string(&file) else {
+                let Ok(text) = read_text(&file) else {
                     continue;
                 };
                 let name = file
@@ -137,7 +153,7 @@ pub(super) fn data(exec: &Executor, action: &ParsedAction) -> Outcome {
 }
 
 /// `/data monitor|pause source` (in the database).
-pub(super) fn watch(
+fn watch(
     exec: &Executor,
     conn: &Connection,
     ctx: &TurnContext,
@@ -150,12 +166,46 @@ pub(super) fn watch(
         "INSERT INTO data_watches (agent, source, active, changed_at) VALUES (?1, ?2, ?3, ?4)
          ON CONFLICT(agent, source) DO UPDATE SET active = ?3, changed_at = ?4",
         params![ctx.agent, id, active, now],
-    )
-    .map_err(|e| e.to_string())?;
+    )?;
     let text = if active {
         format!("watching {id}; you'll hear when it changes")
     } else {
         format!("paused notifications from {id}")
     };
     Ok(Effect::text(text).with_data(json!({ "source": id, "active": active })))
+}
+
+/// True for the `/data` ops that read files (the others change watches in
+/// the database).
+fn reads_files(action: &ParsedAction) -> bool {
+    matches!(action.op, Some(Op::List | Op::Read | Op::Search) | None)
+}
+
+/// `/data`: the partner's file and directory sources.
+struct Data;
+
+impl VerbHandler for Data {
+    fn stage(&self, action: &ParsedAction) -> Stage {
+        if reads_files(action) {
+            Stage::External
+        } else {
+            Stage::Store
+        }
+    }
+
+    fn traits(&self, _action: &ParsedAction) -> VerbTraits {
+        VerbTraits::default()
+    }
+
+    fn run(&self, cx: &Cx<'_>, action: &ParsedAction) -> Outcome {
+        if reads_files(action) {
+            data(cx.exec, action)
+        } else {
+            watch(cx.exec, cx.conn()?, cx.ctx, action, cx.now)
+        }
+    }
+}
+
+pub(super) fn handlers() -> Handlers {
+    vec![(Verb::Data, Arc::new(Data))]
 }

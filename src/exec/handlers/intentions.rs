@@ -1,32 +1,30 @@
-//! `/remind`, `/complete`, `/dismiss`, `/intentions`, `/pulse`, `/halt` and
-//! `/summarize`.
+//! `/remind`, `/complete`, `/dismiss`, `/intentions`, `/pulse` and
+//! `/halt`.
+
+use std::sync::Arc;
 
 use rusqlite::Connection;
 use serde_json::json;
 
-use super::{Effect, Outcome};
+use super::{Effect, Handlers};
 use crate::clock::{Millis, format_time};
 use crate::dialect::{ParsedAction, Verb};
 use crate::exec::context::TurnContext;
 use crate::exec::executor::Executor;
+use crate::exec::registry::{Cx, Outcome, Stage, VerbHandler};
 use crate::exec::when::parse_due;
 use crate::memory::records::{self, IntentionStatus};
+use crate::permission::VerbTraits;
 
 /// `/remind "when" "what"`.
-pub(super) fn remind(
-    conn: &Connection,
-    ctx: &TurnContext,
-    action: &ParsedAction,
-    now: Millis,
-) -> Outcome {
+fn remind(conn: &Connection, ctx: &TurnContext, action: &ParsedAction, now: Millis) -> Outcome {
     let when = action.when.as_deref().ok_or("/remind needs a time")?;
     let what = action
         .content
         .as_deref()
         .ok_or("/remind needs something to remind you of")?;
     let due = parse_due(when, now)?;
-    let id = records::add_intention(conn, &ctx.agent, what, when, due.at, due.next_session, now)
-        .map_err(|e| e.to_string())?;
+    let id = records::add_intention(conn, &ctx.agent, what, when, due.at, due.next_session, now)?;
     let at = match due.at {
         Some(at) => format!("due {}", format_time(at)),
         None => "due next session".to_string(),
@@ -36,12 +34,7 @@ pub(super) fn remind(
 }
 
 /// `/complete id` and `/dismiss id`.
-pub(super) fn close(
-    conn: &Connection,
-    ctx: &TurnContext,
-    action: &ParsedAction,
-    now: Millis,
-) -> Outcome {
+fn close(conn: &Connection, ctx: &TurnContext, action: &ParsedAction, now: Millis) -> Outcome {
     let raw = action
         .target
         .as_deref()
@@ -55,21 +48,24 @@ pub(super) fn close(
     } else {
         (IntentionStatus::Dismissed, "dismissed")
     };
-    let changed =
-        records::set_intention_status(conn, &ctx.agent, id, status, action.content.as_deref(), now)
-            .map_err(|e| e.to_string())?;
+    let changed = records::set_intention_status(
+        conn,
+        &ctx.agent,
+        id,
+        status,
+        action.content.as_deref(),
+        now,
+    )?;
     if !changed {
-        return Err(format!(
-            "you have no intention #{id}; /intentions lists them"
-        ));
+        return Err(format!("you have no intention #{id}; /intentions lists them").into());
     }
     Ok(Effect::text(format!("intention #{id} {done}"))
         .with_data(json!({ "intention": id, "status": status })))
 }
 
 /// `/intentions`.
-pub(super) fn list(conn: &Connection, ctx: &TurnContext) -> Outcome {
-    let all = records::list_intentions(conn, &ctx.agent, false).map_err(|e| e.to_string())?;
+fn list(conn: &Connection, ctx: &TurnContext) -> Outcome {
+    let all = records::list_intentions(conn, &ctx.agent, false)?;
     if all.is_empty() {
         return Ok(Effect::text("you have no intentions")
             .with_data(json!({ "intentions": [] }))
@@ -95,16 +91,11 @@ pub(super) fn list(conn: &Connection, ctx: &TurnContext) -> Outcome {
 }
 
 /// `/pulse 30m`.
-pub(super) fn pulse(
-    conn: &Connection,
-    ctx: &TurnContext,
-    action: &ParsedAction,
-    now: Millis,
-) -> Outcome {
+fn pulse(conn: &Connection, ctx: &TurnContext, action: &ParsedAction, now: Millis) -> Outcome {
     let secs = action
         .duration_secs
         .ok_or("/pulse needs an interval like 30m")?;
-    records::set_pulse(conn, &ctx.agent, secs as i64, now).map_err(|e| e.to_string())?;
+    records::set_pulse(conn, &ctx.agent, secs as i64, now)?;
     let every = action.content.clone().unwrap_or_else(|| format!("{secs}s"));
     Ok(
         Effect::text(format!("pulse set to every {every}"))
@@ -114,7 +105,7 @@ pub(super) fn pulse(
 
 /// `/halt`: the emergency stop. Every agent of the constellation stops
 /// until the partner resumes it.
-pub(super) fn halt(
+fn halt(
     exec: &Executor,
     conn: &Connection,
     ctx: &TurnContext,
@@ -127,7 +118,7 @@ pub(super) fn halt(
         .unwrap_or_else(|| format!("emergency stop by {}", ctx.agent));
     let agents = exec.agents(conn);
     for agent in &agents {
-        records::set_halted(conn, agent, true, Some(&reason), now).map_err(|e| e.to_string())?;
+        records::set_halted(conn, agent, true, Some(&reason), now)?;
     }
     Ok(Effect::text(format!(
         "halted {} until the partner resumes them: {reason}",
@@ -136,10 +127,65 @@ pub(super) fn halt(
     .with_data(json!({ "halted": agents, "reason": reason })))
 }
 
-/// `/summarize`: hands the text back for the model to summarize in its next pass.
-pub(super) fn summarize(action: &ParsedAction) -> Outcome {
-    let text = action.content.as_deref().ok_or(
-        "/summarize needs something to summarize: chain it after an action or give @thread",
-    )?;
-    Ok(Effect::text(format!("Summarize this:\n{text}")).continued())
+/// A verb whose work is one function over the action's transaction.
+struct Stored {
+    run: fn(&Cx<'_>, &ParsedAction) -> Outcome,
+    needs_role: bool,
+}
+
+impl VerbHandler for Stored {
+    fn stage(&self, _action: &ParsedAction) -> Stage {
+        Stage::Store
+    }
+
+    fn needs_role(&self) -> bool {
+        self.needs_role
+    }
+
+    fn traits(&self, _action: &ParsedAction) -> VerbTraits {
+        VerbTraits {
+            needs_role: self.needs_role,
+            ..VerbTraits::default()
+        }
+    }
+
+    fn run(&self, cx: &Cx<'_>, action: &ParsedAction) -> Outcome {
+        (self.run)(cx, action)
+    }
+}
+
+fn stored(run: fn(&Cx<'_>, &ParsedAction) -> Outcome) -> Arc<dyn VerbHandler> {
+    Arc::new(Stored {
+        run,
+        needs_role: false,
+    })
+}
+
+pub(super) fn handlers() -> Handlers {
+    vec![
+        (
+            Verb::Remind,
+            stored(|cx, a| remind(cx.conn()?, cx.ctx, a, cx.now)),
+        ),
+        (
+            Verb::Complete,
+            stored(|cx, a| close(cx.conn()?, cx.ctx, a, cx.now)),
+        ),
+        (
+            Verb::Dismiss,
+            stored(|cx, a| close(cx.conn()?, cx.ctx, a, cx.now)),
+        ),
+        (Verb::Intentions, stored(|cx, _| list(cx.conn()?, cx.ctx))),
+        (
+            Verb::Pulse,
+            stored(|cx, a| pulse(cx.conn()?, cx.ctx, a, cx.now)),
+        ),
+        (
+            Verb::Halt,
+            Arc::new(Stored {
+                run: |cx, a| halt(cx.exec, cx.conn()?, cx.ctx, a, cx.now),
+                needs_role: true,
+            }),
+        ),
+    ]
 }

@@ -1,14 +1,18 @@
 //! `/search` across memory domains, with grouped results.
 
+use std::sync::Arc;
+
 use rusqlite::Connection;
 use serde_json::json;
 
-use super::{Effect, Outcome};
+use super::{Effect, Handlers};
 use crate::clock::{Millis, format_time};
-use crate::dialect::ParsedAction;
+use crate::dialect::{ParsedAction, Verb};
 use crate::exec::context::TurnContext;
 use crate::exec::executor::Executor;
+use crate::exec::registry::{Cx, Outcome, Stage, VerbHandler};
 use crate::memory::search::{SearchDomain, SearchHit, SearchQuery, search as fts};
+use crate::permission::VerbTraits;
 
 fn domain_title(domain: SearchDomain) -> &'static str {
     match domain {
@@ -52,7 +56,7 @@ pub(super) fn format_hits(query: &str, hits: &[SearchHit]) -> Effect {
 }
 
 /// `/search`.
-pub(super) fn search(
+fn search(
     exec: &Executor,
     conn: &Connection,
     ctx: &TurnContext,
@@ -83,6 +87,33 @@ pub(super) fn search(
         }
     }
     query.role = action.role.clone();
-    let hits = fts(conn, &query).map_err(|e| e.to_string())?;
+    let hits = fts(conn, &query)?;
     Ok(format_hits(text, &hits).continued())
+}
+
+/// `/search`: memory and conversations.
+struct Search;
+
+impl VerbHandler for Search {
+    fn stage(&self, _action: &ParsedAction) -> Stage {
+        Stage::Store
+    }
+
+    fn traits(&self, _action: &ParsedAction) -> VerbTraits {
+        VerbTraits::default()
+    }
+
+    /// Searches read conversations, which the runtime stores outside the
+    /// trace: replay takes their results from the record.
+    fn reproducible(&self, _action: &ParsedAction) -> bool {
+        false
+    }
+
+    fn run(&self, cx: &Cx<'_>, action: &ParsedAction) -> Outcome {
+        search(cx.exec, cx.conn()?, cx.ctx, action, cx.now)
+    }
+}
+
+pub(super) fn handlers() -> Handlers {
+    vec![(Verb::Search, Arc::new(Search))]
 }

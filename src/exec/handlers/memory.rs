@@ -1,16 +1,19 @@
 //! `/recall` (long-term memory) and `/context` (working memory).
 
+use std::sync::Arc;
+
 use rusqlite::Connection;
 use serde_json::json;
 
-use super::{Effect, Outcome};
+use super::{Effect, Handlers};
 use crate::clock::Millis;
-use crate::dialect::{Op, ParsedAction};
+use crate::dialect::{Op, ParsedAction, Verb};
 use crate::exec::context::TurnContext;
+use crate::exec::registry::{ActionError, Cx, Outcome, Stage, VerbHandler};
 use crate::memory::records::add_archival;
 use crate::memory::search::{SearchDomain, SearchQuery, search};
 use crate::memory::{Block, BlockKind, NewBlock, blocks};
-use crate::permission::Limits;
+use crate::permission::{BlockWrite, Limits, VerbTraits, WriteKind};
 
 fn describe(block: &Block) -> String {
     format!(
@@ -37,10 +40,8 @@ fn missing_block(conn: &Connection, agent: &str, label: &str) -> String {
     }
 }
 
-fn block(conn: &Connection, agent: &str, label: &str) -> Result<Block, String> {
-    blocks::get(conn, agent, label)
-        .map_err(|e| e.to_string())?
-        .ok_or_else(|| missing_block(conn, agent, label))
+fn block(conn: &Connection, agent: &str, label: &str) -> Result<Block, ActionError> {
+    blocks::get(conn, agent, label)?.ok_or_else(|| missing_block(conn, agent, label).into())
 }
 
 fn target(action: &ParsedAction) -> Result<&str, String> {
@@ -65,8 +66,7 @@ fn written(
     now: Millis,
     verb: &str,
 ) -> Outcome {
-    let (block, change) =
-        blocks::write(conn, agent, label, value, agent, now).map_err(|e| e.to_string())?;
+    let (block, change) = blocks::write(conn, agent, label, value, agent, now)?;
     Ok(Effect {
         text: format!("{verb} {}", describe(&block)),
         data: json!({ "block": block }),
@@ -76,7 +76,7 @@ fn written(
 }
 
 /// `/recall`: read, search, insert, append, delete, patch.
-pub(super) fn recall(
+fn recall(
     conn: &Connection,
     ctx: &TurnContext,
     action: &ParsedAction,
@@ -98,8 +98,7 @@ pub(super) fn recall(
             match action.target.as_deref() {
                 Some(label) => {
                     let new = NewBlock::new(agent, label, BlockKind::Archival, text);
-                    let (block, change) =
-                        blocks::create(conn, &new, agent, now).map_err(|e| e.to_string())?;
+                    let (block, change) = blocks::create(conn, &new, agent, now)?;
                     Ok(Effect {
                         text: format!("stored {}", describe(&block)),
                         data: json!({ "block": block }),
@@ -109,13 +108,13 @@ pub(super) fn recall(
                 }
                 None => {
                     if text.len() > limits.archival_bytes {
-                        return Err(format!(
+                        return Err(ActionError::Agent(format!(
                             "that memory is {} bytes, over the {} bytes one archival entry may hold; store it in parts or summarize it first",
                             text.len(),
                             limits.archival_bytes
-                        ));
+                        )));
                     }
-                    let id = add_archival(conn, agent, text, now).map_err(|e| e.to_string())?;
+                    let id = add_archival(conn, agent, text, now)?;
                     Ok(Effect::text(format!("stored in archival memory (#{id})"))
                         .with_data(json!({ "archival_id": id })))
                 }
@@ -136,8 +135,7 @@ pub(super) fn recall(
         Op::Delete => {
             let label = target(action)?;
             block(conn, agent, label)?;
-            let change =
-                blocks::delete(conn, agent, label, agent, now).map_err(|e| e.to_string())?;
+            let change = blocks::delete(conn, agent, label, agent, now)?;
             Ok(Effect {
                 text: format!("deleted block {label} (the partner can undo this)"),
                 data: json!({ "deleted": label }),
@@ -148,39 +146,35 @@ pub(super) fn recall(
         Op::Patch => {
             let label = target(action)?;
             let current = block(conn, agent, label)?;
-            let value = blocks::patched(label, &current.value, content(action)?)
-                .map_err(|e| e.to_string())?;
+            let value = blocks::patched(label, &current.value, content(action)?)?;
             written(conn, agent, label, &value, now, "patched")
         }
         _ => {
             let mut query = SearchQuery::new(content(action)?, Some(agent));
             query.domains = vec![SearchDomain::Blocks, SearchDomain::Archival];
-            let hits = search(conn, &query).map_err(|e| e.to_string())?;
+            let hits = search(conn, &query)?;
             Ok(super::lookup::format_hits(&query.text, &hits).continued())
         }
     }
 }
 
 /// `/context`: append, replace, archive, load, swap.
-pub(super) fn context(
-    conn: &Connection,
-    ctx: &TurnContext,
-    action: &ParsedAction,
-    now: Millis,
-) -> Outcome {
+fn context(conn: &Connection, ctx: &TurnContext, action: &ParsedAction, now: Millis) -> Outcome {
     let agent = ctx.agent.as_str();
     let label = target(action)?;
     let current = block(conn, agent, label)?;
-    let kind_change = |label: &str, from: &[BlockKind], to: BlockKind| -> Result<Block, String> {
-        let b = block(conn, agent, label)?;
-        if !from.contains(&b.kind) {
-            return Err(format!(
-                "block {label} is {}, so it cannot become {to} this way",
-                b.kind
-            ));
-        }
-        blocks::set_kind(conn, agent, label, to, now).map_err(|e| e.to_string())
-    };
+    let kind_change =
+        |label: &str, from: &[BlockKind], to: BlockKind| -> Result<Block, ActionError> {
+            let b = block(conn, agent, label)?;
+            if !from.contains(&b.kind) {
+                return Err(format!(
+                    "block {label} is {}, so it cannot become {to} this way",
+                    b.kind
+                )
+                .into());
+            }
+            Ok(blocks::set_kind(conn, agent, label, to, now)?)
+        };
     match action.op.unwrap_or(Op::Append) {
         Op::Append => written(
             conn,
@@ -192,8 +186,7 @@ pub(super) fn context(
         ),
         Op::Replace => {
             let old = action.old.as_deref().unwrap_or("");
-            let value = blocks::replaced(label, &current.value, old, content(action)?)
-                .map_err(|e| e.to_string())?;
+            let value = blocks::replaced(label, &current.value, old, content(action)?)?;
             written(conn, agent, label, &value, now, "replaced text in")
         }
         Op::Archive => {
@@ -229,6 +222,99 @@ pub(super) fn context(
             ))
             .with_data(json!({ "archived": out, "loaded": inn })))
         }
-        other => Err(format!("/context cannot {}", other.as_str())),
+        other => Err(format!("/context cannot {}", other.as_str()).into()),
     }
+}
+
+/// The block an action writes, and how.
+fn block_write(action: &ParsedAction, kind: WriteKind) -> Option<BlockWrite> {
+    action
+        .target
+        .clone()
+        .map(|label| BlockWrite { label, kind })
+}
+
+/// `/recall`: long-term memory.
+struct Recall;
+
+impl VerbHandler for Recall {
+    fn stage(&self, _action: &ParsedAction) -> Stage {
+        Stage::Store
+    }
+
+    fn traits(&self, action: &ParsedAction) -> VerbTraits {
+        let write = match action.op {
+            Some(Op::Append) => Some(WriteKind::Append),
+            Some(Op::Delete) => Some(WriteKind::Delete),
+            Some(Op::Patch) => Some(WriteKind::Change),
+            _ => None,
+        };
+        VerbTraits {
+            writes_block: write.and_then(|kind| block_write(action, kind)),
+            carries_text: matches!(action.op, Some(Op::Insert | Op::Append | Op::Patch)),
+            ..VerbTraits::default()
+        }
+    }
+
+    fn preview(&self, action: &ParsedAction, block: &Block) -> Option<String> {
+        match action.op {
+            Some(Op::Append) => Some(blocks::appended(&block.value, action.content.as_deref()?)),
+            Some(Op::Patch) => {
+                blocks::patched(&block.label, &block.value, action.content.as_deref()?).ok()
+            }
+            Some(Op::Delete) => Some(String::new()),
+            _ => None,
+        }
+    }
+
+    fn run(&self, cx: &Cx<'_>, action: &ParsedAction) -> Outcome {
+        let limits = cx.exec.engine().policy().limits;
+        recall(cx.conn()?, cx.ctx, action, cx.now, limits)
+    }
+}
+
+/// `/context`: working memory.
+struct Context;
+
+impl VerbHandler for Context {
+    fn stage(&self, _action: &ParsedAction) -> Stage {
+        Stage::Store
+    }
+
+    fn traits(&self, action: &ParsedAction) -> VerbTraits {
+        let kind = match action.op.unwrap_or(Op::Append) {
+            Op::Append => WriteKind::Append,
+            _ => WriteKind::Change,
+        };
+        VerbTraits {
+            writes_block: block_write(action, kind),
+            carries_text: matches!(action.op, Some(Op::Append | Op::Replace) | None),
+            ..VerbTraits::default()
+        }
+    }
+
+    fn preview(&self, action: &ParsedAction, block: &Block) -> Option<String> {
+        match action.op.unwrap_or(Op::Append) {
+            Op::Append => Some(blocks::appended(&block.value, action.content.as_deref()?)),
+            Op::Replace => blocks::replaced(
+                &block.label,
+                &block.value,
+                action.old.as_deref()?,
+                action.content.as_deref()?,
+            )
+            .ok(),
+            _ => None,
+        }
+    }
+
+    fn run(&self, cx: &Cx<'_>, action: &ParsedAction) -> Outcome {
+        context(cx.conn()?, cx.ctx, action, cx.now)
+    }
+}
+
+pub(super) fn handlers() -> Handlers {
+    vec![
+        (Verb::Recall, Arc::new(Recall)),
+        (Verb::Context, Arc::new(Context)),
+    ]
 }

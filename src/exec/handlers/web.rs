@@ -6,16 +6,17 @@
 
 use std::collections::HashMap;
 use std::io::Read;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 use serde_json::{Value, json};
 use ureq::unversioned::resolver::{DefaultResolver, ResolvedSocketAddrs, Resolver};
 use ureq::unversioned::transport::{DefaultConnector, NextTimeout};
 
-use super::{Effect, Outcome};
-use crate::dialect::{Op, ParsedAction};
+use super::{Effect, Handlers};
+use crate::dialect::{Op, ParsedAction, Verb};
 use crate::exec::executor::Executor;
-use crate::permission::{Network, network};
+use crate::exec::registry::{Cx, Outcome, Stage, VerbHandler};
+use crate::permission::{Network, VerbTraits, network};
 
 /// One agent's last fetched page: its URL, its pages and the next to show.
 type FetchedPage = (String, Vec<String>, usize);
@@ -280,7 +281,7 @@ fn page_effect(url: &str, pages: &[String], index: usize) -> Effect {
 }
 
 /// `/fetch URL [html]` and `/fetch continue`.
-pub(super) fn fetch(exec: &Executor, agent: &str, action: &ParsedAction) -> Outcome {
+fn fetch(exec: &Executor, agent: &str, action: &ParsedAction) -> Outcome {
     let store = &exec.fetch_pages().pages;
     if action.op == Some(Op::Continue) && action.target.is_none() {
         let mut pages = store.lock().unwrap_or_else(|e| e.into_inner());
@@ -288,7 +289,7 @@ pub(super) fn fetch(exec: &Executor, agent: &str, action: &ParsedAction) -> Outc
             return Err("there is nothing to continue; /fetch a page first".into());
         };
         if *next >= list.len() {
-            return Err(format!("that was the last page of {url}"));
+            return Err(format!("that was the last page of {url}").into());
         }
         let effect = page_effect(url, list, *next);
         *next += 1;
@@ -302,7 +303,7 @@ pub(super) fn fetch(exec: &Executor, agent: &str, action: &ParsedAction) -> Outc
     let (url, mut response) = get(exec, &exec.engine().policy().network, &url, None)?;
     let status = response.status();
     if !status.is_success() {
-        return Err(format!("{url} answered {status}"));
+        return Err(format!("{url} answered {status}").into());
     }
     let content_type = response
         .headers()
@@ -316,9 +317,7 @@ pub(super) fn fetch(exec: &Executor, agent: &str, action: &ParsedAction) -> Outc
         || content_type.contains("xml")
         || content_type.contains("javascript");
     if !textual {
-        return Err(format!(
-            "{url} is not text ({content_type}), so I can't read it"
-        ));
+        return Err(format!("{url} is not text ({content_type}), so I can't read it").into());
     }
     let (body, truncated) = read_body(&mut response, config.max_bytes)?;
     let html = content_type.contains("html")
@@ -341,7 +340,7 @@ pub(super) fn fetch(exec: &Executor, agent: &str, action: &ParsedAction) -> Outc
 }
 
 /// `/web query`.
-pub(super) fn web(exec: &Executor, action: &ParsedAction) -> Outcome {
+fn web(exec: &Executor, action: &ParsedAction) -> Outcome {
     let config = exec.config().web.as_ref().ok_or(
         "web search is not configured for this constellation; ask the partner to set a search endpoint",
     )?;
@@ -360,10 +359,7 @@ pub(super) fn web(exec: &Executor, action: &ParsedAction) -> Outcome {
     let (_, mut response) = get(exec, &network, &config.endpoint, Some(("q", query)))
         .map_err(|e| format!("the web search endpoint did not answer: {e}"))?;
     if !response.status().is_success() {
-        return Err(format!(
-            "the web search endpoint answered {}",
-            response.status()
-        ));
+        return Err(format!("the web search endpoint answered {}", response.status()).into());
     }
     let (body, _) = read_body(&mut response, exec.config().fetch.max_bytes)?;
     let Ok(json) = serde_json::from_str::<Value>(&body) else {
@@ -390,6 +386,67 @@ pub(super) fn web(exec: &Executor, action: &ParsedAction) -> Outcome {
     Ok(Effect::text(text)
         .with_data(json!({ "results": results }))
         .continued())
+}
+
+/// The host (and port) a fetch connects to.
+fn host_of(action: &ParsedAction) -> Option<(String, Option<u16>)> {
+    let target = action.target.as_deref()?;
+    let url = if target.contains("://") {
+        target.to_string()
+    } else {
+        format!("https://{target}")
+    };
+    let uri: ureq::http::Uri = url.parse().ok()?;
+    Some((uri.host()?.to_string(), uri.port_u16()))
+}
+
+/// `/fetch`: a web page.
+struct Fetch;
+
+impl VerbHandler for Fetch {
+    fn stage(&self, _action: &ParsedAction) -> Stage {
+        Stage::External
+    }
+
+    fn traits(&self, action: &ParsedAction) -> VerbTraits {
+        VerbTraits {
+            carries_text: true,
+            connects_to: host_of(action),
+            ..VerbTraits::default()
+        }
+    }
+
+    fn run(&self, cx: &Cx<'_>, action: &ParsedAction) -> Outcome {
+        fetch(cx.exec, &cx.ctx.agent, action)
+    }
+}
+
+/// `/web`: a web search.
+struct Web;
+
+impl VerbHandler for Web {
+    fn stage(&self, _action: &ParsedAction) -> Stage {
+        Stage::External
+    }
+
+    fn needs_content(&self) -> bool {
+        true
+    }
+
+    fn traits(&self, _action: &ParsedAction) -> VerbTraits {
+        VerbTraits {
+            carries_text: true,
+            ..VerbTraits::default()
+        }
+    }
+
+    fn run(&self, cx: &Cx<'_>, action: &ParsedAction) -> Outcome {
+        web(cx.exec, action)
+    }
+}
+
+pub(super) fn handlers() -> Handlers {
+    vec![(Verb::Fetch, Arc::new(Fetch)), (Verb::Web, Arc::new(Web))]
 }
 
 #[cfg(test)]
