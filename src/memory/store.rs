@@ -86,10 +86,29 @@ impl MemoryStore {
 
     fn prepare(mut conn: Connection, path: PathBuf) -> MemoryResult<Self> {
         conn.busy_timeout(std::time::Duration::from_secs(10))?;
-        conn.pragma_update(None, "journal_mode", "WAL")?;
+        // Switching a new file to WAL, and migrating it, can meet another
+        // process doing the same; SQLite then answers "busy" at once, without
+        // waiting, so wait here (up to the busy timeout) and try again.
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        loop {
+            let setup = conn
+                .pragma_update(None, "journal_mode", "WAL")
+                .map_err(MemoryError::from)
+                .and_then(|()| migrate(&mut conn));
+            match setup {
+                Err(MemoryError::Sqlite(e))
+                    if is_busy(&e) && std::time::Instant::now() < deadline =>
+                {
+                    std::thread::sleep(std::time::Duration::from_millis(20));
+                }
+                other => {
+                    other?;
+                    break;
+                }
+            }
+        }
         conn.pragma_update(None, "synchronous", "FULL")?;
         conn.pragma_update(None, "foreign_keys", "ON")?;
-        migrate(&mut conn)?;
         Ok(MemoryStore {
             conn: Mutex::new(conn),
             readers: Mutex::new(Vec::new()),
@@ -165,6 +184,14 @@ impl MemoryStore {
             .conn()
             .query_row("PRAGMA user_version", [], |r| r.get(0))?)
     }
+}
+
+/// True for SQLite's "busy" and "locked" answers.
+fn is_busy(e: &rusqlite::Error) -> bool {
+    matches!(
+        e.sqlite_error_code(),
+        Some(rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked)
+    )
 }
 
 fn schema_version(conn: &Connection) -> MemoryResult<i64> {
