@@ -10,6 +10,25 @@
 
 #![warn(missing_docs)]
 
+pub use error::{Error, Result};
+/// Lets a type that names itself on the wire be compared with that name:
+/// `status == "executed"` reads as the JSON does.
+macro_rules! wire_name_eq {
+    ($type:ty, $name:ident) => {
+        impl PartialEq<str> for $type {
+            fn eq(&self, other: &str) -> bool {
+                self.$name() == other
+            }
+        }
+        impl PartialEq<&str> for $type {
+            fn eq(&self, other: &&str) -> bool {
+                self.$name() == *other
+            }
+        }
+    };
+}
+pub(crate) use wire_name_eq;
+
 pub mod agent;
 pub mod clock;
 pub mod commands;
@@ -18,8 +37,7 @@ pub mod error;
 pub mod exec;
 pub mod isolate;
 pub mod memory;
+pub mod net;
 pub mod permission;
 pub mod trace;
 pub mod tui;
-
-pub use error::{Error, Result};

@@ -27,6 +27,10 @@ fn settings(base: &str) -> HttpSettings {
     }
 }
 
+fn client() -> reqwest::Client {
+    partner::net::model_client().unwrap()
+}
+
 fn request() -> ChatRequest {
     ChatRequest {
         agent: "ada".into(),
@@ -78,7 +82,7 @@ async fn openai_streams_tokens_and_sends_the_expected_request() {
             "data: [DONE]\n\n".into(),
         ])
     });
-    let provider = OpenAiProvider::new("openai", settings(&base));
+    let provider = OpenAiProvider::new("openai", settings(&base), client());
     let mut tokens = Vec::new();
     let text = collect(provider.stream(request(), never_cancel()), |t| {
         tokens.push(t.to_string())
@@ -132,7 +136,7 @@ async fn anthropic_streams_tokens_and_sends_the_expected_request() {
             ),
         ])
     });
-    let provider = AnthropicProvider::new(settings(&base));
+    let provider = AnthropicProvider::new(settings(&base), client());
     let text = collect(provider.stream(request(), never_cancel()), |_| {})
         .await
         .unwrap();
@@ -160,7 +164,8 @@ async fn mid_stream_errors_end_the_reply_with_an_error() {
             "data: {\"error\":{\"message\":\"model overloaded\"}}\n\n".into(),
         ])
     });
-    let mut rx = OpenAiProvider::new("openai", settings(&base)).stream(request(), never_cancel());
+    let mut rx =
+        OpenAiProvider::new("openai", settings(&base), client()).stream(request(), never_cancel());
     assert_eq!(rx.recv().await, Some(StreamEvent::Token("partial ".into())));
     assert_eq!(
         rx.recv().await,
@@ -179,7 +184,7 @@ async fn mid_stream_errors_end_the_reply_with_an_error() {
         ])
     });
     let result = collect(
-        AnthropicProvider::new(settings(&base)).stream(request(), never_cancel()),
+        AnthropicProvider::new(settings(&base), client()).stream(request(), never_cancel()),
         |_| {},
     )
     .await;
@@ -187,7 +192,7 @@ async fn mid_stream_errors_end_the_reply_with_an_error() {
 
     let (base, _) = streaming_server(|_, _| Answer::sse(vec![openai_chunk("cut off")]));
     let result = collect(
-        OpenAiProvider::new("openai", settings(&base)).stream(request(), never_cancel()),
+        OpenAiProvider::new("openai", settings(&base), client()).stream(request(), never_cancel()),
         |_| {},
     )
     .await;
@@ -209,7 +214,7 @@ async fn rate_limits_and_server_errors_are_retried() {
         _ => Answer::sse(vec![openai_chunk("third time"), "data: [DONE]\n\n".into()]),
     });
     let text = collect(
-        OpenAiProvider::new("openai", settings(&base)).stream(request(), never_cancel()),
+        OpenAiProvider::new("openai", settings(&base), client()).stream(request(), never_cancel()),
         |_| {},
     )
     .await
@@ -219,7 +224,7 @@ async fn rate_limits_and_server_errors_are_retried() {
 
     let (base, seen) = streaming_server(|_, _| Answer::status(429, "{\"error\":\"quota\"}"));
     let result = collect(
-        OpenAiProvider::new("openai", settings(&base)).stream(request(), never_cancel()),
+        OpenAiProvider::new("openai", settings(&base), client()).stream(request(), never_cancel()),
         |_| {},
     )
     .await;
@@ -231,7 +236,7 @@ async fn rate_limits_and_server_errors_are_retried() {
 
     let (base, seen) = streaming_server(|_, _| Answer::status(400, "{\"error\":\"bad model\"}"));
     let result = collect(
-        AnthropicProvider::new(settings(&base)).stream(request(), never_cancel()),
+        AnthropicProvider::new(settings(&base), client()).stream(request(), never_cancel()),
         |_| {},
     )
     .await;
@@ -242,7 +247,7 @@ async fn rate_limits_and_server_errors_are_retried() {
     assert_eq!(seen.lock().unwrap().len(), 1, "4xx is not retried");
 
     let unreachable = collect(
-        OpenAiProvider::new("openai", settings("http://127.0.0.1:9"))
+        OpenAiProvider::new("openai", settings("http://127.0.0.1:9"), client())
             .stream(request(), never_cancel()),
         |_| {},
     )
@@ -261,7 +266,7 @@ async fn cancelling_stops_the_stream() {
         a
     });
     let (cancel, rx) = watch::channel(false);
-    let mut stream = OpenAiProvider::new("openai", settings(&base)).stream(request(), rx);
+    let mut stream = OpenAiProvider::new("openai", settings(&base), client()).stream(request(), rx);
     assert!(matches!(stream.recv().await, Some(StreamEvent::Token(_))));
     let started = Instant::now();
     cancel.send(true).unwrap();
@@ -273,5 +278,106 @@ async fn cancelling_stops_the_stream() {
     assert!(
         started.elapsed() < Duration::from_secs(2),
         "stopped promptly"
+    );
+}
+
+#[tokio::test]
+async fn retry_after_as_a_date_is_honoured() {
+    // An HTTP date two seconds ahead: whole seconds, so the wait is at least
+    // one second, far more than the 10 ms backoff.
+    let (base, seen) = streaming_server(|n, _| match n {
+        0 => {
+            let at = std::time::SystemTime::now() + Duration::from_secs(2);
+            let mut a = Answer::status(503, "{\"error\":\"busy\"}");
+            a.headers.push(("retry-after", httpdate::fmt_http_date(at)));
+            a
+        }
+        _ => Answer::sse(vec![openai_chunk("later"), "data: [DONE]\n\n".into()]),
+    });
+    let mut patient = settings(&base);
+    patient.retry.max_wait = Duration::from_secs(10);
+    let started = Instant::now();
+    let text = collect(
+        OpenAiProvider::new("openai", patient, client()).stream(request(), never_cancel()),
+        |_| {},
+    )
+    .await
+    .unwrap();
+    assert_eq!(text, "later");
+    assert_eq!(seen.lock().unwrap().len(), 2);
+    let waited = started.elapsed();
+    assert!(
+        waited >= Duration::from_millis(950) && waited < Duration::from_secs(5),
+        "{waited:?}"
+    );
+}
+
+#[tokio::test]
+async fn a_server_that_stalls_mid_body_is_given_up() {
+    // Headers and one token at once, then nothing for ten seconds.
+    let (base, _) = streaming_server(|_, _| {
+        let mut a = Answer::sse(vec![openai_chunk("first "), openai_chunk("never")]);
+        a.pause = Duration::from_secs(10);
+        a.chunks.insert(0, String::new());
+        a
+    });
+    let mut quick = settings(&base);
+    quick.timeout = Duration::from_millis(300);
+    let started = Instant::now();
+    let result = collect(
+        OpenAiProvider::new("openai", quick, client()).stream(request(), never_cancel()),
+        |_| {},
+    )
+    .await;
+    assert!(
+        matches!(result, Err(ProviderError::MidStream(ref m)) if m.contains("sent nothing")),
+        "{result:?}"
+    );
+    assert!(
+        started.elapsed() < Duration::from_secs(5),
+        "{:?}",
+        started.elapsed()
+    );
+}
+
+#[tokio::test]
+async fn a_line_without_end_is_refused_at_its_bound() {
+    // Two megabytes with no newline: the reader stops at one.
+    let (base, _) = streaming_server(|_, _| {
+        Answer::sse(vec![format!("data: {}", "x".repeat(2 * 1024 * 1024))])
+    });
+    let result = collect(
+        OpenAiProvider::new("openai", settings(&base), client()).stream(request(), never_cancel()),
+        |_| {},
+    )
+    .await;
+    assert!(
+        matches!(result, Err(ProviderError::MidStream(ref m)) if m.contains("line longer")),
+        "{result:?}"
+    );
+}
+
+#[tokio::test]
+async fn one_client_serves_every_provider_of_a_constellation() {
+    let (base, seen) =
+        streaming_server(|_, _| Answer::sse(vec![openai_chunk("ok"), "data: [DONE]\n\n".into()]));
+    let shared = client();
+    for _ in 0..3 {
+        let text = collect(
+            OpenAiProvider::new("openai", settings(&base), shared.clone())
+                .stream(request(), never_cancel()),
+            |_| {},
+        )
+        .await
+        .unwrap();
+        assert_eq!(text, "ok");
+    }
+    let seen = seen.lock().unwrap();
+    assert_eq!(seen.len(), 3);
+    assert!(
+        seen.iter().all(|s| s
+            .header("user-agent")
+            .is_some_and(|ua| ua.starts_with("partner/"))),
+        "{seen:?}"
     );
 }

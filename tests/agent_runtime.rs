@@ -5,67 +5,23 @@
 
 mod support;
 
-use std::path::Path;
-use std::sync::Arc;
 use std::time::Duration;
 
-use partner::agent::{ConstellationConfig, Event, RunState, RuntimeHandle, start};
+use partner::agent::{Event, RunState};
 use partner::clock::TokioClock;
 use partner::permission::Decision;
-use tokio::sync::broadcast;
+use support::runtime::{Running, running_with_clock, wait_for};
 use tokio::time::Instant;
 
 const POLICY: &str = "[platforms.bluesky]\nagents = [\"*\"]\n[rate_limits]\ndefault = { burst = 1000, per_minute = 1000 }\n[[rules]]\nverb = \"post\"\ndecide = \"ask\"\n";
 
-struct Running {
-    _dir: tempfile::TempDir,
-    handle: RuntimeHandle,
-    events: broadcast::Receiver<Event>,
-}
-
 fn running(agents: &str, script: &str) -> Running {
-    let text = format!("[providers.scripted]\nkind = \"scripted\"\n{agents}");
-    let config =
-        ConstellationConfig::from_toml(&text, "test", Path::new("."), Some(POLICY), Some(script))
-            .unwrap();
-    let dir = tempfile::tempdir().unwrap();
-    let clock = Arc::new(TokioClock::starting_at(support::START));
-    let executor = Arc::new(
-        partner::exec::Executor::with_parts(
-            Arc::new(partner::memory::MemoryStore::open(dir.path().join("c.db")).unwrap()),
-            config.policy.clone(),
-            config.exec.clone(),
-            clock.clone(),
-        )
-        .unwrap(),
-    );
-    let (handle, _task) = start(&config, executor, clock);
-    let events = handle.subscribe();
-    Running {
-        _dir: dir,
-        handle,
-        events,
-    }
-}
-
-/// The first event matching `pred` within `within` (tokio time).
-async fn wait_for(
-    events: &mut broadcast::Receiver<Event>,
-    within: Duration,
-    pred: impl Fn(&Event) -> bool,
-) -> Option<Event> {
-    tokio::time::timeout(within, async {
-        loop {
-            match events.recv().await {
-                Ok(e) if pred(&e) => return e,
-                Ok(_) => {}
-                Err(broadcast::error::RecvError::Lagged(_)) => {}
-                Err(broadcast::error::RecvError::Closed) => std::future::pending::<()>().await,
-            }
-        }
-    })
-    .await
-    .ok()
+    running_with_clock(
+        agents,
+        POLICY,
+        script,
+        TokioClock::starting_at(support::START),
+    )
 }
 
 fn pulse_of(agent: &'static str) -> impl Fn(&Event) -> bool {

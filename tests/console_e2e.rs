@@ -4,87 +4,15 @@
 //! checks with `partner trace` and `partner memory` that exactly those
 //! effects happened and that the terminal was restored.
 
+mod support;
+
 use std::path::Path;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
+use support::tmux::{Tmux, first_partner_request};
+
 use serde_json::Value;
-
-struct Tmux {
-    session: String,
-}
-
-impl Tmux {
-    fn start(command: &str) -> Tmux {
-        let session = format!("partner-e2e-{}", std::process::id());
-        let status = Command::new("tmux")
-            .args([
-                "new-session",
-                "-d",
-                "-s",
-                &session,
-                "-x",
-                "200",
-                "-y",
-                "50",
-                command,
-            ])
-            .status()
-            .expect("tmux is needed for the console end-to-end test (it is part of CI's image)");
-        assert!(status.success());
-        Tmux { session }
-    }
-
-    fn screen(&self) -> String {
-        let out = Command::new("tmux")
-            .args(["capture-pane", "-p", "-t", &self.session])
-            .output()
-            .unwrap();
-        String::from_utf8_lossy(&out.stdout).into_owned()
-    }
-
-    fn keys(&self, keys: &[&str]) {
-        let mut args = vec!["send-keys", "-t", self.session.as_str()];
-        args.extend_from_slice(keys);
-        assert!(Command::new("tmux").args(&args).status().unwrap().success());
-    }
-
-    /// Waits until the screen satisfies `pred`, returning it.
-    fn wait(&self, what: &str, within: Duration, pred: impl Fn(&str) -> bool) -> String {
-        let started = Instant::now();
-        loop {
-            let screen = self.screen();
-            if pred(&screen) {
-                return screen;
-            }
-            assert!(
-                started.elapsed() < within,
-                "timed out waiting for {what}; the screen was:\n{screen}"
-            );
-            std::thread::sleep(Duration::from_millis(150));
-        }
-    }
-}
-
-impl Drop for Tmux {
-    fn drop(&mut self) {
-        let _ = Command::new("tmux")
-            .args(["kill-session", "-t", &self.session])
-            .status();
-    }
-}
-
-/// The first pending row waiting on the partner: its request id.
-fn first_partner_request(screen: &str) -> Option<String> {
-    screen.lines().find_map(|line| {
-        let inner = line.split('│').nth(1).or_else(|| line.split('┃').nth(1))?;
-        let id = inner.split_whitespace().next()?;
-        (id.starts_with('r')
-            && id[1..].chars().all(|c| c.is_ascii_digit())
-            && inner.contains("partner ·"))
-        .then(|| id.to_string())
-    })
-}
 
 fn partner(args: &[&str]) -> String {
     let out = Command::new(env!("CARGO_BIN_EXE_partner"))
@@ -110,7 +38,7 @@ fn approve_deny_edit_and_quit_in_a_real_terminal() {
         db.display(),
         exit_file.display()
     );
-    let tmux = Tmux::start(&command);
+    let tmux = Tmux::start("e2e", &command);
     tmux.wait("the console", Duration::from_secs(20), |s| {
         s.contains("Turns") && s.contains("Pending")
     });

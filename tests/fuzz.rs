@@ -12,12 +12,11 @@
 
 mod support;
 
-use std::io::Cursor;
-
-use partner::agent::provider::{MAX_LINE, SseParser, read_line};
+use partner::agent::provider::SseParser;
 use partner::dialect::{DialectParser, SegmentKind};
 use partner::exec::TurnContext;
 use partner::exec::when::parse_due;
+use partner::net::Lines;
 use partner::permission::Policy;
 use proptest::prelude::*;
 
@@ -182,15 +181,29 @@ proptest! {
         prop_assert!(read.is_ok());
     }
 
-    /// The SSE reader never reads past its bounds and never panics.
+    /// The SSE reader never holds a line past its bound and never panics,
+    /// however the stream is cut into chunks.
     #[test]
-    fn sse_reader(bytes in proptest::collection::vec(any::<u8>(), 0..4096), max in 1usize..512) {
-        let mut reader = Cursor::new(bytes);
+    fn sse_reader(
+        bytes in proptest::collection::vec(any::<u8>(), 0..4096),
+        cuts in proptest::collection::vec(1usize..300, 1..20),
+        max in 1usize..512,
+    ) {
+        let mut lines = Lines::new(max);
         let mut parser = SseParser::default();
-        while let Ok(Some(line)) = read_line(&mut reader, max.min(MAX_LINE)) {
-            // Invalid UTF-8 becomes U+FFFD, three bytes for each byte read.
-            prop_assert!(line.len() <= 3 * max);
-            let _ = parser.line(&line);
+        let mut rest = &bytes[..];
+        'stream: for cut in cuts.iter().cycle() {
+            if rest.is_empty() {
+                break;
+            }
+            let (chunk, tail) = rest.split_at((*cut).min(rest.len()));
+            rest = tail;
+            let Ok(complete) = lines.feed(chunk) else { break 'stream };
+            for line in complete {
+                // Invalid UTF-8 becomes U+FFFD, three bytes for each byte read.
+                prop_assert!(line.len() <= 3 * max);
+                let _ = parser.line(&line);
+            }
         }
         let _ = parser.finish();
     }

@@ -4,65 +4,23 @@
 
 mod support;
 
-use std::path::Path;
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use partner::agent::{ConstellationConfig, Event, RuntimeHandle, start};
+use partner::agent::Event;
 use partner::clock::TokioClock;
-use tokio::sync::broadcast;
+use support::runtime::{Running, running_with_clock, wait_for};
 
 const POLICY: &str = "[rate_limits]\ndefault = { burst = 100000, per_minute = 100000 }\n";
 
-struct Running {
-    dir: tempfile::TempDir,
-    handle: RuntimeHandle,
-    events: broadcast::Receiver<Event>,
-}
-
 fn running(script: &str, runtime: &str) -> Running {
-    let text = format!(
-        "[providers.scripted]\nkind = \"scripted\"\n[[agents]]\nname = \"ada\"\nmodel = \"scripted:x\"\npulse = \"1h\"\n{runtime}"
-    );
-    let config =
-        ConstellationConfig::from_toml(&text, "test", Path::new("."), Some(POLICY), Some(script))
-            .unwrap();
-    let dir = tempfile::tempdir().unwrap();
-    let clock = Arc::new(TokioClock::starting_at(support::START));
-    let executor = Arc::new(
-        partner::exec::Executor::with_parts(
-            Arc::new(partner::memory::MemoryStore::open(dir.path().join("c.db")).unwrap()),
-            config.policy.clone(),
-            config.exec.clone(),
-            clock.clone(),
-        )
-        .unwrap(),
-    );
-    let (handle, _task) = start(&config, executor, clock);
-    let events = handle.subscribe();
-    Running {
-        dir,
-        handle,
-        events,
-    }
-}
-
-async fn wait_for(
-    events: &mut broadcast::Receiver<Event>,
-    within: Duration,
-    pred: impl Fn(&Event) -> bool,
-) -> Option<Event> {
-    tokio::time::timeout(within, async {
-        loop {
-            match events.recv().await {
-                Ok(e) if pred(&e) => return e,
-                Ok(_) | Err(broadcast::error::RecvError::Lagged(_)) => {}
-                Err(broadcast::error::RecvError::Closed) => std::future::pending::<()>().await,
-            }
-        }
-    })
-    .await
-    .ok()
+    let agents =
+        format!("[[agents]]\nname = \"ada\"\nmodel = \"scripted:x\"\npulse = \"1h\"\n{runtime}");
+    running_with_clock(
+        &agents,
+        POLICY,
+        script,
+        TokioClock::starting_at(support::START),
+    )
 }
 
 fn archival(r: &Running) -> i64 {
@@ -136,7 +94,7 @@ async fn a_reply_that_would_crash_a_handler_costs_only_that_action() {
         .await
         .expect("each action is reported");
         if let Event::ActionExecuted { verb, status, .. } = e {
-            seen.push((verb, status));
+            seen.push((verb.name().to_string(), status.as_str().to_string()));
         }
     }
     assert_eq!(

@@ -370,9 +370,12 @@ impl ConstellationConfig {
         let mut needed: Vec<&str> = agents.iter().map(|a| a.provider.as_str()).collect();
         needed.sort();
         needed.dedup();
+        // One HTTP client for every provider, made when the first needs it.
+        let mut client = None;
         for name in needed {
             let file = parsed.providers.get(name);
-            let provider = build_provider(name, file, base, script_text).map_err(err)?;
+            let provider =
+                build_provider(name, file, base, script_text, &mut client).map_err(err)?;
             providers.insert(name.to_string(), provider);
         }
         let exec = ExecConfig {
@@ -440,6 +443,7 @@ fn build_provider(
     file: Option<&ProviderFile>,
     base: &Path,
     script_text: Option<&str>,
+    client: &mut Option<reqwest::Client>,
 ) -> Result<Arc<dyn Provider>, String> {
     let empty = ProviderFile::default();
     let file = file.unwrap_or(&empty);
@@ -512,9 +516,13 @@ fn build_provider(
         timeout,
         retry,
     };
+    let client = match client {
+        Some(client) => client.clone(),
+        None => client.insert(crate::net::model_client()?).clone(),
+    };
     Ok(match kind {
-        "anthropic" => Arc::new(AnthropicProvider::new(settings)),
-        "openai" => Arc::new(OpenAiProvider::new(name, settings)),
+        "anthropic" => Arc::new(AnthropicProvider::new(settings, client)),
+        "openai" => Arc::new(OpenAiProvider::new(name, settings, client)),
         other => {
             return Err(format!(
                 "provider {name}: unknown kind '{other}' (openai, anthropic or scripted)"

@@ -3,13 +3,16 @@
 //! action, memory change, pulse and halt. The console and headless runs
 //! consume it; nothing else reaches into the runtime.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::provider::PromptKind;
-use crate::dialect::Span;
+use super::runtime::RunState;
+use crate::dialect::{Op, Span, Verb};
+use crate::exec::ActionStatus;
+use crate::permission::{Authority, DecisionKind};
 
 /// Something the runtime did.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "event", rename_all = "snake_case")]
 pub enum Event {
     /// A model pass began.
@@ -37,14 +40,16 @@ pub enum Event {
         /// The whole reply.
         text: String,
     },
-    /// An action was found in a reply.
+    /// An action (or chain link, or batch member) was found in a reply.
     ActionParsed {
         /// The agent.
         agent: String,
+        /// The action's id: turn, pass and place (`ada-k3x-4:1:2.1`).
+        action_id: String,
         /// Canonical verb.
-        verb: String,
+        verb: Verb,
         /// Sub-operation.
-        op: Option<String>,
+        op: Option<Op>,
         /// Canonical form.
         canonical: String,
         /// Where it is in the reply.
@@ -56,16 +61,18 @@ pub enum Event {
     PermissionRequested {
         /// The asking agent.
         agent: String,
+        /// The action's id, when it came from a turn.
+        action_id: Option<String>,
         /// Request id.
         id: String,
         /// Verb.
-        verb: String,
+        verb: Verb,
         /// Sub-operation.
-        op: Option<String>,
+        op: Option<Op>,
         /// Canonical form.
         canonical: String,
         /// Who it waits on.
-        waiting_on: String,
+        waiting_on: Authority,
         /// Why.
         reason: String,
     },
@@ -73,16 +80,18 @@ pub enum Event {
     PermissionDecided {
         /// The asking agent.
         agent: String,
+        /// The action's id, when it came from a turn.
+        action_id: Option<String>,
         /// Request id.
         id: String,
         /// Verb.
-        verb: String,
+        verb: Verb,
         /// Sub-operation.
-        op: Option<String>,
+        op: Option<Op>,
         /// Canonical form.
         canonical: String,
-        /// `approve_once`, `deny`, `escalate`, `timeout`…
-        decision: String,
+        /// How it was decided.
+        decision: DecisionKind,
         /// Who decided.
         by: String,
     },
@@ -90,18 +99,23 @@ pub enum Event {
     ActionExecuted {
         /// The agent.
         agent: String,
+        /// The action's id, when it came from a turn.
+        action_id: Option<String>,
         /// Verb.
-        verb: String,
+        verb: Verb,
         /// Sub-operation.
-        op: Option<String>,
+        op: Option<Op>,
         /// Canonical form.
         canonical: String,
-        /// `executed`, `denied`, `failed`, `cancelled`, `timed_out`, `not_run`.
-        status: String,
+        /// How it ended.
+        status: ActionStatus,
         /// The result given to the model.
         result: String,
         /// Its trace record.
         trace_id: Option<String>,
+        /// True when it failed because of partner, not the agent.
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        system_error: bool,
     },
     /// A memory block changed.
     MemoryChanged {
@@ -128,12 +142,16 @@ pub enum Event {
         /// Why.
         reason: String,
     },
-    /// An agent's state changed (for status lines).
+    /// An agent's state, or when it pulses next, changed (for status
+    /// lines: pushed, never polled).
     AgentState {
         /// The agent.
         agent: String,
-        /// `idle`, `generating`, `waiting` or `halted`.
-        state: String,
+        /// What it is doing now.
+        state: RunState,
+        /// When it pulses next (wall time), when idle with a pulse.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        next_pulse_at: Option<crate::clock::Millis>,
     },
     /// Something went wrong.
     Error {

@@ -267,7 +267,9 @@ pub fn system_prompt(p: &PromptInputs<'_>) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::dialect::Verb;
     use crate::dialect::VerbTable;
+    use crate::exec::ActionInfo;
     use crate::memory::{BlockPermission, IntentionStatus};
 
     fn block(label: &str, kind: BlockKind, value: &str) -> Block {
@@ -401,14 +403,24 @@ mod tests {
     fn results_say_what_each_action_did() {
         let mut ok = ActionReport::new(
             "ada",
-            "/calc \"1+1\"".into(),
+            &ActionInfo {
+                verb: Verb::Calc,
+                op: None,
+                canonical: "/calc \"1+1\"".into(),
+                action_id: None,
+            },
             ActionStatus::Executed,
             "1+1 = 2",
         );
         ok.needs_continuation = true;
         let denied = ActionReport::new(
             "ada",
-            "/post x \"y\"".into(),
+            &ActionInfo {
+                verb: Verb::Post,
+                op: None,
+                canonical: "/post x \"y\"".into(),
+                action_id: None,
+            },
             ActionStatus::Denied,
             "no platform 'x' is configured",
         );

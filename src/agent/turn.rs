@@ -21,7 +21,6 @@ use super::events::Event;
 use super::prompt::{self, CONTINUATION_NOTE, PULSE_STORED, PromptInputs};
 use super::provider::{ChatMessage, ChatRequest, PromptKind, Provider, Role, StreamEvent};
 use crate::clock::{Millis, SharedClock};
-use crate::dialect::ParsedAction;
 use crate::exec::{ActionReport, ActionStatus, Executor, TurnContext};
 use crate::memory::records::{add_message, list_intentions, recent_messages};
 use crate::memory::search::{SearchDomain, SearchQuery, search};
@@ -49,6 +48,9 @@ pub struct TurnEnv {
     pub clock: SharedClock,
     /// When the session started.
     pub session_start: Millis,
+    /// Woken when a turn made requests, so the runtime tells their
+    /// authorities without waiting for the turn to end.
+    pub requests: Arc<tokio::sync::Notify>,
 }
 
 impl TurnEnv {
@@ -158,69 +160,38 @@ fn push(messages: &mut Vec<ChatMessage>, message: ChatMessage) {
     }
 }
 
-fn verb_op(action: &ParsedAction) -> (String, Option<String>) {
-    (
-        action.verb.name().to_string(),
-        action.op.map(|o| o.as_str().to_string()),
-    )
-}
-
-/// Verb and op of a canonical form (the executor's reports carry only that).
-pub fn canonical_verb_op(canonical: &str) -> (String, Option<String>) {
-    let parsed = crate::dialect::DialectParser::new().parse(canonical);
-    match parsed.actions.first() {
-        Some(a) => verb_op(a),
-        None => (
-            canonical
-                .split_whitespace()
-                .next()
-                .unwrap_or("")
-                .trim_start_matches([':', '/'])
-                .to_string(),
-            None,
-        ),
-    }
-}
-
-fn status_name(status: ActionStatus) -> String {
-    serde_json::to_value(status)
-        .ok()
-        .and_then(|v| v.as_str().map(str::to_string))
-        .unwrap_or_default()
-}
-
-/// Publishes the events of one report (and its batch members).
+/// Publishes the events of one report (and its batch members), each with
+/// the action's id, so the console follows each action exactly. Requests it
+/// made are collected, not announced: the runtime announces every request
+/// from the database (whichever process made it), once.
 pub fn emit_report(env: &TurnEnv, report: &ActionReport, requests: &mut Vec<PendingRequest>) {
-    let (verb, op) = canonical_verb_op(&report.canonical);
-    if !report.children.is_empty() {
-        for child in &report.children {
-            emit_report(env, child, requests);
-        }
+    for child in &report.children {
+        emit_report(env, child, requests);
     }
     match (&report.request, report.status) {
-        (Some(request), ActionStatus::Pending) => {
-            env.emit(Event::PermissionRequested {
-                agent: report.agent.clone(),
-                id: request.id.clone(),
-                verb,
-                op,
-                canonical: report.canonical.clone(),
-                waiting_on: request.waiting_on().to_string(),
-                reason: request.reason.clone(),
-            });
-            requests.push(request.clone());
-        }
+        (Some(request), ActionStatus::Pending) => requests.push(request.clone()),
         (_, ActionStatus::Pending) => {}
         _ => {
             env.emit(Event::ActionExecuted {
                 agent: report.agent.clone(),
-                verb,
-                op,
+                action_id: report.action_id.clone(),
+                verb: report.verb.clone(),
+                op: report.op,
                 canonical: report.canonical.clone(),
-                status: status_name(report.status),
+                status: report.status,
                 result: report.text.clone(),
                 trace_id: report.trace_id.clone(),
+                system_error: report.system_error,
             });
+            if report.system_error {
+                env.emit(Event::Error {
+                    agent: Some(report.agent.clone()),
+                    message: format!(
+                        "system error running {} (not the agent's doing): {}",
+                        report.canonical, report.text
+                    ),
+                });
+            }
             if let Some(change) = &report.memory {
                 env.emit(Event::MemoryChanged {
                     agent: change.agent.clone(),
@@ -242,6 +213,53 @@ fn wants_continuation(reports: &[ActionReport]) -> bool {
             || matches!(r.status, ActionStatus::Failed | ActionStatus::Denied)
             || wants_continuation(&r.children)
     })
+}
+
+/// A turn's id, unique across sessions: the agent, the session (when it
+/// started, base 36) and the turn's number in it (`ada-mh3k2p1a-4`).
+fn turn_id(env: &TurnEnv, agent: &str, turns: u64) -> String {
+    let mut session = String::new();
+    let mut n = env.session_start.max(0) as u64;
+    loop {
+        let digit = (n % 36) as u8;
+        session.insert(
+            0,
+            char::from(if digit < 10 {
+                b'0' + digit
+            } else {
+                b'a' + digit - 10
+            }),
+        );
+        n /= 36;
+        if n == 0 {
+            break;
+        }
+    }
+    format!("{agent}-{session}-{turns}")
+}
+
+/// Appends a message to an agent's conversation, on the blocking pool; a
+/// failure is an error event (the turn goes on).
+async fn store_message(env: &Arc<TurnEnv>, agent: &str, thread: &str, role: &str, text: &str) {
+    let executor = Arc::clone(&env.executor);
+    let (agent, thread, role, text) = (
+        agent.to_string(),
+        thread.to_string(),
+        role.to_string(),
+        text.to_string(),
+    );
+    let now = env.clock.now_ms();
+    let stored = tokio::task::spawn_blocking(move || {
+        add_message(&executor.store().conn(), &agent, &thread, &role, &text, now)
+            .map_err(|e| format!("could not store {agent}'s message: {e}"))
+    })
+    .await;
+    if let Ok(Err(message)) = stored {
+        env.emit(Event::Error {
+            agent: None,
+            message,
+        });
+    }
 }
 
 /// The verbs an agent may use — all but the authority verbs, unless it has
@@ -301,27 +319,42 @@ pub async fn run_turn(
             )
         }
     };
-    // Read what the prompt needs, then store the incoming message.
+    // Read what the prompt needs, then store the incoming message (on the
+    // blocking pool: the database is no work for an async worker).
     let gathered = {
-        let conn = env.executor.store().conn();
-        let history = recent_messages(&conn, &name, &thread, env.history);
-        let memory = blocks::list(&conn, Some(&name));
-        let intentions = list_intentions(&conn, &name, true);
-        let mut query = SearchQuery::new(&first, Some(&name));
-        query.domains = vec![SearchDomain::Archival, SearchDomain::Conversations];
-        query.limit = 3;
-        let recalled = if kind == PromptKind::Response {
-            search(&conn, &query)
-        } else {
-            Ok(Vec::new())
-        };
-        let stored_ok = match &stored {
-            Some(text) => add_message(&conn, &name, &thread, &from, text, now).map(|_| ()),
-            None => Ok(()),
-        };
-        (history, memory, intentions, recalled, stored_ok)
+        let (executor, name, thread, first) = (
+            Arc::clone(&env.executor),
+            name.clone(),
+            thread.clone(),
+            first.clone(),
+        );
+        let history_len = env.history;
+        tokio::task::spawn_blocking(move || {
+            let read = executor.store().read();
+            let history = recent_messages(&read, &name, &thread, history_len);
+            let memory = blocks::list(&read, Some(&name));
+            let intentions = list_intentions(&read, &name, true);
+            let mut query = SearchQuery::new(&first, Some(&name));
+            query.domains = vec![SearchDomain::Archival, SearchDomain::Conversations];
+            query.limit = 3;
+            let recalled = if kind == PromptKind::Response {
+                search(&read, &query)
+            } else {
+                Ok(Vec::new())
+            };
+            drop(read);
+            let stored_ok = match &stored {
+                Some(text) => {
+                    add_message(&executor.store().conn(), &name, &thread, &from, text, now)
+                        .map(|_| ())
+                }
+                None => Ok(()),
+            };
+            (history, memory, intentions, recalled, stored_ok)
+        })
+        .await
     };
-    let (Ok(history), Ok(memory), Ok(intentions), Ok(recalled), Ok(())) = gathered else {
+    let Ok((Ok(history), Ok(memory), Ok(intentions), Ok(recalled), Ok(()))) = gathered else {
         let message = "could not read this agent's memory from the database".to_string();
         env.emit(Event::Error {
             agent: Some(name),
@@ -349,7 +382,8 @@ pub async fn run_turn(
     });
     let mut messages = history_messages(&history);
     push(&mut messages, ChatMessage::user(first.clone()));
-    let mut ctx = TurnContext::new(&name, &thread, &format!("{name}-{turns}"));
+    let mut ctx = TurnContext::new(&name, &thread, &turn_id(&env, &name, turns));
+    ctx.cancel = Some(cancel.clone());
     ctx.private = thread.starts_with("dm:");
     ctx.last_message = match &trigger {
         Trigger::Message { text, .. } => Some(text.clone()),
@@ -419,14 +453,7 @@ pub async fn run_turn(
             outcome.error = Some(message);
             return outcome;
         }
-        let _ = add_message(
-            &env.executor.store().conn(),
-            &name,
-            &thread,
-            "assistant",
-            &reply,
-            env.clock.now_ms(),
-        );
+        store_message(&env, &name, &thread, "assistant", &reply).await;
         env.emit(Event::ReplyFinished {
             agent: name.clone(),
             pass,
@@ -447,13 +474,14 @@ pub async fn run_turn(
             });
             return outcome;
         };
+        ctx.pass = pass;
         for action in &parsed.actions {
             for link in action.all_links() {
-                let (verb, op) = verb_op(link);
                 env.emit(Event::ActionParsed {
                     agent: name.clone(),
-                    verb,
-                    op,
+                    action_id: ctx.action_id(link).unwrap_or_default(),
+                    verb: link.verb.clone(),
+                    op: link.op,
                     canonical: link.canonical().lines().next().unwrap_or("").to_string(),
                     span: link.span,
                     cancelled: link.cancelled,
@@ -483,8 +511,13 @@ pub async fn run_turn(
             return outcome;
         };
         ctx = new_ctx;
+        let asked = outcome.requests.len();
         for r in &report.actions {
             emit_report(&env, r, &mut outcome.requests);
+        }
+        if outcome.requests.len() > asked {
+            // Their authorities hear of them now, not when the turn ends.
+            env.requests.notify_one();
         }
         let mut errors = report
             .errors
@@ -512,14 +545,7 @@ pub async fn run_turn(
             errors.insert(0, "Some of your actions could not be read:".into());
             results = format!("{results}\n\n{}", errors.join("\n  "));
         }
-        let _ = add_message(
-            &env.executor.store().conn(),
-            &name,
-            &thread,
-            "user",
-            &results,
-            env.clock.now_ms(),
-        );
+        store_message(&env, &name, &thread, "user", &results).await;
         push(&mut messages, ChatMessage::assistant(reply));
         push(&mut messages, ChatMessage::user(results));
     }

@@ -155,7 +155,7 @@ pub fn describe(event: &Event) -> Option<String> {
         }
         Event::PermissionDecided {
             id, decision, by, ..
-        } => format!("  {id}: {decision} by {by}"),
+        } => format!("  {id}: {} by {by}", decision.as_str()),
         Event::PulseFired { agent, reason } => format!("· pulse for {agent} ({reason})"),
         Event::AgentHalted { agent, reason } => format!("■ {agent} halted: {reason}"),
         Event::Error { agent, message } => format!(
@@ -186,9 +186,18 @@ pub fn run_run(options: &RunOptions, out: &mut dyn Write, err: &mut dyn Write) -
     let console = !options.headless && std::io::IsTerminal::is_terminal(&std::io::stdout());
     if console {
         let dir = config_dir();
-        let theme = crate::tui::driver::load_theme(options.theme.as_deref(), dir.as_deref())
+        // The command line wins over `[console]` in the constellation's file.
+        let theme_name = options
+            .theme
+            .clone()
+            .or_else(|| config.console.theme.clone());
+        let keymap_name = options
+            .keymap
+            .clone()
+            .or_else(|| config.console.keymap.clone());
+        let theme = crate::tui::driver::load_theme(theme_name.as_deref(), dir.as_deref())
             .map_err(Error::Usage)?;
-        let keymap = crate::tui::driver::load_keymap(options.keymap.as_deref(), dir.as_deref())
+        let keymap = crate::tui::driver::load_keymap(keymap_name.as_deref(), dir.as_deref())
             .map_err(Error::Usage)?;
         return runtime.block_on(async {
             let executor = open_constellation(&config, &db)?;
@@ -200,8 +209,8 @@ pub fn run_run(options: &RunOptions, out: &mut dyn Write, err: &mut dyn Write) -
                 handle.send_message(DEMO_OPENING.0, DEMO_OPENING.1);
             }
             let settings = crate::tui::driver::ConsoleSettings {
-                theme: options.theme.clone(),
-                keymap: options.keymap.clone(),
+                theme: theme_name,
+                keymap: keymap_name,
                 bell: !options.no_bell && config.console.bell,
                 replay: None,
             };
@@ -237,6 +246,13 @@ pub fn run_run(options: &RunOptions, out: &mut dyn Write, err: &mut dyn Write) -
             None
         };
         let deadline = duration.map(|d| tokio::time::Instant::now() + d);
+        // Where every agent stands: a snapshot, then the events that change it.
+        let mut states: std::collections::HashMap<String, RunState> = handle
+            .status()
+            .await
+            .into_iter()
+            .map(|s| (s.name, s.state))
+            .collect();
         let mut check = tokio::time::interval(Duration::from_millis(500));
         loop {
             let sleep = async {
@@ -249,15 +265,22 @@ pub fn run_run(options: &RunOptions, out: &mut dyn Write, err: &mut dyn Write) -
                 _ = sleep => break,
                 _ = tokio::signal::ctrl_c() => break,
                 _ = check.tick() => {
-                    let status = handle.status().await;
-                    let pending = handle.executor().pending().map(|p| p.len()).unwrap_or(0);
-                    if !status.is_empty() && status.iter().all(|s| s.state == RunState::Halted) && pending == 0 {
+                    if all_halted(&states) && nothing_waits(&handle).await {
                         writeln!(err, "partner: every agent is halted; stopping").map_err(Error::Write)?;
                         break;
                     }
                 }
                 event = events.recv() => match event {
                     Ok(event) => {
+                        match &event {
+                            Event::AgentState { agent, state, .. } => {
+                                states.insert(agent.clone(), *state);
+                            }
+                            Event::AgentHalted { agent, .. } => {
+                                states.insert(agent.clone(), RunState::Halted);
+                            }
+                            _ => {}
+                        }
                         if options.headless {
                             let line = serde_json::to_string(&event).map_err(|e| Error::Write(e.into()))?;
                             writeln!(out, "{line}").map_err(Error::Write)?;
@@ -266,7 +289,7 @@ pub fn run_run(options: &RunOptions, out: &mut dyn Write, err: &mut dyn Write) -
                         }
                         out.flush().map_err(Error::Write)?;
                         if let (Some(decision), Event::PermissionRequested { id, waiting_on, .. }) = (&decision, &event)
-                            && waiting_on == "partner"
+                            && waiting_on.is_partner()
                         {
                             let handle = handle.clone();
                             let (id, decision) = (id.clone(), decision.clone());
@@ -287,6 +310,19 @@ pub fn run_run(options: &RunOptions, out: &mut dyn Write, err: &mut dyn Write) -
         Ok::<(), Error>(())
     })?;
     Ok(0)
+}
+
+/// True when there are agents and every one is halted.
+fn all_halted(states: &std::collections::HashMap<String, RunState>) -> bool {
+    !states.is_empty() && states.values().all(|s| *s == RunState::Halted)
+}
+
+/// True when no request waits (read on the blocking pool).
+async fn nothing_waits(handle: &crate::agent::RuntimeHandle) -> bool {
+    let executor = Arc::clone(handle.executor());
+    tokio::task::spawn_blocking(move || executor.pending().is_ok_and(|p| p.is_empty()))
+        .await
+        .unwrap_or(false)
 }
 
 /// Opens the console on a trace file for replay: a scratch in-memory

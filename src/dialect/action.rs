@@ -10,7 +10,7 @@ use super::verbs::Verb;
 /// `recall`: read, search, insert, append, delete, patch; `context`: append,
 /// replace, archive, load, swap; `fetch`: markdown, html, continue; `data`:
 /// list, read, search, monitor, pause; `approve`/`deny`: once, always.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, serde::Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Op {
     /// Read a block (recall) or a data source (data).
@@ -349,6 +349,11 @@ pub struct ParsedAction {
     pub chain: Vec<ParsedAction>,
     /// The inner actions of a `/batch { … }`, in order.
     pub batch: Vec<ParsedAction>,
+    /// Where the action is in its turn, one-based: `[3]` for the third
+    /// action, `[3, 2]` for the second link of a chain there (or the second
+    /// member of a batch), `[3, 2, 1]` for a chain inside a batch. The
+    /// runtime prefixes the turn and pass to make the action's id.
+    pub path: Vec<u16>,
 }
 
 impl Serialize for ParsedAction {
@@ -368,6 +373,9 @@ impl Serialize for ParsedAction {
             map.serialize_entry("legacy", &true)?;
         }
         map.serialize_entry("span", &self.span)?;
+        if !self.path.is_empty() {
+            map.serialize_entry("path", &self.path_text())?;
+        }
         map.serialize_entry("parts", &self.parts)?;
         if let Some(domain) = &self.domain {
             map.serialize_entry("domain", domain)?;
@@ -424,7 +432,39 @@ impl ParsedAction {
             duration_secs: None,
             chain: Vec::new(),
             batch: Vec::new(),
+            path: Vec::new(),
         }
+    }
+
+    /// The path written as in an action id: `3`, `3.2`.
+    pub fn path_text(&self) -> String {
+        self.path
+            .iter()
+            .map(u16::to_string)
+            .collect::<Vec<_>>()
+            .join(".")
+    }
+
+    /// Numbers this action (the `index`th of its turn), its chain links and
+    /// its batch members.
+    pub(crate) fn number(&mut self, path: Vec<u16>) {
+        if !self.chain.is_empty() {
+            let mut head = path.clone();
+            head.push(1);
+            for (k, link) in self.chain.iter_mut().enumerate() {
+                let mut link_path = path.clone();
+                link_path.push(k as u16 + 2);
+                link.number(link_path);
+            }
+            self.path = head;
+            return;
+        }
+        for (m, member) in self.batch.iter_mut().enumerate() {
+            let mut member_path = path.clone();
+            member_path.push(m as u16 + 1);
+            member.number(member_path);
+        }
+        self.path = path;
     }
 
     /// True when both actions mean the same thing: every field equal except

@@ -87,6 +87,7 @@
 mod action;
 mod args;
 mod blocks;
+mod builtin;
 mod cancel;
 mod canonical;
 mod error;

@@ -401,6 +401,9 @@ impl Scanner<'_, '_> {
     }
 
     fn finish(mut self) -> ParsedTurn {
+        for (i, action) in self.turn.actions.iter_mut().enumerate() {
+            action.number(vec![u16::try_from(i + 1).unwrap_or(u16::MAX)]);
+        }
         let len = self.src.len();
         let mut segments = Vec::with_capacity(self.marks.len() * 2 + 1);
         let mut at = 0;

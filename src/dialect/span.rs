@@ -6,7 +6,7 @@ use serde::{Serialize, Serializer};
 ///
 /// Spans let the console highlight exactly the bytes an action, argument or
 /// error came from. They serialize as a two-element array `[start, end]`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+#[derive(serde::Deserialize, Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 pub struct Span {
     /// First byte of the range.
     pub start: usize,

@@ -10,14 +10,16 @@ use rusqlite::Connection;
 use super::context::TurnContext;
 use super::executor::{ExecError, Executor};
 use super::handlers::Effect;
-use super::registry::{ActionError, Cx, Stage};
-use super::report::{ActionReport, ActionStatus};
+use super::registry::{ActionError, Cancel, Cx, Stage};
+use super::report::{ActionInfo, ActionReport, ActionStatus};
 use crate::clock::Millis;
 use crate::dialect::ParsedAction;
 use crate::isolate;
 use crate::memory::MemoryError;
 use crate::permission::pending::{self, NewRule};
-use crate::permission::{Authority, Check, Decision, PendingRequest, RequestStatus, Verdict};
+use crate::permission::{
+    Authority, Check, Decision, DecisionKind, PendingRequest, RequestStatus, Verdict,
+};
 use crate::trace::{
     DecisionPath, TraceOp, TraceOutcome, TraceRecord, TraceSource, store as trace_store,
 };
@@ -27,6 +29,28 @@ pub(super) struct Approval<'a> {
     pub(super) request: &'a PendingRequest,
     pub(super) decision: &'a Decision,
     pub(super) by: &'a Authority,
+    /// The partner edited the action before approving it.
+    pub(super) edited: bool,
+}
+
+impl Approval<'_> {
+    /// How the request was decided.
+    pub(super) fn kind(&self) -> DecisionKind {
+        if self.edited {
+            DecisionKind::ApproveEdited
+        } else {
+            self.decision.kind()
+        }
+    }
+}
+
+/// What a decided request's requester hears, kept with the request until
+/// the runtime routes it (whichever process decided).
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
+pub(super) struct Settled {
+    pub(super) decision: DecisionKind,
+    pub(super) by: String,
+    pub(super) report: ActionReport,
 }
 
 /// Where an action came from in its turn.
@@ -62,6 +86,9 @@ impl<'a> Origin<'a> {
 pub(super) enum TxError {
     /// The handler refused or failed.
     Action(ActionError),
+    /// The rate-limit token the check saw was taken meanwhile (by another
+    /// process): the action is refused.
+    Limited(String),
     /// The database failed.
     Db(MemoryError),
 }
@@ -123,6 +150,7 @@ impl Executor {
         origin: &Origin<'_>,
         check: &Check,
         approval: Option<&Approval<'_>>,
+        cancel: Option<&Cancel>,
     ) -> Result<ActionReport, ExecError> {
         let Some(handler) = self.registry.handler(&action.verb) else {
             return Err(ExecError::System(format!(
@@ -130,30 +158,50 @@ impl Executor {
                 action.verb
             )));
         };
-        let canonical = action.canonical();
-        let verb = action.verb.name();
+        // A decided request keeps the id its action had in its turn.
+        let id = match approval {
+            Some(approval) => approval.request.action_id.clone(),
+            None => ctx.action_id(action),
+        };
+        let info = ActionInfo::of(action, id);
         let started = Instant::now();
         let external = !handler.reproducible(action);
+        // The rate-limit token: an approved request took it when it was
+        // made; otherwise it is taken in the action's own transaction, or,
+        // for work done before that transaction, just before the work.
+        let charge = check.charge.as_ref().filter(|_| approval.is_none());
+        let stage = handler.stage(action);
+        if stage != Stage::Store
+            && let Some(charge) = charge
+            && let Some(reason) = charge.take(&self.store.conn(), self.now())?
+        {
+            return self.refuse_limited(ctx, &info, origin, check, reason);
+        }
         let mut attempt = 0;
         let result = loop {
             let now = self.now();
-            let result = match handler.stage(action) {
+            let result = match stage {
                 Stage::Store => {
                     let outcome = self.store.transaction(
                         |tx| -> Result<(ActionReport, TraceRecord), TxError> {
+                            if let Some(charge) = charge
+                                && let Some(reason) = charge.take(tx, now)?
+                            {
+                                return Err(TxError::Limited(reason));
+                            }
                             let cx = Cx {
                                 exec: self,
                                 ctx,
                                 conn: Some(tx),
                                 now,
+                                cancel,
                             };
                             let effect = isolate::contain(|| handler.run(&cx, action))
                                 .unwrap_or_else(|panic| Err(ActionError::System(crashed(&panic))))
                                 .map_err(TxError::Action)?;
                             let mut record = self.build_record(
                                 ctx,
-                                &canonical,
-                                verb,
+                                &info,
                                 origin,
                                 check,
                                 approval,
@@ -164,12 +212,17 @@ impl Executor {
                                 external,
                             );
                             self.finalize(tx, &mut record, approval, now)?;
-                            Ok((self.report_of(ctx, &record, &effect, check), record))
+                            let report = self.report_of(ctx, &info, &record, &effect, check);
+                            self.settle(tx, approval, &report)?;
+                            Ok((report, record))
                         },
                     );
                     match outcome {
                         Ok((report, _)) => return Ok(report),
                         Err(TxError::Action(e)) => Err(e),
+                        Err(TxError::Limited(reason)) => {
+                            return self.refuse_limited(ctx, &info, origin, check, reason);
+                        }
                         Err(TxError::Db(e)) => Err(ActionError::from(e)),
                     }
                 }
@@ -179,6 +232,7 @@ impl Executor {
                         ctx,
                         conn: None,
                         now,
+                        cancel,
                     };
                     isolate::contain(|| handler.run(&cx, action))
                         .unwrap_or_else(|panic| Err(ActionError::System(crashed(&panic))))
@@ -210,20 +264,50 @@ impl Executor {
             }
         };
         let mut record = self.build_record(
-            ctx, &canonical, verb, origin, check, approval, outcome, &effect, started, now,
-            external,
+            ctx, &info, origin, check, approval, outcome, &effect, started, now, external,
         );
         record.system_error = system;
-        let mut report = self.commit(ctx, record, approval, &effect, check, now)?;
+        let mut report = self.commit(ctx, &info, record, approval, &effect, check, now)?;
         report.system_error = system;
         Ok(report)
     }
 
+    /// Records an action refused because its rate-limit token went to
+    /// another process between the check and the commit.
+    pub(super) fn refuse_limited(
+        &self,
+        ctx: &TurnContext,
+        info: &ActionInfo,
+        origin: &Origin<'_>,
+        check: &Check,
+        reason: String,
+    ) -> Result<ActionReport, ExecError> {
+        let mut path = check.path.clone();
+        path.push(reason.clone());
+        let check = Check::new(
+            Verdict::Deny {
+                reason: reason.clone(),
+            },
+            path,
+        );
+        self.record(
+            ctx,
+            info,
+            origin,
+            &check,
+            None,
+            TraceOutcome::Denied,
+            Effect::text(reason),
+        )
+    }
+
     /// Commits a record that carries no database effect of its own (and the
     /// approval it completes) and reports it.
+    #[allow(clippy::too_many_arguments)]
     pub(super) fn commit(
         &self,
         ctx: &TurnContext,
+        info: &ActionInfo,
         mut record: TraceRecord,
         approval: Option<&Approval<'_>>,
         effect: &Effect,
@@ -231,8 +315,36 @@ impl Executor {
         now: Millis,
     ) -> Result<ActionReport, ExecError> {
         self.store
-            .transaction(|tx| self.finalize(tx, &mut record, approval, now))?;
-        Ok(self.report_of(ctx, &record, effect, check))
+            .transaction(|tx| -> Result<ActionReport, MemoryError> {
+                self.finalize(tx, &mut record, approval, now)?;
+                let report = self.report_of(ctx, info, &record, effect, check);
+                self.settle(tx, approval, &report)?;
+                Ok(report)
+            })
+            .map_err(ExecError::from)
+    }
+
+    /// In a decision's transaction: keeps what the requester should hear,
+    /// for the runtime to route (whichever process made the decision).
+    pub(super) fn settle(
+        &self,
+        tx: &Connection,
+        approval: Option<&Approval<'_>>,
+        report: &ActionReport,
+    ) -> Result<(), MemoryError> {
+        let Some(approval) = approval else {
+            return Ok(());
+        };
+        let settled = Settled {
+            decision: approval.kind(),
+            by: approval.by.to_string(),
+            report: report.clone(),
+        };
+        let json = serde_json::to_string(&settled).map_err(|e| MemoryError::Corrupt {
+            what: "decision result",
+            value: e.to_string(),
+        })?;
+        pending::set_result(tx, &approval.request.id, &json)
     }
 
     /// Records an action that did not run (denied, failed before running,
@@ -241,8 +353,7 @@ impl Executor {
     pub(super) fn record(
         &self,
         ctx: &TurnContext,
-        canonical: &str,
-        verb: &str,
+        info: &ActionInfo,
         origin: &Origin<'_>,
         check: &Check,
         approval: Option<&Approval<'_>>,
@@ -252,8 +363,7 @@ impl Executor {
         let now = self.now();
         let record = self.build_record(
             ctx,
-            canonical,
-            verb,
+            info,
             origin,
             check,
             approval,
@@ -263,15 +373,14 @@ impl Executor {
             now,
             false,
         );
-        self.commit(ctx, record, approval, &effect, check, now)
+        self.commit(ctx, info, record, approval, &effect, check, now)
     }
 
     #[allow(clippy::too_many_arguments)]
     pub(super) fn build_record(
         &self,
         ctx: &TurnContext,
-        canonical: &str,
-        verb: &str,
+        info: &ActionInfo,
         origin: &Origin<'_>,
         check: &Check,
         approval: Option<&Approval<'_>>,
@@ -289,7 +398,7 @@ impl Executor {
         if let Some(approval) = approval {
             decision.request = Some(approval.request.id.clone());
             decision.decided_by = Some(approval.by.to_string());
-            decision.decision = Some(approval.decision.name().to_string());
+            decision.decision = Some(approval.kind().as_str().to_string());
             decision.decided_at = Some(now);
             decision.requested_at = Some(approval.request.created_at);
         }
@@ -297,15 +406,15 @@ impl Executor {
             // Allocated in the action's transaction (`finalize`).
             id: String::new(),
             seq: 0,
-            action_id: None,
+            action_id: info.action_id.clone(),
             time: now,
             agent: ctx.agent.clone(),
             turn_id: ctx.turn_id.clone(),
             source: origin.source,
             text: origin.text.to_string(),
             span: origin.span,
-            canonical: canonical.to_string(),
-            verb: verb.to_string(),
+            canonical: info.canonical.clone(),
+            verb: info.verb.name().to_string(),
             op: origin.op.clone(),
             decision,
             outcome,
@@ -342,15 +451,22 @@ impl Executor {
                 _ => None,
             };
             let by = approval.by.to_string();
-            pending::finish(
+            let decided = pending::finish(
                 tx,
                 &request.id,
                 status,
-                approval.decision.name(),
+                approval.kind().as_str(),
                 &by,
                 note,
                 now,
             )?;
+            if !decided {
+                // Decided elsewhere meanwhile: roll everything back.
+                return Err(MemoryError::Conflict(format!(
+                    "request {} was decided meanwhile, so this decision was not made",
+                    request.id
+                )));
+            }
             // A standing rule covers exactly this verb, op and target, and an
             // allowing one is made only when the approved action really ran.
             let ran = record.outcome == TraceOutcome::Executed;
@@ -384,13 +500,14 @@ impl Executor {
     pub(super) fn report_of(
         &self,
         ctx: &TurnContext,
+        info: &ActionInfo,
         record: &TraceRecord,
         effect: &Effect,
         check: &Check,
     ) -> ActionReport {
         let mut report = ActionReport::new(
             &ctx.agent,
-            record.canonical.clone(),
+            info,
             status_of(record.outcome),
             record.result.clone(),
         );

@@ -8,7 +8,7 @@ use crate::dialect::{ParsedAction, RefKind, RefSlot};
 use crate::memory::records::recent_messages;
 
 /// The situation an agent acts in.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default)]
 pub struct TurnContext {
     /// The acting agent.
     pub agent: String,
@@ -30,6 +30,11 @@ pub struct TurnContext {
     /// The agents whose messages led to this turn, nearest first: none of
     /// them may decide a request the turn makes.
     pub on_behalf_of: Vec<String>,
+    /// The model pass within the turn (from 1), part of each action's id.
+    pub pass: u32,
+    /// Set when the turn is cancelled (its agent was halted): an action's
+    /// effect still running (a fetch) stops.
+    pub cancel: Option<crate::exec::registry::Cancel>,
 }
 
 impl TurnContext {
@@ -39,8 +44,16 @@ impl TurnContext {
             agent: agent.to_string(),
             thread: thread.to_string(),
             turn_id: turn_id.to_string(),
+            pass: 1,
             ..TurnContext::default()
         }
+    }
+
+    /// The id of an action of this turn's current pass: `turn:pass:place`
+    /// (`ada-k3x-4:1:2.1`), or `None` for an action not numbered in a turn.
+    pub fn action_id(&self, action: &ParsedAction) -> Option<String> {
+        (!action.path.is_empty() && !self.turn_id.is_empty())
+            .then(|| format!("{}:{}:{}", self.turn_id, self.pass, action.path_text()))
     }
 }
 

@@ -4,15 +4,18 @@
 
 use std::time::Instant;
 
-use super::commit::{Approval, Origin};
+use super::commit::{Approval, Origin, Settled};
 use super::context::TurnContext;
 use super::executor::{ExecError, Executor};
 use super::handlers::Effect;
-use super::report::{ActionReport, ActionStatus};
+use super::registry::Cancel;
+use super::report::{ActionInfo, ActionReport, ActionStatus};
 use crate::dialect::Verb;
 use crate::memory::MemoryError;
 use crate::permission::pending::{self};
-use crate::permission::{Authority, Check, Decision, PendingRequest, RequestStatus, Verdict};
+use crate::permission::{
+    Authority, Check, Decision, DecisionKind, PendingRequest, RequestStatus, Verdict,
+};
 use crate::trace::{TraceOutcome, TraceSource};
 
 /// The context a stored request was made in, for running it on decision.
@@ -28,13 +31,14 @@ pub(super) fn request_context(request: &PendingRequest) -> TurnContext {
 }
 
 /// A request that was decided (or timed out), with the report for the agent
-/// that asked. The runtime drains these to tell the requester.
+/// that asked. Decisions are kept in the database with the request, by
+/// whichever process made them; the runtime takes them from there.
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct DecidedRequest {
     /// The request, as it stands after the decision.
     pub request: PendingRequest,
-    /// The decision's name (`approve_once`, `deny`, `escalate`, `timeout`…).
-    pub decision: String,
+    /// How it was decided.
+    pub decision: DecisionKind,
     /// Who decided.
     pub by: String,
     /// What the requesting agent should hear.
@@ -47,40 +51,75 @@ impl Executor {
         Ok(pending::waiting(&self.store.conn())?)
     }
 
-    /// Takes the requests decided since the last call, oldest first.
-    pub fn take_decided(&self) -> Vec<DecidedRequest> {
-        std::mem::take(&mut *self.decided.lock().unwrap_or_else(|e| e.into_inner()))
+    /// Takes the decisions (made by any process) on requests of `agents`
+    /// whose results have not reached them yet, oldest first, marking them
+    /// routed.
+    pub fn take_decided(&self, agents: &[String]) -> Result<Vec<DecidedRequest>, ExecError> {
+        let now = self.now();
+        let ours = |agent: &str| agents.iter().any(|a| a == agent);
+        let rows = self
+            .store
+            .transaction(|tx| pending::take_unrouted(tx, now, &ours))?;
+        Ok(rows
+            .into_iter()
+            .filter_map(|(request, json)| {
+                let settled: Settled = serde_json::from_str(&json).ok()?;
+                Some(DecidedRequest {
+                    request,
+                    decision: settled.decision,
+                    by: settled.by,
+                    report: settled.report,
+                })
+            })
+            .collect())
     }
 
-    pub(super) fn note_decided(&self, id: &str, decision: &str, by: &str, report: &ActionReport) {
-        let request = pending::get(&self.store.conn(), id).ok().flatten();
-        if let Some(request) = request {
-            self.decided
-                .lock()
-                .unwrap_or_else(|e| e.into_inner())
-                .push(DecidedRequest {
-                    request,
-                    decision: decision.to_string(),
-                    by: by.to_string(),
-                    report: report.clone(),
-                });
-        }
+    /// Takes the waiting requests whose current authority has not been told
+    /// yet (made by any process, or escalated), marking them told.
+    pub fn take_unannounced(&self) -> Result<Vec<PendingRequest>, ExecError> {
+        Ok(self.store.transaction(|tx| pending::take_unannounced(tx))?)
     }
 
     /// Decides a waiting request. `by` must be the partner or the authority
     /// it waits on. Returns the report for the agent that asked: the
-    /// action's result when approved, the refusal otherwise. The decision is
-    /// also queued for [`Executor::take_decided`].
+    /// action's result when approved, the refusal otherwise. The decision
+    /// and that report are kept with the request in the same transaction;
+    /// the runtime routes them to the agent (see [`Executor::take_decided`]).
     pub fn decide(
         &self,
         id: &str,
         decision: Decision,
         by: &Authority,
     ) -> Result<ActionReport, ExecError> {
-        let name = decision.name();
-        let report = self.decide_inner(id, decision, by)?;
-        self.note_decided(id, name, &by.to_string(), &report);
-        Ok(report)
+        self.decide_cancellable(id, decision, by, None)
+    }
+
+    /// The agent that made request `id`, if it exists.
+    pub fn requester_of(&self, id: &str) -> Option<String> {
+        pending::get(&self.store.read(), id)
+            .ok()
+            .flatten()
+            .map(|r| r.agent)
+    }
+
+    /// [`Executor::decide`], with a signal that stops an effect of the
+    /// approved action still running (a fetch) when the requester is
+    /// halted.
+    pub fn decide_cancellable(
+        &self,
+        id: &str,
+        decision: Decision,
+        by: &Authority,
+        cancel: Option<Cancel>,
+    ) -> Result<ActionReport, ExecError> {
+        self.decide_inner(id, decision, by, cancel.as_ref())
+            .map_err(|e| match e {
+                ExecError::Memory(MemoryError::Conflict(_)) => ExecError::NotWaiting {
+                    id: id.to_string(),
+                    status: "already decided".into(),
+                },
+                other => other,
+            })
     }
 
     pub(super) fn decide_inner(
@@ -88,6 +127,7 @@ impl Executor {
         id: &str,
         decision: Decision,
         by: &Authority,
+        cancel: Option<&Cancel>,
     ) -> Result<ActionReport, ExecError> {
         let request = pending::get(&self.store.conn(), id)?
             .ok_or_else(|| ExecError::NoRequest(id.to_string()))?;
@@ -126,11 +166,13 @@ impl Executor {
                 request.reason.clone(),
                 format!("{} by {by}", decision.name()),
             ],
+            charge: None,
         };
         let approval = Approval {
             request: &request,
             decision: &decision,
             by,
+            edited: false,
         };
         match &decision {
             Decision::ApproveOnce | Decision::ApproveAlways | Decision::ApproveFor(_) => {
@@ -141,8 +183,7 @@ impl Executor {
                     let text = format!("the stored action no longer parses: {}", request.canonical);
                     return self.record(
                         &ctx,
-                        &request.canonical,
-                        &request.verb,
+                        &ActionInfo::of_request(&request),
                         &origin,
                         &check,
                         Some(&approval),
@@ -150,7 +191,7 @@ impl Executor {
                         Effect::text(text),
                     );
                 };
-                self.execute(&ctx, &action, &origin, &check, Some(&approval))
+                self.execute(&ctx, &action, &origin, &check, Some(&approval), cancel)
             }
             Decision::Deny(reason) | Decision::DenyAlways(reason) => {
                 let text = match reason {
@@ -159,8 +200,7 @@ impl Executor {
                 };
                 self.record(
                     &ctx,
-                    &request.canonical,
-                    &request.verb,
+                    &ActionInfo::of_request(&request),
                     &origin,
                     &check,
                     Some(&approval),
@@ -172,8 +212,7 @@ impl Executor {
                 let text = format!("request {} was cancelled", request.id);
                 self.record(
                     &ctx,
-                    &request.canonical,
-                    &request.verb,
+                    &ActionInfo::of_request(&request),
                     &origin,
                     &check,
                     Some(&approval),
@@ -192,7 +231,7 @@ impl Executor {
                     .unwrap_or_default();
                 let mut report = ActionReport::new(
                     &request.agent,
-                    request.canonical.clone(),
+                    &ActionInfo::of_request(&request),
                     ActionStatus::Pending,
                     format!("{by} passed {} on to {next}{why}", request.id),
                 );
@@ -268,16 +307,16 @@ impl Executor {
         let check = Check {
             verdict: check.verdict,
             path,
+            charge: None,
         };
         let decision = Decision::ApproveOnce;
         let approval = Approval {
             request: &request,
             decision: &decision,
             by,
+            edited: true,
         };
-        let report = self.execute(&ctx, action, &origin, &check, Some(&approval))?;
-        self.note_decided(&request.id, "approve_edited", &by.to_string(), &report);
-        Ok(report)
+        self.execute(&ctx, action, &origin, &check, Some(&approval), None)
     }
 
     /// Denies every waiting request whose time is up.
@@ -288,10 +327,10 @@ impl Executor {
             let ctx = request_context(&request);
             let origin = Origin::whole(&request.raw_text, TraceSource::Agent);
             let now = self.now();
+            let info = ActionInfo::of_request(&request);
             let mut record = self.build_record(
                 &ctx,
-                &request.canonical,
-                &request.verb,
+                &info,
                 &origin,
                 &Check {
                     verdict: Verdict::Ask {
@@ -299,6 +338,7 @@ impl Executor {
                         reason: request.reason.clone(),
                     },
                     path: vec![request.reason.clone(), "nobody decided in time".into()],
+                    charge: None,
                 },
                 None,
                 TraceOutcome::TimedOut,
@@ -315,27 +355,37 @@ impl Executor {
             record.decision.decision = Some("timeout".into());
             record.decision.decided_at = Some(now);
             record.decision.requested_at = Some(request.created_at);
-            self.store.transaction(|tx| -> Result<(), MemoryError> {
-                pending::finish(
+            let report = self.store.transaction(|tx| -> Result<_, MemoryError> {
+                let timed_out = pending::finish(
                     tx,
                     &request.id,
                     RequestStatus::TimedOut,
-                    "timeout",
+                    DecisionKind::Timeout.as_str(),
                     "timeout",
                     None,
                     now,
                 )?;
-                self.finalize(tx, &mut record, None, now)
+                if !timed_out {
+                    return Ok(None);
+                }
+                self.finalize(tx, &mut record, None, now)?;
+                let mut report = ActionReport::new(
+                    &ctx.agent,
+                    &info,
+                    ActionStatus::TimedOut,
+                    record.result.clone(),
+                );
+                report.trace_id = Some(record.id.clone());
+                let settled = Settled {
+                    decision: DecisionKind::Timeout,
+                    by: "timeout".into(),
+                    report: report.clone(),
+                };
+                let json = serde_json::to_string(&settled).unwrap_or_default();
+                pending::set_result(tx, &request.id, &json)?;
+                Ok(Some(report))
             })?;
-            let mut report = ActionReport::new(
-                &ctx.agent,
-                record.canonical.clone(),
-                ActionStatus::TimedOut,
-                record.result.clone(),
-            );
-            report.trace_id = Some(record.id);
-            self.note_decided(&request.id, "timeout", "timeout", &report);
-            reports.push(report);
+            reports.extend(report);
         }
         Ok(reports)
     }

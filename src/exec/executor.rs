@@ -11,7 +11,6 @@ use std::time::Duration;
 use rusqlite::Connection;
 
 use super::config::ExecConfig;
-use super::decide::DecidedRequest;
 use super::handlers::{CalcState, FetchPages};
 use super::registry::{Registry, RegistryError};
 use crate::clock::{Millis, SharedClock, system_clock};
@@ -84,7 +83,6 @@ pub struct Executor {
     pub(super) registry: Registry,
     pub(super) pages: FetchPages,
     pub(super) calc: CalcState,
-    pub(super) decided: std::sync::Mutex<Vec<DecidedRequest>>,
 }
 
 impl Executor {
@@ -127,7 +125,6 @@ impl Executor {
             registry,
             pages: FetchPages::default(),
             calc: CalcState::default(),
-            decided: std::sync::Mutex::new(Vec::new()),
         })
     }
 

@@ -21,4 +21,4 @@ pub use config::{ExecConfig, FetchConfig, WebConfig};
 pub use context::{TurnContext, resolve};
 pub use decide::DecidedRequest;
 pub use executor::{ExecError, Executor, TIMEOUT_SWEEP, open_store};
-pub use report::{ActionReport, ActionStatus, TurnReport};
+pub use report::{ActionInfo, ActionReport, ActionStatus, TurnReport};

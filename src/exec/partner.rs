@@ -11,8 +11,9 @@ use super::context::TurnContext;
 use super::executor::{ExecError, Executor};
 use super::handlers::Effect;
 use super::registry::ActionError;
-use super::report::ActionReport;
+use super::report::{ActionInfo, ActionReport};
 use crate::clock::Millis;
+use crate::dialect::Verb;
 use crate::memory::records::set_halted;
 use crate::memory::{MemoryError, NewBlock, blocks};
 use crate::permission::{Check, Verdict};
@@ -116,6 +117,15 @@ impl Executor {
         let check = Check {
             verdict: Verdict::Allow,
             path: vec!["the partner's own edit".into()],
+            charge: None,
+        };
+        // The partner's own edits are no dialect verbs; they are recorded
+        // under their own names (`set`, `undo`).
+        let info = ActionInfo {
+            verb: Verb::Custom(verb.to_string()),
+            op: None,
+            canonical: canonical.clone(),
+            action_id: None,
         };
         let started = Instant::now();
         let now = self.now();
@@ -128,8 +138,7 @@ impl Executor {
                 })?;
                 let mut record = self.build_record(
                     ctx,
-                    &canonical,
-                    verb,
+                    &info,
                     &origin,
                     &check,
                     None,
@@ -143,9 +152,10 @@ impl Executor {
                 Ok((effect, record))
             });
         match attempt {
-            Ok((effect, record)) => Ok(self.report_of(ctx, &record, &effect, &check)),
+            Ok((effect, record)) => Ok(self.report_of(ctx, &info, &record, &effect, &check)),
             Err(TxError::Db(e)) => Err(e.into()),
             Err(TxError::Action(e)) => Err(ExecError::Refused(e.message().to_string())),
+            Err(TxError::Limited(reason)) => Err(ExecError::Refused(reason)),
         }
     }
 

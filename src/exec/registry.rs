@@ -143,7 +143,12 @@ pub struct Cx<'a> {
     pub conn: Option<&'a Connection>,
     /// The time the action runs at.
     pub now: Millis,
+    /// Set when the work should stop (the agent was halted): external
+    /// effects watch it.
+    pub cancel: Option<&'a Cancel>,
 }
+
+pub use crate::net::Cancel;
 
 impl Cx<'_> {
     /// The action's transaction.

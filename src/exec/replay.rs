@@ -204,8 +204,9 @@ impl Executor {
                 let check = Check {
                     verdict: Verdict::Allow,
                     path: vec!["replay".into()],
+                    charge: None,
                 };
-                self.execute(&ctx, &action, &origin, &check, None)
+                self.execute(&ctx, &action, &origin, &check, None, None)
             }
         };
         match report {

@@ -3,12 +3,12 @@
 
 use serde::Serialize;
 
-use crate::dialect::ParseError;
+use crate::dialect::{Op, ParseError, ParsedAction, Verb};
 use crate::memory::MemoryChange;
 use crate::permission::PendingRequest;
 
 /// Where an action stands after the executor saw it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum ActionStatus {
     /// It ran.
@@ -27,8 +27,65 @@ pub enum ActionStatus {
     NotRun,
 }
 
+impl ActionStatus {
+    /// The name, as in JSON.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ActionStatus::Executed => "executed",
+            ActionStatus::Pending => "pending",
+            ActionStatus::Denied => "denied",
+            ActionStatus::Failed => "failed",
+            ActionStatus::Cancelled => "cancelled",
+            ActionStatus::TimedOut => "timed_out",
+            ActionStatus::NotRun => "not_run",
+        }
+    }
+}
+
+impl std::fmt::Display for ActionStatus {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// What an action is, for its report, its trace record and the events
+/// about it: verb, op, canonical form and id.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ActionInfo {
+    /// The verb.
+    pub verb: Verb,
+    /// Its sub-operation.
+    pub op: Option<Op>,
+    /// The canonical form (references resolved where they could be).
+    pub canonical: String,
+    /// The action's id (turn, pass and place), when it came from a turn.
+    pub action_id: Option<String>,
+}
+
+impl ActionInfo {
+    /// An action of a turn, with its id.
+    pub fn of(action: &ParsedAction, action_id: Option<String>) -> Self {
+        ActionInfo {
+            verb: action.verb.clone(),
+            op: action.op,
+            canonical: action.canonical(),
+            action_id,
+        }
+    }
+
+    /// The action a stored request holds.
+    pub fn of_request(request: &PendingRequest) -> Self {
+        ActionInfo {
+            verb: Verb::from_name(&request.verb),
+            op: serde_json::from_value(request.action["op"].clone()).unwrap_or(None),
+            canonical: request.canonical.clone(),
+            action_id: request.action_id.clone(),
+        }
+    }
+}
+
 /// The result of one action (or one chain link).
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize)]
 pub struct ActionReport {
     /// The acting agent.
     pub agent: String,
@@ -40,6 +97,13 @@ pub struct ActionReport {
     pub text: String,
     /// Structured result for the console.
     pub data: serde_json::Value,
+    /// The action's id (turn, pass and place in the turn), when it came
+    /// from a turn.
+    pub action_id: Option<String>,
+    /// The verb.
+    pub verb: Verb,
+    /// Its sub-operation.
+    pub op: Option<Op>,
     /// The pending request, while it waits.
     pub request: Option<PendingRequest>,
     /// The trace record written for it.
@@ -55,7 +119,7 @@ pub struct ActionReport {
     pub children: Vec<ActionReport>,
     /// True when it failed because of partner or the machine, not the
     /// agent (the partner should see it).
-    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub system_error: bool,
 }
 
@@ -63,13 +127,16 @@ impl ActionReport {
     /// A report without request, trace, memory or children.
     pub fn new(
         agent: &str,
-        canonical: String,
+        info: &ActionInfo,
         status: ActionStatus,
         text: impl Into<String>,
     ) -> Self {
         ActionReport {
             agent: agent.to_string(),
-            canonical,
+            canonical: info.canonical.clone(),
+            action_id: info.action_id.clone(),
+            verb: info.verb.clone(),
+            op: info.op,
             status,
             text: text.into(),
             data: serde_json::Value::Null,
@@ -85,11 +152,7 @@ impl ActionReport {
 
     /// One line for people: `canonical → status: text`.
     pub fn summary(&self) -> String {
-        let status = serde_json::to_value(self.status)
-            .ok()
-            .and_then(|v| v.as_str().map(str::to_string))
-            .unwrap_or_default();
-        format!("{} → {status}: {}", self.canonical, self.text)
+        format!("{} → {}: {}", self.canonical, self.status, self.text)
     }
 }
 
@@ -101,3 +164,5 @@ pub struct TurnReport {
     /// Parse errors, worded for the model.
     pub errors: Vec<ParseError>,
 }
+
+crate::wire_name_eq!(ActionStatus, as_str);

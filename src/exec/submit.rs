@@ -9,7 +9,7 @@ use super::commit::{Origin, crashed};
 use super::context::{TurnContext, resolve};
 use super::executor::{ExecError, Executor};
 use super::handlers::Effect;
-use super::report::{ActionReport, ActionStatus, TurnReport};
+use super::report::{ActionInfo, ActionReport, ActionStatus, TurnReport};
 use crate::clock::Millis;
 use crate::dialect::{ParsedAction, Verb};
 use crate::isolate;
@@ -102,7 +102,7 @@ impl Executor {
                     for later in &links[i + 1..] {
                         reports.push(ActionReport::new(
                             &ctx.agent,
-                            later.canonical(),
+                            &ActionInfo::of(later, ctx.action_id(later)),
                             ActionStatus::NotRun,
                             why.clone(),
                         ));
@@ -121,13 +121,14 @@ impl Executor {
     /// Submits one action (a single link; a batch runs its members
     /// concurrently). `turn` is the text it was parsed from.
     pub fn submit(&self, ctx: &TurnContext, action: &ParsedAction, turn: &str) -> ActionReport {
+        let info = ActionInfo::of(action, ctx.action_id(action));
         match isolate::contain(|| self.try_submit(ctx, action, turn)) {
             Ok(Ok(report)) => report,
             Ok(Err(e)) => {
                 // The database could not even record it: not the agent's doing.
                 let mut report = ActionReport::new(
                     &ctx.agent,
-                    action.canonical(),
+                    &info,
                     ActionStatus::Failed,
                     format!(
                         "partner could not run or record this right now because of a problem on its side, not yours ({e}); nothing was changed, and you may try again later"
@@ -143,11 +144,11 @@ impl Executor {
                 let check = Check {
                     verdict: Verdict::Allow,
                     path: Vec::new(),
+                    charge: None,
                 };
                 self.record(
                     ctx,
-                    &action.canonical(),
-                    action.verb.name(),
+                    &info,
                     &origin,
                     &check,
                     None,
@@ -159,12 +160,8 @@ impl Executor {
                     report
                 })
                 .unwrap_or_else(|_| {
-                    let mut report = ActionReport::new(
-                        &ctx.agent,
-                        action.canonical(),
-                        ActionStatus::Failed,
-                        text,
-                    );
+                    let mut report =
+                        ActionReport::new(&ctx.agent, &info, ActionStatus::Failed, text);
                     report.system_error = true;
                     report
                 })
@@ -182,17 +179,17 @@ impl Executor {
             return Ok(self.run_batch(ctx, action, turn));
         }
         let origin = Origin::of(turn, action);
-        let canonical = action.canonical();
+        let info = ActionInfo::of(action, ctx.action_id(action));
         let no_check = || Check {
             verdict: Verdict::Allow,
             path: Vec::new(),
+            charge: None,
         };
         if action.cancelled {
             let text = "cancelled in the turn's own text, so it was not run";
             return self.record(
                 ctx,
-                &canonical,
-                action.verb.name(),
+                &info,
                 &origin,
                 &no_check(),
                 None,
@@ -211,8 +208,7 @@ impl Executor {
                     format!("you are halted ({why}); nothing runs until the partner resumes you");
                 return self.record(
                     ctx,
-                    &canonical,
-                    action.verb.name(),
+                    &info,
                     &origin,
                     &no_check(),
                     None,
@@ -230,8 +226,7 @@ impl Executor {
                     drop(conn);
                     return self.record(
                         ctx,
-                        &canonical,
-                        action.verb.name(),
+                        &info,
                         &origin,
                         &no_check(),
                         None,
@@ -250,15 +245,17 @@ impl Executor {
             )?;
             (resolved, check)
         };
-        let canonical = resolved.canonical();
+        let info = ActionInfo::of(&resolved, ctx.action_id(action));
+        let canonical = info.canonical.clone();
         match &check.verdict {
-            Verdict::Allow => self.execute(ctx, &resolved, &origin, &check, None),
+            Verdict::Allow => {
+                self.execute(ctx, &resolved, &origin, &check, None, ctx.cancel.as_ref())
+            }
             Verdict::Deny { reason } => {
                 let text = reason.clone();
                 self.record(
                     ctx,
-                    &canonical,
-                    resolved.verb.name(),
+                    &info,
                     &origin,
                     &check,
                     None,
@@ -280,7 +277,13 @@ impl Executor {
                     Some(note) => format!("?{note}"),
                     None => m.sigil().to_string(),
                 });
-                let request = self.store.transaction(|tx| {
+                // The request takes the rate-limit token as it is made.
+                let made = self.store.transaction(|tx| {
+                    if let Some(charge) = &check.charge
+                        && let Some(reason) = charge.take(tx, now)?
+                    {
+                        return Ok(Err(reason));
+                    }
                     pending::create(
                         tx,
                         &NewRequest {
@@ -294,16 +297,22 @@ impl Executor {
                             turn_id: &ctx.turn_id,
                             thread: &ctx.thread,
                             raw_text: origin.text,
+                            action_id: info.action_id.as_deref(),
                             on_behalf_of: &ctx.on_behalf_of,
                             span: origin.span,
                             expires_at,
                         },
                         now,
                     )
+                    .map(Ok)
                 })?;
+                let request = match made {
+                    Ok(request) => request,
+                    Err(reason) => return self.refuse_limited(ctx, &info, &origin, &check, reason),
+                };
                 let mut report = ActionReport::new(
                     &ctx.agent,
-                    canonical,
+                    &info,
                     ActionStatus::Pending,
                     format!(
                         "waiting for {} to approve ({}): {reason}",
@@ -342,7 +351,7 @@ impl Executor {
                     h.join().unwrap_or_else(|_| {
                         ActionReport::new(
                             &ctx.agent,
-                            inner.canonical(),
+                            &ActionInfo::of(inner, ctx.action_id(inner)),
                             ActionStatus::Failed,
                             "this action crashed",
                         )
@@ -365,7 +374,8 @@ impl Executor {
             .map(|(i, c)| format!("{}. {}", i + 1, c.summary()))
             .collect::<Vec<_>>()
             .join("\n");
-        let mut report = ActionReport::new(&ctx.agent, action.canonical(), status, text);
+        let info = ActionInfo::of(action, ctx.action_id(action));
+        let mut report = ActionReport::new(&ctx.agent, &info, status, text);
         report.needs_continuation = children.iter().any(|c| c.needs_continuation);
         report.children = children;
         report

@@ -21,6 +21,9 @@ pub enum MemoryError {
     /// The file is not a partner database this binary can use.
     #[error("this database cannot be used: {0}")]
     BadSchema(String),
+    /// Someone else (perhaps another process) changed it first.
+    #[error("{0}")]
+    Conflict(String),
     /// No such block.
     #[error("no block '{label}' for agent {agent}")]
     NoBlock {

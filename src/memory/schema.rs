@@ -240,6 +240,11 @@ pub const MIGRATIONS: &[&str] = &[
         value TEXT NOT NULL
     );
     "#,
+    // 4: nothing reads the trace by action id yet; the index cost every
+    // action a page write.
+    r#"
+    DROP INDEX IF EXISTS trace_by_action;
+    "#,
 ];
 
 /// The schema version this binary writes.

@@ -27,7 +27,7 @@ use super::authority::Authority;
 use super::network;
 use super::pending;
 use super::policy::{Policy, RuleDecision};
-use super::rate;
+use super::rate::{self, RateCharge};
 use super::sensitivity;
 use crate::clock::Millis;
 use crate::dialect::{Marker, ParsedAction};
@@ -54,12 +54,27 @@ pub enum Verdict {
 }
 
 /// A verdict and the steps that led to it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Check {
     /// The decision.
     pub verdict: Verdict,
     /// Each step that mattered, in words.
     pub path: Vec<String>,
+    /// The rate-limit token the action takes when its outcome commits (the
+    /// check only saw that one is there).
+    #[serde(skip)]
+    pub charge: Option<RateCharge>,
+}
+
+impl Check {
+    /// A check with no rate-limit token to take.
+    pub fn new(verdict: Verdict, path: Vec<String>) -> Self {
+        Check {
+            verdict,
+            path,
+            charge: None,
+        }
+    }
 }
 
 /// What the engine needs to know about one action.
@@ -174,10 +189,7 @@ impl PermissionEngine {
         let action = input.action;
         let agent = input.agent;
         let verb = action.verb.name();
-        let deny = |path: Vec<String>, reason: String| Check {
-            verdict: Verdict::Deny { reason },
-            path,
-        };
+        let deny = |path: Vec<String>, reason: String| Check::new(Verdict::Deny { reason }, path);
 
         let traits = input.traits;
         // 1. Strict verbs need an authority role.
@@ -219,20 +231,20 @@ impl PermissionEngine {
             return Ok(deny(path, reason));
         }
 
-        // 3. Rate limit.
-        if let Some(limit) = self.policy.rate_limit(verb)
-            && let Err(wait) = rate::take(conn, agent, verb, limit, now)?
-        {
-            let reason = if wait == Millis::MAX {
-                format!("/{verb} is not allowed for {agent} at all (rate limit 0)")
-            } else {
-                format!(
-                    "rate limit for /{verb}: try again in {}s",
-                    (wait + 999) / 1000
-                )
-            };
-            path.push(reason.clone());
-            return Ok(deny(path, reason));
+        // 3. Rate limit: a token must be there; it is taken when the
+        // outcome commits.
+        let mut charge = None;
+        if let Some(limit) = self.policy.rate_limit(verb) {
+            if let Err(wait) = rate::available(conn, agent, verb, limit, now)? {
+                let reason = rate::refusal(verb, agent, wait);
+                path.push(reason.clone());
+                return Ok(deny(path, reason));
+            }
+            charge = Some(RateCharge {
+                agent: agent.to_string(),
+                verb: verb.to_string(),
+                limit,
+            });
         }
 
         // 4. Block permission.
@@ -423,6 +435,15 @@ impl PermissionEngine {
         if let Verdict::Ask { authorities, .. } = &verdict {
             path.push(format!("asks {}", chain_text(authorities)));
         }
-        Ok(Check { verdict, path })
+        let charge = if matches!(verdict, Verdict::Deny { .. }) {
+            None
+        } else {
+            charge
+        };
+        Ok(Check {
+            verdict,
+            path,
+            charge,
+        })
     }
 }

@@ -3,6 +3,7 @@
 //! durable in the constellation's database.
 
 mod authority;
+mod decision;
 mod engine;
 pub mod network;
 pub mod pending;
@@ -12,7 +13,7 @@ pub mod sensitivity;
 
 pub use authority::Authority;
 pub use engine::{BlockWrite, Check, CheckInput, PermissionEngine, VerbTraits, Verdict, WriteKind};
-pub use pending::{Decision, PendingRequest, RequestStatus, StandingRule};
+pub use pending::{Decision, DecisionKind, PendingRequest, RequestStatus, StandingRule};
 pub use policy::{
     DEFAULT_POLICY, Limits, Network, OneOrMany, Platform, Policy, PolicyError, RateLimit, Rule,
     RuleDecision, Visibility,

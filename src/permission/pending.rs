@@ -2,98 +2,16 @@
 //! database. A request is committed before the agent is told it waits, so
 //! it survives a crash or restart.
 
-use std::time::Duration;
-
 use rusqlite::{Connection, OptionalExtension, Row, params};
 use serde::Serialize;
 
 use super::authority::Authority;
+pub use super::decision::{Decision, DecisionKind, RequestStatus};
 use crate::clock::Millis;
 use crate::memory::MemoryError;
 
-/// Where a request stands.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum RequestStatus {
-    /// Waiting on an authority.
-    Waiting,
-    /// Approved (and run).
-    Approved,
-    /// Denied.
-    Denied,
-    /// Cancelled by the agent or the partner.
-    Cancelled,
-    /// Nobody decided in time; treated as denied.
-    TimedOut,
-}
-
-impl RequestStatus {
-    /// The stored name.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            RequestStatus::Waiting => "waiting",
-            RequestStatus::Approved => "approved",
-            RequestStatus::Denied => "denied",
-            RequestStatus::Cancelled => "cancelled",
-            RequestStatus::TimedOut => "timed_out",
-        }
-    }
-
-    fn parse(s: &str) -> RequestStatus {
-        match s {
-            "approved" => RequestStatus::Approved,
-            "denied" => RequestStatus::Denied,
-            "cancelled" => RequestStatus::Cancelled,
-            "timed_out" => RequestStatus::TimedOut,
-            _ => RequestStatus::Waiting,
-        }
-    }
-}
-
-/// A decision on a pending request.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Decision {
-    /// Run it, this once.
-    ApproveOnce,
-    /// Run it, and allow the same verb and target from this agent from now on.
-    ApproveAlways,
-    /// Run it, and allow the same verb and target for a while.
-    ApproveFor(Duration),
-    /// Refuse it; the reason goes back to the agent.
-    Deny(Option<String>),
-    /// Refuse it, and refuse the same verb and target from now on.
-    DenyAlways(Option<String>),
-    /// Hand it to the next authority in its chain.
-    Escalate(Option<String>),
-    /// Withdraw it.
-    Cancel,
-}
-
-impl Decision {
-    /// The stored name.
-    pub fn name(&self) -> &'static str {
-        match self {
-            Decision::ApproveOnce => "approve_once",
-            Decision::ApproveAlways => "approve_always",
-            Decision::ApproveFor(_) => "approve_for",
-            Decision::Deny(_) => "deny",
-            Decision::DenyAlways(_) => "deny_always",
-            Decision::Escalate(_) => "escalate",
-            Decision::Cancel => "cancel",
-        }
-    }
-
-    /// True for the approvals.
-    pub fn approves(&self) -> bool {
-        matches!(
-            self,
-            Decision::ApproveOnce | Decision::ApproveAlways | Decision::ApproveFor(_)
-        )
-    }
-}
-
 /// A request waiting for (or past) a decision.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, serde::Deserialize)]
 pub struct PendingRequest {
     /// Id, `r` and a number (`r12`).
     pub id: String,
@@ -119,6 +37,8 @@ pub struct PendingRequest {
     pub thread: String,
     /// The raw text of the action as written.
     pub raw_text: String,
+    /// The action's id (turn, pass and place), when it came from a turn.
+    pub action_id: Option<String>,
     /// The agents whose messages led to the request (nearest first). With
     /// the requester, none of them may decide it.
     pub on_behalf_of: Vec<String>,
@@ -206,6 +126,8 @@ pub struct NewRequest<'a> {
     pub thread: &'a str,
     /// Raw text.
     pub raw_text: &'a str,
+    /// The action's id.
+    pub action_id: Option<&'a str>,
     /// Agents whose messages led to the request.
     pub on_behalf_of: &'a [String],
     /// Span in the turn.
@@ -214,7 +136,7 @@ pub struct NewRequest<'a> {
     pub expires_at: Option<Millis>,
 }
 
-const COLUMNS: &str = "id, agent, canonical, action_json, verb, marker, reason, authorities, authority_index, turn_id, raw_text, status, decided_by, decision, decision_note, created_at, expires_at, decided_at, thread, on_behalf_of";
+const COLUMNS: &str = "id, agent, canonical, action_json, verb, marker, reason, authorities, authority_index, turn_id, raw_text, status, decided_by, decision, decision_note, created_at, expires_at, decided_at, thread, on_behalf_of, action_id";
 
 fn from_row(r: &Row<'_>) -> rusqlite::Result<PendingRequest> {
     let authorities: String = r.get(7)?;
@@ -242,6 +164,7 @@ fn from_row(r: &Row<'_>) -> rusqlite::Result<PendingRequest> {
         decided_at: r.get(17)?,
         thread: r.get(18)?,
         on_behalf_of: serde_json::from_str(&r.get::<_, String>(19)?).unwrap_or_default(),
+        action_id: r.get(20)?,
     })
 }
 
@@ -258,8 +181,8 @@ pub fn create(
 ) -> Result<PendingRequest, MemoryError> {
     conn.execute(
         "INSERT INTO pending (agent, canonical, action_json, verb, marker, reason, authorities, turn_id, raw_text,
-                              span_start, span_end, created_at, expires_at, thread, on_behalf_of)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)",
+                              span_start, span_end, created_at, expires_at, thread, on_behalf_of, action_id)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)",
         params![
             new.agent,
             new.canonical,
@@ -275,7 +198,8 @@ pub fn create(
             now,
             new.expires_at,
             new.thread,
-            serde_json::to_string(new.on_behalf_of).unwrap_or_else(|_| "[]".into())
+            serde_json::to_string(new.on_behalf_of).unwrap_or_else(|_| "[]".into()),
+            new.action_id
         ],
     )?;
     let id = conn.last_insert_rowid();
@@ -315,7 +239,9 @@ pub fn all(conn: &Connection, limit: usize) -> Result<Vec<PendingRequest>, Memor
     Ok(rows.collect::<Result<_, _>>()?)
 }
 
-/// Records a final status.
+/// Records a final status, if the request still waits. Call it in the
+/// decision's transaction and roll back when it returns `false`: someone
+/// (perhaps another process) decided the request meanwhile.
 pub fn finish(
     conn: &Connection,
     id: &str,
@@ -324,13 +250,69 @@ pub fn finish(
     by: &str,
     note: Option<&str>,
     now: Millis,
-) -> Result<(), MemoryError> {
-    conn.execute(
+) -> Result<bool, MemoryError> {
+    let changed = conn.execute(
         "UPDATE pending SET status = ?2, decision = ?3, decided_by = ?4, decision_note = ?5, decided_at = ?6
          WHERE id = ?1 AND status = 'waiting'",
         params![row_id(id), status.as_str(), decision, by, note, now],
     )?;
+    Ok(changed > 0)
+}
+
+/// Keeps what the requesting agent should hear of a decision (JSON), for
+/// whichever process routes it.
+pub fn set_result(conn: &Connection, id: &str, result: &str) -> Result<(), MemoryError> {
+    conn.execute(
+        "UPDATE pending SET result = ?2, routed_at = NULL WHERE id = ?1",
+        params![row_id(id), result],
+    )?;
     Ok(())
+}
+
+/// Decided requests of the agents `ours` accepts whose result has not
+/// reached the agent that asked yet, oldest first, with their results; each
+/// is marked routed at `now`. Requests of other agents are left for the
+/// process that runs them.
+pub fn take_unrouted(
+    conn: &Connection,
+    now: Millis,
+    ours: &dyn Fn(&str) -> bool,
+) -> Result<Vec<(PendingRequest, String)>, MemoryError> {
+    let mut stmt = conn.prepare_cached(&format!(
+        "SELECT {COLUMNS}, result FROM pending
+         WHERE routed_at IS NULL AND status != 'waiting' AND result IS NOT NULL ORDER BY decided_at, id"
+    ))?;
+    let rows: Vec<(PendingRequest, String)> = stmt
+        .query_map([], |r| Ok((from_row(r)?, r.get::<_, String>(21)?)))?
+        .filter(|row| {
+            row.as_ref()
+                .map_or(true, |(request, _)| ours(&request.agent))
+        })
+        .collect::<Result<_, _>>()?;
+    for (request, _) in &rows {
+        conn.execute(
+            "UPDATE pending SET routed_at = ?2 WHERE id = ?1",
+            params![row_id(&request.id), now],
+        )?;
+    }
+    Ok(rows)
+}
+
+/// Waiting requests whose current authority has not been told yet (new
+/// ones, and escalated ones), oldest first; each is marked told.
+pub fn take_unannounced(conn: &Connection) -> Result<Vec<PendingRequest>, MemoryError> {
+    let mut stmt = conn.prepare_cached(&format!(
+        "SELECT {COLUMNS} FROM pending
+         WHERE status = 'waiting' AND notified != authority_index ORDER BY id"
+    ))?;
+    let rows: Vec<PendingRequest> = stmt.query_map([], from_row)?.collect::<Result<_, _>>()?;
+    for request in &rows {
+        conn.execute(
+            "UPDATE pending SET notified = authority_index WHERE id = ?1",
+            [row_id(&request.id)],
+        )?;
+    }
+    Ok(rows)
 }
 
 /// Moves a request to its next authority. Returns the new authority, or

@@ -17,7 +17,9 @@ use crate::memory::{MemoryError, MemoryResult};
 /// inserts the record (partner's action transactions take the write lock
 /// when they begin), so no other writer can take the same number.
 pub fn next_seq(conn: &Connection) -> MemoryResult<u64> {
-    let last: i64 = conn.query_row("SELECT coalesce(max(seq), 0) FROM trace", [], |r| r.get(0))?;
+    let last: i64 = conn
+        .prepare_cached("SELECT coalesce(max(seq), 0) FROM trace")?
+        .query_row([], |r| r.get(0))?;
     Ok(last as u64 + 1)
 }
 
@@ -27,10 +29,11 @@ pub fn insert(conn: &Connection, record: &TraceRecord) -> MemoryResult<()> {
         what: "trace record",
         value: e.to_string(),
     })?;
-    conn.execute(
+    conn.prepare_cached(
         "INSERT INTO trace (seq, id, time, agent, verb, canonical, outcome, action_id, duration_us, record)
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
-        params![
+    )?
+    .execute(params![
             record.seq as i64,
             record.id,
             record.time,
@@ -41,8 +44,7 @@ pub fn insert(conn: &Connection, record: &TraceRecord) -> MemoryResult<()> {
             record.action_id,
             record.duration_us as i64,
             json
-        ],
-    )?;
+        ])?;
     Ok(())
 }
 

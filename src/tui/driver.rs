@@ -198,6 +198,19 @@ pub async fn run(
         });
     };
     let mut events = handle.subscribe();
+    // Where every agent stands now; changes arrive as events from here on.
+    let wall = crate::clock::SystemClock.now_ms_public();
+    let rows = handle
+        .status()
+        .await
+        .into_iter()
+        .map(|s| AgentRow {
+            name: s.name,
+            state: s.state,
+            next_pulse_at: s.next_pulse.map(|d| crate::clock::after(wall, d)),
+        })
+        .collect();
+    let _ = loaded_tx.send(Loaded::Status(rows));
     // The last trace record shown: new ones are read from the database.
     let mut trace_offset = 0u64;
     let load_trace = |after: u64| -> Box<dyn FnOnce(&Executor) -> Loaded + Send> {
@@ -342,16 +355,8 @@ pub async fn run(
                     app.notice = Some(format!("internal error in a background task (please report it): {panic}"));
                     dirty = true;
                 }
-                let status = handle.status().await;
-                let rows = status
-                    .into_iter()
-                    .map(|s| AgentRow {
-                        name: s.name,
-                        state: format!("{:?}", s.state).to_lowercase(),
-                        next_pulse: s.next_pulse.map(|d| d.as_secs()),
-                    })
-                    .collect();
-                let _ = loaded_tx.send(Loaded::Status(rows));
+                // Agents' states arrive as events; the tick redraws (below)
+                // so countdowns move.
                 if let Some(r) = &mut app.replay
                     && r.playing
                     && last_step.elapsed().as_secs_f64() >= 1.0 / r.speed
@@ -409,12 +414,18 @@ pub async fn run(
                     });
                     pending_dirty = true;
                 }
-                Intent::ApproveEdited { id, text } => spawn_load(Box::new(move |ex| {
-                    Loaded::Notice(match ex.approve_edited(&id, &text, &Authority::Partner) {
-                        Ok(report) => format!("approved the edited {id}: {}", report.summary()),
-                        Err(e) => e.to_string(),
-                    })
-                })),
+                Intent::ApproveEdited { id, text } => {
+                    let handle = handle.clone();
+                    spawn_load(Box::new(move |ex| {
+                        let notice = match ex.approve_edited(&id, &text, &Authority::Partner) {
+                            Ok(report) => format!("approved the edited {id}: {}", report.summary()),
+                            Err(e) => e.to_string(),
+                        };
+                        // The agent that asked hears of it now, not at the next sweep.
+                        handle.sync();
+                        Loaded::Notice(notice)
+                    }));
+                }
                 Intent::SaveBlock {
                     agent,
                     label,
@@ -487,7 +498,7 @@ pub async fn run(
                     app.notice = Some(control_agents(&handle, &agents, control));
                 }
                 Intent::RunAction(text) => {
-                    app.notice = Some(run_action(&app, &text, &loaded_tx, &executor));
+                    app.notice = Some(run_action(&app, &text, &loaded_tx, &handle));
                 }
                 Intent::OpenTrace(path) => {
                     let input = TraceInput::guess(&path);
@@ -531,16 +542,18 @@ fn run_action(
     app: &App,
     text: &str,
     tx: &mpsc::UnboundedSender<Loaded>,
-    executor: &Arc<Executor>,
+    handle: &RuntimeHandle,
 ) -> String {
     let Some(agent) = app.agent_filter.clone().or_else(|| app.memory_agent()) else {
         return "no agent to act for: pick one with F or in the memory pane".into();
     };
-    let executor = Arc::clone(executor);
+    let handle = handle.clone();
     let (text, tx) = (text.to_string(), tx.clone());
     tokio::task::spawn_blocking(move || {
         let mut ctx = TurnContext::new(&agent, "partner", "partner");
-        let report = executor.run_turn(&mut ctx, &text);
+        let report = handle.executor().run_turn(&mut ctx, &text);
+        // Requests it made are announced now.
+        handle.sync();
         let summary = report
             .actions
             .iter()

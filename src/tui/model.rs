@@ -5,10 +5,11 @@
 
 use std::collections::HashMap;
 
-use crate::agent::Event;
 use crate::agent::provider::PromptKind;
+use crate::agent::{Event, RunState};
 use crate::clock::Millis;
 use crate::dialect::Span;
+use crate::exec::ActionStatus;
 use crate::memory::{Block, BlockVersion, SearchHit};
 use crate::permission::PendingRequest;
 use crate::trace::TraceRecord;
@@ -99,6 +100,8 @@ pub fn first_line(text: &str, max: usize) -> String {
 /// One action inside a turn.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ActionEntry {
+    /// The action's id (turn, pass, place): events about it carry it.
+    pub action_id: String,
     /// Canonical form (first line).
     pub canonical: String,
     /// Where it is in the turn's text.
@@ -127,14 +130,14 @@ pub struct TurnEntry {
 }
 
 /// An agent's state line.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct AgentRow {
     /// Name.
     pub name: String,
-    /// `idle`, `generating`, `waiting`, `halted`.
-    pub state: String,
-    /// Seconds to the next pulse, when idle.
-    pub next_pulse: Option<u64>,
+    /// What it is doing.
+    pub state: RunState,
+    /// When it pulses next (wall time), when idle with a pulse.
+    pub next_pulse_at: Option<Millis>,
 }
 
 /// Everything the console shows.
@@ -144,6 +147,9 @@ pub struct Model {
     pub turns: Vec<TurnEntry>,
     /// Index of each agent's turn in progress.
     current: HashMap<String, usize>,
+    /// Where each action is: its turn and its place among the turn's
+    /// actions, by action id.
+    actions: HashMap<String, (usize, usize)>,
     /// The pending queue, oldest first.
     pub pending: Vec<PendingRequest>,
     /// Agents and their states.
@@ -174,8 +180,8 @@ impl Model {
         }
         self.agents.push(AgentRow {
             name: agent.to_string(),
-            state: "idle".into(),
-            next_pulse: None,
+            state: RunState::Idle,
+            next_pulse_at: None,
         });
         self.agents.sort_by(|a, b| a.name.cmp(&b.name));
         let i = self
@@ -208,16 +214,10 @@ impl Model {
         &mut self.turns[index]
     }
 
-    /// The latest action of `agent` whose canonical form is `canonical`.
-    fn action_mut(&mut self, agent: &str, canonical: &str) -> Option<&mut ActionEntry> {
-        let first = canonical.lines().next().unwrap_or("");
-        self.turns
-            .iter_mut()
-            .rev()
-            .filter(|t| t.agent == agent)
-            .take(50)
-            .flat_map(|t| t.actions.iter_mut().rev())
-            .find(|a| a.canonical == first)
+    /// The action with this id, if the console saw it parsed.
+    fn action_mut(&mut self, action_id: Option<&String>) -> Option<&mut ActionEntry> {
+        let &(turn, index) = self.actions.get(action_id?)?;
+        self.turns.get_mut(turn)?.actions.get_mut(index)
     }
 
     /// Applies one runtime event at time `now`. Returns true when the
@@ -244,13 +244,16 @@ impl Model {
             }
             Event::ActionParsed {
                 agent,
+                action_id,
                 canonical,
                 span,
                 cancelled,
                 ..
             } => {
                 let turn = self.turn_of(agent, now);
+                let index = turn.actions.len();
                 turn.actions.push(ActionEntry {
+                    action_id: action_id.clone(),
                     canonical: canonical.clone(),
                     span: *span,
                     state: if *cancelled {
@@ -259,65 +262,74 @@ impl Model {
                         ActionState::Queued
                     },
                 });
+                if let Some(&turn_index) = self.current.get(agent) {
+                    self.actions.insert(action_id.clone(), (turn_index, index));
+                }
             }
             Event::PermissionRequested {
-                agent,
+                action_id,
                 id,
-                canonical,
                 waiting_on,
                 ..
             } => {
-                if let Some(a) = self.action_mut(agent, canonical) {
+                if let Some(a) = self.action_mut(action_id.as_ref()) {
                     a.state = ActionState::Waiting {
                         id: id.clone(),
-                        on: waiting_on.clone(),
+                        on: waiting_on.to_string(),
                     };
                 }
-                if waiting_on == "partner" {
+                if waiting_on.is_partner() {
                     self.new_for_partner += 1;
                     return true;
                 }
             }
             Event::PermissionDecided {
-                agent,
-                canonical,
+                action_id,
                 decision,
                 by,
                 ..
             } => {
-                if let Some(a) = self.action_mut(agent, canonical)
-                    && decision.starts_with("approve")
+                if let Some(a) = self.action_mut(action_id.as_ref())
+                    && decision.approves()
                 {
                     a.state = ActionState::Approved { by: by.clone() };
                 }
             }
             Event::ActionExecuted {
-                agent,
-                canonical,
+                action_id,
                 status,
                 result,
                 ..
             } => {
-                if let Some(a) = self.action_mut(agent, canonical) {
-                    a.state = match status.as_str() {
-                        "executed" => ActionState::Executed {
+                if let Some(a) = self.action_mut(action_id.as_ref()) {
+                    a.state = match status {
+                        ActionStatus::Executed => ActionState::Executed {
                             result: result.clone(),
                         },
-                        "denied" | "timed_out" => ActionState::Denied {
+                        ActionStatus::Denied | ActionStatus::TimedOut => ActionState::Denied {
                             reason: result.clone(),
                         },
-                        "cancelled" | "not_run" => ActionState::Cancelled,
-                        _ => ActionState::Failed {
+                        ActionStatus::Cancelled | ActionStatus::NotRun => ActionState::Cancelled,
+                        ActionStatus::Pending => ActionState::Queued,
+                        ActionStatus::Failed => ActionState::Failed {
                             error: result.clone(),
                         },
                     };
                 }
             }
-            Event::AgentState { agent, state } => {
-                self.agent_row(agent).state = state.clone();
+            Event::AgentState {
+                agent,
+                state,
+                next_pulse_at,
+            } => {
+                let row = self.agent_row(agent);
+                row.state = *state;
+                row.next_pulse_at = *next_pulse_at;
             }
             Event::AgentHalted { agent, .. } => {
-                self.agent_row(agent).state = "halted".into();
+                let row = self.agent_row(agent);
+                row.state = RunState::Halted;
+                row.next_pulse_at = None;
                 self.current.remove(agent);
             }
             Event::PulseFired { .. } | Event::MemoryChanged { .. } | Event::Error { .. } => {}
@@ -339,6 +351,9 @@ impl Model {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::dialect::Verb;
+    use crate::exec::ActionStatus;
+    use crate::permission::Authority;
 
     #[test]
     fn events_build_turns_with_live_action_status() {
@@ -377,7 +392,8 @@ mod tests {
         m.apply(
             &Event::ActionParsed {
                 agent: "ada".into(),
-                verb: "post".into(),
+                action_id: "ada-1-1:1:1".into(),
+                verb: Verb::Post,
                 op: None,
                 canonical: "/post bluesky \"hi\"".into(),
                 span: Span::new(9, 27),
@@ -388,11 +404,12 @@ mod tests {
         let bell = m.apply(
             &Event::PermissionRequested {
                 agent: "ada".into(),
+                action_id: Some("ada-1-1:1:1".into()),
                 id: "r1".into(),
-                verb: "post".into(),
+                verb: Verb::Post,
                 op: None,
                 canonical: "/post bluesky \"hi\"".into(),
-                waiting_on: "partner".into(),
+                waiting_on: Authority::Partner,
                 reason: "r".into(),
             },
             0,
@@ -408,12 +425,16 @@ mod tests {
         m.apply(
             &Event::ActionExecuted {
                 agent: "ada".into(),
-                verb: "post".into(),
+                action_id: Some("ada-1-1:1:1".into()),
+                verb: Verb::Post,
                 op: None,
-                canonical: "/post bluesky \"hi\"".into(),
-                status: "executed".into(),
+                // Reports carry the resolved line, which may differ from the
+                // parsed one: the id is what ties them together.
+                canonical: "/post bluesky \"hi there\"".into(),
+                status: ActionStatus::Executed,
                 result: "queued".into(),
                 trace_id: None,
+                system_error: false,
             },
             0,
         );

@@ -4,7 +4,9 @@
 
 use partner::agent::Event;
 use partner::agent::provider::PromptKind;
-use partner::dialect::Span;
+use partner::agent::runtime::RunState;
+use partner::dialect::{Op, Span, Verb};
+use partner::exec::ActionStatus;
 use partner::memory::{Block, BlockKind, BlockPermission, BlockVersion};
 use partner::permission::{Authority, PendingRequest, RequestStatus};
 use partner::trace::{DecisionPath, TraceOp, TraceOutcome, TraceRecord, TraceSource};
@@ -43,6 +45,7 @@ pub fn request(
         authorities: vec![Authority::Agent("anchor".into()), Authority::Partner],
         authority_index: usize::from(on == Authority::Partner),
         turn_id: format!("{agent}-3"),
+        action_id: Some(format!("{agent}-3:1:1")),
         thread: "main".into(),
         raw_text: canonical.into(),
         on_behalf_of: Vec::new(),
@@ -119,7 +122,20 @@ fn block(
     }
 }
 
-/// Feeds a turn through the events the runtime publishes.
+/// The event with its action id set (the outcome of an action of a turn).
+fn with_action_id(event: &Event, id: &str) -> Event {
+    let mut event = event.clone();
+    match &mut event {
+        Event::ActionExecuted { action_id, .. }
+        | Event::PermissionRequested { action_id, .. }
+        | Event::PermissionDecided { action_id, .. } => *action_id = Some(id.to_string()),
+        _ => {}
+    }
+    event
+}
+
+/// Feeds a turn through the events the runtime publishes; each action gets
+/// an id (`agent-at:1:n`) carried by its outcome, as the runtime does.
 pub fn turn(
     app: &mut App,
     agent: &str,
@@ -151,16 +167,14 @@ pub fn turn(
         },
         at,
     );
-    for (written, canonical, outcome) in actions {
+    for (n, (written, canonical, outcome)) in actions.iter().enumerate() {
         let start = text.find(written).expect("the action is in the text");
+        let action_id = format!("{agent}-{at}:1:{}", n + 1);
         app.model.apply(
             &Event::ActionParsed {
                 agent: agent.into(),
-                verb: canonical[1..]
-                    .split_whitespace()
-                    .next()
-                    .unwrap_or("")
-                    .into(),
+                action_id: action_id.clone(),
+                verb: Verb::from_name(canonical[1..].split_whitespace().next().unwrap_or("")),
                 op: None,
                 canonical: canonical.to_string(),
                 span: Span::new(start, start + written.len()),
@@ -168,19 +182,21 @@ pub fn turn(
             },
             at,
         );
-        app.model.apply(outcome, at);
+        app.model.apply(&with_action_id(outcome, &action_id), at);
     }
 }
 
 pub fn executed(agent: &str, canonical: &str, result: &str) -> Event {
     Event::ActionExecuted {
         agent: agent.into(),
-        verb: String::new(),
+        action_id: None,
+        verb: Verb::from_name(canonical[1..].split_whitespace().next().unwrap_or("")),
         op: None,
         canonical: canonical.into(),
-        status: "executed".into(),
+        status: ActionStatus::Executed,
         result: result.into(),
         trace_id: None,
+        system_error: false,
     }
 }
 
@@ -196,14 +212,14 @@ pub fn scene(theme: &str) -> App {
     );
     app.now = NOW;
     for (name, state, pulse) in [
-        ("anchor", "idle", Some(4)),
-        ("sage", "waiting", None),
-        ("scout", "generating", None),
+        ("anchor", RunState::Idle, Some(4)),
+        ("sage", RunState::Waiting, None),
+        ("scout", RunState::Generating, None),
     ] {
         app.model.agents.push(AgentRow {
             name: name.into(),
-            state: state.into(),
-            next_pulse: pulse,
+            state,
+            next_pulse_at: pulse.map(|secs| NOW + secs * 1000),
         });
     }
     let t = NOW - 30_000;
@@ -233,13 +249,14 @@ pub fn scene(theme: &str) -> App {
             "/post bluesky \"partner 0.2 ships Friday: live approvals and replay.\" ?public",
             Event::PermissionRequested {
                 agent: "sage".into(),
+                action_id: None,
                 id: "r1".into(),
-                verb: "post".into(),
+                verb: Verb::Post,
                 op: None,
                 canonical:
                     "/post bluesky \"partner 0.2 ships Friday: live approvals and replay.\" ?public"
                         .into(),
-                waiting_on: "partner".into(),
+                waiting_on: Authority::Partner,
                 reason: "public posts are reviewed".into(),
             },
         )],
@@ -256,12 +273,14 @@ pub fn scene(theme: &str) -> App {
                 "/data search inbox \"invoice\" ?ask",
                 Event::ActionExecuted {
                     agent: "scout".into(),
-                    verb: "data".into(),
-                    op: None,
+                    action_id: None,
+                    verb: Verb::Data,
+                    op: Some(Op::Search),
                     canonical: "/data search inbox \"invoice\" ?ask".into(),
-                    status: "denied".into(),
+                    status: ActionStatus::Denied,
                     result: "agent:anchor said no: not during launch week".into(),
                     trace_id: None,
+                    system_error: false,
                 },
             ),
             (
@@ -269,11 +288,12 @@ pub fn scene(theme: &str) -> App {
                 "/recall append checklist \"verify the notes\"",
                 Event::PermissionRequested {
                     agent: "scout".into(),
+                    action_id: None,
                     id: "r2".into(),
-                    verb: "recall".into(),
-                    op: Some("append".into()),
+                    verb: Verb::Recall,
+                    op: Some(Op::Append),
                     canonical: "/recall append checklist \"verify the notes\"".into(),
-                    waiting_on: "partner".into(),
+                    waiting_on: Authority::Partner,
                     reason: "block 'checklist' needs the partner's consent to change".into(),
                 },
             ),

@@ -4,6 +4,9 @@
 #![allow(dead_code)]
 
 pub mod console;
+pub mod dialect;
+pub mod runtime;
+pub mod tmux;
 
 use std::io::{BufRead, BufReader, Write};
 use std::net::TcpListener;

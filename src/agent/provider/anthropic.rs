@@ -3,7 +3,7 @@
 use serde_json::{Value, json};
 use tokio::sync::mpsc;
 
-use super::http::{HttpSettings, Parsed, stream};
+use super::http::{Call, HttpSettings, Parsed, stream};
 use super::sse::SseEvent;
 use super::{Cancel, ChatRequest, Provider, Role, StreamEvent};
 
@@ -14,12 +14,15 @@ pub const ANTHROPIC_VERSION: &str = "2023-06-01";
 #[derive(Debug, Clone)]
 pub struct AnthropicProvider {
     settings: HttpSettings,
+    client: reqwest::Client,
 }
 
 impl AnthropicProvider {
-    /// A provider with its settings (base URL without `/v1`).
-    pub fn new(settings: HttpSettings) -> Self {
-        AnthropicProvider { settings }
+    /// A provider with its settings (base URL without `/v1`), calling
+    /// through `client` (one per constellation, see
+    /// [`crate::net::model_client`]).
+    pub fn new(settings: HttpSettings, client: reqwest::Client) -> Self {
+        AnthropicProvider { settings, client }
     }
 
     /// The request body for a chat request.
@@ -93,13 +96,14 @@ impl Provider for AnthropicProvider {
         if let Some(key) = &self.settings.api_key {
             headers.push(("x-api-key".to_string(), key.clone()));
         }
-        stream(
-            self.settings.clone(),
+        let call = Call {
+            client: self.client.clone(),
+            settings: self.settings.clone(),
             url,
             headers,
-            Self::body(&request).to_string(),
-            cancel,
-            parse,
-        )
+            body: Self::body(&request).to_string(),
+            on_event: parse,
+        };
+        stream(call, cancel)
     }
 }

@@ -1,22 +1,25 @@
-//! The streaming HTTP call both wire formats share: POST a JSON body,
-//! retry with backoff on 429 and 5xx (honouring `Retry-After`), then read
-//! the server-sent events line by line on a blocking thread, forwarding
-//! what `on_event` makes of them, and stopping when cancelled.
+//! The streaming HTTP call both wire formats share, on the tokio stack:
+//! POST a JSON body with the constellation's shared client, retry on 429
+//! and 5xx (waiting as `Retry-After` asks, in seconds or as a date, or a
+//! jittered backoff), then read the server-sent events with every line and
+//! event bounded and every read timed, forwarding what `on_event` makes of
+//! them. Cancelling — the agent halted, or the turn no longer listening —
+//! drops the call, which closes its connection.
 
-use std::io::{BufReader, Read};
-use std::time::Duration;
+use std::time::{Duration, SystemTime};
 
 use tokio::sync::mpsc;
 
-use super::sse::{MAX_LINE, SseEvent, SseParser, read_line};
+use super::sse::{MAX_LINE, SseEvent, SseParser};
 use super::{Cancel, ProviderError, StreamEvent};
+use crate::net::{self, Lines, error_chain, read_limited};
 
 /// Retries on 429 and 5xx.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct RetryPolicy {
     /// Retries after the first attempt.
     pub retries: u32,
-    /// First wait; doubles each retry.
+    /// First wait; doubles each retry (with jitter).
     pub backoff: Duration,
     /// Longest wait, whatever `Retry-After` says.
     pub max_wait: Duration,
@@ -39,7 +42,8 @@ pub struct HttpSettings {
     pub base_url: String,
     /// API key, if the server needs one.
     pub api_key: Option<String>,
-    /// Time allowed to connect and to get the response headers.
+    /// Time allowed to connect and get the response headers, and then for
+    /// each read of the body: a server that stalls mid-reply is given up.
     pub timeout: Duration,
     /// Retries.
     pub retry: RetryPolicy,
@@ -57,138 +61,168 @@ pub(super) enum Parsed {
     Error(String),
 }
 
-fn cancelled(cancel: &Cancel) -> bool {
-    *cancel.borrow()
+/// Most of an error response's body read (its start is shown).
+const ERROR_BODY: usize = 64 * 1024;
+
+/// One call to a model server.
+pub(super) struct Call {
+    /// The constellation's client.
+    pub client: reqwest::Client,
+    /// Timeouts and retries.
+    pub settings: HttpSettings,
+    /// Where to POST.
+    pub url: String,
+    /// Headers besides the content type.
+    pub headers: Vec<(String, String)>,
+    /// The JSON body.
+    pub body: String,
+    /// What the wire format makes of each event.
+    pub on_event: fn(&SseEvent) -> Parsed,
 }
 
-/// Sleeps `wait` in small steps, stopping early when cancelled.
-fn pause(wait: Duration, cancel: &Cancel) {
-    let step = Duration::from_millis(20);
-    let mut left = wait;
-    while !left.is_zero() && !cancelled(cancel) {
-        let now = left.min(step);
-        std::thread::sleep(now);
-        left -= now;
-    }
-}
-
-/// Starts the call on a blocking thread.
-pub(super) fn stream(
-    settings: HttpSettings,
-    url: String,
-    headers: Vec<(String, String)>,
-    body: String,
-    cancel: Cancel,
-    on_event: fn(&SseEvent) -> Parsed,
-) -> mpsc::Receiver<StreamEvent> {
+/// Starts the call as a task; its reply comes on the returned channel.
+pub(super) fn stream(call: Call, mut cancel: Cancel) -> mpsc::Receiver<StreamEvent> {
     let (tx, rx) = mpsc::channel(256);
-    tokio::task::spawn_blocking(move || {
-        let result = call(&settings, &url, &headers, &body, &cancel, on_event, &tx);
-        let last = match result {
+    tokio::spawn(async move {
+        let outcome = tokio::select! {
+            outcome = call.run(&tx) => outcome,
+            () = net::cancelled(&mut cancel) => Err(ProviderError::Cancelled),
+            () = tx.closed() => Err(ProviderError::Cancelled),
+        };
+        let last = match outcome {
             Ok(()) => StreamEvent::Done,
             Err(e) => StreamEvent::Error(e),
         };
-        let _ = tx.blocking_send(last);
+        let _ = tx.send(last).await;
     });
     rx
 }
 
-fn call(
-    settings: &HttpSettings,
-    url: &str,
-    headers: &[(String, String)],
-    body: &str,
-    cancel: &Cancel,
-    on_event: fn(&SseEvent) -> Parsed,
-    tx: &mpsc::Sender<StreamEvent>,
-) -> Result<(), ProviderError> {
-    let agent: ureq::Agent = ureq::Agent::config_builder()
-        .timeout_connect(Some(settings.timeout))
-        .timeout_recv_response(Some(settings.timeout))
-        .http_status_as_error(false)
-        .build()
-        .into();
-    let mut attempt = 0;
-    let response = loop {
-        if cancelled(cancel) {
-            return Err(ProviderError::Cancelled);
-        }
-        let mut request = agent.post(url).header("content-type", "application/json");
-        for (name, value) in headers {
-            request = request.header(name, value);
-        }
-        let wait = settings.retry.backoff * 2u32.saturating_pow(attempt);
-        match request.send(body) {
-            Err(e) if attempt < settings.retry.retries => {
-                let _ = e;
-                pause(wait.min(settings.retry.max_wait), cancel);
-            }
-            Err(e) => return Err(ProviderError::Connection(e.to_string())),
-            Ok(mut response) => {
-                let status = response.status().as_u16();
-                if (status == 429 || status >= 500) && attempt < settings.retry.retries {
-                    let asked = response
-                        .headers()
-                        .get("retry-after")
-                        .and_then(|v| v.to_str().ok())
-                        .and_then(|v| v.trim().parse::<u64>().ok())
-                        .map(Duration::from_secs);
-                    pause(asked.unwrap_or(wait).min(settings.retry.max_wait), cancel);
-                    attempt += 1;
-                    continue;
+impl Call {
+    async fn run(&self, tx: &mpsc::Sender<StreamEvent>) -> Result<(), ProviderError> {
+        let mut response = self.send().await?;
+        let timeout = self.settings.timeout;
+        let mut lines = Lines::new(MAX_LINE);
+        let mut parser = SseParser::default();
+        while let Some(chunk) = tokio::time::timeout(timeout, response.chunk())
+            .await
+            .map_err(|_| {
+                ProviderError::MidStream(format!(
+                    "the server sent nothing for {}",
+                    humantime::format_duration(timeout)
+                ))
+            })?
+            .map_err(|e| ProviderError::MidStream(error_chain(&e)))?
+        {
+            let complete = lines
+                .feed(&chunk)
+                .map_err(|e| ProviderError::MidStream(e.to_string()))?;
+            for line in complete {
+                if self.line(&mut parser, &line, tx).await? {
+                    return Ok(());
                 }
-                if !(200..300).contains(&status) {
-                    let mut bytes = Vec::new();
-                    let _ = response
-                        .body_mut()
-                        .as_reader()
-                        .take(64 * 1024)
-                        .read_to_end(&mut bytes);
-                    let text = String::from_utf8_lossy(&bytes);
-                    let body: String = text.chars().take(300).collect();
-                    return Err(ProviderError::Status { status, body });
-                }
-                break response;
             }
         }
-        attempt += 1;
-    };
-    let mut reader = BufReader::new(response.into_body().into_reader());
-    let mut parser = SseParser::default();
-    let dispatch = |event: SseEvent| -> Result<bool, ProviderError> {
-        match on_event(&event) {
-            Parsed::Token(text) => {
-                if tx.blocking_send(StreamEvent::Token(text)).is_err() {
-                    return Err(ProviderError::Cancelled);
-                }
-                Ok(false)
-            }
+        if let Some(line) = lines.finish()
+            && self.line(&mut parser, &line, tx).await?
+        {
+            return Ok(());
+        }
+        if let Some(event) = parser.finish()
+            && self.dispatch(event, tx).await?
+        {
+            return Ok(());
+        }
+        Err(ProviderError::MidStream(
+            "the stream ended before the reply was complete".into(),
+        ))
+    }
+
+    /// Feeds one line to the parser; true when the reply is complete.
+    async fn line(
+        &self,
+        parser: &mut SseParser,
+        line: &str,
+        tx: &mpsc::Sender<StreamEvent>,
+    ) -> Result<bool, ProviderError> {
+        let event = parser.line(line).map_err(|_| {
+            ProviderError::MidStream("the server sent an event larger than partner reads".into())
+        })?;
+        match event {
+            Some(event) => self.dispatch(event, tx).await,
+            None => Ok(false),
+        }
+    }
+
+    /// Passes on what an event means; true when the reply is complete.
+    async fn dispatch(
+        &self,
+        event: SseEvent,
+        tx: &mpsc::Sender<StreamEvent>,
+    ) -> Result<bool, ProviderError> {
+        match (self.on_event)(&event) {
+            Parsed::Token(text) => tx
+                .send(StreamEvent::Token(text))
+                .await
+                .map(|()| false)
+                .map_err(|_| ProviderError::Cancelled),
             Parsed::Done => Ok(true),
             Parsed::Skip => Ok(false),
             Parsed::Error(message) => Err(ProviderError::MidStream(message)),
         }
-    };
-    while let Some(line) =
-        read_line(&mut reader, MAX_LINE).map_err(|e| ProviderError::MidStream(e.to_string()))?
-    {
-        if cancelled(cancel) {
-            return Err(ProviderError::Cancelled);
-        }
-        let event = parser.line(&line).map_err(|_| {
-            ProviderError::MidStream("the server sent an event larger than partner reads".into())
-        })?;
-        if let Some(event) = event
-            && dispatch(event)?
-        {
-            return Ok(());
+    }
+
+    /// POSTs the body until the server takes it, retrying on 429, 5xx and
+    /// failures to connect.
+    async fn send(&self) -> Result<reqwest::Response, ProviderError> {
+        let retry = self.settings.retry;
+        let timeout = self.settings.timeout;
+        let mut attempt = 0;
+        loop {
+            let mut request = self
+                .client
+                .post(&self.url)
+                .header(reqwest::header::CONTENT_TYPE, "application/json")
+                .body(self.body.clone());
+            for (name, value) in &self.headers {
+                request = request.header(name, value);
+            }
+            let wait = net::backoff(retry.backoff, attempt, retry.max_wait);
+            let last = attempt >= retry.retries;
+            match tokio::time::timeout(timeout, request.send()).await {
+                Err(_) if last => {
+                    return Err(ProviderError::Connection(format!(
+                        "no answer within {}",
+                        humantime::format_duration(timeout)
+                    )));
+                }
+                Ok(Err(e)) if last => return Err(ProviderError::Connection(error_chain(&e))),
+                Err(_) | Ok(Err(_)) => tokio::time::sleep(wait).await,
+                Ok(Ok(mut response)) => {
+                    let status = response.status().as_u16();
+                    if (status == 429 || status >= 500) && !last {
+                        let asked = response
+                            .headers()
+                            .get(reqwest::header::RETRY_AFTER)
+                            .and_then(|v| v.to_str().ok())
+                            .and_then(|v| net::retry_after(v, SystemTime::now()));
+                        tokio::time::sleep(asked.unwrap_or(wait).min(retry.max_wait)).await;
+                    } else if !(200..300).contains(&status) {
+                        let body =
+                            tokio::time::timeout(timeout, read_limited(&mut response, ERROR_BODY))
+                                .await
+                                .ok()
+                                .and_then(Result::ok)
+                                .map(|(bytes, _)| String::from_utf8_lossy(&bytes).into_owned())
+                                .unwrap_or_default();
+                        let body = body.chars().take(300).collect();
+                        return Err(ProviderError::Status { status, body });
+                    } else {
+                        return Ok(response);
+                    }
+                }
+            }
+            attempt += 1;
         }
     }
-    if let Some(event) = parser.finish()
-        && dispatch(event)?
-    {
-        return Ok(());
-    }
-    Err(ProviderError::MidStream(
-        "the stream ended before the reply was complete".into(),
-    ))
 }

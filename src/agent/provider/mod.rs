@@ -13,13 +13,13 @@ use std::fmt;
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
-use tokio::sync::{mpsc, watch};
+use tokio::sync::mpsc;
 
 pub use anthropic::AnthropicProvider;
 pub use http::{HttpSettings, RetryPolicy};
 pub use openai::OpenAiProvider;
 pub use scripted::{AgentScript, Script, ScriptedProvider};
-pub use sse::{EventTooLarge, MAX_EVENT, MAX_LINE, SseEvent, SseParser, read_line};
+pub use sse::{EventTooLarge, MAX_EVENT, MAX_LINE, SseEvent, SseParser};
 
 /// Who said a message.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -126,8 +126,7 @@ pub enum StreamEvent {
     Error(ProviderError),
 }
 
-/// Cancels a call when it turns true.
-pub type Cancel = watch::Receiver<bool>;
+pub use crate::net::Cancel;
 
 /// A language model behind some wire format.
 pub trait Provider: Send + Sync + fmt::Debug {

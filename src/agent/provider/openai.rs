@@ -4,7 +4,7 @@
 use serde_json::{Value, json};
 use tokio::sync::mpsc;
 
-use super::http::{HttpSettings, Parsed, stream};
+use super::http::{Call, HttpSettings, Parsed, stream};
 use super::sse::SseEvent;
 use super::{Cancel, ChatRequest, Provider, Role, StreamEvent};
 
@@ -13,14 +13,18 @@ use super::{Cancel, ChatRequest, Provider, Role, StreamEvent};
 pub struct OpenAiProvider {
     name: String,
     settings: HttpSettings,
+    client: reqwest::Client,
 }
 
 impl OpenAiProvider {
-    /// A provider called `name` (`openai`, `ollama`…) with its settings.
-    pub fn new(name: &str, settings: HttpSettings) -> Self {
+    /// A provider called `name` (`openai`, `ollama`…) with its settings,
+    /// calling through `client` (one per constellation, see
+    /// [`crate::net::model_client`]).
+    pub fn new(name: &str, settings: HttpSettings, client: reqwest::Client) -> Self {
         OpenAiProvider {
             name: name.to_string(),
             settings,
+            client,
         }
     }
 
@@ -83,13 +87,14 @@ impl Provider for OpenAiProvider {
         if let Some(key) = &self.settings.api_key {
             headers.push(("authorization".to_string(), format!("Bearer {key}")));
         }
-        stream(
-            self.settings.clone(),
+        let call = Call {
+            client: self.client.clone(),
+            settings: self.settings.clone(),
             url,
             headers,
-            Self::body(&request).to_string(),
-            cancel,
-            parse,
-        )
+            body: Self::body(&request).to_string(),
+            on_event: parse,
+        };
+        stream(call, cancel)
     }
 }

@@ -1,48 +1,14 @@
 //! A small server-sent-events parser for the providers' streams: `event:`
 //! and `data:` lines, an empty line ends an event, `:` lines are comments.
-//! A model server is untrusted: a line longer than [`MAX_LINE`] or an event
-//! larger than [`MAX_EVENT`] is an error, never unbounded memory.
-
-use std::io::{self, BufRead};
+//! A model server is untrusted: a line longer than [`MAX_LINE`] (see
+//! [`crate::net::Lines`]) or an event larger than [`MAX_EVENT`] is an
+//! error, never unbounded memory.
 
 /// Longest line read from a stream.
 pub const MAX_LINE: usize = 1024 * 1024;
 
 /// Largest event (all its `data:` lines together).
 pub const MAX_EVENT: usize = 4 * 1024 * 1024;
-
-/// Reads one line (without its `\n`) of at most `max` bytes; `None` at the
-/// end of the stream. A longer line is an `InvalidData` error, read no
-/// further than `max` bytes.
-pub fn read_line(reader: &mut impl BufRead, max: usize) -> io::Result<Option<String>> {
-    let mut line = Vec::new();
-    loop {
-        let available = match reader.fill_buf() {
-            Ok(buf) => buf,
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-            Err(e) => return Err(e),
-        };
-        if available.is_empty() {
-            return Ok((!line.is_empty()).then(|| String::from_utf8_lossy(&line).into_owned()));
-        }
-        let (taken, done) = match memchr::memchr(b'\n', available) {
-            Some(i) => (i + 1, true),
-            None => (available.len(), false),
-        };
-        let end = if done { taken - 1 } else { taken };
-        if line.len() + end > max {
-            return Err(io::Error::new(
-                io::ErrorKind::InvalidData,
-                format!("the server sent a line longer than {max} bytes"),
-            ));
-        }
-        line.extend_from_slice(&available[..end]);
-        reader.consume(taken);
-        if done {
-            return Ok(Some(String::from_utf8_lossy(&line).into_owned()));
-        }
-    }
-}
 
 /// An event larger than [`MAX_EVENT`].
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -131,15 +97,7 @@ mod tests {
     }
 
     #[test]
-    fn long_lines_and_large_events_are_refused() {
-        let mut long = io::Cursor::new(vec![b'x'; 100]);
-        assert!(read_line(&mut long, 10).is_err());
-        let mut lines = io::Cursor::new(b"a\nbb\n\nccc".to_vec());
-        let mut got = Vec::new();
-        while let Some(line) = read_line(&mut lines, 10).unwrap() {
-            got.push(line);
-        }
-        assert_eq!(got, vec!["a", "bb", "", "ccc"]);
+    fn large_events_are_refused() {
         let mut p = SseParser::default();
         let chunk = format!("data: {}", "y".repeat(MAX_LINE - 10));
         let mut refused = false;

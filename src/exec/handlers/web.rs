@@ -5,18 +5,15 @@
 //! allows a host; no proxy from the environment is used.
 
 use std::collections::HashMap;
-use std::io::Read;
 use std::sync::{Arc, Mutex};
 
 use serde_json::{Value, json};
-use ureq::unversioned::resolver::{DefaultResolver, ResolvedSocketAddrs, Resolver};
-use ureq::unversioned::transport::{DefaultConnector, NextTimeout};
 
 use super::{Effect, Handlers};
 use crate::dialect::{Op, ParsedAction, Verb};
-use crate::exec::executor::Executor;
-use crate::exec::registry::{Cx, Outcome, Stage, VerbHandler};
-use crate::permission::{Network, VerbTraits, network};
+use crate::exec::registry::{ActionError, Cancel, Cx, Outcome, Stage, VerbHandler};
+use crate::net::{GuardedGet, get_public, read_limited};
+use crate::permission::{Network, VerbTraits};
 
 /// One agent's last fetched page: its URL, its pages and the next to show.
 type FetchedPage = (String, Vec<String>, usize);
@@ -27,130 +24,59 @@ pub(crate) struct FetchPages {
     pages: Mutex<HashMap<String, FetchedPage>>,
 }
 
-/// Resolves names like the system does, then refuses every address that is
-/// not public (unless the policy allows the host), so a name that points at
-/// this machine, its network or a metadata service is never connected to.
-#[derive(Debug)]
-struct PublicOnly {
-    network: Network,
+/// What a GET brought back: the final URL, its status, its content type
+/// (lower case) and at most the body limit of its body (cut when the flag
+/// is set).
+struct Fetched {
+    url: String,
+    status: reqwest::StatusCode,
+    content_type: String,
+    body: String,
+    truncated: bool,
 }
 
-impl Resolver for PublicOnly {
-    fn resolve(
-        &self,
-        uri: &ureq::http::Uri,
-        config: &ureq::config::Config,
-        timeout: NextTimeout,
-    ) -> Result<ResolvedSocketAddrs, ureq::Error> {
-        let resolved = DefaultResolver::default().resolve(uri, config, timeout)?;
-        let host = uri.host().unwrap_or("");
-        let port = uri.port_u16();
-        if self.network.allows(host, port) {
-            return Ok(resolved);
-        }
-        for addr in resolved.iter() {
-            if let Some(what) = network::non_public(addr.ip()) {
-                return Err(ureq::Error::Io(std::io::Error::new(
-                    std::io::ErrorKind::PermissionDenied,
-                    format!(
-                        "{host} is {what} ({}), which agents may not reach; the partner can allow the host in the policy ([network] allow_hosts)",
-                        addr.ip()
-                    ),
-                )));
-            }
-        }
-        Ok(resolved)
-    }
-}
-
-fn http(exec: &Executor, network: &Network) -> ureq::Agent {
-    let config = ureq::Agent::config_builder()
-        .timeout_global(Some(exec.config().fetch.timeout))
-        .http_status_as_error(false)
-        // Redirects are followed by hand, each one checked.
-        .max_redirects(0)
-        // A proxy from the environment would connect where we cannot check.
-        .proxy(None)
-        .user_agent(concat!("partner/", env!("CARGO_PKG_VERSION")))
-        .build();
-    ureq::Agent::with_parts(
-        config,
-        DefaultConnector::default(),
-        PublicOnly {
-            network: network.clone(),
-        },
-    )
-}
-
-/// Most redirects a fetch follows.
-const MAX_REDIRECTS: usize = 5;
-
-/// Where a `Location` header points, relative to `base`.
-fn redirect_target(base: &ureq::http::Uri, location: &str) -> Option<String> {
-    let location = location.trim();
-    if location.contains("://") {
-        return Some(location.to_string());
-    }
-    let scheme = base.scheme_str()?;
-    let authority = base.authority()?.as_str();
-    if let Some(rest) = location.strip_prefix("//") {
-        return Some(format!("{scheme}://{rest}"));
-    }
-    if location.starts_with('/') {
-        return Some(format!("{scheme}://{authority}{location}"));
-    }
-    let path = base.path();
-    let dir = &path[..path.rfind('/').map_or(0, |i| i + 1)];
-    let dir = if dir.is_empty() { "/" } else { dir };
-    Some(format!("{scheme}://{authority}{dir}{location}"))
-}
-
-/// GETs `url`, following at most [`MAX_REDIRECTS`] redirects, each to an
-/// http(s) URL whose host passes the same checks as the first.
-fn get(
-    exec: &Executor,
-    network: &Network,
-    url: &str,
-    query: Option<(&str, &str)>,
-) -> Result<(String, ureq::http::Response<ureq::Body>), String> {
-    let agent = http(exec, network);
-    let mut current = url.to_string();
-    for _ in 0..=MAX_REDIRECTS {
-        let uri: ureq::http::Uri = current
-            .parse()
-            .map_err(|e| format!("{current} is not a URL I can fetch: {e}"))?;
-        if !matches!(uri.scheme_str(), Some("http" | "https")) {
-            return Err(format!("{current} is not an http or https URL"));
-        }
-        let host = uri.host().unwrap_or("");
-        if let Some(what) = network::non_public_host(host)
-            && !network.allows(host, uri.port_u16())
-        {
-            return Err(format!(
-                "{host} is {what}, which agents may not reach; the partner can allow the host in the policy ([network] allow_hosts)"
-            ));
-        }
-        let mut request = agent.get(&current);
-        if let Some((key, value)) = query {
-            request = request.query(key, value);
-        }
-        let response = request
-            .call()
-            .map_err(|e| format!("could not fetch {current}: {e}"))?;
-        if !response.status().is_redirection() {
-            return Ok((current, response));
-        }
-        let location = response
+/// GETs `get` on partner's network runtime (see [`crate::net::run`]),
+/// reading at most `limit` bytes of the body; a halt of the agent (`cancel`)
+/// stops it at once and closes the connection.
+fn fetch_url(
+    get: GuardedGet,
+    limit: usize,
+    cancel: Option<&Cancel>,
+) -> Result<Fetched, ActionError> {
+    let work = async move {
+        let (url, mut response) = get_public(get).await?;
+        let status = response.status();
+        let content_type = response
             .headers()
-            .get("location")
+            .get("content-type")
             .and_then(|v| v.to_str().ok())
-            .ok_or_else(|| format!("{current} redirected without saying where"))?;
-        current = redirect_target(&uri, location)
-            .ok_or_else(|| format!("{current} redirected to '{location}', which I can't follow"))?;
+            .unwrap_or("")
+            .to_ascii_lowercase();
+        let (body, truncated) = if status.is_success() {
+            read_limited(&mut response, limit).await.map_err(|e| {
+                format!(
+                    "the response from {url} broke off: {}",
+                    crate::net::error_chain(&e)
+                )
+            })?
+        } else {
+            (Vec::new(), false)
+        };
+        Ok::<_, String>(Fetched {
+            url,
+            status,
+            content_type,
+            body: String::from_utf8_lossy(&body).into_owned(),
+            truncated,
+        })
+    };
+    match crate::net::run(work, cancel.cloned()) {
+        Ok(fetched) => fetched.map_err(ActionError::Agent),
+        Err(crate::net::Interrupted::Cancelled) => Err(ActionError::Agent(
+            "the fetch was stopped: the agent was halted".into(),
+        )),
+        Err(other) => Err(ActionError::System(other.to_string())),
     }
-    Err(format!(
-        "{url} redirected more than {MAX_REDIRECTS} times, so I stopped"
-    ))
 }
 
 /// Deepest tag nesting converted to markdown; deeper documents are read as
@@ -222,23 +148,6 @@ fn html_to_markdown(url: &str, body: &str) -> Result<String, String> {
         .map_err(|e| format!("could not turn {url} into markdown: {e}"))
 }
 
-/// Reads at most `limit` bytes of a response body.
-fn read_body(
-    response: &mut ureq::http::Response<ureq::Body>,
-    limit: u64,
-) -> Result<(String, bool), String> {
-    let mut bytes = Vec::new();
-    response
-        .body_mut()
-        .as_reader()
-        .take(limit + 1)
-        .read_to_end(&mut bytes)
-        .map_err(|e| format!("the response broke off: {e}"))?;
-    let truncated = bytes.len() as u64 > limit;
-    bytes.truncate(limit as usize);
-    Ok((String::from_utf8_lossy(&bytes).into_owned(), truncated))
-}
-
 /// Splits text into pages of about `size` characters, at line ends where possible.
 fn paginate(text: &str, size: usize) -> Vec<String> {
     let mut pages = Vec::new();
@@ -281,7 +190,8 @@ fn page_effect(url: &str, pages: &[String], index: usize) -> Effect {
 }
 
 /// `/fetch URL [html]` and `/fetch continue`.
-fn fetch(exec: &Executor, agent: &str, action: &ParsedAction) -> Outcome {
+fn fetch(cx: &Cx<'_>, action: &ParsedAction) -> Outcome {
+    let (exec, agent) = (cx.exec, cx.ctx.agent.as_str());
     let store = &exec.fetch_pages().pages;
     if action.op == Some(Op::Continue) && action.target.is_none() {
         let mut pages = store.lock().unwrap_or_else(|e| e.into_inner());
@@ -300,17 +210,23 @@ fn fetch(exec: &Executor, agent: &str, action: &ParsedAction) -> Outcome {
         url = format!("https://{url}");
     }
     let config = &exec.config().fetch;
-    let (url, mut response) = get(exec, &exec.engine().policy().network, &url, None)?;
-    let status = response.status();
+    let get = GuardedGet {
+        url,
+        query: None,
+        network: exec.engine().policy().network.clone(),
+        timeout: config.timeout,
+    };
+    let fetched = fetch_url(get, limit_of(config.max_bytes), cx.cancel)?;
+    let Fetched {
+        url,
+        status,
+        content_type,
+        body,
+        truncated,
+    } = fetched;
     if !status.is_success() {
         return Err(format!("{url} answered {status}").into());
     }
-    let content_type = response
-        .headers()
-        .get("content-type")
-        .and_then(|v| v.to_str().ok())
-        .unwrap_or("")
-        .to_ascii_lowercase();
     let textual = content_type.is_empty()
         || content_type.starts_with("text/")
         || content_type.contains("json")
@@ -319,7 +235,6 @@ fn fetch(exec: &Executor, agent: &str, action: &ParsedAction) -> Outcome {
     if !textual {
         return Err(format!("{url} is not text ({content_type}), so I can't read it").into());
     }
-    let (body, truncated) = read_body(&mut response, config.max_bytes)?;
     let html = content_type.contains("html")
         || (content_type.is_empty() && body.trim_start().starts_with('<'));
     let mut text = if html && action.op != Some(Op::Html) {
@@ -339,8 +254,14 @@ fn fetch(exec: &Executor, agent: &str, action: &ParsedAction) -> Outcome {
     Ok(effect)
 }
 
+/// A byte limit from the configuration, as a size this machine can hold.
+fn limit_of(max_bytes: u64) -> usize {
+    usize::try_from(max_bytes).unwrap_or(usize::MAX)
+}
+
 /// `/web query`.
-fn web(exec: &Executor, action: &ParsedAction) -> Outcome {
+fn web(cx: &Cx<'_>, action: &ParsedAction) -> Outcome {
+    let exec = cx.exec;
     let config = exec.config().web.as_ref().ok_or(
         "web search is not configured for this constellation; ask the partner to set a search endpoint",
     )?;
@@ -350,18 +271,33 @@ fn web(exec: &Executor, action: &ParsedAction) -> Outcome {
         .ok_or("/web needs something to search for")?;
     // The partner configured the endpoint, so its own host may be local (a
     // SearXNG on this machine); redirects elsewhere are checked as usual.
-    let mut network = exec.engine().policy().network.clone();
-    if let Ok(uri) = config.endpoint.parse::<ureq::http::Uri>()
-        && let Some(authority) = uri.authority()
+    let mut network: Network = exec.engine().policy().network.clone();
+    if let Ok(url) = reqwest::Url::parse(&config.endpoint)
+        && let Some(host) = url.host_str()
     {
-        network.allow_hosts.push(authority.as_str().to_string());
+        network.allow_hosts.push(match url.port() {
+            Some(port) => format!("{host}:{port}"),
+            None => host.to_string(),
+        });
     }
-    let (_, mut response) = get(exec, &network, &config.endpoint, Some(("q", query)))
-        .map_err(|e| format!("the web search endpoint did not answer: {e}"))?;
-    if !response.status().is_success() {
-        return Err(format!("the web search endpoint answered {}", response.status()).into());
+    let get = GuardedGet {
+        url: config.endpoint.clone(),
+        query: Some(("q".into(), query.to_string())),
+        network,
+        timeout: exec.config().fetch.timeout,
+    };
+    let fetched = fetch_url(get, limit_of(exec.config().fetch.max_bytes), cx.cancel).map_err(
+        |e| match e {
+            ActionError::Agent(m) => {
+                ActionError::Agent(format!("the web search endpoint did not answer: {m}"))
+            }
+            system => system,
+        },
+    )?;
+    if !fetched.status.is_success() {
+        return Err(format!("the web search endpoint answered {}", fetched.status).into());
     }
-    let (body, _) = read_body(&mut response, exec.config().fetch.max_bytes)?;
+    let body = fetched.body;
     let Ok(json) = serde_json::from_str::<Value>(&body) else {
         return Ok(
             Effect::text(format!("web results for \"{query}\":\n{}", body.trim())).continued(),
@@ -396,8 +332,8 @@ fn host_of(action: &ParsedAction) -> Option<(String, Option<u16>)> {
     } else {
         format!("https://{target}")
     };
-    let uri: ureq::http::Uri = url.parse().ok()?;
-    Some((uri.host()?.to_string(), uri.port_u16()))
+    let url = reqwest::Url::parse(&url).ok()?;
+    Some((url.host_str()?.to_string(), url.port()))
 }
 
 /// `/fetch`: a web page.
@@ -417,7 +353,7 @@ impl VerbHandler for Fetch {
     }
 
     fn run(&self, cx: &Cx<'_>, action: &ParsedAction) -> Outcome {
-        fetch(cx.exec, &cx.ctx.agent, action)
+        fetch(cx, action)
     }
 }
 
@@ -441,7 +377,7 @@ impl VerbHandler for Web {
     }
 
     fn run(&self, cx: &Cx<'_>, action: &ParsedAction) -> Outcome {
-        web(cx.exec, action)
+        web(cx, action)
     }
 }
 

@@ -1,0 +1,432 @@
+//! The runtime: one tokio task per constellation that owns every agent's
+//! state. It starts turns (several agents at once, one turn per agent at a
+//! time), runs the pulse scheduler, fires pulses for due intentions, times
+//! out requests, and routes decisions back to the agents that asked.
+//! Everything it does is published on the event stream; the console and
+//! headless runs talk to it through a [`RuntimeHandle`].
+//!
+//! It never waits on effects: turns, decisions, database reads and writes
+//! all run as tasks of their own (database work on the blocking pool), and
+//! their completion is a message to the runtime's loop. So `status()`
+//! answers at once whatever a model, a fetch or another process's write
+//! lock is doing.
+//!
+//! Across processes, the database is the source of truth. Decisions made
+//! anywhere are kept with their request; requests made anywhere wait there
+//! with the authority last told about them. The runtime syncs with it after
+//! each turn and decision and at least every [`SWEEP`], so a request decided
+//! from a shell reaches the waiting agent within a second.
+//!
+//! Pulse scheduling: each agent has an idle timer reset by new input and by
+//! the end of each turn, paused while it generates or waits on approval.
+//! The interval comes from the config, `/pulse` (stored in the database) or
+//! the partner.
+
+mod approvals;
+mod commands;
+mod handle;
+mod routing;
+mod sync;
+
+use std::collections::{BTreeMap, HashSet, VecDeque};
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio::sync::{Notify, broadcast, mpsc, oneshot, watch};
+use tokio::task::JoinSet;
+use tokio::time::Instant;
+
+pub use approvals::approval_request_message;
+pub use handle::RuntimeHandle;
+
+use super::config::{AgentRole, ConstellationConfig};
+use super::events::Event;
+use super::turn::{AgentInfo, Trigger, TurnEnv, TurnOutcome, emit_report, run_turn};
+use crate::clock::{Millis, SharedClock};
+use crate::exec::{ActionInfo, ActionStatus, DecidedRequest, Executor};
+use crate::memory::records::{agent_state, messages_from_agents, set_halted, set_pulse};
+use crate::permission::{Authority, Decision, DecisionKind, PendingRequest};
+use sync::{Swept, Synced};
+
+/// How often the runtime sweeps for due intentions and overdue requests,
+/// and looks for decisions and requests made by other processes.
+pub const SWEEP: Duration = Duration::from_secs(1);
+
+/// What an agent is doing.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum RunState {
+    /// Waiting for input or its pulse.
+    Idle,
+    /// A turn is running.
+    Generating,
+    /// Its requests wait for decisions.
+    Waiting,
+    /// Stopped until resumed.
+    Halted,
+}
+
+impl RunState {
+    /// The name, as in JSON.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RunState::Idle => "idle",
+            RunState::Generating => "generating",
+            RunState::Waiting => "waiting",
+            RunState::Halted => "halted",
+        }
+    }
+}
+
+impl std::fmt::Display for RunState {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// A snapshot of one agent, for status lines.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AgentStatus {
+    /// Name.
+    pub name: String,
+    /// State.
+    pub state: RunState,
+    /// Time to the next pulse, when idle with a pulse.
+    pub next_pulse: Option<Duration>,
+    /// Requests it waits on.
+    pub waiting: Vec<String>,
+}
+
+/// What a handle asks of the runtime.
+enum Command {
+    Message {
+        agent: String,
+        text: String,
+    },
+    Decide {
+        id: String,
+        decision: Decision,
+        reply: oneshot::Sender<Result<(), String>>,
+    },
+    SetPulse {
+        agent: String,
+        interval: Duration,
+    },
+    PulseNow {
+        agent: String,
+    },
+    Halt {
+        agent: String,
+        reason: String,
+    },
+    Resume {
+        agent: String,
+    },
+    Status {
+        reply: oneshot::Sender<Vec<AgentStatus>>,
+    },
+    Sync,
+    Shutdown,
+}
+
+impl std::fmt::Debug for Command {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Command")
+    }
+}
+
+/// A background task's completion.
+enum Done {
+    Synced(Synced),
+    Swept(Swept),
+    Decided,
+    Wrote(Option<String>),
+}
+
+struct Slot {
+    info: Arc<AgentInfo>,
+    state: RunState,
+    mailbox: VecDeque<Trigger>,
+    idle_since: Instant,
+    pulse: Duration,
+    waiting: HashSet<String>,
+    cancel: Option<watch::Sender<bool>>,
+    turns: u64,
+    /// The newest message from another agent already delivered.
+    last_told: i64,
+}
+
+/// Per agent, what cancels the effects of its decided requests still
+/// running (a fetch the partner approved): halting the agent sends it.
+type Effects = Arc<std::sync::Mutex<std::collections::HashMap<String, watch::Sender<bool>>>>;
+
+struct Runtime {
+    env: Arc<TurnEnv>,
+    slots: BTreeMap<String, Slot>,
+    effects: Effects,
+    rx: mpsc::UnboundedReceiver<Command>,
+    turns: JoinSet<(String, TurnOutcome)>,
+    work: JoinSet<Done>,
+    syncing: bool,
+    sync_again: bool,
+    sweeping: bool,
+    next_sweep: Instant,
+}
+
+/// Starts a constellation: creates its agents' initial memory blocks (those
+/// missing), then runs until shut down. `clock` is what the executor uses;
+/// pass a [`crate::clock::TokioClock`] so stored times follow tokio time.
+pub fn start(
+    config: &ConstellationConfig,
+    executor: Arc<Executor>,
+    clock: SharedClock,
+) -> (RuntimeHandle, tokio::task::JoinHandle<()>) {
+    let (events, _) = broadcast::channel(4096);
+    let (tx, rx) = mpsc::unbounded_channel();
+    let env = Arc::new(TurnEnv {
+        executor: Arc::clone(&executor),
+        events: events.clone(),
+        partner: config.partner.clone(),
+        max_passes: config.max_passes,
+        history: config.history,
+        max_tokens: config.max_tokens,
+        max_reply_bytes: config.max_reply_bytes,
+        session_start: clock.now_ms(),
+        clock,
+        requests: Arc::new(Notify::new()),
+    });
+    // Startup reads and creates what the agents start with, before the loop
+    // (the only database work not on the blocking pool).
+    for agent in &config.agents {
+        for block in &agent.blocks {
+            let exists =
+                crate::memory::blocks::get(&executor.store().read(), &block.agent, &block.label)
+                    .ok()
+                    .flatten()
+                    .is_some();
+            if !exists && let Err(e) = executor.partner_set_block(block.clone()) {
+                env.emit(Event::Error {
+                    agent: Some(agent.name.clone()),
+                    message: format!("could not create block {}: {e}", block.label),
+                });
+            }
+        }
+    }
+    let mut slots = BTreeMap::new();
+    for agent in &config.agents {
+        let Some(provider) = config.providers.get(&agent.provider) else {
+            continue;
+        };
+        let conn = executor.store().read();
+        let stored = agent_state(&conn, &agent.name).ok();
+        let pulse = stored
+            .as_ref()
+            .and_then(|s| s.pulse_secs)
+            .map_or(agent.pulse, |secs| Duration::from_secs(secs.max(0) as u64));
+        let halted = stored.as_ref().is_some_and(|s| s.halted);
+        let last_told = messages_from_agents(&conn, &agent.name, 0)
+            .ok()
+            .and_then(|m| m.last().map(|m| m.id))
+            .unwrap_or(0);
+        drop(conn);
+        slots.insert(
+            agent.name.clone(),
+            Slot {
+                info: Arc::new(AgentInfo {
+                    name: agent.name.clone(),
+                    provider: Arc::clone(provider),
+                    model: agent.model.clone(),
+                    authority: agent.role == AgentRole::Supervisor
+                        || config.policy.has_role(&agent.name),
+                }),
+                state: if halted {
+                    RunState::Halted
+                } else {
+                    RunState::Idle
+                },
+                mailbox: VecDeque::new(),
+                idle_since: Instant::now(),
+                pulse,
+                waiting: HashSet::new(),
+                cancel: None,
+                turns: 0,
+                last_told,
+            },
+        );
+    }
+    // Requests still waiting from an earlier run keep their agents waiting.
+    if let Ok(waiting) = executor.pending() {
+        for request in waiting {
+            if let Some(slot) = slots.get_mut(&request.agent) {
+                slot.waiting.insert(request.id.clone());
+                if slot.state == RunState::Idle {
+                    slot.state = RunState::Waiting;
+                }
+            }
+        }
+    }
+    let handle = RuntimeHandle {
+        tx,
+        events,
+        executor,
+    };
+    let effects: Effects = Arc::new(std::sync::Mutex::new(
+        slots
+            .keys()
+            .map(|name| (name.clone(), watch::channel(false).0))
+            .collect(),
+    ));
+    let runtime = Runtime {
+        env,
+        slots,
+        effects,
+        rx,
+        turns: JoinSet::new(),
+        work: JoinSet::new(),
+        syncing: false,
+        sync_again: false,
+        sweeping: false,
+        next_sweep: Instant::now(),
+    };
+    let task = tokio::spawn(runtime.run());
+    (handle, task)
+}
+
+impl Runtime {
+    pub(super) fn emit(&self, event: Event) {
+        self.env.emit(event);
+    }
+
+    /// When an idle agent pulses next, as wall time.
+    fn next_pulse_at(&self, slot: &Slot) -> Option<Millis> {
+        (slot.state == RunState::Idle && !slot.pulse.is_zero()).then(|| {
+            let left = (slot.idle_since + slot.pulse).saturating_duration_since(Instant::now());
+            crate::clock::after(self.env.clock.now_ms(), left)
+        })
+    }
+
+    /// Publishes an agent's state and when it pulses next.
+    pub(super) fn announce_state(&self, agent: &str) {
+        if let Some(slot) = self.slots.get(agent) {
+            self.emit(Event::AgentState {
+                agent: agent.to_string(),
+                state: slot.state,
+                next_pulse_at: self.next_pulse_at(slot),
+            });
+        }
+    }
+
+    pub(super) fn set_state(&mut self, agent: &str, state: RunState) {
+        if let Some(slot) = self.slots.get_mut(agent)
+            && slot.state != state
+        {
+            slot.state = state;
+            if state == RunState::Idle {
+                slot.idle_since = Instant::now();
+            }
+            self.announce_state(agent);
+        }
+    }
+
+    async fn run(mut self) {
+        let names: Vec<String> = self.slots.keys().cloned().collect();
+        for name in &names {
+            self.announce_state(name);
+        }
+        self.request_sync();
+        loop {
+            self.start_ready();
+            let now = Instant::now();
+            let next_pulse = self
+                .slots
+                .values()
+                .filter(|s| s.state == RunState::Idle && !s.pulse.is_zero())
+                .map(|s| s.idle_since + s.pulse)
+                .min();
+            let wake = next_pulse
+                .map_or(self.next_sweep, |p| p.min(self.next_sweep))
+                .max(now);
+            let requests = Arc::clone(&self.env.requests);
+            tokio::select! {
+                command = self.rx.recv() => match command {
+                    None | Some(Command::Shutdown) => break,
+                    Some(command) => self.command(command),
+                },
+                Some(joined) = self.turns.join_next(), if !self.turns.is_empty() => {
+                    if let Ok((agent, outcome)) = joined {
+                        self.turn_done(&agent, outcome);
+                    }
+                }
+                Some(done) = self.work.join_next(), if !self.work.is_empty() => match done {
+                    Ok(done) => self.work_done(done),
+                    Err(e) => self.emit(Event::Error {
+                        agent: None,
+                        message: format!("a background task of the runtime failed: {e}"),
+                    }),
+                },
+                _ = requests.notified() => self.request_sync(),
+                _ = tokio::time::sleep_until(wake) => self.tick(),
+            }
+        }
+        for slot in self.slots.values() {
+            if let Some(cancel) = &slot.cancel {
+                let _ = cancel.send(true);
+            }
+        }
+        for effects in self
+            .effects
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .values()
+        {
+            let _ = effects.send(true);
+        }
+        self.turns.shutdown().await;
+        self.work.shutdown().await;
+    }
+
+    fn start_ready(&mut self) {
+        let ready: Vec<String> = self
+            .slots
+            .iter()
+            .filter(|(_, s)| s.state == RunState::Idle && !s.mailbox.is_empty())
+            .map(|(n, _)| n.clone())
+            .collect();
+        for name in ready {
+            let Some(slot) = self.slots.get_mut(&name) else {
+                continue;
+            };
+            let Some(trigger) = slot.mailbox.pop_front() else {
+                continue;
+            };
+            let (cancel_tx, cancel_rx) = watch::channel(false);
+            slot.cancel = Some(cancel_tx);
+            slot.turns += 1;
+            let (info, pulse, turns) = (Arc::clone(&slot.info), slot.pulse, slot.turns);
+            let env = Arc::clone(&self.env);
+            self.set_state(&name, RunState::Generating);
+            self.turns.spawn(async move {
+                let outcome = run_turn(env, info, trigger, pulse, turns, cancel_rx).await;
+                (name, outcome)
+            });
+        }
+    }
+
+    pub(super) fn push(&mut self, agent: &str, trigger: Trigger) {
+        if let Some(slot) = self.slots.get_mut(agent) {
+            slot.mailbox.push_back(trigger);
+            slot.idle_since = Instant::now();
+        }
+    }
+
+    /// Runs database work on the blocking pool; its result comes back to
+    /// the loop as a message.
+    pub(super) fn write(
+        &mut self,
+        work: impl FnOnce(&Executor) -> Result<(), String> + Send + 'static,
+    ) {
+        let executor = Arc::clone(&self.env.executor);
+        self.work
+            .spawn_blocking(move || Done::Wrote(work(&executor).err()));
+    }
+}

@@ -1,0 +1,291 @@
+//! What the runtime does with what comes back: a turn's end, what a sync
+//! found in the database (decisions to route, requests to announce, messages,
+//! halts, pulses), the timer's tick and the sweep's findings.
+
+use super::*;
+
+impl Runtime {
+    pub(super) fn turn_done(&mut self, agent: &str, outcome: TurnOutcome) {
+        let halted_now = self
+            .slots
+            .get(agent)
+            .is_some_and(|s| s.state == RunState::Halted);
+        if let Some(slot) = self.slots.get_mut(agent) {
+            slot.cancel = None;
+            // What the turn left waiting; the sync that follows corrects it
+            // with what was decided meanwhile.
+            slot.waiting
+                .extend(outcome.requests.iter().map(|r| r.id.clone()));
+        }
+        if !halted_now {
+            let waiting = self.slots.get(agent).is_some_and(|s| !s.waiting.is_empty());
+            self.set_state(
+                agent,
+                if waiting {
+                    RunState::Waiting
+                } else {
+                    RunState::Idle
+                },
+            );
+        }
+        self.request_sync();
+    }
+
+    /// Starts a sync with the database, unless one runs (then another
+    /// follows it).
+    pub(super) fn request_sync(&mut self) {
+        if self.syncing {
+            self.sync_again = true;
+            return;
+        }
+        self.syncing = true;
+        self.sync_again = false;
+        let agents: Vec<(String, i64)> = self
+            .slots
+            .iter()
+            .map(|(name, slot)| (name.clone(), slot.last_told))
+            .collect();
+        let executor = Arc::clone(&self.env.executor);
+        self.work
+            .spawn_blocking(move || Done::Synced(sync::sync(&executor, &agents)));
+    }
+
+    pub(super) fn work_done(&mut self, done: Done) {
+        match done {
+            Done::Synced(synced) => {
+                self.syncing = false;
+                self.synced(synced);
+                if self.sync_again {
+                    self.request_sync();
+                }
+            }
+            Done::Swept(swept) => {
+                self.sweeping = false;
+                self.swept(swept);
+            }
+            Done::Decided => self.request_sync(),
+            Done::Wrote(None) => {}
+            Done::Wrote(Some(message)) => self.emit(Event::Error {
+                agent: None,
+                message,
+            }),
+        }
+    }
+
+    pub(super) fn synced(&mut self, synced: Synced) {
+        for message in synced.errors {
+            self.emit(Event::Error {
+                agent: None,
+                message,
+            });
+        }
+        for decided in synced.decided {
+            self.decided(decided);
+        }
+        for request in synced.announce {
+            self.announce(&request);
+        }
+        // What waits, as the database has it.
+        let names: Vec<String> = self.slots.keys().cloned().collect();
+        for name in names {
+            let waiting = synced.waiting.get(&name).cloned().unwrap_or_default();
+            let Some(slot) = self.slots.get_mut(&name) else {
+                continue;
+            };
+            slot.waiting = waiting;
+            let next = match slot.state {
+                RunState::Idle if !slot.waiting.is_empty() => Some(RunState::Waiting),
+                RunState::Waiting if slot.waiting.is_empty() => Some(RunState::Idle),
+                _ => None,
+            };
+            if let Some(next) = next {
+                self.set_state(&name, next);
+            }
+        }
+        for (name, messages) in synced.told {
+            let Some(slot) = self.slots.get_mut(&name) else {
+                continue;
+            };
+            for m in messages {
+                if m.id <= slot.last_told {
+                    continue;
+                }
+                slot.last_told = m.id;
+                slot.mailbox.push_back(Trigger::Message {
+                    thread: m.thread,
+                    from: m.role,
+                    text: m.content,
+                    store: false,
+                    lineage: m.lineage,
+                });
+            }
+        }
+        for (name, secs) in synced.pulses {
+            let interval = Duration::from_secs(secs.max(0) as u64);
+            if let Some(slot) = self.slots.get_mut(&name)
+                && slot.pulse != interval
+            {
+                slot.pulse = interval;
+                self.announce_state(&name);
+            }
+        }
+        for (name, reason) in synced.halted {
+            self.halt(&name, &reason);
+        }
+    }
+
+    /// Tells everyone about a request waiting on an authority: the event,
+    /// and the supervising agent it waits on (if it is one of ours).
+    pub(super) fn announce(&mut self, request: &PendingRequest) {
+        let info = ActionInfo::of_request(request);
+        if request.authority_index > 0 {
+            // It was escalated: say so, then that it waits on someone else.
+            let by = request
+                .authorities
+                .get(request.authority_index - 1)
+                .map(ToString::to_string)
+                .unwrap_or_default();
+            self.emit(Event::PermissionDecided {
+                agent: request.agent.clone(),
+                action_id: info.action_id.clone(),
+                id: request.id.clone(),
+                verb: info.verb.clone(),
+                op: info.op,
+                canonical: request.canonical.clone(),
+                decision: DecisionKind::Escalate,
+                by,
+            });
+        }
+        self.emit(Event::PermissionRequested {
+            agent: request.agent.clone(),
+            action_id: info.action_id,
+            id: request.id.clone(),
+            verb: info.verb,
+            op: info.op,
+            canonical: request.canonical.clone(),
+            waiting_on: request.waiting_on().clone(),
+            reason: request.reason.clone(),
+        });
+        if let Authority::Agent(name) = request.waiting_on()
+            && self.slots.contains_key(name)
+        {
+            let text = approval_request_message(request);
+            let name = name.clone();
+            self.push(
+                &name,
+                Trigger::Message {
+                    thread: "approvals".into(),
+                    from: "system".into(),
+                    text,
+                    store: true,
+                    lineage: Vec::new(),
+                },
+            );
+        }
+    }
+
+    /// Tells the agent that asked how its request was decided.
+    pub(super) fn decided(&mut self, d: DecidedRequest) {
+        let info = ActionInfo::of_request(&d.request);
+        self.emit(Event::PermissionDecided {
+            agent: d.request.agent.clone(),
+            action_id: info.action_id,
+            id: d.request.id.clone(),
+            verb: info.verb,
+            op: info.op,
+            canonical: d.request.canonical.clone(),
+            decision: d.decision,
+            by: d.by.clone(),
+        });
+        let mut requests = Vec::new();
+        emit_report(&self.env, &d.report, &mut requests);
+        if d.report.status == ActionStatus::Pending {
+            return;
+        }
+        let agent = d.request.agent.clone();
+        let Some(slot) = self.slots.get_mut(&agent) else {
+            return;
+        };
+        slot.waiting.remove(&d.request.id);
+        if d.decision != DecisionKind::Cancel {
+            let thread = if d.request.thread.is_empty() {
+                "main".to_string()
+            } else {
+                d.request.thread.clone()
+            };
+            slot.mailbox.push_back(Trigger::Results {
+                thread,
+                reports: vec![d.report],
+                lineage: d.request.on_behalf_of.clone(),
+            });
+        }
+        if slot.state == RunState::Waiting && slot.waiting.is_empty() {
+            self.set_state(&agent, RunState::Idle);
+        }
+    }
+
+    pub(super) fn tick(&mut self) {
+        let now = Instant::now();
+        let due: Vec<(String, Duration)> = self
+            .slots
+            .iter()
+            .filter(|(_, s)| {
+                s.state == RunState::Idle
+                    && s.mailbox.is_empty()
+                    && !s.pulse.is_zero()
+                    && s.idle_since + s.pulse <= now
+            })
+            .map(|(n, s)| (n.clone(), s.pulse))
+            .collect();
+        for (agent, interval) in due {
+            self.emit(Event::PulseFired {
+                agent: agent.clone(),
+                reason: "idle".into(),
+            });
+            self.push(
+                &agent,
+                Trigger::Pulse {
+                    interval,
+                    reason: String::new(),
+                },
+            );
+        }
+        // Intentions and timeouts have their own schedule: they fire
+        // whatever the agents are doing.
+        if now >= self.next_sweep {
+            self.next_sweep = now + SWEEP;
+            if !self.sweeping {
+                self.sweeping = true;
+                let executor = Arc::clone(&self.env.executor);
+                let wall = self.env.clock.now_ms();
+                self.work
+                    .spawn_blocking(move || Done::Swept(sync::sweep(&executor, wall)));
+            }
+            self.request_sync();
+        }
+    }
+
+    pub(super) fn swept(&mut self, swept: Swept) {
+        for message in swept.errors {
+            self.emit(Event::Error {
+                agent: None,
+                message,
+            });
+        }
+        for (agent, id, what) in swept.due {
+            if !self.slots.contains_key(&agent) {
+                continue;
+            }
+            let reason = format!("intention #{id} is due: {what}");
+            self.emit(Event::PulseFired {
+                agent: agent.clone(),
+                reason: reason.clone(),
+            });
+            let interval = self.slots.get(&agent).map_or(Duration::ZERO, |s| s.pulse);
+            self.push(&agent, Trigger::Pulse { interval, reason });
+        }
+        if swept.expired > 0 {
+            self.request_sync();
+        }
+    }
+}

@@ -1,0 +1,220 @@
+//! The built-in verbs of the dialect as data: each verb's strictness,
+//! aliases (with the op each implies), summary and argument signature.
+
+use super::action::Op;
+use super::verbs::{Signature, Strictness, Verb};
+
+/// One row of the built-in table.
+pub struct BuiltinVerb {
+    /// The verb.
+    pub verb: Verb,
+    /// Its matching strictness.
+    pub strictness: Strictness,
+    /// Aliases (lowercase, words separated by one space) with the op each implies.
+    pub aliases: &'static [(&'static str, Option<Op>)],
+    /// One line for help and for the model's instructions.
+    pub summary: &'static str,
+    /// How its arguments are read.
+    pub signature: Signature,
+}
+
+use Strictness::{Loose, Normal, Strict};
+
+/// Every built-in verb with its aliases. Two verbs share an alias only where
+/// the argument decides between them (see the dialect module docs):
+/// `remember` (recall or context) and `get` (fetch or recall read).
+pub const BUILTIN_VERBS: &[BuiltinVerb] = &[
+    BuiltinVerb {
+        verb: Verb::Recall,
+        strictness: Loose,
+        aliases: &[
+            ("remember", Some(Op::Insert)),
+            ("store", Some(Op::Insert)),
+            ("save", Some(Op::Insert)),
+            ("archive", Some(Op::Insert)),
+            ("forget", Some(Op::Delete)),
+            ("get", Some(Op::Read)),
+            ("patch", Some(Op::Patch)),
+        ],
+        signature: Signature::Recall,
+        summary: "long-term memory: read, search, store, append, delete, patch",
+    },
+    BuiltinVerb {
+        verb: Verb::Context,
+        strictness: Normal,
+        aliases: &[("note", None), ("update", None), ("remember", None)],
+        signature: Signature::Context,
+        summary: "working memory: append, replace, archive, load, swap",
+    },
+    BuiltinVerb {
+        verb: Verb::Search,
+        strictness: Loose,
+        aliases: &[
+            ("find", None),
+            ("query", None),
+            ("look", None),
+            ("lookup", None),
+        ],
+        signature: Signature::Search,
+        summary: "search memory and conversations",
+    },
+    BuiltinVerb {
+        verb: Verb::Send,
+        strictness: Normal,
+        aliases: &[],
+        signature: Signature::Send,
+        summary: "send to @domain @target",
+    },
+    BuiltinVerb {
+        verb: Verb::Reply,
+        strictness: Normal,
+        aliases: &[("respond", None)],
+        signature: Signature::Reply,
+        summary: "reply in the current thread",
+    },
+    BuiltinVerb {
+        verb: Verb::Post,
+        strictness: Normal,
+        aliases: &[("publish", None)],
+        signature: Signature::Post,
+        summary: "publish to a platform",
+    },
+    BuiltinVerb {
+        verb: Verb::Dm,
+        strictness: Normal,
+        aliases: &[("pm", None)],
+        signature: Signature::Dm,
+        summary: "direct message a user",
+    },
+    BuiltinVerb {
+        verb: Verb::Tell,
+        strictness: Normal,
+        aliases: &[],
+        signature: Signature::Tell,
+        summary: "message another agent",
+    },
+    BuiltinVerb {
+        verb: Verb::Fetch,
+        strictness: Normal,
+        aliases: &[("get", None)],
+        signature: Signature::Fetch,
+        summary: "fetch a web page",
+    },
+    BuiltinVerb {
+        verb: Verb::Web,
+        strictness: Normal,
+        aliases: &[("search web", None), ("google", None), ("look up", None)],
+        signature: Signature::Web,
+        summary: "search the web",
+    },
+    BuiltinVerb {
+        verb: Verb::Calc,
+        strictness: Normal,
+        aliases: &[("calculate", None), ("compute", None), ("math", None)],
+        signature: Signature::Calc,
+        summary: "calculate (units, percentages, variables)",
+    },
+    BuiltinVerb {
+        verb: Verb::Data,
+        strictness: Normal,
+        aliases: &[],
+        signature: Signature::Data,
+        summary: "data sources: list, read, search, monitor, pause",
+    },
+    BuiltinVerb {
+        verb: Verb::Approve,
+        strictness: Strict,
+        aliases: &[
+            ("allow", None),
+            ("permit", None),
+            ("ok", None),
+            ("yes", None),
+        ],
+        signature: Signature::Decision,
+        summary: "grant a pending request",
+    },
+    BuiltinVerb {
+        verb: Verb::Deny,
+        strictness: Strict,
+        aliases: &[("reject", None), ("block", None), ("no", None)],
+        signature: Signature::Decision,
+        summary: "refuse a pending request",
+    },
+    BuiltinVerb {
+        verb: Verb::Escalate,
+        strictness: Strict,
+        aliases: &[],
+        signature: Signature::IdAndReason,
+        summary: "hand a request to a higher authority",
+    },
+    BuiltinVerb {
+        verb: Verb::Cancel,
+        strictness: Normal,
+        aliases: &[("abort", None), ("nevermind", None), ("stop", None)],
+        signature: Signature::IdAndReason,
+        summary: "cancel the current chain or a pending request",
+    },
+    BuiltinVerb {
+        verb: Verb::Halt,
+        strictness: Strict,
+        aliases: &[],
+        signature: Signature::Text,
+        summary: "emergency stop",
+    },
+    BuiltinVerb {
+        verb: Verb::Batch,
+        strictness: Normal,
+        aliases: &[],
+        signature: Signature::Batch,
+        summary: "run several actions at once, one per line inside { }",
+    },
+    BuiltinVerb {
+        verb: Verb::Summarize,
+        strictness: Normal,
+        aliases: &[("summarise", None), ("summary", None), ("tldr", None)],
+        signature: Signature::Text,
+        summary: "summarize the previous result",
+    },
+    BuiltinVerb {
+        verb: Verb::Uncertain,
+        strictness: Normal,
+        aliases: &[("unsure", None)],
+        signature: Signature::Uncertain,
+        summary: "flag uncertainty for review",
+    },
+    BuiltinVerb {
+        verb: Verb::Remind,
+        strictness: Normal,
+        aliases: &[("remind me", None), ("reminder", None)],
+        signature: Signature::Remind,
+        summary: "set a reminder: /remind \"when\" \"what\"",
+    },
+    BuiltinVerb {
+        verb: Verb::Complete,
+        strictness: Normal,
+        aliases: &[("done", None), ("finish", None)],
+        signature: Signature::Complete,
+        summary: "complete an intention",
+    },
+    BuiltinVerb {
+        verb: Verb::Dismiss,
+        strictness: Normal,
+        aliases: &[],
+        signature: Signature::Dismiss,
+        summary: "dismiss an intention",
+    },
+    BuiltinVerb {
+        verb: Verb::Intentions,
+        strictness: Normal,
+        aliases: &[("list intentions", None), ("reminders", None)],
+        signature: Signature::Text,
+        summary: "list intentions",
+    },
+    BuiltinVerb {
+        verb: Verb::Pulse,
+        strictness: Normal,
+        aliases: &[],
+        signature: Signature::Pulse,
+        summary: "change the pulse interval",
+    },
+];

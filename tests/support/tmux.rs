@@ -1,0 +1,93 @@
+//! A real terminal for end-to-end console tests: a tmux session running a
+//! command, its screen as text, and keys typed into it.
+
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+pub struct Tmux {
+    session: String,
+}
+
+impl Tmux {
+    /// A 200×50 terminal running `command` (its session named after `name`).
+    pub fn start(name: &str, command: &str) -> Tmux {
+        let session = format!("partner-{name}-{}", std::process::id());
+        let status = Command::new("tmux")
+            .args([
+                "new-session",
+                "-d",
+                "-s",
+                &session,
+                "-x",
+                "200",
+                "-y",
+                "50",
+                command,
+            ])
+            .status()
+            .expect("tmux is needed for the console end-to-end test (it is part of CI's image)");
+        assert!(status.success());
+        Tmux { session }
+    }
+
+    /// The screen as text.
+    pub fn screen(&self) -> String {
+        let out = Command::new("tmux")
+            .args(["capture-pane", "-p", "-t", &self.session])
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
+    /// The screen with its colours (SGR escape sequences).
+    pub fn screen_with_colors(&self) -> String {
+        let out = Command::new("tmux")
+            .args(["capture-pane", "-e", "-p", "-t", &self.session])
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
+    /// Types keys (tmux names: `Enter`, `C-s`, `Tab`).
+    pub fn keys(&self, keys: &[&str]) {
+        let mut args = vec!["send-keys", "-t", self.session.as_str()];
+        args.extend_from_slice(keys);
+        assert!(Command::new("tmux").args(&args).status().unwrap().success());
+    }
+
+    /// Waits until the screen satisfies `pred`, returning it.
+    pub fn wait(&self, what: &str, within: Duration, pred: impl Fn(&str) -> bool) -> String {
+        let started = Instant::now();
+        loop {
+            let screen = self.screen();
+            if pred(&screen) {
+                return screen;
+            }
+            assert!(
+                started.elapsed() < within,
+                "timed out waiting for {what}; the screen was:\n{screen}"
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+}
+
+impl Drop for Tmux {
+    fn drop(&mut self) {
+        let _ = Command::new("tmux")
+            .args(["kill-session", "-t", &self.session])
+            .status();
+    }
+}
+
+/// The first pending row waiting on the partner: its request id.
+pub fn first_partner_request(screen: &str) -> Option<String> {
+    screen.lines().find_map(|line| {
+        let inner = line.split('│').nth(1).or_else(|| line.split('┃').nth(1))?;
+        let id = inner.split_whitespace().next()?;
+        (id.starts_with('r')
+            && id[1..].chars().all(|c| c.is_ascii_digit())
+            && inner.contains("partner ·"))
+        .then(|| id.to_string())
+    })
+}
