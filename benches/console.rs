@@ -1,6 +1,8 @@
-//! Time to lay out and render one full console frame (200×60) with 100,000
-//! turns and 100,000 trace records loaded (ratatui's TestBackend, so only
-//! the layout and rendering are measured, not the terminal's I/O).
+//! Time to lay out and render one full console frame (200×60) with the
+//! console full: 100,000 turns pushed (it keeps at most
+//! `partner::tui::model::MAX_TURNS`, dropping the oldest tenth past it) and
+//! 100,000 trace records (ratatui's TestBackend, so only the layout and
+//! rendering are measured, not the terminal's I/O).
 
 #[path = "../tests/support/console.rs"]
 mod console;
@@ -11,7 +13,7 @@ use std::time::Duration;
 use criterion::{Criterion, criterion_group, criterion_main};
 use partner::agent::provider::PromptKind;
 use partner::trace::TraceOutcome;
-use partner::tui::app::Pane;
+use partner::tui::panes::Pane;
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 
@@ -53,7 +55,7 @@ fn loaded() -> partner::tui::app::App {
 
 fn bench(c: &mut Criterion) {
     let mut app = loaded();
-    assert!(app.model.turns.len() > 100_000 && app.model.trace.len() == 100_000);
+    assert!(app.model.turns.len() >= 90_000 && app.model.trace.len() == 100_000);
     let mut terminal = Terminal::new(TestBackend::new(200, 60)).unwrap();
     let mut group = c.benchmark_group("console");
     group
@@ -62,16 +64,17 @@ fn bench(c: &mut Criterion) {
     group.bench_function("frame_200x60_100k", |b| {
         b.iter(|| {
             terminal
-                .draw(|f| partner::tui::view::render(black_box(&app), f))
+                .draw(|f| partner::tui::app::render(black_box(&app), f))
                 .unwrap();
         })
     });
-    app.agent_filter = Some("scout".into());
+    app.turns.agent = Some("scout".into());
+    app.trace.agent = Some("scout".into());
     app.focus = Pane::Trace;
     group.bench_function("frame_200x60_100k_filtered", |b| {
         b.iter(|| {
             terminal
-                .draw(|f| partner::tui::view::render(black_box(&app), f))
+                .draw(|f| partner::tui::app::render(black_box(&app), f))
                 .unwrap();
         })
     });

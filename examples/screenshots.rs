@@ -1,23 +1,28 @@
-//! Regenerates the pictures in `screenshots/` from the console's test
-//! backend: each scene is rendered by the real view code into a ratatui
-//! buffer, turned into ANSI text, then SVG (anstyle-svg), then PNG (resvg).
+//! Regenerates the pictures in `screenshots/` from a live run of the
+//! built-in demo: the console's app is fed the runtime's real events and
+//! the backend's real replies (as in a terminal), each scene is rendered by
+//! the real drawing code into a ratatui buffer, turned into ANSI text, then
+//! SVG (anstyle-svg), then PNG (resvg).
 //!
 //! ```sh
 //! cargo run --example screenshots
 //! ```
 
-#[path = "../tests/support/console.rs"]
-mod console;
-
 use std::fmt::Write as _;
 use std::path::Path;
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
-use partner::tui::app::{App, Pane, ReplayState};
+use std::time::Duration;
+
+use partner::agent::Event;
+use partner::tui::app::{App, Command};
+use partner::tui::backend::{Backend, LocalBackend, Op, Reply};
+use partner::tui::panes::Pane;
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 use ratatui::buffer::Buffer;
 use ratatui::style::{Color, Modifier};
+use tokio::sync::{broadcast, mpsc};
 
 /// An SGR parameter for a colour (foreground when `fg`).
 fn sgr(color: Color, fg: bool) -> Option<String> {
@@ -85,18 +90,34 @@ fn ansi(buffer: &Buffer) -> String {
     out
 }
 
-fn render(app: &App, width: u16, height: u16) -> String {
+fn render(app: &mut App, width: u16, height: u16) -> String {
+    app.size = (width, height);
     let mut terminal = Terminal::new(TestBackend::new(width, height)).expect("a test terminal");
     terminal
-        .draw(|f| partner::tui::view::render(app, f))
+        .draw(|f| partner::tui::app::render(app, f))
         .expect("the frame renders");
     ansi(terminal.backend().buffer())
 }
 
-fn save(name: &str, ansi_text: &str) {
+/// The theme's background and text colours, for the picture's margins.
+fn colours(app: &App) -> (anstyle::RgbColor, anstyle::RgbColor) {
+    let rgb = |c: Option<Color>, fallback: (u8, u8, u8)| match c {
+        Some(Color::Rgb(r, g, b)) => anstyle::RgbColor(r, g, b),
+        Some(Color::Black) => anstyle::RgbColor(0, 0, 0),
+        Some(Color::White) => anstyle::RgbColor(255, 255, 255),
+        _ => anstyle::RgbColor(fallback.0, fallback.1, fallback.2),
+    };
+    (
+        rgb(app.theme.style("ui.background").bg, (0x1e, 0x1e, 0x2e)),
+        rgb(app.theme.style("ui.text").fg, (0xcd, 0xd6, 0xf4)),
+    )
+}
+
+fn save(name: &str, app: &App, ansi_text: &str) {
+    let (bg, fg) = colours(app);
     let svg = anstyle_svg::Term::new()
-        .bg_color(anstyle::RgbColor(0x1e, 0x1e, 0x2e).into())
-        .fg_color(anstyle::RgbColor(0xcd, 0xd6, 0xf4).into())
+        .bg_color(bg.into())
+        .fg_color(fg.into())
         .render_svg(ansi_text);
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("screenshots");
     std::fs::create_dir_all(&dir).expect("screenshots/ can be created");
@@ -124,49 +145,231 @@ fn save(name: &str, ansi_text: &str) {
     );
 }
 
+/// Renders `app` at a size and saves the picture.
+fn shoot(name: &str, app: &mut App, width: u16, height: u16) {
+    let text = render(app, width, height);
+    save(name, app, &text);
+}
+
 fn key(app: &mut App, code: KeyCode) {
     app.on_key(KeyEvent::new(code, KeyModifiers::NONE));
 }
 
-fn main() {
-    let app = console::scene("dark");
-    save("console-turns", &render(&app, 180, 44));
+/// The built-in demo, run live in this process: the console's app fed by
+/// the runtime's real events and the backend's real replies, as in a
+/// terminal, stopping once `done` says so (or after `limit`).
+async fn live(
+    app: &mut App,
+    backend: &dyn Backend,
+    events: &mut broadcast::Receiver<Event>,
+    replies: &mut mpsc::UnboundedReceiver<Reply>,
+    limit: Duration,
+    done: impl Fn(&App) -> bool,
+) {
+    let clock = partner::clock::SystemClock;
+    let started = std::time::Instant::now();
+    let mut last = std::time::Instant::now();
+    let mut tick = tokio::time::interval(Duration::from_millis(100));
+    while started.elapsed() < limit && !done(app) {
+        let commands = tokio::select! {
+            Ok(event) = events.recv() => app.on_event(&event),
+            Some(reply) = replies.recv() => app.on_reply(reply),
+            _ = tick.tick() => {
+                let elapsed = last.elapsed().as_secs_f64();
+                last = std::time::Instant::now();
+                app.tick(clock.now_ms_public(), elapsed)
+            }
+        };
+        for command in commands {
+            if let Command::Op(op) = command {
+                backend.send(op);
+            }
+        }
+    }
+}
 
-    let mut app = console::scene("dark");
+#[tokio::main]
+async fn main() {
+    // A live run of the demo, shown as the console shows it.
+    let dir = tempfile::tempdir().expect("a scratch directory");
+    let db = dir.path().join("demo.db");
+    let config = partner::agent::demo_config().expect("the demo's config");
+    let executor =
+        partner::commands::open_constellation(&config, &db).expect("the demo's database");
+    let (handle, _task) = partner::agent::start(
+        &config,
+        executor,
+        std::sync::Arc::new(partner::clock::TokioClock::now()),
+    );
+    let (tx, mut replies) = mpsc::unbounded_channel();
+    let backend = LocalBackend::new(handle.clone(), tx);
+    let mut events = backend.events();
+    let mut app = App::new(
+        "demo",
+        "~/.local/share/partner/demo.db",
+        partner::tui::theme::Theme::builtin("dark").expect("the dark theme"),
+        partner::tui::keymap::Keymap::default_keymap(),
+    );
+    app.size = (180, 44);
+    for op in [Op::Status, Op::LoadPending, Op::LoadTrace { after: 0 }] {
+        backend.send(op);
+    }
+    handle.send_message(
+        partner::agent::DEMO_OPENING.0,
+        partner::agent::DEMO_OPENING.1,
+    );
+    let waits_on_partner = |app: &App, n: usize| {
+        app.model
+            .pending
+            .iter()
+            .filter(|r| r.waiting_on().is_partner())
+            .count()
+            >= n
+    };
+    let limit = Duration::from_secs(60);
+    live(&mut app, &backend, &mut events, &mut replies, limit, |a| {
+        waits_on_partner(a, 1) && a.model.turns.len() >= 6
+    })
+    .await;
+    shoot("console-turns", &mut app, 180, 44);
+
+    // A memory write waiting on the partner, with the diff it would make.
+    live(&mut app, &backend, &mut events, &mut replies, limit, |a| {
+        a.model
+            .pending
+            .iter()
+            .any(|r| a.model.previews.contains_key(&r.id))
+    })
+    .await;
+    if let Some(r) = app
+        .model
+        .pending
+        .iter()
+        .find(|r| app.model.previews.contains_key(&r.id))
+    {
+        let id = r.id.clone();
+        app.queue.select(&id);
+    }
     app.focus = Pane::Pending;
-    app.pending_sel = 1;
     app.zoom = true;
-    save("pending-diff", &render(&app, 110, 20));
+    shoot("pending-diff", &mut app, 110, 20);
+    app.zoom = false;
 
-    let mut app = console::scene("dark");
+    // Approve what waits on the partner until the demo ends.
+    let over = |a: &App| {
+        !a.model.agents.is_empty()
+            && a.model
+                .agents
+                .iter()
+                .all(|x| x.state == partner::agent::RunState::Halted)
+    };
+    let started = std::time::Instant::now();
+    while !over(&app) && started.elapsed() < Duration::from_secs(90) {
+        if app.held.is_none() && app.queue.selected_request(&app.model).is_some() {
+            app.focus = Pane::Pending;
+            for command in app.on_key(KeyEvent::new(KeyCode::Char('a'), KeyModifiers::NONE)) {
+                if let Command::Op(op) = command {
+                    backend.send(op);
+                }
+            }
+        }
+        live(
+            &mut app,
+            &backend,
+            &mut events,
+            &mut replies,
+            Duration::from_millis(500),
+            over,
+        )
+        .await;
+    }
+    live(
+        &mut app,
+        &backend,
+        &mut events,
+        &mut replies,
+        Duration::from_secs(3),
+        |_| false,
+    )
+    .await;
+
+    app.focus = Pane::Trace;
+    app.zoom = true;
+    // A record the partner decided: its decision path in words.
+    if let Some(r) = app
+        .model
+        .trace
+        .iter()
+        .rev()
+        .find(|r| r.decision.decided_by.as_deref() == Some("partner"))
+    {
+        app.trace.selected = Some(r.id.clone());
+    }
+    shoot("trace", &mut app, 110, 16);
+    app.zoom = false;
+
     app.focus = Pane::Memory;
+    app.memory.agent = Some("sage".into());
+    backend.send(Op::LoadMemory {
+        agent: "sage".into(),
+    });
+    live(
+        &mut app,
+        &backend,
+        &mut events,
+        &mut replies,
+        Duration::from_secs(2),
+        |_| false,
+    )
+    .await;
     key(&mut app, KeyCode::Char('i'));
     key(&mut app, KeyCode::End);
     for c in " Likes tea.".chars() {
         key(&mut app, KeyCode::Char(c));
     }
-    save("memory-editing", &render(&app, 110, 26));
+    shoot("memory-editing", &mut app, 110, 26);
+    key(&mut app, KeyCode::Esc);
 
-    let mut app = console::scene("dark");
-    app.focus = Pane::Trace;
-    app.zoom = true;
-    save("trace", &render(&app, 110, 14));
-
-    let mut app = console::scene("dark");
-    let records = app.model.trace.clone();
-    app.replay = Some(ReplayState {
-        path: "demo.trace.jsonl".into(),
-        records,
-        step: 2,
-        playing: true,
-        speed: 2.0,
-        divergence: None,
-        verified: true,
-    });
+    // The run's own trace, replayed.
+    backend.send(Op::OpenReplay(partner::trace::TraceInput::Database(
+        db.clone(),
+    )));
+    live(
+        &mut app,
+        &backend,
+        &mut events,
+        &mut replies,
+        Duration::from_secs(10),
+        |a| a.replay.as_ref().is_some_and(|r| r.state.verified),
+    )
+    .await;
+    if let Some(r) = &mut app.replay {
+        r.state.step = (r.state.records.len() / 2).max(1);
+    }
+    let asked = app.tick(partner::clock::SystemClock.now_ms_public(), 0.0);
+    for command in asked {
+        if let Command::Op(op) = command {
+            backend.send(op);
+        }
+    }
+    live(
+        &mut app,
+        &backend,
+        &mut events,
+        &mut replies,
+        Duration::from_secs(3),
+        |_| false,
+    )
+    .await;
     app.focus = Pane::Replay;
-    app.zoom = true;
-    save("replay", &render(&app, 110, 12));
+    app.notice = None;
+    shoot("replay", &mut app, 180, 44);
+    app.close_replay();
 
-    let app = console::scene("light");
-    save("console-light", &render(&app, 180, 44));
+    app.theme = partner::tui::theme::Theme::builtin("light").expect("the light theme");
+    app.focus = Pane::Turns;
+    app.memory.drafts.clear();
+    app.notice = None;
+    shoot("console-light", &mut app, 180, 44);
+    handle.shutdown();
 }

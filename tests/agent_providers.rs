@@ -36,6 +36,7 @@ fn request() -> ChatRequest {
         agent: "ada".into(),
         model: "test-model".into(),
         kind: PromptKind::Response,
+        from: Some("partner".into()),
         system: "You are Ada.".into(),
         messages: vec![
             ChatMessage::user("hi"),

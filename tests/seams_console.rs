@@ -6,56 +6,11 @@ mod support;
 
 use std::io::Read;
 use std::net::TcpListener;
-use std::path::Path;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
-use support::tmux::{Tmux, first_partner_request};
-
-/// Writes a constellation of one scripted agent, `ada`, to `dir`.
-fn constellation(dir: &Path, console: &str, policy: &str, pulses: &str) {
-    std::fs::write(
-        dir.join("partner.toml"),
-        format!(
-            "name = \"seams\"\npolicy = \"policy.toml\"\n{console}\n[providers.scripted]\nkind = \"scripted\"\nscript = \"script.toml\"\n\n[[agents]]\nname = \"ada\"\nmodel = \"scripted:x\"\npulse = \"1s\"\n"
-        ),
-    )
-    .unwrap();
-    std::fs::write(dir.join("policy.toml"), policy).unwrap();
-    std::fs::write(
-        dir.join("script.toml"),
-        format!("[agents.ada]\npulses = [{pulses}]\n"),
-    )
-    .unwrap();
-}
-
-/// `partner run` on the constellation in `dir`, in a terminal, writing its
-/// exit code to `exit` when it ends.
-fn console(name: &str, dir: &Path, extra: &str) -> Tmux {
-    let command = format!(
-        "cd {} && TERM=xterm-256color COLORTERM= {} run --config partner.toml --db c.db --no-bell {extra}; echo $? > exit",
-        dir.display(),
-        env!("CARGO_BIN_EXE_partner"),
-    );
-    let tmux = Tmux::start(name, &command);
-    tmux.wait("the console", Duration::from_secs(20), |s| {
-        s.contains("Turns") && s.contains("Pending")
-    });
-    tmux
-}
-
-fn wait_exit(dir: &Path, tmux: &Tmux) -> Option<String> {
-    let started = Instant::now();
-    while started.elapsed() < Duration::from_secs(5) {
-        if let Ok(code) = std::fs::read_to_string(dir.join("exit")) {
-            return Some(code.trim().to_string());
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    let _ = tmux;
-    None
-}
+use support::tmux::{console, constellation, first_partner_request, wait_exit};
 
 /// The colour sequences of the screen's first line (the title bar).
 fn title_colors(screen: &str) -> Vec<String> {
@@ -78,10 +33,14 @@ fn the_constellation_file_chooses_the_theme_and_the_keymap() {
     );
     let tmux = console("config-file", with_file.path(), "");
     let from_file = title_colors(&tmux.screen_with_colors());
-    // Emacs's way out.
+    // Emacs's other-window: the focus moves from Turns to Pending.
+    tmux.keys(&["C-x", "o"]);
+    tmux.wait("C-x o to move the focus", Duration::from_secs(5), |s| {
+        s.contains("┏ Pending")
+    });
     tmux.keys(&["C-x", "C-c"]);
     assert_eq!(
-        wait_exit(with_file.path(), &tmux).as_deref(),
+        wait_exit(with_file.path(), Duration::from_secs(5)).as_deref(),
         Some("0"),
         "C-x C-c quits with the emacs keymap; the screen was:\n{}",
         tmux.screen()
@@ -98,15 +57,18 @@ fn the_constellation_file_chooses_the_theme_and_the_keymap() {
             &format!("--theme {theme}"),
         );
         colors.push(title_colors(&tmux.screen_with_colors()));
-        // Without the emacs keymap, C-x C-c does nothing.
-        tmux.keys(&["C-x", "C-c"]);
+        // Without the emacs keymap, C-x o does nothing.
+        tmux.keys(&["C-x", "o"]);
         std::thread::sleep(Duration::from_millis(500));
         assert!(
-            !dir.path().join("exit").exists(),
-            "the default keymap does not quit on C-x C-c"
+            tmux.screen().contains("┏ Turns"),
+            "the default keymap has no C-x o"
         );
         tmux.keys(&["q"]);
-        assert_eq!(wait_exit(dir.path(), &tmux).as_deref(), Some("0"));
+        assert_eq!(
+            wait_exit(dir.path(), Duration::from_secs(5)).as_deref(),
+            Some("0")
+        );
     }
     assert!(!from_file.is_empty(), "the title bar is coloured");
     assert_eq!(from_file, colors[0], "the file's theme is light");
@@ -179,5 +141,8 @@ fn the_console_redraws_at_once_while_an_approved_fetch_hangs() {
         "the console redraws within 100 ms (median {median:?}, all {delays:?})"
     );
     tmux.keys(&["q"]);
-    assert_eq!(wait_exit(dir.path(), &tmux).as_deref(), Some("0"));
+    assert_eq!(
+        wait_exit(dir.path(), Duration::from_secs(5)).as_deref(),
+        Some("0")
+    );
 }

@@ -1,30 +1,40 @@
 //! Snapshot tests of the console (ratatui's TestBackend, insta): each pane
-//! and overlay in a known state, narrow and wide, and each theme's styles.
+//! and overlay in a known state, narrow and wide, each theme at 80×24,
+//! 120×40 and 200×60.
 
 mod support;
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
-use partner::tui::app::{App, Pane};
+use partner::tui::app::{App, Command};
+use partner::tui::backend::Op;
+use partner::tui::panes::{Pane, ReplayPane};
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 use support::console::scene;
 
-fn draw(app: &App, width: u16, height: u16) -> Terminal<TestBackend> {
+fn draw(app: &mut App, width: u16, height: u16) -> Terminal<TestBackend> {
+    app.size = (width, height);
     let mut terminal = Terminal::new(TestBackend::new(width, height)).unwrap();
     terminal
-        .draw(|f| partner::tui::view::render(app, f))
+        .draw(|f| partner::tui::app::render(app, f))
         .unwrap();
     terminal
 }
 
-fn key(app: &mut App, code: KeyCode) {
-    app.on_key(KeyEvent::new(code, KeyModifiers::NONE));
+fn key(app: &mut App, code: KeyCode) -> Vec<Command> {
+    app.on_key(KeyEvent::new(code, KeyModifiers::NONE))
+}
+
+fn typed(app: &mut App, text: &str) {
+    for c in text.chars() {
+        key(app, KeyCode::Char(c));
+    }
 }
 
 #[test]
 fn wide_shows_every_pane() {
-    let app = scene("dark");
-    insta::assert_snapshot!("wide_all_panes", draw(&app, 180, 48).backend());
+    let mut app = scene("dark");
+    insta::assert_snapshot!("wide_all_panes", draw(&mut app, 180, 48).backend());
 }
 
 #[test]
@@ -37,7 +47,7 @@ fn narrow_switches_panes_with_tabs() {
         (Pane::Trace, "narrow_trace"),
     ] {
         app.focus = pane;
-        insta::assert_snapshot!(name, draw(&app, 90, 30).backend());
+        insta::assert_snapshot!(name, draw(&mut app, 90, 30).backend());
     }
 }
 
@@ -46,75 +56,97 @@ fn zoom_fills_the_screen() {
     let mut app = scene("dark");
     app.focus = Pane::Pending;
     key(&mut app, KeyCode::Char('z'));
-    insta::assert_snapshot!("zoomed_pending", draw(&app, 120, 24).backend());
+    insta::assert_snapshot!("zoomed_pending", draw(&mut app, 120, 24).backend());
 }
 
 #[test]
 fn overlays() {
     let mut app = scene("dark");
     key(&mut app, KeyCode::Char('?'));
-    insta::assert_snapshot!("help_overlay", draw(&app, 120, 44).backend());
+    insta::assert_snapshot!("help_overlay", draw(&mut app, 120, 44).backend());
     key(&mut app, KeyCode::Esc);
+    app.size = (180, 48);
     key(&mut app, KeyCode::Char('D'));
-    for c in "not on launch day".chars() {
-        key(&mut app, KeyCode::Char(c));
-    }
-    insta::assert_snapshot!("deny_reason_input", draw(&app, 120, 30).backend());
+    typed(&mut app, "not on launch day");
+    insta::assert_snapshot!("deny_reason_input", draw(&mut app, 120, 30).backend());
     key(&mut app, KeyCode::Esc);
     app.focus = Pane::Memory;
     key(&mut app, KeyCode::Char('i'));
-    insta::assert_snapshot!("block_editor", draw(&app, 100, 24).backend());
+    insta::assert_snapshot!("block_editor", draw(&mut app, 100, 24).backend());
+}
+
+#[test]
+fn help_fits_a_small_terminal_and_scrolls() {
+    let mut app = scene("dark");
+    key(&mut app, KeyCode::Char('?'));
+    let top = format!("{}", draw(&mut app, 80, 24).backend());
+    insta::assert_snapshot!("help_80x24", top);
+    for _ in 0..200 {
+        key(&mut app, KeyCode::Down);
+    }
+    let bottom = format!("{}", draw(&mut app, 80, 24).backend());
+    assert!(
+        bottom.contains("REPLAY"),
+        "the icon legend is reached by scrolling:\n{bottom}"
+    );
+    assert!(top.contains("Keys") && !top.contains("REPLAY"));
+    insta::assert_snapshot!("help_80x24_end", bottom);
+    // Scrolling stops at the end: one step up moves at once.
+    key(&mut app, KeyCode::Up);
+    let up = format!("{}", draw(&mut app, 80, 24).backend());
+    assert_ne!(up, bottom, "one step up after the end moves the help");
+    // No line is cut: every meaning wraps inside the popup.
+    for line in top.lines().chain(bottom.lines()) {
+        assert!(!line.contains("…"), "a help line was cut: {line}");
+    }
+}
+
+fn replay_of(app: &App, step: usize) -> ReplayPane {
+    let mut replay = ReplayPane::new("demo.trace.jsonl".into(), app.model.trace.clone());
+    replay.state.step = step;
+    replay.state.verified = true;
+    replay
 }
 
 #[test]
 fn replay_pane() {
     let mut app = scene("dark");
-    let records = app.model.trace.clone();
-    app.replay = Some(partner::tui::app::ReplayState {
-        path: "demo.trace.jsonl".into(),
-        records,
-        step: 2,
-        playing: false,
-        speed: 2.0,
-        divergence: Some(partner::exec::replay::Divergence {
-            step: 3,
-            id: "t3".into(),
-            canonical: "/fetch …".into(),
-            what: "result was \"a\", now \"b\"".into(),
-        }),
-        verified: true,
+    let mut replay = replay_of(&app, 2);
+    replay.state.divergence = Some(partner::exec::replay::Divergence {
+        step: 3,
+        id: "t3".into(),
+        canonical: "/fetch …".into(),
+        what: "result was \"a\", now \"b\"".into(),
     });
+    app.replay = Some(replay);
     app.focus = Pane::Replay;
-    insta::assert_snapshot!("replay", draw(&app, 100, 16).backend());
+    insta::assert_snapshot!("replay", draw(&mut app, 100, 16).backend());
 }
 
 #[test]
-fn replay_shows_the_queue_and_memory_as_at_the_step() {
+fn replay_shows_the_queue_memory_and_turns_as_at_the_step() {
     let mut app = scene("dark");
-    let mut records = app.model.trace.clone();
+    let mut replay = replay_of(&app, 2);
+    let records = &mut replay.state.records;
+    let first = records[0].time;
     records[3].decision.request = Some("r7".into());
-    records[3].decision.requested_at = Some(records[0].time);
+    records[3].decision.requested_at = Some(first);
     records[3].decision.decided_at = Some(records[3].time);
     records[3].decision.decision = Some("deny".into());
     records[3].decision.decided_by = Some("agent:anchor".into());
-    app.replay = Some(partner::tui::app::ReplayState {
-        path: "demo.trace.jsonl".into(),
-        records,
-        step: 2,
-        playing: false,
-        speed: 2.0,
-        divergence: None,
-        verified: true,
-    });
-    app.replay_memory = Some((2, app.model.blocks[..1].to_vec()));
+    replay.memory = Some((2, app.model.blocks[..1].to_vec()));
     assert_eq!(
-        app.replay_queue().len(),
+        replay.queue().len(),
         1,
         "r7 was made before step 2 and decided after it"
     );
-    insta::assert_snapshot!("replay_wide", draw(&app, 160, 30).backend());
-    app.replay.as_mut().unwrap().step = 4;
-    assert!(app.replay_queue().is_empty(), "decided by step 4");
+    app.replay = Some(replay);
+    insta::assert_snapshot!("replay_wide", draw(&mut app, 160, 30).backend());
+    app.replay.as_mut().unwrap().state.step = 4;
+    assert!(
+        app.replay.as_ref().unwrap().queue().is_empty(),
+        "decided by step 4"
+    );
 }
 
 const WIDE_ACTION: &str =
@@ -137,7 +169,7 @@ fn wide_characters_keep_their_columns() {
         support::console::NOW,
     );
     app.zoom = true;
-    let terminal = draw(&app, 60, 16);
+    let terminal = draw(&mut app, 60, 16);
     insta::assert_snapshot!("wide_characters", terminal.backend());
     // Every row fits the screen: a wide character takes two cells, the
     // second a hidden placeholder, and the right border stays in place.
@@ -160,33 +192,25 @@ fn wide_characters_keep_their_columns() {
 fn command_line_and_quit_confirmation() {
     let mut app = scene("dark");
     key(&mut app, KeyCode::Char(':'));
-    for c in "pulse anchor 30m".chars() {
-        key(&mut app, KeyCode::Char(c));
-    }
-    insta::assert_snapshot!("command_line", draw(&app, 100, 12).backend());
-    let intents = app.on_key(KeyEvent::new(KeyCode::Enter, KeyModifiers::NONE));
-    assert_eq!(
-        intents,
-        vec![partner::tui::app::Intent::Control {
-            agents: vec!["anchor".into()],
-            control: partner::tui::command::AgentControl::SetPulse(std::time::Duration::from_secs(
-                30 * 60
-            )),
-        }]
+    typed(&mut app, "pulse anchor 30m");
+    insta::assert_snapshot!("command_line", draw(&mut app, 100, 12).backend());
+    let commands = key(&mut app, KeyCode::Enter);
+    assert!(
+        matches!(
+            commands.as_slice(),
+            [Command::Op(Op::Control { agents, control: partner::tui::command::AgentControl::SetPulse(every) })]
+                if agents == &["anchor".to_string()] && every.as_secs() == 30 * 60
+        ),
+        "{commands:?}"
     );
     // A command for an agent that is not there is refused on the status line.
     key(&mut app, KeyCode::Char(':'));
-    for c in "halt nobody".chars() {
-        key(&mut app, KeyCode::Char(c));
-    }
-    assert_eq!(
-        app.on_key(KeyEvent::new(KeyCode::Enter, KeyModifiers::NONE)),
-        Vec::new()
-    );
+    typed(&mut app, "halt nobody");
+    assert!(key(&mut app, KeyCode::Enter).is_empty());
     assert!(
         app.notice
-            .as_deref()
-            .is_some_and(|n| n.starts_with("no agent named 'nobody'")),
+            .as_ref()
+            .is_some_and(|n| n.text.starts_with("no agent named 'nobody'")),
         "{:?}",
         app.notice
     );
@@ -194,21 +218,32 @@ fn command_line_and_quit_confirmation() {
     key(&mut app, KeyCode::Char('i'));
     key(&mut app, KeyCode::Char('x'));
     key(&mut app, KeyCode::Esc);
-    assert!(app.draft.is_some(), "Esc keeps the edit as a draft");
-    key(&mut app, KeyCode::Char('q'));
-    insta::assert_snapshot!("confirm_quit", draw(&app, 100, 12).backend());
-    assert_eq!(
-        app.on_key(KeyEvent::new(KeyCode::Char('y'), KeyModifiers::NONE)),
-        vec![partner::tui::app::Intent::Quit]
+    assert!(
+        app.memory.draft("sage", "human").is_some(),
+        "Esc keeps the edit as a draft"
     );
+    key(&mut app, KeyCode::Char('q'));
+    insta::assert_snapshot!("confirm_quit", draw(&mut app, 100, 12).backend());
+    assert!(matches!(
+        key(&mut app, KeyCode::Char('y')).as_slice(),
+        [Command::Quit]
+    ));
 }
 
 #[test]
-fn each_theme_styles_the_console() {
+fn each_theme_at_three_sizes() {
     for theme in ["dark", "light", "high-contrast"] {
-        let app = scene(theme);
-        let terminal = draw(&app, 120, 30);
-        insta::assert_debug_snapshot!(format!("theme_{theme}"), terminal.backend().buffer());
+        for (w, h) in [(80, 24), (120, 40), (200, 60)] {
+            let mut app = scene(theme);
+            let terminal = draw(&mut app, w, h);
+            insta::assert_snapshot!(format!("theme_{theme}_{w}x{h}"), terminal.backend());
+            if w == 120 {
+                insta::assert_debug_snapshot!(
+                    format!("theme_{theme}_styles"),
+                    terminal.backend().buffer()
+                );
+            }
+        }
     }
 }
 
@@ -236,7 +271,7 @@ fn aliases_are_highlighted_apart_from_canonical_verbs() {
         support::console::NOW,
     );
     app.zoom = true;
-    let terminal = draw(&app, 60, 10);
+    let terminal = draw(&mut app, 60, 10);
     let buffer = terminal.backend().buffer();
     let theme = partner::tui::theme::Theme::builtin("dark").unwrap();
     // Row 2 holds "/remember", row 3 "/recall" (after the border and the header).

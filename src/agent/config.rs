@@ -432,6 +432,23 @@ impl ConstellationConfig {
         }
     }
 
+    /// What is odd about the policy for this constellation, in words: the
+    /// authorities it names that are not among the agents (requests that
+    /// would wait on them wait for the partner instead).
+    pub fn policy_warnings(&self) -> Vec<String> {
+        self.policy
+            .named_agents()
+            .into_iter()
+            .filter(|name| self.agent(name).is_none())
+            .map(|name| {
+                format!(
+                    "the policy names agent:{name} as an authority, but {} has no agent {name}: requests it would decide wait for you",
+                    self.name
+                )
+            })
+            .collect()
+    }
+
     /// An agent by name.
     pub fn agent(&self, name: &str) -> Option<&AgentConfig> {
         self.agents.iter().find(|a| a.name == name)

@@ -153,6 +153,26 @@ pub enum Event {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         next_pulse_at: Option<crate::clock::Millis>,
     },
+    /// A message reached an agent: from the partner, or from another
+    /// agent (`agent:scout`).
+    MessageReceived {
+        /// The agent it is for.
+        agent: String,
+        /// Who sent it (`partner`, `agent:scout`).
+        from: String,
+        /// The text.
+        text: String,
+    },
+    /// Part of a reply looked like an action but could not be read; the
+    /// model is told why.
+    ParseFailed {
+        /// The agent.
+        agent: String,
+        /// Where it is in the reply.
+        span: Span,
+        /// What the model is told.
+        message: String,
+    },
     /// Something went wrong.
     Error {
         /// The agent, if it concerns one.
@@ -177,6 +197,8 @@ impl Event {
             Event::PulseFired { .. } => "pulse_fired",
             Event::AgentHalted { .. } => "agent_halted",
             Event::AgentState { .. } => "agent_state",
+            Event::MessageReceived { .. } => "message_received",
+            Event::ParseFailed { .. } => "parse_failed",
             Event::Error { .. } => "error",
         }
     }

@@ -319,6 +319,11 @@ pub async fn run_turn(
             )
         }
     };
+    // Who sent what this turn answers, as a provider is told it.
+    let sender = match from.as_str() {
+        "user" => "partner".to_string(),
+        other => other.to_string(),
+    };
     // Read what the prompt needs, then store the incoming message (on the
     // blocking pool: the database is no work for an async worker).
     let gathered = {
@@ -410,6 +415,7 @@ pub async fn run_turn(
             agent: name.clone(),
             model: agent.model.clone(),
             kind: pass_kind,
+            from: (pass_kind == PromptKind::Response).then(|| sender.clone()),
             system: if continuation {
                 format!("{system}\n\n{CONTINUATION_NOTE}")
             } else {
@@ -489,8 +495,9 @@ pub async fn run_turn(
             }
         }
         for error in &parsed.errors {
-            env.emit(Event::Error {
-                agent: Some(name.clone()),
+            env.emit(Event::ParseFailed {
+                agent: name.clone(),
+                span: error.span,
                 message: error.message(),
             });
         }

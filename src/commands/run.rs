@@ -203,8 +203,18 @@ pub fn run_run(options: &RunOptions, out: &mut dyn Write, err: &mut dyn Write) -
             let executor = open_constellation(&config, &db)?;
             let (handle, task) =
                 crate::agent::start(&config, executor, Arc::new(TokioClock::now()));
-            let app =
+            let mut app =
                 crate::tui::app::App::new(&config.name, &db.display().to_string(), theme, keymap);
+            let now = crate::clock::SystemClock.now_ms_public();
+            for warning in config.policy_warnings() {
+                app.model.notify(
+                    now,
+                    None,
+                    crate::tui::model::NoticeKind::Error,
+                    warning.clone(),
+                );
+                app.warn(warning);
+            }
             if demo {
                 handle.send_message(DEMO_OPENING.0, DEMO_OPENING.1);
             }
@@ -213,6 +223,7 @@ pub fn run_run(options: &RunOptions, out: &mut dyn Write, err: &mut dyn Write) -
                 keymap: keymap_name,
                 bell: !options.no_bell && config.console.bell,
                 replay: None,
+                history: data_dir().ok().map(|d| d.join("console_history")),
             };
             let result = crate::tui::driver::run(handle.clone(), app, settings).await;
             handle.shutdown();
@@ -220,6 +231,9 @@ pub fn run_run(options: &RunOptions, out: &mut dyn Write, err: &mut dyn Write) -
             result.map_err(|e| Error::Runtime(format!("the console failed: {e}")))?;
             Ok(0)
         });
+    }
+    for warning in config.policy_warnings() {
+        writeln!(err, "partner: warning: {warning}").map_err(Error::Write)?;
     }
     if !options.headless {
         writeln!(
@@ -281,13 +295,21 @@ pub fn run_run(options: &RunOptions, out: &mut dyn Write, err: &mut dyn Write) -
                             }
                             _ => {}
                         }
-                        if options.headless {
-                            let line = serde_json::to_string(&event).map_err(|e| Error::Write(e.into()))?;
-                            writeln!(out, "{line}").map_err(Error::Write)?;
-                        } else if let Some(line) = describe(&event) {
-                            writeln!(out, "{line}").map_err(Error::Write)?;
+                        let line = if options.headless {
+                            Some(serde_json::to_string(&event).map_err(|e| Error::Write(e.into()))?)
+                        } else {
+                            describe(&event)
+                        };
+                        let written = match line {
+                            Some(line) => writeln!(out, "{line}").and_then(|()| out.flush()),
+                            None => Ok(()),
+                        };
+                        match written {
+                            Ok(()) => {}
+                            // The reader left (`| head`): stop quietly.
+                            Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => break,
+                            Err(e) => return Err(Error::Write(e)),
                         }
-                        out.flush().map_err(Error::Write)?;
                         if let (Some(decision), Event::PermissionRequested { id, waiting_on, .. }) = (&decision, &event)
                             && waiting_on.is_partner()
                         {
@@ -356,6 +378,7 @@ pub fn run_replay_console(
             keymap: None,
             bell: false,
             replay: Some(trace.clone()),
+            history: data_dir().ok().map(|d| d.join("console_history")),
         };
         let result = crate::tui::driver::run(handle.clone(), app, settings).await;
         handle.shutdown();

@@ -23,6 +23,29 @@ impl Executor {
     /// Creates or rewrites a block as the partner: the same versioning as
     /// an agent's write, recorded in the trace.
     pub fn partner_set_block(&self, spec: BlockSpec) -> Result<ActionReport, ExecError> {
+        self.partner_store(spec, None)
+    }
+
+    /// Rewrites an existing block as the partner, if it is still at
+    /// `base_version` (the version the partner's edit started from);
+    /// otherwise nothing is written and the error is a
+    /// [`MemoryError::Conflict`], so the edit can be merged instead of
+    /// silently overwriting someone else's change.
+    pub fn partner_write_block(
+        &self,
+        spec: BlockSpec,
+        base_version: i64,
+    ) -> Result<ActionReport, ExecError> {
+        self.partner_store(spec, Some(base_version))
+    }
+
+    /// Writes a block as the partner; with a base version, only if the
+    /// block still exists at that version.
+    fn partner_store(
+        &self,
+        spec: BlockSpec,
+        base_version: Option<i64>,
+    ) -> Result<ActionReport, ExecError> {
         let ctx = TurnContext::new(&spec.agent, "", "partner");
         let canonical = format!(
             ":memory set {} {} {}",
@@ -39,6 +62,23 @@ impl Executor {
             },
             |tx, now| {
                 let existing = blocks::get(tx, &spec.agent, &spec.label)?;
+                if let Some(base) = base_version {
+                    match &existing {
+                        None => {
+                            return Err(MemoryError::Conflict(format!(
+                                "block {} no longer exists",
+                                spec.label
+                            )));
+                        }
+                        Some(current) if current.version != base => {
+                            return Err(MemoryError::Conflict(format!(
+                                "{} is at v{} now, not v{base}",
+                                spec.label, current.version
+                            )));
+                        }
+                        Some(_) => {}
+                    }
+                }
                 let (block, change) = match existing {
                     Some(_) => {
                         blocks::write(tx, &spec.agent, &spec.label, &spec.value, "partner", now)?
@@ -134,6 +174,7 @@ impl Executor {
             .transaction(|tx| -> Result<(Effect, TraceRecord), TxError> {
                 let effect = apply(tx, now).map_err(|e| match e {
                     MemoryError::Sqlite(e) => TxError::Db(MemoryError::Sqlite(e)),
+                    MemoryError::Conflict(m) => TxError::Db(MemoryError::Conflict(m)),
                     other => TxError::Action(ActionError::Agent(other.to_string())),
                 })?;
                 let mut record = self.build_record(

@@ -123,6 +123,49 @@ pub fn memory_at(
     )?)
 }
 
+/// [`memory_at`], and the change the step itself made to a block, as a
+/// diff (when it changed one).
+pub fn memory_and_change_at(
+    records: &[TraceRecord],
+    step: usize,
+    agent: &str,
+    verbs: Option<&VerbTable>,
+) -> Result<(Vec<crate::memory::Block>, Option<String>), crate::exec::ExecError> {
+    let (executor, clock) = scratch(records, verbs)?;
+    let value_of = |agent: &str, label: &str| -> Option<(String, i64)> {
+        crate::memory::blocks::get(&executor.store().conn(), agent, label)
+            .ok()
+            .flatten()
+            .map(|b| (b.value, b.version))
+    };
+    let mut diff = None;
+    for (i, record) in records.iter().take(step).enumerate() {
+        let last = i + 1 == step;
+        let before = match (&record.memory, last) {
+            (Some(m), true) => value_of(&m.agent, &m.label),
+            _ => None,
+        };
+        if redoes(record) {
+            clock.set(record.time);
+            executor.redo(record)?;
+        }
+        if let (Some(m), true) = (&record.memory, last) {
+            let after = value_of(&m.agent, &m.label);
+            let (old, old_version) = before.unwrap_or_default();
+            let (new, new_version) = after.unwrap_or_default();
+            diff = Some(crate::memory::blocks::diff(
+                &m.label,
+                &old,
+                &new,
+                old_version,
+                new_version,
+            ));
+        }
+    }
+    let blocks = crate::memory::blocks::list(&executor.store().conn(), Some(agent))?;
+    Ok((blocks, diff))
+}
+
 /// Verifies the records of a trace, in order, with the built-in verbs.
 pub fn verify_records(
     records: &[TraceRecord],

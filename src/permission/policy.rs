@@ -292,6 +292,29 @@ impl Default for Policy {
 }
 
 impl Policy {
+    /// Every agent the policy names as an authority (`agent:NAME` in
+    /// `default_authority` or a rule's `authority`), sorted.
+    pub fn named_agents(&self) -> Vec<String> {
+        let mut names: Vec<String> = self
+            .default_authority
+            .iter()
+            .cloned()
+            .chain(self.rules.iter().flat_map(|r| {
+                r.authority
+                    .as_ref()
+                    .and_then(|a| parse_authorities(a).ok())
+                    .unwrap_or_default()
+            }))
+            .filter_map(|a| match a {
+                Authority::Agent(name) => Some(name),
+                _ => None,
+            })
+            .collect();
+        names.sort();
+        names.dedup();
+        names
+    }
+
     /// A policy that allows everything not covered by the implicit checks.
     pub fn permissive() -> Self {
         Policy {

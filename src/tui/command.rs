@@ -15,9 +15,17 @@ pub enum ConsoleCommand {
     OpenTrace(PathBuf),
     /// `:q` / `:quit`.
     Quit,
+    /// `:close`: leave the replay.
+    Close,
+    /// `:rules`: the standing rules.
+    Rules,
+    /// `:log`: the notifications.
+    Log,
+    /// `:help`.
+    Help,
     /// `:filter verb NAME`.
     FilterVerb(String),
-    /// `:filter outcome NAME`.
+    /// `:filter outcome NAME` (one of [`OUTCOMES`]).
     FilterOutcome(String),
     /// `:filter` / `:filter clear`: drop every filter.
     FilterClear,
@@ -57,7 +65,16 @@ pub enum AgentControl {
 
 /// The commands, for the error shown on anything else.
 const COMMANDS: &str = "pulse AGENT [EVERY], halt [AGENT], resume [AGENT], msg AGENT TEXT, \
-     open trace FILE, filter verb|outcome|clear, step N, quit, or a /dialect action";
+     rules, log, open trace FILE, close, filter verb|outcome|clear, step N, help, quit, or a /dialect action";
+
+/// The outcomes a trace can be filtered by.
+pub const OUTCOMES: &[&str] = &["executed", "denied", "failed", "cancelled", "timed_out"];
+
+/// The command words, for completion.
+pub const COMMAND_WORDS: &[&str] = &[
+    "pulse", "halt", "resume", "msg", "rules", "log", "open", "trace", "close", "filter", "verb",
+    "outcome", "clear", "step", "help", "quit", "all",
+];
 
 /// Parses one command line; `agents` are the agents running now.
 pub fn parse_command(text: &str, agents: &[String]) -> Result<ConsoleCommand, String> {
@@ -94,10 +111,26 @@ pub fn parse_command(text: &str, agents: &[String]) -> Result<ConsoleCommand, St
     let control = |agents: Vec<String>, control| ConsoleCommand::Control { agents, control };
     Ok(match words.as_slice() {
         ["q" | "quit"] => ConsoleCommand::Quit,
+        ["close"] => ConsoleCommand::Close,
+        ["rules"] => ConsoleCommand::Rules,
+        ["log"] => ConsoleCommand::Log,
+        ["help"] => ConsoleCommand::Help,
         ["filter"] | ["filter", "clear"] => ConsoleCommand::FilterClear,
         ["filter", "verb", verb] => ConsoleCommand::FilterVerb(verb.trim_start_matches('/').into()),
-        ["filter", "outcome", outcome] => ConsoleCommand::FilterOutcome(outcome.to_string()),
-        ["filter", ..] => return Err("filter takes: verb NAME, outcome NAME or clear".into()),
+        ["filter", "outcome", outcome] if OUTCOMES.contains(outcome) => {
+            ConsoleCommand::FilterOutcome(outcome.to_string())
+        }
+        ["filter", "outcome", outcome] => {
+            return Err(format!(
+                "no outcome '{outcome}' (outcomes: {}); :filter clear drops every filter",
+                OUTCOMES.join(", ")
+            ));
+        }
+        ["filter", ..] => {
+            return Err(
+                "filter takes: verb NAME, outcome NAME, or clear (which drops every filter)".into(),
+            );
+        }
         ["step", n] => ConsoleCommand::Step(
             n.parse()
                 .map_err(|_| format!("'{n}' is not a step number"))?,
@@ -204,6 +237,13 @@ mod tests {
             Ok(ConsoleCommand::FilterVerb("post".into()))
         );
         assert_eq!(parse_command("step 12", &a), Ok(ConsoleCommand::Step(12)));
+        assert!(
+            parse_command("filter outcome sucess", &a)
+                .unwrap_err()
+                .contains(":filter clear"),
+            "an unknown outcome is refused, saying how to clear"
+        );
+        assert_eq!(parse_command("close", &a), Ok(ConsoleCommand::Close));
         assert!(parse_command("step x", &a).unwrap_err().contains("'x'"));
         assert!(
             parse_command("teleport", &a)

@@ -2,10 +2,12 @@
 //! constellation.
 
 pub mod app;
+pub mod backend;
 pub mod command;
 pub mod driver;
 pub mod highlight;
 pub mod keymap;
 pub mod model;
+pub mod panes;
+pub mod prompt;
 pub mod theme;
-pub mod view;

@@ -31,6 +31,11 @@ pub const ROLES: &[&str] = &[
     "ui.key_hint",
     "ui.header",
     "ui.agent",
+    "ui.agent_2",
+    "ui.agent_3",
+    "ui.agent_4",
+    "ui.agent_5",
+    "ui.agent_6",
     "ui.ok",
     "ui.waiting",
     "ui.denied",
@@ -178,38 +183,45 @@ pub struct Theme {
     depth: ColorDepth,
 }
 
-/// The nearest of the 16 ANSI colours.
+/// The closest of the 16 ANSI colours by what the eye sees: greys stay
+/// greys (by lightness), colours keep their hue family (red, yellow,
+/// green, cyan, blue, magenta), light ones the bright variant. A plain
+/// distance in RGB turns pastel themes into greys.
 fn nearest16(r: u8, g: u8, b: u8) -> Color {
-    const PALETTE: &[(Color, (u8, u8, u8))] = &[
-        (Color::Black, (0, 0, 0)),
-        (Color::Red, (205, 49, 49)),
-        (Color::Green, (13, 188, 121)),
-        (Color::Yellow, (229, 229, 16)),
-        (Color::Blue, (36, 114, 200)),
-        (Color::Magenta, (188, 63, 188)),
-        (Color::Cyan, (17, 168, 205)),
-        (Color::Gray, (204, 204, 204)),
-        (Color::DarkGray, (102, 102, 102)),
-        (Color::LightRed, (241, 76, 76)),
-        (Color::LightGreen, (35, 209, 139)),
-        (Color::LightYellow, (245, 245, 67)),
-        (Color::LightBlue, (59, 142, 234)),
-        (Color::LightMagenta, (214, 112, 214)),
-        (Color::LightCyan, (41, 184, 219)),
-        (Color::White, (242, 242, 242)),
-    ];
-    let d = |(pr, pg, pb): (u8, u8, u8)| {
-        let (dr, dg, db) = (
-            i32::from(r) - i32::from(pr),
-            i32::from(g) - i32::from(pg),
-            i32::from(b) - i32::from(pb),
-        );
-        dr * dr + dg * dg + db * db
+    let (rf, gf, bf) = (
+        f64::from(r) / 255.0,
+        f64::from(g) / 255.0,
+        f64::from(b) / 255.0,
+    );
+    let max = rf.max(gf).max(bf);
+    let min = rf.min(gf).min(bf);
+    let light = (max + min) / 2.0;
+    let chroma = max - min;
+    if chroma < 0.12 || (light > 0.8 && chroma < 0.2) {
+        return match light {
+            l if l < 0.2 => Color::Black,
+            l if l < 0.5 => Color::DarkGray,
+            l if l < 0.85 => Color::Gray,
+            _ => Color::White,
+        };
+    }
+    let hue = if max == rf {
+        60.0 * (((gf - bf) / chroma).rem_euclid(6.0))
+    } else if max == gf {
+        60.0 * ((bf - rf) / chroma + 2.0)
+    } else {
+        60.0 * ((rf - gf) / chroma + 4.0)
     };
-    PALETTE
-        .iter()
-        .min_by_key(|(_, rgb)| d(*rgb))
-        .map_or(Color::Reset, |(c, _)| *c)
+    let bright = light > 0.55;
+    let pick = |dark: Color, light: Color| if bright { light } else { dark };
+    match hue {
+        h if !(20.0..330.0).contains(&h) => pick(Color::Red, Color::LightRed),
+        h if h < 70.0 => pick(Color::Yellow, Color::LightYellow),
+        h if h < 165.0 => pick(Color::Green, Color::LightGreen),
+        h if h < 200.0 => pick(Color::Cyan, Color::LightCyan),
+        h if h < 260.0 => pick(Color::Blue, Color::LightBlue),
+        _ => pick(Color::Magenta, Color::LightMagenta),
+    }
 }
 
 /// The nearest colour of the 256-colour cube.
@@ -399,5 +411,48 @@ mod tests {
             dark.with_depth(ColorDepth::Ansi256).style("ui.text").fg,
             Some(Color::Indexed(_))
         ));
+    }
+
+    #[test]
+    fn sixteen_colours_keep_hues_and_selection_stands_out() {
+        let greys = [Color::Black, Color::DarkGray, Color::Gray, Color::White];
+        for (name, _) in BUILTIN_THEMES {
+            for depth in [
+                ColorDepth::TrueColor,
+                ColorDepth::Ansi256,
+                ColorDepth::Ansi16,
+            ] {
+                let theme = Theme::builtin(name).unwrap().with_depth(depth);
+                let selection = theme.style("ui.selection");
+                let background = theme.style("ui.background");
+                assert_ne!(
+                    selection.bg, background.bg,
+                    "{name} at {depth:?}: a selected row looks like any other"
+                );
+                assert!(
+                    selection.fg.is_some() && selection.fg != selection.bg,
+                    "{name} at {depth:?}: selected text has its own colour"
+                );
+            }
+        }
+        let dark = Theme::builtin("dark")
+            .unwrap()
+            .with_depth(ColorDepth::Ansi16);
+        // The accents stay colours, not greys.
+        for role in [
+            "ui.ok",
+            "ui.waiting",
+            "ui.denied",
+            "ui.agent",
+            "dialect.verb",
+            "ui.agent_2",
+        ] {
+            let fg = dark.style(role).fg.unwrap();
+            assert!(!greys.contains(&fg), "{role} became {fg:?}");
+        }
+        assert_eq!(nearest16(0xa6, 0xe3, 0xa1), Color::LightGreen);
+        assert_eq!(nearest16(0xf3, 0x8b, 0xa8), Color::LightRed);
+        assert_eq!(nearest16(0x1e, 0x1e, 0x2e), Color::Black);
+        assert_eq!(nearest16(0xcd, 0xd6, 0xf4), Color::White);
     }
 }

@@ -333,12 +333,14 @@ pub fn scene(theme: &str) -> App {
             21,
         ),
     ];
+    // As when the queue is read: the oldest request is selected.
+    app.queue.refreshed(&app.model);
     app.model.previews.insert(
         "r2".into(),
         "--- checklist@2\n+++ checklist@3\n@@ -1,2 +1,3 @@\n docs\n binaries\n+verify the notes\n"
             .into(),
     );
-    app.memory_agent = Some("sage".into());
+    app.memory.agent = Some("sage".into());
     app.model.blocks = vec![
         block(
             "persona",
@@ -362,7 +364,7 @@ pub fn scene(theme: &str) -> App {
             1,
         ),
     ];
-    app.block_sel = 1;
+    app.memory.selected = Some("human".into());
     app.model.history = vec![
         BlockVersion {
             version: 1,

@@ -79,6 +79,9 @@ pub struct ChatRequest {
     pub model: String,
     /// Which prompt type this is.
     pub kind: PromptKind,
+    /// Who sent the message being answered (`partner`, `agent:scout`,
+    /// `system`), for a first pass answering a message.
+    pub from: Option<String>,
     /// The system prompt.
     pub system: String,
     /// The conversation, oldest first, ending with a user message.

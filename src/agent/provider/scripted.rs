@@ -14,6 +14,21 @@
 //! `{request}` in a reply is replaced by the request id named in the
 //! message being answered (`[Approval Request] r3 …`), so scripts can decide
 //! requests without knowing their ids in advance.
+//!
+//! A reply can say which message it answers — who sent it (`partner`,
+//! `system`, `agent`, or one agent `agent:scout`) and a piece of its text:
+//!
+//! ```toml
+//! replies = [
+//!   { from = "partner", when = "launch", say = "The launch is on Friday." },
+//!   "answers anything",
+//! ]
+//! unexpected = "I follow a script, so I can't answer that."
+//! ```
+//!
+//! A message the next reply does not answer gets `unexpected` (or nothing)
+//! and leaves the script where it was, so an unscripted message from the
+//! partner does not spend the replies meant for others.
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Mutex;
@@ -24,6 +39,52 @@ use tokio::sync::mpsc;
 
 use super::{Cancel, ChatRequest, PromptKind, Provider, StreamEvent};
 
+/// A reply to a message: the text, and which messages it answers.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(untagged)]
+pub enum ScriptedReply {
+    /// Answers any message.
+    Any(String),
+    /// Answers only a matching message.
+    Matching {
+        /// Who the message is from (`partner`, `system`, `agent` for any
+        /// agent, or `agent:NAME`).
+        from: Option<String>,
+        /// A piece of the message's text.
+        when: Option<String>,
+        /// The reply.
+        say: String,
+    },
+}
+
+impl ScriptedReply {
+    /// True when this reply answers a message from `from` saying `text`.
+    fn answers(&self, from: Option<&str>, text: &str) -> bool {
+        match self {
+            ScriptedReply::Any(_) => true,
+            ScriptedReply::Matching {
+                from: want_from,
+                when,
+                ..
+            } => {
+                let from_ok = match (want_from.as_deref(), from) {
+                    (None, _) => true,
+                    (Some("agent"), Some(f)) => f.starts_with("agent:"),
+                    (Some(want), Some(f)) => want == f,
+                    (Some(_), None) => false,
+                };
+                from_ok && when.as_deref().is_none_or(|w| text.contains(w))
+            }
+        }
+    }
+
+    fn text(&self) -> &str {
+        match self {
+            ScriptedReply::Any(text) | ScriptedReply::Matching { say: text, .. } => text,
+        }
+    }
+}
+
 /// One agent's script.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -32,7 +93,10 @@ pub struct AgentScript {
     pub typing_delay: Option<String>,
     /// Replies to messages, in order.
     #[serde(default)]
-    pub replies: Vec<String>,
+    pub replies: Vec<ScriptedReply>,
+    /// The answer to a message the next reply does not answer (the script
+    /// stays where it was).
+    pub unexpected: Option<String>,
     /// Replies to pulses, in order.
     #[serde(default)]
     pub pulses: Vec<String>,
@@ -80,19 +144,38 @@ impl ScriptedProvider {
         }
     }
 
-    fn next(&self, agent: &str, kind: PromptKind) -> (String, Duration) {
+    fn next(&self, request: &ChatRequest) -> (String, Duration) {
+        let (agent, kind) = (request.agent.as_str(), request.kind);
         let Some(script) = self.script.agents.get(agent) else {
             return (String::new(), Duration::ZERO);
         };
-        let list = match kind {
-            PromptKind::Response => &script.replies,
-            PromptKind::Pulse => &script.pulses,
-            PromptKind::Continuation => &script.continuations,
-        };
         let mut cursors = self.cursors.lock().unwrap_or_else(|e| e.into_inner());
         let at = cursors.entry((agent.to_string(), kind)).or_insert(0);
-        let reply = list.get(*at).cloned().unwrap_or_default();
-        *at += 1;
+        let reply = match kind {
+            PromptKind::Response => {
+                let text = request.messages.last().map_or("", |m| m.content.as_str());
+                match script.replies.get(*at) {
+                    Some(reply) if reply.answers(request.from.as_deref(), text) => {
+                        *at += 1;
+                        reply.text().to_string()
+                    }
+                    // Not what the script expects: answer it without
+                    // spending the reply meant for another message.
+                    Some(_) => script.unexpected.clone().unwrap_or_default(),
+                    None => script.unexpected.clone().unwrap_or_default(),
+                }
+            }
+            PromptKind::Pulse | PromptKind::Continuation => {
+                let list = if kind == PromptKind::Pulse {
+                    &script.pulses
+                } else {
+                    &script.continuations
+                };
+                let reply = list.get(*at).cloned().unwrap_or_default();
+                *at += 1;
+                reply
+            }
+        };
         let delay = script
             .typing_delay
             .as_deref()
@@ -124,7 +207,7 @@ impl Provider for ScriptedProvider {
     }
 
     fn stream(&self, request: ChatRequest, mut cancel: Cancel) -> mpsc::Receiver<StreamEvent> {
-        let (mut reply, delay) = self.next(&request.agent, request.kind);
+        let (mut reply, delay) = self.next(&request);
         if reply.contains("{request}") {
             let id = request
                 .messages
@@ -162,11 +245,44 @@ impl Provider for ScriptedProvider {
 
 #[cfg(test)]
 mod tests {
-    use super::pieces;
+    use super::*;
 
     #[test]
     fn pieces_join_back() {
         let text = "Hello there,\n/recall notes -> /tell @x  ok";
         assert_eq!(pieces(text).concat(), text);
+    }
+
+    fn asked(from: &str, text: &str) -> ChatRequest {
+        ChatRequest {
+            agent: "ada".into(),
+            model: "x".into(),
+            kind: PromptKind::Response,
+            from: Some(from.into()),
+            system: String::new(),
+            messages: vec![super::super::ChatMessage::user(text)],
+            max_tokens: 10,
+        }
+    }
+
+    #[test]
+    fn an_unexpected_message_does_not_spend_the_script() {
+        let script = Script::from_toml(
+            "[agents.ada]\nreplies = [{ from = \"system\", when = \"[Approval Request]\", say = \"/approve {request}\" }, { from = \"agent\", say = \"Thanks.\" }]\nunexpected = \"I follow a script.\"\n",
+        )
+        .unwrap();
+        let p = ScriptedProvider::new(script);
+        assert_eq!(p.next(&asked("partner", "hello?")).0, "I follow a script.");
+        assert_eq!(
+            p.next(&asked("system", "[Approval Request] r3 from bo")).0,
+            "/approve {request}",
+            "the scripted reply was kept for its message"
+        );
+        assert_eq!(p.next(&asked("agent:bo", "done")).0, "Thanks.");
+        assert_eq!(
+            p.next(&asked("partner", "and now?")).0,
+            "I follow a script.",
+            "past the end of the script too"
+        );
     }
 }

@@ -14,6 +14,11 @@ impl Runtime {
                     });
                     return;
                 }
+                self.emit(Event::MessageReceived {
+                    agent: agent.clone(),
+                    from: "partner".into(),
+                    text: text.clone(),
+                });
                 self.push(
                     &agent,
                     Trigger::Message {

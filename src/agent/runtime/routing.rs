@@ -111,6 +111,11 @@ impl Runtime {
                     continue;
                 }
                 slot.last_told = m.id;
+                self.env.emit(Event::MessageReceived {
+                    agent: name.clone(),
+                    from: m.role.clone(),
+                    text: m.content.clone(),
+                });
                 slot.mailbox.push_back(Trigger::Message {
                     thread: m.thread,
                     from: m.role,

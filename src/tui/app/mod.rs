@@ -1,201 +1,55 @@
-//! [`App`]: the console's state and its reaction to keys and mouse. Keys go
-//! through the keymap to actions; actions change the view or produce
-//! [`Intent`]s — things that touch the runtime or the database — which the
-//! driver carries out off the UI thread and answers with new data.
+//! [`App`]: the console's state — the model, the panes (components that
+//! own their state, keys and drawing), the overlay, the mode (live or
+//! replay) and a decision waiting out its undo window — and how keys,
+//! pastes, clicks, events and replies change it. What touches the
+//! constellation leaves as [`Command`]s for the driver, which sends ops to
+//! the backend.
 
-use std::path::PathBuf;
+mod commands;
+mod effects;
+mod keys;
+mod layout;
+mod overlay_keys;
+mod overlays;
+mod render;
+
 use std::sync::Arc;
 
-use crossterm::event::{KeyCode, KeyEvent, KeyModifiers, MouseButton, MouseEvent, MouseEventKind};
-use ratatui::layout::{Constraint, Direction, Layout, Position, Rect};
-use ratatui_textarea::TextArea;
+pub use layout::Areas;
+pub use overlays::{Confirmed, Editor, Merge, Overlay};
+pub use render::render;
 
-use super::command::{AgentControl, ConsoleCommand, parse_command};
+use super::backend::Op;
 use super::highlight::DialectHighlighter;
-use super::keymap::{Action, KeyChord, Keymap, Lookup};
+use super::keymap::{KeyChord, Keymap};
 use super::model::Model;
+use super::panes::{Held, MemoryPane, Pane, QueuePane, ReplayPane, TracePane, TurnsPane, View};
+use super::prompt::History;
 use super::theme::Theme;
-use crate::exec::replay::Divergence;
-use crate::permission::Decision;
-use crate::trace::TraceRecord;
+use crate::clock::Millis;
 
-mod actions;
-mod input;
-
-/// The panes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Pane {
-    /// Agents' turns as they stream.
-    Turns,
-    /// The pending queue.
-    Pending,
-    /// Memory blocks.
-    Memory,
-    /// Executed actions.
-    Trace,
-    /// A trace being replayed.
-    Replay,
-}
-
-impl Pane {
-    /// The pane's title.
-    pub fn title(self) -> &'static str {
-        match self {
-            Pane::Turns => "Turns",
-            Pane::Pending => "Pending",
-            Pane::Memory => "Memory",
-            Pane::Trace => "Trace",
-            Pane::Replay => "Replay",
-        }
-    }
-}
+/// How long a decision waits before it is sent, so that the partner can
+/// take it back (`U`).
+pub const UNDO_WINDOW: Millis = 3_000;
 
 /// Something the driver must do for the app.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Intent {
-    /// Decide a request as the partner.
-    Decide {
-        /// Request id.
-        id: String,
-        /// The decision.
-        decision: Decision,
-    },
-    /// Replace a request's action with an edited one and approve that.
-    ApproveEdited {
-        /// Request id.
-        id: String,
-        /// The edited action.
-        text: String,
-    },
-    /// Save a block as the partner.
-    SaveBlock {
-        /// Agent.
-        agent: String,
-        /// Label.
-        label: String,
-        /// New value.
-        value: String,
-    },
-    /// Undo a block's last change.
-    UndoBlock {
-        /// Agent.
-        agent: String,
-        /// Label.
-        label: String,
-    },
-    /// Load an agent's blocks.
-    LoadMemory {
-        /// Agent.
-        agent: String,
-    },
-    /// Load a block's history.
-    LoadHistory {
-        /// Agent.
-        agent: String,
-        /// Label.
-        label: String,
-    },
-    /// Search memory.
-    Search(String),
-    /// Send the partner's message to an agent.
-    SendMessage {
-        /// Agent.
-        agent: String,
-        /// Text.
-        text: String,
-    },
-    /// Pulse, halt or resume agents (`:pulse anchor`, `:halt`).
-    Control {
-        /// The agents.
-        agents: Vec<String>,
-        /// What to do.
-        control: AgentControl,
-    },
-    /// Run a dialect action typed at the command line, as the agent in view.
-    RunAction(String),
-    /// Open a trace file for replay.
-    OpenTrace(PathBuf),
+#[derive(Debug, Clone)]
+pub enum Command {
+    /// Send an op to the backend.
+    Op(Op),
     /// Ring the terminal bell.
     Bell,
     /// Leave.
     Quit,
 }
 
-/// What a one-line input is for.
+/// A notice on the status line, and whether it is a warning.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum InputPurpose {
-    /// A reason to deny this request.
-    DenyReason(String),
-    /// A command line.
-    Command,
-    /// A memory search.
-    Search,
-    /// A message to an agent.
-    Message(String),
-}
-
-/// What the multi-line editor is editing.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum EditTarget {
-    /// A memory block.
-    Block {
-        /// Agent.
-        agent: String,
-        /// Label.
-        label: String,
-    },
-    /// A pending request's action.
-    Action {
-        /// Request id.
-        id: String,
-    },
-}
-
-/// What covers the panes.
-#[derive(Debug, Clone, Default)]
-pub enum Overlay {
-    /// Nothing.
-    #[default]
-    None,
-    /// The key help, generated from the keymap.
-    Help,
-    /// A one-line input.
-    Input {
-        /// What for.
-        purpose: InputPurpose,
-        /// The text so far.
-        text: String,
-    },
-    /// The editor.
-    Editor {
-        /// What is edited.
-        target: EditTarget,
-        /// The text area.
-        area: Box<TextArea<'static>>,
-        /// The text it started with.
-        original: String,
-    },
-    /// "Quit with an unsaved draft?"
-    ConfirmQuit,
-}
-
-/// A trace opened for replay.
-#[derive(Debug, Clone, Default)]
-pub struct ReplayState {
-    /// The file.
-    pub path: PathBuf,
-    /// Its records.
-    pub records: Vec<TraceRecord>,
-    /// Current step (0 = before the first).
-    pub step: usize,
-    /// Playing.
-    pub playing: bool,
-    /// Steps per second while playing.
-    pub speed: f64,
-    /// Where a re-execution differed, if checked.
-    pub divergence: Option<Divergence>,
-    /// True once verification finished.
-    pub verified: bool,
+pub struct Notice {
+    /// The text.
+    pub text: String,
+    /// True for something that went wrong or was refused.
+    pub warning: bool,
 }
 
 /// The console.
@@ -216,42 +70,35 @@ pub struct App {
     pub focus: Pane,
     /// Focused pane zoomed to the whole screen.
     pub zoom: bool,
-    /// Turns stick to the bottom.
-    pub follow: bool,
-    /// Lines scrolled up from the bottom of the turns.
-    pub turn_scroll: usize,
-    /// Only this agent's turns and trace.
-    pub agent_filter: Option<String>,
-    /// Selected pending request.
-    pub pending_sel: usize,
-    /// Agent shown in the memory pane.
-    pub memory_agent: Option<String>,
-    /// Selected block.
-    pub block_sel: usize,
-    /// Last memory search.
-    pub memory_search: Option<String>,
-    /// Selected trace record, counted from the newest.
-    pub trace_sel: usize,
-    /// Only trace records of this verb.
-    pub trace_verb: Option<String>,
-    /// Only trace records with this outcome.
-    pub trace_outcome: Option<String>,
-    /// Memory as it was at the replay's current step (step, blocks of the
-    /// memory pane's agent), once computed.
-    pub replay_memory: Option<(usize, Vec<crate::memory::Block>)>,
-    /// A replay, if open.
-    pub replay: Option<ReplayState>,
-    /// The overlay.
+    /// The turns pane.
+    pub turns: TurnsPane,
+    /// The pending queue.
+    pub queue: QueuePane,
+    /// The memory pane.
+    pub memory: MemoryPane,
+    /// The trace pane.
+    pub trace: TracePane,
+    /// A replay, while one is open (the console is in replay mode).
+    pub replay: Option<ReplayPane>,
+    /// What covers the panes.
     pub overlay: Overlay,
-    /// A draft left in the editor.
-    pub draft: Option<(EditTarget, String)>,
+    /// A decision waiting out its undo window.
+    pub held: Option<Held>,
+    /// The last decision sent (for undo's answer once it is too late).
+    pub last_sent: Option<Held>,
     /// A one-line message in the status bar.
-    pub notice: Option<String>,
+    pub notice: Option<Notice>,
+    /// Lines typed at the prompt before, kept across sessions.
+    pub history: History,
     pending_keys: Vec<KeyChord>,
     /// Width from which all panes are shown at once.
     pub wide_from: u16,
     /// The time views measure ages from (the driver keeps it current).
-    pub now: crate::clock::Millis,
+    pub now: Millis,
+    /// The screen size last drawn (for what is visible).
+    pub size: (u16, u16),
+    /// What needs reading again.
+    pub fresh: effects::Freshness,
 }
 
 impl std::fmt::Debug for App {
@@ -260,17 +107,6 @@ impl std::fmt::Debug for App {
             .field("focus", &self.focus)
             .finish_non_exhaustive()
     }
-}
-
-/// Where each pane is drawn, for a screen size.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub struct Areas {
-    /// Tab bar (narrow screens).
-    pub tabs: Option<Rect>,
-    /// Panes and their rectangles.
-    pub panes: Vec<(Pane, Rect)>,
-    /// Status line.
-    pub status: Rect,
 }
 
 impl App {
@@ -285,24 +121,34 @@ impl App {
             db: db.to_string(),
             focus: Pane::Turns,
             zoom: false,
-            follow: true,
-            turn_scroll: 0,
-            agent_filter: None,
-            pending_sel: 0,
-            memory_agent: None,
-            block_sel: 0,
-            memory_search: None,
-            trace_sel: 0,
-            trace_verb: None,
-            trace_outcome: None,
-            replay_memory: None,
+            turns: TurnsPane::default(),
+            queue: QueuePane::default(),
+            memory: MemoryPane::default(),
+            trace: TracePane::default(),
             replay: None,
             overlay: Overlay::None,
-            draft: None,
+            held: None,
+            last_sent: None,
             notice: None,
+            history: History::default(),
             pending_keys: Vec::new(),
             wide_from: 120,
             now: 0,
+            size: (200, 60),
+            fresh: effects::Freshness::default(),
+        }
+    }
+
+    /// What the panes read to draw themselves.
+    pub fn view(&self) -> View<'_> {
+        View {
+            model: &self.model,
+            theme: &self.theme,
+            keymap: &self.keymap,
+            highlighter: &self.highlighter,
+            now: self.now,
+            replay: self.replay.as_ref(),
+            held: self.held.as_ref(),
         }
     }
 
@@ -315,87 +161,13 @@ impl App {
         panes
     }
 
-    /// Lays out a screen of `size`.
-    pub fn areas(&self, size: Rect) -> Areas {
-        let [main, status] =
-            Layout::vertical([Constraint::Min(1), Constraint::Length(1)]).areas(size);
-        if self.zoom {
-            return Areas {
-                tabs: None,
-                panes: vec![(self.focus, main)],
-                status,
-            };
-        }
-        if size.width < self.wide_from {
-            let [tabs, body] =
-                Layout::vertical([Constraint::Length(1), Constraint::Min(1)]).areas(main);
-            return Areas {
-                tabs: Some(tabs),
-                panes: vec![(self.focus, body)],
-                status,
-            };
-        }
-        let [left, right] =
-            Layout::horizontal([Constraint::Percentage(55), Constraint::Percentage(45)])
-                .areas(main);
-        let mut right_panes = vec![
-            Pane::Pending,
-            Pane::Memory,
-            if self.replay.is_some() {
-                Pane::Replay
-            } else {
-                Pane::Trace
-            },
-        ];
-        if self.replay.is_some() && self.focus == Pane::Trace {
-            right_panes[2] = Pane::Trace;
-        }
-        let rows = Layout::default()
-            .direction(Direction::Vertical)
-            .constraints([
-                Constraint::Percentage(30),
-                Constraint::Percentage(40),
-                Constraint::Percentage(30),
-            ])
-            .split(right);
-        let mut panes = vec![(Pane::Turns, left)];
-        panes.extend(right_panes.into_iter().zip(rows.iter().copied()));
-        Areas {
-            tabs: None,
-            panes,
-            status,
-        }
-    }
-
-    /// The queue as it was at the replay's step: requests made before the
-    /// step and decided after it (with how they were decided).
-    pub fn replay_queue(&self) -> Vec<&TraceRecord> {
-        let Some(r) = &self.replay else {
-            return Vec::new();
-        };
-        let Some(at) = r
-            .step
-            .checked_sub(1)
-            .and_then(|i| r.records.get(i))
-            .map(|rec| rec.time)
-        else {
-            return Vec::new();
-        };
-        r.records
-            .iter()
-            .filter(|rec| {
-                rec.decision.requested_at.is_some_and(|t| t <= at)
-                    && rec.decision.decided_at.is_some_and(|t| t > at)
-            })
-            .collect()
-    }
-
     /// The agents known to the console.
     pub fn agent_names(&self) -> Vec<String> {
         let mut names: Vec<String> = self.model.agents.iter().map(|a| a.name.clone()).collect();
         if let Some(r) = &self.replay {
             names.extend(
-                r.records
+                r.state
+                    .records
                     .iter()
                     .filter(|r| r.source == crate::trace::TraceSource::Agent)
                     .map(|r| r.agent.clone()),
@@ -406,44 +178,33 @@ impl App {
         names
     }
 
-    /// The agent the memory pane shows.
-    pub fn memory_agent(&self) -> Option<String> {
-        self.memory_agent
+    /// The agent a typed `/action` runs as: the agent the panes are
+    /// filtered to, else the memory pane's.
+    pub fn acting_agent(&self) -> Option<String> {
+        self.turns
+            .agent
             .clone()
-            .or_else(|| self.agent_names().into_iter().next())
+            .or_else(|| self.memory.agent(&self.model))
     }
 
-    /// The selected block, if any.
-    pub fn selected_block(&self) -> Option<&crate::memory::Block> {
-        self.model.blocks.get(self.block_sel)
-    }
-
-    /// The selected pending request.
-    pub fn selected_request(&self) -> Option<&crate::permission::PendingRequest> {
-        self.model.pending.get(
-            self.pending_sel
-                .min(self.model.pending.len().saturating_sub(1)),
-        )
-    }
-
-    /// Trace records shown (filtered by agent), newest first.
-    pub fn trace_rows(&self) -> Vec<&TraceRecord> {
-        self.model
-            .trace
-            .iter()
-            .rev()
-            .filter(|r| self.agent_filter.as_deref().is_none_or(|a| r.agent == a))
-            .filter(|r| self.trace_verb.as_deref().is_none_or(|v| r.verb == v))
-            .filter(|r| {
-                self.trace_outcome
-                    .as_deref()
-                    .is_none_or(|o| r.outcome.as_str() == o)
-            })
-            .collect()
-    }
-
-    /// True when a text input or the editor has the keys.
+    /// True when a prompt or the editor has the keys.
     pub fn typing(&self) -> bool {
-        matches!(self.overlay, Overlay::Input { .. } | Overlay::Editor { .. })
+        matches!(self.overlay, Overlay::Prompt { .. } | Overlay::Editor(_))
+    }
+
+    /// Says something on the status line.
+    pub fn say(&mut self, text: impl Into<String>) {
+        self.notice = Some(Notice {
+            text: text.into(),
+            warning: false,
+        });
+    }
+
+    /// Warns on the status line.
+    pub fn warn(&mut self, text: impl Into<String>) {
+        self.notice = Some(Notice {
+            text: text.into(),
+            warning: true,
+        });
     }
 }

@@ -3,142 +3,26 @@
 //! action's live status, the pending queue, memory, the trace and the
 //! agents' states.
 
-use std::collections::HashMap;
+mod entries;
+
+use std::collections::{HashMap, VecDeque};
+
+pub use entries::{
+    ActionEntry, ActionState, AgentRow, MAX_NOTIFICATIONS, NoticeKind, Notification, TurnEntry,
+    first_line,
+};
 
 use crate::agent::provider::PromptKind;
 use crate::agent::{Event, RunState};
 use crate::clock::Millis;
-use crate::dialect::Span;
 use crate::exec::ActionStatus;
 use crate::memory::{Block, BlockVersion, SearchHit};
 use crate::permission::PendingRequest;
 use crate::trace::TraceRecord;
 
-/// Where an action stands, as the console shows it inline.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum ActionState {
-    /// Parsed, not yet decided.
-    Queued,
-    /// Waiting on an authority.
-    Waiting {
-        /// Request id.
-        id: String,
-        /// Who it waits on.
-        on: String,
-    },
-    /// Approved, about to run.
-    Approved {
-        /// Who approved.
-        by: String,
-    },
-    /// Ran.
-    Executed {
-        /// Short result.
-        result: String,
-    },
-    /// Refused.
-    Denied {
-        /// Why.
-        reason: String,
-    },
-    /// Ran into an error.
-    Failed {
-        /// The error.
-        error: String,
-    },
-    /// Withdrawn or taken back.
-    Cancelled,
-}
-
-impl ActionState {
-    /// A short label for the turn view.
-    pub fn label(&self) -> String {
-        match self {
-            ActionState::Queued => "queued".into(),
-            ActionState::Waiting { id, on } => format!("waiting on {on} ({id})"),
-            ActionState::Approved { by } => format!("approved by {by}"),
-            ActionState::Executed { result } => format!("✓ {}", first_line(result, 60)),
-            ActionState::Denied { reason } => format!("✗ denied: {}", first_line(reason, 60)),
-            ActionState::Failed { error } => format!("! failed: {}", first_line(error, 60)),
-            ActionState::Cancelled => "cancelled".into(),
-        }
-    }
-
-    /// The theme role of the label.
-    pub fn role(&self) -> &'static str {
-        match self {
-            ActionState::Queued | ActionState::Cancelled => "ui.dim",
-            ActionState::Waiting { .. } | ActionState::Approved { .. } => "ui.waiting",
-            ActionState::Executed { .. } => "ui.ok",
-            ActionState::Denied { .. } | ActionState::Failed { .. } => "ui.denied",
-        }
-    }
-}
-
-/// The first line of `text`, cut to `max` terminal columns (wide
-/// characters such as CJK and emoji count two).
-pub fn first_line(text: &str, max: usize) -> String {
-    use unicode_width::{UnicodeWidthChar, UnicodeWidthStr};
-    let line = text.lines().next().unwrap_or("");
-    if line.width() <= max {
-        return line.to_string();
-    }
-    let mut out = String::new();
-    let mut used = 0;
-    for c in line.chars() {
-        let w = c.width().unwrap_or(0);
-        if used + w + 1 > max {
-            break;
-        }
-        out.push(c);
-        used += w;
-    }
-    out.push('…');
-    out
-}
-
-/// One action inside a turn.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ActionEntry {
-    /// The action's id (turn, pass, place): events about it carry it.
-    pub action_id: String,
-    /// Canonical form (first line).
-    pub canonical: String,
-    /// Where it is in the turn's text.
-    pub span: Span,
-    /// Its status.
-    pub state: ActionState,
-}
-
-/// One model pass of one agent, as it streamed.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct TurnEntry {
-    /// The agent.
-    pub agent: String,
-    /// When it started.
-    pub time: Millis,
-    /// Response, pulse or continuation.
-    pub kind: PromptKind,
-    /// Pass number.
-    pub pass: u32,
-    /// The text so far.
-    pub text: String,
-    /// Actions found in it.
-    pub actions: Vec<ActionEntry>,
-    /// True once the reply finished.
-    pub done: bool,
-}
-
-/// An agent's state line.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct AgentRow {
-    /// Name.
-    pub name: String,
-    /// What it is doing.
-    pub state: RunState,
-    /// When it pulses next (wall time), when idle with a pulse.
-    pub next_pulse_at: Option<Millis>,
-}
+/// Most turns kept; older ones are dropped (they stay in the database and
+/// the trace).
+pub const MAX_TURNS: usize = 100_000;
 
 /// Everything the console shows.
 #[derive(Debug, Clone, Default)]
@@ -166,6 +50,16 @@ pub struct Model {
     pub new_for_partner: usize,
     /// The memory change each waiting request would make, by request id.
     pub previews: HashMap<String, String>,
+    /// Errors, flags, halts and timeouts, oldest first.
+    pub notifications: VecDeque<Notification>,
+    /// Notifications the partner has not looked at.
+    pub unseen: usize,
+    /// How each request that left the queue was decided (`approve once by
+    /// agent:anchor`), by id.
+    pub departed: HashMap<String, String>,
+    /// How many of the oldest turns were dropped (see [`MAX_TURNS`]): a
+    /// turn's index plus this is its place in the whole session.
+    pub dropped: usize,
 }
 
 impl Model {
@@ -199,6 +93,8 @@ impl Model {
             _ => {
                 self.turns.push(TurnEntry {
                     agent: agent.to_string(),
+                    from: None,
+                    errors: Vec::new(),
                     time: now,
                     kind: PromptKind::Response,
                     pass: 1,
@@ -206,6 +102,7 @@ impl Model {
                     actions: Vec::new(),
                     done: false,
                 });
+                self.trim();
                 let i = self.turns.len() - 1;
                 self.current.insert(agent.to_string(), i);
                 i
@@ -227,6 +124,8 @@ impl Model {
             Event::TurnStarted { agent, kind, pass } => {
                 self.turns.push(TurnEntry {
                     agent: agent.clone(),
+                    from: None,
+                    errors: Vec::new(),
                     time: now,
                     kind: *kind,
                     pass: *pass,
@@ -235,6 +134,31 @@ impl Model {
                     done: false,
                 });
                 self.current.insert(agent.clone(), self.turns.len() - 1);
+                self.trim();
+            }
+            Event::MessageReceived { agent, from, text } => {
+                self.turns.push(TurnEntry {
+                    agent: agent.clone(),
+                    from: Some(from.clone()),
+                    errors: Vec::new(),
+                    time: now,
+                    kind: PromptKind::Response,
+                    pass: 0,
+                    text: text.clone(),
+                    actions: Vec::new(),
+                    done: true,
+                });
+                self.trim();
+            }
+            Event::ParseFailed {
+                agent,
+                span,
+                message,
+            } => {
+                self.turn_of(agent, now)
+                    .errors
+                    .push((*span, message.clone()));
+                self.notify(now, Some(agent), NoticeKind::Parse, message.clone());
             }
             Event::Token { agent, text } => self.turn_of(agent, now).text.push_str(text),
             Event::ReplyFinished { agent, text, .. } => {
@@ -261,6 +185,7 @@ impl Model {
                     } else {
                         ActionState::Queued
                     },
+                    trace_id: None,
                 });
                 if let Some(&turn_index) = self.current.get(agent) {
                     self.actions.insert(action_id.clone(), (turn_index, index));
@@ -285,10 +210,20 @@ impl Model {
             }
             Event::PermissionDecided {
                 action_id,
+                id,
                 decision,
                 by,
                 ..
             } => {
+                if *decision != crate::permission::DecisionKind::Escalate {
+                    if self.departed.len() >= 10_000 {
+                        self.departed.clear();
+                    }
+                    self.departed.insert(
+                        id.clone(),
+                        format!("{} by {by}", decision.as_str().replace('_', " ")),
+                    );
+                }
                 if let Some(a) = self.action_mut(action_id.as_ref())
                     && decision.approves()
                 {
@@ -296,12 +231,37 @@ impl Model {
                 }
             }
             Event::ActionExecuted {
+                agent,
                 action_id,
+                verb,
+                canonical,
                 status,
                 result,
+                system_error,
+                trace_id,
                 ..
             } => {
+                if *system_error {
+                    self.notify(
+                        now,
+                        Some(agent),
+                        NoticeKind::System,
+                        format!("{canonical}: {result}"),
+                    );
+                } else if *status == ActionStatus::TimedOut {
+                    self.notify(
+                        now,
+                        Some(agent),
+                        NoticeKind::Timeout,
+                        format!("{canonical}: {result}"),
+                    );
+                } else if *verb == crate::dialect::Verb::Uncertain
+                    && *status == ActionStatus::Executed
+                {
+                    self.notify(now, Some(agent), NoticeKind::Flag, canonical.clone());
+                }
                 if let Some(a) = self.action_mut(action_id.as_ref()) {
+                    a.trace_id = trace_id.clone();
                     a.state = match status {
                         ActionStatus::Executed => ActionState::Executed {
                             result: result.clone(),
@@ -326,32 +286,80 @@ impl Model {
                 row.state = *state;
                 row.next_pulse_at = *next_pulse_at;
             }
-            Event::AgentHalted { agent, .. } => {
+            Event::AgentHalted { agent, reason } => {
                 let row = self.agent_row(agent);
                 row.state = RunState::Halted;
                 row.next_pulse_at = None;
                 self.current.remove(agent);
+                self.notify(now, Some(agent), NoticeKind::Halt, reason.clone());
             }
-            Event::PulseFired { .. } | Event::MemoryChanged { .. } | Event::Error { .. } => {}
+            Event::Error { agent, message } => {
+                self.notify(now, agent.as_deref(), NoticeKind::Error, message.clone());
+            }
+            Event::PulseFired { .. } | Event::MemoryChanged { .. } => {}
         }
         false
     }
 
-    /// Indices of the turns to show (all, or one agent's).
-    pub fn visible_turns(&self, filter: Option<&str>) -> Vec<usize> {
-        match filter {
-            None => (0..self.turns.len()).collect(),
-            Some(agent) => (0..self.turns.len())
-                .filter(|&i| self.turns[i].agent == agent)
-                .collect(),
+    /// The turns to show (all, or one agent's), newest first, lazily: a
+    /// frame reads only as many as fit.
+    pub fn turns_newest_first<'a>(
+        &'a self,
+        filter: Option<&'a str>,
+    ) -> impl Iterator<Item = (usize, &'a TurnEntry)> + 'a {
+        self.turns
+            .iter()
+            .enumerate()
+            .rev()
+            .filter(move |(_, t)| filter.is_none_or(|a| t.agent == a))
+    }
+
+    /// Keeps a notification (the oldest go past [`MAX_NOTIFICATIONS`]).
+    pub fn notify(&mut self, time: Millis, agent: Option<&str>, kind: NoticeKind, text: String) {
+        if self.notifications.len() >= MAX_NOTIFICATIONS {
+            self.notifications.pop_front();
         }
+        self.notifications.push_back(Notification {
+            time,
+            agent: agent.map(str::to_string),
+            kind,
+            text,
+        });
+        self.unseen = (self.unseen + 1).min(MAX_NOTIFICATIONS);
+    }
+
+    /// Drops the oldest tenth of the turns once there are more than
+    /// [`MAX_TURNS`], keeping the indices of turns and actions true.
+    fn trim(&mut self) {
+        if self.turns.len() <= MAX_TURNS {
+            return;
+        }
+        let drop = MAX_TURNS / 10;
+        self.turns.drain(..drop);
+        self.dropped += drop;
+        self.current.retain(|_, i| {
+            if *i >= drop {
+                *i -= drop;
+                true
+            } else {
+                false
+            }
+        });
+        self.actions.retain(|_, (turn, _)| {
+            if *turn >= drop {
+                *turn -= drop;
+                true
+            } else {
+                false
+            }
+        });
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::dialect::Verb;
+    use crate::dialect::{Span, Verb};
     use crate::exec::ActionStatus;
     use crate::permission::Authority;
 

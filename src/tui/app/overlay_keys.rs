@@ -1,0 +1,244 @@
+//! Keys while an overlay is open: the help and notifications scroll, a
+//! confirmation takes y or anything else, the rules list revokes, the merge
+//! view chooses, the prompt and the editor take text.
+
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+
+use super::overlays::{Confirmed, Editor, Overlay};
+use super::{App, Command};
+use crate::tui::backend::Op;
+use crate::tui::panes::{EditTarget, PromptPurpose};
+use crate::tui::prompt::Edit;
+
+impl App {
+    /// Keys for the open overlay; `None` when no overlay is open.
+    pub(super) fn overlay_key(&mut self, key: KeyEvent) -> Option<Vec<Command>> {
+        let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
+        match std::mem::take(&mut self.overlay) {
+            Overlay::None => None,
+            Overlay::Help { scroll } => {
+                let max = super::overlays::help_max_scroll(self, self.size);
+                let scroll = scroll.min(max);
+                self.overlay = match key.code {
+                    KeyCode::Esc | KeyCode::Char('?' | 'q') => Overlay::None,
+                    KeyCode::Down | KeyCode::Char('j') => Overlay::Help {
+                        scroll: (scroll + 1).min(max),
+                    },
+                    KeyCode::Up | KeyCode::Char('k') => Overlay::Help {
+                        scroll: scroll.saturating_sub(1),
+                    },
+                    KeyCode::PageDown | KeyCode::Char(' ') => Overlay::Help {
+                        scroll: (scroll + 10).min(max),
+                    },
+                    KeyCode::End => Overlay::Help { scroll: max },
+                    KeyCode::PageUp => Overlay::Help {
+                        scroll: scroll.saturating_sub(10),
+                    },
+                    KeyCode::Home => Overlay::Help { scroll: 0 },
+                    _ => Overlay::Help { scroll },
+                };
+                Some(Vec::new())
+            }
+            Overlay::Log { scroll } => {
+                let max = self.model.notifications.len().saturating_sub(1);
+                self.overlay = match key.code {
+                    KeyCode::Esc | KeyCode::Char('q' | '!') => Overlay::None,
+                    KeyCode::Down | KeyCode::Char('j') => Overlay::Log {
+                        scroll: (scroll + 1).min(max),
+                    },
+                    KeyCode::Up | KeyCode::Char('k') => Overlay::Log {
+                        scroll: scroll.saturating_sub(1),
+                    },
+                    KeyCode::PageDown => Overlay::Log {
+                        scroll: (scroll + 10).min(max),
+                    },
+                    KeyCode::PageUp => Overlay::Log {
+                        scroll: scroll.saturating_sub(10),
+                    },
+                    _ => Overlay::Log { scroll },
+                };
+                Some(Vec::new())
+            }
+            Overlay::Confirm { question, on_yes } => {
+                if matches!(key.code, KeyCode::Char('y' | 'Y')) {
+                    return Some(self.confirmed(on_yes));
+                }
+                let _ = question;
+                self.say("not done");
+                Some(Vec::new())
+            }
+            Overlay::Rules { rules, selected } => {
+                let commands = match key.code {
+                    KeyCode::Esc | KeyCode::Char('q') => return Some(Vec::new()),
+                    KeyCode::Down | KeyCode::Char('j') => {
+                        self.overlay = Overlay::Rules {
+                            selected: (selected + 1).min(rules.len().saturating_sub(1)),
+                            rules,
+                        };
+                        Vec::new()
+                    }
+                    KeyCode::Up | KeyCode::Char('k') => {
+                        self.overlay = Overlay::Rules {
+                            selected: selected.saturating_sub(1),
+                            rules,
+                        };
+                        Vec::new()
+                    }
+                    KeyCode::Char('x' | 'd') | KeyCode::Delete => {
+                        if let Some(rule) = rules.get(selected) {
+                            let scope = [
+                                Some(rule.verb.as_str()),
+                                rule.op.as_deref(),
+                                rule.target.as_deref(),
+                            ]
+                            .into_iter()
+                            .flatten()
+                            .collect::<Vec<_>>()
+                            .join(" ");
+                            self.overlay = Overlay::Confirm {
+                                question: format!(
+                                    "Revoke rule #{} ({} {}'s /{scope})? Such requests will be asked again.",
+                                    rule.id, rule.effect, rule.agent
+                                ),
+                                on_yes: Confirmed::RevokeRule(rule.id),
+                            };
+                        } else {
+                            self.overlay = Overlay::Rules { rules, selected };
+                        }
+                        Vec::new()
+                    }
+                    _ => {
+                        self.overlay = Overlay::Rules { rules, selected };
+                        Vec::new()
+                    }
+                };
+                Some(commands)
+            }
+            Overlay::Merge(merge) => {
+                let key_agent = (merge.agent.clone(), merge.label.clone());
+                let commands = match key.code {
+                    KeyCode::Char('o') => {
+                        if let Some(d) = self.memory.drafts.get_mut(&key_agent) {
+                            d.base_version = merge.theirs.version;
+                        }
+                        vec![Command::Op(Op::SaveBlock {
+                            agent: merge.agent,
+                            label: merge.label,
+                            value: merge.ours,
+                            base_version: merge.theirs.version,
+                        })]
+                    }
+                    KeyCode::Char('t') => {
+                        self.memory.drafts.remove(&key_agent);
+                        self.say(format!("kept their {}: your draft is dropped", merge.label));
+                        vec![Command::Op(Op::LoadMemory { agent: merge.agent })]
+                    }
+                    KeyCode::Char('e') => {
+                        let target = EditTarget::Block {
+                            agent: merge.agent.clone(),
+                            label: merge.label.clone(),
+                            base_version: merge.theirs.version,
+                        };
+                        if let Some(d) = self.memory.drafts.get_mut(&key_agent) {
+                            d.base_version = merge.theirs.version;
+                        }
+                        self.overlay = Overlay::Editor(Editor::new(
+                            target,
+                            &merge.ours,
+                            merge.theirs.value.clone(),
+                        ));
+                        Vec::new()
+                    }
+                    KeyCode::Esc => {
+                        self.say("your draft is kept: i reopens it");
+                        Vec::new()
+                    }
+                    _ => {
+                        self.overlay = Overlay::Merge(merge);
+                        Vec::new()
+                    }
+                };
+                Some(commands)
+            }
+            Overlay::Prompt {
+                purpose,
+                mut prompt,
+            } => {
+                let completer = self.completer(&purpose);
+                match prompt.key(key, &self.history, &completer) {
+                    Edit::Submit => {
+                        let text = prompt.line.text().to_string();
+                        if purpose == PromptPurpose::Command {
+                            self.history.push(&text);
+                        }
+                        return Some(self.submit(purpose, text));
+                    }
+                    Edit::Cancel => {}
+                    _ => self.overlay = Overlay::Prompt { purpose, prompt },
+                }
+                Some(Vec::new())
+            }
+            Overlay::Editor(mut editor) => {
+                match key.code {
+                    KeyCode::Char('s') if ctrl => {
+                        let value = editor.text();
+                        editor.error = None;
+                        editor.waiting = true;
+                        let op = match &editor.target {
+                            EditTarget::Block {
+                                agent,
+                                label,
+                                base_version,
+                            } => {
+                                // The draft is kept until the save succeeds.
+                                self.memory.drafts.insert(
+                                    (agent.clone(), label.clone()),
+                                    crate::tui::panes::Draft {
+                                        text: value.clone(),
+                                        base_version: *base_version,
+                                    },
+                                );
+                                Op::SaveBlock {
+                                    agent: agent.clone(),
+                                    label: label.clone(),
+                                    value,
+                                    base_version: *base_version,
+                                }
+                            }
+                            EditTarget::Action { id } => Op::ApproveEdited {
+                                id: id.clone(),
+                                text: value,
+                            },
+                        };
+                        self.overlay = Overlay::Editor(editor);
+                        return Some(vec![Command::Op(op)]);
+                    }
+                    KeyCode::Esc => {
+                        let value = editor.text();
+                        if let EditTarget::Block {
+                            agent,
+                            label,
+                            base_version,
+                        } = &editor.target
+                            && value != editor.original
+                        {
+                            self.memory.drafts.insert(
+                                (agent.clone(), label.clone()),
+                                crate::tui::panes::Draft {
+                                    text: value,
+                                    base_version: *base_version,
+                                },
+                            );
+                            self.say(format!("{label}: kept as a draft (✎): i reopens it"));
+                        }
+                    }
+                    _ => {
+                        editor.area.input(key);
+                        self.overlay = Overlay::Editor(editor);
+                    }
+                }
+                Some(Vec::new())
+            }
+        }
+    }
+}

@@ -1,0 +1,168 @@
+//! Drawing the whole console: the panes (each draws itself inside its
+//! border), the tab bar on narrow screens, the status line, the overlay.
+
+use ratatui::Frame;
+use ratatui::layout::Rect;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, Paragraph};
+use unicode_width::UnicodeWidthStr;
+
+use super::App;
+use super::layout::TAB_WIDTH;
+use super::overlays::render_overlay;
+use crate::agent::RunState;
+use crate::tui::keymap::Action;
+use crate::tui::model::first_line;
+use crate::tui::panes::{Component, Pane, human_duration, pane_block};
+
+/// Draws the whole console.
+pub fn render(app: &App, frame: &mut Frame) {
+    let size = frame.area();
+    frame.render_widget(Block::new().style(app.theme.style("ui.background")), size);
+    let areas = app.areas(size);
+    let view = app.view();
+    if let Some(tabs) = areas.tabs {
+        render_tabs(app, frame, tabs);
+    }
+    for (pane, rect) in &areas.panes {
+        let component: &dyn Component = match pane {
+            Pane::Turns => &app.turns,
+            Pane::Pending => &app.queue,
+            Pane::Memory => &app.memory,
+            Pane::Trace => &app.trace,
+            Pane::Replay => match &app.replay {
+                Some(r) => r,
+                None => continue,
+            },
+        };
+        let block = pane_block(&app.theme, &component.title(&view), app.focus == *pane);
+        let inner = block.inner(*rect);
+        frame.render_widget(block, *rect);
+        component.render(frame, inner, &view);
+    }
+    render_status(app, frame, areas.status);
+    render_overlay(app, frame, size);
+}
+
+fn render_tabs(app: &App, frame: &mut Frame, area: Rect) {
+    let mut spans = Vec::new();
+    for pane in app.panes() {
+        let label = match pane {
+            Pane::Pending if !app.model.pending.is_empty() => {
+                format!(" Pending {} ", app.model.pending.len())
+            }
+            other => format!(" {} ", other.title()),
+        };
+        let width = usize::from(TAB_WIDTH);
+        let label = format!("{label:<width$}");
+        let style = if pane == app.focus {
+            app.theme.style("ui.selection")
+        } else {
+            app.theme.style("ui.dim")
+        };
+        spans.push(Span::styled(label, style));
+    }
+    frame.render_widget(
+        Paragraph::new(Line::from(spans)).style(app.theme.style("ui.status_bar")),
+        area,
+    );
+}
+
+/// The key hints for the focused pane.
+fn hints(app: &App) -> Vec<(Action, &'static str)> {
+    let mut hints: Vec<(Action, &'static str)> = match app.focus {
+        Pane::Turns => vec![(Action::Follow, "follow"), (Action::NextAction, "actions")],
+        Pane::Memory => vec![
+            (Action::EditBlock, "edit"),
+            (Action::UndoBlock, "undo"),
+            (Action::Search, "search"),
+        ],
+        Pane::Replay => vec![(Action::StepForward, "step"), (Action::PlayPause, "play")],
+        Pane::Trace => vec![(Action::Search, "filter")],
+        Pane::Pending => Vec::new(),
+    };
+    if app.decisions_visible() {
+        hints.push((Action::Approve, "approve"));
+        hints.push((Action::Deny, "deny"));
+    }
+    hints.push((Action::Help, "help"));
+    hints
+}
+
+fn render_status(app: &App, frame: &mut Frame, area: Rect) {
+    let theme = &app.theme;
+    let width = usize::from(area.width);
+    let mut spans = vec![Span::styled(
+        format!(" {} ", app.title),
+        theme.style("ui.title"),
+    )];
+    if app.replay.is_some() {
+        spans.push(Span::styled(" REPLAY ", theme.style("ui.selection")));
+    }
+    for a in &app.model.agents {
+        let (mark, role) = match a.state {
+            RunState::Generating => ("●", "ui.ok"),
+            RunState::Waiting => ("◐", "ui.waiting"),
+            RunState::Halted => ("■", "ui.denied"),
+            RunState::Idle => ("○", "ui.dim"),
+        };
+        let pulse = a
+            .next_pulse_at
+            .map(|at| format!(" {}", human_duration(at - app.now)))
+            .unwrap_or_default();
+        spans.push(Span::styled(
+            format!(" {mark} {}{pulse}", a.name),
+            theme.style(role),
+        ));
+    }
+    spans.push(Span::styled(
+        format!("  │ {} pending ", app.model.pending.len()),
+        theme.style("ui.status_bar"),
+    ));
+    if app.model.unseen > 0 {
+        spans.push(Span::styled(
+            format!("! {} ", app.model.unseen),
+            theme.style("ui.error"),
+        ));
+    }
+    let used: usize = spans.iter().map(|s| s.content.width()).sum();
+    let room = width.saturating_sub(used + 3);
+    match &app.notice {
+        Some(notice) => spans.push(Span::styled(
+            format!("│ {} ", first_line(&notice.text, room)),
+            theme.style(if notice.warning {
+                "ui.denied"
+            } else {
+                "ui.waiting"
+            }),
+        )),
+        None => {
+            let mut left = room;
+            for (action, name) in hints(app) {
+                let Some(keys) = app.keymap.keys_for(action) else {
+                    continue;
+                };
+                let piece = keys.width() + name.width() + 2;
+                if piece > left {
+                    break;
+                }
+                left -= piece;
+                spans.push(Span::styled(format!(" {keys}"), theme.style("ui.key_hint")));
+                spans.push(Span::styled(
+                    format!(" {name}"),
+                    theme.style("ui.status_bar"),
+                ));
+            }
+            if room > 20 && left == room {
+                spans.push(Span::styled(
+                    format!("│ {}", app.db),
+                    theme.style("ui.status_bar"),
+                ));
+            }
+        }
+    }
+    frame.render_widget(
+        Paragraph::new(Line::from(spans)).style(theme.style("ui.status_bar")),
+        area,
+    );
+}

@@ -1,0 +1,569 @@
+//! The console's decisions, tried the way they went wrong: the selection
+//! follows a request, never a row; a paste is never keys; keys act only on
+//! what they visibly refer to; a standing rule asks first and the last
+//! decision can be taken back; replay is a mode in which nothing is
+//! decided; problems are visible; edits survive failed saves.
+
+mod support;
+
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use partner::agent::Event;
+use partner::memory::{Block, BlockKind, BlockPermission};
+use partner::permission::{Authority, Decision, PendingRequest};
+use partner::tui::app::{App, Command, Overlay, UNDO_WINDOW};
+use partner::tui::backend::{Op, OpenedTrace, Reply, SaveOutcome};
+use partner::tui::panes::Pane;
+use ratatui::Terminal;
+use ratatui::backend::TestBackend;
+use support::console::{NOW, request, scene};
+
+fn key(app: &mut App, code: KeyCode) -> Vec<Command> {
+    app.on_key(KeyEvent::new(code, KeyModifiers::NONE))
+}
+
+fn typed(app: &mut App, text: &str) {
+    for c in text.chars() {
+        key(app, KeyCode::Char(c));
+    }
+}
+
+fn screen(app: &mut App, width: u16, height: u16) -> String {
+    app.size = (width, height);
+    let mut terminal = Terminal::new(TestBackend::new(width, height)).unwrap();
+    terminal
+        .draw(|f| partner::tui::app::render(app, f))
+        .unwrap();
+    format!("{}", terminal.backend())
+}
+
+fn three() -> Vec<PendingRequest> {
+    ["r1", "r2", "r3"]
+        .iter()
+        .enumerate()
+        .map(|(i, id)| {
+            request(
+                id,
+                "sage",
+                &format!("/post bluesky \"draft {i}\""),
+                Authority::Partner,
+                "public posts are reviewed",
+                30 - i as i64,
+            )
+        })
+        .collect()
+}
+
+fn pending(list: Vec<PendingRequest>) -> Reply {
+    Reply::Pending(list, Default::default())
+}
+
+/// The decision ops among commands.
+fn decisions(commands: &[Command]) -> Vec<(String, Decision)> {
+    commands
+        .iter()
+        .filter_map(|c| match c {
+            Command::Op(Op::Decide { id, decision }) => Some((id.clone(), decision.clone())),
+            _ => None,
+        })
+        .collect()
+}
+
+/// A wide console (the queue always on screen) with r1, r2, r3 waiting.
+fn wide() -> App {
+    let mut app = scene("dark");
+    app.size = (180, 48);
+    app.on_reply(pending(three()));
+    app
+}
+
+/// Lets the undo window pass; returns what went out.
+fn after_window(app: &mut App) -> Vec<Command> {
+    let now = app.now + UNDO_WINDOW + 1;
+    app.tick(now, 0.1)
+}
+
+#[test]
+fn the_selection_follows_its_request_and_never_jumps_to_another() {
+    let mut app = wide();
+    assert_eq!(app.queue.selected.as_deref(), Some("r1"));
+    key(&mut app, KeyCode::Char('j'));
+    assert_eq!(app.queue.selected.as_deref(), Some("r2"));
+    // r1 times out: r2 stays selected although its row moved up.
+    app.on_event(&Event::PermissionDecided {
+        agent: "sage".into(),
+        action_id: None,
+        id: "r1".into(),
+        verb: partner::dialect::Verb::Post,
+        op: None,
+        canonical: String::new(),
+        decision: partner::permission::DecisionKind::Timeout,
+        by: "timeout".into(),
+    });
+    let mut rest = three();
+    rest.remove(0);
+    app.on_reply(pending(rest.clone()));
+    assert_eq!(app.queue.selected.as_deref(), Some("r2"));
+    key(&mut app, KeyCode::Char('a'));
+    assert_eq!(
+        decisions(&after_window(&mut app)),
+        [("r2".to_string(), Decision::ApproveOnce)],
+        "a approved the request that was selected"
+    );
+
+    // Now r3 is selected (the partner's own decision moved on); a
+    // supervisor decides r3 elsewhere: the selection empties, and says so.
+    assert_eq!(app.queue.selected.as_deref(), Some("r3"));
+    app.on_event(&Event::PermissionDecided {
+        agent: "sage".into(),
+        action_id: None,
+        id: "r3".into(),
+        verb: partner::dialect::Verb::Post,
+        op: None,
+        canonical: String::new(),
+        decision: partner::permission::DecisionKind::Deny,
+        by: "agent:anchor".into(),
+    });
+    let mut r4 = three()[0].clone();
+    r4.id = "r4".into();
+    app.on_reply(pending(vec![r4]));
+    assert_eq!(app.queue.selected, None, "nothing is selected, not r4");
+    let notice = app.notice.clone().unwrap().text;
+    assert!(
+        notice.contains("r3 left the queue") && notice.contains("deny by agent:anchor"),
+        "{notice}"
+    );
+    let commands = key(&mut app, KeyCode::Char('a'));
+    assert!(decisions(&commands).is_empty() && app.held.is_none());
+    assert!(
+        decisions(&after_window(&mut app)).is_empty(),
+        "r4 was never approved"
+    );
+    assert!(
+        app.notice.unwrap().text.contains("no request is selected"),
+        "a says why it did nothing"
+    );
+}
+
+#[test]
+fn a_paste_is_text_never_keys() {
+    let mut app = wide();
+    let commands = app.on_paste("please read this and tell me");
+    assert!(commands.is_empty());
+    assert!(app.held.is_none(), "no decision from the a in the paste");
+    assert!(matches!(app.overlay, Overlay::None), "no editor from its i");
+    assert!(decisions(&after_window(&mut app)).is_empty());
+    // Into an open prompt, it is text.
+    key(&mut app, KeyCode::Char('D'));
+    app.on_paste("not on\nlaunch day");
+    let commands = key(&mut app, KeyCode::Enter);
+    assert!(commands.is_empty(), "held first");
+    assert_eq!(
+        decisions(&after_window(&mut app)),
+        [(
+            "r1".to_string(),
+            Decision::Deny(Some("not on launch day".into()))
+        )]
+    );
+}
+
+#[test]
+fn keys_act_only_on_what_they_refer_to() {
+    // Memory keys do nothing outside the memory pane.
+    let mut app = wide();
+    app.focus = Pane::Turns;
+    let commands = key(&mut app, KeyCode::Char('u'));
+    assert!(
+        !commands
+            .iter()
+            .any(|c| matches!(c, Command::Op(Op::UndoBlock { .. }))),
+        "u in Turns undid a block"
+    );
+    assert!(app.notice.clone().unwrap().text.contains("Memory pane"));
+    key(&mut app, KeyCode::Char('i'));
+    assert!(
+        matches!(app.overlay, Overlay::None),
+        "i in Turns opened an editor"
+    );
+
+    // On a narrow screen the queue is not on screen from Turns: no decision.
+    let mut narrow = wide();
+    narrow.size = (90, 30);
+    narrow.focus = Pane::Turns;
+    key(&mut narrow, KeyCode::Char('a'));
+    assert!(narrow.held.is_none());
+    assert!(narrow.notice.unwrap().text.contains("Pending pane"));
+    // In its tab, it is.
+    let mut narrow = wide();
+    narrow.size = (90, 30);
+    narrow.focus = Pane::Pending;
+    key(&mut narrow, KeyCode::Char('a'));
+    assert_eq!(narrow.held.map(|h| h.id), Some("r1".to_string()));
+
+    // Zoomed on Turns, the queue is hidden.
+    let mut zoomed = wide();
+    zoomed.focus = Pane::Turns;
+    zoomed.zoom = true;
+    key(&mut zoomed, KeyCode::Char('d'));
+    assert!(zoomed.held.is_none());
+}
+
+#[test]
+fn standing_rules_ask_first_and_the_last_decision_can_be_taken_back() {
+    let mut app = wide();
+    key(&mut app, KeyCode::Char('A'));
+    assert!(
+        matches!(&app.overlay, Overlay::Confirm { question, .. } if question.contains("standing rule") && question.contains("sage's /post")),
+        "{:?}",
+        app.overlay
+    );
+    key(&mut app, KeyCode::Char('n'));
+    assert!(app.held.is_none(), "no: nothing decided");
+    key(&mut app, KeyCode::Char('A'));
+    key(&mut app, KeyCode::Char('y'));
+    assert_eq!(
+        app.held.as_ref().map(|h| (h.id.as_str(), &h.decision)),
+        Some(("r1", &Decision::ApproveAlways))
+    );
+    // Taken back within the window: nothing is sent.
+    key(&mut app, KeyCode::Char('U'));
+    assert!(app.held.is_none());
+    assert!(decisions(&after_window(&mut app)).is_empty());
+    assert_eq!(app.queue.selected.as_deref(), Some("r1"), "back on r1");
+
+    // Deny always asks for a reason, then confirms.
+    key(&mut app, KeyCode::Char('X'));
+    typed(&mut app, "never");
+    key(&mut app, KeyCode::Enter);
+    assert!(
+        matches!(&app.overlay, Overlay::Confirm { question, .. } if question.contains("refused without asking"))
+    );
+    key(&mut app, KeyCode::Char('y'));
+    let sent = decisions(&after_window(&mut app));
+    assert_eq!(
+        sent,
+        [("r1".to_string(), Decision::DenyAlways(Some("never".into())))]
+    );
+    // Too late to take back: the console says what remains.
+    key(&mut app, KeyCode::Char('U'));
+    assert!(
+        app.notice
+            .clone()
+            .unwrap()
+            .text
+            .contains("R lists the rules")
+    );
+
+    // The rules: listed, and revoked after a confirmation.
+    let commands = key(&mut app, KeyCode::Char('R'));
+    assert!(matches!(commands.as_slice(), [Command::Op(Op::LoadRules)]));
+    app.on_reply(Reply::Rules(vec![partner::permission::StandingRule {
+        id: 7,
+        agent: "sage".into(),
+        verb: "post".into(),
+        op: None,
+        target: Some("bluesky".into()),
+        effect: "deny".into(),
+        reason: Some("never".into()),
+        created_by: "partner".into(),
+        created_at: NOW,
+        expires_at: None,
+    }]));
+    assert!(screen(&mut app, 120, 30).contains("#7   deny sage: /post bluesky"));
+    key(&mut app, KeyCode::Char('x'));
+    let commands = key(&mut app, KeyCode::Char('y'));
+    assert!(matches!(
+        commands.as_slice(),
+        [Command::Op(Op::RevokeRule { id: 7 })]
+    ));
+}
+
+#[test]
+fn replay_is_a_mode_in_which_nothing_is_decided() {
+    let mut app = wide();
+    let records = app.model.trace.clone();
+    let commands = app.on_reply(Reply::Replay(OpenedTrace {
+        path: "old.jsonl".into(),
+        records,
+    }));
+    assert!(matches!(
+        commands.as_slice(),
+        [Command::Op(Op::VerifyReplay(_))]
+    ));
+    let shown = screen(&mut app, 180, 48);
+    assert!(shown.contains("REPLAY"), "the mode is marked:\n{shown}");
+    assert!(shown.contains("decisions are off"));
+    for k in ['a', 'd', 'A', 'e'] {
+        key(&mut app, KeyCode::Char(k));
+        assert!(app.held.is_none() && matches!(app.overlay, Overlay::None));
+    }
+    assert!(app.notice.clone().unwrap().text.contains("Esc leaves"));
+    assert!(decisions(&after_window(&mut app)).is_empty());
+    // Esc leaves it; the live queue is back, and decides again.
+    key(&mut app, KeyCode::Esc);
+    assert!(app.replay.is_none());
+    assert!(screen(&mut app, 180, 48).contains("Pending (3)"));
+    key(&mut app, KeyCode::Char('d'));
+    assert_eq!(
+        decisions(&after_window(&mut app)),
+        [("r1".to_string(), Decision::Deny(None))]
+    );
+    // `:close` leaves too.
+    let records = app.model.trace.clone();
+    app.on_reply(Reply::Replay(OpenedTrace {
+        path: "old.jsonl".into(),
+        records,
+    }));
+    key(&mut app, KeyCode::Char(':'));
+    typed(&mut app, "close");
+    key(&mut app, KeyCode::Enter);
+    assert!(app.replay.is_none());
+}
+
+#[test]
+fn the_queue_shows_the_time_each_request_has_left() {
+    let mut app = scene("dark");
+    let mut list = three();
+    list[0].expires_at = Some(NOW + 14 * 60_000 + 5_000);
+    app.on_reply(pending(list));
+    let shown = screen(&mut app, 180, 48);
+    assert!(shown.contains("14m left"), "{shown}");
+    assert!(
+        shown.contains("expires  in 14m (then it is denied)"),
+        "{shown}"
+    );
+}
+
+#[test]
+fn problems_are_listed_and_counted() {
+    let mut app = scene("dark");
+    app.on_event(&Event::Error {
+        agent: Some("ada".into()),
+        message: "ada's model call failed: could not reach the model server".into(),
+    });
+    app.on_event(&Event::TurnStarted {
+        agent: "sage".into(),
+        kind: partner::agent::provider::PromptKind::Response,
+        pass: 1,
+    });
+    app.on_event(&Event::ReplyFinished {
+        agent: "sage".into(),
+        pass: 1,
+        text: "On it.\n/aprove r1".into(),
+    });
+    app.on_event(&Event::ParseFailed {
+        agent: "sage".into(),
+        span: partner::dialect::Span::new(7, 17),
+        message: "/aprove is not a verb; did you mean /approve?".into(),
+    });
+    app.on_event(&Event::MessageReceived {
+        agent: "sage".into(),
+        from: "partner".into(),
+        text: "Please hold the launch post.".into(),
+    });
+    assert_eq!(app.model.unseen, 2);
+    let shown = screen(&mut app, 180, 48);
+    assert!(
+        shown.contains("! 2"),
+        "the count is on the status line:\n{shown}"
+    );
+    assert!(
+        shown.contains("✗ /aprove is not a verb; did you mean /approve?"),
+        "the unreadable action is marked in its turn:\n{shown}"
+    );
+    assert!(
+        shown.contains("partner → sage") && shown.contains("Please hold the launch post."),
+        "the partner's message is in Turns:\n{shown}"
+    );
+    key(&mut app, KeyCode::Char('!'));
+    let log = screen(&mut app, 180, 48);
+    assert!(log.contains("could not reach the model server") && log.contains("parse"));
+    assert_eq!(app.model.unseen, 0, "seen once opened");
+}
+
+#[test]
+fn the_trace_detail_says_how_it_was_decided_in_words() {
+    let mut app = scene("dark");
+    let mut r = app.model.trace[0].clone();
+    r.decision.verdict = "ask".into();
+    r.decision.steps = vec![
+        "rule 3 (post asks) matches".into(),
+        "asks agent:anchor → partner".into(),
+    ];
+    r.decision.request = Some("r9".into());
+    r.decision.decided_by = Some("partner".into());
+    r.decision.decision = Some("approve_once".into());
+    r.decision.requested_at = Some(NOW - 120_000);
+    r.decision.decided_at = Some(NOW - 30_000);
+    r.memory = Some(partner::memory::MemoryChange {
+        agent: "sage".into(),
+        label: "project_notes".into(),
+        version_before: Some(2),
+        version_after: 3,
+    });
+    app.model.trace = vec![r];
+    app.focus = Pane::Trace;
+    app.zoom = true;
+    let shown = screen(&mut app, 120, 20);
+    assert!(
+        shown.contains("asked: asks agent:anchor → partner"),
+        "{shown}"
+    );
+    assert!(shown.contains("rule 3 (post asks) matches"), "{shown}");
+    assert!(
+        shown.contains("request r9: approve once by partner after 1m"),
+        "{shown}"
+    );
+    assert!(shown.contains("project_notes v2 → v3"), "{shown}");
+    assert!(!shown.contains("Some("), "no Rust debug text:\n{shown}");
+}
+
+fn block(version: i64, value: &str) -> Block {
+    Block {
+        id: 1,
+        agent: "sage".into(),
+        label: "human".into(),
+        kind: BlockKind::Working,
+        description: String::new(),
+        value: value.into(),
+        char_limit: 5000,
+        permission: BlockPermission::ReadWrite,
+        pinned: false,
+        shared: false,
+        version,
+        created_at: NOW,
+        updated_at: NOW,
+    }
+}
+
+#[test]
+fn an_edit_survives_a_failed_save_and_a_conflict_becomes_a_merge() {
+    let mut app = scene("dark");
+    app.focus = Pane::Memory;
+    key(&mut app, KeyCode::Char('i'));
+    key(&mut app, KeyCode::Down);
+    key(&mut app, KeyCode::End);
+    typed(&mut app, " Likes tea.");
+    let commands = app.on_key(KeyEvent::new(KeyCode::Char('s'), KeyModifiers::CONTROL));
+    let Some(Command::Op(Op::SaveBlock {
+        base_version,
+        value,
+        ..
+    })) = commands.first()
+    else {
+        panic!("{commands:?}");
+    };
+    assert_eq!(
+        *base_version, 2,
+        "the save names the version it started from"
+    );
+    assert!(value.ends_with("Likes tea."));
+    // The disk is full: the editor stays open with the error, the text kept.
+    app.on_reply(Reply::Saved {
+        agent: "sage".into(),
+        label: "human".into(),
+        outcome: SaveOutcome::Failed("database or disk is full".into()),
+    });
+    let Overlay::Editor(editor) = &app.overlay else {
+        panic!("the editor closed: {:?}", app.overlay);
+    };
+    assert!(editor.error.as_deref().unwrap().contains("disk is full"));
+    assert!(editor.text().ends_with("Likes tea."));
+    // Esc: the draft stays, marked in the list.
+    key(&mut app, KeyCode::Esc);
+    assert!(app.memory.draft("sage", "human").is_some());
+    assert!(screen(&mut app, 180, 48).contains("✎ human"));
+    // Meanwhile the agent changed the block: saving meets the change.
+    key(&mut app, KeyCode::Char('i'));
+    app.on_key(KeyEvent::new(KeyCode::Char('s'), KeyModifiers::CONTROL));
+    app.on_reply(Reply::Saved {
+        agent: "sage".into(),
+        label: "human".into(),
+        outcome: SaveOutcome::Conflict(block(3, "The partner runs a studio.\nHates mornings.")),
+    });
+    assert!(matches!(app.overlay, Overlay::Merge(_)));
+    let shown = screen(&mut app, 120, 30);
+    assert!(shown.contains("changed to v3 while you edited"), "{shown}");
+    assert!(
+        shown.contains("+Prefers short morning updates. Likes tea."),
+        "{shown}"
+    );
+    // Mine over theirs: saved against v3 now.
+    let commands = key(&mut app, KeyCode::Char('o'));
+    assert!(
+        matches!(
+            commands.as_slice(),
+            [Command::Op(Op::SaveBlock {
+                base_version: 3,
+                ..
+            })]
+        ),
+        "{commands:?}"
+    );
+    app.on_reply(Reply::Saved {
+        agent: "sage".into(),
+        label: "human".into(),
+        outcome: SaveOutcome::Saved("human is now v4 (80 chars)".into()),
+    });
+    assert!(
+        app.memory.draft("sage", "human").is_none(),
+        "saved: no draft"
+    );
+}
+
+#[test]
+fn an_edited_action_that_is_refused_keeps_the_editor() {
+    let mut app = wide();
+    key(&mut app, KeyCode::Char('E'));
+    assert!(matches!(app.overlay, Overlay::Editor(_)));
+    app.on_key(KeyEvent::new(KeyCode::Char('s'), KeyModifiers::CONTROL));
+    app.on_reply(Reply::Decided {
+        id: "r1".into(),
+        outcome: Err("write exactly one action, not 0".into()),
+    });
+    let Overlay::Editor(editor) = &app.overlay else {
+        panic!("the editor closed");
+    };
+    assert_eq!(
+        editor.error.as_deref(),
+        Some("write exactly one action, not 0")
+    );
+}
+
+#[test]
+fn after_the_partner_empties_the_queue_the_next_request_is_selected() {
+    let mut app = scene("dark");
+    app.size = (180, 48);
+    app.on_reply(pending(vec![three()[0].clone()]));
+    key(&mut app, KeyCode::Char('a'));
+    // The queue is read again while the decision waits out its window.
+    app.on_reply(pending(vec![three()[0].clone()]));
+    assert_eq!(app.queue.selected, None, "r1 is not selected again");
+    assert_eq!(decisions(&after_window(&mut app)).len(), 1);
+    // r1 leaves (the partner's own decision): no surprise to report.
+    app.notice = None;
+    app.on_reply(pending(Vec::new()));
+    assert!(app.notice.is_none(), "{:?}", app.notice);
+    app.on_reply(pending(vec![three()[1].clone()]));
+    assert_eq!(app.queue.selected.as_deref(), Some("r2"));
+}
+
+#[test]
+fn what_other_processes_change_is_read_again() {
+    let mut app = scene("dark");
+    app.now = NOW;
+    app.tick(NOW, 0.1);
+    let commands = app.tick(NOW + 2_100, 0.1);
+    let ops: Vec<String> = commands
+        .iter()
+        .filter_map(|c| match c {
+            Command::Op(op) => Some(format!("{op:?}")),
+            _ => None,
+        })
+        .collect();
+    for wanted in ["LoadPending", "LoadTrace", "LoadMemory"] {
+        assert!(
+            ops.iter().any(|o| o.starts_with(wanted)),
+            "{wanted} every two seconds: {ops:?}"
+        );
+    }
+}
