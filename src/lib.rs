@@ -34,6 +34,7 @@ pub mod clock;
 pub mod commands;
 pub mod dialect;
 pub mod error;
+pub mod eval;
 pub mod exec;
 pub mod isolate;
 pub mod memory;

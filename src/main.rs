@@ -51,6 +51,8 @@ enum Command {
     Replay(partner::commands::ReplayOptions),
     /// Run a constellation (`--headless` prints events as JSON lines).
     Run(partner::commands::RunOptions),
+    /// Score how well an agent's model writes actions, over a task set.
+    Eval(partner::commands::EvalOptions),
 }
 
 #[derive(Subcommand)]
@@ -114,6 +116,7 @@ fn dispatch(cli: Cli) -> ExitCode {
             command: TraceCommand::Export(options),
         }) => partner::commands::run_trace_export(&options, stdout),
         Some(Command::Replay(options)) => partner::commands::run_replay(&options, stdout, stderr),
+        Some(Command::Eval(options)) => partner::commands::run_eval(&options, stdout),
     };
     match result {
         Ok(code) => ExitCode::from(code as u8),

@@ -106,12 +106,7 @@ fn setup(replies: &[&str], max_passes: u32) -> Setup {
         session_start: support::START,
         requests: Arc::new(tokio::sync::Notify::new()),
     });
-    let agent = Arc::new(AgentInfo {
-        name: "ada".into(),
-        provider: recorder.clone(),
-        model: "m".into(),
-        authority: false,
-    });
+    let agent = Arc::new(AgentInfo::new("ada", recorder.clone(), "m", false));
     Setup {
         rig,
         env,
@@ -170,7 +165,13 @@ async fn first_pass_response_sends_history_and_the_message() {
         vec![Role::User, Role::Assistant, Role::User]
     );
     assert_eq!(r.messages[0].content, "earlier question");
-    assert_eq!(r.messages[2].content, "hello");
+    assert!(
+        r.messages[2]
+            .content
+            .starts_with("hello\n\n<temporal_context>"),
+        "the turn's changing context follows the message: {}",
+        r.messages[2].content
+    );
     assert!(
         r.system
             .starts_with("You are ada, an agent working with Sam."),
@@ -182,10 +183,18 @@ async fn first_pass_response_sends_history_and_the_message() {
         "<your_intentions>",
         "<system_pulse_control>",
         "<ai_commands>",
-        "<temporal_context>",
-        "<recent_conversation>",
     ] {
         assert!(r.system.contains(section), "missing {section}");
+    }
+    for changing in [
+        "<temporal_context>",
+        "<recent_conversation>",
+        "earlier question",
+    ] {
+        assert!(
+            !r.system.contains(changing),
+            "{changing} is not in the system prompt (history travels once, as messages)"
+        );
     }
     assert!(!r.system.contains(CONTINUATION_NOTE));
     assert!(
@@ -255,9 +264,8 @@ async fn second_pass_response_adds_the_reply_and_the_results() {
     let (first, second) = (&seen[0], &seen[1]);
     assert_eq!(second.kind, PromptKind::Continuation);
     assert_eq!(
-        second.system,
-        format!("{}\n\n{CONTINUATION_NOTE}", first.system),
-        "the system prompt is reused"
+        second.system, first.system,
+        "the system prompt is reused unchanged (a server's prompt cache keeps it)"
     );
     assert_eq!(
         roles(&second.messages),
@@ -269,7 +277,12 @@ async fn second_pass_response_adds_the_reply_and_the_results() {
             Role::User
         ]
     );
-    assert_eq!(second.messages[2].content, "when is the launch?");
+    assert_eq!(second.messages[2].content, first.messages[2].content);
+    assert!(
+        second.messages[2]
+            .content
+            .starts_with("when is the launch?")
+    );
     assert_eq!(second.messages[3].content, "Let me check.\n/recall notes");
     let results = &second.messages[4].content;
     assert!(

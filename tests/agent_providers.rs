@@ -19,6 +19,7 @@ fn settings(base: &str) -> HttpSettings {
         base_url: base.to_string(),
         api_key: Some("test-key".into()),
         timeout: Duration::from_secs(5),
+        connect_timeout: Duration::from_secs(2),
         retry: RetryPolicy {
             retries: 2,
             backoff: Duration::from_millis(10),
@@ -28,7 +29,7 @@ fn settings(base: &str) -> HttpSettings {
 }
 
 fn client() -> reqwest::Client {
-    partner::net::model_client().unwrap()
+    partner::net::model_client(Duration::from_secs(2)).unwrap()
 }
 
 fn request() -> ChatRequest {
@@ -44,6 +45,8 @@ fn request() -> ChatRequest {
             ChatMessage::user("how are you?"),
         ],
         max_tokens: 64,
+        sampling: Default::default(),
+        tools: Vec::new(),
     }
 }
 

@@ -236,3 +236,19 @@ async fn telling_another_agent_wakes_it() {
     let woke = wait_for(&mut r.events, Duration::from_secs(30), reply_of("b")).await;
     assert!(matches!(woke, Some(Event::ReplyFinished { ref text, .. }) if text == "On it."));
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_quick_halt_and_resume_ends_resumed() {
+    // Halt and resume are stored in the order asked, and a sync that read
+    // the database in between never halts the agent again.
+    let r = support::runtime::running(ONE, POLICY, "[agents.ada]\n");
+    for _ in 0..20 {
+        r.handle.halt("ada", "stop");
+        r.handle.resume("ada");
+    }
+    tokio::time::sleep(Duration::from_millis(2500)).await;
+    assert_eq!(r.handle.status().await[0].state, RunState::Idle);
+    let stored =
+        partner::memory::records::agent_state(&r.handle.executor().store().conn(), "ada").unwrap();
+    assert!(!stored.halted, "the database says resumed");
+}

@@ -76,3 +76,103 @@ fn a_reader_that_goes_away_ends_the_run_quietly() {
         "no error when the reader leaves: {stderr}"
     );
 }
+
+/// `partner run --headless` in `dir` for `run_for`; exit code and events.
+fn headless(
+    dir: &std::path::Path,
+    run_for: &str,
+    args: &[&str],
+) -> (Option<i32>, Vec<serde_json::Value>, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_partner"))
+        .current_dir(dir)
+        .args([
+            "run",
+            "--headless",
+            "--config",
+            "partner.toml",
+            "--db",
+            "c.db",
+            "--for",
+            run_for,
+        ])
+        .args(args)
+        .output()
+        .unwrap();
+    let events = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter_map(|l| serde_json::from_str(l).ok())
+        .collect();
+    (
+        out.status.code(),
+        events,
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+fn replies_of(events: &[serde_json::Value], agent: &str) -> Vec<String> {
+    events
+        .iter()
+        .filter(|e| e["event"] == "reply_finished" && e["agent"] == agent)
+        .map(|e| e["text"].as_str().unwrap().to_string())
+        .collect()
+}
+
+#[test]
+fn a_headless_run_starts_conversations_with_greetings_and_messages() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::write(
+        d.join("partner.toml"),
+        "name = \"talk\"\n[providers.scripted]\nkind = \"scripted\"\nscript = \"s.toml\"\n[[agents]]\nname = \"ada\"\nmodel = \"scripted:x\"\npulse = \"off\"\ngreeting = \"Good morning, ada.\"\n[[agents]]\nname = \"bo\"\nmodel = \"scripted:x\"\npulse = \"off\"\n",
+    )
+    .unwrap();
+    std::fs::write(
+        d.join("s.toml"),
+        "[agents.ada]\nreplies = [{ from = \"partner\", when = \"Good morning\", say = \"Morning!\" }]\nunexpected = \"?\"\n[agents.bo]\nreplies = [{ from = \"partner\", when = \"status\", say = \"All good.\" }]\n",
+    )
+    .unwrap();
+    let (code, events, stderr) = headless(d, "2s", &["--message", "bo=status please"]);
+    assert_eq!(code, Some(0), "{stderr}");
+    assert_eq!(replies_of(&events, "ada"), ["Morning!"]);
+    assert_eq!(replies_of(&events, "bo"), ["All good."]);
+    // The greeting opens a conversation once: not again on the next run.
+    let (code, events, _) = headless(d, "1s", &[]);
+    assert_eq!(code, Some(0));
+    assert!(replies_of(&events, "ada").is_empty(), "{events:?}");
+    // A message for an agent that does not exist is refused up front.
+    let (code, _, stderr) = headless(d, "1s", &["--message", "nobody=hi"]);
+    assert_eq!(code, Some(2));
+    assert!(stderr.contains("talk has no agent nobody"), "{stderr}");
+    let (code, _, stderr) = headless(d, "1s", &["--message", "ada"]);
+    assert_eq!(code, Some(2));
+    assert!(stderr.contains("AGENT=TEXT"), "{stderr}");
+}
+
+#[test]
+fn a_worker_is_never_pointed_at_a_verb_it_may_not_use() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::write(
+        d.join("partner.toml"),
+        "name = \"work\"\n[providers.scripted]\nkind = \"scripted\"\nscript = \"s.toml\"\n[[agents]]\nname = \"ada\"\nmodel = \"scripted:x\"\npulse = \"off\"\n",
+    )
+    .unwrap();
+    std::fs::write(
+        d.join("s.toml"),
+        "[agents.ada]\nreplies = [\"/repeat r1\\n/aprove r2\"]\ncontinuations = [\"Sorry.\"]\n",
+    )
+    .unwrap();
+    let (code, events, stderr) = headless(d, "2s", &["--message", "ada=go"]);
+    assert_eq!(code, Some(0), "{stderr}");
+    let failures: Vec<&str> = events
+        .iter()
+        .filter(|e| e["event"] == "parse_failed")
+        .map(|e| e["message"].as_str().unwrap())
+        .collect();
+    assert_eq!(failures.len(), 2, "{events:?}");
+    for message in failures {
+        for strict in ["/deny", "/approve", "/halt", "/escalate"] {
+            assert!(!message.contains(strict), "{message}");
+        }
+    }
+}

@@ -173,6 +173,24 @@ pub enum Event {
         /// What the model is told.
         message: String,
     },
+    /// A prompt was cut to fit the agent's context budget: what was left
+    /// out, so the partner can see why an agent forgot.
+    PromptFitted {
+        /// The agent.
+        agent: String,
+        /// The prompt's estimated size after fitting, in tokens.
+        tokens: usize,
+        /// The budget it was fitted to.
+        budget: usize,
+        /// History messages left out.
+        dropped_messages: usize,
+        /// Their estimated size.
+        dropped_tokens: usize,
+        /// True when the recalled memories were left out too.
+        dropped_recalled: bool,
+        /// All of it, in words.
+        summary: String,
+    },
     /// Something went wrong.
     Error {
         /// The agent, if it concerns one.
@@ -199,6 +217,7 @@ impl Event {
             Event::AgentState { .. } => "agent_state",
             Event::MessageReceived { .. } => "message_received",
             Event::ParseFailed { .. } => "parse_failed",
+            Event::PromptFitted { .. } => "prompt_fitted",
             Event::Error { .. } => "error",
         }
     }

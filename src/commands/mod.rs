@@ -3,6 +3,7 @@
 //! `clap::Args`; `main.rs` only assembles them into the command line.
 
 mod common;
+mod eval;
 mod exec;
 mod memory;
 mod parse;
@@ -11,6 +12,7 @@ mod run;
 mod trace;
 
 pub use common::{DbArg, load_policy, open_executor};
+pub use eval::{EvalOptions, run_eval};
 pub use exec::{ExecOptions, run_exec};
 pub use memory::{KindArg, MemoryCommand, MemoryOptions, PermissionArg, run_memory};
 pub use parse::{ParseOptions, parser_for, run_parse};

@@ -51,6 +51,60 @@ pub struct RunOptions {
     /// No terminal bell when a request arrives for the partner.
     #[arg(long)]
     pub no_bell: bool,
+    /// Send AGENT a message from the partner as the run starts (repeatable):
+    /// `--message ada="what is on today?"`.
+    #[arg(long = "message", value_name = "AGENT=TEXT")]
+    pub messages: Vec<String>,
+}
+
+/// The messages a run starts with: the demo's opening, each agent's
+/// `greeting` while its conversation is still empty, then `--message`s.
+fn opening_messages(
+    options: &RunOptions,
+    config: &ConstellationConfig,
+    executor: &Executor,
+    demo: bool,
+) -> Result<Vec<(String, String)>> {
+    let mut out = Vec::new();
+    if demo {
+        out.push((DEMO_OPENING.0.to_string(), DEMO_OPENING.1.to_string()));
+    }
+    for agent in &config.agents {
+        if let Some(greeting) = &agent.greeting {
+            let empty = crate::memory::records::recent_messages(
+                &executor.store().read(),
+                &agent.name,
+                "main",
+                1,
+            )
+            .map(|m| m.is_empty())
+            .unwrap_or(false);
+            if empty {
+                out.push((agent.name.clone(), greeting.clone()));
+            }
+        }
+    }
+    for m in &options.messages {
+        let (agent, text) = m.split_once('=').ok_or_else(|| {
+            Error::Usage(format!(
+                "--message {m}: write AGENT=TEXT, as in ada=\"hello\""
+            ))
+        })?;
+        let agent = agent.trim();
+        if config.agent(agent).is_none() {
+            return Err(Error::Usage(format!(
+                "--message: {} has no agent {agent}",
+                config.name
+            )));
+        }
+        if text.trim().is_empty() {
+            return Err(Error::Usage(format!(
+                "--message {agent}=: the message is empty"
+            )));
+        }
+        out.push((agent.to_string(), text.to_string()));
+    }
+    Ok(out)
 }
 
 /// partner's config directory (user themes and keymaps), if there is one.
@@ -201,6 +255,7 @@ pub fn run_run(options: &RunOptions, out: &mut dyn Write, err: &mut dyn Write) -
             .map_err(Error::Usage)?;
         return runtime.block_on(async {
             let executor = open_constellation(&config, &db)?;
+            let opening = opening_messages(options, &config, &executor, demo)?;
             let (handle, task) =
                 crate::agent::start(&config, executor, Arc::new(TokioClock::now()));
             let mut app =
@@ -215,8 +270,8 @@ pub fn run_run(options: &RunOptions, out: &mut dyn Write, err: &mut dyn Write) -
                 );
                 app.warn(warning);
             }
-            if demo {
-                handle.send_message(DEMO_OPENING.0, DEMO_OPENING.1);
+            for (agent, text) in &opening {
+                handle.send_message(agent, text);
             }
             let settings = crate::tui::driver::ConsoleSettings {
                 theme: theme_name,
@@ -247,10 +302,11 @@ pub fn run_run(options: &RunOptions, out: &mut dyn Write, err: &mut dyn Write) -
     }
     runtime.block_on(async {
         let executor = open_constellation(&config, &db)?;
+        let opening = opening_messages(options, &config, &executor, demo)?;
         let (handle, task) = crate::agent::start(&config, executor, Arc::new(TokioClock::now()));
         let mut events = handle.subscribe();
-        if demo {
-            handle.send_message(DEMO_OPENING.0, DEMO_OPENING.1);
+        for (agent, text) in &opening {
+            handle.send_message(agent, text);
         }
         let decision = if options.approve_all {
             Some(Decision::ApproveOnce)

@@ -1,8 +1,13 @@
 //! [`DialectParser`]: the entry point that turns agent text into actions.
 
+use std::collections::HashSet;
+use std::sync::Arc;
+
 use super::blocks::BlockRegistry;
+use super::error::ParseErrorKind;
 use super::link::LinkParser;
 use super::scan::scan_turn;
+use super::span::Span;
 use super::turn::ParsedTurn;
 use super::verbs::VerbTable;
 
@@ -12,6 +17,12 @@ use super::verbs::VerbTable;
 pub struct DialectParser {
     table: VerbTable,
     blocks: BlockRegistry,
+    /// Lines the agent was shown as examples: written back alone on a line,
+    /// they are an echo of its instructions, not an action.
+    echoes: Option<Arc<HashSet<String>>>,
+    /// The verbs an error may suggest (all, when unset): an agent is never
+    /// pointed at a verb it may not use.
+    usable: Option<Arc<HashSet<String>>>,
 }
 
 impl DialectParser {
@@ -29,6 +40,21 @@ impl DialectParser {
     /// Replaces the verb table.
     pub fn with_table(mut self, table: VerbTable) -> Self {
         self.table = table;
+        self
+    }
+
+    /// Treats these lines, when a reply holds one alone on its line (spaces
+    /// around it aside), as an echo of the prompt: prose, not an action.
+    pub fn with_echoes<I: IntoIterator<Item = String>>(mut self, lines: I) -> Self {
+        self.echoes = Some(Arc::new(
+            lines.into_iter().map(|l| l.trim().to_string()).collect(),
+        ));
+        self
+    }
+
+    /// Limits the verbs errors suggest to these (canonical verb names).
+    pub fn with_usable_verbs<I: IntoIterator<Item = String>>(mut self, verbs: I) -> Self {
+        self.usable = Some(Arc::new(verbs.into_iter().collect()));
         self
     }
 
@@ -54,6 +80,105 @@ impl DialectParser {
             table: &self.table,
             blocks: &self.blocks,
         };
-        scan_turn(&parser, turn)
+        let (masked, echoes) = self.mask_echoes(turn);
+        let mut parsed = scan_turn(&parser, masked.as_deref().unwrap_or(turn));
+        parsed.echoes = echoes;
+        if let Some(usable) = &self.usable {
+            for error in &mut parsed.errors {
+                self.limit_suggestions(&mut error.kind, usable);
+            }
+        }
+        parsed
     }
+
+    /// The turn with its echoed example lines blanked (same length, so
+    /// every span still points into the original), and where they were.
+    fn mask_echoes(&self, turn: &str) -> (Option<String>, Vec<Span>) {
+        let Some(echoes) = &self.echoes else {
+            return (None, Vec::new());
+        };
+        let mut spans = Vec::new();
+        let mut start = 0;
+        for line in turn.split_inclusive('\n') {
+            let trimmed = echo_core(line);
+            if !trimmed.is_empty() && echoes.contains(trimmed) {
+                spans.push(Span::new(start, start + line.trim_end_matches('\n').len()));
+            }
+            start += line.len();
+        }
+        if spans.is_empty() {
+            return (None, spans);
+        }
+        let mut bytes = turn.as_bytes().to_vec();
+        for span in &spans {
+            bytes[span.start..span.end].fill(b' ');
+        }
+        // Whole lines of UTF-8 were replaced by spaces: still UTF-8.
+        (String::from_utf8(bytes).ok(), spans)
+    }
+
+    /// Drops the suggestions an error makes that name verbs outside `usable`.
+    fn limit_suggestions(&self, kind: &mut ParseErrorKind, usable: &HashSet<String>) {
+        let may = |name: &str| {
+            self.table.lookup(name).is_some_and(|entries| {
+                entries
+                    .iter()
+                    .any(|e| usable.contains(self.table.spec(e.spec).verb.name()))
+            })
+        };
+        match kind {
+            ParseErrorKind::UnknownVerb { suggestions, .. } => suggestions.retain(|s| may(s)),
+            ParseErrorKind::StrictVerbMisspelled {
+                written,
+                suggestion,
+            } if !may(suggestion) => {
+                *kind = ParseErrorKind::UnknownVerb {
+                    written: std::mem::take(written),
+                    suggestions: Vec::new(),
+                };
+            }
+            ParseErrorKind::AmbiguousVerb {
+                written,
+                candidates,
+            } => {
+                candidates.retain(|c| may(c));
+                if candidates.len() < 2 {
+                    *kind = ParseErrorKind::UnknownVerb {
+                        written: std::mem::take(written),
+                        suggestions: std::mem::take(candidates),
+                    };
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+/// A line as the scanner reads it for an action: without the spaces around
+/// it, a list marker before it, or a bold or italic wrapper around it.
+fn echo_core(line: &str) -> &str {
+    let mut text = line.trim();
+    for marker in ["- ", "* ", "+ "] {
+        if let Some(rest) = text.strip_prefix(marker) {
+            text = rest.trim_start();
+            break;
+        }
+    }
+    let digits = text.bytes().take_while(u8::is_ascii_digit).count();
+    if digits > 0
+        && let Some(rest) = text[digits..]
+            .strip_prefix(". ")
+            .or_else(|| text[digits..].strip_prefix(") "))
+    {
+        text = rest.trim_start();
+    }
+    for wrapper in ["***", "**", "__", "*", "_"] {
+        if let Some(inner) = text
+            .strip_prefix(wrapper)
+            .and_then(|t| t.strip_suffix(wrapper))
+        {
+            return inner.trim();
+        }
+    }
+    text
 }

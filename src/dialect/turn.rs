@@ -42,6 +42,10 @@ pub struct ParsedTurn {
     pub errors: Vec<ParseError>,
     /// The turn divided into prose, actions and invalid actions.
     pub segments: Vec<Segment>,
+    /// Lines that repeated an example of the agent's instructions word for
+    /// word: read as prose, so an echoed prompt does nothing.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub echoes: Vec<Span>,
 }
 
 impl ParsedTurn {

@@ -128,6 +128,16 @@ pub fn recent_messages(
     Ok(rows.collect::<Result<_, _>>()?)
 }
 
+/// How many messages `agent`'s conversation `thread` holds.
+pub fn count_messages(conn: &Connection, agent: &str, thread: &str) -> MemoryResult<u64> {
+    let n: i64 = conn.query_row(
+        "SELECT COUNT(*) FROM messages WHERE agent = ?1 AND thread = ?2",
+        params![agent, thread],
+        |row| row.get(0),
+    )?;
+    Ok(u64::try_from(n).unwrap_or(0))
+}
+
 /// Messages other agents left (`role` `agent:NAME`) in `agent`'s
 /// conversations with an id above `after`, oldest first.
 pub fn messages_from_agents(

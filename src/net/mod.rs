@@ -55,13 +55,14 @@ pub fn client_builder(connect: Duration, read: Duration) -> reqwest::ClientBuild
 }
 
 /// A client for model servers: the base URL is the partner's, so proxies
-/// from the environment are honoured. One is shared by every provider of a
-/// constellation, and its connections are reused; each call times its own
-/// steps (providers have their own timeouts).
-pub fn model_client() -> Result<reqwest::Client, String> {
+/// from the environment are honoured. Each provider has one, and its
+/// connections are reused; it gives up connecting after `connect_timeout`,
+/// and each call times its own steps (providers have their own timeouts).
+pub fn model_client(connect_timeout: std::time::Duration) -> Result<reqwest::Client, String> {
     install_crypto();
     reqwest::Client::builder()
         .user_agent(USER_AGENT)
+        .connect_timeout(connect_timeout)
         .build()
         .map_err(|e| format!("could not set up HTTP: {}", error_chain(&e)))
 }

@@ -138,8 +138,14 @@ pub fn parse_command(text: &str, agents: &[String]) -> Result<ConsoleCommand, St
         ["pulse", name] => control(vec![agent(name)?], AgentControl::PulseNow),
         ["pulse", name, every @ ..] => {
             let every = every.join(" ");
-            let interval = parse_interval(&every)
-                .ok_or_else(|| format!("'{every}' is not an interval like 10m or 1h 30m"))?;
+            // `off` (as in partner.toml) stops the pulse.
+            let interval = if every == "off" {
+                std::time::Duration::ZERO
+            } else {
+                parse_interval(&every).ok_or_else(|| {
+                    format!("'{every}' is not an interval like 10m or 1h 30m, or off")
+                })?
+            };
             control(vec![agent(name)?], AgentControl::SetPulse(interval))
         }
         ["halt"] | ["halt", "all"] => control(every_agent()?, AgentControl::Halt),
@@ -195,6 +201,17 @@ mod tests {
         assert_eq!(
             parse_command("halt", &[]),
             Err("no agents are running".into())
+        );
+    }
+
+    #[test]
+    fn pulse_off_is_accepted_as_in_the_config() {
+        assert_eq!(
+            parse_command("pulse anchor off", &agents()),
+            Ok(ConsoleCommand::Control {
+                agents: vec!["anchor".into()],
+                control: AgentControl::SetPulse(std::time::Duration::ZERO),
+            })
         );
     }
 

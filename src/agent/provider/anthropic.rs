@@ -19,8 +19,7 @@ pub struct AnthropicProvider {
 
 impl AnthropicProvider {
     /// A provider with its settings (base URL without `/v1`), calling
-    /// through `client` (one per constellation, see
-    /// [`crate::net::model_client`]).
+    /// through `client` (see [`crate::net::model_client`]).
     pub fn new(settings: HttpSettings, client: reqwest::Client) -> Self {
         AnthropicProvider { settings, client }
     }
@@ -38,17 +37,46 @@ impl AnthropicProvider {
                 json!({ "role": role, "content": m.content })
             })
             .collect();
-        json!({
+        let mut body = json!({
             "model": request.model,
             "system": request.system,
             "messages": messages,
             "max_tokens": request.max_tokens,
             "stream": true,
-        })
+        });
+        let s = &request.sampling;
+        if let Some(t) = s.temperature {
+            body["temperature"] = json!(t);
+        }
+        if let Some(p) = s.top_p {
+            body["top_p"] = json!(p);
+        }
+        if let Some(stop) = &s.stop {
+            body["stop_sequences"] = json!(stop);
+        }
+        if !request.tools.is_empty() {
+            let tools: Vec<Value> = request
+                .tools
+                .iter()
+                .map(|t| {
+                    json!({
+                        "name": t.name,
+                        "description": t.description,
+                        "input_schema": t.parameters,
+                    })
+                })
+                .collect();
+            body["tools"] = json!(tools);
+        }
+        body
     }
 }
 
-fn parse(event: &SseEvent) -> Parsed {
+fn parse(event: &SseEvent) -> Vec<Parsed> {
+    vec![parse_one(event)]
+}
+
+fn parse_one(event: &SseEvent) -> Parsed {
     let Ok(value) = serde_json::from_str::<Value>(&event.data) else {
         return if event.data.trim().is_empty() {
             Parsed::Skip
@@ -59,15 +87,42 @@ fn parse(event: &SseEvent) -> Parsed {
             ))
         };
     };
+    let index = value["index"]
+        .as_u64()
+        .and_then(|i| usize::try_from(i).ok())
+        .unwrap_or(0);
     let kind = event
         .event
         .as_deref()
         .or_else(|| value["type"].as_str())
         .unwrap_or("");
     match kind {
-        "content_block_delta" => match value["delta"]["text"].as_str() {
-            Some(text) => Parsed::Token(text.to_string()),
-            None => Parsed::Skip,
+        "content_block_start" if value["content_block"]["type"] == "tool_use" => {
+            Parsed::ToolDelta {
+                index,
+                name: value["content_block"]["name"].as_str().map(str::to_string),
+                arguments: String::new(),
+            }
+        }
+        "content_block_delta" => match (
+            value["delta"]["text"].as_str(),
+            value["delta"]["partial_json"].as_str(),
+        ) {
+            (Some(text), _) => Parsed::Token(text.to_string()),
+            (None, Some(json)) => Parsed::ToolDelta {
+                index,
+                name: None,
+                arguments: json.to_string(),
+            },
+            (None, None) => Parsed::Skip,
+        },
+        "message_start" => Parsed::Usage {
+            input: value["message"]["usage"]["input_tokens"].as_u64(),
+            output: None,
+        },
+        "message_delta" => Parsed::Usage {
+            input: None,
+            output: value["usage"]["output_tokens"].as_u64(),
         },
         "message_stop" => Parsed::Done,
         "error" => Parsed::Error(
@@ -82,6 +137,13 @@ fn parse(event: &SseEvent) -> Parsed {
 impl Provider for AnthropicProvider {
     fn name(&self) -> &str {
         "anthropic"
+    }
+
+    fn describe(&self, model: &str) -> String {
+        format!(
+            "provider anthropic, model {model}, {}",
+            self.settings.base_url
+        )
     }
 
     fn stream(&self, request: ChatRequest, cancel: Cancel) -> mpsc::Receiver<StreamEvent> {

@@ -45,14 +45,33 @@ pub struct HttpSettings {
     /// Time allowed to connect and get the response headers, and then for
     /// each read of the body: a server that stalls mid-reply is given up.
     pub timeout: Duration,
+    /// Time allowed to open the connection (the client enforces it).
+    pub connect_timeout: Duration,
     /// Retries.
     pub retry: RetryPolicy,
 }
 
-/// What a wire format makes of one event.
+/// What a wire format makes of one event (an event may carry several).
 pub(super) enum Parsed {
     /// Text to pass on.
     Token(String),
+    /// A piece of a tool call: its name when the call starts, then pieces of
+    /// its JSON arguments, for the call at `index`.
+    ToolDelta {
+        /// Which call of the reply.
+        index: usize,
+        /// The function's name, when this piece carries it.
+        name: Option<String>,
+        /// More of the arguments.
+        arguments: String,
+    },
+    /// Token counts, as far as this event tells them.
+    Usage {
+        /// Prompt tokens.
+        input: Option<u64>,
+        /// Reply tokens.
+        output: Option<u64>,
+    },
     /// The reply is complete.
     Done,
     /// Nothing to pass on.
@@ -77,7 +96,43 @@ pub(super) struct Call {
     /// The JSON body.
     pub body: String,
     /// What the wire format makes of each event.
-    pub on_event: fn(&SseEvent) -> Parsed,
+    pub on_event: fn(&SseEvent) -> Vec<Parsed>,
+}
+
+/// Most tool calls kept from one reply, and most bytes of one's arguments.
+const MAX_CALLS: usize = 32;
+const MAX_CALL_BYTES: usize = 16 * 1024;
+
+/// What a reply has said so far besides its text.
+#[derive(Default)]
+struct Gathered {
+    /// Tool calls: name and arguments.
+    calls: Vec<(String, String)>,
+    /// Prompt and reply tokens, as the server counted them.
+    input: Option<u64>,
+    output: Option<u64>,
+}
+
+/// Passes on what the reply gathered besides its text: its tool calls,
+/// then what it cost.
+async fn finish(gathered: Gathered, tx: &mpsc::Sender<StreamEvent>) -> Result<(), ProviderError> {
+    for (name, arguments) in gathered.calls {
+        if name.is_empty() {
+            continue;
+        }
+        let call = super::ToolCall { name, arguments };
+        tx.send(StreamEvent::Tool(call))
+            .await
+            .map_err(|_| ProviderError::Cancelled)?;
+    }
+    if gathered.input.is_some() || gathered.output.is_some() {
+        let usage = StreamEvent::Usage {
+            input: gathered.input.unwrap_or(0),
+            output: gathered.output.unwrap_or(0),
+        };
+        tx.send(usage).await.map_err(|_| ProviderError::Cancelled)?;
+    }
+    Ok(())
 }
 
 /// Starts the call as a task; its reply comes on the returned channel.
@@ -104,6 +159,7 @@ impl Call {
         let timeout = self.settings.timeout;
         let mut lines = Lines::new(MAX_LINE);
         let mut parser = SseParser::default();
+        let mut gathered = Gathered::default();
         while let Some(chunk) = tokio::time::timeout(timeout, response.chunk())
             .await
             .map_err(|_| {
@@ -118,20 +174,20 @@ impl Call {
                 .feed(&chunk)
                 .map_err(|e| ProviderError::MidStream(e.to_string()))?;
             for line in complete {
-                if self.line(&mut parser, &line, tx).await? {
-                    return Ok(());
+                if self.line(&mut parser, &line, &mut gathered, tx).await? {
+                    return finish(gathered, tx).await;
                 }
             }
         }
         if let Some(line) = lines.finish()
-            && self.line(&mut parser, &line, tx).await?
+            && self.line(&mut parser, &line, &mut gathered, tx).await?
         {
-            return Ok(());
+            return finish(gathered, tx).await;
         }
         if let Some(event) = parser.finish()
-            && self.dispatch(event, tx).await?
+            && self.dispatch(event, &mut gathered, tx).await?
         {
-            return Ok(());
+            return finish(gathered, tx).await;
         }
         Err(ProviderError::MidStream(
             "the stream ended before the reply was complete".into(),
@@ -143,13 +199,14 @@ impl Call {
         &self,
         parser: &mut SseParser,
         line: &str,
+        gathered: &mut Gathered,
         tx: &mpsc::Sender<StreamEvent>,
     ) -> Result<bool, ProviderError> {
         let event = parser.line(line).map_err(|_| {
             ProviderError::MidStream("the server sent an event larger than partner reads".into())
         })?;
         match event {
-            Some(event) => self.dispatch(event, tx).await,
+            Some(event) => self.dispatch(event, gathered, tx).await,
             None => Ok(false),
         }
     }
@@ -158,18 +215,47 @@ impl Call {
     async fn dispatch(
         &self,
         event: SseEvent,
+        gathered: &mut Gathered,
         tx: &mpsc::Sender<StreamEvent>,
     ) -> Result<bool, ProviderError> {
-        match (self.on_event)(&event) {
-            Parsed::Token(text) => tx
-                .send(StreamEvent::Token(text))
-                .await
-                .map(|()| false)
-                .map_err(|_| ProviderError::Cancelled),
-            Parsed::Done => Ok(true),
-            Parsed::Skip => Ok(false),
-            Parsed::Error(message) => Err(ProviderError::MidStream(message)),
+        for parsed in (self.on_event)(&event) {
+            match parsed {
+                Parsed::Token(text) => tx
+                    .send(StreamEvent::Token(text))
+                    .await
+                    .map_err(|_| ProviderError::Cancelled)?,
+                Parsed::ToolDelta {
+                    index,
+                    name,
+                    arguments,
+                } => {
+                    if index >= MAX_CALLS {
+                        continue;
+                    }
+                    if gathered.calls.len() <= index {
+                        gathered.calls.resize(index + 1, Default::default());
+                    }
+                    let call = &mut gathered.calls[index];
+                    if let Some(name) = name {
+                        call.0 = name.chars().take(64).collect();
+                    }
+                    if call.1.len() + arguments.len() > MAX_CALL_BYTES {
+                        return Err(ProviderError::MidStream(
+                            "a tool call's arguments grew past 16 KiB".into(),
+                        ));
+                    }
+                    call.1.push_str(&arguments);
+                }
+                Parsed::Usage { input, output } => {
+                    gathered.input = input.or(gathered.input);
+                    gathered.output = output.or(gathered.output);
+                }
+                Parsed::Done => return Ok(true),
+                Parsed::Skip => {}
+                Parsed::Error(message) => return Err(ProviderError::MidStream(message)),
+            }
         }
+        Ok(false)
     }
 
     /// POSTs the body until the server takes it, retrying on 429, 5xx and
@@ -190,14 +276,23 @@ impl Call {
             let wait = net::backoff(retry.backoff, attempt, retry.max_wait);
             let last = attempt >= retry.retries;
             match tokio::time::timeout(timeout, request.send()).await {
-                Err(_) if last => {
+                // The server took the call and said nothing: asking again
+                // would only wait as long again.
+                Err(_) => {
                     return Err(ProviderError::Connection(format!(
-                        "no answer within {}",
+                        "{} accepted the call but sent no answer within {}",
+                        self.url,
                         humantime::format_duration(timeout)
                     )));
                 }
-                Ok(Err(e)) if last => return Err(ProviderError::Connection(error_chain(&e))),
-                Err(_) | Ok(Err(_)) => tokio::time::sleep(wait).await,
+                Ok(Err(e)) if last => {
+                    return Err(ProviderError::Connection(format!(
+                        "{}: {}",
+                        self.url,
+                        error_chain(&e)
+                    )));
+                }
+                Ok(Err(_)) => tokio::time::sleep(wait).await,
                 Ok(Ok(mut response)) => {
                     let status = response.status().as_u16();
                     if (status == 429 || status >= 500) && !last {

@@ -6,6 +6,7 @@
 mod anthropic;
 mod http;
 mod openai;
+mod sampling;
 mod scripted;
 mod sse;
 
@@ -18,6 +19,7 @@ use tokio::sync::mpsc;
 pub use anthropic::AnthropicProvider;
 pub use http::{HttpSettings, RetryPolicy};
 pub use openai::OpenAiProvider;
+pub use sampling::{Sampling, ToolCall, ToolSpec};
 pub use scripted::{AgentScript, Script, ScriptedProvider};
 pub use sse::{EventTooLarge, MAX_EVENT, MAX_LINE, SseEvent, SseParser};
 
@@ -71,7 +73,7 @@ pub enum PromptKind {
 }
 
 /// What is sent to a model.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct ChatRequest {
     /// The agent asking (scripted providers answer per agent).
     pub agent: String,
@@ -88,6 +90,10 @@ pub struct ChatRequest {
     pub messages: Vec<ChatMessage>,
     /// Most tokens to generate.
     pub max_tokens: u32,
+    /// Sampling settings (`max_tokens` above wins over theirs).
+    pub sampling: Sampling,
+    /// Tools offered (empty: the model writes dialect actions as text).
+    pub tools: Vec<ToolSpec>,
 }
 
 /// Why a model call failed.
@@ -123,6 +129,15 @@ pub enum ProviderError {
 pub enum StreamEvent {
     /// More text.
     Token(String),
+    /// The model called a tool (`actions = "tools"`).
+    Tool(ToolCall),
+    /// What the call cost, as the server counted it.
+    Usage {
+        /// Tokens of the prompt.
+        input: u64,
+        /// Tokens of the reply.
+        output: u64,
+    },
     /// The reply is complete.
     Done,
     /// The call failed; no more events follow.
@@ -138,6 +153,21 @@ pub trait Provider: Send + Sync + fmt::Debug {
 
     /// Starts a call and returns the stream of its reply.
     fn stream(&self, request: ChatRequest, cancel: Cancel) -> mpsc::Receiver<StreamEvent>;
+
+    /// Who a call to `model` goes to, for error messages: the provider, the
+    /// model and, for servers, the URL.
+    fn describe(&self, model: &str) -> String {
+        format!("provider {}, model {model}", self.name())
+    }
+
+    /// The context size the server reports for `model`, in tokens, when it
+    /// reports one (llama.cpp does); asked once, with a short timeout.
+    fn context_window<'a>(
+        &'a self,
+        _model: &'a str,
+    ) -> std::pin::Pin<Box<dyn std::future::Future<Output = Option<usize>> + Send + 'a>> {
+        Box::pin(async { None })
+    }
 }
 
 /// Collects a whole reply from a stream (for tests and simple callers),
@@ -153,6 +183,7 @@ pub async fn collect(
                 on_token(&t);
                 text.push_str(&t);
             }
+            StreamEvent::Tool(_) | StreamEvent::Usage { .. } => {}
             StreamEvent::Done => return Ok(text),
             StreamEvent::Error(e) => return Err(e),
         }

@@ -1,8 +1,9 @@
 //! OpenAI-compatible chat completions with streaming (OpenAI, Ollama's
-//! `/v1`, llama.cpp server, vLLM, LM Studio).
+//! `/v1`, llama.cpp server, vLLM, LM Studio): sampling settings, tools and
+//! usage reports included, and the context size llama.cpp reports.
 
 use serde_json::{Value, json};
-use tokio::sync::mpsc;
+use tokio::sync::{OnceCell, mpsc};
 
 use super::http::{Call, HttpSettings, Parsed, stream};
 use super::sse::SseEvent;
@@ -14,17 +15,18 @@ pub struct OpenAiProvider {
     name: String,
     settings: HttpSettings,
     client: reqwest::Client,
+    context: std::sync::Arc<OnceCell<Option<usize>>>,
 }
 
 impl OpenAiProvider {
     /// A provider called `name` (`openai`, `ollama`…) with its settings,
-    /// calling through `client` (one per constellation, see
-    /// [`crate::net::model_client`]).
+    /// calling through `client` (see [`crate::net::model_client`]).
     pub fn new(name: &str, settings: HttpSettings, client: reqwest::Client) -> Self {
         OpenAiProvider {
             name: name.to_string(),
             settings,
             client,
+            context: std::sync::Arc::default(),
         }
     }
 
@@ -38,39 +40,107 @@ impl OpenAiProvider {
             };
             messages.push(json!({ "role": role, "content": m.content }));
         }
-        json!({
+        let mut body = json!({
             "model": request.model,
             "messages": messages,
             "stream": true,
+            "stream_options": { "include_usage": true },
             "max_tokens": request.max_tokens,
-        })
+        });
+        let s = &request.sampling;
+        let fields = [
+            ("temperature", s.temperature),
+            ("top_p", s.top_p),
+            ("repeat_penalty", s.repeat_penalty),
+            ("frequency_penalty", s.frequency_penalty),
+            ("presence_penalty", s.presence_penalty),
+        ];
+        for (name, value) in fields {
+            if let Some(v) = value {
+                body[name] = json!(v);
+            }
+        }
+        if let Some(stop) = &s.stop {
+            body["stop"] = json!(stop);
+        }
+        if !request.tools.is_empty() {
+            let tools: Vec<Value> = request
+                .tools
+                .iter()
+                .map(|t| {
+                    json!({
+                        "type": "function",
+                        "function": {
+                            "name": t.name,
+                            "description": t.description,
+                            "parameters": t.parameters,
+                        },
+                    })
+                })
+                .collect();
+            body["tools"] = json!(tools);
+        }
+        body
+    }
+
+    /// The server's root (the base URL without its `/v1`).
+    fn root(&self) -> &str {
+        let base = self.settings.base_url.trim_end_matches('/');
+        base.strip_suffix("/v1").unwrap_or(base)
     }
 }
 
-fn parse(event: &SseEvent) -> Parsed {
+fn parse(event: &SseEvent) -> Vec<Parsed> {
     let data = event.data.trim();
     if data == "[DONE]" {
-        return Parsed::Done;
+        return vec![Parsed::Done];
     }
     if data.is_empty() {
-        return Parsed::Skip;
+        return Vec::new();
     }
     let Ok(value) = serde_json::from_str::<Value>(data) else {
-        return Parsed::Error(format!(
+        return vec![Parsed::Error(format!(
             "not JSON: {}",
             data.chars().take(120).collect::<String>()
-        ));
+        ))];
     };
     if let Some(error) = value.get("error") {
         let message = error["message"]
             .as_str()
             .map_or_else(|| error.to_string(), str::to_string);
-        return Parsed::Error(message);
+        return vec![Parsed::Error(message)];
     }
-    match value["choices"][0]["delta"]["content"].as_str() {
-        Some(text) if !text.is_empty() => Parsed::Token(text.to_string()),
-        _ => Parsed::Skip,
+    let mut out = Vec::new();
+    let delta = &value["choices"][0]["delta"];
+    if let Some(text) = delta["content"].as_str()
+        && !text.is_empty()
+    {
+        out.push(Parsed::Token(text.to_string()));
     }
+    if let Some(calls) = delta["tool_calls"].as_array() {
+        for (i, call) in calls.iter().enumerate() {
+            let index = call["index"]
+                .as_u64()
+                .and_then(|i| usize::try_from(i).ok())
+                .unwrap_or(i);
+            out.push(Parsed::ToolDelta {
+                index,
+                name: call["function"]["name"].as_str().map(str::to_string),
+                arguments: call["function"]["arguments"]
+                    .as_str()
+                    .unwrap_or("")
+                    .to_string(),
+            });
+        }
+    }
+    let usage = &value["usage"];
+    if usage.is_object() {
+        out.push(Parsed::Usage {
+            input: usage["prompt_tokens"].as_u64(),
+            output: usage["completion_tokens"].as_u64(),
+        });
+    }
+    out
 }
 
 impl Provider for OpenAiProvider {
@@ -96,5 +166,45 @@ impl Provider for OpenAiProvider {
             on_event: parse,
         };
         stream(call, cancel)
+    }
+
+    fn describe(&self, model: &str) -> String {
+        format!(
+            "provider {}, model {model}, {}",
+            self.name, self.settings.base_url
+        )
+    }
+
+    /// llama.cpp's server reports its context size at `/props`; asked once.
+    fn context_window<'a>(
+        &'a self,
+        _model: &'a str,
+    ) -> std::pin::Pin<Box<dyn std::future::Future<Output = Option<usize>> + Send + 'a>> {
+        Box::pin(async move {
+            *self
+                .context
+                .get_or_init(|| async {
+                    let url = format!("{}/props", self.root());
+                    let ask = async {
+                        let mut response = self.client.get(&url).send().await.ok()?;
+                        if !response.status().is_success() {
+                            return None;
+                        }
+                        let (bytes, _) = crate::net::read_limited(&mut response, 256 * 1024)
+                            .await
+                            .ok()?;
+                        let value: Value = serde_json::from_slice(&bytes).ok()?;
+                        let n = value["default_generation_settings"]["n_ctx"]
+                            .as_u64()
+                            .or_else(|| value["n_ctx"].as_u64())?;
+                        usize::try_from(n).ok().filter(|n| *n >= 256)
+                    };
+                    tokio::time::timeout(std::time::Duration::from_secs(3), ask)
+                        .await
+                        .ok()
+                        .flatten()
+                })
+                .await
+        })
     }
 }

@@ -218,6 +218,35 @@ impl Provider for ScriptedProvider {
                 .to_string();
             reply = reply.replace("{request}", &id);
         }
+        // Offered tools, it answers as a model trained on them would: each
+        // action line of the script becomes a call.
+        let mut calls = Vec::new();
+        if !request.tools.is_empty() {
+            let mut text = String::new();
+            for line in reply.lines() {
+                let call = line.strip_prefix('/').and_then(|rest| {
+                    let (verb, args) = rest.split_once(' ').unwrap_or((rest, ""));
+                    request
+                        .tools
+                        .iter()
+                        .any(|t| t.name == verb)
+                        .then(|| super::ToolCall {
+                            name: verb.to_string(),
+                            arguments: serde_json::json!({ "args": args }).to_string(),
+                        })
+                });
+                match call {
+                    Some(call) => calls.push(call),
+                    None => {
+                        text.push_str(line);
+                        text.push('\n');
+                    }
+                }
+            }
+            reply = text.trim_end().to_string();
+        }
+        let input = crate::agent::prompt::budget::prompt_tokens(&request.system, &request.messages);
+        let output = crate::agent::prompt::budget::estimate_tokens(&reply);
         let (tx, rx) = mpsc::channel(64);
         tokio::spawn(async move {
             for piece in pieces(&reply) {
@@ -237,6 +266,14 @@ impl Provider for ScriptedProvider {
                     return;
                 }
             }
+            for call in calls {
+                let _ = tx.send(StreamEvent::Tool(call)).await;
+            }
+            let usage = StreamEvent::Usage {
+                input: input as u64,
+                output: output as u64,
+            };
+            let _ = tx.send(usage).await;
             let _ = tx.send(StreamEvent::Done).await;
         });
         rx
@@ -262,6 +299,8 @@ mod tests {
             system: String::new(),
             messages: vec![super::super::ChatMessage::user(text)],
             max_tokens: 10,
+            sampling: Default::default(),
+            tools: Vec::new(),
         }
     }
 

@@ -167,6 +167,14 @@ struct Runtime {
     rx: mpsc::UnboundedReceiver<Command>,
     turns: JoinSet<(String, TurnOutcome)>,
     work: JoinSet<Done>,
+    /// The runtime's own writes (halt, resume, pulse), applied one at a
+    /// time in the order asked, so a quick halt-then-resume ends resumed.
+    writes: VecDeque<Write>,
+    writing: bool,
+    /// Counts writes asked for: a sync that read the database while one
+    /// was on its way does not apply the halts and pulses it read.
+    writes_asked: u64,
+    sync_started_at: u64,
     syncing: bool,
     sync_again: bool,
     sweeping: bool,
@@ -238,6 +246,7 @@ pub fn start(
                     model: agent.model.clone(),
                     authority: agent.role == AgentRole::Supervisor
                         || config.policy.has_role(&agent.name),
+                    settings: agent.settings.clone(),
                 }),
                 state: if halted {
                     RunState::Halted
@@ -283,6 +292,10 @@ pub fn start(
         rx,
         turns: JoinSet::new(),
         work: JoinSet::new(),
+        writes: VecDeque::new(),
+        writing: false,
+        writes_asked: 0,
+        sync_started_at: 0,
         syncing: false,
         sync_again: false,
         sweeping: false,
@@ -419,14 +432,36 @@ impl Runtime {
         }
     }
 
-    /// Runs database work on the blocking pool; its result comes back to
-    /// the loop as a message.
+    /// Runs database work on the blocking pool, after the writes asked for
+    /// before it; its result comes back to the loop as a message.
     pub(super) fn write(
         &mut self,
         work: impl FnOnce(&Executor) -> Result<(), String> + Send + 'static,
     ) {
-        let executor = Arc::clone(&self.env.executor);
-        self.work
-            .spawn_blocking(move || Done::Wrote(work(&executor).err()));
+        self.writes_asked += 1;
+        self.writes.push_back(Box::new(work));
+        self.next_write();
+    }
+
+    /// Starts the next write, unless one is running.
+    pub(super) fn next_write(&mut self) {
+        if self.writing {
+            return;
+        }
+        if let Some(work) = self.writes.pop_front() {
+            self.writing = true;
+            let executor = Arc::clone(&self.env.executor);
+            self.work
+                .spawn_blocking(move || Done::Wrote(work(&executor).err()));
+        }
+    }
+
+    /// True when a write was asked for since the running sync began, or is
+    /// still on its way: what that sync read of halts and pulses may be old.
+    pub(super) fn writes_since_sync(&self) -> bool {
+        self.writing || !self.writes.is_empty() || self.writes_asked != self.sync_started_at
     }
 }
+
+/// A write the runtime asked for.
+type Write = Box<dyn FnOnce(&Executor) -> Result<(), String> + Send>;

@@ -40,6 +40,7 @@ impl Runtime {
         }
         self.syncing = true;
         self.sync_again = false;
+        self.sync_started_at = self.writes_asked;
         let agents: Vec<(String, i64)> = self
             .slots
             .iter()
@@ -64,11 +65,16 @@ impl Runtime {
                 self.swept(swept);
             }
             Done::Decided => self.request_sync(),
-            Done::Wrote(None) => {}
-            Done::Wrote(Some(message)) => self.emit(Event::Error {
-                agent: None,
-                message,
-            }),
+            Done::Wrote(failed) => {
+                self.writing = false;
+                self.next_write();
+                if let Some(message) = failed {
+                    self.emit(Event::Error {
+                        agent: None,
+                        message,
+                    });
+                }
+            }
         }
     }
 
@@ -124,6 +130,11 @@ impl Runtime {
                     lineage: m.lineage,
                 });
             }
+        }
+        // Halts and pulses read while our own writes were on their way may
+        // predate them: the next sync (within a second) reads them again.
+        if self.writes_since_sync() {
+            return;
         }
         for (name, secs) in synced.pulses {
             let interval = Duration::from_secs(secs.max(0) as u64);

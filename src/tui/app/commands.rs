@@ -153,6 +153,9 @@ impl App {
                 let who = agents.join(", ");
                 self.say(match control {
                     crate::tui::command::AgentControl::PulseNow => format!("pulsed {who}"),
+                    crate::tui::command::AgentControl::SetPulse(every) if every.is_zero() => {
+                        format!("{who}: pulse off")
+                    }
                     crate::tui::command::AgentControl::SetPulse(every) => format!(
                         "{who} now pulses every {}",
                         crate::tui::panes::human_duration(every.as_millis() as i64)

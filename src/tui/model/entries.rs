@@ -155,6 +155,8 @@ pub enum NoticeKind {
     Halt,
     /// Nobody decided a request in time.
     Timeout,
+    /// A prompt was cut to fit the agent's context budget.
+    Context,
 }
 
 impl NoticeKind {
@@ -167,6 +169,7 @@ impl NoticeKind {
             NoticeKind::Flag => "flag",
             NoticeKind::Halt => "halt",
             NoticeKind::Timeout => "timeout",
+            NoticeKind::Context => "context",
         }
     }
 }

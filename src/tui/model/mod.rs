@@ -296,6 +296,9 @@ impl Model {
             Event::Error { agent, message } => {
                 self.notify(now, agent.as_deref(), NoticeKind::Error, message.clone());
             }
+            Event::PromptFitted { agent, summary, .. } => {
+                self.notify(now, Some(agent), NoticeKind::Context, summary.clone());
+            }
             Event::PulseFired { .. } | Event::MemoryChanged { .. } => {}
         }
         false

@@ -1,7 +1,9 @@
 //! One agent turn: the first pass (a message or a pulse), then, while any
 //! action's result should be seen, continuation passes carrying an
 //! `[Action Results]` message — up to a cap. The same system prompt is
-//! reused for every pass, with one line added for continuations.
+//! reused for every pass; every pass is fitted to the agent's context
+//! budget. The first message carries the turn's changing context (time,
+//! recalled memories) at its end.
 //!
 //! What is sent and what is stored:
 //!
@@ -17,14 +19,21 @@ use std::time::Duration;
 
 use tokio::sync::{broadcast, watch};
 
+mod report;
+
+pub use report::emit_report;
+use report::wants_continuation;
+
 use super::events::Event;
-use super::prompt::{self, CONTINUATION_NOTE, PULSE_STORED, PromptInputs};
-use super::provider::{ChatMessage, ChatRequest, PromptKind, Provider, Role, StreamEvent};
+use super::prompt::assemble::{TurnPrompt, TurnPromptParts};
+use super::prompt::{self, ActionFormat, PULSE_STORED, PromptInputs, budget};
+use super::provider::{ChatMessage, ChatRequest, PromptKind, Provider, StreamEvent, ToolSpec};
+use super::settings::{DEFAULT_CONTEXT, ModelSettings, prompt_budget};
 use crate::clock::{Millis, SharedClock};
-use crate::exec::{ActionReport, ActionStatus, Executor, TurnContext};
-use crate::memory::records::{add_message, list_intentions, recent_messages};
+use crate::exec::{ActionReport, Executor, TurnContext};
+use crate::memory::blocks;
+use crate::memory::records::{add_message, count_messages, list_intentions, recent_messages};
 use crate::memory::search::{SearchDomain, SearchQuery, search};
-use crate::memory::{Message, blocks};
 use crate::permission::PendingRequest;
 
 /// What a turn needs from its constellation.
@@ -71,6 +80,21 @@ pub struct AgentInfo {
     pub model: String,
     /// True when it may use approve, deny, escalate and halt.
     pub authority: bool,
+    /// Profile, action format, sampling and context.
+    pub settings: ModelSettings,
+}
+
+impl AgentInfo {
+    /// An agent with the default model settings.
+    pub fn new(name: &str, provider: Arc<dyn Provider>, model: &str, authority: bool) -> Self {
+        AgentInfo {
+            name: name.to_string(),
+            provider,
+            model: model.to_string(),
+            authority,
+            settings: ModelSettings::default(),
+        }
+    }
 }
 
 /// What starts a turn.
@@ -120,100 +144,8 @@ pub struct TurnOutcome {
     pub error: Option<String>,
 }
 
-/// Turns stored messages into chat messages: the agent's own as assistant,
-/// everything else as user, with neighbours of the same role merged so
-/// roles alternate.
-pub fn history_messages(history: &[Message]) -> Vec<ChatMessage> {
-    let mut out: Vec<ChatMessage> = Vec::new();
-    for m in history {
-        let role = if m.role == "assistant" {
-            Role::Assistant
-        } else {
-            Role::User
-        };
-        let content = if m.role == "user" || m.role == "assistant" {
-            m.content.clone()
-        } else {
-            format!("[{}] {}", m.role, m.content)
-        };
-        match out.last_mut() {
-            Some(last) if last.role == role => {
-                last.content.push_str("\n\n");
-                last.content.push_str(&content);
-            }
-            _ => out.push(ChatMessage { role, content }),
-        }
-    }
-    while out.first().is_some_and(|m| m.role == Role::Assistant) {
-        out.remove(0);
-    }
-    out
-}
-
-fn push(messages: &mut Vec<ChatMessage>, message: ChatMessage) {
-    match messages.last_mut() {
-        Some(last) if last.role == message.role => {
-            last.content.push_str("\n\n");
-            last.content.push_str(&message.content);
-        }
-        _ => messages.push(message),
-    }
-}
-
-/// Publishes the events of one report (and its batch members), each with
-/// the action's id, so the console follows each action exactly. Requests it
-/// made are collected, not announced: the runtime announces every request
-/// from the database (whichever process made it), once.
-pub fn emit_report(env: &TurnEnv, report: &ActionReport, requests: &mut Vec<PendingRequest>) {
-    for child in &report.children {
-        emit_report(env, child, requests);
-    }
-    match (&report.request, report.status) {
-        (Some(request), ActionStatus::Pending) => requests.push(request.clone()),
-        (_, ActionStatus::Pending) => {}
-        _ => {
-            env.emit(Event::ActionExecuted {
-                agent: report.agent.clone(),
-                action_id: report.action_id.clone(),
-                verb: report.verb.clone(),
-                op: report.op,
-                canonical: report.canonical.clone(),
-                status: report.status,
-                result: report.text.clone(),
-                trace_id: report.trace_id.clone(),
-                system_error: report.system_error,
-            });
-            if report.system_error {
-                env.emit(Event::Error {
-                    agent: Some(report.agent.clone()),
-                    message: format!(
-                        "system error running {} (not the agent's doing): {}",
-                        report.canonical, report.text
-                    ),
-                });
-            }
-            if let Some(change) = &report.memory {
-                env.emit(Event::MemoryChanged {
-                    agent: change.agent.clone(),
-                    label: change.label.clone(),
-                    version_before: change.version_before,
-                    version_after: change.version_after,
-                });
-            }
-        }
-    }
-}
-
-/// True when the model should see these results before the turn ends:
-/// reads, searches, fetches and the like, and anything that failed or was
-/// refused (so the model learns why).
-fn wants_continuation(reports: &[ActionReport]) -> bool {
-    reports.iter().any(|r| {
-        (r.status == ActionStatus::Executed && r.needs_continuation)
-            || matches!(r.status, ActionStatus::Failed | ActionStatus::Denied)
-            || wants_continuation(&r.children)
-    })
-}
+/// Most tool calls read from one reply.
+const MAX_TOOL_CALLS: usize = 32;
 
 /// A turn's id, unique across sessions: the agent, the session (when it
 /// started, base 36) and the turn's number in it (`ada-mh3k2p1a-4`).
@@ -333,10 +265,15 @@ pub async fn run_turn(
             thread.clone(),
             first.clone(),
         );
-        let history_len = env.history;
+        // A page more than is sent, so the history can start where a page
+        // does (see `budget::stable_start`).
+        let history_len = env.history + budget::PAGE as usize;
         tokio::task::spawn_blocking(move || {
             let read = executor.store().read();
-            let history = recent_messages(&read, &name, &thread, history_len);
+            let history = recent_messages(&read, &name, &thread, history_len).and_then(|h| {
+                let total = count_messages(&read, &name, &thread)?;
+                Ok((total.saturating_sub(h.len() as u64), h))
+            });
             let memory = blocks::list(&read, Some(&name));
             let intentions = list_intentions(&read, &name, true);
             let mut query = SearchQuery::new(&first, Some(&name));
@@ -359,7 +296,9 @@ pub async fn run_turn(
         })
         .await
     };
-    let Ok((Ok(history), Ok(memory), Ok(intentions), Ok(recalled), Ok(()))) = gathered else {
+    let Ok((Ok((first_number, history)), Ok(memory), Ok(intentions), Ok(recalled), Ok(()))) =
+        gathered
+    else {
         let message = "could not read this agent's memory from the database".to_string();
         env.emit(Event::Error {
             agent: Some(name),
@@ -372,6 +311,7 @@ pub async fn run_turn(
     };
     let verbs = allowed_verbs(&env.executor, agent.authority);
     let verb_refs: Vec<&crate::dialect::VerbSpec> = verbs.iter().collect();
+    let settings = &agent.settings;
     let system = prompt::system_prompt(&PromptInputs {
         agent: &name,
         partner: &env.partner,
@@ -379,14 +319,38 @@ pub async fn run_turn(
         intentions: &intentions,
         pulse,
         verbs: &verb_refs,
+        profile: settings.profile,
+        format: settings.actions,
         now,
-        session_start: env.session_start,
-        turns,
-        recalled: &recalled,
-        recent: &history,
     });
-    let mut messages = history_messages(&history);
-    push(&mut messages, ChatMessage::user(first.clone()));
+    let tools: Vec<ToolSpec> = match settings.actions {
+        ActionFormat::Tools => super::tools::tool_specs(&verb_refs),
+        ActionFormat::Dialect => Vec::new(),
+    };
+    let max_tokens = settings.sampling.max_tokens.unwrap_or(env.max_tokens);
+    let context = match settings.context {
+        Some(c) => c,
+        None => agent
+            .provider
+            .context_window(&agent.model)
+            .await
+            .unwrap_or(DEFAULT_CONTEXT),
+    };
+    let budget = prompt_budget(context, max_tokens);
+    // What changes every turn goes last, after the message, so everything
+    // before it is the same as last turn's prompt (a server's cache keeps it).
+    let mut turn_prompt = TurnPrompt::new(TurnPromptParts {
+        system,
+        stored: &history,
+        first_number,
+        max_history: env.history,
+        first: format!(
+            "{first}\n\n{}",
+            prompt::temporal_context(now, env.session_start, turns)
+        ),
+        recalled: prompt::recalled_context(&recalled),
+        budget,
+    });
     let mut ctx = TurnContext::new(&name, &thread, &turn_id(&env, &name, turns));
     ctx.cancel = Some(cancel.clone());
     ctx.private = thread.starts_with("dm:");
@@ -400,7 +364,6 @@ pub async fn run_turn(
     };
     let mut outcome = TurnOutcome::default();
     for pass in 1..=env.max_passes {
-        let continuation = kind == PromptKind::Continuation || pass > 1;
         let pass_kind = if pass > 1 {
             PromptKind::Continuation
         } else {
@@ -411,21 +374,35 @@ pub async fn run_turn(
             kind: pass_kind,
             pass,
         });
+        let (messages, fitted) = turn_prompt.next_pass();
+        if let Some(fitted) = fitted {
+            env.emit(Event::PromptFitted {
+                agent: name.clone(),
+                tokens: fitted.tokens,
+                budget,
+                dropped_messages: fitted.dropped_messages,
+                dropped_tokens: fitted.dropped_tokens,
+                dropped_recalled: fitted.dropped_recalled,
+                summary: format!(
+                    "{name}'s prompt was fitted to its budget of {budget} tokens: {}",
+                    fitted.summary(budget)
+                ),
+            });
+        }
         let request = ChatRequest {
             agent: name.clone(),
             model: agent.model.clone(),
             kind: pass_kind,
             from: (pass_kind == PromptKind::Response).then(|| sender.clone()),
-            system: if continuation {
-                format!("{system}\n\n{CONTINUATION_NOTE}")
-            } else {
-                system.clone()
-            },
-            messages: messages.clone(),
-            max_tokens: env.max_tokens,
+            system: turn_prompt.system.clone(),
+            messages,
+            max_tokens,
+            sampling: settings.sampling.clone(),
+            tools: tools.clone(),
         };
         let mut rx = agent.provider.stream(request, cancel.clone());
         let mut reply = String::new();
+        let mut calls = Vec::new();
         let ended = loop {
             tokio::select! {
                 event = rx.recv() => match event {
@@ -440,6 +417,12 @@ pub async fn run_turn(
                         env.emit(Event::Token { agent: name.clone(), text: t.clone() });
                         reply.push_str(&t);
                     }
+                    Some(StreamEvent::Tool(call)) => {
+                        if calls.len() < MAX_TOOL_CALLS {
+                            calls.push(call);
+                        }
+                    }
+                    Some(StreamEvent::Usage { .. }) => {}
                     Some(StreamEvent::Done) => break Ok(()),
                     Some(StreamEvent::Error(e)) => break Err(e.to_string()),
                     None => break Err("the model stopped without finishing".to_string()),
@@ -454,10 +437,28 @@ pub async fn run_turn(
         if let Err(message) = ended {
             env.emit(Event::Error {
                 agent: Some(name.clone()),
-                message: format!("{name}'s model call failed: {message}"),
+                message: format!(
+                    "{name}'s model call failed ({}): {message}",
+                    agent.provider.describe(&agent.model)
+                ),
             });
             outcome.error = Some(message);
             return outcome;
+        }
+        // Tool calls become dialect lines at the end of the reply: the
+        // reply as stored and shown says exactly what the model asked for.
+        let mut call_errors = Vec::new();
+        for call in &calls {
+            match super::tools::call_to_line(call, &tools) {
+                Ok(line) => {
+                    if !reply.is_empty() && !reply.ends_with('\n') {
+                        reply.push('\n');
+                    }
+                    reply.push_str(&line);
+                    reply.push('\n');
+                }
+                Err(e) => call_errors.push(e),
+            }
         }
         store_message(&env, &name, &thread, "assistant", &reply).await;
         env.emit(Event::ReplyFinished {
@@ -470,8 +471,15 @@ pub async fn run_turn(
         let executor = Arc::clone(&env.executor);
         let text = reply.clone();
         let parse_for = name.clone();
-        let Ok(parsed) =
-            tokio::task::spawn_blocking(move || executor.parser_for(&parse_for).parse(&text)).await
+        let usable: Vec<String> = verbs.iter().map(|v| v.verb.name().to_string()).collect();
+        let Ok(parsed) = tokio::task::spawn_blocking(move || {
+            executor
+                .parser_for(&parse_for)
+                .with_echoes(prompt::example_lines().map(str::to_string))
+                .with_usable_verbs(usable)
+                .parse(&text)
+        })
+        .await
         else {
             outcome.error = Some("reading the reply crashed".into());
             env.emit(Event::Error {
@@ -530,6 +538,7 @@ pub async fn run_turn(
             .errors
             .iter()
             .map(|e| e.message())
+            .chain(call_errors)
             .collect::<Vec<_>>();
         if *cancel.borrow() {
             outcome.cancelled = true;
@@ -553,8 +562,8 @@ pub async fn run_turn(
             results = format!("{results}\n\n{}", errors.join("\n  "));
         }
         store_message(&env, &name, &thread, "user", &results).await;
-        push(&mut messages, ChatMessage::assistant(reply));
-        push(&mut messages, ChatMessage::user(results));
+        turn_prompt.push(ChatMessage::assistant(reply));
+        turn_prompt.push(ChatMessage::user(results));
     }
     outcome
 }

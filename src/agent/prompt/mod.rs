@@ -1,12 +1,23 @@
-//! The prompt builder. The system prompt is made of sections, each built by
-//! its own function: core memory, intentions, pulse control, the dialect
-//! instructions, temporal context, recalled context and recent
-//! conversation. The four prompt types (first pass answering a message,
-//! first pass on a pulse, and their continuations with action results)
-//! differ only in the messages they send; see [`crate::agent::turn`].
+//! The prompt builder. The system prompt holds what changes rarely, in
+//! this order — who the agent is, the dialect instructions (by
+//! [`profile`]), pulse control, core memory, intentions — so a server's
+//! prompt cache keeps it and the whole history from one turn to the next.
+//! What changes every turn (the time, the turn count, recalled memories)
+//! goes at the end of the turn's first message instead, and the history
+//! travels once, as chat messages. The four prompt types (first pass
+//! answering a message, first pass on a pulse, and their continuations with
+//! action results) differ only in the messages they send; see
+//! [`crate::agent::turn`]. [`budget`] fits the whole to the agent's context.
+
+pub mod assemble;
+pub mod budget;
+pub mod profile;
 
 use std::time::Duration;
 
+pub use profile::{ActionFormat, Profile, example_lines};
+
+use super::provider::{ChatMessage, Role};
 use crate::clock::{Millis, format_time};
 use crate::dialect::{VerbSpec, format_interval};
 use crate::exec::{ActionReport, ActionStatus};
@@ -16,8 +27,8 @@ use crate::memory::{Block, BlockKind, Intention, IntentionStatus, Message, Searc
 /// is sent to the model but not stored).
 pub const PULSE_STORED: &str = "[System Pulse]";
 
-/// The line added to the system prompt for continuation passes.
-pub const CONTINUATION_NOTE: &str = "This is a continuation of your previous reply: the results of your actions follow in the last message. Use them and carry on; do not repeat actions that already ran.";
+/// How a results message ends: what the model should do with them.
+pub const CONTINUATION_NOTE: &str = "These are the results of your actions. Use them and carry on; do not repeat actions that already ran.";
 
 /// The pulse prompt sent to the model when the idle timer fires.
 pub fn pulse_prompt(interval: Duration, reason: &str) -> String {
@@ -125,21 +136,6 @@ pub fn pulse_control(interval: Duration) -> String {
     )
 }
 
-/// The short dialect instructions for the model, listing only the verbs
-/// this agent may use.
-pub fn dialect_instructions(verbs: &[&VerbSpec]) -> String {
-    let mut out = String::from(
-        "<ai_commands>\nAct by writing actions on their own line; everything else is ordinary text.\nActions start with /\n\nVerbs you can use:",
-    );
-    for v in verbs {
-        out.push_str(&format!("\n  /{} - {}", v.verb.name(), v.summary));
-    }
-    out.push_str(
-        "\n\nChain actions with -> (you see each result before the next runs).\nEnd an action with ? to ask for a check, ?ask to ask the partner, ! if it is serious, . if it is routine.\n\nExamples:\n  /recall project deadlines\n  /reply sounds good .\n  /post bluesky \"hello\" ?public\n  /recall meeting notes -> /summarize -> /tell @entropy\n</ai_commands>",
-    );
-    out
-}
-
 /// The current time, how long the session has run, how many turns so far.
 pub fn temporal_context(now: Millis, session_start: Millis, turns: u64) -> String {
     let minutes = ((now - session_start).max(0) / 60_000) as u64;
@@ -170,24 +166,6 @@ pub fn recalled_context(hits: &[SearchHit]) -> String {
     out
 }
 
-/// The recent conversation with timestamps (empty when none).
-pub fn recent_conversation(messages: &[Message]) -> String {
-    if messages.is_empty() {
-        return String::new();
-    }
-    let mut out = String::from("<recent_conversation>");
-    for m in messages {
-        out.push_str(&format!(
-            "\n[{}] {}: {}",
-            format_time(m.created_at),
-            m.role,
-            m.content
-        ));
-    }
-    out.push_str("\n</recent_conversation>");
-    out
-}
-
 /// The `[Action Results]` continuation message.
 pub fn results_message(reports: &[ActionReport]) -> String {
     let mut out = String::from("[Action Results]\n");
@@ -198,16 +176,19 @@ pub fn results_message(reports: &[ActionReport]) -> String {
             }
             ActionStatus::Pending => format!("Your {} is {}", r.canonical, r.text),
             ActionStatus::NotRun => format!("Your {} did not run ({}).", r.canonical, r.text),
-            _ => {
-                let status = format!("{:?}", r.status).to_lowercase();
-                format!("Your {} was {status}: {}", r.canonical, r.text)
+            ActionStatus::Failed => format!("Your {} failed: {}", r.canonical, r.text),
+            ActionStatus::Denied => format!("Your {} was denied: {}", r.canonical, r.text),
+            ActionStatus::Cancelled => format!("Your {} was cancelled: {}", r.canonical, r.text),
+            ActionStatus::TimedOut => {
+                format!("Your {} was not decided in time: {}", r.canonical, r.text)
             }
         };
         out.push('\n');
         out.push_str(&line);
         out.push('\n');
     }
-    out.push_str("\nContinue your response naturally, using these results.");
+    out.push('\n');
+    out.push_str(CONTINUATION_NOTE);
     out
 }
 
@@ -233,29 +214,23 @@ pub struct PromptInputs<'a> {
     pub pulse: Duration,
     /// The verbs it may use.
     pub verbs: &'a [&'a VerbSpec],
-    /// Now.
+    /// How much of the dialect to spell out.
+    pub profile: Profile,
+    /// How it writes actions.
+    pub format: ActionFormat,
+    /// Now (for which intentions are due).
     pub now: Millis,
-    /// When the session started.
-    pub session_start: Millis,
-    /// Turns so far.
-    pub turns: u64,
-    /// Search hits for the incoming message.
-    pub recalled: &'a [SearchHit],
-    /// The recent conversation.
-    pub recent: &'a [Message],
 }
 
-/// The whole system prompt, sections in order; empty sections are left out.
+/// The system prompt: the sections that change rarely, most stable first;
+/// empty sections are left out.
 pub fn system_prompt(p: &PromptInputs<'_>) -> String {
     let sections = [
         format!("You are {}, an agent working with {}.", p.agent, p.partner),
+        profile::instructions(p.profile, p.format, p.verbs),
+        pulse_control(p.pulse),
         core_memory(p.blocks),
         intentions(p.intentions, p.now),
-        pulse_control(p.pulse),
-        dialect_instructions(p.verbs),
-        temporal_context(p.now, p.session_start, p.turns),
-        recalled_context(p.recalled),
-        recent_conversation(p.recent),
     ];
     sections
         .into_iter()
@@ -264,11 +239,51 @@ pub fn system_prompt(p: &PromptInputs<'_>) -> String {
         .join("\n\n")
 }
 
+/// Turns stored messages into chat messages: the agent's own as assistant,
+/// everything else as user, with neighbours of the same role merged so
+/// roles alternate.
+pub fn history_messages(history: &[Message]) -> Vec<ChatMessage> {
+    let mut out: Vec<ChatMessage> = Vec::new();
+    for m in history {
+        let role = if m.role == "assistant" {
+            Role::Assistant
+        } else {
+            Role::User
+        };
+        let content = if m.role == "user" || m.role == "assistant" {
+            m.content.clone()
+        } else {
+            format!("[{}] {}", m.role, m.content)
+        };
+        match out.last_mut() {
+            Some(last) if last.role == role => {
+                last.content.push_str("\n\n");
+                last.content.push_str(&content);
+            }
+            _ => out.push(ChatMessage { role, content }),
+        }
+    }
+    while out.first().is_some_and(|m| m.role == Role::Assistant) {
+        out.remove(0);
+    }
+    out
+}
+
+/// Adds a message, merged into the last one when they share a role.
+pub fn push_message(messages: &mut Vec<ChatMessage>, message: ChatMessage) {
+    match messages.last_mut() {
+        Some(last) if last.role == message.role => {
+            last.content.push_str("\n\n");
+            last.content.push_str(&message.content);
+        }
+        _ => messages.push(message),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::dialect::Verb;
-    use crate::dialect::VerbTable;
     use crate::exec::ActionInfo;
     use crate::memory::{BlockPermission, IntentionStatus};
 
@@ -342,23 +357,6 @@ mod tests {
     }
 
     #[test]
-    fn dialect_instructions_list_only_the_given_verbs() {
-        let table = VerbTable::builtin();
-        let verbs: Vec<&VerbSpec> = table
-            .specs()
-            .iter()
-            .filter(|s| matches!(s.verb.name(), "recall" | "reply"))
-            .collect();
-        let text = dialect_instructions(&verbs);
-        assert!(text.contains("/recall - long-term memory") && text.contains("/reply - reply"));
-        assert!(!text.contains("/approve -"));
-        assert!(
-            text.contains("Chain actions with ->")
-                && text.contains("/post bluesky \"hello\" ?public")
-        );
-    }
-
-    #[test]
     fn temporal_context_counts_minutes_and_turns() {
         let text = temporal_context(90 * 60_000, 0, 7);
         assert!(
@@ -370,9 +368,8 @@ mod tests {
     }
 
     #[test]
-    fn recalled_context_and_recent_conversation_are_empty_without_content() {
+    fn recalled_context_is_empty_without_content() {
         assert_eq!(recalled_context(&[]), "");
-        assert_eq!(recent_conversation(&[]), "");
         let hit = SearchHit {
             domain: crate::memory::SearchDomain::Archival,
             agent: "ada".into(),
@@ -387,16 +384,6 @@ mod tests {
             recalled_context(&[hit])
                 .contains("- [archival #4, 1970-01-01T00:00:00Z] the [launch] moved")
         );
-        let message = Message {
-            id: 1,
-            agent: "ada".into(),
-            thread: "main".into(),
-            role: "user".into(),
-            content: "hi".into(),
-            created_at: 0,
-            lineage: Vec::new(),
-        };
-        assert!(recent_conversation(&[message]).contains("[1970-01-01T00:00:00Z] user: hi"));
     }
 
     #[test]
@@ -430,6 +417,6 @@ mod tests {
             "{text}"
         );
         assert!(text.contains("Your /post x \"y\" was denied: no platform 'x' is configured"));
-        assert!(text.ends_with("Continue your response naturally, using these results."));
+        assert!(text.ends_with(CONTINUATION_NOTE));
     }
 }

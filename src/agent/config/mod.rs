@@ -10,10 +10,13 @@ use std::time::Duration;
 
 use serde::Deserialize;
 
-use super::provider::{
-    AnthropicProvider, HttpSettings, OpenAiProvider, Provider, RetryPolicy, Script,
-    ScriptedProvider,
-};
+mod providers;
+
+use providers::{ProviderFile, build_provider};
+
+use super::prompt::{ActionFormat, Profile};
+use super::provider::{Provider, Sampling};
+use super::settings::ModelSettings;
 use crate::dialect::VerbTable;
 use crate::exec::{ExecConfig, WebConfig};
 use crate::memory::{BlockKind, BlockPermission, DEFAULT_CHAR_LIMIT};
@@ -56,19 +59,11 @@ struct AgentFile {
     persona: Option<String>,
     #[serde(default)]
     blocks: Vec<BlockFile>,
-}
-
-#[derive(Debug, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct ProviderFile {
-    kind: Option<String>,
-    base_url: Option<String>,
-    api_key: Option<String>,
-    api_key_env: Option<String>,
-    timeout: Option<String>,
-    retries: Option<u32>,
-    backoff: Option<String>,
-    script: Option<PathBuf>,
+    greeting: Option<String>,
+    profile: Option<Profile>,
+    actions: Option<ActionFormat>,
+    context: Option<usize>,
+    sampling: Option<Sampling>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -79,6 +74,8 @@ struct RuntimeFile {
     pulse: Option<String>,
     max_tokens: Option<u32>,
     max_reply_bytes: Option<usize>,
+    profile: Option<Profile>,
+    sampling: Option<Sampling>,
 }
 
 /// Console settings from the config file.
@@ -142,6 +139,11 @@ pub struct AgentConfig {
     pub pulse: Duration,
     /// Memory blocks to create on first run.
     pub blocks: Vec<BlockSpec>,
+    /// A first message from the partner, sent when the constellation
+    /// starts and the agent's conversation is still empty.
+    pub greeting: Option<String>,
+    /// Prompt profile, action format, sampling and context.
+    pub settings: ModelSettings,
 }
 
 /// A loaded constellation.
@@ -210,17 +212,6 @@ fn kind(text: &str) -> Result<BlockKind, String> {
 fn permission(text: &str) -> Result<BlockPermission, String> {
     text.parse()
         .map_err(|_| format!("block permission '{text}' must be read_only, partner, human, append, read_write or admin"))
-}
-
-/// The `OLLAMA_HOST` setting as a base URL with `/v1`.
-fn ollama_base() -> String {
-    let host = std::env::var("OLLAMA_HOST").unwrap_or_else(|_| "http://localhost:11434".into());
-    let host = if host.contains("://") {
-        host
-    } else {
-        format!("http://{host}")
-    };
-    format!("{}/v1", host.trim_end_matches('/'))
 }
 
 impl ConstellationConfig {
@@ -354,6 +345,30 @@ impl ConstellationConfig {
                     value: b.value.trim().to_string(),
                 });
             }
+            let none = Sampling::default();
+            let from_provider = parsed
+                .providers
+                .get(provider)
+                .and_then(|p| p.sampling.as_ref())
+                .unwrap_or(&none);
+            let sampling = a
+                .sampling
+                .as_ref()
+                .unwrap_or(&none)
+                .over(from_provider)
+                .over(parsed.runtime.sampling.as_ref().unwrap_or(&none));
+            sampling
+                .check()
+                .map_err(|e| err(format!("agent {} sampling: {e}", a.name)))?;
+            let context = a
+                .context
+                .or_else(|| parsed.providers.get(provider).and_then(|p| p.context));
+            if context.is_some_and(|c| !(256..=10_000_000).contains(&c)) {
+                return Err(err(format!(
+                    "agent {}: context must be between 256 and 10000000 tokens",
+                    a.name
+                )));
+            }
             agents.push(AgentConfig {
                 name: a.name.clone(),
                 provider: provider.to_string(),
@@ -361,6 +376,13 @@ impl ConstellationConfig {
                 role,
                 pulse,
                 blocks,
+                greeting: a.greeting.clone().filter(|g| !g.trim().is_empty()),
+                settings: ModelSettings {
+                    profile: a.profile.or(parsed.runtime.profile).unwrap_or_default(),
+                    actions: a.actions.unwrap_or_default(),
+                    sampling,
+                    context,
+                },
             });
         }
         if agents.is_empty() {
@@ -370,12 +392,9 @@ impl ConstellationConfig {
         let mut needed: Vec<&str> = agents.iter().map(|a| a.provider.as_str()).collect();
         needed.sort();
         needed.dedup();
-        // One HTTP client for every provider, made when the first needs it.
-        let mut client = None;
         for name in needed {
             let file = parsed.providers.get(name);
-            let provider =
-                build_provider(name, file, base, script_text, &mut client).map_err(err)?;
+            let provider = build_provider(name, file, base, script_text).map_err(err)?;
             providers.insert(name.to_string(), provider);
         }
         let exec = ExecConfig {
@@ -453,97 +472,4 @@ impl ConstellationConfig {
     pub fn agent(&self, name: &str) -> Option<&AgentConfig> {
         self.agents.iter().find(|a| a.name == name)
     }
-}
-
-fn build_provider(
-    name: &str,
-    file: Option<&ProviderFile>,
-    base: &Path,
-    script_text: Option<&str>,
-    client: &mut Option<reqwest::Client>,
-) -> Result<Arc<dyn Provider>, String> {
-    let empty = ProviderFile::default();
-    let file = file.unwrap_or(&empty);
-    let kind = file.kind.as_deref().unwrap_or(match name {
-        "anthropic" => "anthropic",
-        "scripted" => "scripted",
-        _ => "openai",
-    });
-    if kind == "scripted" {
-        let text = match (script_text, &file.script) {
-            (Some(t), _) => t.to_string(),
-            (None, Some(p)) => {
-                let path = base.join(p);
-                std::fs::read_to_string(&path)
-                    .map_err(|e| format!("script {}: {e}", path.display()))?
-            }
-            (None, None) => {
-                return Err(format!(
-                    "provider {name}: a scripted provider needs `script = \"FILE\"`"
-                ));
-            }
-        };
-        let script =
-            Script::from_toml(&text).map_err(|e| format!("provider {name} script: {e}"))?;
-        return Ok(Arc::new(ScriptedProvider::new(script)));
-    }
-    let (default_base, default_env): (Option<String>, Option<&str>) = match (name, kind) {
-        ("ollama", _) => (Some(ollama_base()), None),
-        (_, "anthropic") => (
-            Some("https://api.anthropic.com".into()),
-            Some("ANTHROPIC_API_KEY"),
-        ),
-        ("openai", _) => (
-            Some("https://api.openai.com/v1".into()),
-            Some("OPENAI_API_KEY"),
-        ),
-        _ => (None, None),
-    };
-    let base_url = file
-        .base_url
-        .clone()
-        .or(default_base)
-        .ok_or_else(|| format!("provider {name} needs a base_url in [providers.{name}]"))?;
-    let api_key = file
-        .api_key
-        .clone()
-        .or_else(|| {
-            file.api_key_env
-                .as_deref()
-                .and_then(|v| std::env::var(v).ok())
-        })
-        .or_else(|| default_env.and_then(|v| std::env::var(v).ok()));
-    let mut retry = RetryPolicy::default();
-    if let Some(r) = file.retries {
-        retry.retries = r;
-    }
-    if let Some(b) = &file.backoff {
-        retry.backoff =
-            crate::clock::parse_span(b).map_err(|e| format!("provider {name} backoff: {e}"))?;
-    }
-    let timeout = match &file.timeout {
-        Some(t) => {
-            crate::clock::parse_span(t).map_err(|e| format!("provider {name} timeout: {e}"))?
-        }
-        None => Duration::from_secs(60),
-    };
-    let settings = HttpSettings {
-        base_url,
-        api_key,
-        timeout,
-        retry,
-    };
-    let client = match client {
-        Some(client) => client.clone(),
-        None => client.insert(crate::net::model_client()?).clone(),
-    };
-    Ok(match kind {
-        "anthropic" => Arc::new(AnthropicProvider::new(settings, client)),
-        "openai" => Arc::new(OpenAiProvider::new(name, settings, client)),
-        other => {
-            return Err(format!(
-                "provider {name}: unknown kind '{other}' (openai, anthropic or scripted)"
-            ));
-        }
-    })
 }

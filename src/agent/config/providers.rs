@@ -1,0 +1,140 @@
+//! Model providers from `[providers.NAME]`: which wire format, where the
+//! server is, keys, timeouts and retries.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde::Deserialize;
+
+use crate::agent::provider::{
+    AnthropicProvider, HttpSettings, OpenAiProvider, Provider, RetryPolicy, Sampling, Script,
+    ScriptedProvider,
+};
+
+/// Time allowed to open a connection to a model server, unless the
+/// provider says otherwise: a server that is down fails fast.
+pub const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// One `[providers.NAME]` section.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct ProviderFile {
+    pub kind: Option<String>,
+    pub base_url: Option<String>,
+    pub api_key: Option<String>,
+    pub api_key_env: Option<String>,
+    pub timeout: Option<String>,
+    pub retries: Option<u32>,
+    pub backoff: Option<String>,
+    pub script: Option<PathBuf>,
+    pub connect_timeout: Option<String>,
+    pub context: Option<usize>,
+    pub sampling: Option<Sampling>,
+}
+
+/// The `OLLAMA_HOST` setting as a base URL with `/v1`.
+fn ollama_base() -> String {
+    let host = std::env::var("OLLAMA_HOST").unwrap_or_else(|_| "http://localhost:11434".into());
+    let host = if host.contains("://") {
+        host
+    } else {
+        format!("http://{host}")
+    };
+    format!("{}/v1", host.trim_end_matches('/'))
+}
+
+pub(super) fn build_provider(
+    name: &str,
+    file: Option<&ProviderFile>,
+    base: &Path,
+    script_text: Option<&str>,
+) -> Result<Arc<dyn Provider>, String> {
+    let empty = ProviderFile::default();
+    let file = file.unwrap_or(&empty);
+    let kind = file.kind.as_deref().unwrap_or(match name {
+        "anthropic" => "anthropic",
+        "scripted" => "scripted",
+        _ => "openai",
+    });
+    if kind == "scripted" {
+        let text = match (script_text, &file.script) {
+            (Some(t), _) => t.to_string(),
+            (None, Some(p)) => {
+                let path = base.join(p);
+                std::fs::read_to_string(&path)
+                    .map_err(|e| format!("script {}: {e}", path.display()))?
+            }
+            (None, None) => {
+                return Err(format!(
+                    "provider {name}: a scripted provider needs `script = \"FILE\"`"
+                ));
+            }
+        };
+        let script =
+            Script::from_toml(&text).map_err(|e| format!("provider {name} script: {e}"))?;
+        return Ok(Arc::new(ScriptedProvider::new(script)));
+    }
+    let (default_base, default_env): (Option<String>, Option<&str>) = match (name, kind) {
+        ("ollama", _) => (Some(ollama_base()), None),
+        (_, "anthropic") => (
+            Some("https://api.anthropic.com".into()),
+            Some("ANTHROPIC_API_KEY"),
+        ),
+        ("openai", _) => (
+            Some("https://api.openai.com/v1".into()),
+            Some("OPENAI_API_KEY"),
+        ),
+        _ => (None, None),
+    };
+    let base_url = file
+        .base_url
+        .clone()
+        .or(default_base)
+        .ok_or_else(|| format!("provider {name} needs a base_url in [providers.{name}]"))?;
+    let api_key = file
+        .api_key
+        .clone()
+        .or_else(|| {
+            file.api_key_env
+                .as_deref()
+                .and_then(|v| std::env::var(v).ok())
+        })
+        .or_else(|| default_env.and_then(|v| std::env::var(v).ok()));
+    let mut retry = RetryPolicy::default();
+    if let Some(r) = file.retries {
+        retry.retries = r;
+    }
+    if let Some(b) = &file.backoff {
+        retry.backoff =
+            crate::clock::parse_span(b).map_err(|e| format!("provider {name} backoff: {e}"))?;
+    }
+    let timeout = match &file.timeout {
+        Some(t) => {
+            crate::clock::parse_span(t).map_err(|e| format!("provider {name} timeout: {e}"))?
+        }
+        None => Duration::from_secs(60),
+    };
+    let connect_timeout = match &file.connect_timeout {
+        Some(t) => crate::clock::parse_span(t)
+            .map_err(|e| format!("provider {name} connect_timeout: {e}"))?,
+        None => DEFAULT_CONNECT_TIMEOUT,
+    };
+    let settings = HttpSettings {
+        base_url,
+        api_key,
+        timeout,
+        connect_timeout,
+        retry,
+    };
+    let client = crate::net::model_client(connect_timeout)?;
+    Ok(match kind {
+        "anthropic" => Arc::new(AnthropicProvider::new(settings, client)),
+        "openai" => Arc::new(OpenAiProvider::new(name, settings, client)),
+        other => {
+            return Err(format!(
+                "provider {name}: unknown kind '{other}' (openai, anthropic or scripted)"
+            ));
+        }
+    })
+}

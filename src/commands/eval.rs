@@ -1,0 +1,114 @@
+//! `partner eval`: scores how well an agent's model writes actions, over a
+//! task set, in dialect and tool-call modes (see [`crate::eval`]).
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use crate::agent::ConstellationConfig;
+use crate::agent::prompt::ActionFormat;
+use crate::error::{Error, Result};
+use crate::eval::{EvalTarget, TaskSet};
+
+/// Options of `partner eval`.
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct EvalOptions {
+    /// The constellation config whose agent and provider are evaluated
+    /// (default: ./partner.toml).
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+    /// The agent whose model, sampling and profile are used (default: the
+    /// first one).
+    #[arg(long, value_name = "NAME")]
+    pub agent: Option<String>,
+    /// The task set (default: the one shipped with partner, eval/tasks.toml).
+    #[arg(long, value_name = "FILE")]
+    pub tasks: Option<PathBuf>,
+    /// Which action formats to try: dialect, tools or both.
+    #[arg(long, default_value = "both", value_name = "MODE")]
+    pub mode: String,
+    /// The prompt profile, instead of the agent's: full or compact.
+    #[arg(long, value_name = "NAME")]
+    pub profile: Option<String>,
+    /// Longest wait for one reply (`2m`).
+    #[arg(long, default_value = "2m", value_name = "DURATION")]
+    pub timeout: String,
+    /// Print the report as JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Runs `partner eval`.
+pub fn run_eval(options: &EvalOptions, out: &mut dyn Write) -> Result<i32> {
+    let path = options
+        .config
+        .clone()
+        .unwrap_or_else(|| PathBuf::from("partner.toml"));
+    let config = ConstellationConfig::load(&path).map_err(|e| Error::Usage(e.to_string()))?;
+    let agent = match &options.agent {
+        Some(name) => config
+            .agent(name)
+            .ok_or_else(|| Error::Usage(format!("{} has no agent {name}", config.name)))?,
+        None => config
+            .agents
+            .first()
+            .ok_or_else(|| Error::Usage("the constellation has no agents".into()))?,
+    };
+    let provider = config
+        .providers
+        .get(&agent.provider)
+        .cloned()
+        .ok_or_else(|| Error::Usage(format!("no provider {}", agent.provider)))?;
+    let set = match &options.tasks {
+        Some(file) => {
+            let text = std::fs::read_to_string(file).map_err(|source| Error::Read {
+                path: file.clone(),
+                source,
+            })?;
+            TaskSet::from_toml(&text)
+                .map_err(|e| Error::Usage(format!("{}: {e}", file.display())))?
+        }
+        None => TaskSet::builtin().map_err(Error::Usage)?,
+    };
+    let modes = match options.mode.as_str() {
+        "dialect" => vec![ActionFormat::Dialect],
+        "tools" => vec![ActionFormat::Tools],
+        "both" => vec![ActionFormat::Dialect, ActionFormat::Tools],
+        other => {
+            return Err(Error::Usage(format!(
+                "--mode {other}: write dialect, tools or both"
+            )));
+        }
+    };
+    let mut settings = agent.settings.clone();
+    if let Some(p) = &options.profile {
+        settings.profile = p
+            .parse()
+            .map_err(|e: String| Error::Usage(format!("--profile: {e}")))?;
+    }
+    let timeout = crate::clock::parse_span(&options.timeout)
+        .map_err(|e| Error::Usage(format!("--timeout: {e}")))?
+        .max(Duration::from_millis(1));
+    let target = EvalTarget {
+        agent: agent.name.clone(),
+        provider,
+        model: agent.model.clone(),
+        settings,
+        max_tokens: config.max_tokens,
+        timeout,
+    };
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| Error::Runtime(format!("cannot start the async runtime: {e}")))?;
+    let report = runtime
+        .block_on(crate::eval::run(&target, &set, &modes))
+        .map_err(Error::Runtime)?;
+    let text = if options.json {
+        serde_json::to_string_pretty(&report).map_err(|e| Error::Write(e.into()))? + "\n"
+    } else {
+        report.to_text()
+    };
+    out.write_all(text.as_bytes()).map_err(Error::Write)?;
+    Ok(0)
+}

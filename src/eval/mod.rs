@@ -1,0 +1,209 @@
+//! `partner eval`: how well a model writes partner's actions. A task set
+//! (`eval/tasks.toml`) gives a message and the actions it calls for; each
+//! task is sent once, with the agent's real prompt, in each action format
+//! (dialect lines, native tool calls), and the reply is parsed as the
+//! runtime would parse it. Nothing runs: the score is about what the model
+//! asked for — the actions the task wanted, parse errors, and accidental
+//! actions nobody asked for — and what it cost in tokens and time.
+
+mod report;
+mod tasks;
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+pub use report::{ModeReport, Report, TaskResult};
+pub use tasks::{Expect, Task, TaskSet};
+
+use crate::agent::prompt::{
+    self, ActionFormat, PromptInputs, budget::estimate_tokens, budget::prompt_tokens,
+};
+use crate::agent::provider::{ChatMessage, ChatRequest, PromptKind, Provider, StreamEvent};
+use crate::agent::settings::ModelSettings;
+use crate::dialect::{BlockRegistry, DialectParser, ParsedAction, VerbSpec, VerbTable};
+use crate::memory::{Block, BlockKind, BlockPermission};
+
+/// Longest reply read in an evaluation.
+const MAX_REPLY: usize = 64 * 1024;
+
+/// What an evaluation runs against.
+#[derive(Debug, Clone)]
+pub struct EvalTarget {
+    /// The agent whose name, model and settings are used.
+    pub agent: String,
+    /// Its provider.
+    pub provider: Arc<dyn Provider>,
+    /// Its model.
+    pub model: String,
+    /// Its settings (the profile may be overridden).
+    pub settings: ModelSettings,
+    /// Most tokens per reply.
+    pub max_tokens: u32,
+    /// Longest wait for one reply.
+    pub timeout: Duration,
+}
+
+/// Runs every task in each of `modes` and scores the replies.
+pub async fn run(
+    target: &EvalTarget,
+    set: &TaskSet,
+    modes: &[ActionFormat],
+) -> Result<Report, String> {
+    let table = VerbTable::builtin();
+    let registry = crate::exec::registry::Registry::new(table.clone())
+        .map_err(|e| format!("the built-in verbs: {e}"))?;
+    let verbs: Vec<&VerbSpec> = registry.verbs_for(false);
+    let blocks = set.blocks(&target.agent);
+    let mut known = BlockRegistry::new();
+    for b in &blocks {
+        known.add(b.label.clone(), b.kind != BlockKind::Archival);
+    }
+    let parser = DialectParser::new()
+        .with_table(table.clone())
+        .with_blocks(known)
+        .with_echoes(prompt::example_lines().map(str::to_string))
+        .with_usable_verbs(verbs.iter().map(|v| v.verb.name().to_string()));
+    let mut report = Report {
+        model: format!("{}:{}", target.provider.name(), target.model),
+        profile: target.settings.profile,
+        modes: Vec::new(),
+    };
+    for &mode in modes {
+        let mut results = Vec::new();
+        for task in &set.tasks {
+            results.push(run_task(target, task, mode, &verbs, &blocks, &parser).await);
+        }
+        report.modes.push(ModeReport::new(mode, results));
+    }
+    Ok(report)
+}
+
+async fn run_task(
+    target: &EvalTarget,
+    task: &Task,
+    mode: ActionFormat,
+    verbs: &[&VerbSpec],
+    blocks: &[Block],
+    parser: &DialectParser,
+) -> TaskResult {
+    let system = prompt::system_prompt(&PromptInputs {
+        agent: &target.agent,
+        partner: "the partner",
+        blocks,
+        intentions: &[],
+        pulse: Duration::ZERO,
+        verbs,
+        profile: target.settings.profile,
+        format: mode,
+        now: 0,
+    });
+    let tools = match mode {
+        ActionFormat::Tools => crate::agent::tools::tool_specs(verbs),
+        ActionFormat::Dialect => Vec::new(),
+    };
+    let messages = vec![ChatMessage::user(task.say.clone())];
+    let request = ChatRequest {
+        agent: target.agent.clone(),
+        model: target.model.clone(),
+        kind: PromptKind::Response,
+        from: Some("partner".into()),
+        system: system.clone(),
+        messages: messages.clone(),
+        max_tokens: target
+            .settings
+            .sampling
+            .max_tokens
+            .unwrap_or(target.max_tokens),
+        sampling: target.settings.sampling.clone(),
+        tools: tools.clone(),
+    };
+    let started = Instant::now();
+    let (_cancel_tx, cancel) = tokio::sync::watch::channel(false);
+    let mut rx = target.provider.stream(request, cancel);
+    let mut reply = String::new();
+    let mut calls = Vec::new();
+    let mut usage = None;
+    let mut error = None;
+    let read = async {
+        while let Some(event) = rx.recv().await {
+            match event {
+                StreamEvent::Token(t) => {
+                    if reply.len() + t.len() > MAX_REPLY {
+                        error = Some("the reply grew past 64 KiB".to_string());
+                        return;
+                    }
+                    reply.push_str(&t);
+                }
+                StreamEvent::Tool(call) => calls.push(call),
+                StreamEvent::Usage { input, output } => usage = Some((input, output)),
+                StreamEvent::Done => return,
+                StreamEvent::Error(e) => {
+                    error = Some(e.to_string());
+                    return;
+                }
+            }
+        }
+        error = Some("the model stopped without finishing".into());
+    };
+    if tokio::time::timeout(target.timeout, read).await.is_err() {
+        error = Some(format!(
+            "no complete reply within {}",
+            humantime::format_duration(target.timeout)
+        ));
+    }
+    let elapsed = started.elapsed();
+    let mut call_errors = 0;
+    for call in &calls {
+        match crate::agent::tools::call_to_line(call, &tools) {
+            Ok(line) => {
+                reply.push('\n');
+                reply.push_str(&line);
+            }
+            Err(_) => call_errors += 1,
+        }
+    }
+    let parsed = parser.parse(&reply);
+    let actions: Vec<&ParsedAction> = parsed
+        .live_actions()
+        .flat_map(|a| a.all_links())
+        .filter(|a| a.verb.name() != "batch")
+        .collect();
+    let (matched, accidental) = task.score(&actions);
+    let (tokens_in, tokens_out) = usage.unwrap_or_else(|| {
+        (
+            prompt_tokens(&system, &messages) as u64,
+            estimate_tokens(&reply) as u64,
+        )
+    });
+    TaskResult {
+        id: task.id.clone(),
+        matched: matched && error.is_none(),
+        actions: actions.iter().map(|a| a.canonical()).collect(),
+        parse_errors: parsed.errors.len() + call_errors,
+        accidental,
+        echoes: parsed.echoes.len(),
+        tokens_in,
+        tokens_out,
+        millis: u64::try_from(elapsed.as_millis()).unwrap_or(u64::MAX),
+        error,
+    }
+}
+
+/// The block a task set gives the agent, as the prompt shows it.
+pub(crate) fn block(agent: &str, label: &str, value: &str) -> Block {
+    Block {
+        id: 0,
+        agent: agent.to_string(),
+        label: label.to_string(),
+        kind: BlockKind::Working,
+        description: String::new(),
+        value: value.to_string(),
+        char_limit: crate::memory::DEFAULT_CHAR_LIMIT,
+        permission: BlockPermission::ReadWrite,
+        pinned: false,
+        shared: false,
+        version: 1,
+        created_at: 0,
+        updated_at: 0,
+    }
+}
