@@ -53,6 +53,8 @@ enum Command {
     Run(partner::commands::RunOptions),
     /// Score how well an agent's model writes actions, over a task set.
     Eval(partner::commands::EvalOptions),
+    /// Check, match and complete with action grammars (`.agr`).
+    Grammar(partner::commands::GrammarOptions),
 }
 
 #[derive(Subcommand)]
@@ -117,6 +119,7 @@ fn dispatch(cli: Cli) -> ExitCode {
         }) => partner::commands::run_trace_export(&options, stdout),
         Some(Command::Replay(options)) => partner::commands::run_replay(&options, stdout, stderr),
         Some(Command::Eval(options)) => partner::commands::run_eval(&options, stdout),
+        Some(Command::Grammar(options)) => partner::commands::run_grammar(&options, stdin, stdout),
     };
     match result {
         Ok(code) => ExitCode::from(code as u8),

@@ -1,0 +1,200 @@
+//! `partner grammar`: check a `.agr` file, match or complete a request
+//! against it, or answer records in the reference's batch format.
+
+use std::io::{BufRead, Read, Write};
+use std::path::{Path, PathBuf};
+
+use crate::error::{Error, Result};
+use crate::grammar::batch::{RootLoader, answer};
+use crate::grammar::{
+    Direction, Grammar, LoadOptions, MatchOptions, complete, load_grammar, match_grammar,
+};
+
+/// What `partner grammar` does.
+#[derive(Debug, Clone, clap::Subcommand)]
+pub enum GrammarCommand {
+    /// Load a grammar and report its errors (file:line:col).
+    Check {
+        /// The `.agr` file.
+        file: PathBuf,
+    },
+    /// Match a request (or standard input) against a grammar.
+    Match {
+        /// The `.agr` file.
+        #[arg(long)]
+        grammar: PathBuf,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+        /// The request; standard input when absent or `-`.
+        input: Option<String>,
+    },
+    /// Complete a prefix.
+    Complete {
+        /// The `.agr` file.
+        #[arg(long)]
+        grammar: PathBuf,
+        /// forward (typing) or backward (deleting).
+        #[arg(long, default_value = "forward")]
+        direction: String,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+        /// The prefix.
+        prefix: String,
+    },
+    /// Answer JSON records on standard input, one line out per line in.
+    Batch {
+        /// The directory `grammar_path` and imports are read from.
+        #[arg(long)]
+        root: Option<PathBuf>,
+    },
+}
+
+/// Options of `partner grammar`.
+#[derive(Debug, Clone, clap::Args)]
+pub struct GrammarOptions {
+    /// What to do.
+    #[command(subcommand)]
+    pub command: GrammarCommand,
+}
+
+fn load(file: &Path) -> Result<std::result::Result<Grammar, String>> {
+    let text = std::fs::read_to_string(file).map_err(|source| Error::Read {
+        path: file.to_path_buf(),
+        source,
+    })?;
+    let root = file.parent().unwrap_or(Path::new(".")).to_path_buf();
+    let name = file.file_name().map_or_else(
+        || file.display().to_string(),
+        |n| n.to_string_lossy().into_owned(),
+    );
+    let options = LoadOptions {
+        enable_value_expressions: true,
+        start_value_required: true,
+    };
+    Ok(load_grammar(&name, &text, &options, &RootLoader { root }).map_err(|e| e.to_string()))
+}
+
+/// Runs `partner grammar`.
+pub fn run_grammar(
+    options: &GrammarOptions,
+    stdin: &mut dyn BufRead,
+    out: &mut dyn Write,
+) -> Result<i32> {
+    let write = |out: &mut dyn Write, text: String| -> Result<()> {
+        out.write_all(text.as_bytes()).map_err(Error::Write)
+    };
+    match &options.command {
+        GrammarCommand::Check { file } => match load(file)? {
+            Ok(_) => {
+                write(out, format!("{}: ok\n", file.display()))?;
+                Ok(0)
+            }
+            Err(e) => {
+                write(out, format!("{e}\n"))?;
+                Ok(1)
+            }
+        },
+        GrammarCommand::Match {
+            grammar,
+            json,
+            input,
+        } => {
+            let g = load(grammar)?.map_err(Error::Usage)?;
+            let request = match input.as_deref() {
+                Some(text) if text != "-" => text.to_string(),
+                _ => {
+                    let mut text = String::new();
+                    std::io::Read::take(&mut *stdin, 1 << 20)
+                        .read_to_string(&mut text)
+                        .map_err(Error::Write)?;
+                    text.trim_end_matches(['\n', '\r']).to_string()
+                }
+            };
+            let results = match_grammar(&g, &request, &MatchOptions::default());
+            if *json {
+                let list: Vec<serde_json::Value> = results
+                    .iter()
+                    .map(|r| {
+                        serde_json::json!({
+                            "match": r.value.to_json(),
+                            "matchedValueCount": r.matched_value_count,
+                            "wildcardCharCount": r.wildcard_char_count,
+                            "entityWildcardPropertyNames": r.entity_wildcard_property_names,
+                        })
+                    })
+                    .collect();
+                write(out, format!("{}\n", serde_json::Value::Array(list)))?;
+            } else if results.is_empty() {
+                write(out, "no match\n".into())?;
+            } else {
+                for r in &results {
+                    write(out, format!("{}\n", r.value.to_json()))?;
+                }
+            }
+            Ok(if results.is_empty() { 1 } else { 0 })
+        }
+        GrammarCommand::Complete {
+            grammar,
+            direction,
+            json,
+            prefix,
+        } => {
+            let g = load(grammar)?.map_err(Error::Usage)?;
+            let dir = match direction.as_str() {
+                "forward" => Direction::Forward,
+                "backward" => Direction::Backward,
+                other => {
+                    return Err(Error::Usage(format!(
+                        "--direction {other}: write forward or backward"
+                    )));
+                }
+            };
+            let c = complete(&g, prefix, dir, None, &MatchOptions::default());
+            if *json {
+                write(out, format!("{}\n", c.to_json()))?;
+            } else {
+                // What was typed past the matched prefix narrows the words
+                // (the JSON keeps them all, for callers that filter).
+                let rest: Vec<u16> = prefix
+                    .encode_utf16()
+                    .skip(c.matched_prefix_length)
+                    .collect();
+                let typed = String::from_utf16_lossy(&rest)
+                    .trim_start_matches(crate::grammar::is_separator)
+                    .to_lowercase();
+                for group in &c.groups {
+                    for w in &group.completions {
+                        if w.to_lowercase().starts_with(&typed) {
+                            write(out, format!("{w}\n"))?;
+                        }
+                    }
+                }
+                for p in &c.properties {
+                    write(out, format!("<{}>\n", p.names.join(", ")))?;
+                }
+            }
+            Ok(0)
+        }
+        GrammarCommand::Batch { root } => {
+            let mut line = String::new();
+            loop {
+                line.clear();
+                let n =
+                    std::io::Read::take(&mut *stdin, crate::grammar::batch::MAX_RECORD as u64 + 1)
+                        .read_line(&mut line)
+                        .map_err(Error::Write)?;
+                if n == 0 {
+                    return Ok(0);
+                }
+                let record = line.trim_end_matches(['\n', '\r']);
+                if record.trim().is_empty() {
+                    continue;
+                }
+                let reply = answer(record, root.as_deref());
+                write(out, format!("{reply}\n"))?;
+            }
+        }
+    }
+}

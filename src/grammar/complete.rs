@@ -1,0 +1,586 @@
+//! Completion: what may come next after a prefix. Every rule is matched as
+//! far as the prefix allows; where each stops says what to offer — the
+//! next word of a literal, or a property to fill for a wildcard — and only
+//! the candidates that consumed the most of the prefix are kept. Backward
+//! completion backs up to the last matched word so it can be reconsidered.
+
+use serde_json::{Value as Json, json};
+
+use super::matcher::{
+    LastPart, MatchOptions, Stat, State, Work, finalize, finish_nested, initial_states, make_value,
+    run, state_ids,
+};
+use super::model::{Grammar, Part};
+use super::parse::Spacing;
+use super::text::{
+    boundary_ok, char_at, is_sep, literal_at, requires_sep, skip_seps, wildcard_text,
+};
+use super::value::{Value, utf16_len};
+
+/// Which way the person is typing.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Direction {
+    /// Adding text: offer what comes next.
+    Forward,
+    /// Deleting: offer the last matched word again.
+    Backward,
+}
+
+/// Completions that share a separator mode.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Group {
+    /// The words offered.
+    pub completions: Vec<String>,
+    /// `autoSpacePunctuation`, `spacePunctuation`, `optionalSpacePunctuation`
+    /// or `none`.
+    pub separator_mode: &'static str,
+}
+
+/// A wildcard to fill: the value so far and where the wildcard lands.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Property {
+    /// The partial value.
+    pub value: Value,
+    /// The property paths to fill.
+    pub names: Vec<String>,
+    /// The separator mode before it.
+    pub separator_mode: &'static str,
+}
+
+/// What may follow a prefix.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Completion {
+    /// Literal words, by separator mode.
+    pub groups: Vec<Group>,
+    /// Wildcards to fill.
+    pub properties: Vec<Property>,
+    /// How much of the prefix (UTF-16 units) the completions follow.
+    pub matched_prefix_length: usize,
+    /// True when only the grammar's own words can follow.
+    pub closed_set: bool,
+    /// True when the other direction would answer differently.
+    pub direction_sensitive: bool,
+    /// `all`, `some` or `none` of the candidates sit after a wildcard.
+    pub after_wildcard: &'static str,
+}
+
+impl Completion {
+    /// The reference's JSON shape.
+    pub fn to_json(&self) -> Json {
+        json!({
+            "groups": self.groups.iter().map(|g| json!({
+                "completions": g.completions,
+                "separatorMode": g.separator_mode,
+            })).collect::<Vec<_>>(),
+            "properties": self.properties.iter().map(|p| json!({
+                "match": p.value.to_json(),
+                "propertyNames": p.names,
+                "separatorMode": p.separator_mode,
+            })).collect::<Vec<_>>(),
+            "matchedPrefixLength": self.matched_prefix_length,
+            "closedSet": self.closed_set,
+            "directionSensitive": self.direction_sensitive,
+            "afterWildcard": self.after_wildcard,
+        })
+    }
+}
+
+fn mode_name(mode: Spacing) -> &'static str {
+    match mode {
+        Spacing::Auto => "autoSpacePunctuation",
+        Spacing::Required => "spacePunctuation",
+        Spacing::Optional => "optionalSpacePunctuation",
+        Spacing::None => "none",
+    }
+}
+
+enum Kind {
+    Word(String),
+    Property(Property),
+}
+
+struct Candidate {
+    at: usize,
+    kind: Kind,
+    mode: Spacing,
+    after_wildcard: bool,
+    /// A keyword after a wildcard whose end is open: it may be offered at
+    /// any place after this wildcard start where the rest of the
+    /// candidates settle.
+    range: Option<usize>,
+    /// A keyword begun at the end of a wildcard's text: it pins the place.
+    partial: bool,
+}
+
+/// Greedy word-by-word match of `words` from byte `i`: how many matched,
+/// where the last one ended and where the one before it ended.
+fn words_greedily(s: &str, i: usize, words: &[String], mode: Spacing) -> (usize, usize, usize) {
+    let (mut index, mut prev, mut n) = (i, i, 0);
+    for (k, word) in words.iter().enumerate() {
+        let mut at = index;
+        let found = if mode == Spacing::None {
+            literal_at(s, at, word)
+        } else if k == 0 {
+            loop {
+                if let Some(e) = literal_at(s, at, word) {
+                    break Some(e);
+                }
+                match char_at(s, at) {
+                    Some(c) if is_sep(c) => at += c.len_utf8(),
+                    _ => break None,
+                }
+            }
+        } else {
+            let need = words[k - 1]
+                .chars()
+                .next_back()
+                .zip(word.chars().next())
+                .is_some_and(|(a, b)| requires_sep(a, b, mode));
+            // Longest separator run first, as a greedy `[sep]*` would try.
+            let mut cuts = vec![at];
+            for c in s[at..].chars() {
+                if !is_sep(c) {
+                    break;
+                }
+                at += c.len_utf8();
+                cuts.push(at);
+            }
+            cuts.iter()
+                .enumerate()
+                .rev()
+                .filter(|(n, _)| !need || *n > 0)
+                .find_map(|(_, &cut)| literal_at(s, cut, word))
+        };
+        let Some(end) = found else { break };
+        if !boundary_ok(s, end, mode) {
+            break;
+        }
+        prev = index;
+        index = end;
+        n += 1;
+    }
+    (n, index, prev)
+}
+
+/// A literal matched word by word from byte `i`: where its completion
+/// goes and the word (the next one; backward, the last one matched when
+/// nothing commits it). The caller filters by what follows.
+fn partial_word(
+    s: &str,
+    i: usize,
+    words: &[String],
+    mode: Spacing,
+    dir: Direction,
+) -> Option<(usize, String)> {
+    let (n, end, prev) = words_greedily(s, i, words, mode);
+    let could_back_up = n > 0 && (mode == Spacing::None || skip_seps(s, end) == end);
+    if dir == Direction::Backward && could_back_up {
+        return Some((prev, words[n - 1].clone()));
+    }
+    if n >= words.len() {
+        return None;
+    }
+    Some((end, words[n].clone()))
+}
+
+/// True when the last part matched was found by scanning past a wildcard
+/// (its place is not settled).
+fn last_after_wildcard(state: &State) -> bool {
+    matches!(
+        state.last,
+        Some(
+            LastPart::Str {
+                after_wildcard: true,
+                ..
+            } | LastPart::Num {
+                after_wildcard: true,
+                ..
+            }
+        )
+    )
+}
+
+fn property(state: &State, id: u32, at_mode: Spacing) -> Property {
+    let mut temp = state.clone();
+    while finish_nested(&mut temp, None, true) {}
+    let mut stat = Stat::default();
+    let value = make_value(
+        temp.value.as_deref(),
+        state_ids(&temp),
+        &temp.values,
+        "",
+        &mut stat,
+        Some(id),
+    );
+    Property {
+        value,
+        names: stat.names,
+        separator_mode: mode_name(at_mode),
+    }
+}
+
+/// What may follow `prefix`.
+pub fn complete(
+    grammar: &Grammar,
+    prefix: &str,
+    direction: Direction,
+    min_prefix: Option<usize>,
+    options: &MatchOptions,
+) -> Completion {
+    let mut work = Work {
+        stack: initial_states(grammar),
+        options: *options,
+        steps: 0,
+        prune: false,
+    };
+    let mut candidates: Vec<Candidate> = Vec::new();
+    let backward = direction == Direction::Backward;
+    while let Some(mut state) = work.stack.pop() {
+        let complete_rule = run(&mut state, prefix, &mut work);
+        if work.steps > super::matcher::MAX_STEPS {
+            break;
+        }
+        let mode = state.spacing;
+        let lead_mode = state.leading_spacing();
+        let at_end = state.index >= prefix.len();
+        if complete_rule {
+            let mut done = state.clone();
+            if finalize(&mut done, prefix) {
+                // An exact match: both directions back up to what was
+                // matched last, so it can be reconsidered.
+                if let Some(c) = back_up(&state, prefix) {
+                    candidates.push(c);
+                }
+                continue;
+            }
+            // A wildcard at the end with nothing in it yet.
+            if let Some((start, Some(id))) = state.wild
+                && wildcard_text(prefix, start, prefix.len(), mode).is_none()
+            {
+                if backward
+                    && at_end
+                    && let Some(c) = back_up_before(&state, prefix)
+                {
+                    candidates.push(c);
+                } else {
+                    candidates.push(Candidate {
+                        at: start,
+                        kind: Kind::Property(property(&state, id, mode)),
+                        mode,
+                        after_wildcard: last_after_wildcard(&state),
+                        range: None,
+                        partial: false,
+                    });
+                }
+            }
+            continue;
+        }
+        let Some(part) = state.parts().get(state.part).cloned() else {
+            continue;
+        };
+        let mut clean = state.clone();
+        let finalized = finalize(&mut clean, prefix);
+        match (&part, state.wild) {
+            (Part::Str(words), Some((start, id))) if finalized => {
+                // The wildcard took the rest: the keyword may be begun at
+                // its end, or comes next.
+                let partial = partial_in_wildcard(prefix, start, words, mode).map(|(at, w)| {
+                    if at < prefix.len() {
+                        (prefix[..at].trim_end_matches(is_sep).len().max(start), w)
+                    } else {
+                        (at, w)
+                    }
+                });
+                match (backward, partial, id) {
+                    (true, Some((at, word)), _) if at < prefix.len() => {
+                        candidates.push(Candidate {
+                            at,
+                            kind: Kind::Word(word),
+                            mode,
+                            after_wildcard: true,
+                            range: None,
+                            partial: true,
+                        });
+                    }
+                    (true, _, Some(id)) => {
+                        candidates.push(Candidate {
+                            at: start,
+                            kind: Kind::Property(property(&state, id, mode)),
+                            mode,
+                            after_wildcard: false,
+                            range: None,
+                            partial: false,
+                        });
+                        candidates.push(Candidate {
+                            at: start,
+                            kind: Kind::Word(words[0].clone()),
+                            mode,
+                            after_wildcard: true,
+                            range: Some(start),
+                            partial: false,
+                        });
+                    }
+                    (false, Some((at, word)), _) => {
+                        candidates.push(Candidate {
+                            at,
+                            kind: Kind::Word(word),
+                            mode,
+                            after_wildcard: true,
+                            range: None,
+                            partial: true,
+                        });
+                    }
+                    _ => {
+                        let end = prefix.trim_end_matches(is_sep).len().max(start);
+                        candidates.push(Candidate {
+                            at: end,
+                            kind: Kind::Word(words[0].clone()),
+                            mode,
+                            after_wildcard: true,
+                            range: Some(start),
+                            partial: false,
+                        });
+                    }
+                }
+            }
+            (_, Some((start, Some(id)))) => {
+                // The wildcard holds nothing yet: its property, or (backward,
+                // nothing after the last keyword) the keyword again.
+                if backward
+                    && at_end
+                    && let Some(c) = back_up_before(&state, prefix)
+                {
+                    candidates.push(c);
+                } else {
+                    candidates.push(Candidate {
+                        at: start,
+                        kind: Kind::Property(property(&state, id, mode)),
+                        mode,
+                        after_wildcard: last_after_wildcard(&state),
+                        range: None,
+                        partial: false,
+                    });
+                }
+            }
+            (Part::Str(words), None) => {
+                if finalized && backward && at_end && state.last.is_some() {
+                    if let Some(c) = back_up(&state, prefix) {
+                        candidates.push(c);
+                    }
+                } else if let Some((at, word)) =
+                    partial_word(prefix, state.index, words, mode, direction)
+                {
+                    let mode = if at == state.index { lead_mode } else { mode };
+                    candidates.push(Candidate {
+                        at,
+                        kind: Kind::Word(word),
+                        mode,
+                        after_wildcard: false,
+                        range: None,
+                        partial: false,
+                    });
+                }
+            }
+            _ => {}
+        }
+    }
+    build(candidates, prefix, min_prefix, direction)
+}
+
+/// What was matched last before a pending wildcard, offered again.
+fn back_up_before(state: &State, prefix: &str) -> Option<Candidate> {
+    let mut before = state.clone();
+    before.wild = None;
+    back_up(&before, prefix)
+}
+
+/// What was matched last, offered again: a wildcard that took the end
+/// (its property, at its start), or the last word of the last literal.
+fn back_up(state: &State, prefix: &str) -> Option<Candidate> {
+    if let Some((start, Some(id))) = state.wild {
+        return Some(Candidate {
+            at: start,
+            kind: Kind::Property(property(state, id, state.spacing)),
+            mode: state.spacing,
+            after_wildcard: false,
+            range: None,
+            partial: false,
+        });
+    }
+    match &state.last {
+        Some(LastPart::Str {
+            start,
+            words,
+            after_wildcard,
+        }) => {
+            let (n, _, prev) = words_greedily(prefix, *start, words, state.spacing);
+            let (at, word) = if n == 0 {
+                (*start, words[0].clone())
+            } else {
+                (prev, words[n - 1].clone())
+            };
+            Some(Candidate {
+                at,
+                kind: Kind::Word(word),
+                mode: state.spacing,
+                after_wildcard: *after_wildcard,
+                range: None,
+                partial: false,
+            })
+        }
+        _ => None,
+    }
+}
+
+/// A prefix of the keyword's first word at the end of a wildcard's text.
+fn partial_in_wildcard(
+    s: &str,
+    start: usize,
+    words: &[String],
+    mode: Spacing,
+) -> Option<(usize, String)> {
+    let first = words[0].chars().next()?;
+    let mut cands: Vec<usize> = s
+        .char_indices()
+        .map(|(i, _)| i)
+        .filter(|i| *i > start)
+        .collect();
+    cands.reverse();
+    for at in cands {
+        let before = s[..at].chars().next_back()?;
+        if mode != Spacing::None && !is_sep(before) && requires_sep(before, first, mode) {
+            continue;
+        }
+        let (n, end, _) = words_greedily(s, at, words, mode);
+        if n >= words.len() {
+            continue;
+        }
+        let found = if n > 0 && end == s.len() {
+            Some((s.len(), words[n].clone()))
+        } else {
+            let rest = &s[end..];
+            let rest = if n > 0 {
+                rest.trim_start_matches(is_sep)
+            } else {
+                rest
+            };
+            let word = &words[n];
+            (!rest.is_empty()
+                && rest.chars().count() < word.chars().count()
+                && word.to_lowercase().starts_with(&rest.to_lowercase()))
+            .then(|| (s.len() - rest.len(), word.clone()))
+        };
+        if let Some(f) = found
+            && wildcard_text(s, start, at, mode).is_some()
+        {
+            return Some(f);
+        }
+    }
+    None
+}
+
+fn build(
+    mut candidates: Vec<Candidate>,
+    prefix: &str,
+    min_prefix: Option<usize>,
+    direction: Direction,
+) -> Completion {
+    let min = min_prefix.unwrap_or(0);
+    let allowed = |at: usize| utf16_len(&prefix[..at]) >= min;
+    if direction == Direction::Forward {
+        // A keyword after an open wildcard follows a keyword begun inside
+        // a wildcard when there is one; otherwise it stands at the end.
+        let partial_at = candidates.iter().filter(|c| c.partial).map(|c| c.at).max();
+        match partial_at {
+            Some(p) => candidates.retain_mut(|c| match c.range {
+                Some(start) => {
+                    let fits = start < p && wildcard_text(prefix, start, p, c.mode).is_some();
+                    c.at = p;
+                    c.range = None;
+                    fits
+                }
+                None => true,
+            }),
+            None => {
+                for c in candidates.iter_mut() {
+                    c.range = None;
+                }
+            }
+        }
+    }
+    // Where the fixed candidates settle; (backward) keywords after an open
+    // wildcard follow them there.
+    let best = candidates
+        .iter()
+        .filter(|c| c.range.is_none())
+        .map(|c| c.at)
+        .filter(|at| allowed(*at))
+        .max();
+    if let Some(b) = best {
+        // A place reached only through wildcards, pinned by no keyword, is
+        // no place to offer what follows another wildcard.
+        let at_best: Vec<&Candidate> = candidates
+            .iter()
+            .filter(|c| c.range.is_none() && c.at == b)
+            .collect();
+        let open = !at_best.is_empty() && at_best.iter().all(|c| c.after_wildcard && !c.partial);
+        candidates.retain_mut(|c| match c.range {
+            None => true,
+            Some(start) => {
+                let fits = !open
+                    && start < b
+                    && b <= prefix.len()
+                    && wildcard_text(prefix, start, b, c.mode).is_some();
+                c.at = b;
+                fits
+            }
+        });
+    }
+    let mut groups: Vec<Group> = Vec::new();
+    let mut properties = Vec::new();
+    let (mut after, mut total) = (0, 0);
+    if let Some(best) = best {
+        for c in candidates.into_iter().filter(|c| c.at == best) {
+            total += 1;
+            if c.after_wildcard {
+                after += 1;
+            }
+            match c.kind {
+                Kind::Word(w) => {
+                    let mode = mode_name(c.mode);
+                    match groups.iter_mut().find(|g| g.separator_mode == mode) {
+                        Some(g) => {
+                            if !g.completions.contains(&w) {
+                                g.completions.push(w);
+                            }
+                        }
+                        None => groups.push(Group {
+                            completions: vec![w],
+                            separator_mode: mode,
+                        }),
+                    }
+                }
+                Kind::Property(p) => {
+                    if !properties.contains(&p) {
+                        properties.push(p);
+                    }
+                }
+            }
+        }
+    }
+    let length = best.map_or(0, |b| utf16_len(&prefix[..b]));
+    Completion {
+        closed_set: properties.is_empty(),
+        groups,
+        properties,
+        matched_prefix_length: length,
+        direction_sensitive: length > 0,
+        after_wildcard: if total == 0 || after == 0 {
+            "none"
+        } else if after == total {
+            "all"
+        } else {
+            "some"
+        },
+    }
+}

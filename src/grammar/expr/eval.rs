@@ -1,0 +1,190 @@
+//! Evaluating value expressions with JavaScript's semantics.
+
+use super::methods::call;
+use super::{Expr, Field, Item, Piece};
+use crate::grammar::value::{Value, js_number};
+
+/// Evaluates `e`; `var` resolves a variable (with the property path the
+/// value lands at).
+pub fn eval(e: &Expr, path: &str, var: &mut dyn FnMut(&str, &str) -> Value) -> Value {
+    match e {
+        Expr::Lit(v) => v.clone(),
+        Expr::Var(name) => var(name, path),
+        Expr::Object(fields) => {
+            let mut out: Vec<(String, Value)> = Vec::new();
+            let set = |out: &mut Vec<(String, Value)>, k: String, v: Value| {
+                if let Some(slot) = out.iter_mut().find(|(key, _)| *key == k) {
+                    slot.1 = v;
+                } else {
+                    out.push((k, v));
+                }
+            };
+            for f in fields {
+                match f {
+                    Field::Pair(k, value) => {
+                        let sub = if path.is_empty() {
+                            k.clone()
+                        } else {
+                            format!("{path}.{k}")
+                        };
+                        let v = match value {
+                            Some(e) => eval(e, &sub, var),
+                            None => var(k, &sub),
+                        };
+                        set(&mut out, k.clone(), v);
+                    }
+                    Field::Spread(e) => {
+                        if let Value::Object(inner) = eval(e, path, var) {
+                            for (k, v) in inner {
+                                set(&mut out, k, v);
+                            }
+                        }
+                    }
+                }
+            }
+            Value::Object(out)
+        }
+        Expr::Array(items) => {
+            let mut out = Vec::new();
+            for (i, item) in items.iter().enumerate() {
+                let sub = if path.is_empty() {
+                    i.to_string()
+                } else {
+                    format!("{path}.{i}")
+                };
+                match item {
+                    Item::One(e) => out.push(eval(e, &sub, var)),
+                    Item::Spread(e) => match eval(e, &sub, var) {
+                        Value::Array(inner) => out.extend(inner),
+                        other => out.push(other),
+                    },
+                }
+            }
+            Value::Array(out)
+        }
+        Expr::Template(pieces) => {
+            let mut s = String::new();
+            for p in pieces {
+                match p {
+                    Piece::Text(t) => s.push_str(t),
+                    Piece::Expr(e) => s.push_str(&eval(e, path, var).to_js_string()),
+                }
+            }
+            Value::String(s)
+        }
+        Expr::Unary(op, e) => {
+            let v = eval(e, path, var);
+            match *op {
+                "!" => Value::Bool(!v.truthy()),
+                "-" => Value::Number(-to_number(&v)),
+                "+" => Value::Number(to_number(&v)),
+                _ => Value::String(v.type_of().into()),
+            }
+        }
+        Expr::Binary(op, a, b) => {
+            let left = eval(a, path, var);
+            match *op {
+                "&&" => {
+                    if left.truthy() {
+                        eval(b, path, var)
+                    } else {
+                        left
+                    }
+                }
+                "||" => {
+                    if left.truthy() {
+                        left
+                    } else {
+                        eval(b, path, var)
+                    }
+                }
+                "??" => match left {
+                    Value::Undefined | Value::Null => eval(b, path, var),
+                    other => other,
+                },
+                _ => binary(op, &left, &eval(b, path, var)),
+            }
+        }
+        Expr::Cond(t, a, b) => {
+            if eval(t, path, var).truthy() {
+                eval(a, path, var)
+            } else {
+                eval(b, path, var)
+            }
+        }
+        Expr::Member(o, name, optional) => {
+            let v = eval(o, path, var);
+            if *optional && matches!(v, Value::Undefined | Value::Null) {
+                return Value::Undefined;
+            }
+            v.get(name)
+        }
+        Expr::Index(o, i, optional) => {
+            let v = eval(o, path, var);
+            if *optional && matches!(v, Value::Undefined | Value::Null) {
+                return Value::Undefined;
+            }
+            let key = match eval(i, path, var) {
+                Value::Number(n) => js_number(n),
+                other => other.to_js_string(),
+            };
+            v.get(&key)
+        }
+        Expr::Call(o, method, args, optional) => {
+            let v = eval(o, path, var);
+            if *optional && matches!(v, Value::Undefined | Value::Null) {
+                return Value::Undefined;
+            }
+            let args: Vec<Value> = args.iter().map(|a| eval(a, path, var)).collect();
+            call(&v, method, &args)
+        }
+    }
+}
+
+pub(super) fn to_number(v: &Value) -> f64 {
+    match v {
+        Value::Number(n) => *n,
+        Value::Bool(b) => f64::from(u8::from(*b)),
+        Value::Null => 0.0,
+        Value::String(s) => {
+            let t = s.trim();
+            if t.is_empty() {
+                0.0
+            } else {
+                t.parse().unwrap_or(f64::NAN)
+            }
+        }
+        _ => f64::NAN,
+    }
+}
+
+fn binary(op: &str, a: &Value, b: &Value) -> Value {
+    match op {
+        "+" => match (a, b) {
+            (Value::String(_), _) | (_, Value::String(_)) => {
+                Value::String(a.to_js_string() + &b.to_js_string())
+            }
+            _ => Value::Number(to_number(a) + to_number(b)),
+        },
+        "-" => Value::Number(to_number(a) - to_number(b)),
+        "*" => Value::Number(to_number(a) * to_number(b)),
+        "/" => Value::Number(to_number(a) / to_number(b)),
+        "%" => Value::Number(to_number(a) % to_number(b)),
+        "===" | "==" => Value::Bool(a.strict_eq(b)),
+        "!==" | "!=" => Value::Bool(!a.strict_eq(b)),
+        "<" | ">" | "<=" | ">=" => {
+            let ord = match (a, b) {
+                (Value::String(x), Value::String(y)) => x.partial_cmp(y),
+                _ => to_number(a).partial_cmp(&to_number(b)),
+            };
+            Value::Bool(match (op, ord) {
+                (_, None) => false,
+                ("<", Some(o)) => o.is_lt(),
+                (">", Some(o)) => o.is_gt(),
+                ("<=", Some(o)) => o.is_le(),
+                (_, Some(o)) => o.is_ge(),
+            })
+        }
+        _ => Value::Undefined,
+    }
+}

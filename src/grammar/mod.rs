@@ -1,0 +1,34 @@
+//! TypeAgent's action grammar (`.agr`): a declarative language whose rules
+//! turn plain phrasing into typed values without a model call, and drive
+//! completion as one types.
+//!
+//! ```text
+//! .agr text ─ parse ─► SourceFile ─ compile (imports, references, checks) ─► Grammar
+//! Grammar + request ─ matcher ─► every parse: value + statistics
+//! ```
+//!
+//! The engine depends on nothing else in partner, so it can be lifted into
+//! a crate of its own. Its behaviour follows the reference implementation's
+//! recorded results (`../shared/conformance/typeagent/golden-core.jsonl`);
+//! where it differs on purpose, `DIVERGENCES.md` says so.
+
+pub mod batch;
+mod compile;
+mod complete;
+mod expr;
+mod matcher;
+mod model;
+mod parse;
+mod text;
+mod types;
+mod value;
+mod values;
+
+pub use compile::{FileLoader, LoadError, LoadOptions, NoFiles, load_grammar};
+pub use complete::{Completion, Direction, Group, Property, complete};
+pub use expr::Expr;
+pub use matcher::{MAX_STEPS, MatchOptions, MatchResult, Policy, match_grammar};
+pub use model::{Grammar, Part, Rule, RuleSet};
+pub use parse::{Spacing, line_col};
+pub use text::is_sep as is_separator;
+pub use value::Value;

@@ -1,0 +1,392 @@
+//! Characters as the matcher sees them: separators (white space and
+//! Unicode punctuation), the scripts that put spaces between words, where a
+//! separator is needed, and case-insensitive literal matching.
+
+use std::sync::LazyLock;
+
+use regex::Regex;
+
+use super::parse::Spacing;
+
+static SEPARATOR: LazyLock<Option<Regex>> = LazyLock::new(|| Regex::new(r"^[\s\p{P}]").ok());
+static WORD_SCRIPT: LazyLock<Option<Regex>> = LazyLock::new(|| {
+    Regex::new(
+        r"^[\p{Latin}\p{Cyrillic}\p{Greek}\p{Armenian}\p{Georgian}\p{Hangul}\p{Arabic}\p{Hebrew}\p{Devanagari}\p{Bengali}\p{Tamil}\p{Telugu}\p{Kannada}\p{Malayalam}\p{Gujarati}\p{Gurmukhi}\p{Oriya}\p{Sinhala}\p{Ethiopic}\p{Mongolian}]",
+    )
+    .ok()
+});
+
+fn test(re: &LazyLock<Option<Regex>>, c: char) -> bool {
+    let mut buf = [0u8; 4];
+    re.as_ref()
+        .is_some_and(|r| r.is_match(c.encode_utf8(&mut buf)))
+}
+
+/// White space or Unicode punctuation (`[\s\p{P}]`).
+pub fn is_sep(c: char) -> bool {
+    if c.is_ascii() {
+        return c.is_ascii_whitespace()
+            || c == '\u{b}'
+            || matches!(
+                c,
+                '!' | '"'
+                    | '#'
+                    | '%'
+                    | '&'
+                    | '\''
+                    | '('
+                    | ')'
+                    | '*'
+                    | ','
+                    | '-'
+                    | '.'
+                    | '/'
+                    | ':'
+                    | ';'
+                    | '?'
+                    | '@'
+                    | '['
+                    | '\\'
+                    | ']'
+                    | '_'
+                    | '{'
+                    | '}'
+            );
+    }
+    c.is_whitespace() || c == '\u{feff}' || test(&SEPARATOR, c)
+}
+
+/// A letter of a script that separates words with spaces.
+fn word_script(c: char) -> bool {
+    if c.is_ascii() {
+        return c.is_ascii_alphabetic();
+    }
+    test(&WORD_SCRIPT, c)
+}
+
+/// True when `a` then `b` need a separator between them in auto spacing:
+/// two digits, or two letters of word-spaced scripts.
+pub fn needs_sep_auto(a: char, b: char) -> bool {
+    (a.is_ascii_digit() && b.is_ascii_digit()) || (word_script(a) && word_script(b))
+}
+
+/// True when `a` then `b` need a separator in `mode` (never asked for
+/// `none`).
+pub fn requires_sep(a: char, b: char, mode: Spacing) -> bool {
+    match mode {
+        Spacing::Required => true,
+        Spacing::Optional | Spacing::None => false,
+        Spacing::Auto => needs_sep_auto(a, b),
+    }
+}
+
+/// The character before byte `i` of `s`.
+pub fn char_before(s: &str, i: usize) -> Option<char> {
+    s[..i].chars().next_back()
+}
+
+/// The character at byte `i` of `s`.
+pub fn char_at(s: &str, i: usize) -> Option<char> {
+    s[i..].chars().next()
+}
+
+/// True when a match may end at byte `i` in `mode`: the start or end, or
+/// (required) a separator follows, or (auto) the characters either side
+/// do not both need one.
+pub fn boundary_ok(s: &str, i: usize, mode: Spacing) -> bool {
+    if i == 0 || i >= s.len() {
+        return true;
+    }
+    match mode {
+        Spacing::Required => char_at(s, i).is_some_and(is_sep),
+        Spacing::Optional | Spacing::None => true,
+        Spacing::Auto => match (char_before(s, i), char_at(s, i)) {
+            (Some(a), Some(b)) => !needs_sep_auto(a, b),
+            _ => true,
+        },
+    }
+}
+
+/// The end of the separator run starting at byte `i`.
+pub fn skip_seps(s: &str, i: usize) -> usize {
+    let mut j = i;
+    for c in s[i..].chars() {
+        if !is_sep(c) {
+            break;
+        }
+        j += c.len_utf8();
+    }
+    j
+}
+
+fn fold(c: char) -> char {
+    let mut l = c.to_lowercase();
+    match (l.next(), l.next()) {
+        (Some(x), None) => x,
+        _ => c,
+    }
+}
+
+/// The end of `word` matched case-insensitively at byte `i`, if it is there.
+pub fn literal_at(s: &str, i: usize, word: &str) -> Option<usize> {
+    if word.is_ascii() {
+        let end = i.checked_add(word.len())?;
+        let hay = s.as_bytes().get(i..end)?;
+        return hay.eq_ignore_ascii_case(word.as_bytes()).then_some(end);
+    }
+    let mut j = i;
+    let mut rest = s[i..].chars();
+    for w in word.chars() {
+        let c = rest.next()?;
+        if fold(c) != fold(w) {
+            return None;
+        }
+        j += c.len_utf8();
+    }
+    Some(j)
+}
+
+/// Where `words` match starting exactly at byte `i` (separators before the
+/// first word allowed when `lead`), as the reference's regular expression
+/// would: fewest leading separators, then the longest separator runs
+/// between words that still let the rest match. Returns the end.
+pub fn match_words(
+    s: &str,
+    i: usize,
+    words: &[String],
+    mode: Spacing,
+    lead: bool,
+) -> Option<usize> {
+    let mut start = i;
+    loop {
+        if let Some(end) = literal_at(s, start, &words[0])
+            && let Some(end) = match_rest(s, end, words, 1, mode)
+        {
+            return Some(end);
+        }
+        if !lead {
+            return None;
+        }
+        let c = char_at(s, start)?;
+        if !is_sep(c) {
+            return None;
+        }
+        start += c.len_utf8();
+    }
+}
+
+fn match_rest(s: &str, i: usize, words: &[String], k: usize, mode: Spacing) -> Option<usize> {
+    if k >= words.len() {
+        return Some(i);
+    }
+    if mode == Spacing::None {
+        let end = literal_at(s, i, &words[k])?;
+        return match_rest(s, end, words, k + 1, mode);
+    }
+    let prev = words[k - 1].chars().next_back()?;
+    let next = words[k].chars().next()?;
+    let min = usize::from(requires_sep(prev, next, mode));
+    // Separator positions after i, longest run first.
+    let mut cuts = vec![i];
+    let mut j = i;
+    for c in s[i..].chars() {
+        if !is_sep(c) {
+            break;
+        }
+        j += c.len_utf8();
+        cuts.push(j);
+    }
+    for (n, &at) in cuts.iter().enumerate().rev() {
+        if n < min {
+            break;
+        }
+        if let Some(end) = literal_at(s, at, &words[k])
+            && let Some(end) = match_rest(s, end, words, k + 1, mode)
+        {
+            return Some(end);
+        }
+    }
+    None
+}
+
+/// The leftmost place at or after byte `from` where `words` match (as
+/// [`match_words`] would there), and where they end. Candidates are found
+/// by their first byte when the first word starts with an ASCII letter or
+/// digit; otherwise every place is tried.
+pub fn find_words(
+    s: &str,
+    from: usize,
+    words: &[String],
+    mode: Spacing,
+    lead: bool,
+) -> Option<(usize, usize)> {
+    let first = words[0].as_bytes().first().copied()?;
+    if !first.is_ascii_alphanumeric() {
+        let mut at = from;
+        loop {
+            if at > s.len() {
+                return None;
+            }
+            if let Some(end) = match_words(s, at, words, mode, lead) {
+                return Some((at, end));
+            }
+            at += char_at(s, at)?.len_utf8();
+        }
+    }
+    let bytes = s.as_bytes();
+    let (lo, up) = (first.to_ascii_lowercase(), first.to_ascii_uppercase());
+    let mut q = from;
+    while q <= bytes.len() {
+        let pos = q + memchr::memchr2(lo, up, &bytes[q..])?;
+        // A match may begin with the separators just before the word.
+        let mut start = pos;
+        if lead {
+            while start > from {
+                match char_before(s, start) {
+                    Some(c) if is_sep(c) => start -= c.len_utf8(),
+                    _ => break,
+                }
+            }
+        }
+        if s.is_char_boundary(start)
+            && let Some(end) = match_words(s, start, words, mode, lead)
+        {
+            return Some((start, end));
+        }
+        q = pos + 1;
+    }
+    None
+}
+
+/// A wildcard's text between bytes `a` and `b`: without separators at
+/// either end (all kept in `none` spacing); `None` when nothing is left.
+pub fn wildcard_text(s: &str, a: usize, b: usize, mode: Spacing) -> Option<&str> {
+    let t = &s[a..b];
+    if mode == Spacing::None {
+        return (!t.is_empty()).then_some(t);
+    }
+    let t = t.trim_matches(is_sep);
+    (!t.is_empty()).then_some(t)
+}
+
+/// A number at byte `i` (after separators when `lead`), as JavaScript's
+/// `Number` reads the reference's numeric forms: `0x`, `0o`, `0b`, or a
+/// decimal with fraction and exponent. Returns the number, where its text
+/// starts, and its end.
+pub fn number_at(s: &str, i: usize, lead: bool) -> Option<(f64, usize, usize)> {
+    let mut start = i;
+    loop {
+        if let Some((n, end)) = number_here(s, start) {
+            return Some((n, start, end));
+        }
+        if !lead {
+            return None;
+        }
+        let c = char_at(s, start)?;
+        if !is_sep(c) {
+            return None;
+        }
+        start += c.len_utf8();
+    }
+}
+
+fn number_here(s: &str, i: usize) -> Option<(f64, usize)> {
+    let b = s.as_bytes();
+    let rest = &b[i..];
+    let lower = |k: usize| rest.get(k).map(u8::to_ascii_lowercase);
+    if rest.first() == Some(&b'0') {
+        for (p, radix) in [(b'o', 8), (b'x', 16), (b'b', 2)] {
+            if lower(1) == Some(p) {
+                let digits = rest[2..]
+                    .iter()
+                    .take_while(|c| (**c as char).is_digit(radix))
+                    .count();
+                if digits > 0 {
+                    let text = std::str::from_utf8(&rest[2..2 + digits]).ok()?;
+                    let n = u128::from_str_radix(text, radix).map_or(f64::INFINITY, |v| v as f64);
+                    return Some((n, i + 2 + digits));
+                }
+            }
+        }
+    }
+    let mut k = 0;
+    if matches!(rest.first(), Some(b'+' | b'-')) {
+        k = 1;
+    }
+    let int = rest[k..].iter().take_while(|c| c.is_ascii_digit()).count();
+    if int == 0 {
+        return None;
+    }
+    k += int;
+    if rest.get(k) == Some(&b'.') {
+        let frac = rest[k + 1..]
+            .iter()
+            .take_while(|c| c.is_ascii_digit())
+            .count();
+        if frac > 0 {
+            k += 1 + frac;
+        }
+    }
+    if matches!(lower(k), Some(b'e')) {
+        let mut e = k + 1;
+        if matches!(rest.get(e), Some(b'+' | b'-')) {
+            e += 1;
+        }
+        if matches!(rest.get(e), Some(b'1'..=b'9')) {
+            e += 1 + rest[e + 1..]
+                .iter()
+                .take_while(|c| c.is_ascii_digit())
+                .count();
+            k = e;
+        }
+    }
+    let text = std::str::from_utf8(&rest[..k]).ok()?;
+    Some((text.parse().ok()?, i + k))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn words(w: &[&str]) -> Vec<String> {
+        w.iter().map(|s| s.to_string()).collect()
+    }
+
+    #[test]
+    fn words_match_as_the_reference_expression_would() {
+        let w = words(&["play", "music"]);
+        assert_eq!(
+            match_words("  Play, Music!", 0, &w, Spacing::Auto, true),
+            Some(13)
+        );
+        assert_eq!(match_words("playmusic", 0, &w, Spacing::Auto, true), None);
+        assert_eq!(
+            match_words("playmusic", 0, &w, Spacing::Optional, true),
+            Some(9)
+        );
+        assert_eq!(
+            match_words(" play music", 0, &w, Spacing::None, false),
+            None
+        );
+        assert!(boundary_ok("再生音楽", 6, Spacing::Auto));
+        assert!(!boundary_ok("playback", 4, Spacing::Auto));
+    }
+
+    #[test]
+    fn numbers_read_like_javascript() {
+        assert_eq!(number_at(" 0x1f", 0, true), Some((31.0, 1, 5)));
+        assert_eq!(number_at("-2.5e3x", 0, false), Some((-2500.0, 0, 6)));
+        assert_eq!(number_at("12e0", 0, false), Some((12.0, 0, 2)));
+        assert_eq!(number_at("abc", 0, true), None);
+    }
+
+    #[test]
+    fn wildcards_lose_their_separators() {
+        assert_eq!(
+            wildcard_text(" hello, ", 0, 8, Spacing::Auto),
+            Some("hello")
+        );
+        assert_eq!(wildcard_text(" , ", 0, 3, Spacing::Auto), None);
+        assert_eq!(wildcard_text(" x", 0, 2, Spacing::None), Some(" x"));
+    }
+}

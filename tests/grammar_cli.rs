@@ -1,0 +1,215 @@
+//! `partner grammar` as a person and a script use it: check a file (errors
+//! with file, line and column), match and complete requests, and answer a
+//! batch of JSON records one line each, a bad line included.
+
+use std::io::Write;
+use std::process::{Command, Stdio};
+
+fn partner(dir: &std::path::Path, args: &[&str], stdin: &str) -> (Option<i32>, String, String) {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_partner"))
+        .current_dir(dir)
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(stdin.as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    (
+        out.status.code(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+const PLAYER: &str = r#"
+import { Ordinal };
+<Start> = play $(track:wildcard) by $(artist:wildcard) -> { actionName: "play", track, artist }
+        | play the $(n:<Ordinal>) track -> { actionName: "playNumber", n }
+        | <Polite> pause -> { actionName: "pause" };
+"#;
+
+#[test]
+fn check_match_and_complete() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::write(d.join("player.agr"), PLAYER).unwrap();
+    std::fs::write(
+        d.join("broken.agr"),
+        "<Start> = play $(x) ->;\n<B> = <Missing>;\n",
+    )
+    .unwrap();
+    let (code, out, _) = partner(d, &["grammar", "check", "player.agr"], "");
+    assert_eq!(code, Some(0), "{out}");
+    let (code, out, _) = partner(d, &["grammar", "check", "broken.agr"], "");
+    assert_eq!(code, Some(1));
+    assert!(out.starts_with("broken.agr(1,"), "{out}");
+    assert!(out.contains("expected"), "{out}");
+
+    let (code, out, _) = partner(
+        d,
+        &[
+            "grammar",
+            "match",
+            "--grammar",
+            "player.agr",
+            "--json",
+            "play Yesterday by the Beatles",
+        ],
+        "",
+    );
+    assert_eq!(code, Some(0));
+    let results: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(
+        results[0]["match"],
+        serde_json::json!({"actionName": "play", "track": "Yesterday", "artist": "the Beatles"})
+    );
+    assert_eq!(results[0]["wildcardCharCount"], 20);
+    let (_, out, _) = partner(
+        d,
+        &["grammar", "match", "--grammar", "player.agr", "-"],
+        "play the third track\n",
+    );
+    assert_eq!(out.trim(), r#"{"actionName":"playNumber","n":3}"#);
+    let (_, out, _) = partner(
+        d,
+        &[
+            "grammar",
+            "match",
+            "--grammar",
+            "player.agr",
+            "please pause",
+        ],
+        "",
+    );
+    assert_eq!(out.trim(), r#"{"actionName":"pause"}"#);
+    let (code, out, _) = partner(
+        d,
+        &["grammar", "match", "--grammar", "player.agr", "dance"],
+        "",
+    );
+    assert_eq!((code, out.trim()), (Some(1), "no match"));
+
+    let (_, out, _) = partner(
+        d,
+        &[
+            "grammar",
+            "complete",
+            "--grammar",
+            "player.agr",
+            "--json",
+            "play Yesterday b",
+        ],
+        "",
+    );
+    let c: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(c["groups"][0]["completions"], serde_json::json!(["by"]));
+    assert_eq!(c["afterWildcard"], "all");
+    let (_, out, _) = partner(
+        d,
+        &["grammar", "complete", "--grammar", "player.agr", "pla"],
+        "",
+    );
+    assert_eq!(out.trim(), "play");
+    let (code, _, err) = partner(
+        d,
+        &[
+            "grammar",
+            "complete",
+            "--grammar",
+            "player.agr",
+            "--direction",
+            "up",
+            "x",
+        ],
+        "",
+    );
+    assert_eq!(code, Some(2));
+    assert!(err.contains("forward or backward"));
+}
+
+#[test]
+fn batch_answers_every_line_in_order() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::create_dir(d.join("g")).unwrap();
+    std::fs::write(d.join("g/base.agr"), "<Verb> = play -> \"play\";\n").unwrap();
+    std::fs::write(
+        d.join("g/main.agr"),
+        "import { Verb } from \"./base.agr\";\n<Start> = $(v:<Verb>) music -> v;\n",
+    )
+    .unwrap();
+    let lines = [
+        r#"{"kind":"match","grammar":"<Start> = hi -> 1;","input":"hi"}"#,
+        "this is not json",
+        r#"{"kind":"match","grammar_path":"g/main.agr","input":"play music"}"#,
+        r#"{"kind":"match","grammar_path":"../etc/passwd","input":"x"}"#,
+        r#"{"kind":"loadError","grammar":"<Start> = <Nope>;"}"#,
+        r#"{"kind":"completion","grammar":"<Start> = play music -> 1;","input":"play ","direction":"forward"}"#,
+        r#"{"kind":"loadWarning","grammar":"<Start> = a;\n<Unused> = b;"}"#,
+    ];
+    let (code, out, _) = partner(
+        d,
+        &["grammar", "batch", "--root", "."],
+        &(lines.join("\n") + "\n"),
+    );
+    assert_eq!(code, Some(0));
+    let answers: Vec<serde_json::Value> = out
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(answers.len(), lines.len(), "{out}");
+    assert_eq!(answers[0]["result"][0]["match"], 1);
+    assert!(
+        answers[1]["error"]
+            .as_str()
+            .unwrap()
+            .contains("not a JSON record")
+    );
+    assert_eq!(answers[2]["result"][0]["match"], "play");
+    assert!(
+        answers[3]["error"].is_string(),
+        "a path outside the root is refused"
+    );
+    assert!(
+        answers[4]["error"]
+            .as_str()
+            .unwrap()
+            .contains("Missing rule definition for '<Nope>'")
+    );
+    assert_eq!(
+        answers[5]["result"]["groups"][0]["completions"],
+        serde_json::json!(["music"])
+    );
+    assert_eq!(answers[5]["result"]["matchedPrefixLength"], 4);
+    assert_eq!(answers[6]["warnings"].as_array().unwrap().len(), 1);
+}
+
+#[test]
+fn hostile_grammars_and_requests_end() {
+    // Left recursion is refused; a wildcard-heavy grammar on a long
+    // request ends within its step bound.
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let line = r#"{"kind":"loadError","grammar":"<Start> = <A> x;\n<A> = <A> y | z;"}"#;
+    let (_, out, _) = partner(d, &["grammar", "batch"], &format!("{line}\n"));
+    assert!(out.contains("epsilon-reachable cycle"), "{out}");
+    let grammar = "<Start> = ($(a) x)* $(b) -> 1;";
+    let input = "x ".repeat(400);
+    let record = serde_json::json!({"kind": "match", "grammar": grammar, "input": input});
+    let started = std::time::Instant::now();
+    let (code, out, _) = partner(d, &["grammar", "batch"], &format!("{record}\n"));
+    assert_eq!(code, Some(0));
+    assert!(
+        out.starts_with("{\"result\""),
+        "{}",
+        &out[..out.len().min(200)]
+    );
+    assert!(started.elapsed() < std::time::Duration::from_secs(20));
+}
