@@ -176,3 +176,67 @@ fn a_worker_is_never_pointed_at_a_verb_it_may_not_use() {
         }
     }
 }
+
+#[test]
+fn plain_words_are_proposed_and_wait_for_the_partner() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    // A permissive policy: written as an action, this would simply run.
+    std::fs::write(
+        d.join("partner.toml"),
+        "name = \"words\"\npolicy = \"policy.toml\"\n[providers.scripted]\nkind = \"scripted\"\nscript = \"s.toml\"\n[[agents]]\nname = \"ada\"\nmodel = \"scripted:x\"\npulse = \"off\"\n",
+    )
+    .unwrap();
+    std::fs::write(
+        d.join("policy.toml"),
+        "[[rules]]\nverb = \"recall\"\ndecide = \"allow\"\n",
+    )
+    .unwrap();
+    std::fs::write(
+        d.join("s.toml"),
+        "[agents.ada]\nreplies = [\"Remember that the launch is on Friday.\"]\n",
+    )
+    .unwrap();
+    let (code, events, stderr) = headless(d, "2s", &["--message", "ada=noted?"]);
+    assert_eq!(code, Some(0), "{stderr}");
+    let proposed: Vec<&serde_json::Value> = events
+        .iter()
+        .filter(|e| e["event"] == "action_proposed")
+        .collect();
+    assert_eq!(proposed.len(), 1, "{events:?}");
+    assert_eq!(
+        proposed[0]["action"],
+        "/recall insert \"the launch is on Friday\""
+    );
+    let asked: Vec<&serde_json::Value> = events
+        .iter()
+        .filter(|e| e["event"] == "permission_requested")
+        .collect();
+    assert_eq!(asked.len(), 1);
+    assert_eq!(asked[0]["waiting_on"], "partner", "{:?}", asked[0]);
+    assert!(
+        !events.iter().any(|e| e["event"] == "memory_changed"),
+        "nothing ran without the partner"
+    );
+    // Approved, it runs.
+    let out = Command::new(env!("CARGO_BIN_EXE_partner"))
+        .current_dir(d)
+        .args(["pending", "--db", "c.db", "approve", "r1"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let out = Command::new(env!("CARGO_BIN_EXE_partner"))
+        .current_dir(d)
+        .args(["memory", "--db", "c.db", "search", "Friday"])
+        .output()
+        .unwrap();
+    let found = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(
+        found.contains("archival  ada/#1  the launch is on [Friday]"),
+        "{found}"
+    );
+}

@@ -386,3 +386,31 @@ fn vim_half_pages_and_files_for_keymaps_and_themes() {
             .contains("cannot read the theme")
     );
 }
+
+#[test]
+fn plain_words_at_the_command_line_are_offered_as_an_action() {
+    let mut app = scene("dark");
+    typed(&mut app, ":remember that the launch moved to Monday");
+    let commands = key(&mut app, KeyCode::Enter);
+    assert!(commands.is_empty(), "nothing runs on the words alone");
+    let screen = text_of(&draw(&mut app, 120, 30));
+    assert!(
+        screen.contains("/recall insert \"the launch moved to Monday\""),
+        "{screen}"
+    );
+    assert!(screen.contains("Enter runs it"), "{screen}");
+    // Enter runs what is on the line, as the agent in view.
+    let commands = key(&mut app, KeyCode::Enter);
+    assert!(
+        commands.iter().any(|c| matches!(
+            c,
+            Command::Op(partner::tui::backend::Op::RunAction { text, .. })
+                if text == "/recall insert \"the launch moved to Monday\""
+        )),
+        "{commands:?}"
+    );
+    // Words that read as nothing are an error, as before.
+    typed(&mut app, ":dance a little");
+    key(&mut app, KeyCode::Enter);
+    assert!(text_of(&draw(&mut app, 120, 30)).contains("unknown command"));
+}

@@ -567,3 +567,91 @@ fn what_other_processes_change_is_read_again() {
         );
     }
 }
+
+#[test]
+fn fixing_a_proposed_action_offers_to_learn_the_words() {
+    use partner::agent::provider::PromptKind;
+    use partner::dialect::{Span, Verb};
+    let mut app = wide();
+    let words = "Jot down: buy oat milk";
+    let action_id = "ada-1:1:1".to_string();
+    for event in [
+        Event::TurnStarted {
+            agent: "sage".into(),
+            kind: PromptKind::Response,
+            pass: 1,
+        },
+        Event::ReplyFinished {
+            agent: "sage".into(),
+            pass: 1,
+            text: words.into(),
+        },
+        Event::ActionParsed {
+            agent: "sage".into(),
+            action_id: action_id.clone(),
+            verb: Verb::from_name("recall"),
+            op: None,
+            canonical: "/recall \"Jot down: buy oat milk\" ?ask".into(),
+            span: Span::new(words.len(), words.len()),
+            cancelled: false,
+        },
+        Event::ActionProposed {
+            agent: "sage".into(),
+            action_id: action_id.clone(),
+            words: words.into(),
+            action: "/recall \"Jot down: buy oat milk\"".into(),
+        },
+        Event::PermissionRequested {
+            agent: "sage".into(),
+            action_id: Some(action_id.clone()),
+            id: "r1".into(),
+            verb: Verb::from_name("recall"),
+            op: None,
+            canonical: "/recall \"Jot down: buy oat milk\" ?ask".into(),
+            waiting_on: Authority::Partner,
+            reason: "the agent asked for a check (?ask)".into(),
+        },
+    ] {
+        app.model.apply(&event, app.now);
+    }
+    assert!(
+        screen(&mut app, 180, 48).contains("proposed /recall"),
+        "the turn marks it as proposed"
+    );
+    // E, the fixed action, saved: approved in place of the request.
+    key(&mut app, KeyCode::Char('E'));
+    let Overlay::Editor(editor) = &mut app.overlay else {
+        panic!("no editor");
+    };
+    *editor = partner::tui::app::Editor::new(
+        editor.target.clone(),
+        "/recall insert \"buy oat milk\"",
+        editor.original.clone(),
+    );
+    let sent = app.on_key(KeyEvent::new(KeyCode::Char('s'), KeyModifiers::CONTROL));
+    assert!(
+        sent.iter()
+            .any(|c| matches!(c, Command::Op(Op::ApproveEdited { id, .. }) if id == "r1")),
+        "{sent:?}"
+    );
+    app.on_reply(Reply::Decided {
+        id: "r1".into(),
+        outcome: Ok("approved the edited r1".into()),
+    });
+    let Overlay::Confirm { question, .. } = &app.overlay else {
+        panic!("no offer to learn: {:?}", app.overlay);
+    };
+    assert!(
+        question.contains("Jot down: buy oat milk")
+            && question.contains("/recall insert \"buy oat milk\""),
+        "{question}"
+    );
+    let learned = key(&mut app, KeyCode::Char('y'));
+    assert!(
+        learned
+            .iter()
+            .any(|c| matches!(c, Command::Op(Op::Learn { words, action })
+            if words == "Jot down: buy oat milk" && action == "/recall insert \"buy oat milk\"")),
+        "{learned:?}"
+    );
+}

@@ -213,3 +213,60 @@ fn hostile_grammars_and_requests_end() {
     );
     assert!(started.elapsed() < std::time::Duration::from_secs(20));
 }
+
+#[test]
+fn learned_phrasings_persist_and_can_be_removed() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let (code, out, err) = partner(
+        d,
+        &[
+            "grammar",
+            "learned",
+            "--db",
+            "l.db",
+            "add",
+            "jot down buy milk",
+            "/recall insert \"buy milk\"",
+        ],
+        "",
+    );
+    assert_eq!(code, Some(0), "{err}");
+    assert!(out.starts_with("learned #1"), "{out}");
+    let (code, _, err) = partner(
+        d,
+        &[
+            "grammar",
+            "learned",
+            "--db",
+            "l.db",
+            "add",
+            "x",
+            "not an action",
+        ],
+        "",
+    );
+    assert_eq!(code, Some(2));
+    assert!(err.contains("not one dialect action"), "{err}");
+    // Another process reads them from the database.
+    let (_, out, _) = partner(d, &["grammar", "learned", "--db", "l.db", "list"], "");
+    assert_eq!(
+        out.trim(),
+        "1  jot down buy milk  →  /recall insert \"buy milk\""
+    );
+    let (code, _, _) = partner(
+        d,
+        &["grammar", "learned", "--db", "l.db", "remove", "1"],
+        "",
+    );
+    assert_eq!(code, Some(0));
+    let (_, out, _) = partner(d, &["grammar", "learned", "--db", "l.db", "list"], "");
+    assert!(out.trim().is_empty(), "{out}");
+    let (code, _, err) = partner(
+        d,
+        &["grammar", "learned", "--db", "l.db", "remove", "1"],
+        "",
+    );
+    assert_eq!(code, Some(2));
+    assert!(err.contains("no learned phrasing #1"));
+}

@@ -173,6 +173,18 @@ pub enum Event {
         /// What the model is told.
         message: String,
     },
+    /// A reply held no action, but its words read as one: the action is
+    /// proposed to the partner (it waits for them, whatever the policy).
+    ActionProposed {
+        /// The agent.
+        agent: String,
+        /// The action's id.
+        action_id: String,
+        /// The words it was read from (the reply's first line, bounded).
+        words: String,
+        /// The proposed action.
+        action: String,
+    },
     /// A prompt was cut to fit the agent's context budget: what was left
     /// out, so the partner can see why an agent forgot.
     PromptFitted {
@@ -218,6 +230,7 @@ impl Event {
             Event::MessageReceived { .. } => "message_received",
             Event::ParseFailed { .. } => "parse_failed",
             Event::PromptFitted { .. } => "prompt_fitted",
+            Event::ActionProposed { .. } => "action_proposed",
             Event::Error { .. } => "error",
         }
     }

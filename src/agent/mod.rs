@@ -15,6 +15,7 @@ pub mod config;
 pub mod demo;
 pub mod events;
 pub mod prompt;
+pub mod proposals;
 pub mod provider;
 pub mod runtime;
 pub mod settings;

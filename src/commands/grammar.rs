@@ -49,6 +49,36 @@ pub enum GrammarCommand {
         #[arg(long)]
         root: Option<PathBuf>,
     },
+    /// The phrasings the partner taught (list, add, remove, reset).
+    Learned {
+        #[command(flatten)]
+        /// The database.
+        db: super::DbArg,
+        /// What to do.
+        #[command(subcommand)]
+        command: LearnedCommand,
+    },
+}
+
+/// What `partner grammar learned` does.
+#[derive(Debug, Clone, clap::Subcommand)]
+pub enum LearnedCommand {
+    /// List them.
+    List,
+    /// Teach one: these words stand for this dialect action.
+    Add {
+        /// The words, as an agent or the partner would say them.
+        words: String,
+        /// The dialect action they stand for (`/recall insert "…"`).
+        action: String,
+    },
+    /// Forget one, by id.
+    Remove {
+        /// Its id.
+        id: i64,
+    },
+    /// Forget them all.
+    Reset,
 }
 
 /// Options of `partner grammar`.
@@ -177,6 +207,7 @@ pub fn run_grammar(
             }
             Ok(0)
         }
+        GrammarCommand::Learned { db, command } => learned(db, command, out),
         GrammarCommand::Batch { root } => {
             let mut line = String::new();
             loop {
@@ -195,6 +226,43 @@ pub fn run_grammar(
                 let reply = answer(record, root.as_deref());
                 write(out, format!("{reply}\n"))?;
             }
+        }
+    }
+}
+
+/// `partner grammar learned`.
+fn learned(db: &super::DbArg, command: &LearnedCommand, out: &mut dyn Write) -> Result<i32> {
+    use crate::memory::learned;
+    let store = crate::memory::MemoryStore::open(&db.path()?)?;
+    let conn = store.conn();
+    let write =
+        |out: &mut dyn Write, text: String| out.write_all(text.as_bytes()).map_err(Error::Write);
+    match command {
+        LearnedCommand::List => {
+            for r in learned::list(&conn)? {
+                write(out, format!("{}  {}  →  {}\n", r.id, r.words, r.action))?;
+            }
+            Ok(0)
+        }
+        LearnedCommand::Add { words, action } => {
+            let now = crate::clock::SystemClock.now_ms_public();
+            let learned =
+                crate::agent::proposals::learn(&conn, words, action, now).map_err(Error::Usage)?;
+            write(out, format!("{learned}\n"))?;
+            Ok(0)
+        }
+        LearnedCommand::Remove { id } => {
+            if learned::remove(&conn, *id)? {
+                write(out, format!("forgot #{id}\n"))?;
+                Ok(0)
+            } else {
+                Err(Error::Usage(format!("no learned phrasing #{id}")))
+            }
+        }
+        LearnedCommand::Reset => {
+            let n = learned::reset(&conn)?;
+            write(out, format!("forgot {n} phrasings\n"))?;
+            Ok(0)
         }
     }
 }

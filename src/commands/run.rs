@@ -260,6 +260,7 @@ pub fn run_run(options: &RunOptions, out: &mut dyn Write, err: &mut dyn Write) -
                 crate::agent::start(&config, executor, Arc::new(TokioClock::now()));
             let mut app =
                 crate::tui::app::App::new(&config.name, &db.display().to_string(), theme, keymap);
+            app.verb_words = crate::tui::completion::verb_words(&config.verbs);
             let now = crate::clock::SystemClock.now_ms_public();
             for warning in config.policy_warnings() {
                 app.model.notify(

@@ -9,6 +9,7 @@
 
 pub mod blocks;
 mod error;
+pub mod learned;
 pub mod records;
 pub mod schema;
 pub mod search;

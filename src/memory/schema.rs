@@ -245,6 +245,17 @@ pub const MIGRATIONS: &[&str] = &[
     r#"
     DROP INDEX IF EXISTS trace_by_action;
     "#,
+    // 5: phrasings the partner taught: each an action grammar rule, the
+    // words it came from and the dialect action it stands for.
+    r#"
+    CREATE TABLE learned_rules (
+        id INTEGER PRIMARY KEY,
+        rule TEXT NOT NULL,
+        words TEXT NOT NULL,
+        action TEXT NOT NULL,
+        created_at INTEGER NOT NULL
+    );
+    "#,
 ];
 
 /// The schema version this binary writes.

@@ -4,6 +4,7 @@
 pub mod app;
 pub mod backend;
 pub mod command;
+pub mod completion;
 pub mod driver;
 pub mod highlight;
 pub mod keymap;

@@ -76,6 +76,15 @@ impl LineEditor {
         self.text = text;
     }
 
+    /// Moves the cursor to byte `at` (kept on a character boundary).
+    pub fn set_cursor(&mut self, at: usize) {
+        let mut at = at.min(self.text.len());
+        while !self.text.is_char_boundary(at) {
+            at -= 1;
+        }
+        self.cursor = at;
+    }
+
     /// Inserts text at the cursor (a paste: line breaks become spaces).
     pub fn insert(&mut self, text: &str) {
         let room = MAX_LINE.saturating_sub(self.text.len());
@@ -246,8 +255,9 @@ impl History {
 
 /// Offers completions for the word under the cursor.
 pub trait Completer {
-    /// The candidates that complete the line's word before `cursor`.
-    fn complete(&self, line: &str, cursor: usize) -> Vec<String>;
+    /// Where the word being completed starts (a byte offset) and the
+    /// candidates that can replace it.
+    fn complete(&self, line: &str, cursor: usize) -> (usize, Vec<String>);
 }
 
 /// Completes from a fixed list of words (commands, agent names).
@@ -258,7 +268,7 @@ pub struct WordCompleter {
 }
 
 impl Completer for WordCompleter {
-    fn complete(&self, line: &str, cursor: usize) -> Vec<String> {
+    fn complete(&self, line: &str, cursor: usize) -> (usize, Vec<String>) {
         let before = &line[..cursor.min(line.len())];
         let word = before.rsplit(' ').next().unwrap_or("");
         let mut found: Vec<String> = self
@@ -269,7 +279,7 @@ impl Completer for WordCompleter {
             .collect();
         found.sort();
         found.dedup();
-        found
+        (before.len() - word.len(), found)
     }
 }
 
@@ -284,6 +294,9 @@ pub struct Prompt {
     kept: String,
     /// The completions last offered.
     pub offered: Vec<String>,
+    /// Tab again cycles: where the replaced word starts and which
+    /// candidate is in the line now.
+    cycling: Option<(usize, usize)>,
 }
 
 impl Prompt {
@@ -331,23 +344,46 @@ impl Prompt {
             }
             Edit::Complete => {
                 let cursor = self.line.cursor();
-                let found = completer.complete(self.line.text(), cursor);
-                let before = &self.line.text()[..cursor];
-                let word = before.rsplit(' ').next().unwrap_or("");
+                // Tab again: the next candidate in place of this one.
+                if let Some((start, i)) = self.cycling
+                    && self.offered.len() > 1
+                    && start <= cursor
+                {
+                    let next = (i + 1) % self.offered.len();
+                    let text = self.line.text();
+                    let line = format!(
+                        "{}{}{}",
+                        &text[..start],
+                        self.offered[next],
+                        &text[cursor..]
+                    );
+                    self.line.set(&line);
+                    self.line.set_cursor(start + self.offered[next].len());
+                    self.cycling = Some((start, next));
+                    return Edit::Changed;
+                }
+                let (start, found) = completer.complete(self.line.text(), cursor);
+                let start = start.min(cursor);
+                let word = self.line.text()[start..cursor].to_string();
                 // The longest prefix every candidate shares.
                 if let Some(first) = found.first() {
                     let mut common = first.clone();
                     for f in &found[1..] {
-                        while !f.starts_with(&common) {
+                        while !f.to_lowercase().starts_with(&common.to_lowercase()) {
                             common.pop();
                         }
                     }
-                    if common.len() > word.len() {
-                        let add = common[word.len()..].to_string();
-                        self.line.insert(&add);
+                    if common.len() >= word.len() && common.is_char_boundary(word.len()) {
+                        let text = self.line.text();
+                        let line = format!("{}{}{}", &text[..start], common, &text[cursor..]);
+                        self.line.set(&line);
+                        self.line.set_cursor(start + common.len());
                     }
                     if found.len() == 1 {
                         self.line.insert(" ");
+                        self.cycling = None;
+                    } else {
+                        self.cycling = Some((start, found.len() - 1));
                     }
                 }
                 self.offered = found;
@@ -356,6 +392,7 @@ impl Prompt {
             other => {
                 if other == Edit::Changed {
                     self.offered.clear();
+                    self.cycling = None;
                 }
                 other
             }
@@ -449,5 +486,15 @@ mod tests {
         prompt.key(k(KeyCode::Tab), &history, &words);
         assert_eq!(prompt.line.text(), "halt s", "two candidates share no more");
         assert_eq!(prompt.offered, ["sage", "scout"]);
+        // Tab again cycles through them, in place.
+        prompt.key(k(KeyCode::Tab), &history, &words);
+        assert_eq!(prompt.line.text(), "halt sage");
+        prompt.key(k(KeyCode::Tab), &history, &words);
+        assert_eq!(prompt.line.text(), "halt scout");
+        prompt.key(k(KeyCode::Tab), &history, &words);
+        assert_eq!(prompt.line.text(), "halt sage");
+        // Typing ends the cycle.
+        prompt.key(k(KeyCode::Char('x')), &history, &words);
+        assert!(prompt.offered.is_empty());
     }
 }

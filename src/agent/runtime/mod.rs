@@ -181,6 +181,15 @@ struct Runtime {
     next_sweep: Instant,
 }
 
+/// The proposer: shipped phrasings plus what the partner taught (read from
+/// the database); none when even the shipped grammar fails to load.
+fn proposer(executor: &Executor) -> Option<Arc<super::proposals::Proposer>> {
+    let learned: Vec<String> = crate::memory::learned::list(&executor.store().read())
+        .map(|rules| rules.into_iter().map(|r| r.rule).collect())
+        .unwrap_or_default();
+    super::proposals::Proposer::new(&learned).ok().map(Arc::new)
+}
+
 /// Starts a constellation: creates its agents' initial memory blocks (those
 /// missing), then runs until shut down. `clock` is what the executor uses;
 /// pass a [`crate::clock::TokioClock`] so stored times follow tokio time.
@@ -202,6 +211,7 @@ pub fn start(
         session_start: clock.now_ms(),
         clock,
         requests: Arc::new(Notify::new()),
+        proposer: proposer(&executor),
     });
     // Startup reads and creates what the agents start with, before the loop
     // (the only database work not on the blocking pool).

@@ -60,6 +60,9 @@ pub struct TurnEnv {
     /// Woken when a turn made requests, so the runtime tells their
     /// authorities without waiting for the turn to end.
     pub requests: Arc<tokio::sync::Notify>,
+    /// Reads a reply's plain words as an action to propose (none: replies
+    /// without actions stay words).
+    pub proposer: Option<Arc<super::proposals::Proposer>>,
 }
 
 impl TurnEnv {
@@ -489,17 +492,55 @@ pub async fn run_turn(
             return outcome;
         };
         ctx.pass = pass;
+        // Words without an action may still mean one: it is proposed, and
+        // waits for the partner (`?ask`), whatever the policy says.
+        let mut run_text = reply.clone();
+        let mut parsed = parsed;
+        let mut proposed = None;
+        if parsed.actions.is_empty()
+            && parsed.errors.is_empty()
+            && let Some(proposer) = &env.proposer
+            && let Some(action) = proposer.propose(&reply)
+        {
+            let line = format!("{action} ?ask");
+            let executor = Arc::clone(&env.executor);
+            let (parse_for, text) = (name.clone(), line.clone());
+            if let Ok(p) =
+                tokio::task::spawn_blocking(move || executor.parser_for(&parse_for).parse(&text))
+                    .await
+                && p.errors.is_empty()
+                && p.actions.len() == 1
+            {
+                parsed = p;
+                run_text = line;
+                proposed = Some(action);
+            }
+        }
         for action in &parsed.actions {
             for link in action.all_links() {
+                let action_id = ctx.action_id(link).unwrap_or_default();
                 env.emit(Event::ActionParsed {
                     agent: name.clone(),
-                    action_id: ctx.action_id(link).unwrap_or_default(),
+                    action_id: action_id.clone(),
                     verb: link.verb.clone(),
                     op: link.op,
                     canonical: link.canonical().lines().next().unwrap_or("").to_string(),
-                    span: link.span,
+                    // A proposal is not in the reply's text.
+                    span: if proposed.is_some() {
+                        crate::dialect::Span::new(reply.len(), reply.len())
+                    } else {
+                        link.span
+                    },
                     cancelled: link.cancelled,
                 });
+                if let Some(action) = &proposed {
+                    env.emit(Event::ActionProposed {
+                        agent: name.clone(),
+                        action_id,
+                        words: super::proposals::words_shown(&reply),
+                        action: action.clone(),
+                    });
+                }
             }
         }
         for error in &parsed.errors {
@@ -511,7 +552,7 @@ pub async fn run_turn(
         }
         let executor = Arc::clone(&env.executor);
         let mut run_ctx = ctx.clone();
-        let text = reply.clone();
+        let text = run_text;
         let joined = tokio::task::spawn_blocking(move || {
             let report = executor.run_parsed(&mut run_ctx, &text, &parsed);
             (report, run_ctx)

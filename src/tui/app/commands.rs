@@ -5,23 +5,31 @@ use super::overlays::{Confirmed, Overlay};
 use super::{App, Command};
 use crate::tui::backend::Op;
 use crate::tui::command::{ConsoleCommand, OUTCOMES, parse_command};
+use crate::tui::completion::{GrammarCompleter, Names};
 use crate::tui::keymap::Action;
 use crate::tui::panes::{Effect, Pane, PromptPurpose};
-use crate::tui::prompt::WordCompleter;
+use crate::tui::prompt::{Completer, WordCompleter};
 
 impl App {
-    /// What Tab completes in a prompt.
-    pub(super) fn completer(&self, purpose: &PromptPurpose) -> WordCompleter {
-        let mut words: Vec<String> = self.agent_names();
+    /// What Tab completes in a prompt: on the `:` line, the console's
+    /// command grammar with what is running now; elsewhere agent names.
+    pub(super) fn completer(&self, purpose: &PromptPurpose) -> Box<dyn Completer> {
         if *purpose == PromptPurpose::Command {
-            words.extend(
-                crate::tui::command::COMMAND_WORDS
-                    .iter()
-                    .map(|w| (*w).to_string()),
-            );
-            words.extend(OUTCOMES.iter().map(|w| (*w).to_string()));
+            let names = Names {
+                agents: self.agent_names(),
+                verbs: self.verb_words.clone(),
+                blocks: self.model.blocks.iter().map(|b| b.label.clone()).collect(),
+                requests: self.model.pending.iter().map(|r| r.id.clone()).collect(),
+                outcomes: OUTCOMES.iter().map(|w| (*w).to_string()).collect(),
+            };
+            let grammar = GrammarCompleter::new(&names);
+            if grammar.ready() {
+                return Box::new(grammar);
+            }
         }
-        WordCompleter { words }
+        Box::new(WordCompleter {
+            words: self.agent_names(),
+        })
     }
 
     /// A prompt's line was entered.
@@ -61,7 +69,25 @@ impl App {
                 match parse_command(&text, &agents) {
                     Ok(command) => self.run_command(command),
                     Err(message) => {
-                        self.warn(message);
+                        // Plain words that read as an action: offered on
+                        // the line, to run with Enter or change first.
+                        let proposal = self
+                            .proposer
+                            .get_or_init(|| crate::agent::proposals::Proposer::new(&[]).ok())
+                            .as_ref()
+                            .and_then(|p| p.propose(text.trim_start_matches(':')));
+                        match proposal {
+                            Some(action) => {
+                                self.say(format!(
+                                    "read as {action}: Enter runs it, or change it first"
+                                ));
+                                self.overlay = Overlay::Prompt {
+                                    purpose: PromptPurpose::Command,
+                                    prompt: crate::tui::prompt::Prompt::new(&action),
+                                };
+                            }
+                            None => self.warn(message),
+                        }
                         Vec::new()
                     }
                 }

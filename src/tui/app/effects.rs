@@ -105,6 +105,9 @@ impl App {
                 commands.push(Command::Quit);
                 commands
             }
+            Confirmed::Learn { words, action } => {
+                vec![Command::Op(Op::Learn { words, action })]
+            }
         }
     }
 
@@ -267,6 +270,10 @@ impl App {
                     self.model.history = list;
                 }
             }
+            Reply::Learned(outcome) => match outcome {
+                Ok(text) => self.say(text),
+                Err(e) => self.warn(e),
+            },
             Reply::Hits(hits) => {
                 self.model.hits = hits;
                 self.memory.hit = 0;
@@ -288,6 +295,18 @@ impl App {
                             self.overlay = Overlay::None;
                         }
                         self.say(text);
+                        // The partner fixed an action read from plain
+                        // words: offer to learn what those words mean.
+                        if let Some((offer_id, words, action)) = self.learn_offer.take()
+                            && offer_id == id
+                        {
+                            self.overlay = Overlay::Confirm {
+                                question: format!(
+                                    "Learn that \"{words}\" means {action}? Agents' words like these will be proposed as it."
+                                ),
+                                on_yes: Confirmed::Learn { words, action },
+                            };
+                        }
                     }
                     Err(e) => {
                         if let Overlay::Editor(editor) = &mut self.overlay

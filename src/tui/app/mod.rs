@@ -90,6 +90,14 @@ pub struct App {
     pub notice: Option<Notice>,
     /// Lines typed at the prompt before, kept across sessions.
     pub history: History,
+    /// The dialect's verbs and aliases, for completing `/actions`.
+    pub verb_words: Vec<String>,
+    /// Reads the partner's plain words at `:` as an action (made on first
+    /// use).
+    proposer: std::sync::OnceLock<Option<crate::agent::proposals::Proposer>>,
+    /// An edited approval of a proposed action: once it goes through, the
+    /// console offers to learn the words (request id, words, action).
+    learn_offer: Option<(String, String, String)>,
     pending_keys: Vec<KeyChord>,
     /// Width from which all panes are shown at once.
     pub wide_from: u16,
@@ -131,6 +139,9 @@ impl App {
             last_sent: None,
             notice: None,
             history: History::default(),
+            verb_words: crate::tui::completion::verb_words(&crate::dialect::VerbTable::builtin()),
+            proposer: std::sync::OnceLock::new(),
+            learn_offer: None,
             pending_keys: Vec::new(),
             wide_from: 120,
             now: 0,

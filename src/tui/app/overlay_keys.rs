@@ -165,7 +165,7 @@ impl App {
                 mut prompt,
             } => {
                 let completer = self.completer(&purpose);
-                match prompt.key(key, &self.history, &completer) {
+                match prompt.key(key, &self.history, completer.as_ref()) {
                     Edit::Submit => {
                         let text = prompt.line.text().to_string();
                         if purpose == PromptPurpose::Command {
@@ -205,10 +205,16 @@ impl App {
                                     base_version: *base_version,
                                 }
                             }
-                            EditTarget::Action { id } => Op::ApproveEdited {
-                                id: id.clone(),
-                                text: value,
-                            },
+                            EditTarget::Action { id } => {
+                                self.learn_offer = self
+                                    .model
+                                    .proposed_words(id)
+                                    .map(|words| (id.clone(), words, value.trim().to_string()));
+                                Op::ApproveEdited {
+                                    id: id.clone(),
+                                    text: value,
+                                }
+                            }
                         };
                         self.overlay = Overlay::Editor(editor);
                         return Some(vec![Command::Op(op)]);

@@ -31,6 +31,13 @@ pub enum Confirmed {
     RevokeRule(i64),
     /// Quit although drafts are unsaved.
     Quit,
+    /// Learn that these words stand for this action.
+    Learn {
+        /// The words.
+        words: String,
+        /// The action.
+        action: String,
+    },
 }
 
 /// The editor overlay.

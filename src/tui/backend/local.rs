@@ -202,6 +202,14 @@ impl Backend for LocalBackend {
                     let _ = replies.send(Reply::Decided { id, outcome });
                 });
             }
+            Op::Learn { words, action } => self.blocking(move |ex| {
+                Reply::Learned(crate::agent::proposals::learn(
+                    &ex.store().conn(),
+                    &words,
+                    &action,
+                    crate::clock::SystemClock.now_ms_public(),
+                ))
+            }),
             Op::ApproveEdited { id, text } => {
                 let handle = self.handle.clone();
                 self.blocking(move |ex| {

@@ -61,6 +61,13 @@ pub enum Op {
         /// The decision.
         decision: Decision,
     },
+    /// Learn that plain words stand for a dialect action (for proposals).
+    Learn {
+        /// The words.
+        words: String,
+        /// The action.
+        action: String,
+    },
     /// Approve an edited action in place of a request's.
     ApproveEdited {
         /// Request id.
@@ -164,6 +171,8 @@ pub enum Reply {
     Hits(Vec<SearchHit>),
     /// The standing rules.
     Rules(Vec<StandingRule>),
+    /// How learning a phrasing went.
+    Learned(Result<String, String>),
     /// How a decision went: what happened, or why it could not be made.
     Decided {
         /// Request id.

@@ -102,6 +102,9 @@ pub struct ActionEntry {
     pub state: ActionState,
     /// The trace record of its outcome, once it has one.
     pub trace_id: Option<String>,
+    /// The agent's plain words it was read from, when it was proposed
+    /// rather than written as an action (it waits for the partner).
+    pub proposed_from: Option<String>,
 }
 
 /// One model pass of one agent, as it streamed — or a message that
@@ -157,6 +160,8 @@ pub enum NoticeKind {
     Timeout,
     /// A prompt was cut to fit the agent's context budget.
     Context,
+    /// An agent's words were read as an action, waiting for the partner.
+    Proposal,
 }
 
 impl NoticeKind {
@@ -170,6 +175,7 @@ impl NoticeKind {
             NoticeKind::Halt => "halt",
             NoticeKind::Timeout => "timeout",
             NoticeKind::Context => "context",
+            NoticeKind::Proposal => "proposal",
         }
     }
 }

@@ -186,6 +186,7 @@ impl Model {
                         ActionState::Queued
                     },
                     trace_id: None,
+                    proposed_from: None,
                 });
                 if let Some(&turn_index) = self.current.get(agent) {
                     self.actions.insert(action_id.clone(), (turn_index, index));
@@ -296,6 +297,22 @@ impl Model {
             Event::Error { agent, message } => {
                 self.notify(now, agent.as_deref(), NoticeKind::Error, message.clone());
             }
+            Event::ActionProposed {
+                agent,
+                action_id,
+                words,
+                action,
+            } => {
+                if let Some(a) = self.action_mut(Some(action_id)) {
+                    a.proposed_from = Some(words.clone());
+                }
+                self.notify(
+                    now,
+                    Some(agent),
+                    NoticeKind::Proposal,
+                    format!("{agent} said \"{words}\": proposed as {action}, waiting for you"),
+                );
+            }
             Event::PromptFitted { agent, summary, .. } => {
                 self.notify(now, Some(agent), NoticeKind::Context, summary.clone());
             }
@@ -315,6 +332,19 @@ impl Model {
             .enumerate()
             .rev()
             .filter(move |(_, t)| filter.is_none_or(|a| t.agent == a))
+    }
+
+    /// The plain words the action waiting as request `id` was proposed
+    /// from, if it was.
+    pub fn proposed_words(&self, id: &str) -> Option<String> {
+        self.turns.iter().rev().find_map(|t| {
+            t.actions.iter().find_map(|a| match &a.state {
+                ActionState::Waiting { id: waiting, .. } if waiting == id => {
+                    a.proposed_from.clone()
+                }
+                _ => None,
+            })
+        })
     }
 
     /// Keeps a notification (the oldest go past [`MAX_NOTIFICATIONS`]).

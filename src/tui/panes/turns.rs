@@ -173,8 +173,13 @@ impl TurnsPane {
         for action in &turn.actions {
             let selected = self.selected_action.as_deref() == Some(action.action_id.as_str());
             let label = action.state.label();
+            let shown = if action.proposed_from.is_some() {
+                format!("proposed {}", action.canonical)
+            } else {
+                action.canonical.clone()
+            };
             let canonical = first_line(
-                &action.canonical,
+                &shown,
                 width.saturating_sub(label.chars().count() + 6).max(8),
             );
             let style = if selected {

@@ -1,0 +1,69 @@
+//! The learned-rule store: phrasings the partner taught, as action grammar
+//! rules beside the words they came from and the action they stand for.
+//! Kept in the database, so they survive restarts and every process sees
+//! them.
+
+use rusqlite::{Connection, params};
+
+use super::MemoryResult;
+use crate::clock::Millis;
+
+/// One learned phrasing.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct LearnedRule {
+    /// Its id.
+    pub id: i64,
+    /// The grammar alternative (`words -> "action"`).
+    pub rule: String,
+    /// The words it came from.
+    pub words: String,
+    /// The dialect action they stand for.
+    pub action: String,
+    /// When it was learned.
+    pub created_at: Millis,
+}
+
+/// Most learned rules kept (the oldest beyond it are not read).
+pub const MAX_LEARNED: usize = 10_000;
+
+/// Stores a rule; returns its id.
+pub fn add(
+    conn: &Connection,
+    rule: &str,
+    words: &str,
+    action: &str,
+    now: Millis,
+) -> MemoryResult<i64> {
+    conn.execute(
+        "INSERT INTO learned_rules (rule, words, action, created_at) VALUES (?1, ?2, ?3, ?4)",
+        params![rule, words, action, now],
+    )?;
+    Ok(conn.last_insert_rowid())
+}
+
+/// Removes a rule; true when there was one.
+pub fn remove(conn: &Connection, id: i64) -> MemoryResult<bool> {
+    Ok(conn.execute("DELETE FROM learned_rules WHERE id = ?1", [id])? > 0)
+}
+
+/// Removes every rule; how many there were.
+pub fn reset(conn: &Connection) -> MemoryResult<usize> {
+    Ok(conn.execute("DELETE FROM learned_rules", [])?)
+}
+
+/// Every rule, oldest first.
+pub fn list(conn: &Connection) -> MemoryResult<Vec<LearnedRule>> {
+    let mut stmt = conn.prepare(
+        "SELECT id, rule, words, action, created_at FROM learned_rules ORDER BY id LIMIT ?1",
+    )?;
+    let rows = stmt.query_map([MAX_LEARNED as i64], |r| {
+        Ok(LearnedRule {
+            id: r.get(0)?,
+            rule: r.get(1)?,
+            words: r.get(2)?,
+            action: r.get(3)?,
+            created_at: r.get(4)?,
+        })
+    })?;
+    Ok(rows.collect::<Result<_, _>>()?)
+}

@@ -1,0 +1,186 @@
+//! Completion on the `:` line, driven by an action grammar: the console's
+//! own commands (`grammars/console.agr`) with what is running filled in —
+//! agent names, the dialect's verbs and aliases, block labels, waiting
+//! request ids — completed forward as the grammar engine does.
+
+use crate::grammar::{
+    Direction, Grammar, LoadOptions, MatchOptions, NoFiles, complete, load_grammar,
+};
+use crate::tui::prompt::Completer;
+
+/// The console's command grammar.
+const CONSOLE: &str = include_str!("../../grammars/console.agr");
+
+/// The verbs and one-word aliases of a verb table, sorted.
+pub fn verb_words(table: &crate::dialect::VerbTable) -> Vec<String> {
+    let mut words: Vec<String> = table
+        .single_word_phrases()
+        .map(|(p, _)| p.to_string())
+        .collect();
+    words.sort();
+    words.dedup();
+    words
+}
+
+/// What the `:` line can name right now.
+#[derive(Debug, Clone, Default)]
+pub struct Names {
+    /// Agents running.
+    pub agents: Vec<String>,
+    /// Dialect verbs and aliases.
+    pub verbs: Vec<String>,
+    /// Block labels of the agent in view.
+    pub blocks: Vec<String>,
+    /// Requests waiting.
+    pub requests: Vec<String>,
+    /// Trace outcomes.
+    pub outcomes: Vec<String>,
+}
+
+/// A word as a grammar literal: escapes what the `.agr` reader treats as
+/// syntax. Words that would stay empty or odd are left out.
+fn literal(word: &str) -> Option<String> {
+    let w = word.trim();
+    if w.is_empty() || w.len() > 64 || w.contains(char::is_whitespace) {
+        return None;
+    }
+    let mut out = String::new();
+    for c in w.chars() {
+        if matches!(
+            c,
+            '(' | ')' | '|' | ';' | '<' | '>' | '$' | '\\' | '-' | '/' | '"' | '\'' | '['
+        ) {
+            out.push('\\');
+        }
+        out.push(c);
+    }
+    Some(out)
+}
+
+fn rule(name: &str, words: &[String]) -> String {
+    let alts: Vec<String> = words.iter().filter_map(|w| literal(w)).collect();
+    if alts.is_empty() {
+        // Nothing to name: a rule that never matches a real word.
+        format!("<{name}> = \\u{{1}};\n")
+    } else {
+        format!("<{name}> = {};\n", alts.join(" | "))
+    }
+}
+
+/// Completes the `:` line with the console grammar.
+#[derive(Debug, Clone)]
+pub struct GrammarCompleter {
+    grammar: Option<Grammar>,
+}
+
+impl GrammarCompleter {
+    /// The console grammar with `names` filled in.
+    pub fn new(names: &Names) -> Self {
+        let text = format!(
+            "{CONSOLE}\n{}{}{}{}{}",
+            rule("Agent", &names.agents),
+            rule("Verb", &names.verbs),
+            rule("Block", &names.blocks),
+            rule("Request", &names.requests),
+            rule("Outcome", &names.outcomes),
+        );
+        let options = LoadOptions {
+            enable_value_expressions: false,
+            start_value_required: false,
+        };
+        GrammarCompleter {
+            grammar: load_grammar("console.agr", &text, &options, &NoFiles).ok(),
+        }
+    }
+
+    /// True when the grammar loaded (it always should; a broken name list
+    /// falls back to no completion rather than a wrong one).
+    pub fn ready(&self) -> bool {
+        self.grammar.is_some()
+    }
+}
+
+impl Completer for GrammarCompleter {
+    fn complete(&self, line: &str, cursor: usize) -> (usize, Vec<String>) {
+        let Some(grammar) = &self.grammar else {
+            return (cursor, Vec::new());
+        };
+        let before = &line[..cursor.min(line.len())];
+        let c = complete(
+            grammar,
+            before,
+            Direction::Forward,
+            None,
+            &MatchOptions::default(),
+        );
+        // Where the word being completed starts: after what the grammar
+        // matched and any separators typed since.
+        let matched: usize = before
+            .char_indices()
+            .scan(0usize, |units, (i, ch)| {
+                let at = *units;
+                *units += ch.len_utf16();
+                Some((i, at))
+            })
+            .find(|(_, units)| *units >= c.matched_prefix_length)
+            .map_or(before.len(), |(i, _)| i);
+        let start = matched + (before[matched..].len() - before[matched..].trim_start().len());
+        let typed = before[start..].to_lowercase();
+        let mut found: Vec<String> = Vec::new();
+        for group in &c.groups {
+            for w in &group.completions {
+                if w.to_lowercase().starts_with(&typed)
+                    && *w != before[start..]
+                    && !found.contains(w)
+                {
+                    found.push(w.clone());
+                }
+            }
+        }
+        found.sort();
+        (start, found)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn completer() -> GrammarCompleter {
+        GrammarCompleter::new(&Names {
+            agents: vec!["anchor".into(), "sage".into(), "scout".into()],
+            verbs: vec![
+                "recall".into(),
+                "remind".into(),
+                "reply".into(),
+                "approve".into(),
+            ],
+            blocks: vec!["project_notes".into(), "persona".into()],
+            requests: vec!["r1".into(), "r12".into()],
+            outcomes: vec!["executed".into(), "denied".into()],
+        })
+    }
+
+    fn words(line: &str) -> (usize, Vec<String>) {
+        completer().complete(line, line.len())
+    }
+
+    #[test]
+    fn commands_agents_verbs_labels_and_requests_complete() {
+        assert!(completer().ready());
+        assert_eq!(words("pu"), (0, vec!["pulse".to_string()]));
+        assert_eq!(
+            words("pulse s"),
+            (6, vec!["sage".to_string(), "scout".to_string()])
+        );
+        assert_eq!(words("filter out"), (7, vec!["outcome".to_string()]));
+        assert_eq!(words("filter outcome d"), (15, vec!["denied".to_string()]));
+        assert_eq!(
+            words("/re"),
+            (1, vec!["recall".into(), "remind".into(), "reply".into()])
+        );
+        assert_eq!(words("/recall pro"), (8, vec!["project_notes".to_string()]));
+        assert_eq!(words("/approve r1"), (9, vec!["r12".to_string()]));
+        assert_eq!(words("zz").1, Vec::<String>::new());
+    }
+}
