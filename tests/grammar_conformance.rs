@@ -205,3 +205,56 @@ fn every_grammar_typeagent_ships_loads_here() {
         files.len()
     );
 }
+
+#[test]
+fn compiled_grammars_round_trip_through_json() {
+    use partner::grammar::{
+        LoadOptions, MatchOptions, NoFiles, load_grammar, match_grammar, serial,
+    };
+    let Some(dir) = shared() else {
+        eprintln!("SKIPPED: ../shared/conformance/typeagent is not present");
+        return;
+    };
+    let text = std::fs::read_to_string(dir.join("golden-core.jsonl")).unwrap();
+    let mut checked = 0;
+    for line in text.lines() {
+        let record: Value = serde_json::from_str(line).unwrap();
+        if record["kind"] != "match" {
+            continue;
+        }
+        let options = LoadOptions {
+            enable_value_expressions: record["loadOptions"]["enableValueExpressions"]
+                .as_bool()
+                .unwrap_or(false),
+            start_value_required: record["loadOptions"]["startValueRequired"]
+                .as_bool()
+                .unwrap_or(true),
+        };
+        let Ok(grammar) = load_grammar(
+            "g.agr",
+            record["grammar"].as_str().unwrap(),
+            &options,
+            &NoFiles,
+        ) else {
+            continue;
+        };
+        let json = serial::to_json(&grammar).to_string();
+        let back = serial::from_json(&json).unwrap();
+        let input = record["input"].as_str().unwrap();
+        assert_eq!(
+            match_grammar(&back, input, &MatchOptions::default()),
+            match_grammar(&grammar, input, &MatchOptions::default()),
+            "{}",
+            record["test"]
+        );
+        checked += 1;
+    }
+    assert!(checked > 1500, "{checked}");
+    // A file that is not one, or refers to rules it does not hold, is refused.
+    assert!(serial::from_json("{}").is_err());
+    assert!(
+        serial::from_json(r#"{"version":1,"start":0,"entities":[],"sets":[{"rules":[{"spacing":"auto","parts":[{"type":"rules","rules":7,"optional":false,"repeat":false}]}]}]}"#)
+            .unwrap_err()
+            .contains("not there")
+    );
+}

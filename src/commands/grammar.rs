@@ -18,6 +18,12 @@ pub enum GrammarCommand {
         /// The `.agr` file.
         file: PathBuf,
     },
+    /// Compile a grammar and print it as JSON (every rule body once);
+    /// `match` and `complete` read such a file as well as `.agr` text.
+    Compile {
+        /// The `.agr` file.
+        file: PathBuf,
+    },
     /// Match a request (or standard input) against a grammar.
     Match {
         /// The `.agr` file.
@@ -94,6 +100,9 @@ fn load(file: &Path) -> Result<std::result::Result<Grammar, String>> {
         path: file.to_path_buf(),
         source,
     })?;
+    if file.extension().is_some_and(|e| e == "json") {
+        return Ok(crate::grammar::serial::from_json(&text));
+    }
     let root = file.parent().unwrap_or(Path::new(".")).to_path_buf();
     let name = file.file_name().map_or_else(
         || file.display().to_string(),
@@ -119,6 +128,16 @@ pub fn run_grammar(
         GrammarCommand::Check { file } => match load(file)? {
             Ok(_) => {
                 write(out, format!("{}: ok\n", file.display()))?;
+                Ok(0)
+            }
+            Err(e) => {
+                write(out, format!("{e}\n"))?;
+                Ok(1)
+            }
+        },
+        GrammarCommand::Compile { file } => match load(file)? {
+            Ok(g) => {
+                write(out, format!("{}\n", crate::grammar::serial::to_json(&g)))?;
                 Ok(0)
             }
             Err(e) => {

@@ -19,6 +19,7 @@ mod expr;
 mod matcher;
 mod model;
 mod parse;
+pub mod serial;
 mod text;
 mod types;
 mod value;

@@ -64,6 +64,9 @@ impl RuleSet {
     }
 }
 
+/// Deepest nesting followed when working out first words.
+const MAX_FIRSTS_DEPTH: usize = 256;
+
 /// The words a sequence of parts can begin with: through optional groups
 /// to what follows them; unknown (`None`) when a wildcard or number may
 /// come first, or the whole sequence may match nothing.
@@ -98,6 +101,11 @@ pub(super) fn compute_firsts(
 ) -> Vec<Option<Vec<String>>> {
     if let Some(done) = set.firsts.get() {
         return done.clone();
+    }
+    // Very deep nesting (a hostile compiled grammar): not known, never
+    // skipped, and no deeper recursion.
+    if visiting.len() > MAX_FIRSTS_DEPTH {
+        return vec![None; set.rules().len()];
     }
     let key = Arc::as_ptr(set) as usize;
     if !visiting.insert(key) {

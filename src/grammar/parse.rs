@@ -7,7 +7,8 @@
 use super::expr::{Expr, parse_expr};
 
 /// How the words of a rule are separated in the input.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
 pub enum Spacing {
     /// A separator between two letters of word-spaced scripts (Latin,
     /// Cyrillic…); none needed next to CJK, digits or punctuation.

@@ -220,7 +220,7 @@ pub fn check(e: &Expr, vars: &HashMap<String, Ty>, errors: &mut Vec<String>) -> 
             }
             Ty::Str
         }
-        Expr::Unary(op, e) => {
+        Expr::Unary(super::expr::Operator(op), e) => {
             let t = go(e, errors);
             match *op {
                 "!" => {
@@ -244,7 +244,7 @@ pub fn check(e: &Expr, vars: &HashMap<String, Ty>, errors: &mut Vec<String>) -> 
                 }
             }
         }
-        Expr::Binary(op, a, b) => {
+        Expr::Binary(super::expr::Operator(op), a, b) => {
             let (ta, tb) = (go(a, errors), go(b, errors));
             let got = format!("Got '{}' and '{}'.", ta.name(), tb.name());
             match *op {

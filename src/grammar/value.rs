@@ -5,7 +5,7 @@
 use serde_json::{Map, Number, Value as Json};
 
 /// A value an action grammar produces.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub enum Value {
     /// JavaScript's `undefined`: an optional capture that was skipped.
     Undefined,

@@ -15,11 +15,34 @@ pub(super) struct Stat {
     pub count: usize,
     pub chars: usize,
     pub names: Vec<String>,
+    /// How deep nested rule values go now.
+    depth: usize,
 }
+
+/// Deepest nesting of rule values built (a parse of a deeply recursive
+/// grammar gives `undefined` below it instead of exhausting the stack).
+const MAX_VALUE_DEPTH: usize = 256;
 
 /// The value of a rule: its expression, or its one captured value.
 /// `partial` names the capture being completed (it may be missing).
 pub(super) fn make_value(
+    node: Option<&Expr>,
+    ids: Option<&Rc<IdNode>>,
+    values: &Option<Rc<ValNode>>,
+    path: &str,
+    stat: &mut Stat,
+    partial: Option<u32>,
+) -> Value {
+    if stat.depth >= MAX_VALUE_DEPTH {
+        return Value::Undefined;
+    }
+    stat.depth += 1;
+    let value = make_value_here(node, ids, values, path, stat, partial);
+    stat.depth -= 1;
+    value
+}
+
+fn make_value_here(
     node: Option<&Expr>,
     ids: Option<&Rc<IdNode>>,
     values: &Option<Rc<ValNode>>,

@@ -72,7 +72,7 @@ pub fn eval(e: &Expr, path: &str, var: &mut dyn FnMut(&str, &str) -> Value) -> V
             }
             Value::String(s)
         }
-        Expr::Unary(op, e) => {
+        Expr::Unary(super::Operator(op), e) => {
             let v = eval(e, path, var);
             match *op {
                 "!" => Value::Bool(!v.truthy()),
@@ -81,7 +81,7 @@ pub fn eval(e: &Expr, path: &str, var: &mut dyn FnMut(&str, &str) -> Value) -> V
                 _ => Value::String(v.type_of().into()),
             }
         }
-        Expr::Binary(op, a, b) => {
+        Expr::Binary(super::Operator(op), a, b) => {
             let left = eval(a, path, var);
             match *op {
                 "&&" => {

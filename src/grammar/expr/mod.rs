@@ -14,7 +14,7 @@ pub use parse::parse_expr;
 use super::value::Value;
 
 /// A value expression.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub enum Expr {
     /// A constant.
     Lit(Value),
@@ -27,9 +27,9 @@ pub enum Expr {
     /// `` `text ${expr}` ``.
     Template(Vec<Piece>),
     /// `!x`, `-x`, `+x`, `typeof x`.
-    Unary(&'static str, Box<Expr>),
+    Unary(Operator, Box<Expr>),
     /// `a op b` for arithmetic, comparison, equality, `&&`, `||`, `??`.
-    Binary(&'static str, Box<Expr>, Box<Expr>),
+    Binary(Operator, Box<Expr>, Box<Expr>),
     /// `test ? a : b`.
     Cond(Box<Expr>, Box<Expr>, Box<Expr>),
     /// `obj.name` or `obj?.name`.
@@ -41,7 +41,7 @@ pub enum Expr {
 }
 
 /// A property of an object expression.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub enum Field {
     /// `key: expr`, or `key` alone (`None`) for `key: key`.
     Pair(String, Option<Expr>),
@@ -50,7 +50,7 @@ pub enum Field {
 }
 
 /// An element of an array expression.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub enum Item {
     /// An element.
     One(Expr),
@@ -59,12 +59,39 @@ pub enum Item {
 }
 
 /// A piece of a template literal.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub enum Piece {
     /// Text.
     Text(String),
     /// `${expr}`.
     Expr(Expr),
+}
+
+/// An operator, as written (`"+"`, `"??"`, `"typeof"`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Operator(pub &'static str);
+
+/// The operators value expressions know.
+const OPERATORS: &[&str] = &[
+    "!", "-", "+", "typeof", "*", "/", "%", "===", "!==", "==", "!=", "<", ">", "<=", ">=", "&&",
+    "||", "??",
+];
+
+impl serde::Serialize for Operator {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.0)
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for Operator {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let text = <String as serde::Deserialize>::deserialize(d)?;
+        OPERATORS
+            .iter()
+            .find(|k| **k == text)
+            .map(|k| Operator(k))
+            .ok_or_else(|| serde::de::Error::custom(format!("unknown operator '{text}'")))
+    }
 }
 
 impl Expr {

@@ -1,7 +1,7 @@
 //! Reading value expressions: JavaScript's grammar for the subset
 //! grammars may use, with a depth limit.
 
-use super::{Expr, Field, Item, Piece};
+use super::{Expr, Field, Item, Operator, Piece};
 use crate::grammar::value::Value;
 
 /// Reads a value expression from `src` at byte `pos`; returns it and the
@@ -127,7 +127,7 @@ impl ExprParser<'_> {
                 {
                     self.pos += op.len();
                     let right = self.binary(level + 1)?;
-                    left = Expr::Binary(op, Box::new(left), Box::new(right));
+                    left = Expr::Binary(Operator(op), Box::new(left), Box::new(right));
                     continue 'outer;
                 }
             }
@@ -146,7 +146,7 @@ impl ExprParser<'_> {
                 }
                 let e = self.unary()?;
                 self.depth -= 1;
-                return Ok(Expr::Unary(op, Box::new(e)));
+                return Ok(Expr::Unary(Operator(op), Box::new(e)));
             }
         }
         if self.rest().starts_with("typeof")
@@ -154,7 +154,7 @@ impl ExprParser<'_> {
         {
             self.pos += 6;
             let e = self.unary()?;
-            return Ok(Expr::Unary("typeof", Box::new(e)));
+            return Ok(Expr::Unary(Operator("typeof"), Box::new(e)));
         }
         self.postfix()
     }
