@@ -127,25 +127,42 @@ impl Drop for TerminalGuard {
     }
 }
 
-/// Resolves when the process is asked to stop (SIGTERM, SIGHUP; Ctrl-C in
-/// raw mode arrives as a key).
-async fn stop_signal() {
+/// SIGTERM and SIGHUP, registered before the terminal is taken over (so
+/// one that arrives at any moment after gives the terminal back); Ctrl-C in
+/// raw mode arrives as a key.
+struct StopSignals {
     #[cfg(unix)]
-    {
-        use tokio::signal::unix::{SignalKind, signal};
-        let (Ok(mut term), Ok(mut hup)) = (
-            signal(SignalKind::terminate()),
-            signal(SignalKind::hangup()),
-        ) else {
-            return std::future::pending().await;
-        };
-        tokio::select! {
-            _ = term.recv() => {}
-            _ = hup.recv() => {}
+    streams: Option<(tokio::signal::unix::Signal, tokio::signal::unix::Signal)>,
+}
+
+impl StopSignals {
+    /// Registers the handlers now.
+    fn register() -> Self {
+        #[cfg(unix)]
+        {
+            use tokio::signal::unix::{SignalKind, signal};
+            StopSignals {
+                streams: signal(SignalKind::terminate())
+                    .ok()
+                    .zip(signal(SignalKind::hangup()).ok()),
+            }
         }
+        #[cfg(not(unix))]
+        StopSignals {}
     }
-    #[cfg(not(unix))]
-    std::future::pending::<()>().await;
+
+    /// Resolves when the process is asked to stop.
+    async fn recv(&mut self) {
+        #[cfg(unix)]
+        if let Some((term, hup)) = &mut self.streams {
+            tokio::select! {
+                _ = term.recv() => {}
+                _ = hup.recv() => {}
+            }
+            return;
+        }
+        std::future::pending::<()>().await;
+    }
 }
 
 /// Runs the console over a running constellation until the partner quits.
@@ -183,6 +200,9 @@ pub async fn run_with(
         restore_terminal();
         previous(info);
     }));
+    // Before the terminal changes: a stop request at any later moment
+    // is caught and the terminal given back.
+    let mut signals = StopSignals::register();
     enable_raw_mode()?;
     execute!(
         std::io::stdout(),
@@ -228,8 +248,6 @@ pub async fn run_with(
     let mut last_draw = Instant::now() - Duration::from_secs(1);
     let mut last_tick = Instant::now();
     let mut tick = tokio::time::interval(Duration::from_millis(100));
-    let stopping = stop_signal();
-    tokio::pin!(stopping);
 
     loop {
         if dirty && last_draw.elapsed() >= Duration::from_millis(16) {
@@ -283,7 +301,7 @@ pub async fn run_with(
                 dirty |= !commands.is_empty() || app.now / 1000 != (app.now - 100) / 1000;
                 commands
             }
-            () = &mut stopping => {
+            () = signals.recv() => {
                 // Asked to stop: decisions waiting out their undo window
                 // still go out.
                 for command in app.flush_held() {
