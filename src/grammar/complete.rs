@@ -185,7 +185,7 @@ fn partial_word(
 
 /// True when the last part matched was found by scanning past a wildcard
 /// (its place is not settled).
-fn last_after_wildcard(state: &State) -> bool {
+fn last_after_wildcard(state: &State<'_>) -> bool {
     matches!(
         state.last,
         Some(
@@ -200,7 +200,7 @@ fn last_after_wildcard(state: &State) -> bool {
     )
 }
 
-fn property(state: &State, id: u32, at_mode: Spacing) -> Property {
+fn property(state: &State<'_>, id: u32, at_mode: Spacing) -> Property {
     let mut temp = state.clone();
     while finish_nested(&mut temp, None, true) {}
     let mut stat = Stat::default();
@@ -388,7 +388,7 @@ pub fn complete(
 }
 
 /// What was matched last before a pending wildcard, offered again.
-fn back_up_before(state: &State, prefix: &str) -> Option<Candidate> {
+fn back_up_before(state: &State<'_>, prefix: &str) -> Option<Candidate> {
     let mut before = state.clone();
     before.wild = None;
     back_up(&before, prefix)
@@ -396,7 +396,7 @@ fn back_up_before(state: &State, prefix: &str) -> Option<Candidate> {
 
 /// What was matched last, offered again: a wildcard that took the end
 /// (its property, at its start), or the last word of the last literal.
-fn back_up(state: &State, prefix: &str) -> Option<Candidate> {
+fn back_up(state: &State<'_>, prefix: &str) -> Option<Candidate> {
     if let Some((start, Some(id))) = state.wild {
         return Some(Candidate {
             at: start,

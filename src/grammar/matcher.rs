@@ -93,14 +93,14 @@ pub(super) struct ValNode {
 }
 
 #[derive(Debug)]
-pub(super) struct Frame {
-    pub set: Arc<RuleSet>,
+pub(super) struct Frame<'g> {
+    pub set: &'g RuleSet,
     pub alt: usize,
     pub value: Option<Arc<Expr>>,
     pub part: usize,
     pub var: Option<Arc<str>>,
     pub ids: Ids,
-    pub parent: Option<Rc<Frame>>,
+    pub parent: Option<Rc<Frame<'g>>>,
     pub repeat_part: Option<usize>,
     /// Where the current repetition began: one that read nothing is the
     /// last (an empty repetition would repeat forever).
@@ -132,15 +132,15 @@ pub(super) enum LastPart {
 }
 
 #[derive(Debug, Clone)]
-pub(super) struct State {
-    pub set: Arc<RuleSet>,
+pub(super) struct State<'g> {
+    pub set: &'g RuleSet,
     pub alt: usize,
     pub value: Option<Arc<Expr>>,
     pub part: usize,
     pub ids: Ids,
     pub next_id: u32,
     pub values: Option<Rc<ValNode>>,
-    pub parent: Option<Rc<Frame>>,
+    pub parent: Option<Rc<Frame<'g>>>,
     pub in_repeat: bool,
     pub spacing: Spacing,
     pub index: usize,
@@ -151,7 +151,7 @@ pub(super) struct State {
     pub no_skip: bool,
 }
 
-impl State {
+impl<'g> State<'g> {
     pub(super) fn parts(&self) -> &[Part] {
         self.set
             .rules()
@@ -215,7 +215,13 @@ fn may_start(s: &str, index: usize, firsts: Option<&[String]>, lead: bool) -> bo
     };
     let mut at = index;
     loop {
-        if words.iter().any(|w| literal_at(s, at, w).is_some()) {
+        // First bytes first: most words cannot begin here at all.
+        let here = s.as_bytes().get(at).map(u8::to_ascii_lowercase);
+        if words.iter().any(|w| {
+            let first = w.as_bytes().first().copied();
+            (first.is_some_and(|f| !f.is_ascii()) || first == here)
+                && literal_at(s, at, w).is_some()
+        }) {
             return true;
         }
         if !lead {
@@ -230,7 +236,7 @@ fn may_start(s: &str, index: usize, firsts: Option<&[String]>, lead: bool) -> bo
 
 /// The states matching `request` starts from, first rule on top (rules
 /// that cannot begin the request are left out).
-pub(super) fn initial_states_for(grammar: &Grammar, request: &str) -> Vec<State> {
+pub(super) fn initial_states_for<'g>(grammar: &'g Grammar, request: &str) -> Vec<State<'g>> {
     let rules = grammar.rules.rules();
     initial_states(grammar)
         .into_iter()
@@ -246,12 +252,12 @@ pub(super) fn initial_states_for(grammar: &Grammar, request: &str) -> Vec<State>
 }
 
 /// The states a grammar's matching starts from, first rule on top.
-pub(super) fn initial_states(grammar: &Grammar) -> Vec<State> {
+pub(super) fn initial_states(grammar: &Grammar) -> Vec<State<'_>> {
     let rules = grammar.rules.rules();
     (0..rules.len())
         .rev()
         .map(|i| State {
-            set: Arc::clone(&grammar.rules),
+            set: &grammar.rules,
             alt: i,
             value: rules[i].value.clone(),
             part: 0,
@@ -271,8 +277,8 @@ pub(super) fn initial_states(grammar: &Grammar) -> Vec<State> {
 }
 
 /// The stack of states left for later, with the options that prune it.
-pub(super) struct Work {
-    pub stack: Vec<State>,
+pub(super) struct Work<'g> {
+    pub stack: Vec<State<'g>>,
     pub options: MatchOptions,
     pub steps: usize,
     /// Skip alternatives that cannot begin where they would start (not
@@ -280,8 +286,8 @@ pub(super) struct Work {
     pub prune: bool,
 }
 
-impl Work {
-    pub(super) fn push(&mut self, mut state: State, origin: Origin) {
+impl<'g> Work<'g> {
+    pub(super) fn push(&mut self, mut state: State<'g>, origin: Origin) {
         state.origin = origin;
         self.stack.push(state);
     }
@@ -337,7 +343,7 @@ pub fn match_grammar(grammar: &Grammar, request: &str, options: &MatchOptions) -
     results
 }
 
-pub(super) fn state_ids(state: &State) -> Option<&Rc<IdNode>> {
+pub(super) fn state_ids<'a>(state: &'a State<'_>) -> Option<&'a Rc<IdNode>> {
     match &state.ids {
         Ids::On(list) => list.as_ref(),
         Ids::Off => None,
@@ -346,7 +352,7 @@ pub(super) fn state_ids(state: &State) -> Option<&Rc<IdNode>> {
 
 /// Ends a state at the end of the request: a pending wildcard takes the
 /// rest, and only separators may remain (nothing at all in `none`).
-pub(super) fn finalize(state: &mut State, s: &str) -> bool {
+pub(super) fn finalize(state: &mut State<'_>, s: &str) -> bool {
     if let Some((start, id)) = state.wild {
         let Some(text) = wildcard_text(s, start, s.len(), state.spacing) else {
             return false;
@@ -370,7 +376,11 @@ pub(super) fn finalize(state: &mut State, s: &str) -> bool {
 }
 
 /// Leaves a finished nested rule for its parent; false at the top.
-pub(super) fn finish_nested(state: &mut State, work: Option<&mut Work>, partial: bool) -> bool {
+pub(super) fn finish_nested<'g>(
+    state: &mut State<'g>,
+    work: Option<&mut Work<'g>>,
+    partial: bool,
+) -> bool {
     let Some(parent) = state.parent.clone() else {
         return false;
     };
@@ -396,7 +406,7 @@ pub(super) fn finish_nested(state: &mut State, work: Option<&mut Work>, partial:
             }
         }
     }
-    state.set = Arc::clone(&parent.set);
+    state.set = parent.set;
     state.alt = parent.alt;
     state.part = parent.part;
     state.spacing = parent.spacing;
@@ -419,7 +429,13 @@ pub(super) fn finish_nested(state: &mut State, work: Option<&mut Work>, partial:
 
 /// Takes a pending wildcard's text up to `end`, moving on to `next`; a
 /// copy that keeps looking for a longer capture is left for later.
-fn capture(state: &mut State, s: &str, end: usize, next: usize, work: &mut Work) -> bool {
+fn capture<'g>(
+    state: &mut State<'g>,
+    s: &str,
+    end: usize,
+    next: usize,
+    work: &mut Work<'g>,
+) -> bool {
     let Some((start, id)) = state.wild else {
         return false;
     };
@@ -436,7 +452,12 @@ fn capture(state: &mut State, s: &str, end: usize, next: usize, work: &mut Work)
     true
 }
 
-fn match_str(state: &mut State, s: &str, words: &Arc<Vec<String>>, work: &mut Work) -> bool {
+fn match_str<'g>(
+    state: &mut State<'g>,
+    s: &str,
+    words: &Arc<Vec<String>>,
+    work: &mut Work<'g>,
+) -> bool {
     let lead = state.leading_spacing() != Spacing::None;
     let mode = state.spacing;
     if state.wild.is_some() {
@@ -488,7 +509,12 @@ fn match_str(state: &mut State, s: &str, words: &Arc<Vec<String>>, work: &mut Wo
     true
 }
 
-fn match_num(state: &mut State, s: &str, var: Option<&Arc<str>>, work: &mut Work) -> bool {
+fn match_num<'g>(
+    state: &mut State<'g>,
+    s: &str,
+    var: Option<&Arc<str>>,
+    work: &mut Work<'g>,
+) -> bool {
     let lead = state.leading_spacing() != Spacing::None;
     let mode = state.spacing;
     if state.wild.is_some() {
@@ -543,7 +569,7 @@ fn match_num(state: &mut State, s: &str, var: Option<&Arc<str>>, work: &mut Work
 
 /// Advances a state as far as it goes; true when its rule is complete (at
 /// the top), false when it cannot go on.
-pub(super) fn run(state: &mut State, s: &str, work: &mut Work) -> bool {
+pub(super) fn run<'g>(state: &mut State<'g>, s: &str, work: &mut Work<'g>) -> bool {
     loop {
         work.steps += 1;
         if work.steps > MAX_STEPS {
@@ -562,7 +588,7 @@ pub(super) fn run(state: &mut State, s: &str, work: &mut Work) -> bool {
             }
             continue;
         }
-        let set = Arc::clone(&state.set);
+        let set: &'g RuleSet = state.set;
         let Some(part) = set
             .rules()
             .get(state.alt)
@@ -613,7 +639,7 @@ pub(super) fn run(state: &mut State, s: &str, work: &mut Work) -> bool {
                     return false;
                 }
                 let frame = Frame {
-                    set: Arc::clone(&state.set),
+                    set: state.set,
                     alt: state.alt,
                     value: state.value.clone(),
                     part: state.part + 1,
@@ -626,7 +652,7 @@ pub(super) fn run(state: &mut State, s: &str, work: &mut Work) -> bool {
                 };
                 let require = !matches!(state.ids, Ids::Off)
                     && (var.is_some() || (state.value.is_none() && parts_len == 1));
-                state.set = Arc::clone(rules);
+                state.set = rules;
                 state.part = 0;
                 state.ids = if require { Ids::On(None) } else { Ids::Off };
                 state.parent = Some(Rc::new(frame));
