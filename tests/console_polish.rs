@@ -414,3 +414,39 @@ fn plain_words_at_the_command_line_are_offered_as_an_action() {
     key(&mut app, KeyCode::Enter);
     assert!(text_of(&draw(&mut app, 120, 30)).contains("unknown command"));
 }
+
+#[test]
+fn learned_phrasings_are_listed_and_forgotten() {
+    use partner::memory::learned::LearnedRule;
+    use partner::tui::backend::{Op, Reply};
+    let mut app = scene("dark");
+    typed(&mut app, ":learned");
+    let asked = key(&mut app, KeyCode::Enter);
+    assert!(
+        asked
+            .iter()
+            .any(|c| matches!(c, Command::Op(Op::LoadLearned))),
+        "{asked:?}"
+    );
+    app.on_reply(Reply::LearnedRules(vec![LearnedRule {
+        id: 4,
+        rule: String::new(),
+        words: "jot down buy milk".into(),
+        action: "/recall insert \"buy milk\"".into(),
+        created_at: NOW,
+    }]));
+    let shown = text_of(&draw(&mut app, 120, 30));
+    assert!(
+        shown.contains("\"jot down buy milk\"  →  /recall insert \"buy milk\""),
+        "{shown}"
+    );
+    key(&mut app, KeyCode::Char('x'));
+    assert!(text_of(&draw(&mut app, 120, 30)).contains("Forget that"));
+    let forgot = key(&mut app, KeyCode::Char('y'));
+    assert!(
+        forgot
+            .iter()
+            .any(|c| matches!(c, Command::Op(Op::Forget { id: 4 }))),
+        "{forgot:?}"
+    );
+}

@@ -19,6 +19,8 @@ pub enum ConsoleCommand {
     Close,
     /// `:rules`: the standing rules.
     Rules,
+    /// Show the phrasings the partner taught (`x` forgets one).
+    Learned,
     /// `:log`: the notifications.
     Log,
     /// `:help`.
@@ -65,15 +67,15 @@ pub enum AgentControl {
 
 /// The commands, for the error shown on anything else.
 const COMMANDS: &str = "pulse AGENT [EVERY], halt [AGENT], resume [AGENT], msg AGENT TEXT, \
-     rules, log, open trace FILE, close, filter verb|outcome|clear, step N, help, quit, or a /dialect action";
+     rules, learned, log, open trace FILE, close, filter verb|outcome|clear, step N, help, quit, or a /dialect action";
 
 /// The outcomes a trace can be filtered by.
 pub const OUTCOMES: &[&str] = &["executed", "denied", "failed", "cancelled", "timed_out"];
 
 /// The command words, for completion.
 pub const COMMAND_WORDS: &[&str] = &[
-    "pulse", "halt", "resume", "msg", "rules", "log", "open", "trace", "close", "filter", "verb",
-    "outcome", "clear", "step", "help", "quit", "all",
+    "pulse", "halt", "resume", "msg", "rules", "learned", "log", "open", "trace", "close",
+    "filter", "verb", "outcome", "clear", "step", "help", "quit", "all",
 ];
 
 /// Parses one command line; `agents` are the agents running now.
@@ -113,6 +115,7 @@ pub fn parse_command(text: &str, agents: &[String]) -> Result<ConsoleCommand, St
         ["q" | "quit"] => ConsoleCommand::Quit,
         ["close"] => ConsoleCommand::Close,
         ["rules"] => ConsoleCommand::Rules,
+        ["learned"] => ConsoleCommand::Learned,
         ["log"] => ConsoleCommand::Log,
         ["help"] => ConsoleCommand::Help,
         ["filter"] | ["filter", "clear"] => ConsoleCommand::FilterClear,

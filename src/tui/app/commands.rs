@@ -137,6 +137,13 @@ impl App {
             }
             ConsoleCommand::Quit => return self.act(Action::Quit),
             ConsoleCommand::Rules => return self.open_rules(),
+            ConsoleCommand::Learned => {
+                self.overlay = Overlay::Learned {
+                    rules: Vec::new(),
+                    selected: 0,
+                };
+                return vec![Command::Op(Op::LoadLearned)];
+            }
             ConsoleCommand::Log => return self.act(Action::Notifications),
             ConsoleCommand::Help => self.overlay = Overlay::Help { scroll: 0 },
             ConsoleCommand::FilterVerb(verb) => {

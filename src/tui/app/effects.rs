@@ -108,6 +108,13 @@ impl App {
             Confirmed::Learn { words, action } => {
                 vec![Command::Op(Op::Learn { words, action })]
             }
+            Confirmed::Forget(id) => {
+                self.overlay = Overlay::Learned {
+                    rules: Vec::new(),
+                    selected: 0,
+                };
+                vec![Command::Op(Op::Forget { id })]
+            }
         }
     }
 
@@ -268,6 +275,12 @@ impl App {
                         .is_some_and(|b| b.label == label);
                 if shown {
                     self.model.history = list;
+                }
+            }
+            Reply::LearnedRules(rules) => {
+                if let Overlay::Learned { selected, .. } = &self.overlay {
+                    let selected = (*selected).min(rules.len().saturating_sub(1));
+                    self.overlay = Overlay::Learned { rules, selected };
                 }
             }
             Reply::Learned(outcome) => match outcome {

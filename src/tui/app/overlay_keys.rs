@@ -67,6 +67,36 @@ impl App {
                 self.say("not done");
                 Some(Vec::new())
             }
+            Overlay::Learned { rules, selected } => {
+                let last = rules.len().saturating_sub(1);
+                match key.code {
+                    KeyCode::Esc | KeyCode::Char('q') => {}
+                    KeyCode::Down | KeyCode::Char('j') => {
+                        self.overlay = Overlay::Learned {
+                            selected: (selected + 1).min(last),
+                            rules,
+                        };
+                    }
+                    KeyCode::Up | KeyCode::Char('k') => {
+                        self.overlay = Overlay::Learned {
+                            selected: selected.saturating_sub(1),
+                            rules,
+                        };
+                    }
+                    KeyCode::Char('x' | 'd') | KeyCode::Delete if !rules.is_empty() => {
+                        let rule = &rules[selected.min(last)];
+                        self.overlay = Overlay::Confirm {
+                            question: format!(
+                                "Forget that \"{}\" means {}? Agents' words like these will no longer be proposed as it.",
+                                rule.words, rule.action
+                            ),
+                            on_yes: Confirmed::Forget(rule.id),
+                        };
+                    }
+                    _ => self.overlay = Overlay::Learned { rules, selected },
+                }
+                Some(Vec::new())
+            }
             Overlay::Rules { rules, selected } => {
                 let commands = match key.code {
                     KeyCode::Esc | KeyCode::Char('q') => return Some(Vec::new()),

@@ -29,6 +29,8 @@ pub enum Confirmed {
     },
     /// Revoke a standing rule.
     RevokeRule(i64),
+    /// Forget a learned phrasing.
+    Forget(i64),
     /// Quit although drafts are unsaved.
     Quit,
     /// Learn that these words stand for this action.
@@ -115,6 +117,13 @@ pub enum Overlay {
         /// What yes does.
         on_yes: Confirmed,
     },
+    /// The phrasings the partner taught.
+    Learned {
+        /// The phrasings.
+        rules: Vec<crate::memory::learned::LearnedRule>,
+        /// The one selected.
+        selected: usize,
+    },
     /// The standing rules.
     Rules {
         /// The rules in force.
@@ -139,6 +148,7 @@ const COMMANDS: &[(&str, &str)] = &[
     (":resume [AGENT]", "let it run again"),
     (":pulse AGENT [EVERY]", "pulse now, or every 30m"),
     (":rules", "the standing rules (x revokes)"),
+    (":learned", "the phrasings you taught (x forgets)"),
     (":log", "notifications: errors, flags, halts, timeouts"),
     (":open trace FILE", "replay a trace (Esc or :close leaves)"),
     (":step N", "jump the replay to step N"),
@@ -371,6 +381,35 @@ pub fn render_overlay(app: &App, frame: &mut Frame, size: Rect) {
                 ])
                 .wrap(Wrap { trim: true })
                 .block(popup(theme, "Are you sure?")),
+                area,
+            );
+        }
+        Overlay::Learned { rules, selected } => {
+            let area = centered(size, 100, (rules.len() as u16 + 4).clamp(6, 30));
+            frame.render_widget(Clear, area);
+            let mut lines = Vec::new();
+            if rules.is_empty() {
+                lines.push(Line::from(Span::styled(
+                    "Nothing learned yet: fix a proposed action with E to teach what words mean.",
+                    theme.style("ui.dim"),
+                )));
+            }
+            for (i, r) in rules.iter().enumerate() {
+                let style = if i == *selected {
+                    theme.style("ui.selection")
+                } else {
+                    theme.style("ui.text")
+                };
+                lines.push(Line::from(vec![
+                    Span::styled(format!("#{:<4}", r.id), theme.style("ui.key_hint")),
+                    Span::styled(format!("\"{}\"  →  {}", r.words, r.action), style),
+                ]));
+            }
+            frame.render_widget(
+                Paragraph::new(lines).block(popup(
+                    theme,
+                    "Learned phrasings — ↑/↓ select, x forgets, Esc closes",
+                )),
                 area,
             );
         }

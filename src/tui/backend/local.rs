@@ -202,6 +202,30 @@ impl Backend for LocalBackend {
                     let _ = replies.send(Reply::Decided { id, outcome });
                 });
             }
+            Op::LoadLearned => {
+                self.blocking(
+                    |ex| match crate::memory::learned::list(&ex.store().read()) {
+                        Ok(rules) => Reply::LearnedRules(rules),
+                        Err(e) => {
+                            Reply::Failed(format!("could not read the learned phrasings: {e}"))
+                        }
+                    },
+                )
+            }
+            Op::Forget { id } => {
+                let replies = self.replies.clone();
+                self.blocking(move |ex| {
+                    let outcome = match crate::memory::learned::remove(&ex.store().conn(), id) {
+                        Ok(true) => Ok(format!("forgot #{id}")),
+                        Ok(false) => Err(format!("no learned phrasing #{id}")),
+                        Err(e) => Err(format!("could not forget #{id}: {e}")),
+                    };
+                    if let Ok(rules) = crate::memory::learned::list(&ex.store().read()) {
+                        let _ = replies.send(Reply::LearnedRules(rules));
+                    }
+                    Reply::Learned(outcome)
+                })
+            }
             Op::Learn { words, action } => self.blocking(move |ex| {
                 Reply::Learned(crate::agent::proposals::learn(
                     &ex.store().conn(),

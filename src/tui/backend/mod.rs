@@ -61,6 +61,13 @@ pub enum Op {
         /// The decision.
         decision: Decision,
     },
+    /// Read the learned phrasings.
+    LoadLearned,
+    /// Forget a learned phrasing.
+    Forget {
+        /// Its id.
+        id: i64,
+    },
     /// Learn that plain words stand for a dialect action (for proposals).
     Learn {
         /// The words.
@@ -171,8 +178,10 @@ pub enum Reply {
     Hits(Vec<SearchHit>),
     /// The standing rules.
     Rules(Vec<StandingRule>),
-    /// How learning a phrasing went.
+    /// How learning (or forgetting) a phrasing went.
     Learned(Result<String, String>),
+    /// The learned phrasings.
+    LearnedRules(Vec<crate::memory::learned::LearnedRule>),
     /// How a decision went: what happened, or why it could not be made.
     Decided {
         /// Request id.
