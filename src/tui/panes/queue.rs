@@ -385,7 +385,15 @@ impl Component for QueuePane {
                 ),
             ]));
         }
-        if let Some(said) = stated_reason(view.model, r) {
+        if let Some(words) = view.model.proposed_words(&r.id) {
+            lines.push(Line::from(vec![
+                label("proposed"),
+                Span::styled(
+                    format!("read from the agent's words \"{words}\"; it wrote no action"),
+                    theme.style("ui.waiting"),
+                ),
+            ]));
+        } else if let Some(said) = stated_reason(view.model, r) {
             lines.push(Line::from(vec![
                 label("said"),
                 Span::styled(said, theme.style("ui.text")),
