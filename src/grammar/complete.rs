@@ -6,9 +6,10 @@
 
 use serde_json::{Value as Json, json};
 
+use super::expr::Path;
 use super::matcher::{
-    LastPart, MatchOptions, Stat, State, Work, finalize, finish_nested, initial_states, make_value,
-    run, state_ids,
+    Captures, LastPart, MatchOptions, Stat, State, Work, finalize, finish_nested, initial_states,
+    make_value, run,
 };
 use super::model::{Grammar, Part};
 use super::parse::Spacing;
@@ -200,15 +201,26 @@ fn last_after_wildcard(state: &State<'_>) -> bool {
     )
 }
 
-fn property(state: &State<'_>, id: u32, at_mode: Spacing) -> Property {
-    let mut temp = state.clone();
-    while finish_nested(&mut temp, None, true) {}
+fn property<'g>(
+    state: &State<'g>,
+    id: u32,
+    at_mode: Spacing,
+    work: &mut Work<'g>,
+    prefix: &str,
+) -> Property {
+    let mut temp = *state;
+    while finish_nested(&mut temp, work, false, true) {}
     let mut stat = Stat::default();
+    let captures = Captures {
+        arena: &work.arena,
+        values: temp.values,
+        request: prefix,
+    };
     let value = make_value(
-        temp.value.as_deref(),
-        state_ids(&temp),
-        &temp.values,
-        "",
+        temp.value,
+        temp.id_list(),
+        captures,
+        &Path::Root,
         &mut stat,
         Some(id),
     );
@@ -227,28 +239,24 @@ pub fn complete(
     min_prefix: Option<usize>,
     options: &MatchOptions,
 ) -> Completion {
-    let mut work = Work {
-        stack: initial_states(grammar),
-        options: *options,
-        steps: 0,
-        prune: false,
-    };
+    let mut work = Work::new(*options, false);
+    initial_states(grammar, &mut work.arena.stack);
     let mut candidates: Vec<Candidate> = Vec::new();
     let backward = direction == Direction::Backward;
-    while let Some(mut state) = work.stack.pop() {
+    while let Some(mut state) = work.pop() {
         let complete_rule = run(&mut state, prefix, &mut work);
-        if work.steps > super::matcher::MAX_STEPS {
+        if work.exhausted() {
             break;
         }
         let mode = state.spacing;
-        let lead_mode = state.leading_spacing();
+        let lead_mode = state.leading_spacing(&work.arena);
         let at_end = state.index >= prefix.len();
         if complete_rule {
-            let mut done = state.clone();
-            if finalize(&mut done, prefix) {
+            let mut done = state;
+            if finalize(&mut done, prefix, &mut work.arena) {
                 // An exact match: both directions back up to what was
                 // matched last, so it can be reconsidered.
-                if let Some(c) = back_up(&state, prefix) {
+                if let Some(c) = back_up(&state, prefix, &mut work) {
                     candidates.push(c);
                 }
                 continue;
@@ -259,13 +267,13 @@ pub fn complete(
             {
                 if backward
                     && at_end
-                    && let Some(c) = back_up_before(&state, prefix)
+                    && let Some(c) = back_up_before(&state, prefix, &mut work)
                 {
                     candidates.push(c);
                 } else {
                     candidates.push(Candidate {
                         at: start,
-                        kind: Kind::Property(property(&state, id, mode)),
+                        kind: Kind::Property(property(&state, id, mode, &mut work, prefix)),
                         mode,
                         after_wildcard: last_after_wildcard(&state),
                         range: None,
@@ -275,12 +283,12 @@ pub fn complete(
             }
             continue;
         }
-        let Some(part) = state.parts().get(state.part).cloned() else {
+        let Some(part) = state.parts().get(state.part) else {
             continue;
         };
-        let mut clean = state.clone();
-        let finalized = finalize(&mut clean, prefix);
-        match (&part, state.wild) {
+        let mut clean = state;
+        let finalized = finalize(&mut clean, prefix, &mut work.arena);
+        match (part, state.wild) {
             (Part::Str(words), Some((start, id))) if finalized => {
                 // The wildcard took the rest: the keyword may be begun at
                 // its end, or comes next.
@@ -305,7 +313,7 @@ pub fn complete(
                     (true, _, Some(id)) => {
                         candidates.push(Candidate {
                             at: start,
-                            kind: Kind::Property(property(&state, id, mode)),
+                            kind: Kind::Property(property(&state, id, mode, &mut work, prefix)),
                             mode,
                             after_wildcard: false,
                             range: None,
@@ -348,13 +356,13 @@ pub fn complete(
                 // nothing after the last keyword) the keyword again.
                 if backward
                     && at_end
-                    && let Some(c) = back_up_before(&state, prefix)
+                    && let Some(c) = back_up_before(&state, prefix, &mut work)
                 {
                     candidates.push(c);
                 } else {
                     candidates.push(Candidate {
                         at: start,
-                        kind: Kind::Property(property(&state, id, mode)),
+                        kind: Kind::Property(property(&state, id, mode, &mut work, prefix)),
                         mode,
                         after_wildcard: last_after_wildcard(&state),
                         range: None,
@@ -364,7 +372,7 @@ pub fn complete(
             }
             (Part::Str(words), None) => {
                 if finalized && backward && at_end && state.last.is_some() {
-                    if let Some(c) = back_up(&state, prefix) {
+                    if let Some(c) = back_up(&state, prefix, &mut work) {
                         candidates.push(c);
                     }
                 } else if let Some((at, word)) =
@@ -388,34 +396,34 @@ pub fn complete(
 }
 
 /// What was matched last before a pending wildcard, offered again.
-fn back_up_before(state: &State<'_>, prefix: &str) -> Option<Candidate> {
-    let mut before = state.clone();
+fn back_up_before<'g>(state: &State<'g>, prefix: &str, work: &mut Work<'g>) -> Option<Candidate> {
+    let mut before = *state;
     before.wild = None;
-    back_up(&before, prefix)
+    back_up(&before, prefix, work)
 }
 
 /// What was matched last, offered again: a wildcard that took the end
 /// (its property, at its start), or the last word of the last literal.
-fn back_up(state: &State<'_>, prefix: &str) -> Option<Candidate> {
+fn back_up<'g>(state: &State<'g>, prefix: &str, work: &mut Work<'g>) -> Option<Candidate> {
     if let Some((start, Some(id))) = state.wild {
         return Some(Candidate {
             at: start,
-            kind: Kind::Property(property(state, id, state.spacing)),
+            kind: Kind::Property(property(state, id, state.spacing, work, prefix)),
             mode: state.spacing,
             after_wildcard: false,
             range: None,
             partial: false,
         });
     }
-    match &state.last {
+    match state.last {
         Some(LastPart::Str {
             start,
             words,
             after_wildcard,
         }) => {
-            let (n, _, prev) = words_greedily(prefix, *start, words, state.spacing);
+            let (n, _, prev) = words_greedily(prefix, start, words, state.spacing);
             let (at, word) = if n == 0 {
-                (*start, words[0].clone())
+                (start, words[0].clone())
             } else {
                 (prev, words[n - 1].clone())
             };
@@ -423,7 +431,7 @@ fn back_up(state: &State<'_>, prefix: &str) -> Option<Candidate> {
                 at,
                 kind: Kind::Word(word),
                 mode: state.spacing,
-                after_wildcard: *after_wildcard,
+                after_wildcard,
                 range: None,
                 partial: false,
             })

@@ -7,12 +7,10 @@
 //! parse's value expression reads, which is also what the statistics
 //! count (captures used, wildcard characters, entity-typed properties).
 
-use std::rc::Rc;
-use std::sync::Arc;
-
-use super::expr::Expr;
-use super::model::{Grammar, Part, RuleSet};
+use super::expr::Path;
+use super::model::{FirstWords, Grammar, Part, RuleSet};
 use super::parse::Spacing;
+pub(super) use super::state::{Arena, Captured, Frame, Ids, LastPart, NIL, Origin, State};
 use super::text::{
     boundary_ok, char_at, find_words, literal_at, match_words, number_at, skip_seps, wildcard_text,
 };
@@ -61,167 +59,15 @@ pub struct MatchOptions {
 pub const MAX_STEPS: usize = 2_000_000;
 const MAX_RESULTS: usize = 10_000;
 
-#[derive(Debug)]
-pub(super) struct IdNode {
-    pub name: Option<Arc<str>>,
-    pub id: u32,
-    pub type_name: Option<Arc<str>>,
-    pub prev: Option<Rc<IdNode>>,
-}
-
-/// Which values a rule keeps: none (`Off`), or a list (possibly empty).
-#[derive(Debug, Clone)]
-pub(super) enum Ids {
-    Off,
-    On(Option<Rc<IdNode>>),
-}
-
-#[derive(Debug, Clone)]
-pub(super) enum Captured {
-    Str(String),
-    Num(f64),
-    Undefined,
-    Nested(Option<Arc<Expr>>, Option<Rc<IdNode>>),
-}
-
-#[derive(Debug)]
-pub(super) struct ValNode {
-    pub id: u32,
-    pub value: Captured,
-    pub wildcard: bool,
-    pub prev: Option<Rc<ValNode>>,
-}
-
-#[derive(Debug)]
-pub(super) struct Frame<'g> {
-    pub set: &'g RuleSet,
-    pub alt: usize,
-    pub value: Option<Arc<Expr>>,
-    pub part: usize,
-    pub var: Option<Arc<str>>,
-    pub ids: Ids,
-    pub parent: Option<Rc<Frame<'g>>>,
-    pub repeat_part: Option<usize>,
-    /// Where the current repetition began: one that read nothing is the
-    /// last (an empty repetition would repeat forever).
-    pub repeat_start: usize,
-    pub spacing: Spacing,
-}
-
-/// Why a state was left for later.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum Origin {
-    Start,
-    Alternation,
-    Optional,
-    Repeat,
-    Wildcard,
-}
-
-/// What was matched last, for backward completion.
-#[derive(Debug, Clone)]
-pub(super) enum LastPart {
-    Str {
-        start: usize,
-        words: Arc<Vec<String>>,
-        after_wildcard: bool,
-    },
-    Num {
-        after_wildcard: bool,
-    },
-}
-
-#[derive(Debug, Clone)]
-pub(super) struct State<'g> {
-    pub set: &'g RuleSet,
-    pub alt: usize,
-    pub value: Option<Arc<Expr>>,
-    pub part: usize,
-    pub ids: Ids,
-    pub next_id: u32,
-    pub values: Option<Rc<ValNode>>,
-    pub parent: Option<Rc<Frame<'g>>>,
-    pub in_repeat: bool,
-    pub spacing: Spacing,
-    pub index: usize,
-    pub wild: Option<(usize, Option<u32>)>,
-    pub origin: Origin,
-    pub last: Option<LastPart>,
-    /// Resumed to take an optional part whose skip was tried first.
-    pub no_skip: bool,
-}
-
-impl<'g> State<'g> {
-    pub(super) fn parts(&self) -> &[Part] {
-        self.set
-            .rules()
-            .get(self.alt)
-            .map_or(&[], |r| r.parts.as_slice())
-    }
-
-    fn add_id(&mut self, name: Option<&Arc<str>>, type_name: Option<&Arc<str>>) -> Option<u32> {
-        let Ids::On(list) = &self.ids else {
-            return None;
-        };
-        let id = self.next_id;
-        self.next_id += 1;
-        self.ids = Ids::On(Some(Rc::new(IdNode {
-            name: name.cloned(),
-            id,
-            type_name: type_name.cloned(),
-            prev: list.clone(),
-        })));
-        Some(id)
-    }
-
-    fn add_with_id(&mut self, id: u32, value: Captured, wildcard: bool) {
-        self.values = Some(Rc::new(ValNode {
-            id,
-            value,
-            wildcard,
-            prev: self.values.take(),
-        }));
-    }
-
-    fn add_value(&mut self, name: Option<&Arc<str>>, value: Captured) {
-        if let Some(id) = self.add_id(name, None) {
-            self.add_with_id(id, value, false);
-        }
-    }
-
-    /// The spacing that governs separators before the current part: the
-    /// rule's own, or for a nested rule's first part, the nearest ancestor
-    /// with a part before the reference (else the top rule's).
-    pub(super) fn leading_spacing(&self) -> Spacing {
-        if self.part != 0 {
-            return self.spacing;
-        }
-        let mut frame = self.parent.as_deref();
-        while let Some(f) = frame {
-            if f.part > 1 || f.parent.is_none() {
-                return f.spacing;
-            }
-            frame = f.parent.as_deref();
-        }
-        self.spacing
-    }
-}
-
 /// True when one of `firsts` (when known) can begin at byte `index`,
 /// after separators when `lead`.
-fn may_start(s: &str, index: usize, firsts: Option<&[String]>, lead: bool) -> bool {
-    let Some(words) = firsts else {
+fn may_start(s: &str, index: usize, firsts: Option<&FirstWords>, lead: bool) -> bool {
+    let Some(firsts) = firsts else {
         return true;
     };
     let mut at = index;
     loop {
-        // First bytes first: most words cannot begin here at all.
-        let here = s.as_bytes().get(at).map(u8::to_ascii_lowercase);
-        if words.iter().any(|w| {
-            let first = w.as_bytes().first().copied();
-            (first.is_some_and(|f| !f.is_ascii()) || first == here)
-                && literal_at(s, at, w).is_some()
-        }) {
+        if firsts.any_at(s, at) {
             return true;
         }
         if !lead {
@@ -234,51 +80,44 @@ fn may_start(s: &str, index: usize, firsts: Option<&[String]>, lead: bool) -> bo
     }
 }
 
+/// True when one of `firsts` (when known) occurs anywhere from byte
+/// `index` on: where a pending wildcard may end and the alternative begin.
+fn may_occur(s: &str, index: usize, firsts: Option<&FirstWords>) -> bool {
+    let Some(firsts) = firsts else {
+        return true;
+    };
+    let rest = s.as_bytes().get(index..).unwrap_or_default();
+    firsts.words().any(|w| match w.as_bytes().first() {
+        Some(&b) if b.is_ascii_alphanumeric() => {
+            let (lo, up) = (b.to_ascii_lowercase(), b.to_ascii_uppercase());
+            memchr::memchr2_iter(lo, up, rest).any(|at| literal_at(s, index + at, w).is_some())
+        }
+        _ => true,
+    })
+}
+
 /// The states matching `request` starts from, first rule on top (rules
 /// that cannot begin the request are left out).
-pub(super) fn initial_states_for<'g>(grammar: &'g Grammar, request: &str) -> Vec<State<'g>> {
-    let rules = grammar.rules.rules();
-    initial_states(grammar)
-        .into_iter()
-        .filter(|st| {
-            may_start(
-                request,
-                0,
-                grammar.rules.firsts(st.alt),
-                rules[st.alt].spacing != Spacing::None,
-            )
-        })
-        .collect()
+fn initial_states_for<'g>(grammar: &'g Grammar, request: &str, stack: &mut Vec<State<'g>>) {
+    let set: &RuleSet = &grammar.rules;
+    let rules = set.rules();
+    for i in (0..rules.len()).rev() {
+        if may_start(request, 0, set.firsts(i), rules[i].spacing != Spacing::None) {
+            stack.push(State::start(set, i));
+        }
+    }
 }
 
 /// The states a grammar's matching starts from, first rule on top.
-pub(super) fn initial_states(grammar: &Grammar) -> Vec<State<'_>> {
-    let rules = grammar.rules.rules();
-    (0..rules.len())
-        .rev()
-        .map(|i| State {
-            set: &grammar.rules,
-            alt: i,
-            value: rules[i].value.clone(),
-            part: 0,
-            ids: Ids::On(None),
-            next_id: 0,
-            values: None,
-            parent: None,
-            in_repeat: false,
-            spacing: rules[i].spacing,
-            index: 0,
-            wild: None,
-            origin: Origin::Start,
-            last: None,
-            no_skip: false,
-        })
-        .collect()
+pub(super) fn initial_states<'g>(grammar: &'g Grammar, stack: &mut Vec<State<'g>>) {
+    let set: &RuleSet = &grammar.rules;
+    stack.extend((0..set.rules().len()).rev().map(|i| State::start(set, i)));
 }
 
-/// The stack of states left for later, with the options that prune it.
+/// The states left for later (in the arena), with the options that prune
+/// them and the arena their histories live in.
 pub(super) struct Work<'g> {
-    pub stack: Vec<State<'g>>,
+    pub arena: Arena<'g>,
     pub options: MatchOptions,
     pub steps: usize,
     /// Skip alternatives that cannot begin where they would start (not
@@ -287,16 +126,36 @@ pub(super) struct Work<'g> {
 }
 
 impl<'g> Work<'g> {
+    /// Work with an empty stack.
+    pub(super) fn new(options: MatchOptions, prune: bool) -> Self {
+        Work {
+            arena: Arena::new(),
+            options,
+            steps: 0,
+            prune,
+        }
+    }
+
+    /// The next state to resume.
+    pub(super) fn pop(&mut self) -> Option<State<'g>> {
+        self.arena.stack.pop()
+    }
+
     pub(super) fn push(&mut self, mut state: State<'g>, origin: Origin) {
         state.origin = origin;
-        self.stack.push(state);
+        self.arena.stack.push(state);
+    }
+
+    /// True once the match has done as much as it may.
+    pub(super) fn exhausted(&self) -> bool {
+        self.steps > MAX_STEPS || self.arena.len() > MAX_NODES
     }
 
     /// After a success, drops the forks of every axis that stops at its
     /// first success.
     pub(super) fn succeeded(&mut self) {
         let o = self.options;
-        self.stack.retain(|s| match s.origin {
+        self.arena.stack.retain(|s| match s.origin {
             Origin::Wildcard => o.wildcard == Policy::Exhaustive,
             Origin::Optional => o.optional == Policy::Exhaustive,
             Origin::Repeat => o.repeat == Policy::Exhaustive,
@@ -305,23 +164,27 @@ impl<'g> Work<'g> {
     }
 }
 
+/// Most history nodes one match may make (a bound on its memory).
+const MAX_NODES: usize = 4 * MAX_STEPS;
+
 /// Every parse of `request`, in the reference's order.
 pub fn match_grammar(grammar: &Grammar, request: &str, options: &MatchOptions) -> Vec<MatchResult> {
-    let mut work = Work {
-        stack: initial_states_for(grammar, request),
-        options: *options,
-        steps: 0,
-        prune: true,
-    };
+    let mut work = Work::new(*options, true);
+    initial_states_for(grammar, request, &mut work.arena.stack);
     let mut results = Vec::new();
-    while let Some(mut state) = work.stack.pop() {
-        if run(&mut state, request, &mut work) && finalize(&mut state, request) {
+    while let Some(mut state) = work.pop() {
+        if run(&mut state, request, &mut work) && finalize(&mut state, request, &mut work.arena) {
             let mut stat = Stat::default();
+            let captures = Captures {
+                arena: &work.arena,
+                values: state.values,
+                request,
+            };
             let value = make_value(
-                state.value.as_deref(),
-                state_ids(&state),
-                &state.values,
-                "",
+                state.value,
+                state.id_list(),
+                captures,
+                &Path::Root,
                 &mut stat,
                 None,
             );
@@ -336,32 +199,32 @@ pub fn match_grammar(grammar: &Grammar, request: &str, options: &MatchOptions) -
                 break;
             }
         }
-        if work.steps > MAX_STEPS {
+        if work.exhausted() {
             break;
         }
     }
     results
 }
 
-pub(super) fn state_ids<'a>(state: &'a State<'_>) -> Option<&'a Rc<IdNode>> {
-    match &state.ids {
-        Ids::On(list) => list.as_ref(),
-        Ids::Off => None,
-    }
+/// The byte range of a wildcard's text from `a` to `b` (separators at its
+/// ends trimmed), when it holds any.
+fn wildcard_span(s: &str, a: usize, b: usize, mode: Spacing) -> Option<Captured<'static>> {
+    let text = wildcard_text(s, a, b, mode)?;
+    let start = text.as_ptr() as usize - s.as_ptr() as usize;
+    Some(Captured::Span(start as u32, (start + text.len()) as u32))
 }
 
 /// Ends a state at the end of the request: a pending wildcard takes the
 /// rest, and only separators may remain (nothing at all in `none`).
-pub(super) fn finalize(state: &mut State<'_>, s: &str) -> bool {
+pub(super) fn finalize<'g>(state: &mut State<'g>, s: &str, arena: &mut Arena<'g>) -> bool {
     if let Some((start, id)) = state.wild {
-        let Some(text) = wildcard_text(s, start, s.len(), state.spacing) else {
+        let Some(span) = wildcard_span(s, start, s.len(), state.spacing) else {
             return false;
         };
-        let text = text.to_string();
         state.wild = None;
         state.index = s.len();
         if let Some(id) = id {
-            state.add_with_id(id, Captured::Str(text), true);
+            state.add_with_id(arena, id, span, true);
         }
     }
     if state.index < s.len() {
@@ -375,17 +238,19 @@ pub(super) fn finalize(state: &mut State<'_>, s: &str) -> bool {
     true
 }
 
-/// Leaves a finished nested rule for its parent; false at the top.
+/// Leaves a finished nested rule for its parent; false at the top. A
+/// repeated rule leaves a copy that repeats it (when `repeat`).
 pub(super) fn finish_nested<'g>(
     state: &mut State<'g>,
-    work: Option<&mut Work<'g>>,
+    work: &mut Work<'g>,
+    repeat: bool,
     partial: bool,
 ) -> bool {
-    let Some(parent) = state.parent.clone() else {
+    let Some(parent) = work.arena.frame(state.parent).copied() else {
         return false;
     };
-    let (ids, value) = (state.ids.clone(), state.value.clone());
-    state.parent = parent.parent.clone();
+    let (ids, value) = (state.ids, state.value);
+    state.parent = parent.parent;
     let parent_parts = parent
         .set
         .rules()
@@ -394,15 +259,15 @@ pub(super) fn finish_nested<'g>(
     if !matches!(parent.ids, Ids::Off)
         && (parent.var.is_some() || parent.value.is_some() || parent_parts != 1)
     {
-        state.value = parent.value.clone();
-        state.ids = parent.ids.clone();
-        if let Some(var) = &parent.var {
+        state.value = parent.value;
+        state.ids = parent.ids;
+        if let Some(var) = parent.var {
             let list = match ids {
                 Ids::On(list) => list,
-                Ids::Off => None,
+                Ids::Off => NIL,
             };
-            if list.is_some() || value.is_some() || !partial {
-                state.add_value(Some(var), Captured::Nested(value, list));
+            if list != NIL || value.is_some() || !partial {
+                state.add_value(&mut work.arena, Some(var), Captured::Nested(value, list));
             }
         }
     }
@@ -410,11 +275,12 @@ pub(super) fn finish_nested<'g>(
     state.alt = parent.alt;
     state.part = parent.part;
     state.spacing = parent.spacing;
-    if let (Some(repeat), Some(work)) = (parent.repeat_part, work)
+    if let Some(again_at) = parent.repeat_part
+        && repeat
         && state.index > parent.repeat_start
     {
-        let mut again = state.clone();
-        again.part = repeat;
+        let mut again = *state;
+        again.part = again_at;
         again.in_repeat = true;
         if work.options.repeat == Policy::First {
             // Greedy: repeat first, stop later.
@@ -439,27 +305,22 @@ fn capture<'g>(
     let Some((start, id)) = state.wild else {
         return false;
     };
-    let Some(text) = wildcard_text(s, start, end, state.spacing) else {
+    let Some(span) = wildcard_span(s, start, end, state.spacing) else {
         return false;
     };
-    let text = text.to_string();
     state.index = next;
-    work.push(state.clone(), Origin::Wildcard);
+    work.push(*state, Origin::Wildcard);
     state.wild = None;
     if let Some(id) = id {
-        state.add_with_id(id, Captured::Str(text), true);
+        state.add_with_id(&mut work.arena, id, span, true);
     }
     true
 }
 
-fn match_str<'g>(
-    state: &mut State<'g>,
-    s: &str,
-    words: &Arc<Vec<String>>,
-    work: &mut Work<'g>,
-) -> bool {
-    let lead = state.leading_spacing() != Spacing::None;
+fn match_str<'g>(state: &mut State<'g>, s: &str, words: &'g [String], work: &mut Work<'g>) -> bool {
+    let lead = state.leading_spacing(&work.arena) != Spacing::None;
     let mode = state.spacing;
+    let whole = state.value.is_none() && state.parts().len() == 1;
     if state.wild.is_some() {
         let mut from = state.index;
         while from <= s.len() {
@@ -471,16 +332,13 @@ fn match_str<'g>(
                 continue;
             }
             if capture(state, s, start, end, work) {
-                if state.value.is_none()
-                    && state.parts().len() == 1
-                    && !matches!(state.ids, Ids::Off)
-                {
-                    state.add_value(None, Captured::Str(words.join(" ")));
+                if whole && !matches!(state.ids, Ids::Off) {
+                    state.add_value(&mut work.arena, None, Captured::Words(words));
                 }
                 if !work.prune {
                     state.last = Some(LastPart::Str {
                         start,
-                        words: Arc::clone(words),
+                        words,
                         after_wildcard: true,
                     });
                 }
@@ -495,13 +353,13 @@ fn match_str<'g>(
     if !boundary_ok(s, end, mode) {
         return false;
     }
-    if state.value.is_none() && state.parts().len() == 1 && !matches!(state.ids, Ids::Off) {
-        state.add_value(None, Captured::Str(words.join(" ")));
+    if whole && !matches!(state.ids, Ids::Off) {
+        state.add_value(&mut work.arena, None, Captured::Words(words));
     }
     if !work.prune {
         state.last = Some(LastPart::Str {
             start: state.index,
-            words: Arc::clone(words),
+            words,
             after_wildcard: false,
         });
     }
@@ -512,10 +370,10 @@ fn match_str<'g>(
 fn match_num<'g>(
     state: &mut State<'g>,
     s: &str,
-    var: Option<&Arc<str>>,
+    var: Option<&'g str>,
     work: &mut Work<'g>,
 ) -> bool {
-    let lead = state.leading_spacing() != Spacing::None;
+    let lead = state.leading_spacing(&work.arena) != Spacing::None;
     let mode = state.spacing;
     if state.wild.is_some() {
         let mut from = state.index;
@@ -541,8 +399,8 @@ fn match_num<'g>(
                 continue;
             }
             if capture(state, s, start, end, work) {
-                if let Some(id) = state.add_id(var, None) {
-                    state.add_with_id(id, Captured::Num(n), false);
+                if let Some(id) = state.add_id(&mut work.arena, var, None) {
+                    state.add_with_id(&mut work.arena, id, Captured::Num(n), false);
                     state.last = Some(LastPart::Num {
                         after_wildcard: true,
                     });
@@ -557,8 +415,8 @@ fn match_num<'g>(
     if !boundary_ok(s, end, mode) {
         return false;
     }
-    if let Some(id) = state.add_id(var, None) {
-        state.add_with_id(id, Captured::Num(n), false);
+    if let Some(id) = state.add_id(&mut work.arena, var, None) {
+        state.add_with_id(&mut work.arena, id, Captured::Num(n), false);
         state.last = Some(LastPart::Num {
             after_wildcard: false,
         });
@@ -572,12 +430,13 @@ fn match_num<'g>(
 pub(super) fn run<'g>(state: &mut State<'g>, s: &str, work: &mut Work<'g>) -> bool {
     loop {
         work.steps += 1;
-        if work.steps > MAX_STEPS {
+        if work.exhausted() {
             return false;
         }
-        let parts_len = state.parts().len();
+        let parts = state.parts();
+        let parts_len = parts.len();
         if state.part >= parts_len {
-            if !finish_nested(state, Some(work), false) {
+            if !finish_nested(state, work, true, false) {
                 return true;
             }
             if state.part < state.parts().len()
@@ -588,20 +447,13 @@ pub(super) fn run<'g>(state: &mut State<'g>, s: &str, work: &mut Work<'g>) -> bo
             }
             continue;
         }
-        let set: &'g RuleSet = state.set;
-        let Some(part) = set
-            .rules()
-            .get(state.alt)
-            .and_then(|r| r.parts.get(state.part))
-        else {
-            return false;
-        };
+        let part: &'g Part = &parts[state.part];
         let no_skip = std::mem::take(&mut state.no_skip);
         if part.optional() && !state.in_repeat && !no_skip {
-            let mut skip = state.clone();
+            let mut skip = *state;
             skip.part += 1;
             if let Some(v) = part.var() {
-                skip.add_value(Some(v), Captured::Undefined);
+                skip.add_value(&mut work.arena, Some(v), Captured::Undefined);
             }
             if work.options.optional == Policy::Other {
                 // Prefer skipping: take later (without offering the skip
@@ -620,7 +472,7 @@ pub(super) fn run<'g>(state: &mut State<'g>, s: &str, work: &mut Work<'g>) -> bo
                 }
             }
             Part::Num { var, .. } => {
-                if !match_num(state, s, var.as_ref(), work) {
+                if !match_num(state, s, var.as_deref(), work) {
                     return false;
                 }
             }
@@ -628,12 +480,13 @@ pub(super) fn run<'g>(state: &mut State<'g>, s: &str, work: &mut Work<'g>) -> bo
                 if state.wild.is_some() {
                     return false;
                 }
-                let id = state.add_id(var.as_ref(), Some(type_name));
+                let id = state.add_id(&mut work.arena, var.as_deref(), Some(type_name));
                 state.wild = Some((state.index, id));
             }
             Part::Rules {
                 rules, var, repeat, ..
             } => {
+                let rules: &'g RuleSet = rules;
                 let children = rules.rules();
                 if children.is_empty() {
                     return false;
@@ -641,11 +494,11 @@ pub(super) fn run<'g>(state: &mut State<'g>, s: &str, work: &mut Work<'g>) -> bo
                 let frame = Frame {
                     set: state.set,
                     alt: state.alt,
-                    value: state.value.clone(),
+                    value: state.value,
                     part: state.part + 1,
-                    var: var.clone(),
-                    ids: state.ids.clone(),
-                    parent: state.parent.clone(),
+                    var: var.as_deref(),
+                    ids: state.ids,
+                    parent: state.parent,
                     repeat_part: repeat.then_some(state.part),
                     repeat_start: state.index,
                     spacing: state.spacing,
@@ -654,28 +507,36 @@ pub(super) fn run<'g>(state: &mut State<'g>, s: &str, work: &mut Work<'g>) -> bo
                     && (var.is_some() || (state.value.is_none() && parts_len == 1));
                 state.set = rules;
                 state.part = 0;
-                state.ids = if require { Ids::On(None) } else { Ids::Off };
-                state.parent = Some(Rc::new(frame));
+                state.ids = if require { Ids::On(NIL) } else { Ids::Off };
+                state.parent = work.arena.push_frame(frame);
                 state.in_repeat = false;
                 // Only the alternatives that can begin here.
-                let lead = state.leading_spacing() != Spacing::None;
-                let prune = work.prune && state.wild.is_none();
-                let index = state.index;
-                let viable = |i: usize| !prune || may_start(s, index, rules.firsts(i), lead);
+                let lead = state.leading_spacing(&work.arena) != Spacing::None;
+                let (prune, index, wild) = (work.prune, state.index, state.wild.is_some());
+                // Where it must begin, or (after a pending wildcard) somewhere
+                // after it.
+                let viable = |i: usize| {
+                    !prune
+                        || if wild {
+                            may_occur(s, index, rules.firsts(i))
+                        } else {
+                            may_start(s, index, rules.firsts(i), lead)
+                        }
+                };
                 let Some(first) = (0..children.len()).find(|&i| viable(i)) else {
                     return false;
                 };
                 for i in (first + 1..children.len()).rev() {
                     if viable(i) {
-                        let mut other = state.clone();
+                        let mut other = *state;
                         other.alt = i;
-                        other.value = children[i].value.clone();
+                        other.value = children[i].value.as_deref();
                         other.spacing = children[i].spacing;
                         work.push(other, Origin::Alternation);
                     }
                 }
                 state.alt = first;
-                state.value = children[first].value.clone();
+                state.value = children[first].value.as_deref();
                 state.spacing = children[first].spacing;
                 continue;
             }
@@ -684,4 +545,4 @@ pub(super) fn run<'g>(state: &mut State<'g>, s: &str, work: &mut Work<'g>) -> bo
     }
 }
 
-pub(super) use super::values::{Stat, make_value};
+pub(super) use super::values::{Captures, Stat, make_value};

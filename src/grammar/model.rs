@@ -8,6 +8,7 @@ use std::sync::{Arc, OnceLock};
 
 use super::expr::Expr;
 use super::parse::Spacing;
+use super::text::literal_at;
 
 /// A compiled grammar: the start rule's alternatives.
 #[derive(Debug, Clone)]
@@ -27,11 +28,89 @@ pub struct RuleSet {
     /// The rule's name (none for a group).
     pub name: Option<String>,
     rules: OnceLock<Vec<Rule>>,
-    /// For each alternative, the words it can begin with (lowercase), or
-    /// `None` when it may begin otherwise (a wildcard, a number, an
-    /// optional part): lets the matcher skip alternatives that cannot start
-    /// at the current place.
-    firsts: OnceLock<Vec<Option<Vec<String>>>>,
+    /// For each alternative, what it can begin with: lets the matcher skip
+    /// alternatives that cannot start at the current place.
+    firsts: OnceLock<Vec<Start>>,
+}
+
+/// What an alternative can begin with.
+#[derive(Debug, Clone)]
+pub(super) enum Start {
+    /// One of these words, and nothing else.
+    Words(FirstWords),
+    /// One of these words, or nothing at all (then it is whatever follows
+    /// the rule, which the alternative cannot know).
+    Nullable(Vec<String>),
+    /// Anything: a wildcard or a number may come first.
+    Any,
+}
+
+/// The words an alternative must begin with (lowercase), sorted so that
+/// the few that could begin at a place are found by binary search on the
+/// place's first two bytes.
+#[derive(Debug, Clone)]
+pub struct FirstWords {
+    /// ASCII words, sorted.
+    ascii: Vec<String>,
+    /// Words with other characters (case folding may change their bytes):
+    /// always checked.
+    other: Vec<String>,
+    /// Bit `b` set when an ASCII word begins with byte `b`.
+    firsts: u128,
+}
+
+impl FirstWords {
+    fn new(words: Vec<String>) -> Self {
+        let (mut ascii, mut other): (Vec<String>, Vec<String>) = words
+            .into_iter()
+            .filter(|w| !w.is_empty())
+            .partition(|w| w.is_ascii());
+        ascii.sort();
+        ascii.dedup();
+        other.sort();
+        other.dedup();
+        let firsts = ascii.iter().fold(0, |m, w| m | 1u128 << w.as_bytes()[0]);
+        FirstWords {
+            ascii,
+            other,
+            firsts,
+        }
+    }
+
+    /// True when one of the words begins at byte `at` of `s`
+    /// (case-insensitively).
+    pub fn any_at(&self, s: &str, at: usize) -> bool {
+        if !self.other.is_empty() && self.other.iter().any(|w| literal_at(s, at, w).is_some()) {
+            return true;
+        }
+        let bytes = s.as_bytes();
+        let Some(b0) = bytes.get(at).map(u8::to_ascii_lowercase) else {
+            return false;
+        };
+        if !b0.is_ascii() || self.firsts & (1u128 << b0) == 0 {
+            return false;
+        }
+        let lo = self.ascii.partition_point(|w| w.as_bytes()[0] < b0);
+        let n = self.ascii[lo..].partition_point(|w| w.as_bytes()[0] == b0);
+        let same_first = &self.ascii[lo..lo + n];
+        // A one-letter word sorts first among those it begins.
+        if same_first.first().is_some_and(|w| w.len() == 1) {
+            return true;
+        }
+        let Some(b1) = bytes.get(at + 1).map(u8::to_ascii_lowercase) else {
+            return false;
+        };
+        let lo = same_first.partition_point(|w| w.as_bytes()[1] < b1);
+        same_first[lo..]
+            .iter()
+            .take_while(|w| w.as_bytes()[1] == b1)
+            .any(|w| literal_at(s, at, w).is_some())
+    }
+
+    /// Every word, lowercase.
+    pub fn words(&self) -> impl Iterator<Item = &String> {
+        self.ascii.iter().chain(&self.other)
+    }
 }
 
 impl RuleSet {
@@ -40,9 +119,12 @@ impl RuleSet {
         self.rules.get().map_or(&[], Vec::as_slice)
     }
 
-    /// The words alternative `i` can begin with, when they are known.
-    pub fn firsts(&self, i: usize) -> Option<&[String]> {
-        self.firsts.get()?.get(i)?.as_deref()
+    /// The words alternative `i` must begin with, when they are known.
+    pub fn firsts(&self, i: usize) -> Option<&FirstWords> {
+        match self.firsts.get()?.get(i)? {
+            Start::Words(w) => Some(w),
+            Start::Nullable(_) | Start::Any => None,
+        }
     }
 
     /// Binds the alternatives of a named rule, once all rules exist (so
@@ -67,54 +149,63 @@ impl RuleSet {
 /// Deepest nesting followed when working out first words.
 const MAX_FIRSTS_DEPTH: usize = 256;
 
-/// The words a sequence of parts can begin with: through optional groups
-/// to what follows them; unknown (`None`) when a wildcard or number may
-/// come first, or the whole sequence may match nothing.
-fn sequence_firsts(parts: &[Part], visiting: &mut HashSet<usize>) -> Option<Vec<String>> {
+/// What a sequence of parts can begin with: its first literal's first
+/// word, or through rules (and optional parts) to what follows them;
+/// nullable when every part may match nothing, anything when a wildcard or
+/// number may come first.
+fn sequence_start(parts: &[Part], visiting: &mut HashSet<usize>) -> Start {
     let mut words = Vec::new();
     for part in parts {
         match part {
             Part::Str(w) => {
-                words.push(w.first()?.to_lowercase());
-                return Some(words);
+                let Some(first) = w.first() else {
+                    return Start::Any;
+                };
+                words.push(first.to_lowercase());
+                return Start::Words(FirstWords::new(words));
             }
             Part::Rules {
                 rules, optional, ..
             } => {
-                for f in compute_firsts(rules, visiting) {
-                    words.extend(f?);
+                let mut nullable = *optional;
+                for start in compute_firsts(rules, visiting) {
+                    match start {
+                        Start::Any => return Start::Any,
+                        Start::Words(w) => words.extend(w.words().cloned()),
+                        Start::Nullable(w) => {
+                            words.extend(w);
+                            nullable = true;
+                        }
+                    }
                 }
-                if !optional {
-                    return Some(words);
+                if !nullable {
+                    return Start::Words(FirstWords::new(words));
                 }
             }
-            Part::Wild { .. } | Part::Num { .. } => return None,
+            Part::Wild { .. } | Part::Num { .. } => return Start::Any,
         }
     }
-    None
+    Start::Nullable(words)
 }
 
 /// Works out every rule set's first words, once all rules are bound.
-pub(super) fn compute_firsts(
-    set: &Arc<RuleSet>,
-    visiting: &mut HashSet<usize>,
-) -> Vec<Option<Vec<String>>> {
+pub(super) fn compute_firsts(set: &Arc<RuleSet>, visiting: &mut HashSet<usize>) -> Vec<Start> {
     if let Some(done) = set.firsts.get() {
         return done.clone();
     }
     // Very deep nesting (a hostile compiled grammar): not known, never
     // skipped, and no deeper recursion.
     if visiting.len() > MAX_FIRSTS_DEPTH {
-        return vec![None; set.rules().len()];
+        return vec![Start::Any; set.rules().len()];
     }
     let key = Arc::as_ptr(set) as usize;
     if !visiting.insert(key) {
         // Recursion: not known (never skipped).
-        return vec![None; set.rules().len()];
+        return vec![Start::Any; set.rules().len()];
     }
     let mut out = Vec::new();
     for rule in set.rules() {
-        out.push(sequence_firsts(&rule.parts, visiting));
+        out.push(sequence_start(&rule.parts, visiting));
     }
     // Walk inner sets too, so every group has its firsts.
     for rule in set.rules() {
@@ -193,5 +284,30 @@ impl Part {
                 var.as_ref()
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::FirstWords;
+
+    fn words(list: &[&str]) -> FirstWords {
+        FirstWords::new(list.iter().map(|w| w.to_string()).collect())
+    }
+
+    #[test]
+    fn first_words_are_found_by_their_first_two_bytes() {
+        let w = words(&["play", "pause", "p", "skip", "über", "select"]);
+        assert!(w.any_at("Play it", 0));
+        assert!(w.any_at("now PAUSE", 4));
+        // A one-letter word begins wherever its letter does.
+        assert!(w.any_at("px", 0));
+        assert!(w.any_at("ÜBER alles", 0));
+        assert!(!w.any_at("sel", 0), "a prefix of a word is not the word");
+        assert!(!w.any_at("stop", 0));
+        assert!(!w.any_at("play", 4), "nothing begins at the end");
+        let none = words(&["skip", "select"]);
+        assert!(!none.any_at("sa", 0));
+        assert!(none.any_at("xSeLeCt", 1));
     }
 }

@@ -185,28 +185,23 @@ fn match_rest(s: &str, i: usize, words: &[String], k: usize, mode: Spacing) -> O
     }
     let prev = words[k - 1].chars().next_back()?;
     let next = words[k].chars().next()?;
-    let min = usize::from(requires_sep(prev, next, mode));
+    let min_one = requires_sep(prev, next, mode);
     // Separator positions after i, longest run first.
-    let mut cuts = vec![i];
-    let mut j = i;
-    for c in s[i..].chars() {
-        if !is_sep(c) {
-            break;
-        }
-        j += c.len_utf8();
-        cuts.push(j);
-    }
-    for (n, &at) in cuts.iter().enumerate().rev() {
-        if n < min {
-            break;
+    let mut at = skip_seps(s, i);
+    loop {
+        if min_one && at == i {
+            return None;
         }
         if let Some(end) = literal_at(s, at, &words[k])
             && let Some(end) = match_rest(s, end, words, k + 1, mode)
         {
             return Some(end);
         }
+        if at == i {
+            return None;
+        }
+        at -= char_before(s, at)?.len_utf8();
     }
-    None
 }
 
 /// The leftmost place at or after byte `from` where `words` match (as

@@ -3,10 +3,8 @@
 //! demand — and what that counted (captures read, wildcard characters,
 //! where entity-typed captures landed).
 
-use std::rc::Rc;
-
-use super::expr::{Expr, eval};
-use super::matcher::{Captured, IdNode, ValNode};
+use super::expr::{Expr, Path, eval};
+use super::state::{Arena, Captured, IdNode, Link, NIL};
 use super::value::{Value, utf16_len};
 
 /// What building a value counted.
@@ -23,13 +21,22 @@ pub(super) struct Stat {
 /// grammar gives `undefined` below it instead of exhausting the stack).
 const MAX_VALUE_DEPTH: usize = 256;
 
+/// Where a parse's captures are: the arena, its list of values, and the
+/// request the spans point into.
+#[derive(Clone, Copy)]
+pub(super) struct Captures<'a, 'g> {
+    pub arena: &'a Arena<'g>,
+    pub values: Link,
+    pub request: &'a str,
+}
+
 /// The value of a rule: its expression, or its one captured value.
 /// `partial` names the capture being completed (it may be missing).
 pub(super) fn make_value(
     node: Option<&Expr>,
-    ids: Option<&Rc<IdNode>>,
-    values: &Option<Rc<ValNode>>,
-    path: &str,
+    ids: Link,
+    captures: Captures<'_, '_>,
+    path: &Path<'_>,
     stat: &mut Stat,
     partial: Option<u32>,
 ) -> Value {
@@ -37,31 +44,32 @@ pub(super) fn make_value(
         return Value::Undefined;
     }
     stat.depth += 1;
-    let value = make_value_here(node, ids, values, path, stat, partial);
+    let value = make_value_here(node, ids, captures, path, stat, partial);
     stat.depth -= 1;
     value
 }
 
 fn make_value_here(
     node: Option<&Expr>,
-    ids: Option<&Rc<IdNode>>,
-    values: &Option<Rc<ValNode>>,
-    path: &str,
+    ids: Link,
+    captures: Captures<'_, '_>,
+    path: &Path<'_>,
     stat: &mut Stat,
     partial: Option<u32>,
 ) -> Value {
+    let arena = captures.arena;
     match node {
-        None => match ids {
-            Some(id) if id.prev.is_none() => matched_value(id, values, path, stat, partial),
+        None => match arena.id(ids) {
+            Some(id) if id.prev == NIL => matched_value(id, captures, path, stat, partial),
             _ => Value::Undefined,
         },
         Some(e) => eval(e, path, &mut |name, at| {
-            let mut node = ids;
+            let mut node = arena.id(ids);
             while let Some(n) = node {
-                if n.name.as_deref() == Some(name) {
-                    return matched_value(n, values, at, stat, partial);
+                if n.name == Some(name) {
+                    return matched_value(n, captures, at, stat, partial);
                 }
-                node = n.prev.as_ref();
+                node = arena.id(n.prev);
             }
             Value::Undefined
         }),
@@ -71,41 +79,45 @@ fn make_value_here(
 const BASIC: &[&str] = &["string", "wildcard", "word", "number"];
 
 fn matched_value(
-    id: &IdNode,
-    values: &Option<Rc<ValNode>>,
-    path: &str,
+    id: &IdNode<'_>,
+    captures: Captures<'_, '_>,
+    path: &Path<'_>,
     stat: &mut Stat,
     partial: Option<u32>,
 ) -> Value {
     if Some(id.id) == partial
-        || (partial.is_none() && id.type_name.as_deref().is_some_and(|t| !BASIC.contains(&t)))
+        || (partial.is_none() && id.type_name.is_some_and(|t| !BASIC.contains(&t)))
     {
         stat.names.push(path.to_string());
     }
-    let mut entry = values.as_ref();
+    let arena = captures.arena;
+    let mut entry = arena.value(captures.values);
     while let Some(e) = entry {
         if e.id == id.id {
             break;
         }
-        entry = e.prev.as_ref();
+        entry = arena.value(e.prev);
     }
     let Some(entry) = entry else {
         return Value::Undefined;
     };
-    match &entry.value {
-        Captured::Nested(node, ids) => {
-            make_value(node.as_deref(), ids.as_ref(), values, path, stat, partial)
-        }
-        Captured::Str(text) => {
+    match entry.value {
+        Captured::Nested(node, ids) => make_value(node, ids, captures, path, stat, partial),
+        Captured::Span(a, b) => {
+            let text = captures.request.get(a as usize..b as usize).unwrap_or("");
             stat.count += 1;
             if entry.wildcard {
                 stat.chars += utf16_len(text);
             }
-            Value::String(text.clone())
+            Value::String(text.to_string())
+        }
+        Captured::Words(words) => {
+            stat.count += 1;
+            Value::String(words.join(" "))
         }
         Captured::Num(n) => {
             stat.count += 1;
-            Value::Number(*n)
+            Value::Number(n)
         }
         Captured::Undefined => Value::Undefined,
     }

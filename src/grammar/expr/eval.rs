@@ -4,14 +4,41 @@ use super::methods::call;
 use super::{Expr, Field, Item, Piece};
 use crate::grammar::value::{Value, js_number};
 
+/// Where in the result a value lands (`parameters.date`), written out only
+/// when somebody asks.
+#[derive(Debug, Clone, Copy)]
+pub enum Path<'a> {
+    /// The result itself.
+    Root,
+    /// A property of an object.
+    Key(&'a Path<'a>, &'a str),
+    /// An element of an array.
+    Index(&'a Path<'a>, usize),
+}
+
+impl std::fmt::Display for Path<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let (parent, last): (&Path<'_>, &dyn std::fmt::Display) = match self {
+            Path::Root => return Ok(()),
+            Path::Key(parent, k) => (parent, k),
+            Path::Index(parent, i) => (parent, i),
+        };
+        if matches!(parent, Path::Root) {
+            write!(f, "{last}")
+        } else {
+            write!(f, "{parent}.{last}")
+        }
+    }
+}
+
 /// Evaluates `e`; `var` resolves a variable (with the property path the
 /// value lands at).
-pub fn eval(e: &Expr, path: &str, var: &mut dyn FnMut(&str, &str) -> Value) -> Value {
+pub fn eval(e: &Expr, path: &Path<'_>, var: &mut dyn FnMut(&str, &Path<'_>) -> Value) -> Value {
     match e {
         Expr::Lit(v) => v.clone(),
         Expr::Var(name) => var(name, path),
         Expr::Object(fields) => {
-            let mut out: Vec<(String, Value)> = Vec::new();
+            let mut out: Vec<(String, Value)> = Vec::with_capacity(fields.len());
             let set = |out: &mut Vec<(String, Value)>, k: String, v: Value| {
                 if let Some(slot) = out.iter_mut().find(|(key, _)| *key == k) {
                     slot.1 = v;
@@ -22,11 +49,7 @@ pub fn eval(e: &Expr, path: &str, var: &mut dyn FnMut(&str, &str) -> Value) -> V
             for f in fields {
                 match f {
                     Field::Pair(k, value) => {
-                        let sub = if path.is_empty() {
-                            k.clone()
-                        } else {
-                            format!("{path}.{k}")
-                        };
+                        let sub = Path::Key(path, k);
                         let v = match value {
                             Some(e) => eval(e, &sub, var),
                             None => var(k, &sub),
@@ -45,13 +68,9 @@ pub fn eval(e: &Expr, path: &str, var: &mut dyn FnMut(&str, &str) -> Value) -> V
             Value::Object(out)
         }
         Expr::Array(items) => {
-            let mut out = Vec::new();
+            let mut out = Vec::with_capacity(items.len());
             for (i, item) in items.iter().enumerate() {
-                let sub = if path.is_empty() {
-                    i.to_string()
-                } else {
-                    format!("{path}.{i}")
-                };
+                let sub = Path::Index(path, i);
                 match item {
                     Item::One(e) => out.push(eval(e, &sub, var)),
                     Item::Spread(e) => match eval(e, &sub, var) {

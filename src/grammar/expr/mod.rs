@@ -8,7 +8,7 @@ mod eval;
 mod methods;
 mod parse;
 
-pub use eval::eval;
+pub use eval::{Path, eval};
 pub use parse::parse_expr;
 
 use super::value::Value;
@@ -149,7 +149,7 @@ mod tests {
     fn run(src: &str) -> Value {
         let (e, end) = parse_expr(src, 0, true).unwrap();
         assert_eq!(end, src.len(), "{src}");
-        eval(&e, "", &mut |name, _| match name {
+        eval(&e, &Path::Root, &mut |name, _| match name {
             "x" => Value::String(" Hello ".into()),
             "n" => Value::Number(4.0),
             "u" => Value::Undefined,
