@@ -130,7 +130,7 @@ impl Proposer {
                 _ => None,
             })
             .min_by_key(|(chars, _)| *chars)
-            .map(|(_, action)| action)
+            .map(|(_, action)| action.to_string())
     }
 }
 

@@ -2,6 +2,8 @@
 //! from TypeAgent — `undefined` apart from `null`, numbers as doubles —
 //! and their JSON form (`undefined` written `{"$undefined": true}`).
 
+use std::sync::Arc;
+
 use serde_json::{Map, Number, Value as Json};
 
 /// A value an action grammar produces.
@@ -16,11 +18,11 @@ pub enum Value {
     /// A number (a double, as in JavaScript).
     Number(f64),
     /// A string.
-    String(String),
+    String(Arc<str>),
     /// An array.
     Array(Vec<Value>),
     /// An object, its keys in insertion order.
-    Object(Vec<(String, Value)>),
+    Object(Vec<(Arc<str>, Value)>),
 }
 
 impl Value {
@@ -36,12 +38,12 @@ impl Value {
             Value::Null => Json::Null,
             Value::Bool(b) => Json::Bool(*b),
             Value::Number(n) => number_json(*n),
-            Value::String(s) => Json::String(s.clone()),
+            Value::String(s) => Json::String(s.to_string()),
             Value::Array(items) => Json::Array(items.iter().map(Value::to_json).collect()),
             Value::Object(fields) => {
                 let mut m = Map::new();
                 for (k, v) in fields {
-                    m.insert(k.clone(), v.to_json());
+                    m.insert(k.to_string(), v.to_json());
                 }
                 Json::Object(m)
             }
@@ -54,14 +56,14 @@ impl Value {
             Json::Null => Value::Null,
             Json::Bool(b) => Value::Bool(*b),
             Json::Number(n) => Value::Number(n.as_f64().unwrap_or(f64::NAN)),
-            Json::String(s) => Value::String(s.clone()),
+            Json::String(s) => Value::String(Arc::from(s.clone())),
             Json::Array(items) => Value::Array(items.iter().map(Value::from_json).collect()),
             Json::Object(m) if m.len() == 1 && m.get("$undefined") == Some(&Json::Bool(true)) => {
                 Value::Undefined
             }
             Json::Object(m) => Value::Object(
                 m.iter()
-                    .map(|(k, v)| (k.clone(), Value::from_json(v)))
+                    .map(|(k, v)| (k.as_str().into(), Value::from_json(v)))
                     .collect(),
             ),
         }
@@ -96,7 +98,7 @@ impl Value {
             Value::Null => "null".into(),
             Value::Bool(b) => b.to_string(),
             Value::Number(n) => js_number(*n),
-            Value::String(s) => s.clone(),
+            Value::String(s) => s.to_string(),
             Value::Array(items) => items
                 .iter()
                 .map(|v| match v {
@@ -115,7 +117,7 @@ impl Value {
             Value::Object(fields) => fields
                 .iter()
                 .rev()
-                .find(|(k, _)| k == key)
+                .find(|(k, _)| **k == *key)
                 .map_or(Value::Undefined, |(_, v)| v.clone()),
             Value::String(s) if key == "length" => Value::Number(utf16_len(s) as f64),
             Value::String(s) => key
@@ -125,7 +127,7 @@ impl Value {
                     let units: Vec<u16> = s.encode_utf16().collect();
                     units
                         .get(i)
-                        .map(|u| Value::String(String::from_utf16_lossy(&[*u])))
+                        .map(|u| Value::String(Arc::from(String::from_utf16_lossy(&[*u]))))
                 })
                 .unwrap_or(Value::Undefined),
             Value::Array(items) if key == "length" => Value::Number(items.len() as f64),

@@ -3,6 +3,8 @@
 //! demand — and what that counted (captures read, wildcard characters,
 //! where entity-typed captures landed).
 
+use std::sync::Arc;
+
 use super::expr::{Expr, Path, eval};
 use super::state::{Arena, Captured, IdNode, Link, NIL};
 use super::value::{Value, utf16_len};
@@ -109,11 +111,11 @@ fn matched_value(
             if entry.wildcard {
                 stat.chars += utf16_len(text);
             }
-            Value::String(text.to_string())
+            Value::String(Arc::from(text.to_string()))
         }
         Captured::Words(words) => {
             stat.count += 1;
-            Value::String(words.join(" "))
+            Value::String(Arc::from(words.join(" ")))
         }
         Captured::Num(n) => {
             stat.count += 1;

@@ -1,6 +1,8 @@
 //! Evaluating value expressions with JavaScript's semantics.
 
 use super::methods::call;
+use std::sync::Arc;
+
 use super::{Expr, Field, Item, Piece};
 use crate::grammar::value::{Value, js_number};
 
@@ -38,8 +40,8 @@ pub fn eval(e: &Expr, path: &Path<'_>, var: &mut dyn FnMut(&str, &Path<'_>) -> V
         Expr::Lit(v) => v.clone(),
         Expr::Var(name) => var(name, path),
         Expr::Object(fields) => {
-            let mut out: Vec<(String, Value)> = Vec::with_capacity(fields.len());
-            let set = |out: &mut Vec<(String, Value)>, k: String, v: Value| {
+            let mut out: Vec<(Arc<str>, Value)> = Vec::with_capacity(fields.len());
+            let set = |out: &mut Vec<(Arc<str>, Value)>, k: Arc<str>, v: Value| {
                 if let Some(slot) = out.iter_mut().find(|(key, _)| *key == k) {
                     slot.1 = v;
                 } else {
@@ -89,7 +91,7 @@ pub fn eval(e: &Expr, path: &Path<'_>, var: &mut dyn FnMut(&str, &Path<'_>) -> V
                     Piece::Expr(e) => s.push_str(&eval(e, path, var).to_js_string()),
                 }
             }
-            Value::String(s)
+            Value::String(Arc::from(s))
         }
         Expr::Unary(super::Operator(op), e) => {
             let v = eval(e, path, var);
@@ -181,7 +183,7 @@ fn binary(op: &str, a: &Value, b: &Value) -> Value {
     match op {
         "+" => match (a, b) {
             (Value::String(_), _) | (_, Value::String(_)) => {
-                Value::String(a.to_js_string() + &b.to_js_string())
+                Value::String(Arc::from(a.to_js_string() + &b.to_js_string()))
             }
             _ => Value::Number(to_number(a) + to_number(b)),
         },

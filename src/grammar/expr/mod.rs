@@ -4,6 +4,8 @@
 //! closed set of string, array and number methods. Parsed here into
 //! [`Expr`] and evaluated against the variables a match captured.
 
+use std::sync::Arc;
+
 mod eval;
 mod methods;
 mod parse;
@@ -44,7 +46,7 @@ pub enum Expr {
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub enum Field {
     /// `key: expr`, or `key` alone (`None`) for `key: key`.
-    Pair(String, Option<Expr>),
+    Pair(Arc<str>, Option<Expr>),
     /// `...expr`.
     Spread(Expr),
 }
@@ -103,7 +105,7 @@ impl Expr {
             Expr::Object(fields) => {
                 for f in fields {
                     match f {
-                        Field::Pair(k, None) => out.push(k.clone()),
+                        Field::Pair(k, None) => out.push(k.to_string()),
                         Field::Pair(_, Some(e)) | Field::Spread(e) => e.variables(out),
                     }
                 }

@@ -1,6 +1,8 @@
 //! Reading value expressions: JavaScript's grammar for the subset
 //! grammars may use, with a depth limit.
 
+use std::sync::Arc;
+
 use super::{Expr, Field, Item, Operator, Piece};
 use crate::grammar::value::Value;
 
@@ -234,7 +236,7 @@ impl ExprParser<'_> {
             return self.fail("A value");
         };
         match c {
-            '"' | '\'' => Ok(Expr::Lit(Value::String(self.string(c)?))),
+            '"' | '\'' => Ok(Expr::Lit(Value::String(Arc::from(self.string(c)?)))),
             '`' if self.full => self.template(),
             '{' => self.object(),
             '[' => self.array(),
@@ -430,9 +432,9 @@ impl ExprParser<'_> {
                         .ok_or_else(|| (self.pos, "Property name expected.".to_string()))?,
                 };
                 if self.eat(":") {
-                    fields.push(Field::Pair(key, Some(self.expr()?)));
+                    fields.push(Field::Pair(key.into(), Some(self.expr()?)));
                 } else {
-                    fields.push(Field::Pair(key, None));
+                    fields.push(Field::Pair(key.into(), None));
                 }
             }
             if self.eat("}") {
