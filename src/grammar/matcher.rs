@@ -146,6 +146,49 @@ impl<'g> Work<'g> {
         self.arena.stack.push(state);
     }
 
+    /// Which alternatives of `rules` may begin at byte `index` (after
+    /// separators when `lead`), or somewhere after it when a wildcard is
+    /// open — remembered per place, as many states ask the same.
+    fn viable<'a>(
+        &mut self,
+        s: &'a str,
+        rules: &'a RuleSet,
+        index: usize,
+        wild: bool,
+        lead: bool,
+    ) -> Viable<'a> {
+        let count = rules.rules().len();
+        if !self.prune {
+            return Viable::Every;
+        }
+        if count > 64 {
+            return Viable::Each {
+                s,
+                rules,
+                index,
+                wild,
+                lead,
+            };
+        }
+        let key = (
+            std::ptr::from_ref(rules) as usize,
+            index,
+            wild,
+            lead && !wild,
+        );
+        if let Some(&(_, mask)) = self.arena.seen.iter().find(|(k, _)| *k == key) {
+            return Viable::Mask(mask);
+        }
+        let mut mask = 0u64;
+        for i in 0..count {
+            mask |= u64::from(viable_at(s, rules, i, index, wild, lead)) << i;
+        }
+        if self.arena.seen.len() < MAX_VIABLE_SEEN {
+            self.arena.seen.push((key, mask));
+        }
+        Viable::Mask(mask)
+    }
+
     /// True once the match has done as much as it may.
     pub(super) fn exhausted(&self) -> bool {
         self.steps > MAX_STEPS || self.arena.len() > MAX_NODES
@@ -161,6 +204,51 @@ impl<'g> Work<'g> {
             Origin::Repeat => o.repeat == Policy::Exhaustive,
             Origin::Start | Origin::Alternation => true,
         });
+    }
+}
+
+/// Places whose viable alternatives one match remembers.
+const MAX_VIABLE_SEEN: usize = 256;
+
+/// The alternatives of a rule worth trying at a place.
+enum Viable<'a> {
+    /// A bit per alternative.
+    Mask(u64),
+    /// Every one (when not pruning).
+    Every,
+    /// Too many to remember: each is checked when asked.
+    Each {
+        s: &'a str,
+        rules: &'a RuleSet,
+        index: usize,
+        wild: bool,
+        lead: bool,
+    },
+}
+
+impl Viable<'_> {
+    fn has(&self, i: usize) -> bool {
+        match *self {
+            Viable::Mask(m) => m & (1 << i) != 0,
+            Viable::Every => true,
+            Viable::Each {
+                s,
+                rules,
+                index,
+                wild,
+                lead,
+            } => viable_at(s, rules, i, index, wild, lead),
+        }
+    }
+}
+
+/// True when alternative `i` of `rules` may begin at byte `index` (after
+/// separators when `lead`), or anywhere after it when a wildcard is open.
+fn viable_at(s: &str, rules: &RuleSet, i: usize, index: usize, wild: bool, lead: bool) -> bool {
+    if wild {
+        may_occur(s, index, rules.firsts(i))
+    } else {
+        may_start(s, index, rules.firsts(i), lead)
     }
 }
 
@@ -512,22 +600,12 @@ pub(super) fn run<'g>(state: &mut State<'g>, s: &str, work: &mut Work<'g>) -> bo
                 state.in_repeat = false;
                 // Only the alternatives that can begin here.
                 let lead = state.leading_spacing(&work.arena) != Spacing::None;
-                let (prune, index, wild) = (work.prune, state.index, state.wild.is_some());
-                // Where it must begin, or (after a pending wildcard) somewhere
-                // after it.
-                let viable = |i: usize| {
-                    !prune
-                        || if wild {
-                            may_occur(s, index, rules.firsts(i))
-                        } else {
-                            may_start(s, index, rules.firsts(i), lead)
-                        }
-                };
-                let Some(first) = (0..children.len()).find(|&i| viable(i)) else {
+                let viable = work.viable(s, rules, state.index, state.wild.is_some(), lead);
+                let Some(first) = (0..children.len()).find(|&i| viable.has(i)) else {
                     return false;
                 };
                 for i in (first + 1..children.len()).rev() {
-                    if viable(i) {
+                    if viable.has(i) {
                         let mut other = *state;
                         other.alt = i;
                         other.value = children[i].value.as_deref();

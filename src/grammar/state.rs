@@ -86,7 +86,14 @@ pub(super) struct Arena<'g> {
     values: Vec<ValNode<'g>>,
     /// The stack of states left for later.
     pub stack: Vec<State<'g>>,
+    /// Places already asked which alternatives may begin there.
+    pub seen: Vec<(Place, u64)>,
 }
+
+/// A place in a match where alternatives are checked: the rule set (by
+/// address), the byte, whether a wildcard is open, whether separators may
+/// come first.
+pub(super) type Place = (usize, usize, bool, bool);
 
 /// Emptied buffers kept for the next match on this thread.
 #[derive(Default)]
@@ -95,6 +102,7 @@ struct Spare {
     ids: Vec<IdNode<'static>>,
     values: Vec<ValNode<'static>>,
     stack: Vec<State<'static>>,
+    seen: Vec<(Place, u64)>,
 }
 
 thread_local! {
@@ -127,6 +135,7 @@ impl<'g> Arena<'g> {
                 ids: spare.ids,
                 values: spare.values,
                 stack: spare.stack,
+                seen: spare.seen,
             }
         })
     }
@@ -139,6 +148,7 @@ impl Drop for Arena<'_> {
             ids: emptied(std::mem::take(&mut self.ids)),
             values: emptied(std::mem::take(&mut self.values)),
             stack: emptied(std::mem::take(&mut self.stack)),
+            seen: emptied(std::mem::take(&mut self.seen)),
         };
         SPARE.with(|spare| {
             if let Ok(mut spare) = spare.try_borrow_mut() {
@@ -327,5 +337,25 @@ impl<'g> State<'g> {
             frame = arena.frame(f.parent);
         }
         self.spacing
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{MAX_KEPT, emptied};
+
+    #[test]
+    fn emptied_buffers_keep_their_room_unless_huge() {
+        let small: Vec<u64> = (0..100).collect();
+        let kept: Vec<u64> = emptied(small);
+        assert!(kept.is_empty());
+        assert!(kept.capacity() >= 100, "the allocation is reused");
+        let huge: Vec<u64> = vec![0; MAX_KEPT + 1];
+        let dropped: Vec<u64> = emptied(huge);
+        assert_eq!(
+            dropped.capacity(),
+            0,
+            "a hostile match's buffers are let go"
+        );
     }
 }
