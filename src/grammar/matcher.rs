@@ -8,13 +8,14 @@
 //! count (captures used, wildcard characters, entity-typed properties).
 
 use super::expr::Path;
-use super::model::{FirstWords, Grammar, Part, RuleSet};
+use super::model::{Grammar, Part, RuleSet};
 use super::parse::Spacing;
 pub(super) use super::state::{Arena, Captured, Frame, Ids, LastPart, NIL, Origin, State};
 use super::text::{
-    boundary_ok, char_at, find_words, literal_at, match_words, number_at, skip_seps, wildcard_text,
+    boundary_ok, char_at, find_words, match_words, number_at, skip_seps, wildcard_text,
 };
 use super::value::Value;
+use super::viable::{Viable, may_start, viable_at};
 
 /// One parse of a request.
 #[derive(Debug, Clone, PartialEq)]
@@ -58,43 +59,6 @@ pub struct MatchOptions {
 /// grammar or request ends early instead of running away.
 pub const MAX_STEPS: usize = 2_000_000;
 const MAX_RESULTS: usize = 10_000;
-
-/// True when one of `firsts` (when known) can begin at byte `index`,
-/// after separators when `lead`.
-fn may_start(s: &str, index: usize, firsts: Option<&FirstWords>, lead: bool) -> bool {
-    let Some(firsts) = firsts else {
-        return true;
-    };
-    let mut at = index;
-    loop {
-        if firsts.any_at(s, at) {
-            return true;
-        }
-        if !lead {
-            return false;
-        }
-        match char_at(s, at) {
-            Some(c) if super::text::is_sep(c) => at += c.len_utf8(),
-            _ => return false,
-        }
-    }
-}
-
-/// True when one of `firsts` (when known) occurs anywhere from byte
-/// `index` on: where a pending wildcard may end and the alternative begin.
-fn may_occur(s: &str, index: usize, firsts: Option<&FirstWords>) -> bool {
-    let Some(firsts) = firsts else {
-        return true;
-    };
-    let rest = s.as_bytes().get(index..).unwrap_or_default();
-    firsts.words().any(|w| match w.as_bytes().first() {
-        Some(&b) if b.is_ascii_alphanumeric() => {
-            let (lo, up) = (b.to_ascii_lowercase(), b.to_ascii_uppercase());
-            memchr::memchr2_iter(lo, up, rest).any(|at| literal_at(s, index + at, w).is_some())
-        }
-        _ => true,
-    })
-}
 
 /// The states matching `request` starts from, first rule on top (rules
 /// that cannot begin the request are left out).
@@ -209,48 +173,6 @@ impl<'g> Work<'g> {
 
 /// Places whose viable alternatives one match remembers.
 const MAX_VIABLE_SEEN: usize = 256;
-
-/// The alternatives of a rule worth trying at a place.
-enum Viable<'a> {
-    /// A bit per alternative.
-    Mask(u64),
-    /// Every one (when not pruning).
-    Every,
-    /// Too many to remember: each is checked when asked.
-    Each {
-        s: &'a str,
-        rules: &'a RuleSet,
-        index: usize,
-        wild: bool,
-        lead: bool,
-    },
-}
-
-impl Viable<'_> {
-    fn has(&self, i: usize) -> bool {
-        match *self {
-            Viable::Mask(m) => m & (1 << i) != 0,
-            Viable::Every => true,
-            Viable::Each {
-                s,
-                rules,
-                index,
-                wild,
-                lead,
-            } => viable_at(s, rules, i, index, wild, lead),
-        }
-    }
-}
-
-/// True when alternative `i` of `rules` may begin at byte `index` (after
-/// separators when `lead`), or anywhere after it when a wildcard is open.
-fn viable_at(s: &str, rules: &RuleSet, i: usize, index: usize, wild: bool, lead: bool) -> bool {
-    if wild {
-        may_occur(s, index, rules.firsts(i))
-    } else {
-        may_start(s, index, rules.firsts(i), lead)
-    }
-}
 
 /// Most history nodes one match may make (a bound on its memory).
 const MAX_NODES: usize = 4 * MAX_STEPS;

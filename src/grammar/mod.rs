@@ -25,6 +25,7 @@ mod text;
 mod types;
 mod value;
 mod values;
+mod viable;
 
 pub use compile::{FileLoader, LoadError, LoadOptions, NoFiles, load_grammar};
 pub use complete::{Completion, Direction, Group, Property, complete};
