@@ -105,7 +105,7 @@ fn setup(replies: &[&str], max_passes: u32) -> Setup {
         clock: Arc::new(rig.clock.clone()),
         session_start: support::START,
         requests: Arc::new(tokio::sync::Notify::new()),
-        proposer: None,
+        proposer: Default::default(),
     });
     let agent = Arc::new(AgentInfo::new("ada", recorder.clone(), "m", false));
     Setup {
@@ -405,7 +405,7 @@ async fn requests_that_wait_end_the_turn_without_running() {
         clock: Arc::new(s.rig.clock.clone()),
         session_start: support::START,
         requests: Arc::clone(&requests),
-        proposer: None,
+        proposer: Default::default(),
     });
     let outcome = run_turn(
         env,

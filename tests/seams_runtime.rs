@@ -324,3 +324,61 @@ async fn every_action_of_the_demo_reaches_a_final_state_in_the_console() {
         .count();
     assert!(links >= 3, "the demo's chains are seen ({links} links)");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_phrasing_taught_in_another_process_is_proposed_from_the_next_reply() {
+    let words = "ping the night shift";
+    let script = format!("[agents.ada]\nreplies = [\"{words}\", \"{words}\"]\n");
+    let mut r = running(ADA, ASK_TO_POST, &script);
+    let proposed = |e: &Event| matches!(e, Event::ActionProposed { .. });
+    let finished = |e: &Event| matches!(e, Event::ReplyFinished { .. });
+
+    // Nothing reads these words as an action yet.
+    r.handle.send_message("ada", "anything new?");
+    assert!(
+        wait_for(&mut r.events, Duration::from_secs(10), finished)
+            .await
+            .is_some(),
+        "ada replies"
+    );
+    assert!(
+        wait_for(&mut r.events, Duration::from_millis(500), proposed)
+            .await
+            .is_none(),
+        "not proposed before it is taught"
+    );
+
+    // A shell teaches them: another process, the same database.
+    let db = r.db();
+    let dir = r.dir.path().to_path_buf();
+    let out = tokio::task::spawn_blocking(move || {
+        Command::new(env!("CARGO_BIN_EXE_partner"))
+            .current_dir(&dir)
+            .args(["grammar", "learned", "--db"])
+            .arg(&db)
+            .args([
+                "add",
+                "ping the night shift",
+                "/recall insert \"night shift\"",
+            ])
+            .stdin(Stdio::null())
+            .output()
+            .unwrap()
+    })
+    .await
+    .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // The runtime reads the database again within a second or so.
+    tokio::time::sleep(Duration::from_millis(2500)).await;
+    r.handle.send_message("ada", "anything else?");
+    let Some(Event::ActionProposed { action, .. }) =
+        wait_for(&mut r.events, Duration::from_secs(10), proposed).await
+    else {
+        panic!("the taught words are proposed as the action");
+    };
+    assert_eq!(action, "/recall insert \"night shift\"");
+}

@@ -4,6 +4,8 @@
 //! `:` line — into the action it most likely means. What an agent says
 //! this way is only ever *proposed*: it waits for the partner.
 
+use std::sync::Arc;
+
 use crate::grammar::{
     Grammar, LoadOptions, MatchOptions, NoFiles, Value, load_grammar, match_grammar,
 };
@@ -29,6 +31,30 @@ pub fn words_shown(text: &str) -> String {
         out.push('…');
     }
     out
+}
+
+/// The proposer a constellation uses now: replaced when the partner
+/// teaches or forgets a phrasing (in any process), read by each turn.
+#[derive(Debug, Default)]
+pub struct CurrentProposer(std::sync::RwLock<Option<Arc<Proposer>>>);
+
+impl CurrentProposer {
+    /// Starts with `proposer`.
+    pub fn new(proposer: Option<Arc<Proposer>>) -> Self {
+        CurrentProposer(std::sync::RwLock::new(proposer))
+    }
+
+    /// The proposer to use for a reply.
+    pub fn get(&self) -> Option<Arc<Proposer>> {
+        self.0.read().map_or(None, |p| p.clone())
+    }
+
+    /// Uses `proposer` from now on.
+    pub fn set(&self, proposer: Option<Arc<Proposer>>) {
+        if let Ok(mut p) = self.0.write() {
+            *p = proposer;
+        }
+    }
 }
 
 /// A learned phrasing as a grammar alternative: the words, literally,

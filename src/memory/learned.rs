@@ -51,6 +51,16 @@ pub fn reset(conn: &Connection) -> MemoryResult<usize> {
     Ok(conn.execute("DELETE FROM learned_rules", [])?)
 }
 
+/// What changes whenever a rule is added or removed (how many there are,
+/// and the newest id): lets a reader rebuild only when something changed.
+pub fn signature(conn: &Connection) -> MemoryResult<(i64, i64)> {
+    Ok(conn.query_row(
+        "SELECT count(*), coalesce(max(id), 0) FROM learned_rules",
+        [],
+        |r| Ok((r.get(0)?, r.get(1)?)),
+    )?)
+}
+
 /// Every rule, oldest first.
 pub fn list(conn: &Connection) -> MemoryResult<Vec<LearnedRule>> {
     let mut stmt = conn.prepare(

@@ -179,11 +179,14 @@ struct Runtime {
     sync_again: bool,
     sweeping: bool,
     next_sweep: Instant,
+    /// The learned phrasings the proposer was built from (their
+    /// signature): a sync that finds others rebuilds it.
+    learned_seen: Option<(i64, i64)>,
 }
 
 /// The proposer: shipped phrasings plus what the partner taught (read from
 /// the database); none when even the shipped grammar fails to load.
-fn proposer(executor: &Executor) -> Option<Arc<super::proposals::Proposer>> {
+pub(super) fn proposer(executor: &Executor) -> Option<Arc<super::proposals::Proposer>> {
     let learned: Vec<String> = crate::memory::learned::list(&executor.store().read())
         .map(|rules| rules.into_iter().map(|r| r.rule).collect())
         .unwrap_or_default();
@@ -211,8 +214,9 @@ pub fn start(
         session_start: clock.now_ms(),
         clock,
         requests: Arc::new(Notify::new()),
-        proposer: proposer(&executor),
+        proposer: super::proposals::CurrentProposer::new(proposer(&executor)),
     });
+    let learned_seen = crate::memory::learned::signature(&executor.store().read()).ok();
     // Startup reads and creates what the agents start with, before the loop
     // (the only database work not on the blocking pool).
     for agent in &config.agents {
@@ -307,6 +311,7 @@ pub fn start(
         writes_asked: 0,
         sync_started_at: 0,
         syncing: false,
+        learned_seen,
         sync_again: false,
         sweeping: false,
         next_sweep: Instant::now(),

@@ -47,8 +47,9 @@ impl Runtime {
             .map(|(name, slot)| (name.clone(), slot.last_told))
             .collect();
         let executor = Arc::clone(&self.env.executor);
+        let learned_seen = self.learned_seen;
         self.work
-            .spawn_blocking(move || Done::Synced(sync::sync(&executor, &agents)));
+            .spawn_blocking(move || Done::Synced(sync::sync(&executor, &agents, learned_seen)));
     }
 
     pub(super) fn work_done(&mut self, done: Done) {
@@ -79,6 +80,12 @@ impl Runtime {
     }
 
     pub(super) fn synced(&mut self, synced: Synced) {
+        if let Some((seen, proposer)) = synced.learned {
+            // What the partner taught (or forgot), in any process, is read
+            // from the next reply on.
+            self.learned_seen = Some(seen);
+            self.env.proposer.set(proposer);
+        }
         for message in synced.errors {
             self.emit(Event::Error {
                 agent: None,

@@ -15,6 +15,13 @@ use crate::memory::records::{
 use crate::memory::{IntentionStatus, Message};
 use crate::permission::PendingRequest;
 
+/// The learned phrasings' signature now, and the proposer rebuilt from
+/// them (none when even the shipped grammar fails to load).
+pub(super) type Relearned = (
+    (i64, i64),
+    Option<std::sync::Arc<crate::agent::proposals::Proposer>>,
+);
+
 /// What a sync found.
 #[derive(Debug, Default)]
 pub(super) struct Synced {
@@ -30,14 +37,29 @@ pub(super) struct Synced {
     pub halted: Vec<(String, String)>,
     /// Pulse intervals stored for agents (an agent's own `/pulse`).
     pub pulses: Vec<(String, i64)>,
+    /// The learned phrasings changed: their signature, and the proposer
+    /// rebuilt from them.
+    pub learned: Option<Relearned>,
     /// What went wrong reading (shown to the partner, never fatal).
     pub errors: Vec<String>,
 }
 
 /// Takes what is new in the database for `agents` (name and the newest
-/// message from another agent already delivered).
-pub(super) fn sync(executor: &Executor, agents: &[(String, i64)]) -> Synced {
+/// message from another agent already delivered), and the learned
+/// phrasings when they are no longer those `learned_seen` describes.
+pub(super) fn sync(
+    executor: &Executor,
+    agents: &[(String, i64)],
+    learned_seen: Option<(i64, i64)>,
+) -> Synced {
     let mut out = Synced::default();
+    match crate::memory::learned::signature(&executor.store().read()) {
+        Ok(now) if Some(now) != learned_seen => {
+            out.learned = Some((now, super::proposer(executor)));
+        }
+        Ok(_) => {}
+        Err(e) => out.errors.push(format!("reading learned phrasings: {e}")),
+    }
     let names: Vec<String> = agents.iter().map(|(name, _)| name.clone()).collect();
     match executor.take_decided(&names) {
         Ok(decided) => out.decided = decided,

@@ -62,7 +62,7 @@ pub struct TurnEnv {
     pub requests: Arc<tokio::sync::Notify>,
     /// Reads a reply's plain words as an action to propose (none: replies
     /// without actions stay words).
-    pub proposer: Option<Arc<super::proposals::Proposer>>,
+    pub proposer: super::proposals::CurrentProposer,
 }
 
 impl TurnEnv {
@@ -499,7 +499,7 @@ pub async fn run_turn(
         let mut proposed = None;
         if parsed.actions.is_empty()
             && parsed.errors.is_empty()
-            && let Some(proposer) = &env.proposer
+            && let Some(proposer) = env.proposer.get()
             && let Some(action) = proposer.propose(&reply)
         {
             let line = format!("{action} ?ask");
