@@ -191,6 +191,73 @@ fn batch_answers_every_line_in_order() {
     assert_eq!(answers[6]["warnings"].as_array().unwrap().len(), 1);
 }
 
+/// A typed start rule beside the TypeScript schema it imports its type
+/// from: `check` holds every value to the type, through the rules it
+/// passes through; without the schema file nothing can be checked.
+#[test]
+fn typed_rules_are_held_to_their_typescript_schema() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::write(
+        d.join("playerSchema.ts"),
+        "// The player's actions.\nexport type PlayerAction = PlayAction | PauseAction;\nexport interface PlayAction {\n  actionName: \"play\";\n  parameters: { trackName: string; mode?: \"loud\" | \"quiet\" };\n}\nexport interface PauseAction { actionName: \"pause\" }\n",
+    )
+    .unwrap();
+    let good = "import { PlayerAction } from \"./playerSchema.ts\";\n<Start> : PlayerAction = play $(t:wildcard) $(m:<Mode>)? -> { actionName: \"play\", parameters: { trackName: t, mode: m } } | <Pause>;\n<Mode> = loud | quiet;\n<Pause> = pause -> { actionName: \"pause\" };\n";
+    std::fs::write(d.join("good.agr"), good).unwrap();
+    let (code, out, _) = partner(d, &["grammar", "check", "good.agr"], "");
+    assert_eq!(code, Some(0), "{out}");
+    let bad = good
+        .replace("<Mode> = loud | quiet;", "<Mode> = loud | noisy;")
+        .replace("actionName: \"pause\"", "actionName: \"stop\"");
+    std::fs::write(d.join("bad.agr"), &bad).unwrap();
+    let (code, out, _) = partner(d, &["grammar", "check", "bad.agr"], "");
+    assert_eq!(code, Some(1), "{out}");
+    let errors: Vec<&str> = out.lines().filter(|l| l.contains(": error: ")).collect();
+    assert_eq!(errors.len(), 2, "{out}");
+    assert!(
+        errors
+            .iter()
+            .all(|e| e.contains("does not match any union type member")),
+        "{out}"
+    );
+    assert!(
+        errors[1].starts_with("bad.agr(4,"),
+        "the error is where the value is: {out}"
+    );
+    // A type the schema does not declare, or declares without export.
+    std::fs::write(
+        d.join("missing.agr"),
+        "import { Stop } from \"./playerSchema.ts\";\n<Start> : Stop = stop -> { actionName: \"stop\" };\n",
+    )
+    .unwrap();
+    let (code, out, _) = partner(d, &["grammar", "check", "missing.agr"], "");
+    assert_eq!(code, Some(1));
+    assert!(
+        out.contains("Cannot resolve type 'Stop' from './playerSchema.ts'"),
+        "{out}"
+    );
+    // Without the schema file there is nothing to hold the values to.
+    std::fs::remove_file(d.join("playerSchema.ts")).unwrap();
+    let (code, out, _) = partner(d, &["grammar", "check", "bad.agr"], "");
+    assert_eq!(code, Some(0), "{out}");
+    // A batch record may carry the files its grammar imports.
+    let record = serde_json::json!({
+        "kind": "loadError",
+        "grammar": "import { P } from \"schema.ts\";\n<Start> : P = go -> { actionName: \"go\", level: \"high\" };",
+        "files": { "schema.ts": "export interface P { actionName: \"go\"; level: number }" },
+    });
+    let (_, out, _) = partner(d, &["grammar", "batch"], &format!("{record}\n"));
+    let answer: serde_json::Value = serde_json::from_str(out.trim()).unwrap();
+    assert!(
+        answer["error"]
+            .as_str()
+            .unwrap_or("")
+            .contains("Field 'level' expected number, got string"),
+        "{out}"
+    );
+}
+
 #[test]
 fn hostile_grammars_and_requests_end() {
     // Left recursion is refused; a wildcard-heavy grammar on a long

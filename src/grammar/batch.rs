@@ -24,12 +24,17 @@ pub struct RootLoader {
 impl FileLoader for RootLoader {
     fn load(&self, path: &str, from: &str) -> Result<(String, String), String> {
         let base = Path::new(from).parent().unwrap_or(Path::new(""));
-        let joined = self.root.join(base).join(path);
+        // A root given as a bare file's parent ("") is the current directory.
+        let root_dir = if self.root.as_os_str().is_empty() {
+            Path::new(".")
+        } else {
+            self.root.as_path()
+        };
+        let joined = root_dir.join(base).join(path);
         let real = joined
             .canonicalize()
             .map_err(|e| format!("cannot read '{path}': {e}"))?;
-        let root = self
-            .root
+        let root = root_dir
             .canonicalize()
             .map_err(|e| format!("cannot read the root: {e}"))?;
         if !real.starts_with(&root) {
@@ -44,6 +49,23 @@ impl FileLoader for RootLoader {
             .strip_prefix(&root)
             .map_or_else(|_| path.to_string(), |p| p.display().to_string());
         Ok((name, text))
+    }
+}
+
+/// Files a record carries (`"files": {"schema.ts": "…"}`), then those
+/// under the root.
+struct RecordFiles<'a> {
+    files: &'a serde_json::Map<String, Json>,
+    then: &'a dyn FileLoader,
+}
+
+impl FileLoader for RecordFiles<'_> {
+    fn load(&self, path: &str, from: &str) -> Result<(String, String), String> {
+        let name = path.trim_start_matches("./");
+        match self.files.get(name) {
+            Some(Json::String(text)) => Ok((name.to_string(), text.clone())),
+            _ => self.then.load(path, from),
+        }
     }
 }
 
@@ -102,11 +124,16 @@ pub fn answer(line: &str, root: Option<&Path>) -> Json {
     let root_loader = root.map(|r| RootLoader {
         root: r.to_path_buf(),
     });
-    let loader: &dyn FileLoader = match &root_loader {
+    let root_or_none: &dyn FileLoader = match &root_loader {
         Some(l) => l,
         None => &NoFiles,
     };
-    let grammar = match load_grammar(&name, &text, &options, loader) {
+    let empty = serde_json::Map::new();
+    let loader = RecordFiles {
+        files: record["files"].as_object().unwrap_or(&empty),
+        then: root_or_none,
+    };
+    let grammar = match load_grammar(&name, &text, &options, &loader) {
         Ok(g) => g,
         Err(e) => return json!({ "error": e.to_string() }),
     };

@@ -15,10 +15,12 @@
 pub mod batch;
 mod compile;
 mod complete;
+mod conform;
 mod expr;
 mod matcher;
 mod model;
 mod parse;
+pub mod schema;
 pub mod serial;
 mod state;
 mod text;

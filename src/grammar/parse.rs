@@ -70,6 +70,8 @@ pub struct Alternative {
     pub items: Vec<Item>,
     /// The value after `->`.
     pub value: Option<Expr>,
+    /// Where the value starts (byte), for errors about it.
+    pub value_pos: usize,
     /// Where it starts (byte).
     pub pos: usize,
 }
@@ -391,7 +393,10 @@ impl Reader<'_> {
         if items.is_empty() {
             return self.fail("A word, variable, rule or group");
         }
+        let mut value_pos = pos;
         let value = if self.eat("->") {
+            self.skip();
+            value_pos = self.pos;
             let (expr, end) = parse_expr(self.src, self.pos, self.expressions)
                 .map_err(|(pos, message)| SyntaxError { pos, message })?;
             self.pos = end;
@@ -427,6 +432,7 @@ impl Reader<'_> {
             spacing,
             items,
             value,
+            value_pos,
             pos,
         })
     }
@@ -478,6 +484,7 @@ impl Reader<'_> {
                         spacing: None,
                         items: vec![Item::Rule(name)],
                         value: None,
+                        value_pos: self.pos,
                         pos: self.pos,
                     }],
                     quantifier: Some(q),

@@ -324,7 +324,7 @@ pub fn check(e: &Expr, vars: &HashMap<String, Ty>, errors: &mut Vec<String>) -> 
     }
 }
 
-fn method_type(t: &Ty, method: &str, args: &[Ty], errors: &mut Vec<String>) -> Ty {
+pub(super) fn method_type(t: &Ty, method: &str, args: &[Ty], errors: &mut Vec<String>) -> Ty {
     let (list, kind): (&[&str], &str) = match t {
         Ty::Str | Ty::Literal => (STRING_METHODS, "string"),
         Ty::Num => (NUMBER_METHODS, "number"),

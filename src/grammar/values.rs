@@ -111,7 +111,7 @@ fn matched_value(
             if entry.wildcard {
                 stat.chars += utf16_len(text);
             }
-            Value::String(Arc::from(text.to_string()))
+            Value::String(Arc::from(text))
         }
         Captured::Words(words) => {
             stat.count += 1;

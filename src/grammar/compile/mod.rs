@@ -11,6 +11,7 @@ use std::sync::Arc;
 use super::parse::{Alternative, Definition, Import, Item, Spacing, line_col, parse_source};
 
 mod checks;
+mod typed;
 
 use checks::refs;
 
@@ -101,6 +102,8 @@ pub fn load_grammar(
         sets: HashMap::new(),
         imported: Vec::new(),
         typed: false,
+        schemas: HashMap::new(),
+        schema_warnings: Vec::new(),
     };
     c.read_file(file, text, loader, true);
     if !c.errors.is_empty() {
@@ -124,6 +127,7 @@ pub fn load_grammar(
     for name in names {
         c.compile_definition(&name);
     }
+    c.check_declared_types();
     if c.options.start_value_required
         && let Some((def, file, src)) = c.defs.get("Start")
     {
@@ -145,7 +149,8 @@ pub fn load_grammar(
     for set in c.sets.values() {
         compute_firsts(set, &mut visiting);
     }
-    let warnings = c.warnings(file, text);
+    let mut warnings = c.warnings(file, text);
+    warnings.append(&mut c.schema_warnings);
     Ok(Grammar {
         rules: start,
         entities: c.entities,
@@ -167,6 +172,11 @@ struct Compiler {
     imported: Vec<(String, usize, bool)>,
     /// Some rule declares the type of its value.
     typed: bool,
+    /// The schema each imported type was read from (types whose file
+    /// could not be read are not here, and not checked).
+    schemas: HashMap<String, Arc<crate::grammar::schema::Schema>>,
+    /// Warnings from checking values against their schema types.
+    schema_warnings: Vec<String>,
 }
 
 impl Compiler {
@@ -221,6 +231,7 @@ impl Compiler {
                     for n in names {
                         self.types.insert(n.clone());
                     }
+                    self.read_schema(names, from, file, text, *pos, loader);
                 }
                 Import::Named(_, from) | Import::All(from) => match loader.load(from, file) {
                     Ok((name, imported)) => self.read_file(&name, &imported, loader, false),
