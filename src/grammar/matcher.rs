@@ -65,8 +65,15 @@ const MAX_RESULTS: usize = 10_000;
 fn initial_states_for<'g>(grammar: &'g Grammar, request: &str, stack: &mut Vec<State<'g>>) {
     let set: &RuleSet = &grammar.rules;
     let rules = set.rules();
+    // Separators may lead unless an alternative's spacing is `none`; the
+    // table answers for both (it may let more through, never fewer).
+    let table = set.dispatch().map(|d| d.mask_at(request, 0, true));
     for i in (0..rules.len()).rev() {
-        if may_start(request, 0, set.firsts(i), rules[i].spacing != Spacing::None) {
+        let viable = match table {
+            Some(mask) => mask & (1 << i) != 0,
+            None => may_start(request, 0, set.firsts(i), rules[i].spacing != Spacing::None),
+        };
+        if viable {
             stack.push(State::start(set, i));
         }
     }
@@ -134,6 +141,12 @@ impl<'g> Work<'g> {
                 lead,
             };
         }
+        if let Some(d) = rules.dispatch()
+            && !wild
+        {
+            // Cheaper to look up again than to remember.
+            return Viable::Mask(d.mask_at(s, index, lead));
+        }
         let key = (
             std::ptr::from_ref(rules) as usize,
             index,
@@ -143,10 +156,9 @@ impl<'g> Work<'g> {
         if let Some(&(_, mask)) = self.arena.seen.iter().find(|(k, _)| *k == key) {
             return Viable::Mask(mask);
         }
-        let mut mask = 0u64;
-        for i in 0..count {
-            mask |= u64::from(viable_at(s, rules, i, index, wild, lead)) << i;
-        }
+        let mask = (0..count).fold(0u64, |m, i| {
+            m | u64::from(viable_at(s, rules, i, index, wild, lead)) << i
+        });
         if self.arena.seen.len() < MAX_VIABLE_SEEN {
             self.arena.seen.push((key, mask));
         }

@@ -31,6 +31,108 @@ pub struct RuleSet {
     /// For each alternative, what it can begin with: lets the matcher skip
     /// alternatives that cannot start at the current place.
     firsts: OnceLock<Vec<Start>>,
+    /// The same, as a table from a place's first two bytes to the
+    /// alternatives that may begin there (at most 64 alternatives).
+    dispatch: OnceLock<Option<Dispatch>>,
+}
+
+/// Which alternatives of a rule set (at most 64, a bit each) may begin at
+/// a place, looked up by the place's first two bytes, lowercase. It may
+/// let through an alternative that cannot begin there (only two bytes of
+/// its words are compared), never keep out one that can.
+#[derive(Debug, Clone, Default)]
+pub(super) struct Dispatch {
+    /// (first byte << 8 | second byte, or 0 for any second byte) → the
+    /// alternatives with a first word beginning so, sorted by key.
+    keys: Vec<(u16, u64)>,
+    /// Alternatives that may begin with anything (a wildcard, a number,
+    /// nothing, a word that is not ASCII).
+    always: u64,
+    /// Bit `b` set when some first word begins with byte `b`: most places
+    /// are turned down by this alone.
+    firsts: u128,
+}
+
+impl Dispatch {
+    fn new(starts: &[Start]) -> Option<Dispatch> {
+        if starts.len() > 64 {
+            return None;
+        }
+        let mut d = Dispatch::default();
+        let mut keys: Vec<(u16, u64)> = Vec::new();
+        for (i, start) in starts.iter().enumerate() {
+            let bit = 1u64 << i;
+            let Start::Words(words) = start else {
+                d.always |= bit;
+                continue;
+            };
+            if !words.other.is_empty() {
+                d.always |= bit;
+            }
+            for w in &words.ascii {
+                let b = w.as_bytes();
+                let second = match b.get(1) {
+                    Some(&c) if c.is_ascii() => u16::from(c.to_ascii_lowercase()),
+                    _ => 0,
+                };
+                keys.push((u16::from(b[0]) << 8 | second, bit));
+                d.firsts |= 1u128 << b[0];
+            }
+        }
+        keys.sort_unstable_by_key(|k| k.0);
+        for (key, bit) in keys {
+            match d.keys.last_mut() {
+                Some(last) if last.0 == key => last.1 |= bit,
+                _ => d.keys.push((key, bit)),
+            }
+        }
+        Some(d)
+    }
+
+    fn lookup(&self, key: u16) -> u64 {
+        self.keys
+            .binary_search_by_key(&key, |k| k.0)
+            .map_or(0, |i| self.keys[i].1)
+    }
+
+    /// The alternatives that may begin at byte `at` of `s`.
+    fn at(&self, s: &[u8], at: usize) -> u64 {
+        let Some(&b0) = s.get(at) else {
+            return 0;
+        };
+        let b0 = b0.to_ascii_lowercase();
+        if !b0.is_ascii() || self.firsts & (1u128 << b0) == 0 {
+            return 0;
+        }
+        let b0 = u16::from(b0) << 8;
+        let any_second = self.lookup(b0);
+        match s.get(at + 1) {
+            Some(&b1) => any_second | self.lookup(b0 | u16::from(b1.to_ascii_lowercase())),
+            None => any_second,
+        }
+    }
+
+    /// The alternatives that may begin at byte `index` of `s` (after
+    /// separators when `lead`).
+    pub(super) fn mask_at(&self, s: &str, index: usize, lead: bool) -> u64 {
+        let bytes = s.as_bytes();
+        let mut mask = self.always;
+        let mut at = index;
+        loop {
+            mask |= self.at(bytes, at);
+            if !lead {
+                return mask;
+            }
+            match bytes.get(at) {
+                Some(b' ') => at += 1,
+                Some(b) if b.is_ascii_alphanumeric() => return mask,
+                _ => match super::text::char_at(s, at) {
+                    Some(c) if super::text::is_sep(c) => at += c.len_utf8(),
+                    _ => return mask,
+                },
+            }
+        }
+    }
 }
 
 /// What an alternative can begin with.
@@ -127,6 +229,12 @@ impl RuleSet {
         }
     }
 
+    /// The table of which alternatives may begin where (none for more
+    /// than 64 alternatives, or before first words are worked out).
+    pub(super) fn dispatch(&self) -> Option<&Dispatch> {
+        self.dispatch.get()?.as_ref()
+    }
+
     /// Binds the alternatives of a named rule, once all rules exist (so
     /// rules may refer to each other in any order).
     pub(super) fn bind(&self, rules: Vec<Rule>) {
@@ -138,6 +246,7 @@ impl RuleSet {
             name,
             rules: OnceLock::new(),
             firsts: OnceLock::new(),
+            dispatch: OnceLock::new(),
         };
         if let Some(r) = rules {
             let _ = set.rules.set(r);
@@ -216,6 +325,7 @@ pub(super) fn compute_firsts(set: &Arc<RuleSet>, visiting: &mut HashSet<usize>) 
         }
     }
     visiting.remove(&key);
+    let _ = set.dispatch.set(Dispatch::new(&out));
     let _ = set.firsts.set(out.clone());
     out
 }
@@ -289,7 +399,7 @@ impl Part {
 
 #[cfg(test)]
 mod tests {
-    use super::FirstWords;
+    use super::{Dispatch, FirstWords, Start};
 
     fn words(list: &[&str]) -> FirstWords {
         FirstWords::new(list.iter().map(|w| w.to_string()).collect())
@@ -309,5 +419,50 @@ mod tests {
         let none = words(&["skip", "select"]);
         assert!(!none.any_at("sa", 0));
         assert!(none.any_at("xSeLeCt", 1));
+    }
+
+    #[test]
+    fn the_dispatch_table_never_keeps_out_an_alternative_that_can_begin() {
+        let alts = [
+            vec!["play", "pause"],
+            vec!["p"],
+            vec!["select", "switch", "use"],
+            vec!["über"],
+            vec!["skip", "next"],
+        ];
+        let mut starts: Vec<Start> = alts.iter().map(|w| Start::Words(words(w))).collect();
+        starts.push(Start::Any);
+        let d = Dispatch::new(&starts).expect("six alternatives fit");
+        let requests = [
+            "play it",
+            "  Pause now",
+            "über alles",
+            "xyz",
+            "use the skip",
+            "SWITCH",
+            "p",
+            "",
+            "s",
+            " , next",
+        ];
+        for r in requests {
+            for at in (0..=r.len()).filter(|&i| r.is_char_boundary(i)) {
+                for lead in [false, true] {
+                    let mask = d.mask_at(r, at, lead);
+                    assert_ne!(mask & (1 << 5), 0, "anything may begin anywhere");
+                    for (i, start) in starts.iter().enumerate().take(5) {
+                        let Start::Words(w) = start else { continue };
+                        let exact = crate::grammar::viable::may_start(r, at, Some(w), lead);
+                        if exact {
+                            assert_ne!(mask & (1 << i), 0, "{r:?} at {at}: alternative {i}");
+                        }
+                    }
+                }
+            }
+        }
+        // And it does keep out what cannot begin (a word that is not ASCII
+        // is always let through: case folding may change its bytes).
+        assert_eq!(d.mask_at("xyz", 0, true) & 0b11111, 1 << 3);
+        assert_eq!(d.mask_at("next", 0, false) & 0b10111, 1 << 4);
     }
 }

@@ -323,6 +323,40 @@ impl Compiler {
         set.bind(rules);
     }
 
+    /// The wildcard type of a rule that is one wildcard capture and
+    /// nothing else (one alternative, no value, the default spacing), when
+    /// a required capture of it in `spacing` can be that wildcard itself:
+    /// the same text, value and statistics, one rule fewer to enter.
+    fn lone_wildcard(&self, rule: &str, spacing: Spacing, optional: bool) -> Option<String> {
+        let (def, _, _) = self.defs.get(rule)?;
+        let [alt] = def.alts.as_slice() else {
+            return None;
+        };
+        if optional
+            || spacing != Spacing::Auto
+            || def.spacing.is_some()
+            || alt.spacing.is_some()
+            || alt.value.is_some()
+        {
+            return None;
+        }
+        match alt.items.as_slice() {
+            [
+                Item::Var {
+                    kind,
+                    rule: None,
+                    optional: false,
+                    ..
+                },
+            ] if kind != "number"
+                && (BASIC_TYPES.contains(&kind.as_str()) || self.types.contains(kind)) =>
+            {
+                Some(kind.clone())
+            }
+            _ => None,
+        }
+    }
+
     fn compile_alt(
         &mut self,
         alt: &Alternative,
@@ -377,12 +411,22 @@ impl Compiler {
                                         "Referenced rule '<{r}>' does not produce a value for variable '{name}' in definition '<{def}>'"
                                     ));
                                 }
-                                parts.push(Part::Rules {
-                                    rules: set,
-                                    var: Some(Arc::from(name.as_str())),
-                                    optional: *optional,
-                                    repeat: false,
-                                });
+                                match self.lone_wildcard(r, spacing, *optional) {
+                                    // `<TrackName> = $(x:wildcard);` captured
+                                    // as `$(track:<TrackName>)` is the
+                                    // wildcard itself: no rule to enter.
+                                    Some(kind) => parts.push(Part::Wild {
+                                        var: Some(Arc::from(name.as_str())),
+                                        type_name: Arc::from(kind.as_str()),
+                                        optional: false,
+                                    }),
+                                    None => parts.push(Part::Rules {
+                                        rules: set,
+                                        var: Some(Arc::from(name.as_str())),
+                                        optional: *optional,
+                                        repeat: false,
+                                    }),
+                                }
                             }
                             None => self.error(
                                 file,
