@@ -94,16 +94,20 @@ pub(super) struct Work<'g> {
     /// Skip alternatives that cannot begin where they would start (not
     /// when completing: their partial matches are what completion offers).
     pub prune: bool,
+    /// Parses found so far.
+    pub found: usize,
 }
 
 impl<'g> Work<'g> {
     /// Work with an empty stack.
     pub(super) fn new(options: MatchOptions, prune: bool) -> Self {
+        let exhaustive = options == MatchOptions::default();
         Work {
-            arena: Arena::new(),
+            arena: Arena::new(prune && exhaustive),
             options,
             steps: 0,
             prune,
+            found: 0,
         }
     }
 
@@ -193,8 +197,23 @@ const MAX_NODES: usize = 4 * MAX_STEPS;
 pub fn match_grammar(grammar: &Grammar, request: &str, options: &MatchOptions) -> Vec<MatchResult> {
     let mut work = Work::new(*options, true);
     initial_states_for(grammar, request, &mut work.arena.stack);
-    let mut results = Vec::new();
-    while let Some(mut state) = work.pop() {
+    let mut results: Vec<MatchResult> = Vec::new();
+    loop {
+        let height = work.arena.stack.len();
+        work.arena.twins.close(height, results.len());
+        let Some(mut state) = work.pop() else {
+            break;
+        };
+        if let Some((from, to)) = work.arena.twins.replay(height - 1) {
+            // A skipped fork whose search a path that became the same as
+            // it has made: the parses it would find, again.
+            let full = super::twins::copy_parses(&mut results, from, to, MAX_RESULTS);
+            work.found = results.len();
+            if full {
+                break;
+            }
+            continue;
+        }
         if run(&mut state, request, &mut work) && finalize(&mut state, request, &mut work.arena) {
             let mut stat = Stat::default();
             let captures = Captures {
@@ -216,6 +235,7 @@ pub fn match_grammar(grammar: &Grammar, request: &str, options: &MatchOptions) -
                 wildcard_char_count: stat.chars,
                 entity_wildcard_property_names: stat.names,
             });
+            work.found = results.len();
             work.succeeded();
             if results.len() >= MAX_RESULTS {
                 break;
@@ -461,6 +481,10 @@ pub(super) fn run<'g>(state: &mut State<'g>, s: &str, work: &mut Work<'g>) -> bo
             if !finish_nested(state, work, true, false) {
                 return true;
             }
+            if state.twin != NIL {
+                let height = work.arena.stack.len();
+                work.arena.twins.arrived(state, height, work.found);
+            }
             if state.part < state.parts().len()
                 && state.wild.is_none()
                 && !boundary_ok(s, state.index, state.spacing)
@@ -486,6 +510,19 @@ pub(super) fn run<'g>(state: &mut State<'g>, s: &str, work: &mut Work<'g>) -> bo
                 continue;
             }
             work.push(skip, Origin::Optional);
+            // Only a rule that may match nothing can bring the taking path
+            // back to where the skipping copy starts.
+            if let Part::Rules {
+                rules,
+                repeat: false,
+                var: None,
+                ..
+            } = part
+                && rules.may_be_empty()
+            {
+                let at = work.arena.stack.len() - 1;
+                state.twin = work.arena.twins.fork(&skip, at);
+            }
         }
         match part {
             Part::Str(words) => {

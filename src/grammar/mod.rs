@@ -24,6 +24,7 @@ pub mod schema;
 pub mod serial;
 mod state;
 mod text;
+mod twins;
 mod types;
 mod value;
 mod values;

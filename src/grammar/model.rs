@@ -229,6 +229,14 @@ impl RuleSet {
         }
     }
 
+    /// True when an alternative may match nothing at all (as far as is
+    /// known: an alternative not worked out counts as not).
+    pub(super) fn may_be_empty(&self) -> bool {
+        self.firsts
+            .get()
+            .is_some_and(|f| f.iter().any(|s| matches!(s, Start::Nullable(_))))
+    }
+
     /// The table of which alternatives may begin where (none for more
     /// than 64 alternatives, or before first words are worked out).
     pub(super) fn dispatch(&self) -> Option<&Dispatch> {

@@ -13,6 +13,7 @@
 use super::expr::Expr;
 use super::model::{Part, RuleSet};
 use super::parse::Spacing;
+use super::twins::{Twin, Twins};
 
 /// A node in one of the arena's lists; `NIL` ends a list.
 pub(super) type Link = u32;
@@ -88,6 +89,8 @@ pub(super) struct Arena<'g> {
     pub stack: Vec<State<'g>>,
     /// Places already asked which alternatives may begin there.
     pub seen: Vec<(Place, u64)>,
+    /// Skipped forks whose search a taking path may make for them.
+    pub twins: Twins<'g>,
 }
 
 /// A place in a match where alternatives are checked: the rule set (by
@@ -103,6 +106,9 @@ struct Spare {
     values: Vec<ValNode<'static>>,
     stack: Vec<State<'static>>,
     seen: Vec<(Place, u64)>,
+    twins: Vec<Twin<'static>>,
+    twins_open: Vec<usize>,
+    twins_waiting: Vec<usize>,
 }
 
 thread_local! {
@@ -123,11 +129,16 @@ fn emptied<A, B>(mut list: Vec<A>) -> Vec<B> {
 }
 
 impl<'g> Arena<'g> {
-    /// An empty arena, reusing this thread's spare buffers.
-    pub(super) fn new() -> Self {
+    /// An empty arena, reusing this thread's spare buffers; skipped forks
+    /// are remembered when `twins`.
+    pub(super) fn new(twins: bool) -> Self {
+        #[cfg(test)]
+        let twins = twins && !super::twins::tests::OFF.with(std::cell::Cell::get);
         SPARE.with(|spare| {
             let Ok(mut spare) = spare.try_borrow_mut() else {
-                return Arena::default();
+                let mut arena = Arena::default();
+                arena.twins = Twins::reuse(Vec::new(), Vec::new(), Vec::new(), twins);
+                return arena;
             };
             let spare = std::mem::take(&mut *spare);
             Arena {
@@ -136,6 +147,12 @@ impl<'g> Arena<'g> {
                 values: spare.values,
                 stack: spare.stack,
                 seen: spare.seen,
+                twins: Twins::reuse(
+                    emptied(spare.twins),
+                    spare.twins_open,
+                    spare.twins_waiting,
+                    twins,
+                ),
             }
         })
     }
@@ -143,7 +160,14 @@ impl<'g> Arena<'g> {
 
 impl Drop for Arena<'_> {
     fn drop(&mut self) {
+        let (twins, mut twins_open, mut twins_waiting) =
+            std::mem::take(&mut self.twins).into_buffers();
+        twins_open.clear();
+        twins_waiting.clear();
         let kept = Spare {
+            twins: emptied(twins),
+            twins_open,
+            twins_waiting,
             frames: emptied(std::mem::take(&mut self.frames)),
             ids: emptied(std::mem::take(&mut self.ids)),
             values: emptied(std::mem::take(&mut self.values)),
@@ -230,6 +254,9 @@ pub(super) struct State<'g> {
     pub last: Option<LastPart<'g>>,
     /// Resumed to take an optional part whose skip was tried first.
     pub no_skip: bool,
+    /// The skipped fork this parse may turn out the same as (`NIL`: none;
+    /// see `twins`).
+    pub twin: u32,
 }
 
 impl<'g> State<'g> {
@@ -252,6 +279,7 @@ impl<'g> State<'g> {
             origin: Origin::Start,
             last: None,
             no_skip: false,
+            twin: NIL,
         }
     }
 
