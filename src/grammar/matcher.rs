@@ -160,9 +160,13 @@ impl<'g> Work<'g> {
         if let Some(&(_, mask)) = self.arena.seen.iter().find(|(k, _)| *k == key) {
             return Viable::Mask(mask);
         }
-        let mask = (0..count).fold(0u64, |m, i| {
-            m | u64::from(viable_at(s, rules, i, index, wild, lead)) << i
-        });
+        let mask = match rules.dispatch() {
+            // After an open wildcard: a first word anywhere further on.
+            Some(d) => d.mask_from(s, index, count),
+            None => (0..count).fold(0u64, |m, i| {
+                m | u64::from(viable_at(s, rules, i, index, wild, lead)) << i
+            }),
+        };
         if self.arena.seen.len() < MAX_VIABLE_SEEN {
             self.arena.seen.push((key, mask));
         }

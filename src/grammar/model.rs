@@ -51,6 +51,9 @@ pub(super) struct Dispatch {
     /// Bit `b` set when some first word begins with byte `b`: most places
     /// are turned down by this alone.
     firsts: u128,
+    /// Bit `b` set when a key for byte `b` takes any second byte (a
+    /// one-letter word, or one whose second character is not ASCII).
+    any_second: u128,
 }
 
 impl Dispatch {
@@ -77,6 +80,9 @@ impl Dispatch {
                 };
                 keys.push((u16::from(b[0]) << 8 | second, bit));
                 d.firsts |= 1u128 << b[0];
+                if second == 0 {
+                    d.any_second |= 1u128 << b[0];
+                }
             }
         }
         keys.sort_unstable_by_key(|k| k.0);
@@ -89,6 +95,7 @@ impl Dispatch {
         Some(d)
     }
 
+    #[inline]
     fn lookup(&self, key: u16) -> u64 {
         self.keys
             .binary_search_by_key(&key, |k| k.0)
@@ -96,6 +103,7 @@ impl Dispatch {
     }
 
     /// The alternatives that may begin at byte `at` of `s`.
+    #[inline]
     fn at(&self, s: &[u8], at: usize) -> u64 {
         let Some(&b0) = s.get(at) else {
             return 0;
@@ -104,12 +112,38 @@ impl Dispatch {
         if !b0.is_ascii() || self.firsts & (1u128 << b0) == 0 {
             return 0;
         }
+        let any_second = if self.any_second & (1u128 << b0) != 0 {
+            self.lookup(u16::from(b0) << 8)
+        } else {
+            0
+        };
         let b0 = u16::from(b0) << 8;
-        let any_second = self.lookup(b0);
         match s.get(at + 1) {
             Some(&b1) => any_second | self.lookup(b0 | u16::from(b1.to_ascii_lowercase())),
             None => any_second,
         }
+    }
+
+    /// The alternatives of `count` that may begin anywhere from byte
+    /// `index` of `s` on (where an open wildcard may end and they begin).
+    pub(super) fn mask_from(&self, s: &str, index: usize, count: usize) -> u64 {
+        let all = if count >= 64 {
+            u64::MAX
+        } else {
+            (1u64 << count) - 1
+        };
+        let bytes = s.as_bytes();
+        let mut mask = self.always;
+        for at in index..bytes.len() {
+            if mask & all == all {
+                break;
+            }
+            let b = bytes[at].to_ascii_lowercase();
+            if b.is_ascii() && self.firsts & (1u128 << b) != 0 {
+                mask |= self.at(bytes, at);
+            }
+        }
+        mask
     }
 
     /// The alternatives that may begin at byte `index` of `s` (after
@@ -455,6 +489,14 @@ mod tests {
         ];
         for r in requests {
             for at in (0..=r.len()).filter(|&i| r.is_char_boundary(i)) {
+                // After an open wildcard: a first word anywhere further on.
+                let from = d.mask_from(r, at, starts.len());
+                for (i, start) in starts.iter().enumerate().take(5) {
+                    let Start::Words(w) = start else { continue };
+                    if crate::grammar::viable::may_occur(r, at, Some(w)) {
+                        assert_ne!(from & (1 << i), 0, "{r:?} from {at}: alternative {i}");
+                    }
+                }
                 for lead in [false, true] {
                     let mask = d.mask_at(r, at, lead);
                     assert_ne!(mask & (1 << 5), 0, "anything may begin anywhere");
@@ -472,5 +514,6 @@ mod tests {
         // is always let through: case folding may change its bytes).
         assert_eq!(d.mask_at("xyz", 0, true) & 0b11111, 1 << 3);
         assert_eq!(d.mask_at("next", 0, false) & 0b10111, 1 << 4);
+        assert_eq!(d.mask_from("go next", 1, 6) & 0b10111, 1 << 4);
     }
 }

@@ -28,7 +28,7 @@ pub(super) fn may_start(s: &str, index: usize, firsts: Option<&FirstWords>, lead
 
 /// True when one of `firsts` (when known) occurs anywhere from byte
 /// `index` on: where a pending wildcard may end and the alternative begin.
-fn may_occur(s: &str, index: usize, firsts: Option<&FirstWords>) -> bool {
+pub(super) fn may_occur(s: &str, index: usize, firsts: Option<&FirstWords>) -> bool {
     let Some(firsts) = firsts else {
         return true;
     };
