@@ -15,7 +15,8 @@ use super::text::{
     boundary_ok, char_at, find_words, match_words, number_at, skip_seps, wildcard_text,
 };
 use super::value::Value;
-use super::viable::{Viable, may_start, viable_at};
+use super::viable::may_start;
+pub(super) use super::work::Work;
 
 /// One parse of a request.
 #[derive(Debug, Clone, PartialEq)]
@@ -84,118 +85,6 @@ pub(super) fn initial_states<'g>(grammar: &'g Grammar, stack: &mut Vec<State<'g>
     let set: &RuleSet = &grammar.rules;
     stack.extend((0..set.rules().len()).rev().map(|i| State::start(set, i)));
 }
-
-/// The states left for later (in the arena), with the options that prune
-/// them and the arena their histories live in.
-pub(super) struct Work<'g> {
-    pub arena: Arena<'g>,
-    pub options: MatchOptions,
-    pub steps: usize,
-    /// Skip alternatives that cannot begin where they would start (not
-    /// when completing: their partial matches are what completion offers).
-    pub prune: bool,
-    /// Parses found so far.
-    pub found: usize,
-}
-
-impl<'g> Work<'g> {
-    /// Work with an empty stack.
-    pub(super) fn new(options: MatchOptions, prune: bool) -> Self {
-        let exhaustive = options == MatchOptions::default();
-        Work {
-            arena: Arena::new(prune && exhaustive),
-            options,
-            steps: 0,
-            prune,
-            found: 0,
-        }
-    }
-
-    /// The next state to resume.
-    pub(super) fn pop(&mut self) -> Option<State<'g>> {
-        self.arena.stack.pop()
-    }
-
-    pub(super) fn push(&mut self, mut state: State<'g>, origin: Origin) {
-        state.origin = origin;
-        self.arena.stack.push(state);
-    }
-
-    /// Which alternatives of `rules` may begin at byte `index` (after
-    /// separators when `lead`), or somewhere after it when a wildcard is
-    /// open — remembered per place, as many states ask the same.
-    fn viable<'a>(
-        &mut self,
-        s: &'a str,
-        rules: &'a RuleSet,
-        index: usize,
-        wild: bool,
-        lead: bool,
-    ) -> Viable<'a> {
-        let count = rules.rules().len();
-        if !self.prune {
-            return Viable::Every;
-        }
-        if count > 64 {
-            return Viable::Each {
-                s,
-                rules,
-                index,
-                wild,
-                lead,
-            };
-        }
-        if let Some(d) = rules.dispatch()
-            && !wild
-        {
-            // Cheaper to look up again than to remember.
-            return Viable::Mask(d.mask_at(s, index, lead));
-        }
-        let key = (
-            std::ptr::from_ref(rules) as usize,
-            index,
-            wild,
-            lead && !wild,
-        );
-        if let Some(&(_, mask)) = self.arena.seen.iter().find(|(k, _)| *k == key) {
-            return Viable::Mask(mask);
-        }
-        let mask = match rules.dispatch() {
-            // After an open wildcard: a first word anywhere further on.
-            Some(d) => d.mask_from(s, index, count),
-            None => (0..count).fold(0u64, |m, i| {
-                m | u64::from(viable_at(s, rules, i, index, wild, lead)) << i
-            }),
-        };
-        if self.arena.seen.len() < MAX_VIABLE_SEEN {
-            self.arena.seen.push((key, mask));
-        }
-        Viable::Mask(mask)
-    }
-
-    /// True once the match has done as much as it may.
-    pub(super) fn exhausted(&self) -> bool {
-        self.steps > MAX_STEPS || self.arena.len() > MAX_NODES
-    }
-
-    /// After a success, drops the forks of every axis that stops at its
-    /// first success.
-    pub(super) fn succeeded(&mut self) {
-        let o = self.options;
-        self.arena.stack.retain(|s| match s.origin {
-            Origin::Wildcard => o.wildcard == Policy::Exhaustive,
-            Origin::Optional => o.optional == Policy::Exhaustive,
-            Origin::Repeat => o.repeat == Policy::Exhaustive,
-            Origin::Start | Origin::Alternation => true,
-        });
-    }
-}
-
-/// Places whose viable alternatives one match remembers.
-const MAX_VIABLE_SEEN: usize = 256;
-
-/// Most history nodes one match may make (a bound on its memory).
-const MAX_NODES: usize = 4 * MAX_STEPS;
 
 /// Every parse of `request`, in the reference's order.
 pub fn match_grammar(grammar: &Grammar, request: &str, options: &MatchOptions) -> Vec<MatchResult> {

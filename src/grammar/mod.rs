@@ -22,6 +22,7 @@ mod model;
 mod parse;
 pub mod schema;
 pub mod serial;
+mod source;
 mod state;
 mod text;
 mod twins;
@@ -29,6 +30,7 @@ mod types;
 mod value;
 mod values;
 mod viable;
+mod work;
 
 pub use compile::{FileLoader, LoadError, LoadOptions, NoFiles, load_grammar};
 pub use complete::{Completion, Direction, Group, Property, complete};

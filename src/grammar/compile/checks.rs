@@ -123,30 +123,22 @@ impl Compiler {
 
     /// The static types of an alternative's variables.
     pub(super) fn var_types_of(&self, alt: &Alternative, depth: usize) -> HashMap<String, Ty> {
-        let mut out = HashMap::new();
-        for item in &alt.items {
-            if let Item::Var {
-                name,
-                kind,
-                rule,
-                optional,
-            } = item
-            {
-                let t = match (rule, kind.as_str()) {
+        alt.variables()
+            .map(|v| {
+                let t = match (v.rule, v.kind) {
                     (Some(r), _) => self.rule_type(r, depth + 1),
                     (None, "number") => Ty::Num,
                     (None, "string" | "wildcard" | "word") => Ty::Str,
                     _ => Ty::Any,
                 };
-                let t = if *optional {
+                let t = if v.optional {
                     union(vec![t, Ty::Undef])
                 } else {
                     t
                 };
-                out.insert(name.clone(), t);
-            }
-        }
-        out
+                (v.name.to_string(), t)
+            })
+            .collect()
     }
 
     /// The type of the value a named rule makes (any, when not known).

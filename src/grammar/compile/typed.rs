@@ -20,6 +20,39 @@ struct Shapes {
     visiting: HashSet<String>,
 }
 
+/// One typed rule being checked: its name, the types it declares (each
+/// with the schema it was read from), and the rules already followed.
+struct Typed {
+    rule: String,
+    declared: Vec<(Arc<Schema>, String)>,
+    seen: HashSet<String>,
+}
+
+impl Typed {
+    /// How a value of `shape` fails the declared type: the reasons, for
+    /// one type; for a union of types, that it fits none. `top` names the
+    /// value in messages.
+    fn problems(&self, shape: &Shape, top: &str) -> Vec<String> {
+        let against = |(schema, name): &(Arc<Schema>, String)| {
+            let mut problems = Vec::new();
+            conform(
+                shape,
+                &Shape::Ref(name.clone()),
+                schema,
+                "",
+                top,
+                &mut problems,
+            );
+            problems
+        };
+        match self.declared.as_slice() {
+            [one] => against(one),
+            all if all.iter().any(|d| against(d).is_empty()) => Vec::new(),
+            _ => vec!["Value does not match any union type member".into()],
+        }
+    }
+}
+
 /// Deepest chain of rules followed when inferring or validating.
 const MAX_DEPTH: usize = 64;
 
@@ -80,40 +113,35 @@ impl Compiler {
             else {
                 continue;
             };
-            let mut seen = HashSet::new();
-            self.check_rule_values(&rule, &rule, &declared, &mut shapes, &mut seen, 0);
+            let mut t = Typed {
+                rule: rule.clone(),
+                declared,
+                seen: HashSet::new(),
+            };
+            self.check_rule_values(&rule, &mut t, &mut shapes, 0);
         }
     }
 
-    /// Checks the values rule `name` produces (for the typed rule `typed`).
-    fn check_rule_values(
-        &mut self,
-        name: &str,
-        typed: &str,
-        declared: &[(Arc<Schema>, String)],
-        shapes: &mut Shapes,
-        seen: &mut HashSet<String>,
-        depth: usize,
-    ) {
-        if depth > MAX_DEPTH || !seen.insert(name.to_string()) {
+    /// Checks the values rule `name` produces.
+    fn check_rule_values(&mut self, name: &str, t: &mut Typed, shapes: &mut Shapes, depth: usize) {
+        if depth > MAX_DEPTH || !t.seen.insert(name.to_string()) {
             return;
         }
         let Some((def, file, src)) = self.defs.get(name).cloned() else {
             return;
         };
         for alt in &def.alts {
-            self.check_alt_value(alt, typed, declared, shapes, seen, depth, (&file, &src));
+            self.check_alt_value(alt, t, shapes, depth, (&file, &src));
         }
     }
 
-    #[allow(clippy::too_many_arguments)]
+    /// Checks the value one alternative produces: its own, its one
+    /// variable's, or (passing through) those of the rule or group it is.
     fn check_alt_value(
         &mut self,
         alt: &Alternative,
-        typed: &str,
-        declared: &[(Arc<Schema>, String)],
+        t: &mut Typed,
         shapes: &mut Shapes,
-        seen: &mut HashSet<String>,
         depth: usize,
         (file, src): (&str, &Arc<str>),
     ) {
@@ -133,7 +161,8 @@ impl Compiler {
                 for w in warnings {
                     let (l, c) = crate::grammar::parse::line_col(src, alt.value_pos);
                     self.schema_warnings.push(format!(
-                        "{file}({l},{c}): warning: {w} in definition '<{typed}>'"
+                        "{file}({l},{c}): warning: {w} in definition '<{}>'",
+                        t.rule
                     ));
                 }
                 (shape, "Value".to_string())
@@ -145,7 +174,7 @@ impl Compiler {
             }
             (None, [Item::Rule(r)]) => {
                 let r = r.clone();
-                self.check_rule_values(&r, typed, declared, shapes, seen, depth + 1);
+                self.check_rule_values(&r, t, shapes, depth + 1);
                 return;
             }
             (
@@ -158,7 +187,7 @@ impl Compiler {
                 ],
             ) => {
                 for a in alts {
-                    self.check_alt_value(a, typed, declared, shapes, seen, depth + 1, (file, src));
+                    self.check_alt_value(a, t, shapes, depth + 1, (file, src));
                 }
                 return;
             }
@@ -166,39 +195,12 @@ impl Compiler {
             // the reference checks.
             _ => return,
         };
-        let mut problems = Vec::new();
-        if let [(schema, name)] = declared {
-            conform(
-                &shape,
-                &Shape::Ref(name.clone()),
-                schema,
-                "",
-                &top,
-                &mut problems,
-            );
-        } else {
-            let fits = declared.iter().any(|(schema, name)| {
-                let mut none = Vec::new();
-                conform(
-                    &shape,
-                    &Shape::Ref(name.clone()),
-                    schema,
-                    "",
-                    &top,
-                    &mut none,
-                );
-                none.is_empty()
-            });
-            if !fits {
-                problems.push("Value does not match any union type member".into());
-            }
-        }
-        for p in problems {
+        for p in t.problems(&shape, &top) {
             self.error(
                 file,
                 src,
                 alt.value_pos,
-                format!("{p} in definition '<{typed}>'"),
+                format!("{p} in definition '<{}>'", t.rule),
             );
         }
     }
@@ -210,30 +212,22 @@ impl Compiler {
         shapes: &mut Shapes,
         depth: usize,
     ) -> HashMap<String, Shape> {
-        let mut out = HashMap::new();
-        for item in &alt.items {
-            if let Item::Var {
-                name,
-                kind,
-                rule,
-                optional,
-            } = item
-            {
-                let s = match (rule, kind.as_str()) {
+        alt.variables()
+            .map(|v| {
+                let s = match (v.rule, v.kind) {
                     (Some(r), _) => self.rule_shape(r, shapes, depth + 1),
                     (None, "number") => Shape::Number,
                     (None, "string" | "wildcard" | "word") => Shape::String,
                     _ => Shape::Any,
                 };
-                let s = if *optional {
+                let s = if v.optional {
                     Shape::union(vec![s, Shape::Undefined])
                 } else {
                     s
                 };
-                out.insert(name.clone(), s);
-            }
-        }
-        out
+                (v.name.to_string(), s)
+            })
+            .collect()
     }
 
     /// The shape of the values rule `name` makes. A rule reached again
@@ -271,14 +265,7 @@ impl Compiler {
             let vars = self.var_shapes(alt, shapes, depth);
             return infer(e, &vars, &mut Vec::new());
         }
-        let vars: Vec<&String> = alt
-            .items
-            .iter()
-            .filter_map(|i| match i {
-                Item::Var { name, .. } => Some(name),
-                _ => None,
-            })
-            .collect();
+        let vars: Vec<&str> = alt.variables().map(|v| v.name).collect();
         if let [one] = vars.as_slice() {
             return self
                 .var_shapes(alt, shapes, depth)
