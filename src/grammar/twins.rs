@@ -155,6 +155,8 @@ pub(super) fn copy_parses<T: Clone>(
     to: usize,
     max: usize,
 ) -> bool {
+    #[cfg(test)]
+    tests::COPIED.with(|c| c.set(c.get() + to.saturating_sub(from)));
     for i in from..to {
         if results.len() >= max {
             break;
@@ -174,6 +176,8 @@ pub(super) mod tests {
     thread_local! {
         /// Set to match without remembering skipped forks.
         pub(in crate::grammar) static OFF: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+        /// Parses copied instead of searched for, so far.
+        pub(in crate::grammar) static COPIED: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
     }
 
     #[test]
@@ -203,12 +207,23 @@ pub(super) mod tests {
         for (text, inputs) in cases {
             let g = load_grammar("t.agr", text, &options, &NoFiles).expect("the grammar loads");
             for input in inputs {
+                COPIED.with(|c| c.set(0));
                 let on = match_grammar(&g, input, &MatchOptions::default());
+                let copied = COPIED.with(std::cell::Cell::get);
                 OFF.with(|o| o.set(true));
                 let off = match_grammar(&g, input, &MatchOptions::default());
                 OFF.with(|o| o.set(false));
+                assert_eq!(
+                    COPIED.with(std::cell::Cell::get),
+                    copied,
+                    "nothing is copied when off"
+                );
                 assert!(!off.is_empty(), "{input}: matches");
                 assert_eq!(on, off, "{input}");
+                assert!(
+                    copied > 0,
+                    "{input}: some parses were copied, not searched for"
+                );
             }
         }
     }
