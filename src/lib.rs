@@ -36,6 +36,7 @@ pub mod dialect;
 pub mod error;
 pub mod eval;
 pub mod exec;
+pub mod gate;
 pub mod grammar;
 pub mod isolate;
 pub mod memory;

@@ -55,6 +55,8 @@ enum Command {
     Eval(partner::commands::EvalOptions),
     /// Check, match and complete with action grammars (`.agr`).
     Grammar(partner::commands::GrammarOptions),
+    /// The parse gate: check, extract, read the intent of, or propose shell commands.
+    Gate(partner::commands::GateOptions),
 }
 
 #[derive(Subcommand)]
@@ -120,6 +122,7 @@ fn dispatch(cli: Cli) -> ExitCode {
         Some(Command::Replay(options)) => partner::commands::run_replay(&options, stdout, stderr),
         Some(Command::Eval(options)) => partner::commands::run_eval(&options, stdout),
         Some(Command::Grammar(options)) => partner::commands::run_grammar(&options, stdin, stdout),
+        Some(Command::Gate(options)) => partner::commands::run_gate(&options, stdin, stdout),
     };
     match result {
         Ok(code) => ExitCode::from(code as u8),

@@ -5,6 +5,7 @@
 mod common;
 mod eval;
 mod exec;
+mod gate;
 mod grammar;
 mod memory;
 mod parse;
@@ -15,6 +16,7 @@ mod trace;
 pub use common::{DbArg, load_policy, open_executor};
 pub use eval::{EvalOptions, run_eval};
 pub use exec::{ExecOptions, run_exec};
+pub use gate::{GateCommand, GateOptions, run_gate};
 pub use grammar::{GrammarCommand, GrammarOptions, run_grammar};
 pub use memory::{KindArg, MemoryCommand, MemoryOptions, PermissionArg, run_memory};
 pub use parse::{ParseOptions, parser_for, run_parse};

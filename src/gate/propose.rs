@@ -1,0 +1,194 @@
+//! From a request in words to a proposed command, without a model when
+//! the system says enough: `run gimp` → `gimp` when it is on `PATH`, →
+//! `sudo apt install gimp` when it is available but missing; `start nginx`
+//! → `sudo systemctl start nginx` for an inactive unit. Otherwise the
+//! calling agent's model proposes, given the context in a short prompt
+//! ([`model_prompt`]). A text that already is a command on this system is
+//! taken as it is ("native until foreign").
+
+use serde::Serialize;
+
+use super::context::{Context, PackageState, Probe, gather};
+use super::extract::extract;
+use super::intent::{Intent, IntentKind, analyze};
+use super::safety::{Assessment, assess};
+
+/// What the gate proposes for a request.
+#[derive(Debug, Clone, Serialize)]
+pub struct Proposal {
+    /// The request's intent.
+    pub intent: Intent,
+    /// What the system said about its target.
+    pub context: Option<Context>,
+    /// The command proposed, when one could be without a model.
+    pub command: Option<String>,
+    /// The command's safety.
+    pub safety: Option<Assessment>,
+    /// Why there is no command, or what to know about it.
+    pub note: String,
+}
+
+/// Builtins and keywords that are commands without being on `PATH`.
+const BUILTINS: &[&str] = &[
+    "cd", "echo", "export", "source", ".", "type", "alias", "set", "unset", "ulimit", "umask",
+    "history", "jobs", "for", "if", "while", "test", "[",
+];
+
+/// Proposes a command for `text`.
+pub fn propose(text: &str, probe: &dyn Probe) -> Proposal {
+    let extracted = extract(text);
+    if let Some(command) = extracted.command.as_deref() {
+        let first = command.split_whitespace().next().unwrap_or("");
+        let first = super::syntax::base_name(first);
+        let native = BUILTINS.contains(&first)
+            || first == "sudo"
+            || first.contains('/')
+            || command.contains(['|', ';', '>', '&', '$'])
+            || probe.executable(first).is_some();
+        if native
+            && analyze(text).intent.is_none_or(|_| {
+                probe.executable(first).is_some() || BUILTINS.contains(&first) || first == "sudo"
+            })
+        {
+            return Proposal {
+                intent: analyze(""),
+                context: None,
+                safety: Some(assess(command)),
+                command: Some(command.to_string()),
+                note: "the text is a command".into(),
+            };
+        }
+    }
+    let intent = analyze(text);
+    let Some(kind) = intent.intent else {
+        return without(
+            intent,
+            None,
+            "the request's intent is not clear; the model proposes",
+        );
+    };
+    let Some(target) = intent.target.clone() else {
+        if kind == IntentKind::Update {
+            let command = if probe.executable("apt").is_some() || probe.executable("dnf").is_none()
+            {
+                "sudo apt update && sudo apt upgrade"
+            } else {
+                "sudo dnf upgrade"
+            };
+            return with(intent, None, command.into(), "updates every package");
+        }
+        return without(
+            intent,
+            None,
+            "the request names nothing to act on; the model proposes",
+        );
+    };
+    let ctx = gather(probe, &target);
+    let installer = if probe.executable("dnf").is_some() && probe.executable("apt").is_none() {
+        "dnf"
+    } else {
+        "apt"
+    };
+    let installed = matches!(ctx.package, Some(PackageState::Installed(_)));
+    let available = matches!(ctx.package, Some(PackageState::Available(_)));
+    let unit = ctx.unit.clone();
+    let verb = intent.verb.clone();
+    let plan: Result<(String, String), String> = match kind {
+        IntentKind::Run => match (
+            &ctx.executable,
+            available,
+            ctx.similar.iter().find_map(|s| s.command.clone()),
+        ) {
+            (Some(_), _, _) => Ok((target.clone(), format!("{target} is installed"))),
+            (None, true, _) => Ok((
+                format!("sudo {installer} install {target}"),
+                format!("{target} is available but not installed"),
+            )),
+            (None, false, Some(cmd)) => Ok((cmd.clone(), format!("{cmd} matches \"{target}\""))),
+            _ => Err(format!("{target} was not found on this system")),
+        },
+        IntentKind::Install if installed || ctx.executable.is_some() => {
+            Err(format!("{target} is already installed"))
+        }
+        IntentKind::Install if available => Ok((
+            format!("sudo {installer} install {target}"),
+            format!("{target} is available"),
+        )),
+        IntentKind::Install => Err(format!("no package named {target} was found")),
+        IntentKind::Remove if installed => Ok((
+            format!("sudo {installer} remove {target}"),
+            format!("{target} is installed"),
+        )),
+        IntentKind::Remove => Err(format!("{target} is not an installed package")),
+        IntentKind::ServiceStart | IntentKind::ServiceStop | IntentKind::ServiceConfig => {
+            match &unit {
+                Some(u) => {
+                    let action = match (kind, verb.as_str()) {
+                        (IntentKind::ServiceStart, "restart" | "reload") => verb.clone(),
+                        (IntentKind::ServiceStart, _) => "start".into(),
+                        (IntentKind::ServiceStop, _) => "stop".into(),
+                        (_, v) => v.to_string(),
+                    };
+                    if action == "start" && u.active == "active" {
+                        Err(format!("{target} is already active"))
+                    } else if action == "stop" && u.active != "active" {
+                        Err(format!("{target} is not running ({})", u.active))
+                    } else {
+                        Ok((
+                            format!("sudo systemctl {action} {target}"),
+                            format!("{target} is a systemd service, currently {}", u.active),
+                        ))
+                    }
+                }
+                None => Err(format!("{target} is not a service on this system")),
+            }
+        }
+        IntentKind::Update if installed => Ok((
+            format!("sudo {installer} install --only-upgrade {target}"),
+            format!("{target} is installed"),
+        )),
+        IntentKind::Update => Err(format!("{target} is not an installed package")),
+        IntentKind::Check => match (&unit, installed) {
+            (Some(_), _) => Ok((
+                format!("systemctl status {target}"),
+                "it is a service".into(),
+            )),
+            (None, true) => Ok((format!("dpkg -s {target}"), "it is a package".into())),
+            _ => Err(format!("nothing named {target} was found to check")),
+        },
+    };
+    match plan {
+        Ok((command, note)) => with(intent, Some(ctx), command, &note),
+        Err(note) => without(intent, Some(ctx), &note),
+    }
+}
+
+fn with(intent: Intent, context: Option<Context>, command: String, note: &str) -> Proposal {
+    Proposal {
+        intent,
+        context,
+        safety: Some(assess(&command)),
+        command: Some(command),
+        note: note.to_string(),
+    }
+}
+
+fn without(intent: Intent, context: Option<Context>, note: &str) -> Proposal {
+    Proposal {
+        intent,
+        context,
+        command: None,
+        safety: None,
+        note: note.to_string(),
+    }
+}
+
+/// The short prompt that asks a model for the command, with the context.
+pub fn model_prompt(request: &str, context: Option<&Context>) -> String {
+    let ctx = context
+        .map(Context::for_model)
+        .unwrap_or_else(|| "System Context:\n- nothing known".into());
+    format!(
+        "Propose one shell command for this machine.\n{ctx}\nRequest: {request}\nReply with the command alone as `/shell COMMAND`, or say why no safe command does it. The partner approves it before it runs."
+    )
+}

@@ -1,0 +1,787 @@
+//! Reading a shell command without running it: bash's syntax (parsed by
+//! `brush-parser`) flattened into the commands it would run — through
+//! pipelines, lists, subshells, loops and functions, inside `$(…)`,
+//! backticks and `<(…)`, the strings given to `bash -c`, `su -c` and `eval`,
+//! after `xargs` and `find -exec` — each with its arguments as far as they
+//! are known before it runs, its redirections, and whether it runs raised
+//! (`sudo`). Wrappers (`sudo`, `env`, `nice`, `timeout`, …) are taken off
+//! so that `/bin/rm`, `\rm`, `r''m` and `sudo env rm` all read as `rm`.
+
+use std::collections::HashMap;
+
+use brush_parser::ast;
+use brush_parser::word::{self, WordPiece, WordPieceWithSource};
+use brush_parser::{ParserOptions, parse_tokens, tokenize_str};
+
+use super::wrappers::{self, Unwrapped};
+
+/// Longest command read (longer ones are refused unread).
+pub const MAX_COMMAND_BYTES: usize = 16 * 1024;
+/// Deepest nesting of brackets, substitutions and quoted scripts read.
+pub const MAX_NESTING: usize = 24;
+/// Most commands one command line may expand to before reading stops.
+pub const MAX_INVOCATIONS: usize = 512;
+
+/// One argument as far as it is known before the command runs.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Arg {
+    /// Its text with quoting removed; `~` for the home directory however
+    /// written (`~`, `$HOME`, `${HOME}`), `$NAME` for a variable whose value
+    /// is not known, `$(…)` for output not known.
+    pub text: String,
+    /// Part of it is only known when it runs.
+    pub dynamic: bool,
+    /// The commands its substitutions run (indices into the reading's
+    /// invocations).
+    pub inner: Vec<usize>,
+}
+
+impl Arg {
+    fn plain(text: &str) -> Self {
+        Arg {
+            text: text.to_string(),
+            dynamic: false,
+            inner: Vec::new(),
+        }
+    }
+}
+
+/// A redirection of a command's input or output.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Redirect {
+    /// True when it writes (`>`, `>>`, `<>`, `&>`, `>|`).
+    pub writes: bool,
+    /// The file, as an argument.
+    pub target: Arg,
+}
+
+/// How an invocation was reached.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Via {
+    /// Written in the command line (or a script string inside it).
+    Direct,
+    /// Run by `xargs`, with the items it reads when they are known (from
+    /// an `echo` or `printf` before it in the pipeline).
+    Xargs(Option<Vec<String>>),
+    /// Run by `find -exec` on what `find` walks from these roots.
+    FindExec(Vec<String>),
+}
+
+/// One command the shell would run.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Invocation {
+    /// The command's name (its base name: `/bin/rm` → `rm`) and arguments.
+    pub argv: Vec<Arg>,
+    /// Its redirections.
+    pub redirects: Vec<Redirect>,
+    /// It runs raised (`sudo`, `doas`, `pkexec`, `su -c`).
+    pub elevated: bool,
+    /// The commands before it in its pipeline (their output is its input),
+    /// nearest last, as invocation indices.
+    pub upstream: Vec<usize>,
+    /// How it is reached.
+    pub via: Via,
+    /// Where a `cd` before it moved, when known.
+    pub cwd: Option<String>,
+    /// It defines a function that calls itself in a pipeline or in the
+    /// background (the shape of a fork bomb).
+    pub self_spawning: bool,
+}
+
+impl Invocation {
+    /// The command's name.
+    pub fn name(&self) -> &str {
+        self.argv.first().map_or("", |a| a.text.as_str())
+    }
+
+    /// The arguments after the name.
+    pub fn args(&self) -> &[Arg] {
+        self.argv.get(1..).unwrap_or(&[])
+    }
+}
+
+/// What reading a command found.
+#[derive(Debug, Clone, Default)]
+pub struct Reading {
+    /// Every command it would run, in order of appearance.
+    pub invocations: Vec<Invocation>,
+    /// Why some of it could not be read, if so (then the invocations are
+    /// what could be).
+    pub unreadable: Option<String>,
+}
+
+/// Reads `command` as bash would parse it.
+pub fn read(command: &str) -> Reading {
+    let mut walker = Walker::default();
+    if command.len() > MAX_COMMAND_BYTES {
+        walker.unreadable = Some(format!(
+            "the command is longer than {MAX_COMMAND_BYTES} bytes"
+        ));
+    } else if nesting(command) > MAX_NESTING {
+        walker.unreadable = Some(format!(
+            "the command nests more than {MAX_NESTING} levels deep"
+        ));
+    } else {
+        let state = Scope::default();
+        // The parser is a dependency: a panic in it is an unreadable command.
+        let parsed = crate::isolate::contain(|| {
+            walker.script(command, &state, false, 0);
+            walker
+        });
+        walker = match parsed {
+            Ok(w) => w,
+            Err(panic) => Walker {
+                unreadable: Some(format!("the shell parser failed: {panic}")),
+                ..Walker::default()
+            },
+        };
+    }
+    Reading {
+        invocations: walker.out,
+        unreadable: walker.unreadable,
+    }
+}
+
+/// How deeply brackets, braces and quotes nest (a cheap bound checked
+/// before the recursive parser sees the text).
+fn nesting(s: &str) -> usize {
+    let (mut depth, mut deepest) = (0usize, 0usize);
+    for c in s.chars() {
+        match c {
+            '(' | '{' | '[' | '`' => {
+                depth += 1;
+                deepest = deepest.max(depth);
+            }
+            ')' | '}' | ']' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    // Quotes inside quotes (`bash -c "sh -c '…'"`) are read recursively too.
+    let quotes = s.matches(['"', '\'']).count().min(4 * MAX_NESTING) / 4;
+    deepest.max(quotes.min(deepest + quotes))
+}
+
+/// What a walk knows at a place: variables set by plain assignments and
+/// the directory a `cd` moved to.
+#[derive(Debug, Clone, Default)]
+struct Scope {
+    vars: HashMap<String, String>,
+    cwd: Option<String>,
+    elevated: bool,
+}
+
+#[derive(Default)]
+struct Walker {
+    out: Vec<Invocation>,
+    unreadable: Option<String>,
+}
+
+/// A parser's options: bash, extended globs, tildes at word starts.
+fn options() -> ParserOptions {
+    ParserOptions::default()
+}
+
+impl Walker {
+    fn full(&mut self) -> bool {
+        if self.out.len() >= MAX_INVOCATIONS {
+            self.unreadable.get_or_insert_with(|| {
+                format!("the command runs more than {MAX_INVOCATIONS} commands")
+            });
+            return true;
+        }
+        false
+    }
+
+    fn fail(&mut self, why: String) {
+        self.unreadable.get_or_insert(why);
+    }
+
+    /// Reads a script (the command line, or a string given to a shell).
+    fn script(&mut self, text: &str, scope: &Scope, elevated: bool, depth: usize) {
+        if depth > MAX_NESTING {
+            self.fail("scripts nest too deeply to read".into());
+            return;
+        }
+        let tokens = match tokenize_str(text) {
+            Ok(t) => t,
+            Err(e) => return self.fail(format!("not valid shell syntax: {e}")),
+        };
+        let program = match parse_tokens(&tokens, &options()) {
+            Ok(p) => p,
+            Err(e) => return self.fail(format!("not valid shell syntax: {e}")),
+        };
+        let mut scope = scope.clone();
+        scope.elevated |= elevated;
+        for list in &program.complete_commands {
+            self.list(list, &mut scope, depth);
+        }
+    }
+
+    fn list(&mut self, list: &ast::CompoundList, scope: &mut Scope, depth: usize) {
+        for ast::CompoundListItem(and_or, _) in &list.0 {
+            self.pipeline(&and_or.first, scope, depth);
+            for next in &and_or.additional {
+                let (ast::AndOr::And(p) | ast::AndOr::Or(p)) = next;
+                self.pipeline(p, scope, depth);
+            }
+        }
+    }
+
+    fn pipeline(&mut self, pipeline: &ast::Pipeline, scope: &mut Scope, depth: usize) {
+        let mut upstream: Vec<usize> = Vec::new();
+        let alone = pipeline.seq.len() == 1;
+        for command in &pipeline.seq {
+            let before = self.out.len();
+            // Only a command on its own changes the scope (a pipeline's
+            // members run in subshells).
+            let mut own = scope.clone();
+            let target = if alone { &mut *scope } else { &mut own };
+            self.command(command, target, depth, &upstream);
+            // What this member ran at its top level feeds the next one.
+            if let Some(last) = (before..self.out.len())
+                .rev()
+                .find(|&i| self.out[i].upstream == upstream)
+            {
+                upstream.push(last);
+            }
+        }
+    }
+
+    fn command(
+        &mut self,
+        command: &ast::Command,
+        scope: &mut Scope,
+        depth: usize,
+        upstream: &[usize],
+    ) {
+        match command {
+            ast::Command::Simple(simple) => self.simple(simple, scope, depth, upstream),
+            ast::Command::Compound(compound, redirects) => {
+                let before = self.out.len();
+                self.compound(compound, scope, depth, upstream);
+                if let Some(list) = redirects {
+                    let redirects = self.redirects(&list.0, scope, depth);
+                    for inv in &mut self.out[before..] {
+                        inv.redirects.extend(redirects.iter().cloned());
+                    }
+                }
+            }
+            ast::Command::Function(def) => {
+                let name = def.fname.value.clone();
+                let before = self.out.len();
+                let mut inner = scope.clone();
+                self.compound(&def.body.0, &mut inner, depth, &[]);
+                let spawns = self.out[before..].iter().any(|inv| {
+                    inv.name() == name && (!inv.upstream.is_empty() || spawns_itself(def))
+                });
+                if spawns {
+                    let mut inv = self.invocation(vec![Arg::plain(&name)], scope, upstream);
+                    inv.self_spawning = true;
+                    self.push(inv);
+                }
+            }
+            ast::Command::ExtendedTest(_, _) => {}
+        }
+    }
+
+    fn compound(
+        &mut self,
+        compound: &ast::CompoundCommand,
+        scope: &mut Scope,
+        depth: usize,
+        upstream: &[usize],
+    ) {
+        use ast::CompoundCommand as C;
+        let _ = upstream;
+        match compound {
+            C::BraceGroup(g) => self.list(&g.list, scope, depth + 1),
+            C::Subshell(s) => self.list(&s.list, &mut scope.clone(), depth + 1),
+            C::ForClause(f) => {
+                if let Some(values) = &f.values {
+                    for w in values {
+                        self.word(&w.value, scope, depth);
+                    }
+                }
+                self.list(&f.body.list, scope, depth + 1);
+            }
+            C::CaseClause(c) => {
+                self.word(&c.value.value, scope, depth);
+                for item in &c.cases {
+                    if let Some(cmd) = &item.cmd {
+                        self.list(cmd, scope, depth + 1);
+                    }
+                }
+            }
+            C::IfClause(i) => {
+                self.list(&i.condition, scope, depth + 1);
+                self.list(&i.then, scope, depth + 1);
+                for e in i.elses.iter().flatten() {
+                    if let Some(c) = &e.condition {
+                        self.list(c, scope, depth + 1);
+                    }
+                    self.list(&e.body, scope, depth + 1);
+                }
+            }
+            C::WhileClause(w) | C::UntilClause(w) => {
+                self.list(&w.0, scope, depth + 1);
+                self.list(&w.1.list, scope, depth + 1);
+            }
+            C::Coprocess(c) => self.command(&c.body, scope, depth + 1, &[]),
+            C::Arithmetic(_) | C::ArithmeticForClause(_) => {}
+        }
+    }
+
+    fn simple(
+        &mut self,
+        simple: &ast::SimpleCommand,
+        scope: &mut Scope,
+        depth: usize,
+        upstream: &[usize],
+    ) {
+        let mut words: Vec<Arg> = Vec::new();
+        let mut redirects = Vec::new();
+        let mut assigned: Vec<(String, Option<String>)> = Vec::new();
+        for item in simple.prefix.iter().flat_map(|p| p.0.iter()) {
+            self.item(
+                item,
+                scope,
+                depth,
+                &mut words,
+                &mut redirects,
+                &mut assigned,
+            );
+        }
+        if let Some(w) = &simple.word_or_name {
+            words.push(self.word(&w.value, scope, depth));
+        }
+        for item in simple.suffix.iter().flat_map(|s| s.0.iter()) {
+            // After the name, `of=/dev/sda` is an argument, not an assignment.
+            if let ast::CommandPrefixOrSuffixItem::AssignmentWord(_, w) = item {
+                words.push(self.word(&w.value, scope, depth));
+                continue;
+            }
+            self.item(
+                item,
+                scope,
+                depth,
+                &mut words,
+                &mut redirects,
+                &mut assigned,
+            );
+        }
+        if words.is_empty() {
+            // `X=/` alone sets a variable for what follows.
+            for (name, value) in assigned {
+                match value {
+                    Some(v) => scope.vars.insert(name, v),
+                    None => scope.vars.remove(&name),
+                };
+            }
+            if !redirects.is_empty() {
+                let mut inv = self.invocation(vec![Arg::plain("")], scope, upstream);
+                inv.redirects = redirects;
+                self.push(inv);
+            }
+            return;
+        }
+        self.run(words, redirects, scope, depth, upstream, Via::Direct);
+    }
+
+    /// One word, redirection, assignment or process substitution of a
+    /// simple command.
+    fn item(
+        &mut self,
+        item: &ast::CommandPrefixOrSuffixItem,
+        scope: &Scope,
+        depth: usize,
+        words: &mut Vec<Arg>,
+        redirects: &mut Vec<Redirect>,
+        assigned: &mut Vec<(String, Option<String>)>,
+    ) {
+        use ast::CommandPrefixOrSuffixItem as Item;
+        match item {
+            Item::Word(w) => words.push(self.word(&w.value, scope, depth)),
+            Item::IoRedirect(r) => {
+                redirects.extend(self.redirects(std::slice::from_ref(r), scope, depth));
+            }
+            Item::AssignmentWord(a, _) => {
+                let value = match &a.value {
+                    ast::AssignmentValue::Scalar(w) => {
+                        let arg = self.word(&w.value, scope, depth);
+                        (!arg.dynamic).then_some(arg.text)
+                    }
+                    ast::AssignmentValue::Array(_) => None,
+                };
+                if let ast::AssignmentName::VariableName(n) = &a.name {
+                    assigned.push((n.clone(), value));
+                }
+            }
+            Item::ProcessSubstitution(_, sub) => {
+                let inner = self.substitution_list(&sub.list, scope, depth);
+                words.push(Arg {
+                    text: "<(…)".into(),
+                    dynamic: true,
+                    inner,
+                });
+            }
+        }
+    }
+
+    /// Records one command, after taking wrappers off and following what
+    /// it runs in turn (`bash -c`, `xargs`, `find -exec`, `eval`).
+    fn run(
+        &mut self,
+        mut words: Vec<Arg>,
+        redirects: Vec<Redirect>,
+        scope: &mut Scope,
+        depth: usize,
+        upstream: &[usize],
+        via: Via,
+    ) {
+        if self.full() || depth > MAX_NESTING {
+            self.fail("commands nest too deeply to read".into());
+            return;
+        }
+        if let Some(first) = words.first_mut() {
+            first.text = base_name(&first.text).to_string();
+        }
+        let mut elevated = scope.elevated;
+        loop {
+            match wrappers::unwrap(&words) {
+                Unwrapped::Command { skip, raises } => {
+                    elevated |= raises;
+                    words.drain(..skip);
+                    if let Some(first) = words.first_mut() {
+                        first.text = base_name(&first.text).to_string();
+                    }
+                    if words.is_empty() {
+                        break;
+                    }
+                }
+                Unwrapped::Script { text, raises } => {
+                    // `echo "rm -rf /" | sh`: the script is what was echoed.
+                    let text = text.or_else(|| self.echoed(upstream).map(|w| w.join(" ")));
+                    let mut inv = self.invocation(words.clone(), scope, upstream);
+                    inv.elevated = elevated || raises;
+                    inv.redirects = redirects;
+                    inv.via = via;
+                    self.push(inv);
+                    if let Some(text) = text {
+                        self.script(&text, scope, elevated || raises, depth + 1);
+                    }
+                    return;
+                }
+                Unwrapped::Xargs { skip } => {
+                    let items = self.echoed(upstream);
+                    let mut inv = self.invocation(words.clone(), scope, upstream);
+                    inv.elevated = elevated;
+                    inv.redirects = redirects;
+                    self.push(inv);
+                    let rest: Vec<Arg> = words[skip..].to_vec();
+                    let rest = if rest.is_empty() {
+                        vec![Arg::plain("echo")]
+                    } else {
+                        rest
+                    };
+                    let mut inner = scope.clone();
+                    inner.elevated = elevated;
+                    self.run(
+                        rest,
+                        Vec::new(),
+                        &mut inner,
+                        depth + 1,
+                        &[],
+                        Via::Xargs(items),
+                    );
+                    return;
+                }
+                Unwrapped::Find { roots, execs } => {
+                    let mut inv = self.invocation(words.clone(), scope, upstream);
+                    inv.elevated = elevated;
+                    inv.redirects = redirects;
+                    inv.via = via;
+                    self.push(inv);
+                    for exec in execs {
+                        let mut inner = scope.clone();
+                        inner.elevated = elevated;
+                        self.run(
+                            exec,
+                            Vec::new(),
+                            &mut inner,
+                            depth + 1,
+                            &[],
+                            Via::FindExec(roots.clone()),
+                        );
+                    }
+                    return;
+                }
+                Unwrapped::Done => break,
+            }
+        }
+        if words.is_empty() {
+            return;
+        }
+        if words[0].text == "cd" {
+            scope.cwd = words.get(1).filter(|a| !a.dynamic).map(|a| a.text.clone());
+            if words.len() == 1 {
+                scope.cwd = Some("~".into());
+            }
+        }
+        let mut inv = self.invocation(words, scope, upstream);
+        inv.elevated = elevated;
+        inv.redirects = redirects;
+        inv.via = via;
+        self.push(inv);
+    }
+
+    /// The words an `echo` or `printf` with known arguments just before
+    /// in the pipeline prints (what `xargs` will read).
+    fn echoed(&self, upstream: &[usize]) -> Option<Vec<String>> {
+        let last = self.out.get(*upstream.last()?)?;
+        if !matches!(last.name(), "echo" | "printf") || last.args().iter().any(|a| a.dynamic) {
+            return None;
+        }
+        Some(
+            last.args()
+                .iter()
+                .filter(|a| !a.text.starts_with('-'))
+                .flat_map(|a| {
+                    a.text
+                        .split_whitespace()
+                        .map(str::to_string)
+                        .collect::<Vec<_>>()
+                })
+                .collect(),
+        )
+    }
+
+    fn invocation(&self, argv: Vec<Arg>, scope: &Scope, upstream: &[usize]) -> Invocation {
+        Invocation {
+            argv,
+            redirects: Vec::new(),
+            elevated: scope.elevated,
+            upstream: upstream.to_vec(),
+            via: Via::Direct,
+            cwd: scope.cwd.clone(),
+            self_spawning: false,
+        }
+    }
+
+    fn push(&mut self, inv: Invocation) {
+        if !self.full() {
+            self.out.push(inv);
+        }
+    }
+
+    fn redirects(
+        &mut self,
+        list: &[ast::IoRedirect],
+        scope: &Scope,
+        depth: usize,
+    ) -> Vec<Redirect> {
+        use ast::{IoFileRedirectKind as K, IoFileRedirectTarget as T, IoRedirect as R};
+        let mut out = Vec::new();
+        for r in list {
+            match r {
+                R::File(_, kind, target) => {
+                    let writes =
+                        matches!(kind, K::Write | K::Append | K::ReadAndWrite | K::Clobber);
+                    let target = match target {
+                        T::Filename(w) | T::Duplicate(w) => self.word(&w.value, scope, depth),
+                        T::Fd(_) => continue,
+                        T::ProcessSubstitution(_, sub) => {
+                            let inner = self.substitution_list(&sub.list, scope, depth);
+                            Arg {
+                                text: "<(…)".into(),
+                                dynamic: true,
+                                inner,
+                            }
+                        }
+                    };
+                    out.push(Redirect { writes, target });
+                }
+                R::OutputAndError(w, _) => out.push(Redirect {
+                    writes: true,
+                    target: self.word(&w.value, scope, depth),
+                }),
+                R::HereString(_, w) => {
+                    self.word(&w.value, scope, depth);
+                }
+                R::HereDocument(_, _) => {}
+            }
+        }
+        out
+    }
+
+    fn substitution_list(
+        &mut self,
+        list: &ast::CompoundList,
+        scope: &Scope,
+        depth: usize,
+    ) -> Vec<usize> {
+        let before = self.out.len();
+        let mut inner = scope.clone();
+        self.list(list, &mut inner, depth + 1);
+        (before..self.out.len()).collect()
+    }
+
+    fn substitution(&mut self, text: &str, scope: &Scope, depth: usize) -> Vec<usize> {
+        let before = self.out.len();
+        self.script(text, scope, false, depth + 1);
+        (before..self.out.len()).collect()
+    }
+
+    /// Reads one word: its text as far as known, and the commands its
+    /// substitutions run.
+    fn word(&mut self, raw: &str, scope: &Scope, depth: usize) -> Arg {
+        let mut arg = Arg::plain("");
+        match word::parse(raw, &options()) {
+            Ok(pieces) => self.pieces(&pieces, scope, depth, &mut arg),
+            Err(_) => {
+                arg.text = raw.to_string();
+                arg.dynamic = raw.contains(['$', '`']);
+            }
+        }
+        arg
+    }
+
+    fn pieces(
+        &mut self,
+        pieces: &[WordPieceWithSource],
+        scope: &Scope,
+        depth: usize,
+        arg: &mut Arg,
+    ) {
+        for p in pieces {
+            match &p.piece {
+                WordPiece::Text(t) | WordPiece::SingleQuotedText(t) => arg.text.push_str(t),
+                WordPiece::AnsiCQuotedText(t) => arg.text.push_str(&ansi_c(t)),
+                WordPiece::EscapeSequence(t) => {
+                    arg.text.push_str(t.strip_prefix('\\').unwrap_or(t))
+                }
+                WordPiece::DoubleQuotedSequence(inner)
+                | WordPiece::GettextDoubleQuotedSequence(inner) => {
+                    self.pieces(inner, scope, depth, arg);
+                }
+                WordPiece::TildeExpansion(t) => match t {
+                    word::TildeExpr::Home => arg.text.push('~'),
+                    _ => {
+                        arg.text.push_str("~?");
+                        arg.dynamic = true;
+                    }
+                },
+                WordPiece::ParameterExpansion(expr) => {
+                    let name = parameter_name(expr);
+                    match name.as_deref() {
+                        Some("HOME") => arg.text.push('~'),
+                        Some(n) if scope.vars.contains_key(n) => arg.text.push_str(&scope.vars[n]),
+                        Some(n) => {
+                            arg.text.push('$');
+                            arg.text.push_str(n);
+                            arg.dynamic = true;
+                        }
+                        None => {
+                            arg.text.push_str("${…}");
+                            arg.dynamic = true;
+                        }
+                    }
+                }
+                WordPiece::CommandSubstitution(text)
+                | WordPiece::BackquotedCommandSubstitution(text) => {
+                    let inner = self.substitution(text, scope, depth);
+                    match self.printed(&inner) {
+                        Some(printed) => arg.text.push_str(&printed),
+                        None => {
+                            arg.text.push_str("$(…)");
+                            arg.dynamic = true;
+                        }
+                    }
+                    arg.inner.extend(inner);
+                }
+                WordPiece::ArithmeticExpression(_) => {
+                    arg.text.push_str("$((…))");
+                    arg.dynamic = true;
+                }
+            }
+        }
+    }
+
+    /// What a substitution prints when it is one `echo` or `printf` of
+    /// known words (`$(echo rm)`).
+    fn printed(&self, inner: &[usize]) -> Option<String> {
+        let [one] = inner else { return None };
+        let inv = &self.out[*one];
+        if !matches!(inv.name(), "echo" | "printf") || inv.args().iter().any(|a| a.dynamic) {
+            return None;
+        }
+        if inv.name() == "printf" && inv.args().first().is_some_and(|a| a.text.contains('%')) {
+            return None;
+        }
+        Some(
+            inv.args()
+                .iter()
+                .filter(|a| !matches!(a.text.as_str(), "-n" | "-e" | "-E"))
+                .map(|a| a.text.as_str())
+                .collect::<Vec<_>>()
+                .join(" "),
+        )
+    }
+}
+
+/// True when a function's body runs something in the background (`&`).
+fn spawns_itself(def: &ast::FunctionDefinition) -> bool {
+    def.body.0.to_string().contains('&')
+}
+
+/// The name a parameter expansion reads, when it is a plain `$NAME` or
+/// `${NAME}` (every other form is only known when it runs).
+fn parameter_name(expr: &word::ParameterExpr) -> Option<String> {
+    match expr {
+        word::ParameterExpr::Parameter {
+            parameter: word::Parameter::Named(name),
+            indirect: false,
+        } => Some(name.clone()),
+        _ => None,
+    }
+}
+
+/// `$'…'` text with its common escapes decoded.
+fn ansi_c(t: &str) -> String {
+    let mut out = String::new();
+    let mut chars = t.chars();
+    while let Some(c) = chars.next() {
+        if c != '\\' {
+            out.push(c);
+            continue;
+        }
+        match chars.next() {
+            Some('n') => out.push('\n'),
+            Some('t') => out.push('\t'),
+            Some('x') => {
+                let hex: String = chars
+                    .clone()
+                    .take(2)
+                    .take_while(char::is_ascii_hexdigit)
+                    .collect();
+                for _ in 0..hex.len() {
+                    chars.next();
+                }
+                if let Some(c) = u32::from_str_radix(&hex, 16).ok().and_then(char::from_u32) {
+                    out.push(c);
+                }
+            }
+            Some(other) => out.push(other),
+            None => {}
+        }
+    }
+    out
+}
+
+/// A command's base name: `/usr/bin/rm` → `rm`.
+pub fn base_name(name: &str) -> &str {
+    if name.contains('/') && !name.ends_with('/') {
+        name.rsplit('/').next().unwrap_or(name)
+    } else {
+        name
+    }
+}
