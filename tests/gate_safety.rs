@@ -334,6 +334,9 @@ proptest! {
     fn sudo_never_lowers_a_level(i in 0usize..1000) {
         let all: Vec<&str> = BLOCKED.iter().chain(HIGH).chain(MEDIUM).chain(LOW).copied().collect();
         let c = all[i % all.len()];
+        // `sudo X=/; rm -rf $X` no longer sets X in the shell: a different
+        // command, not the same one raised.
+        prop_assume!(!c.split_whitespace().next().is_some_and(|w| w.contains('=')));
         let plain = assess(c).risk;
         let raised = assess(&format!("sudo {c}")).risk;
         prop_assert!(raised >= plain, "{c:?}: {plain:?} became {raised:?} with sudo");

@@ -6,6 +6,8 @@
 //! and its words are still checked for what would be blocked.
 
 mod rules;
+mod system;
+mod tables;
 
 use serde::Serialize;
 
@@ -202,7 +204,7 @@ fn looks_like_fork_bomb(command: &str) -> bool {
 
 /// The level of the worst finding, and every reason once, worst first.
 fn combine(mut findings: Vec<Finding>) -> Assessment {
-    findings.sort_by(|a, b| b.risk.cmp(&a.risk));
+    findings.sort_by_key(|f| std::cmp::Reverse(f.risk));
     let risk = findings.first().map_or(Risk::Low, |f| f.risk);
     let mut reasons: Vec<String> = Vec::new();
     for f in findings {
