@@ -67,3 +67,31 @@ fn bad_configs_say_what_and_where() {
             .contains("scripted provider needs `script = \"FILE\"`")
     );
 }
+
+#[test]
+fn the_shell_section_sets_how_approved_commands_run() {
+    const AGENTS: &str =
+        "[providers.s]\nkind = \"scripted\"\n[[agents]]\nname = \"ada\"\nmodel = \"s:x\"\n";
+    let text = format!("[shell]\ndir = \"work\"\ntimeout = \"5m\"\nmax_output = 4096\n{AGENTS}");
+    let c =
+        ConstellationConfig::from_toml(&text, "partner.toml", Path::new("/cfg"), None, Some(""))
+            .unwrap();
+    assert_eq!(c.exec.shell.dir.as_deref(), Some(Path::new("/cfg/work")));
+    assert_eq!(c.exec.shell.timeout, std::time::Duration::from_secs(300));
+    assert_eq!(c.exec.shell.max_output, 4096);
+    for bad in [
+        "timeout = \"0s\"",
+        "timeout = \"2h\"",
+        "max_output = 0",
+        "nonsense = 1",
+    ] {
+        let text = format!("[shell]\n{bad}\n{AGENTS}");
+        let e =
+            ConstellationConfig::from_toml(&text, "partner.toml", Path::new("."), None, Some(""))
+                .unwrap_err();
+        assert!(
+            e.to_string().contains("shell") || e.to_string().contains("nonsense"),
+            "{bad}: {e}"
+        );
+    }
+}

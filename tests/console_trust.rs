@@ -374,7 +374,7 @@ fn problems_are_listed_and_counted() {
         shown.contains("partner → sage") && shown.contains("Please hold the launch post."),
         "the partner's message is in Turns:\n{shown}"
     );
-    key(&mut app, KeyCode::Char('!'));
+    key(&mut app, KeyCode::Char('N'));
     let log = screen(&mut app, 180, 48);
     assert!(log.contains("could not reach the model server") && log.contains("parse"));
     assert_eq!(app.model.unseen, 0, "seen once opened");

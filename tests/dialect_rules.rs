@@ -430,6 +430,7 @@ fn sample_args(verb: &Verb) -> &'static str {
         Verb::Complete | Verb::Dismiss => "3",
         Verb::Intentions | Verb::Batch | Verb::Custom(_) => "",
         Verb::Pulse => "10m",
+        Verb::Shell => "df -h",
     }
 }
 

@@ -345,6 +345,9 @@ pub struct ParsedAction {
     pub when: Option<String>,
     /// A pulse interval in seconds.
     pub duration_secs: Option<u64>,
+    /// For a shell command proposed from a request in words: the request
+    /// and what the system said about it, shown with the request.
+    pub proposal: Option<String>,
     /// The following links of a chain, in order.
     pub chain: Vec<ParsedAction>,
     /// The inner actions of a `/batch { … }`, in order.
@@ -398,6 +401,9 @@ impl Serialize for ParsedAction {
         if let Some(secs) = &self.duration_secs {
             map.serialize_entry("duration_secs", secs)?;
         }
+        if let Some(proposal) = &self.proposal {
+            map.serialize_entry("proposal", proposal)?;
+        }
         map.serialize_entry("canonical", &self.canonical())?;
         map.serialize_entry("chain", &self.chain)?;
         if !self.batch.is_empty() {
@@ -430,6 +436,7 @@ impl ParsedAction {
             other: None,
             when: None,
             duration_secs: None,
+            proposal: None,
             chain: Vec::new(),
             batch: Vec::new(),
             path: Vec::new(),

@@ -217,4 +217,11 @@ pub const BUILTIN_VERBS: &[BuiltinVerb] = &[
         signature: Signature::Pulse,
         summary: "change the pulse interval",
     },
+    BuiltinVerb {
+        verb: Verb::Shell,
+        strictness: Normal,
+        aliases: &[("run", None), ("exec", None), ("sh", None), ("bash", None)],
+        signature: Signature::Shell,
+        summary: "propose a shell command, or a request in words; the partner approves each one",
+    },
 ];

@@ -224,6 +224,16 @@ fn link(action: &ParsedAction) -> String {
                 push(o, c);
             }
         }
+        Signature::Shell => {
+            if let Some(c) = &action.content {
+                if c.contains('\n') {
+                    // A fence keeps every line of the command in the action.
+                    o.push_str(&format!(" ```\n{c}\n```"));
+                } else {
+                    push(o, c);
+                }
+            }
+        }
         Signature::Batch => {
             o.push_str(" {");
             for inner in &action.batch {

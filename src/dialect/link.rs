@@ -377,7 +377,18 @@ impl<'p> LinkParser<'p> {
         let span = Span::new(raw.start, raw.end);
         let matched = raw.verb.map_err(|k| ParseError::new(k, span))?;
         let mut tokens = raw.tokens;
-        let marker = take_marker(&mut tokens);
+        // A shell command's last word is its own (`ls .`), not a marker:
+        // a shell command always asks the partner anyway.
+        let shell = !matched.entries.is_empty()
+            && matched
+                .entries
+                .iter()
+                .all(|e| self.table.spec(e.spec).verb == super::verbs::Verb::Shell);
+        let marker = if shell {
+            None
+        } else {
+            take_marker(&mut tokens)
+        };
         let written = if raw.written.contains(char::is_whitespace) {
             raw.written.split_whitespace().collect::<Vec<_>>().join(" ")
         } else {

@@ -14,7 +14,8 @@ use super::span::Span;
 use super::turn::{ParsedTurn, Segment, SegmentKind};
 use super::verbs::Strictness;
 
-/// Top-level directories: a line starting `/usr …` is a path, not an action.
+/// Top-level directories: a line starting `/usr …` is a path, not an action
+/// (`/run` is the shell verb's alias; `/run/user` is still a path).
 const ROOT_DIRS: &[&str] = &[
     "bin",
     "boot",
@@ -27,7 +28,6 @@ const ROOT_DIRS: &[&str] = &[
     "opt",
     "proc",
     "root",
-    "run",
     "sbin",
     "srv",
     "sys",

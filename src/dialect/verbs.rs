@@ -79,6 +79,9 @@ pub enum Verb {
     Intentions,
     /// Change the pulse interval.
     Pulse,
+    /// Propose a shell command (or a request in words) for the partner to
+    /// approve.
+    Shell,
     /// A verb added from a TOML verb file; its argument is free text.
     Custom(String),
 }
@@ -130,6 +133,7 @@ impl Verb {
             Verb::Dismiss => "dismiss",
             Verb::Intentions => "intentions",
             Verb::Pulse => "pulse",
+            Verb::Shell => "shell",
             Verb::Custom(name) => name,
         }
     }
@@ -196,6 +200,9 @@ pub enum Signature {
     Dismiss,
     /// `/pulse 30m`.
     Pulse,
+    /// `/shell COMMAND` or `/shell request in words`: the rest of the link
+    /// as written, markers included (`ls .` ends in a directory).
+    Shell,
     /// `/uncertain "what is unclear"`: required free text.
     Uncertain,
     /// Optional free text (`/intentions`, `/summarize`, `/halt`, verbs

@@ -36,6 +36,30 @@ pub struct WebConfig {
     pub endpoint: String,
 }
 
+/// How `/shell` runs an approved command.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ShellConfig {
+    /// The working directory (the directory partner started in when unset).
+    pub dir: Option<PathBuf>,
+    /// Longest a command may run.
+    pub timeout: Duration,
+    /// Most bytes of output (and of error output) kept.
+    pub max_output: usize,
+    /// The index of applications and packages, for requests in words.
+    pub index: Option<PathBuf>,
+}
+
+impl Default for ShellConfig {
+    fn default() -> Self {
+        ShellConfig {
+            dir: None,
+            timeout: Duration::from_secs(60),
+            max_output: 64 * 1024,
+            index: None,
+        }
+    }
+}
+
 /// Everything the executor is configured with.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct ExecConfig {
@@ -48,4 +72,6 @@ pub struct ExecConfig {
     pub web: Option<WebConfig>,
     /// Data sources by id: a file or a directory.
     pub data_sources: BTreeMap<String, PathBuf>,
+    /// How approved shell commands run.
+    pub shell: ShellConfig,
 }

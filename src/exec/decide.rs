@@ -191,6 +191,19 @@ impl Executor {
                         Effect::text(text),
                     );
                 };
+                if let Some(handler) = self.registry.handler(&action.verb) {
+                    // A blocked command stays blocked; what only the
+                    // partner may allow is allowed once at a time.
+                    handler.approvable(&action).map_err(ExecError::Refused)?;
+                    if handler.traits(&action).partner_only.is_some()
+                        && decision != Decision::ApproveOnce
+                    {
+                        return Err(ExecError::Refused(format!(
+                            "/{} is approved one request at a time, not always",
+                            action.verb.name()
+                        )));
+                    }
+                }
                 self.execute(&ctx, &action, &origin, &check, Some(&approval), cancel)
             }
             Decision::Deny(reason) | Decision::DenyAlways(reason) => {
@@ -299,6 +312,11 @@ impl Executor {
             return Err(ExecError::Refused(format!(
                 "the edited action is refused: {reason}"
             )));
+        }
+        if let Some(handler) = self.registry.handler(&action.verb) {
+            handler.approvable(action).map_err(|why| {
+                ExecError::Refused(format!("the edited action is refused: {why}"))
+            })?;
         }
         let ctx = request_context(&request);
         let origin = Origin::whole(text, TraceSource::Partner);

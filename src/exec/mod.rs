@@ -17,7 +17,7 @@ mod report;
 mod submit;
 pub mod when;
 
-pub use config::{ExecConfig, FetchConfig, WebConfig};
+pub use config::{ExecConfig, FetchConfig, ShellConfig, WebConfig};
 pub use context::{TurnContext, resolve};
 pub use decide::DecidedRequest;
 pub use executor::{ExecError, Executor, TIMEOUT_SWEEP, open_store};

@@ -190,6 +190,21 @@ pub trait VerbHandler: Send + Sync {
         None
     }
 
+    /// Turns what the agent wrote into the action the partner will be
+    /// asked about, before any check (a shell request in words becomes
+    /// the command proposed for it). An error is told to the agent and
+    /// nothing is asked.
+    fn prepare(&self, _cx: &Executor, _action: &mut ParsedAction) -> Result<(), String> {
+        Ok(())
+    }
+
+    /// Whether a pending request for `action` may be approved: an error
+    /// says why not (a blocked shell command), and the request stays
+    /// waiting.
+    fn approvable(&self, _action: &ParsedAction) -> Result<(), String> {
+        Ok(())
+    }
+
     /// Does the work.
     fn run(&self, cx: &Cx<'_>, action: &ParsedAction) -> Outcome;
 }

@@ -197,6 +197,28 @@ impl Executor {
                 Effect::text(text),
             );
         }
+        // What the agent wrote becomes what the partner would be asked
+        // about (a shell request in words: the command proposed for it).
+        let prepared;
+        let action = match self.registry.handler(&action.verb) {
+            Some(handler) => {
+                let mut copy = action.clone();
+                if let Err(message) = handler.prepare(self, &mut copy) {
+                    return self.record(
+                        ctx,
+                        &info,
+                        &origin,
+                        &no_check(),
+                        None,
+                        TraceOutcome::Failed,
+                        Effect::text(message),
+                    );
+                }
+                prepared = copy;
+                &prepared
+            }
+            None => action,
+        };
         let now = self.now();
         let (resolved, check) = {
             let conn = self.store.conn();

@@ -46,6 +46,7 @@ pub fn propose(text: &str, probe: &dyn Probe) -> Proposal {
             || command.contains(['|', ';', '>', '&', '$'])
             || probe.executable(first).is_some();
         if native
+            && !reads_as_words(command)
             && analyze(text).intent.is_none_or(|_| {
                 probe.executable(first).is_some() || BUILTINS.contains(&first) || first == "sudo"
             })
@@ -161,6 +162,26 @@ pub fn propose(text: &str, probe: &dyn Probe) -> Proposal {
         Ok((command, note)) => with(intent, Some(ctx), command, &note),
         Err(note) => without(intent, Some(ctx), &note),
     }
+}
+
+/// True for a line that begins with a program's name but speaks to
+/// somebody ("make my wallpaper blue", "open the door for me"): no options,
+/// no paths, and a pronoun or "please" among its words.
+fn reads_as_words(line: &str) -> bool {
+    const SPOKEN: &[&str] = &[
+        "my", "me", "please", "your", "our", "i", "you", "us", "mine",
+    ];
+    let words: Vec<&str> = line.split_whitespace().collect();
+    words.len() >= 2
+        && words[1..]
+            .iter()
+            .all(|w| !w.starts_with('-') && !w.contains(['/', '=', '.', '$', '*']))
+        && words.iter().any(|w| {
+            SPOKEN.contains(
+                &w.to_lowercase()
+                    .trim_matches(|c: char| !c.is_alphanumeric()),
+            )
+        })
 }
 
 fn with(intent: Intent, context: Option<Context>, command: String, note: &str) -> Proposal {

@@ -129,6 +129,10 @@ pub struct VerbTraits {
     pub carries_text: bool,
     /// The host (and port) it connects to, if any.
     pub connects_to: Option<(String, Option<u16>)>,
+    /// Only the partner may let it run, one request at a time, whatever
+    /// the policy, a standing rule or a marker says (a policy may still
+    /// deny it): why, as the request shows it. A shell command.
+    pub partner_only: Option<String>,
 }
 
 /// The text of every field of an action (content, replaced text, target,
@@ -412,6 +416,12 @@ impl PermissionEngine {
                 path.push(reason.clone());
                 verdict = ask(vec![Authority::Partner], reason);
             }
+        }
+
+        // What only the partner may let run asks the partner, always.
+        if let Some(reason) = &traits.partner_only {
+            path.push(format!("/{verb} always asks the partner"));
+            verdict = ask(vec![Authority::Partner], reason.clone());
         }
 
         // Nobody decides their own request, nor one made on their behalf.

@@ -84,6 +84,15 @@ pub fn parse_command(text: &str, agents: &[String]) -> Result<ConsoleCommand, St
     if text.starts_with('/') {
         return Ok(ConsoleCommand::Action(text.to_string()));
     }
+    // `!df -h`, `!install a picture editor`: through the parse gate, as a
+    // shell request that waits in the queue like an agent's.
+    if let Some(shell) = text.strip_prefix('!') {
+        let shell = shell.trim();
+        if shell.is_empty() {
+            return Err("write a command or a request after !: !df -h, !install gimp".into());
+        }
+        return Ok(ConsoleCommand::Action(format!("/shell {shell}")));
+    }
     if let Some(path) = text
         .strip_prefix("open trace ")
         .or_else(|| text.strip_prefix("open "))
@@ -252,6 +261,11 @@ mod tests {
             parse_command("/recall project notes", &a),
             Ok(ConsoleCommand::Action("/recall project notes".into()))
         );
+        assert_eq!(
+            parse_command(":!df -h", &a),
+            Ok(ConsoleCommand::Action("/shell df -h".into()))
+        );
+        assert!(parse_command("!  ", &a).is_err());
         assert_eq!(
             parse_command("filter verb /post", &a),
             Ok(ConsoleCommand::FilterVerb("post".into()))

@@ -78,6 +78,7 @@ actions! {
     Zoom => "zoom",
     Search => "search",
     CommandLine => "command_line",
+    ShellPrompt => "shell_prompt",
     Help => "help",
     Quit => "quit",
     Up => "up",

@@ -120,8 +120,24 @@ struct ConfigFile {
     web: Option<String>,
     #[serde(default)]
     data: BTreeMap<String, PathBuf>,
+    #[serde(default)]
+    shell: ShellFile,
     verbs: Option<toml::Table>,
     agents: Vec<AgentFile>,
+}
+
+/// `[shell]`: how approved shell commands run.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ShellFile {
+    /// Working directory (relative to the config file).
+    dir: Option<PathBuf>,
+    /// Time limit (`60s`, `5m`).
+    timeout: Option<String>,
+    /// Bytes of output kept.
+    max_output: Option<usize>,
+    /// The gate's index of applications and packages.
+    index: Option<PathBuf>,
 }
 
 /// One agent, resolved.
@@ -405,6 +421,7 @@ impl ConstellationConfig {
                 .iter()
                 .map(|(k, v)| (k.clone(), base.join(v)))
                 .collect(),
+            shell: shell_config(&parsed.shell, base).map_err(err)?,
             ..ExecConfig::default()
         };
         Ok(ConstellationConfig {
@@ -472,4 +489,28 @@ impl ConstellationConfig {
     pub fn agent(&self, name: &str) -> Option<&AgentConfig> {
         self.agents.iter().find(|a| a.name == name)
     }
+}
+
+/// `[shell]` resolved: paths against the config file's directory, the
+/// time limit at most an hour, the output at most 16 MiB.
+fn shell_config(file: &ShellFile, base: &Path) -> Result<crate::exec::ShellConfig, String> {
+    let mut shell = crate::exec::ShellConfig::default();
+    shell.dir = file.dir.as_ref().map(|d| base.join(d));
+    shell.index = file.index.as_ref().map(|d| base.join(d));
+    if let Some(t) = &file.timeout {
+        let span = crate::clock::parse_span(t).map_err(|e| format!("[shell] timeout: {e}"))?;
+        if span.is_zero() || span > std::time::Duration::from_secs(3600) {
+            return Err(format!("[shell] timeout: {t} is not between 1s and 1h"));
+        }
+        shell.timeout = span;
+    }
+    if let Some(n) = file.max_output {
+        if n == 0 || n > 16 * 1024 * 1024 {
+            return Err(format!(
+                "[shell] max_output: {n} is not between 1 and 16777216 bytes"
+            ));
+        }
+        shell.max_output = n;
+    }
+    Ok(shell)
 }

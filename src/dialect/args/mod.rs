@@ -44,6 +44,7 @@ pub(crate) fn parse_args(
         Signature::Dismiss => intentions::dismiss(input, action),
         Signature::Pulse => intentions::pulse(input, action),
         Signature::Uncertain => intentions::uncertain(input, action),
+        Signature::Shell => tools::shell(input, action),
         // A batch's only argument is its `{`; the body is parsed line by line.
         Signature::Text | Signature::Batch => intentions::optional_content(input, action),
     }

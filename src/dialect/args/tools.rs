@@ -239,6 +239,18 @@ pub(crate) fn calc(
     }
 }
 
+/// `/shell`: the command or request, exactly as written.
+pub(crate) fn shell(
+    input: &LinkInput<'_, '_>,
+    action: &mut ParsedAction,
+) -> Result<(), ParseErrorKind> {
+    if set_content(action, input.src, input.tokens) {
+        Ok(())
+    } else {
+        Err(missing("shell", "a command or a request", "/shell df -h"))
+    }
+}
+
 /// Data sub-commands and their ops.
 const DATA_SUBCOMMANDS: &[(&str, Op)] = &[
     ("list", Op::List),

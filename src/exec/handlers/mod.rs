@@ -2,7 +2,8 @@
 //! `lookup` (search), `comms` (send, reply, post, dm, tell, uncertain),
 //! `web` (fetch, web), `calc` (calc, summarize), `data`, `intentions`
 //! (remind, complete, dismiss, intentions, pulse, halt), `authority`
-//! (approve, deny, escalate, cancel, batch) and `custom` (verbs from a verb
+//! (approve, deny, escalate, cancel, batch), `shell` (the parse gate's
+//! verb) and `custom` (verbs from a verb
 //! file). Each family lists its handlers in `handlers()`; the registry
 //! collects them.
 
@@ -14,6 +15,7 @@ mod data;
 mod intentions;
 mod lookup;
 mod memory;
+mod shell;
 mod web;
 
 use std::sync::Arc;
@@ -39,6 +41,7 @@ pub(crate) fn builtin() -> Handlers {
     all.extend(data::handlers());
     all.extend(intentions::handlers());
     all.extend(authority::handlers());
+    all.extend(shell::handlers());
     all
 }
 

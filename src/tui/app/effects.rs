@@ -306,6 +306,9 @@ impl App {
                     Ok(text) => {
                         if editing {
                             self.overlay = Overlay::None;
+                            // The partner's own decision: the queue moves
+                            // on, it does not report the request as lost.
+                            self.queue.decided(&id, &self.model);
                         }
                         self.say(text);
                         // The partner fixed an action read from plain

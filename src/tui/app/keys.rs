@@ -81,6 +81,14 @@ impl App {
             Action::Zoom => self.zoom = !self.zoom,
             Action::Help => self.overlay = Overlay::Help { scroll: 0 },
             Action::CommandLine => self.open_prompt(PromptPurpose::Command),
+            Action::ShellPrompt => {
+                // The command line, already on `!`: a shell command or a
+                // request in words, through the parse gate.
+                self.overlay = Overlay::Prompt {
+                    purpose: PromptPurpose::Command,
+                    prompt: Prompt::new("!"),
+                };
+            }
             Action::Quit => return self.quit(),
             Action::UndoDecision => self.undo_decision(),
             Action::Rules => return self.open_rules(),

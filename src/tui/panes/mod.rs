@@ -8,6 +8,7 @@ mod memory;
 mod queue;
 mod render;
 mod replay;
+mod shell;
 mod trace;
 mod turns;
 

@@ -163,6 +163,9 @@ impl QueuePane {
                 "no request is selected: move to one first (nothing was decided)".into(),
             )];
         };
+        if let Some(why) = super::shell::refusal(r, &decision) {
+            return vec![Effect::Notice(why)];
+        }
         let id = r.id.clone();
         match decision {
             Decision::ApproveAlways => vec![Effect::Confirm {
@@ -376,6 +379,7 @@ impl Component for QueuePane {
                 ),
             ]),
         ];
+        lines.extend(super::shell::detail(theme, r));
         if let Some(at) = r.expires_at {
             lines.push(Line::from(vec![
                 label("expires"),

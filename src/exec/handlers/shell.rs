@@ -1,0 +1,168 @@
+//! `/shell` (`/run`, `/exec`, `/sh`, `/bash`): a shell command, or a
+//! request in words, through the parse gate. A request in words becomes
+//! the command proposed for it before anybody is asked (or, when the
+//! system does not say enough, the agent is given the context and asked to
+//! propose one). Every command asks the partner, whatever the policy says;
+//! a blocked one cannot be approved. An approved command passes the three
+//! layers again (the partner may have edited it) and runs bounded, its
+//! exit status and output going back to the agent.
+
+use std::sync::Arc;
+
+use serde_json::json;
+
+use super::{Effect, Handlers};
+use crate::dialect::{ParsedAction, Verb};
+use crate::exec::executor::Executor;
+use crate::exec::registry::{ActionError, Cx, Outcome, Stage, VerbHandler};
+use crate::gate::context::SystemProbe;
+use crate::gate::process::run_shell;
+use crate::gate::propose::{model_prompt, propose};
+use crate::gate::{Assessment, assess, extract};
+use crate::permission::VerbTraits;
+
+struct Shell;
+
+/// The command an action holds, through sanitize and validate.
+fn command(action: &ParsedAction) -> Result<String, String> {
+    let text = action.content.as_deref().unwrap_or("");
+    let found = extract(text);
+    found.command.ok_or_else(|| {
+        format!(
+            "there is no command to run: {}",
+            found.reason.unwrap_or_default()
+        )
+    })
+}
+
+/// The request as the partner sees it: the command's risk and why.
+fn describe(action: &ParsedAction) -> String {
+    let (risk, reasons) = match command(action) {
+        Ok(c) => {
+            let Assessment { risk, reasons } = assess(&c);
+            (risk.as_str().to_uppercase(), reasons)
+        }
+        Err(why) => ("HIGH".into(), vec![why]),
+    };
+    let mut text = format!("shell command, risk {risk}");
+    if !reasons.is_empty() {
+        text.push_str(": ");
+        text.push_str(&reasons.join("; "));
+    }
+    if risk == "BLOCKED" {
+        text.push_str(" (it cannot be approved)");
+    }
+    if let Some(p) = &action.proposal {
+        text.push_str(" | ");
+        text.push_str(p);
+    }
+    text
+}
+
+impl VerbHandler for Shell {
+    fn stage(&self, _action: &ParsedAction) -> Stage {
+        Stage::External
+    }
+
+    fn traits(&self, action: &ParsedAction) -> VerbTraits {
+        VerbTraits {
+            partner_only: Some(describe(action)),
+            ..VerbTraits::default()
+        }
+    }
+
+    fn prepare(&self, exec: &Executor, action: &mut ParsedAction) -> Result<(), String> {
+        let text = action.content.clone().unwrap_or_default();
+        let probe = SystemProbe {
+            index: exec.config().shell.index.clone(),
+        };
+        let proposal = propose(&text, &probe);
+        let Some(command) = proposal.command else {
+            return Err(format!(
+                "nothing was run and nothing was asked: {}.\n{}",
+                proposal.note,
+                model_prompt(&text, proposal.context.as_ref())
+            ));
+        };
+        if proposal.context.is_some() || proposal.intent.intent.is_some() {
+            let mut note = format!("proposed for \"{}\": {}", text.trim(), proposal.note);
+            for line in proposal.context.iter().flat_map(|c| c.lines()) {
+                note.push_str("; ");
+                note.push_str(line.trim_start_matches("- "));
+            }
+            action.proposal = Some(note);
+        }
+        action.content = Some(command);
+        Ok(())
+    }
+
+    fn approvable(&self, action: &ParsedAction) -> Result<(), String> {
+        let command = command(action)?;
+        let a = assess(&command);
+        if a.blocked() {
+            return Err(format!(
+                "this command is blocked and cannot be approved: {}",
+                a.reasons.join("; ")
+            ));
+        }
+        Ok(())
+    }
+
+    fn run(&self, cx: &Cx<'_>, action: &ParsedAction) -> Outcome {
+        // The three layers again: the partner may have edited it.
+        let command = command(action).map_err(ActionError::Agent)?;
+        let safety = assess(&command);
+        if safety.blocked() {
+            return Err(ActionError::Agent(format!(
+                "blocked, not run: {}",
+                safety.reasons.join("; ")
+            )));
+        }
+        let config = &cx.exec.config().shell;
+        let dir = match &config.dir {
+            Some(d) => d.clone(),
+            None => std::env::current_dir().map_err(|e| ActionError::System(e.to_string()))?,
+        };
+        let ran = run_shell(&command, &dir, config.timeout, config.max_output, cx.cancel)
+            .map_err(|e| ActionError::Agent(format!("`{command}` {e}")))?;
+        if ran.cancelled {
+            return Err(ActionError::Agent(format!(
+                "`{command}` was stopped before it finished: the agent was halted"
+            )));
+        }
+        let status = match (ran.status, ran.timed_out) {
+            (_, true) => format!("killed after {} s (time limit)", config.timeout.as_secs()),
+            (Some(code), _) => format!("exit {code}"),
+            (None, _) => "killed by a signal".into(),
+        };
+        let mut text = format!("$ {command}\n{status}");
+        if !ran.stdout.is_empty() {
+            text.push_str("\n[stdout]\n");
+            text.push_str(ran.stdout.trim_end());
+        }
+        if !ran.stderr.is_empty() {
+            text.push_str("\n[stderr]\n");
+            text.push_str(ran.stderr.trim_end());
+        }
+        if ran.truncated {
+            text.push_str(&format!("\n(output cut at {} bytes)", config.max_output));
+        }
+        Ok(Effect::text(text)
+            .with_data(json!({
+                "command": command,
+                "dir": dir.display().to_string(),
+                "status": ran.status,
+                "timed_out": ran.timed_out,
+                "stdout": ran.stdout,
+                "stderr": ran.stderr,
+                "truncated": ran.truncated,
+                "risk": safety.risk.as_str(),
+                "reasons": safety.reasons,
+            }))
+            .continued())
+    }
+}
+
+pub(super) fn handlers() -> Handlers {
+    vec![(Verb::Shell, Arc::new(Shell))]
+}

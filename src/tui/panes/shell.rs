@@ -1,0 +1,121 @@
+//! How the queue shows a shell command waiting for the partner: the
+//! command highlighted, its risk and the reasons, what it was proposed
+//! for and what the system said; and which decisions it cannot take (a
+//! blocked command is never approved; a shell command is approved one at
+//! a time). The executor refuses the same; the console says so before
+//! sending anything.
+
+use ratatui::text::{Line, Span};
+
+use crate::gate::{Risk, assess};
+use crate::permission::{Decision, PendingRequest};
+use crate::tui::theme::Theme;
+
+/// The command a shell request would run.
+fn command(r: &PendingRequest) -> Option<&str> {
+    (r.verb == "shell")
+        .then(|| r.action.get("content").and_then(|c| c.as_str()))
+        .flatten()
+}
+
+/// Why the console will not send `decision` for `r`, when it will not.
+pub(super) fn refusal(r: &PendingRequest, decision: &Decision) -> Option<String> {
+    let command = command(r)?;
+    let approving = matches!(
+        decision,
+        Decision::ApproveOnce | Decision::ApproveAlways | Decision::ApproveFor(_)
+    );
+    if approving && assess(command).blocked() {
+        return Some(format!(
+            "{} is blocked and cannot be approved: d denies it, E edits it (nothing was decided)",
+            r.id
+        ));
+    }
+    if approving && *decision != Decision::ApproveOnce {
+        return Some(format!(
+            "shell commands are approved one at a time: a approves {} once (nothing was decided)",
+            r.id
+        ));
+    }
+    None
+}
+
+/// The lines describing a shell request (none for other requests).
+pub(super) fn detail(theme: &Theme, r: &PendingRequest) -> Vec<Line<'static>> {
+    let Some(command) = command(r) else {
+        return Vec::new();
+    };
+    let label = |text: &str| Span::styled(format!("{text:<9}"), theme.style("ui.dim"));
+    let a = assess(command);
+    let risk_style = theme.style(match a.risk {
+        Risk::Low => "ui.ok",
+        Risk::Medium => "ui.waiting",
+        Risk::High | Risk::Blocked => "ui.error",
+    });
+    let mut lines = Vec::new();
+    for (i, line) in command.lines().enumerate() {
+        let mut spans = vec![label(if i == 0 { "command" } else { "" })];
+        spans.extend(highlight(theme, line));
+        lines.push(Line::from(spans));
+    }
+    let verdict = match a.risk {
+        Risk::Blocked => "BLOCKED: it cannot be approved (d denies, E edits)".to_string(),
+        other => other.as_str().to_uppercase(),
+    };
+    lines.push(Line::from(vec![
+        label("risk"),
+        Span::styled(verdict, risk_style),
+    ]));
+    for reason in &a.reasons {
+        lines.push(Line::from(vec![
+            label(""),
+            Span::styled(format!("· {reason}"), theme.style("ui.text")),
+        ]));
+    }
+    if let Some(p) = r.action.get("proposal").and_then(|p| p.as_str()) {
+        let mut parts = p.split("; ");
+        if let Some(first) = parts.next() {
+            lines.push(Line::from(vec![
+                label("context"),
+                Span::styled(first.to_string(), theme.style("ui.text")),
+            ]));
+        }
+        for part in parts {
+            lines.push(Line::from(vec![
+                label(""),
+                Span::styled(format!("- {part}"), theme.style("ui.text")),
+            ]));
+        }
+    }
+    lines
+}
+
+/// A command line with programs, options, operators and quoted text in
+/// their own styles.
+fn highlight(theme: &Theme, line: &str) -> Vec<Span<'static>> {
+    let mut out = Vec::new();
+    let mut command_next = true;
+    for (i, word) in line.split(' ').enumerate() {
+        if i > 0 {
+            out.push(Span::raw(" "));
+        }
+        let role = if matches!(
+            word,
+            "|" | "||" | "&&" | ";" | "&" | ">" | ">>" | "<" | "2>&1"
+        ) {
+            command_next = !word.starts_with(['>', '<', '2']);
+            "dialect.chain"
+        } else if word.starts_with(['"', '\'']) {
+            "dialect.content"
+        } else if word.starts_with('-') {
+            "dialect.marker"
+        } else if command_next && !word.is_empty() {
+            command_next = matches!(word, "sudo" | "env" | "nice" | "nohup" | "time" | "xargs");
+            "dialect.verb"
+        } else {
+            "dialect.argument"
+        };
+        out.push(Span::styled(word.to_string(), theme.style(role)));
+    }
+    out
+}

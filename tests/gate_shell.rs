@@ -1,0 +1,201 @@
+//! `/shell` end to end against a real SQLite file: every command waits for
+//! the partner whatever the policy, standing rule or marker says; an
+//! authority agent cannot approve one; a blocked command cannot be
+//! approved (not once, not always, not by editing it into something
+//! blocked); an approved command runs, and its exit status and output are
+//! the action's result, in the trace; a request in words is proposed or
+//! handed back to the agent with the context.
+
+mod support;
+
+use partner::exec::{ActionStatus, ExecConfig, ShellConfig, TurnContext};
+use partner::permission::{Authority, Decision, Policy, RequestStatus, pending};
+use support::{Rig, rig_with};
+
+/// Everything allowed, with anchor a supervisor: `/shell` must still ask
+/// the partner.
+const POLICY: &str = r#"
+default = "allow"
+[roles]
+anchor = "supervisor"
+[[rules]]
+verb = "shell"
+decide = "allow"
+"#;
+
+fn shell_rig() -> Rig {
+    let dir = tempfile::tempdir().unwrap();
+    let config = ExecConfig {
+        shell: ShellConfig {
+            dir: Some(dir.keep()),
+            ..ShellConfig::default()
+        },
+        ..ExecConfig::default()
+    };
+    rig_with(Policy::from_toml(POLICY).unwrap(), config)
+}
+
+fn submit(r: &Rig, agent: &str, text: &str) -> partner::exec::ActionReport {
+    let mut ctx = TurnContext::new(agent, "t1", "main");
+    let report = r.exec.run_turn(&mut ctx, text);
+    assert_eq!(report.actions.len(), 1, "{text}: {report:?}");
+    report.actions.into_iter().next().unwrap()
+}
+
+fn request_of(report: &partner::exec::ActionReport) -> String {
+    assert_eq!(report.status, ActionStatus::Pending, "{report:?}");
+    report.request.as_ref().unwrap().id.clone()
+}
+
+#[test]
+fn every_command_waits_for_the_partner_whatever_the_policy_says() {
+    let r = shell_rig();
+    for text in [
+        "/shell echo hi",
+        "/run echo hi .",
+        "/exec echo hi",
+        "/sh echo hi",
+        "/bash echo hi",
+        "/shell echo hi .",
+    ] {
+        let report = submit(&r, "ada", text);
+        let id = request_of(&report);
+        let req = pending::get(&r.exec.store().conn(), &id).unwrap().unwrap();
+        assert_eq!(req.authorities, vec![Authority::Partner], "{text}");
+        assert!(req.reason.contains("risk LOW"), "{}", req.reason);
+    }
+    // A trailing `.` is the command's argument, not a routine marker.
+    let report = submit(&r, "ada", "/shell ls .");
+    let id = request_of(&report);
+    let req = pending::get(&r.exec.store().conn(), &id).unwrap().unwrap();
+    assert_eq!(req.canonical, "/shell ls .");
+    // An authority agent cannot approve it, not even with /approve.
+    let by_anchor = r.exec.decide(
+        &id,
+        Decision::ApproveOnce,
+        &Authority::Agent("anchor".into()),
+    );
+    assert!(by_anchor.is_err(), "{by_anchor:?}");
+    let approve = submit(&r, "anchor", &format!("/approve {id}"));
+    assert_ne!(approve.status, ActionStatus::Executed, "{approve:?}");
+    let req = pending::get(&r.exec.store().conn(), &id).unwrap().unwrap();
+    assert_eq!(req.status, RequestStatus::Waiting);
+    // Approving always is refused: one command at a time.
+    assert!(
+        r.exec
+            .decide(&id, Decision::ApproveAlways, &Authority::Partner)
+            .is_err()
+    );
+    assert!(
+        pending::rules(&r.exec.store().conn(), support::START + 1)
+            .unwrap()
+            .is_empty()
+    );
+}
+
+#[test]
+fn an_approved_command_runs_and_its_output_is_the_result_in_the_trace() {
+    let r = shell_rig();
+    let id = request_of(&submit(
+        &r,
+        "ada",
+        "/shell echo from-the-gate; echo oops >&2; exit 3",
+    ));
+    let done = r
+        .exec
+        .decide(&id, Decision::ApproveOnce, &Authority::Partner)
+        .unwrap();
+    assert_eq!(done.status, ActionStatus::Executed, "{done:?}");
+    assert!(
+        done.text.contains("exit 3")
+            && done.text.contains("from-the-gate")
+            && done.text.contains("oops"),
+        "{}",
+        done.text
+    );
+    let record = r
+        .trace()
+        .into_iter()
+        .rev()
+        .find(|t| t.verb == "shell")
+        .unwrap();
+    let json = serde_json::to_value(&record).unwrap();
+    assert_eq!(json["outcome"], "executed", "{json}");
+    assert_eq!(json["data"]["status"], 3, "{json}");
+    assert_eq!(json["data"]["stdout"], "from-the-gate\n", "{json}");
+}
+
+#[test]
+fn a_blocked_command_cannot_be_approved_in_any_way() {
+    let r = shell_rig();
+    let report = submit(&r, "ada", "/shell sudo rm -rf -- /");
+    let id = request_of(&report);
+    let req = pending::get(&r.exec.store().conn(), &id).unwrap().unwrap();
+    assert!(req.reason.contains("BLOCKED"), "{}", req.reason);
+    for decision in [Decision::ApproveOnce, Decision::ApproveAlways] {
+        let e = r
+            .exec
+            .decide(&id, decision, &Authority::Partner)
+            .unwrap_err();
+        assert!(e.to_string().contains("blocked"), "{e}");
+    }
+    // Edited into another blocked command: refused too.
+    let e = r
+        .exec
+        .approve_edited(&id, "/shell bash -c 'rm -rf /'", &Authority::Partner)
+        .unwrap_err();
+    assert!(e.to_string().contains("blocked"), "{e}");
+    let req = pending::get(&r.exec.store().conn(), &id).unwrap().unwrap();
+    assert_eq!(req.status, RequestStatus::Waiting, "still waiting");
+    // Edited into something harmless: that runs, and only that.
+    let done = r
+        .exec
+        .approve_edited(&id, "/shell echo edited", &Authority::Partner)
+        .unwrap();
+    assert_eq!(done.status, ActionStatus::Executed);
+    assert!(done.text.contains("edited"), "{}", done.text);
+    // Denying is always possible.
+    let id = request_of(&submit(&r, "ada", "/shell mkfs.ext4 /dev/sda1"));
+    let denied = r
+        .exec
+        .decide(&id, Decision::Deny(None), &Authority::Partner)
+        .unwrap();
+    assert_eq!(denied.status, ActionStatus::Denied);
+}
+
+#[test]
+fn requests_in_words_are_proposed_or_handed_back_with_the_context() {
+    let r = shell_rig();
+    // `bash` is on this machine's PATH: run it is proposed as `bash`.
+    let report = submit(&r, "ada", "/shell please run my bash");
+    let id = request_of(&report);
+    let req = pending::get(&r.exec.store().conn(), &id).unwrap().unwrap();
+    assert_eq!(req.canonical, "/shell bash");
+    assert!(
+        req.reason.contains("proposed for \"please run my bash\""),
+        "{}",
+        req.reason
+    );
+    assert!(
+        req.action["proposal"]
+            .as_str()
+            .unwrap()
+            .contains("bash: executable at"),
+        "{}",
+        req.action
+    );
+    // Nothing the system knows: the agent gets the context and proposes.
+    let report = submit(&r, "ada", "/shell make my wallpaper blue");
+    assert_eq!(report.status, ActionStatus::Failed, "{report:?}");
+    assert!(
+        report.text.contains("System Context:") && report.text.contains("/shell COMMAND"),
+        "{}",
+        report.text
+    );
+    assert!(
+        pending::waiting(&r.exec.store().conn())
+            .unwrap()
+            .iter()
+            .all(|p| p.canonical != "/shell make my wallpaper blue")
+    );
+}
