@@ -494,9 +494,11 @@ impl ConstellationConfig {
 /// `[shell]` resolved: paths against the config file's directory, the
 /// time limit at most an hour, the output at most 16 MiB.
 fn shell_config(file: &ShellFile, base: &Path) -> Result<crate::exec::ShellConfig, String> {
-    let mut shell = crate::exec::ShellConfig::default();
-    shell.dir = file.dir.as_ref().map(|d| base.join(d));
-    shell.index = file.index.as_ref().map(|d| base.join(d));
+    let mut shell = crate::exec::ShellConfig {
+        dir: file.dir.as_ref().map(|d| base.join(d)),
+        index: file.index.as_ref().map(|d| base.join(d)),
+        ..crate::exec::ShellConfig::default()
+    };
     if let Some(t) = &file.timeout {
         let span = crate::clock::parse_span(t).map_err(|e| format!("[shell] timeout: {e}"))?;
         if span.is_zero() || span > std::time::Duration::from_secs(3600) {
