@@ -27,6 +27,7 @@ fn shell_rig() -> Rig {
     let dir = tempfile::tempdir().unwrap();
     let config = ExecConfig {
         shell: ShellConfig {
+            index: Some(dir.path().join("index.sqlite")),
             dir: Some(dir.keep()),
             ..ShellConfig::default()
         },
@@ -198,4 +199,35 @@ fn requests_in_words_are_proposed_or_handed_back_with_the_context() {
             .iter()
             .all(|p| p.canonical != "/shell make my wallpaper blue")
     );
+}
+
+#[test]
+fn fenced_blocks_are_commands_whole() {
+    let r = shell_rig();
+    // `/shell` alone on its line takes the block after it.
+    let id = request_of(&submit(
+        &r,
+        "ada",
+        "Checking.\n/shell\n```\nls -la\n```\nDone.",
+    ));
+    let req = pending::get(&r.exec.store().conn(), &id).unwrap().unwrap();
+    assert_eq!(req.canonical, "/shell ls -la");
+    // A block of several lines is one script: every line is in the request
+    // and every line runs.
+    let id = request_of(&submit(
+        &r,
+        "ada",
+        "/shell ```bash\necho first\necho second\n```",
+    ));
+    let req = pending::get(&r.exec.store().conn(), &id).unwrap().unwrap();
+    assert!(
+        req.canonical.contains("echo first\necho second"),
+        "{}",
+        req.canonical
+    );
+    let done = r
+        .exec
+        .decide(&id, Decision::ApproveOnce, &Authority::Partner)
+        .unwrap();
+    assert!(done.text.contains("first\nsecond"), "{}", done.text);
 }

@@ -108,6 +108,8 @@ fn sanitize_and_validate_take_the_command_out() {
             Some("sudo apt install gimp"),
         ),
         ("**ls -la**", Some("ls -la")),
+        ("df -h\nuptime", Some("df -h\nuptime")),
+        ("```bash\ncd /tmp\nls -la\n```", Some("cd /tmp\nls -la")),
         ("What do you want me to do?", None),
         ("The quick brown fox jumps over the lazy dog.", None),
         ("I cannot do that.", None),
@@ -266,6 +268,7 @@ fn common_intents_become_proposals_without_a_model() {
             name: "GNU Image Manipulation Program".into(),
             command: Some("gimp".into()),
             description: "Create images and edit photographs".into(),
+            whole: true,
         }],
         ..Fake::default()
     };

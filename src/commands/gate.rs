@@ -131,7 +131,6 @@ pub fn run_gate(options: &GateOptions, stdin: &mut dyn Read, out: &mut dyn Write
         }
         GateCommand::Propose { json, index, text } => {
             let path = index_path(index.as_ref())?;
-            ensure_index(&path);
             let probe = SystemProbe { index: Some(path) };
             let p = propose::propose(text, &probe);
             if *json {
@@ -185,14 +184,5 @@ pub fn run_gate(options: &GateOptions, stdin: &mut dyn Read, out: &mut dyn Write
             )?;
             Ok(0)
         }
-    }
-}
-
-/// Builds the index the first time it is needed (failing open).
-fn ensure_index(path: &std::path::Path) {
-    if let Ok(mut idx) = Index::open(path)
-        && idx.is_empty()
-    {
-        let _ = idx.rebuild(&xdg_application_dirs());
     }
 }

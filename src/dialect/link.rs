@@ -145,6 +145,17 @@ fn choose_entry<'e>(
     &entries[0]
 }
 
+/// The line after the one ending at `limit`, when it opens a code fence:
+/// its start (after blanks) and end.
+fn fence_on_next_line(src: &str, limit: usize) -> Option<(usize, usize)> {
+    let rest = src.get(limit..)?;
+    let start = limit + rest.find('\n')? + 1;
+    let end = line_end(src, start);
+    let at = skip_blanks(src.as_bytes(), start, end);
+    let line = src.get(at..end)?;
+    (line.starts_with("```") || line.starts_with("~~~")).then_some((at, end))
+}
+
 fn skip_blanks(bytes: &[u8], mut pos: usize, limit: usize) -> usize {
     while pos < limit && matches!(bytes[pos], b' ' | b'\t') {
         pos += 1;
@@ -338,7 +349,7 @@ impl<'p> LinkParser<'p> {
         if bytes.get(args_start) == Some(&b':') {
             args_start += 1;
         }
-        let lexed = lex_link(src, args_start, limit, src.len()).map_err(|e| {
+        let located = |e: ParseError| {
             // An unclosed block runs to the end of the turn, as in markdown,
             // so the turn is read once and not once per later line.
             let end = match e.kind {
@@ -346,7 +357,17 @@ impl<'p> LinkParser<'p> {
                 _ => line_end(src, e.span.start),
             };
             (e, end.max(limit))
-        })?;
+        };
+        let mut lexed = lex_link(src, args_start, limit, src.len()).map_err(located)?;
+        // `/shell` alone on its line takes the fenced block that follows.
+        let shell = matches!(&verb, Ok(m) if !m.entries.is_empty()
+            && m.entries.iter().all(|e| self.table.spec(e.spec).verb == super::verbs::Verb::Shell));
+        if shell
+            && lexed.tokens.is_empty()
+            && let Some((start, end)) = fence_on_next_line(src, limit)
+        {
+            lexed = lex_link(src, start, end, src.len()).map_err(located)?;
+        }
         let end = lexed
             .tokens
             .iter()

@@ -46,6 +46,8 @@ pub struct Similar {
     pub command: Option<String>,
     /// What it is.
     pub description: String,
+    /// It matches every word asked for (not only some).
+    pub whole: bool,
 }
 
 /// Where the gate learns about the system.
@@ -155,7 +157,8 @@ impl Context {
 /// The probes of this machine.
 #[derive(Debug, Clone, Default)]
 pub struct SystemProbe {
-    /// Where the index of packages and applications is, for descriptions.
+    /// Where the index of packages and applications is, for descriptions
+    /// (partner's data directory when unset); built on first use.
     pub index: Option<PathBuf>,
 }
 
@@ -236,11 +239,11 @@ impl Probe for SystemProbe {
     }
 
     fn similar(&self, words: &str) -> Vec<Similar> {
-        let Some(path) = &self.index else {
+        let Some(path) = self.index.clone().or_else(super::index::default_path) else {
             return Vec::new();
         };
-        super::index::Index::open(path)
-            .and_then(|i| i.search(words, 5))
+        super::index::open_built(&path)
+            .and_then(|i| i.search(words, 5).ok())
             .unwrap_or_default()
     }
 }

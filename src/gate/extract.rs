@@ -171,6 +171,15 @@ fn candidates(text: &str) -> (Vec<String>, Vec<String>) {
             plain.push(stripped);
         }
     }
+    // Lines that are all commands, with no prose and no fence: a script.
+    if fenced.is_empty()
+        && inline.is_empty()
+        && plain.len() > 1
+        && prose.is_empty()
+        && plain.iter().all(|l| validate(l).is_ok())
+    {
+        return (vec![plain.join("\n")], prose);
+    }
     let mut all = fenced;
     all.extend(inline);
     // Lines that are not commands are prose.

@@ -117,7 +117,8 @@ impl Index {
         self.fill(&apps, &packages)
     }
 
-    /// Programs matching any of `words`, applications first, best first.
+    /// Programs matching any of `words`: those matching every word first
+    /// (marked `whole`), applications before packages, best first.
     pub fn search(&self, words: &str, limit: usize) -> Result<Vec<Similar>, String> {
         let terms: Vec<String> = words
             .split(|c: char| !c.is_alphanumeric())
@@ -128,7 +129,25 @@ impl Index {
         if terms.is_empty() {
             return Ok(Vec::new());
         }
-        let query = terms.join(" OR ");
+        let mut out: Vec<Similar> = Vec::new();
+        for (query, whole) in [(terms.join(" AND "), true), (terms.join(" OR "), false)] {
+            for found in self.query(&query, limit, whole)? {
+                let known = out.iter().any(|s| {
+                    s.name.eq_ignore_ascii_case(&found.name)
+                        || (found.command.is_none()
+                            && s.command.as_deref() == Some(found.name.as_str()))
+                });
+                if !known {
+                    out.push(found);
+                }
+            }
+        }
+        out.truncate(limit);
+        Ok(out)
+    }
+
+    /// One FTS5 query over applications, then packages.
+    fn query(&self, query: &str, limit: usize, whole: bool) -> Result<Vec<Similar>, String> {
         let mut out = Vec::new();
         let mut apps = self
             .conn
@@ -143,6 +162,7 @@ impl Index {
                     name: r.get(0)?,
                     command: Some(r.get::<_, String>(1)?).filter(|s| !s.is_empty()),
                     description: r.get(2)?,
+                    whole,
                 })
             })
             .map_err(|e| e.to_string())?;
@@ -157,20 +177,30 @@ impl Index {
                     name: r.get(0)?,
                     command: None,
                     description: r.get(1)?,
+                    whole,
                 })
             })
             .map_err(|e| e.to_string())?;
-        for p in rows.flatten() {
-            if !out.iter().any(|s| {
-                s.name.eq_ignore_ascii_case(&p.name)
-                    || s.command.as_deref() == Some(p.name.as_str())
-            }) {
-                out.push(p);
-            }
-        }
-        out.truncate(limit);
+        out.extend(rows.flatten());
         Ok(out)
     }
+}
+
+/// Where the index is kept unless configured: `gate-index.sqlite` in
+/// partner's data directory.
+pub fn default_path() -> Option<PathBuf> {
+    directories::ProjectDirs::from("", "", "partner")
+        .map(|d| d.data_dir().join("gate-index.sqlite"))
+}
+
+/// Opens the index at `path`, building it from this machine the first
+/// time (when it is empty). Fails open: `None` when it cannot be opened.
+pub fn open_built(path: &Path) -> Option<Index> {
+    let mut index = Index::open(path).ok()?;
+    if index.is_empty() {
+        let _ = index.rebuild(&xdg_application_dirs());
+    }
+    Some(index)
 }
 
 /// The directories holding `applications/`: `$XDG_DATA_HOME` (or

@@ -60,7 +60,17 @@ pub fn propose(text: &str, probe: &dyn Probe) -> Proposal {
             };
         }
     }
-    let intent = analyze(text);
+    let mut intent = analyze(text);
+    // A few words naming a thing ("picture editor"): the program for it.
+    if intent.intent.is_none()
+        && intent
+            .target
+            .as_deref()
+            .is_some_and(|t| t.split_whitespace().count() <= 4)
+        && !text.trim_end().ends_with('?')
+    {
+        intent.intent = Some(IntentKind::Run);
+    }
     let Some(kind) = intent.intent else {
         return without(
             intent,
@@ -98,7 +108,10 @@ pub fn propose(text: &str, probe: &dyn Probe) -> Proposal {
         IntentKind::Run => match (
             &ctx.executable,
             available,
-            ctx.similar.iter().find_map(|s| s.command.clone()),
+            ctx.similar
+                .iter()
+                .filter(|s| s.whole)
+                .find_map(|s| s.command.clone()),
         ) {
             (Some(_), _, _) => Ok((target.clone(), format!("{target} is installed"))),
             (None, true, _) => Ok((
