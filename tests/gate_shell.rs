@@ -231,3 +231,45 @@ fn fenced_blocks_are_commands_whole() {
         .unwrap();
     assert!(done.text.contains("first\nsecond"), "{}", done.text);
 }
+
+/// Halting the agent (`:halt` in the console) stops its approved command
+/// while it runs, with everything it started.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn halting_the_agent_stops_its_running_command() {
+    let config = "[[agents]]\nname = \"ada\"\nmodel = \"scripted:x\"\n";
+    let script = "[agents.ada]\nreplies = [\"/shell sleep 30; echo never\"]\n";
+    let r = support::runtime::running(config, "", script);
+    r.handle.send_message("ada", "wait a while");
+    let started = std::time::Instant::now();
+    let id = loop {
+        let waiting = r.handle.executor().pending().unwrap();
+        if let Some(req) = waiting.iter().find(|p| p.verb == "shell") {
+            break req.id.clone();
+        }
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(20),
+            "no request"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    };
+    let handle = r.handle.clone();
+    let decided = tokio::spawn(async move { handle.decide(&id, Decision::ApproveOnce).await });
+    tokio::time::sleep(std::time::Duration::from_millis(700)).await;
+    let halted_at = std::time::Instant::now();
+    r.handle.halt("ada", "the partner stopped it");
+    let answer = tokio::time::timeout(std::time::Duration::from_secs(10), decided)
+        .await
+        .expect("the decision returns soon after the halt")
+        .unwrap();
+    assert!(halted_at.elapsed() < std::time::Duration::from_secs(5));
+    assert!(answer.is_ok(), "{answer:?}");
+    let (trace, _) = r.handle.executor().trace().unwrap();
+    let record = trace
+        .iter()
+        .rev()
+        .find(|t| t.verb == "shell")
+        .expect("traced");
+    let json = serde_json::to_value(record).unwrap();
+    assert_eq!(json["outcome"], "failed", "{json}");
+    assert!(record.result.contains("stopped"), "{}", record.result);
+}
