@@ -94,7 +94,7 @@ pub fn run_gate(options: &GateOptions, stdin: &mut dyn Read, out: &mut dyn Write
                     line(out, format!("  {r}"))?;
                 }
             }
-            Ok(if a.blocked() { 2 } else { 0 })
+            Ok(if a.blocked() { 1 } else { 0 })
         }
         GateCommand::Extract { json, text } => {
             let text = text_arg(text.as_deref().unwrap_or("-"), stdin)?;
