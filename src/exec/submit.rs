@@ -197,6 +197,18 @@ impl Executor {
                 Effect::text(text),
             );
         }
+        // A failure before any check: told to the agent, traced.
+        let fail = |text: String| {
+            self.record(
+                ctx,
+                &info,
+                &origin,
+                &no_check(),
+                None,
+                TraceOutcome::Failed,
+                Effect::text(text),
+            )
+        };
         // What the agent wrote becomes what the partner would be asked
         // about (a shell request in words: the command proposed for it).
         let prepared;
@@ -204,15 +216,7 @@ impl Executor {
             Some(handler) => {
                 let mut copy = action.clone();
                 if let Err(message) = handler.prepare(self, &mut copy) {
-                    return self.record(
-                        ctx,
-                        &info,
-                        &origin,
-                        &no_check(),
-                        None,
-                        TraceOutcome::Failed,
-                        Effect::text(message),
-                    );
+                    return fail(message);
                 }
                 prepared = copy;
                 &prepared
@@ -226,17 +230,9 @@ impl Executor {
             if state.halted {
                 drop(conn);
                 let why = state.halt_reason.unwrap_or_default();
-                let text =
-                    format!("you are halted ({why}); nothing runs until the partner resumes you");
-                return self.record(
-                    ctx,
-                    &info,
-                    &origin,
-                    &no_check(),
-                    None,
-                    TraceOutcome::Failed,
-                    Effect::text(text),
-                );
+                return fail(format!(
+                    "you are halted ({why}); nothing runs until the partner resumes you"
+                ));
             }
             let needs_content = self
                 .registry
@@ -246,15 +242,7 @@ impl Executor {
                 Ok(resolved) => resolved,
                 Err(message) => {
                     drop(conn);
-                    return self.record(
-                        ctx,
-                        &info,
-                        &origin,
-                        &no_check(),
-                        None,
-                        TraceOutcome::Failed,
-                        Effect::text(message),
-                    );
+                    return fail(message);
                 }
             };
             let check = self.check(

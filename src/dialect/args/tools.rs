@@ -227,16 +227,25 @@ pub(crate) fn web(
     }
 }
 
+/// The link's text as the action's content, which it must have.
+fn required_content(
+    input: &LinkInput<'_, '_>,
+    action: &mut ParsedAction,
+    (verb, what, example): (&str, &str, &str),
+) -> Result<(), ParseErrorKind> {
+    if set_content(action, input.src, input.tokens) {
+        Ok(())
+    } else {
+        Err(missing(verb, what, example))
+    }
+}
+
 /// `/calc expression`.
 pub(crate) fn calc(
     input: &LinkInput<'_, '_>,
     action: &mut ParsedAction,
 ) -> Result<(), ParseErrorKind> {
-    if set_content(action, input.src, input.tokens) {
-        Ok(())
-    } else {
-        Err(missing("calc", "an expression", "/calc 20% of 350"))
-    }
+    required_content(input, action, ("calc", "an expression", "/calc 20% of 350"))
 }
 
 /// `/shell`: the command or request, exactly as written.
@@ -244,11 +253,11 @@ pub(crate) fn shell(
     input: &LinkInput<'_, '_>,
     action: &mut ParsedAction,
 ) -> Result<(), ParseErrorKind> {
-    if set_content(action, input.src, input.tokens) {
-        Ok(())
-    } else {
-        Err(missing("shell", "a command or a request", "/shell df -h"))
-    }
+    required_content(
+        input,
+        action,
+        ("shell", "a command or a request", "/shell df -h"),
+    )
 }
 
 /// Data sub-commands and their ops.

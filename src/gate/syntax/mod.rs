@@ -162,6 +162,14 @@ fn nesting(s: &str) -> usize {
     deepest.max(quotes.min(deepest + quotes))
 }
 
+/// A simple command's words, redirections and assignments, as read.
+#[derive(Default)]
+struct Collected {
+    words: Vec<Arg>,
+    redirects: Vec<Redirect>,
+    assigned: Vec<(String, Option<String>)>,
+}
+
 /// What a walk knows at a place: variables set by plain assignments and
 /// the directory a `cd` moved to.
 #[derive(Debug, Clone, Default)]
@@ -339,37 +347,26 @@ impl Walker {
         depth: usize,
         upstream: &[usize],
     ) {
-        let mut words: Vec<Arg> = Vec::new();
-        let mut redirects = Vec::new();
-        let mut assigned: Vec<(String, Option<String>)> = Vec::new();
+        let mut got = Collected::default();
         for item in simple.prefix.iter().flat_map(|p| p.0.iter()) {
-            self.item(
-                item,
-                scope,
-                depth,
-                &mut words,
-                &mut redirects,
-                &mut assigned,
-            );
+            self.item(item, scope, depth, &mut got);
         }
         if let Some(w) = &simple.word_or_name {
-            words.push(self.word(&w.value, scope, depth));
+            got.words.push(self.word(&w.value, scope, depth));
         }
         for item in simple.suffix.iter().flat_map(|s| s.0.iter()) {
             // After the name, `of=/dev/sda` is an argument, not an assignment.
             if let ast::CommandPrefixOrSuffixItem::AssignmentWord(_, w) = item {
-                words.push(self.word(&w.value, scope, depth));
+                got.words.push(self.word(&w.value, scope, depth));
                 continue;
             }
-            self.item(
-                item,
-                scope,
-                depth,
-                &mut words,
-                &mut redirects,
-                &mut assigned,
-            );
+            self.item(item, scope, depth, &mut got);
         }
+        let Collected {
+            words,
+            redirects,
+            assigned,
+        } = got;
         if words.is_empty() {
             // `X=/` alone sets a variable for what follows.
             for (name, value) in assigned {
@@ -395,11 +392,14 @@ impl Walker {
         item: &ast::CommandPrefixOrSuffixItem,
         scope: &Scope,
         depth: usize,
-        words: &mut Vec<Arg>,
-        redirects: &mut Vec<Redirect>,
-        assigned: &mut Vec<(String, Option<String>)>,
+        got: &mut Collected,
     ) {
         use ast::CommandPrefixOrSuffixItem as Item;
+        let Collected {
+            words,
+            redirects,
+            assigned,
+        } = got;
         match item {
             Item::Word(w) => words.push(self.word(&w.value, scope, depth)),
             Item::IoRedirect(r) => {
