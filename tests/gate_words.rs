@@ -422,3 +422,34 @@ fn an_approved_command_runs_bounded() {
     t.join().unwrap();
     assert!(cancelled.cancelled);
 }
+
+#[test]
+fn a_command_is_told_from_a_request_that_starts_with_a_programs_name() {
+    let machine = Fake {
+        executables: vec!["install", "kill", "df", "apt", "make"],
+        available: vec!["gimp"],
+        ..Fake::default()
+    };
+    let cases: &[(&str, Option<&str>)] = &[
+        // `install` is a program, but "install gimp" asks for an install.
+        ("install gimp", Some("sudo apt install gimp")),
+        (
+            "install -m 644 a.conf /tmp/b.conf",
+            Some("install -m 644 a.conf /tmp/b.conf"),
+        ),
+        ("kill 1234", Some("kill 1234")),
+        ("df -h", Some("df -h")),
+        // Options or paths make a command even when the program is unknown.
+        ("mycmd --flag", Some("mycmd --flag")),
+        ("./build.sh", Some("./build.sh")),
+        // A program's name followed by words spoken to someone.
+        ("make my wallpaper blue", None),
+    ];
+    for (text, want) in cases {
+        assert_eq!(
+            propose(text, &machine).command.as_deref(),
+            *want,
+            "{text:?}"
+        );
+    }
+}

@@ -39,18 +39,13 @@ pub fn propose(text: &str, probe: &dyn Probe) -> Proposal {
     let extracted = extract(text);
     if let Some(command) = extracted.command.as_deref() {
         let first = command.split_whitespace().next().unwrap_or("");
-        let first = super::syntax::base_name(first);
-        let native = BUILTINS.contains(&first)
+        let known = BUILTINS.contains(&first)
             || first == "sudo"
-            || first.contains('/')
-            || command.contains(['|', ';', '>', '&', '$'])
-            || probe.executable(first).is_some();
-        if native
-            && !reads_as_words(command)
-            && analyze(text).intent.is_none_or(|_| {
-                probe.executable(first).is_some() || BUILTINS.contains(&first) || first == "sudo"
-            })
-        {
+            || probe.executable(super::syntax::base_name(first)).is_some();
+        let syntax = shell_syntax(command);
+        // "install gimp" asks for an install; `install -m 644 a b` is one.
+        let asks = reads_as_words(command) || (analyze(text).intent.is_some() && !syntax);
+        if !asks && (known || syntax) {
             return Proposal {
                 intent: analyze(""),
                 context: None,
@@ -175,6 +170,20 @@ pub fn propose(text: &str, probe: &dyn Probe) -> Proposal {
         Ok((command, note)) => with(intent, Some(ctx), command, &note),
         Err(note) => without(intent, Some(ctx), &note),
     }
+}
+
+/// True for a line written in the shell's own syntax: options, paths,
+/// numbers, variables, globs, assignments or operators.
+fn shell_syntax(line: &str) -> bool {
+    let mut words = line.split_whitespace();
+    let first = words.next().unwrap_or("");
+    first.contains('/')
+        || line.contains(['|', ';', '>', '<', '&', '`'])
+        || words.any(|w| {
+            w.starts_with('-')
+                || w.contains(['/', '=', '$', '*', '.', '~'])
+                || w.chars().all(|c| c.is_ascii_digit())
+        })
 }
 
 /// True for a line that begins with a program's name but speaks to
