@@ -339,15 +339,24 @@ impl Component for QueuePane {
             return;
         };
         let label = |text: &str| Span::styled(format!("{text:<9}"), theme.style("ui.dim"));
-        let mut lines = vec![
-            Line::from(vec![
-                label("action"),
-                Span::styled(r.canonical.clone(), theme.style("dialect.verb")),
-            ]),
-            Line::from(vec![
-                label("why"),
-                Span::styled(r.reason.clone(), theme.style("ui.text")),
-            ]),
+        // A shell command shows itself, its risk and its context first,
+        // in place of the action line and the reason that sums them up.
+        let shell = super::shell::detail(theme, r);
+        let mut lines = if shell.is_empty() {
+            vec![
+                Line::from(vec![
+                    label("action"),
+                    Span::styled(r.canonical.clone(), theme.style("dialect.verb")),
+                ]),
+                Line::from(vec![
+                    label("why"),
+                    Span::styled(r.reason.clone(), theme.style("ui.text")),
+                ]),
+            ]
+        } else {
+            shell
+        };
+        lines.extend([
             Line::from(vec![
                 label("from"),
                 Span::styled(
@@ -378,8 +387,7 @@ impl Component for QueuePane {
                     theme.style("ui.waiting"),
                 ),
             ]),
-        ];
-        lines.extend(super::shell::detail(theme, r));
+        ]);
         if let Some(at) = r.expires_at {
             lines.push(Line::from(vec![
                 label("expires"),
