@@ -1,7 +1,7 @@
 //! The fuzz harness: random and mutated input for everything that reads
 //! what agents, model servers and files write — the dialect parser, the
-//! legacy bracket forms, `/calc`, time expressions, the trace reader and
-//! the providers' server-sent-events reader. Each target must return
+//! legacy bracket forms, `/calc`, time expressions, the trace reader,
+//! the providers' server-sent-events reader and the parse gate's layers. Each target must return
 //! (never panic, never hang) and keep its documented invariants.
 //!
 //! CI runs a few hundred cases per target. To fuzz for longer:
@@ -89,6 +89,9 @@ const FRAGMENTS: &[&str] = &[
     "\t",
     "never mind",
     "/calc ",
+    "/shell ",
+    "/run ",
+    "/shell\n```\n",
     "in 2 hours",
     "/usr/bin",
     "https://example.com",
@@ -234,5 +237,107 @@ proptest! {
         for action in report.actions {
             prop_assert!(action.status != partner::exec::ActionStatus::Pending);
         }
+    }
+}
+
+/// Pieces of shell and of replies around it, for the parse gate.
+const SHELL: &[&str] = &[
+    "rm",
+    " -rf",
+    " /",
+    " ~",
+    "$HOME",
+    " *",
+    "sudo ",
+    "bash -c ",
+    "sh",
+    "'",
+    "\"",
+    "`",
+    "$(",
+    ")",
+    "(",
+    "{",
+    "}",
+    " | ",
+    " && ",
+    "; ",
+    " > ",
+    " < ",
+    "<(",
+    "/dev/sda",
+    "dd if=x of=",
+    "find / ",
+    "-exec ",
+    "\\;",
+    " -delete",
+    "xargs ",
+    "echo ",
+    "base64 -d",
+    "curl x",
+    ":(){ :|:& };:",
+    "cd /",
+    "X=/",
+    "eval ",
+    "\n",
+    "```bash\n",
+    "```\n",
+    "Command: ",
+    "$ ",
+    "To do that, run ",
+    "?",
+    "please ",
+    "install ",
+    "get rid of ",
+    "gimp",
+    "\u{200B}",
+    "\u{301}",
+    "é",
+];
+
+proptest! {
+    #![proptest_config(cases(256))]
+
+    /// The gate's layers return for any text: the classifier says why
+    /// whenever it is above low, extraction never invents text (every line
+    /// of the command it takes stands in the input), and intent analysis
+    /// and proposals return too.
+    #[test]
+    fn gate(text in prop_oneof![
+        proptest::collection::vec(proptest::sample::select(SHELL), 0..40).prop_map(|p| p.concat()),
+        "\\PC{0,120}",
+    ]) {
+        let a = partner::gate::assess(&text);
+        prop_assert!(a.risk == partner::gate::Risk::Low || !a.reasons.is_empty());
+        let e = partner::gate::extract(&text);
+        if let Some(command) = &e.command {
+            for line in command.lines() {
+                prop_assert!(text.contains(line), "{line:?} is not in {text:?}");
+            }
+        } else {
+            prop_assert!(e.reason.is_some());
+        }
+        let _ = partner::gate::analyze(&text);
+        let probe = NoSystem;
+        let p = partner::gate::propose::propose(&text, &probe);
+        prop_assert_eq!(p.command.is_some(), p.safety.is_some());
+    }
+}
+
+/// A machine where nothing is installed and no probe answers.
+struct NoSystem;
+
+impl partner::gate::context::Probe for NoSystem {
+    fn executable(&self, _: &str) -> Option<std::path::PathBuf> {
+        None
+    }
+    fn package(&self, _: &str) -> Option<partner::gate::context::PackageState> {
+        None
+    }
+    fn unit(&self, _: &str) -> Option<partner::gate::context::UnitState> {
+        None
+    }
+    fn similar(&self, _: &str) -> Vec<partner::gate::context::Similar> {
+        Vec::new()
     }
 }
