@@ -444,6 +444,9 @@ fn a_command_is_told_from_a_request_that_starts_with_a_programs_name() {
         ("./build.sh", Some("./build.sh")),
         // A program's name followed by words spoken to someone.
         ("make my wallpaper blue", None),
+        // A program that is not a service: its processes are stopped.
+        ("kill make", Some("pkill -x make")),
+        ("start make", None),
     ];
     for (text, want) in cases {
         assert_eq!(

@@ -149,6 +149,11 @@ pub fn propose(text: &str, probe: &dyn Probe) -> Proposal {
                         ))
                     }
                 }
+                // "kill firefox": a program, not a service; its processes.
+                None if kind == IntentKind::ServiceStop && ctx.executable.is_some() => Ok((
+                    format!("pkill -x {target}"),
+                    format!("{target} is a program, not a service: its processes are stopped"),
+                )),
                 None => Err(format!("{target} is not a service on this system")),
             }
         }
