@@ -1,11 +1,12 @@
 //! Parses one action starting at its `/`: the verb, each chain link's
 //! arguments and marker, and a `/batch { … }` body.
 
-use super::action::{Marker, ParsedAction, PartKind};
+use super::action::{ParsedAction, PartKind};
 use super::args::{LinkInput, looks_like_url, names_working_block, parse_args};
 use super::blocks::BlockRegistry;
 use super::error::{ParseError, ParseErrorKind};
 use super::lexer::{Token, TokenKind, lex_link, line_end};
+pub(crate) use super::markers::{mark_members, take_marker};
 use super::matcher::match_verb;
 use super::scan::{action_start, verb_word_end};
 use super::span::Span;
@@ -67,56 +68,6 @@ fn describe_char(c: char) -> String {
 pub(crate) struct LinkParser<'p> {
     pub table: &'p VerbTable,
     pub blocks: &'p BlockRegistry,
-}
-
-/// Takes the permission marker off the end of a link's tokens.
-pub(crate) fn take_marker(tokens: &mut Vec<Token<'_>>) -> Option<(Marker, Option<String>, Span)> {
-    let idx = match tokens.as_slice() {
-        [.., before, last]
-            if last.kind == TokenKind::BlockQuote && before.kind == TokenKind::Word =>
-        {
-            tokens.len() - 2
-        }
-        [.., last] if last.kind == TokenKind::Word => tokens.len() - 1,
-        _ => return None,
-    };
-    let word = tokens[idx].value.as_ref();
-    let (marker, note) = match word {
-        "." => (Marker::Routine, None),
-        "?" => (Marker::Check, None),
-        "!" | "!!" => (Marker::Serious, None),
-        _ if word.eq_ignore_ascii_case("?ask") => (Marker::Ask, None),
-        _ => {
-            let note = word.strip_prefix('?')?;
-            let valid = note.chars().next().is_some_and(|c| c.is_ascii_alphabetic())
-                && note
-                    .chars()
-                    .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
-            if !valid {
-                return None;
-            }
-            (Marker::Check, Some(note.to_ascii_lowercase()))
-        }
-    };
-    let span = tokens.remove(idx).span;
-    Some((marker, note, span))
-}
-
-/// Gives every member of a batch (and each link of a member's chain) the
-/// batch's marker where it is stricter than the member's own: `/batch { … } !`
-/// asks for each member.
-pub(crate) fn mark_members(batch: &mut ParsedAction) {
-    let (marker, note) = (batch.marker, batch.marker_note.clone());
-    let apply = |link: &mut ParsedAction| {
-        if Marker::rank(marker) > Marker::rank(link.marker) {
-            link.marker = marker;
-            link.marker_note = note.clone();
-        }
-    };
-    for member in batch.batch.iter_mut() {
-        apply(member);
-        member.chain.iter_mut().for_each(apply);
-    }
 }
 
 /// Chooses between the verbs an alias shared by two verbs can mean.

@@ -94,6 +94,7 @@ mod error;
 mod legacy;
 mod lexer;
 mod link;
+mod markers;
 mod matcher;
 mod parser;
 mod scan;
