@@ -1,35 +1,22 @@
 //! `partner gate`, the contract other tools depend on: each command's JSON
 //! fields, and exit statuses, from the real binary.
 
-use std::io::Write;
-use std::process::{Command, Stdio};
+mod support;
+
+use std::path::Path;
+
+use support::partner_in;
 
 use serde_json::Value;
 
 fn gate(args: &[&str], stdin: &str) -> (i32, Value) {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_partner"))
-        .arg("gate")
-        .args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(stdin.as_bytes())
-        .unwrap();
-    let out = child.wait_with_output().unwrap();
-    let text = String::from_utf8(out.stdout).unwrap();
-    let json = serde_json::from_str(&text).unwrap_or_else(|e| {
-        panic!(
-            "{args:?}: {e}: {text:?} {}",
-            String::from_utf8_lossy(&out.stderr)
-        )
-    });
-    (out.status.code().unwrap(), json)
+    let args: Vec<&str> = std::iter::once("gate")
+        .chain(args.iter().copied())
+        .collect();
+    let (code, out, err) = partner_in(Path::new("."), &args, stdin);
+    let json =
+        serde_json::from_str(&out).unwrap_or_else(|e| panic!("{args:?}: {e}: {out:?} {err}"));
+    (code.unwrap(), json)
 }
 
 #[test]

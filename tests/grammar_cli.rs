@@ -2,31 +2,9 @@
 //! with file, line and column), match and complete requests, and answer a
 //! batch of JSON records one line each, a bad line included.
 
-use std::io::Write;
-use std::process::{Command, Stdio};
+mod support;
 
-fn partner(dir: &std::path::Path, args: &[&str], stdin: &str) -> (Option<i32>, String, String) {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_partner"))
-        .current_dir(dir)
-        .args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(stdin.as_bytes())
-        .unwrap();
-    let out = child.wait_with_output().unwrap();
-    (
-        out.status.code(),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
-}
+use support::partner_in as partner;
 
 const PLAYER: &str = r#"
 import { Ordinal };

@@ -266,3 +266,32 @@ pub fn streaming_server(
     });
     (base, seen)
 }
+
+/// Runs the `partner` binary in `dir` with `args`, `stdin` on its input:
+/// its exit status, output and error output.
+pub fn partner_in(
+    dir: &std::path::Path,
+    args: &[&str],
+    stdin: &str,
+) -> (Option<i32>, String, String) {
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_partner"))
+        .current_dir(dir)
+        .args(args)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(stdin.as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    (
+        out.status.code(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
