@@ -304,6 +304,20 @@ fn deep_and_long_commands_are_refused_unread_not_crashed() {
     assert_eq!(assess(&long).risk, Risk::High);
     let many = "ls;".repeat(2000);
     assert!(assess(&many).risk >= Risk::High);
+    // Many quoted words and many substitutions side by side are not depth.
+    let quoted = format!(
+        "echo {}",
+        (0..60)
+            .map(|i| format!("\"w{i}\""))
+            .collect::<Vec<_>>()
+            .join(" ")
+    );
+    assert_eq!(assess(&quoted).risk, Risk::Low, "{:?}", assess(&quoted));
+    let ticks = format!(
+        "echo {}",
+        (0..30).map(|_| "`date`").collect::<Vec<_>>().join(" ")
+    );
+    assert_eq!(assess(&ticks).risk, Risk::Low, "{:?}", assess(&ticks));
     // Scripts inside scripts inside scripts.
     let mut nested = "rm -rf /".to_string();
     for _ in 0..6 {

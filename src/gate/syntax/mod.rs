@@ -58,23 +58,29 @@ pub fn read(command: &str) -> Reading {
     }
 }
 
-/// How deeply brackets, braces and quotes nest (a cheap bound checked
-/// before the recursive parser sees the text).
+/// How deeply brackets, braces and backticks nest (a cheap bound checked
+/// before the recursive parser sees the text; scripts inside quoted
+/// strings are bounded as they are read, by their own depth).
 fn nesting(s: &str) -> usize {
-    let (mut depth, mut deepest) = (0usize, 0usize);
+    let (mut depth, mut deepest, mut in_ticks) = (0usize, 0usize, false);
     for c in s.chars() {
-        match c {
-            '(' | '{' | '[' | '`' => {
-                depth += 1;
-                deepest = deepest.max(depth);
+        let opens = match c {
+            '(' | '{' | '[' => true,
+            ')' | '}' | ']' => false,
+            '`' => {
+                in_ticks = !in_ticks;
+                in_ticks
             }
-            ')' | '}' | ']' => depth = depth.saturating_sub(1),
-            _ => {}
+            _ => continue,
+        };
+        if opens {
+            depth += 1;
+            deepest = deepest.max(depth);
+        } else {
+            depth = depth.saturating_sub(1);
         }
     }
-    // Quotes inside quotes (`bash -c "sh -c '…'"`) are read recursively too.
-    let quotes = s.matches(['"', '\'']).count().min(4 * MAX_NESTING) / 4;
-    deepest.max(quotes.min(deepest + quotes))
+    deepest
 }
 
 /// A simple command's words, redirections and assignments, as read.
