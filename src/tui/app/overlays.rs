@@ -174,7 +174,7 @@ const LEGEND: &[(&str, &str)] = &[
     ),
     (
         "! 3",
-        "on the status line: unseen notifications (! opens them)",
+        "on the status line: unseen notifications (N or :log opens them)",
     ),
     ("REPLAY", "the console shows a trace; decisions are off"),
 ];
