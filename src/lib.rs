@@ -39,6 +39,7 @@ pub mod exec;
 pub mod gate;
 pub mod grammar;
 pub mod isolate;
+pub mod lisp;
 pub mod memory;
 pub mod net;
 pub mod permission;

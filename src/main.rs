@@ -57,6 +57,8 @@ enum Command {
     Grammar(partner::commands::GrammarOptions),
     /// The parse gate: check, extract, read the intent of, or propose shell commands.
     Gate(partner::commands::GateOptions),
+    /// Pattern Lisp: evaluate expressions or files, a REPL, check and run tools.
+    Lisp(partner::commands::LispOptions),
 }
 
 #[derive(Subcommand)]
@@ -123,6 +125,9 @@ fn dispatch(cli: Cli) -> ExitCode {
         Some(Command::Eval(options)) => partner::commands::run_eval(&options, stdout),
         Some(Command::Grammar(options)) => partner::commands::run_grammar(&options, stdin, stdout),
         Some(Command::Gate(options)) => partner::commands::run_gate(&options, stdin, stdout),
+        Some(Command::Lisp(options)) => {
+            partner::commands::run_lisp(&options, stdin, stdout, stderr)
+        }
     };
     match result {
         Ok(code) => ExitCode::from(code as u8),
