@@ -431,6 +431,7 @@ fn sample_args(verb: &Verb) -> &'static str {
         Verb::Intentions | Verb::Batch | Verb::Custom(_) => "",
         Verb::Pulse => "10m",
         Verb::Shell => "df -h",
+        Verb::Tool => "checklist milk",
     }
 }
 

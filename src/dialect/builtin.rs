@@ -224,4 +224,11 @@ pub const BUILTIN_VERBS: &[BuiltinVerb] = &[
         signature: Signature::Shell,
         summary: "propose a shell command, or a request in words; the partner approves each one",
     },
+    BuiltinVerb {
+        verb: Verb::Tool,
+        strictness: Normal,
+        aliases: &[],
+        signature: Signature::Text,
+        summary: "run one of the partner's tools: /tool NAME arguments",
+    },
 ];

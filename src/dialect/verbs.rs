@@ -82,6 +82,8 @@ pub enum Verb {
     /// Propose a shell command (or a request in words) for the partner to
     /// approve.
     Shell,
+    /// Run a Pattern Lisp tool from the constellation's `tools/` folder.
+    Tool,
     /// A verb added from a TOML verb file; its argument is free text.
     Custom(String),
 }
@@ -134,6 +136,7 @@ impl Verb {
             Verb::Intentions => "intentions",
             Verb::Pulse => "pulse",
             Verb::Shell => "shell",
+            Verb::Tool => "tool",
             Verb::Custom(name) => name,
         }
     }
@@ -225,6 +228,11 @@ pub enum CustomAction {
     Append {
         /// The block's label.
         block: String,
+    },
+    /// Runs a Pattern Lisp tool with the action's text as its arguments.
+    Tool {
+        /// The tool's name (its file's stem in the tools folder).
+        tool: String,
     },
 }
 

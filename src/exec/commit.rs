@@ -252,6 +252,11 @@ impl Executor {
             Err(ActionError::Agent(message)) => {
                 (TraceOutcome::Failed, Effect::text(message), false)
             }
+            Err(ActionError::AgentWith(message, data)) => (
+                TraceOutcome::Failed,
+                Effect::text(message).with_data(data),
+                false,
+            ),
             Err(ActionError::System(message)) => {
                 if approval.is_some() {
                     // Not the decision's fault: the request stays pending.

@@ -74,4 +74,6 @@ pub struct ExecConfig {
     pub data_sources: BTreeMap<String, PathBuf>,
     /// How approved shell commands run.
     pub shell: ShellConfig,
+    /// The folder of Pattern Lisp tools (`.plisp`), if any.
+    pub tools: Option<PathBuf>,
 }

@@ -13,6 +13,7 @@ use rusqlite::Connection;
 use super::config::ExecConfig;
 use super::handlers::{CalcState, FetchPages};
 use super::registry::{Registry, RegistryError};
+use super::tools::ToolShelf;
 use crate::clock::{Millis, SharedClock, system_clock};
 use crate::dialect::{BlockRegistry, DialectParser, VerbTable};
 use crate::memory::{BlockKind, MemoryError, MemoryStore, blocks, records};
@@ -83,6 +84,7 @@ pub struct Executor {
     pub(super) registry: Registry,
     pub(super) pages: FetchPages,
     pub(super) calc: CalcState,
+    pub(super) tools: ToolShelf,
 }
 
 impl Executor {
@@ -121,10 +123,11 @@ impl Executor {
             store,
             engine: PermissionEngine::new(policy),
             clock,
-            config,
+            config: config.clone(),
             registry,
             pages: FetchPages::default(),
             calc: CalcState::default(),
+            tools: ToolShelf::new(config.tools.clone()),
         })
     }
 
@@ -175,6 +178,11 @@ impl Executor {
     /// Every trace record, oldest first, and those that could not be read.
     pub fn trace(&self) -> Result<(Vec<TraceRecord>, Vec<TraceWarning>), ExecError> {
         Ok(trace_store::all(&self.store.read())?)
+    }
+
+    /// The constellation's Pattern Lisp tools.
+    pub fn tools(&self) -> &ToolShelf {
+        &self.tools
     }
 
     pub(crate) fn fetch_pages(&self) -> &FetchPages {

@@ -15,6 +15,7 @@ pub mod registry;
 pub mod replay;
 mod report;
 mod submit;
+pub mod tools;
 pub mod when;
 
 pub use config::{ExecConfig, FetchConfig, ShellConfig, WebConfig};

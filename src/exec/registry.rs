@@ -84,6 +84,9 @@ pub enum ActionError {
     /// The agent's mistake, or a refusal of what it asked: told to the
     /// model, traced as a failure, the same again on replay.
     Agent(String),
+    /// The agent's, with data the trace keeps beside the message (what a
+    /// replay needs to redo it: the tool that failed).
+    AgentWith(String, serde_json::Value),
     /// partner's or the machine's trouble (a busy database, a full disk, a
     /// bug): not the model's mistake. The action may be retried, a decision
     /// stays pending, and the partner sees it.
@@ -94,7 +97,7 @@ impl ActionError {
     /// The message.
     pub fn message(&self) -> &str {
         match self {
-            ActionError::Agent(m) | ActionError::System(m) => m,
+            ActionError::Agent(m) | ActionError::AgentWith(m, _) | ActionError::System(m) => m,
         }
     }
 }
@@ -207,6 +210,19 @@ pub trait VerbHandler: Send + Sync {
 
     /// Does the work.
     fn run(&self, cx: &Cx<'_>, action: &ParsedAction) -> Outcome;
+
+    /// Actions this one asks for once it has run, from its result's data
+    /// (a tool's memory writes). Each is submitted as the same agent's own
+    /// action: checked, and queued when it needs approval.
+    fn follow_ups(&self, _action: &ParsedAction, _data: &serde_json::Value) -> Vec<ParsedAction> {
+        Vec::new()
+    }
+
+    /// Whether agents are taught the verb, given the table (`/tool` only
+    /// when there are tools).
+    fn taught(&self, _table: &VerbTable) -> bool {
+        true
+    }
 }
 
 /// A problem building the registry from a verb table.
@@ -214,7 +230,7 @@ pub trait VerbHandler: Send + Sync {
 pub enum RegistryError {
     /// A verb from a verb file without an action.
     #[error(
-        "verb '{0}' has no action; give it one: action = {{ kind = \"tell\", agent = \"NAME\" }} or action = {{ kind = \"append\", block = \"LABEL\" }}"
+        "verb '{0}' has no action; give it one: action = {{ kind = \"tell\", agent = \"NAME\" }}, action = {{ kind = \"append\", block = \"LABEL\" }} or action = {{ kind = \"tool\", tool = \"NAME\" }}"
     )]
     NoAction(String),
     /// A built-in verb without a handler (a bug in partner).
@@ -282,10 +298,9 @@ impl Registry {
             .specs()
             .iter()
             .filter(|s| {
-                authority
-                    || self
-                        .handler(&s.verb)
-                        .is_some_and(|handler| !handler.needs_role())
+                self.handler(&s.verb).is_some_and(|handler| {
+                    (authority || !handler.needs_role()) && handler.taught(&self.table)
+                })
             })
             .collect()
     }

@@ -42,12 +42,14 @@ pub struct Verification {
     pub warnings: Vec<TraceWarning>,
 }
 
-fn differs(
-    record: &TraceRecord,
-    outcome: TraceOutcome,
-    text: &str,
-    memory: &Option<crate::memory::MemoryChange>,
-) -> Option<String> {
+fn differs(record: &TraceRecord, redone: &Redone) -> Option<String> {
+    let Redone {
+        outcome,
+        text,
+        memory,
+        data,
+    } = redone;
+    let outcome = *outcome;
     if outcome != record.outcome {
         return Some(format!(
             "outcome was {}, now {}",
@@ -55,7 +57,7 @@ fn differs(
             outcome.as_str()
         ));
     }
-    if text != record.result {
+    if *text != record.result {
         return Some(format!("result was {:?}, now {:?}", record.result, text));
     }
     if *memory != record.memory {
@@ -64,7 +66,29 @@ fn differs(
             record.memory, memory
         ));
     }
+    // What a handler asked replay to reproduce exactly (a tool's output
+    // state).
+    let check = &record.data["replay_check"];
+    if !check.is_null() && *check != data["replay_check"] {
+        return Some(format!(
+            "the result's check was {check}, now {}",
+            data["replay_check"]
+        ));
+    }
     None
+}
+
+/// What redoing a record gave.
+#[derive(Debug, Clone)]
+pub struct Redone {
+    /// How it ended.
+    pub outcome: TraceOutcome,
+    /// The result text.
+    pub text: String,
+    /// The memory change it made.
+    pub memory: Option<crate::memory::MemoryChange>,
+    /// The result's data.
+    pub data: serde_json::Value,
 }
 
 /// A scratch executor over an in-memory store, set up to redo `records`
@@ -185,9 +209,9 @@ pub fn verify_records_with(
             continue;
         }
         clock.set(record.time);
-        let (outcome, text, memory) = executor.redo(record)?;
+        let now = executor.redo(record)?;
         redone += 1;
-        if let Some(what) = differs(record, outcome, &text, &memory) {
+        if let Some(what) = differs(record, &now) {
             return Ok((
                 redone,
                 Some(Divergence {
@@ -217,13 +241,19 @@ pub fn verify(input: &TraceInput) -> Result<Verification, crate::exec::ExecError
 
 impl Executor {
     /// Replays one trace record's operation against this executor's store
-    /// (used by replay verification). Returns the outcome, result text and
-    /// memory change it produced now.
-    pub fn redo(
-        &self,
-        record: &TraceRecord,
-    ) -> Result<(TraceOutcome, String, Option<crate::memory::MemoryChange>), ExecError> {
+    /// (used by replay verification): what it gave now. A tool runs the
+    /// source the record kept, not today's file.
+    pub fn redo(&self, record: &TraceRecord) -> Result<Redone, ExecError> {
         let ctx = TurnContext::new(&record.agent, "", &record.turn_id);
+        let tool = &record.data["tool"];
+        if let (Some(name), Some(source)) = (tool["name"].as_str(), tool["source"].as_str()) {
+            self.tools
+                .pin(name, source)
+                .map_err(|e| ExecError::Refused(format!("the recorded tool {name}: {e}")))?;
+        }
+        if let (Some(name), Some(why)) = (tool["name"].as_str(), tool["unavailable"].as_str()) {
+            self.tools.pin_unavailable(name, why);
+        }
         let report = match &record.op {
             TraceOp::SetBlock { block } => self.partner_set_block(block.clone()),
             TraceOp::Undo { agent, label } => self.partner_undo(agent, label),
@@ -232,11 +262,12 @@ impl Executor {
                     .with_table(self.registry.table().clone())
                     .parse(&record.canonical);
                 let Some(action) = parsed.actions.into_iter().next() else {
-                    return Ok((
-                        TraceOutcome::Failed,
-                        format!("does not parse: {}", record.canonical),
-                        None,
-                    ));
+                    return Ok(Redone {
+                        outcome: TraceOutcome::Failed,
+                        text: format!("does not parse: {}", record.canonical),
+                        memory: None,
+                        data: serde_json::Value::Null,
+                    });
                 };
                 let origin = Origin {
                     text: &record.text,
@@ -261,9 +292,19 @@ impl Executor {
                     ActionStatus::TimedOut => TraceOutcome::TimedOut,
                     _ => TraceOutcome::Failed,
                 };
-                Ok((outcome, report.text, report.memory))
+                Ok(Redone {
+                    outcome,
+                    text: report.text,
+                    memory: report.memory,
+                    data: report.data,
+                })
             }
-            Err(ExecError::Refused(message)) => Ok((TraceOutcome::Failed, message, None)),
+            Err(ExecError::Refused(message)) => Ok(Redone {
+                outcome: TraceOutcome::Failed,
+                text: message,
+                memory: None,
+                data: serde_json::Value::Null,
+            }),
             Err(e) => Err(e),
         }
     }

@@ -121,6 +121,25 @@ impl Executor {
     /// Submits one action (a single link; a batch runs its members
     /// concurrently). `turn` is the text it was parsed from.
     pub fn submit(&self, ctx: &TurnContext, action: &ParsedAction, turn: &str) -> ActionReport {
+        let mut report = self.submit_one(ctx, action, turn);
+        if report.status == ActionStatus::Executed
+            && let Some(handler) = self.registry.handler(&action.verb)
+        {
+            // What the action asks for next (a tool's memory writes), each
+            // checked and run or queued as the agent's own action.
+            for follow in handler.follow_ups(action, &report.data) {
+                let child = self.submit_one(ctx, &follow, turn);
+                let label = follow.target.as_deref().unwrap_or("?");
+                report
+                    .text
+                    .push_str(&format!("\n- {label}: {} {}", child.status, child.text));
+                report.children.push(child);
+            }
+        }
+        report
+    }
+
+    fn submit_one(&self, ctx: &TurnContext, action: &ParsedAction, turn: &str) -> ActionReport {
         let info = ActionInfo::of(action, ctx.action_id(action));
         match isolate::contain(|| self.try_submit(ctx, action, turn)) {
             Ok(Ok(report)) => report,

@@ -122,8 +122,19 @@ struct ConfigFile {
     data: BTreeMap<String, PathBuf>,
     #[serde(default)]
     shell: ShellFile,
+    #[serde(default)]
+    tools: ToolsFile,
     verbs: Option<toml::Table>,
     agents: Vec<AgentFile>,
+}
+
+/// `[tools]`: where the constellation's Pattern Lisp tools are.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ToolsFile {
+    /// The folder of `.plisp` files (relative to the config file;
+    /// `tools/` beside it when that exists).
+    dir: Option<PathBuf>,
 }
 
 /// `[shell]`: how approved shell commands run.
@@ -189,8 +200,10 @@ pub struct ConstellationConfig {
     /// Console settings.
     pub console: ConsoleConfig,
     /// The verbs agents may write: the built-in ones with the aliases and
-    /// verbs `[verbs.NAME]` sections add.
+    /// verbs `[verbs.NAME]` sections add, and a verb for each tool.
     pub verbs: VerbTable,
+    /// Tools that did not load, or got no verb of their own, in words.
+    pub tool_warnings: Vec<String>,
 }
 
 /// A config file that could not be loaded, with where.
@@ -273,6 +286,14 @@ impl ConstellationConfig {
             crate::exec::registry::Registry::new(verbs.clone())
                 .map_err(|e| err(format!("verbs: {e}")))?;
         }
+        let tools_dir = match &parsed.tools.dir {
+            Some(d) => Some(base.join(d)),
+            None => Some(base.join("tools")).filter(|d| d.is_dir()),
+        };
+        let tool_warnings = crate::exec::tools::add_tool_verbs(
+            &crate::exec::tools::ToolShelf::new(tools_dir.clone()),
+            &mut verbs,
+        );
         let mut policy = match (policy_text, &parsed.policy) {
             (Some(t), _) => Policy::from_toml(t).map_err(|e| err(format!("policy: {e}")))?,
             (None, Some(p)) => {
@@ -422,6 +443,7 @@ impl ConstellationConfig {
                 .map(|(k, v)| (k.clone(), base.join(v)))
                 .collect(),
             shell: shell_config(&parsed.shell, base).map_err(err)?,
+            tools: tools_dir,
             ..ExecConfig::default()
         };
         Ok(ConstellationConfig {
@@ -447,6 +469,7 @@ impl ConstellationConfig {
                 .max(1024),
             console: parsed.console.clone(),
             verbs,
+            tool_warnings,
         })
     }
 
@@ -465,14 +488,17 @@ impl ConstellationConfig {
             max_reply_bytes: DEFAULT_MAX_REPLY_BYTES,
             console: ConsoleConfig::default(),
             verbs: VerbTable::builtin(),
+            tool_warnings: Vec::new(),
         }
     }
 
-    /// What is odd about the policy for this constellation, in words: the
-    /// authorities it names that are not among the agents (requests that
-    /// would wait on them wait for the partner instead).
+    /// What is odd about the constellation, in words: the authorities the
+    /// policy names that are not among the agents (requests that would
+    /// wait on them wait for the partner instead), and tools that did not
+    /// load.
     pub fn policy_warnings(&self) -> Vec<String> {
-        self.policy
+        let mut out: Vec<String> = self
+            .policy
             .named_agents()
             .into_iter()
             .filter(|name| self.agent(name).is_none())
@@ -482,7 +508,9 @@ impl ConstellationConfig {
                     self.name
                 )
             })
-            .collect()
+            .collect();
+        out.extend(self.tool_warnings.iter().cloned());
+        out
     }
 
     /// An agent by name.

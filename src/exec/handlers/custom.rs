@@ -113,5 +113,8 @@ pub(super) fn handler(action: &CustomAction) -> Arc<dyn VerbHandler> {
         CustomAction::Append { block } => Arc::new(Append {
             block: block.clone(),
         }),
+        CustomAction::Tool { tool } => Arc::new(super::tool::RunTool {
+            tool: Some(tool.clone()),
+        }),
     }
 }

@@ -3,7 +3,7 @@
 //! `web` (fetch, web), `calc` (calc, summarize), `data`, `intentions`
 //! (remind, complete, dismiss, intentions, pulse, halt), `authority`
 //! (approve, deny, escalate, cancel, batch), `shell` (the parse gate's
-//! verb) and `custom` (verbs from a verb
+//! verb), `tool` (Pattern Lisp tools) and `custom` (verbs from a verb
 //! file). Each family lists its handlers in `handlers()`; the registry
 //! collects them.
 
@@ -16,6 +16,7 @@ mod intentions;
 mod lookup;
 mod memory;
 mod shell;
+mod tool;
 mod web;
 
 use std::sync::Arc;
@@ -42,6 +43,7 @@ pub(crate) fn builtin() -> Handlers {
     all.extend(intentions::handlers());
     all.extend(authority::handlers());
     all.extend(shell::handlers());
+    all.extend(tool::handlers());
     all
 }
 

@@ -27,6 +27,13 @@ pub(super) static PRIMITIVES: &[Primitive] = &[
         "(pattern-with value elements): a pattern with elements."
     ),
     prim!(
+        "pattern-set-elements",
+        2,
+        Some(2),
+        set_elements,
+        "(pattern-set-elements p elements): p's decoration, kept as it is, with new elements."
+    ),
+    prim!(
         "pattern-value",
         1,
         Some(1),
@@ -172,6 +179,27 @@ fn pattern_with(m: &mut Machine<'_>, args: &[Value]) -> LispResult<Value> {
         decoration(&args[0], "pattern-with")?,
         elements,
     ))
+}
+
+fn set_elements(m: &mut Machine<'_>, args: &[Value]) -> LispResult<Value> {
+    let p = pattern_arg("pattern-set-elements", 0, &args[0])?;
+    let list = seq("pattern-set-elements", 1, &args[1])?;
+    let mut elements = Vec::with_capacity(list.items.len());
+    for item in &list.items {
+        match item {
+            Value::Pattern(t) => elements.push(t.pattern.clone()),
+            other => {
+                return Err(LispError::expected(
+                    "pattern-set-elements",
+                    2,
+                    "a list of patterns",
+                    other,
+                ));
+            }
+        }
+    }
+    m.charge(elements.len() as u64)?;
+    Value::pattern(Pattern::pattern(p.value.clone(), elements))
 }
 
 fn value(_: &mut Machine<'_>, args: &[Value]) -> LispResult<Value> {
