@@ -33,6 +33,8 @@ const VERBS: &[&str] = &[
     "dismiss",
     "intentions",
     "pulse",
+    "tool",
+    "checklist",
 ];
 
 /// Verbs the demo runs offline on purpose and that fail cleanly there.

@@ -72,18 +72,26 @@ pub fn validate(name: &str, source: &str) -> LispResult<Tool> {
     })
 }
 
-/// The `;` comment lines at the top of a file, joined.
+/// The first paragraph of `;` comment lines at the top of a file, joined.
 pub fn doc_comment(source: &str) -> String {
-    source
-        .lines()
-        .map(str::trim)
-        .take_while(|l| l.starts_with(';') || l.is_empty())
-        .filter_map(|l| {
-            let t = l.trim_start_matches(';').trim();
-            (!t.is_empty()).then_some(t)
-        })
-        .collect::<Vec<_>>()
-        .join(" ")
+    let mut words = Vec::new();
+    for line in source.lines().map(str::trim) {
+        if !line.starts_with(';') {
+            if line.is_empty() && words.is_empty() {
+                continue;
+            }
+            break;
+        }
+        let text = line.trim_start_matches(';').trim();
+        if text.is_empty() {
+            if words.is_empty() {
+                continue;
+            }
+            break;
+        }
+        words.push(text);
+    }
+    words.join(" ")
 }
 
 impl Tool {
