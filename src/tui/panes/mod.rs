@@ -9,6 +9,7 @@ mod queue;
 mod render;
 mod replay;
 mod shell;
+mod tool;
 mod trace;
 mod turns;
 

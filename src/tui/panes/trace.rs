@@ -250,6 +250,7 @@ impl Component for TracePane {
             label("result"),
             Span::styled(r.result.replace('\n', " ⏎ "), theme.style("ui.text")),
         ]));
+        detail_lines.extend(super::tool::detail(theme, r));
         frame.render_widget(
             Paragraph::new(detail_lines).wrap(Wrap { trim: true }),
             detail,
