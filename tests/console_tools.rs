@@ -1,7 +1,8 @@
 //! A Pattern Lisp tool run from the console's command line, in a real
 //! terminal: `:/tool checklist milk` runs as the agent shown, the tool's
 //! write lands in that agent's block, and the run and the write are in the
-//! trace.
+//! trace; `:lisp EXPR` shows a value against the agent's state as a tree,
+//! and `:lisp tool …` is a dry run that writes nothing.
 
 mod support;
 
@@ -44,6 +45,31 @@ fn a_tool_runs_from_the_command_line_and_writes_through_the_engine() {
         s.contains("tool checklist ran")
     });
     assert!(screen.contains("as ada"), "{screen}");
+
+    // :lisp evaluates against ada's state and shows the value as a tree.
+    tmux.keys(&[
+        ":",
+        "lisp (map (lambda (b) (subject-get b value:)) (pattern-elements state))",
+        "Enter",
+    ]);
+    let screen = tmux.wait("the Lisp view", Duration::from_secs(20), |s| {
+        s.contains("Lisp —") && s.contains("list of 1")
+    });
+    assert!(screen.contains("\"milk [ticked milk]\""), "{screen}");
+    tmux.keys(&["Escape"]);
+    tmux.wait("the view closed", Duration::from_secs(5), |s| {
+        !s.contains("Lisp —")
+    });
+    // A dry run of a tool says what it would write, and writes nothing.
+    tmux.keys(&[":", "lisp tool checklist eggs", "Enter"]);
+    let screen = tmux.wait("the dry run", Duration::from_secs(20), |s| {
+        s.contains("would patch todo")
+    });
+    assert!(screen.contains("[ticked eggs]"), "{screen}");
+    tmux.keys(&["Escape"]);
+    tmux.wait("the view closed", Duration::from_secs(5), |s| {
+        !s.contains("Lisp —")
+    });
     std::thread::sleep(Duration::from_millis(300));
     tmux.keys(&["q"]);
     assert_eq!(
@@ -89,5 +115,8 @@ fn a_tool_runs_from_the_command_line_and_writes_through_the_engine() {
         .unwrap_or_else(|| panic!("the write is traced as ada's own action: {records:#?}"));
     assert_eq!(write["outcome"], "executed", "{write:#}");
     let block = run(&["memory", "--db", db, "--json", "show", "ada", "todo"]);
-    assert_eq!(block["value"], "milk [ticked milk]", "{block:#}");
+    assert_eq!(
+        block["value"], "milk [ticked milk]",
+        "the dry run wrote nothing: {block:#}"
+    );
 }

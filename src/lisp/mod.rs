@@ -7,6 +7,7 @@
 //! - [`prims`]: the table of primitives;
 //! - [`value`]: values and how they print;
 //! - [`codec`]: every value as a Pattern Subject and Gram text, and back;
+//! - [`show`]: a value as an indented tree, for the console;
 //! - [`tool`]: tools in canonical form, validated and run.
 //!
 //! It depends on nothing else in partner: Pattern, Subject and Gram come
@@ -17,6 +18,7 @@ pub mod error;
 pub mod eval;
 pub mod prims;
 pub mod read;
+pub mod show;
 pub mod syntax;
 pub mod tool;
 pub mod value;
@@ -80,6 +82,11 @@ impl Lisp {
     /// `v` serialized as Gram text (closures with what they use).
     pub fn to_gram(&self, v: &Value) -> LispResult<String> {
         codec::to_gram(v, &self.globals)
+    }
+
+    /// Defines `name` at the top level (a tool's `state`, for the console).
+    pub fn define(&mut self, name: &str, value: Value) {
+        self.globals.insert(name.into(), value);
     }
 
     /// A top-level definition.

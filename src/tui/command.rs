@@ -50,6 +50,9 @@ pub enum ConsoleCommand {
     },
     /// `:/recall …`: a dialect action run as the agent in view.
     Action(String),
+    /// `:lisp EXPR` (with `state` bound to the agent in view's state) or
+    /// `:lisp tool NAME ARGS` (a dry run of a tool).
+    Lisp(String),
 }
 
 /// What the partner can do to a running agent.
@@ -67,14 +70,14 @@ pub enum AgentControl {
 
 /// The commands, for the error shown on anything else.
 const COMMANDS: &str = "pulse AGENT [EVERY], halt [AGENT], resume [AGENT], msg AGENT TEXT, \
-     rules, learned, log, open trace FILE, close, filter verb|outcome|clear, step N, help, quit, or a /dialect action";
+     rules, learned, log, lisp EXPR, open trace FILE, close, filter verb|outcome|clear, step N, help, quit, or a /dialect action";
 
 /// The outcomes a trace can be filtered by.
 pub const OUTCOMES: &[&str] = &["executed", "denied", "failed", "cancelled", "timed_out"];
 
 /// The command words, for completion.
 pub const COMMAND_WORDS: &[&str] = &[
-    "pulse", "halt", "resume", "msg", "rules", "learned", "log", "open", "trace", "close",
+    "pulse", "halt", "resume", "msg", "rules", "learned", "log", "lisp", "open", "trace", "close",
     "filter", "verb", "outcome", "clear", "step", "help", "quit", "all",
 ];
 
@@ -92,6 +95,17 @@ pub fn parse_command(text: &str, agents: &[String]) -> Result<ConsoleCommand, St
             return Err("write a command or a request after !: !df -h, !install gimp".into());
         }
         return Ok(ConsoleCommand::Action(format!("/shell {shell}")));
+    }
+    if let Some(rest) = text.strip_prefix("lisp") {
+        let rest = rest.trim();
+        if rest.is_empty() {
+            return Err(
+                "lisp takes an expression, or tool NAME ARGS: lisp (pattern-size state)".into(),
+            );
+        }
+        if text.starts_with("lisp ") {
+            return Ok(ConsoleCommand::Lisp(rest.to_string()));
+        }
     }
     if let Some(path) = text
         .strip_prefix("open trace ")

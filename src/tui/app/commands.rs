@@ -202,6 +202,15 @@ impl App {
                 self.say(format!("sent to {agent}"));
                 return vec![Command::Op(Op::SendMessage { agent, text })];
             }
+            ConsoleCommand::Lisp(text) => match self.acting_agent() {
+                Some(agent) => {
+                    self.say(format!("evaluating against {agent}'s state…"));
+                    return vec![Command::Op(Op::Lisp { agent, text })];
+                }
+                None => {
+                    self.warn("no agent's state to read: pick one with F or in the memory pane")
+                }
+            },
             ConsoleCommand::Action(text) => match self.acting_agent() {
                 Some(agent) => {
                     self.say(format!("running as {agent}…"));

@@ -403,6 +403,7 @@ impl App {
                 }
             }
             Reply::Notice(text) => self.say(text),
+            Reply::Lisp(view) => self.overlay = super::overlays::Overlay::Lisp(view),
             Reply::Failed(text) => {
                 self.model
                     .notify(self.now, None, NoticeKind::Error, text.clone());

@@ -16,6 +16,12 @@ impl App {
         let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
         match std::mem::take(&mut self.overlay) {
             Overlay::None => None,
+            Overlay::Lisp(mut view) => {
+                if view.key(key.code) {
+                    self.overlay = Overlay::Lisp(view);
+                }
+                Some(Vec::new())
+            }
             Overlay::Help { scroll } => {
                 let max = super::overlays::help_max_scroll(self, self.size);
                 let scroll = scroll.min(max);

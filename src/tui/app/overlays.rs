@@ -138,6 +138,8 @@ pub enum Overlay {
     },
     /// A save that met someone else's change.
     Merge(Merge),
+    /// A `:lisp` result.
+    Lisp(crate::tui::panes::LispView),
 }
 
 /// The `:` commands, for the help.
@@ -149,6 +151,11 @@ const COMMANDS: &[(&str, &str)] = &[
     (":pulse AGENT [EVERY]", "pulse now, or every 30m"),
     (":rules", "the standing rules (x revokes)"),
     (":learned", "the phrasings you taught (x forgets)"),
+    (
+        ":lisp EXPR",
+        "Pattern Lisp with state = the agent in view's state",
+    ),
+    (":lisp tool NAME ARGS", "what a tool would do (a dry run)"),
     (":log", "notifications: errors, flags, halts, timeouts"),
     (":open trace FILE", "replay a trace (Esc or :close leaves)"),
     (":step N", "jump the replay to step N"),
@@ -258,6 +265,7 @@ pub fn render_overlay(app: &App, frame: &mut Frame, size: Rect) {
     let theme = &app.theme;
     match &app.overlay {
         Overlay::None => {}
+        Overlay::Lisp(view) => view.render(theme, frame, size),
         Overlay::Help { scroll } => {
             let lines = help_lines(app, help_width(size.width));
             let area = centered(size, 84, size.height.saturating_sub(2));

@@ -202,6 +202,12 @@ impl Backend for LocalBackend {
                     let _ = replies.send(Reply::Decided { id, outcome });
                 });
             }
+            Op::Lisp { agent, text } => self.blocking(move |ex| {
+                let now = crate::clock::SystemClock.now_ms_public();
+                Reply::Lisp(crate::tui::panes::LispView::evaluate(
+                    ex, &agent, &text, now,
+                ))
+            }),
             Op::LoadLearned => {
                 self.blocking(
                     |ex| match crate::memory::learned::list(&ex.store().read()) {

@@ -63,6 +63,13 @@ pub enum Op {
     },
     /// Read the learned phrasings.
     LoadLearned,
+    /// Evaluate Pattern Lisp against an agent's state (nothing written).
+    Lisp {
+        /// The agent whose state it reads.
+        agent: String,
+        /// An expression, or `tool NAME ARGS`.
+        text: String,
+    },
     /// Forget a learned phrasing.
     Forget {
         /// Its id.
@@ -182,6 +189,8 @@ pub enum Reply {
     Learned(Result<String, String>),
     /// The learned phrasings.
     LearnedRules(Vec<crate::memory::learned::LearnedRule>),
+    /// What a `:lisp` evaluation gave.
+    Lisp(crate::tui::panes::LispView),
     /// How a decision went: what happened, or why it could not be made.
     Decided {
         /// Request id.

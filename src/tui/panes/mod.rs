@@ -4,6 +4,7 @@
 //! decisions to the queue, where its requests are on screen) and carries
 //! out the [`Effect`]s panes return.
 
+mod lisp;
 mod memory;
 mod queue;
 mod render;
@@ -16,6 +17,7 @@ mod turns;
 use ratatui::Frame;
 use ratatui::layout::Rect;
 
+pub use lisp::LispView;
 pub use memory::{Draft, MemoryPane};
 pub use queue::{Held, QueuePane, rule_scope};
 pub use render::{
