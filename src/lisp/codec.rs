@@ -108,14 +108,10 @@ pub fn from_gram(text: &str) -> LispResult<Value> {
 
 /// `v` as a Pattern Subject.
 pub fn to_pattern(v: &Value, globals: &HashMap<Arc<str>, Value>) -> LispResult<PatternSubject> {
-    Writer {
-        globals,
-        visiting: HashSet::new(),
-    }
-    .value(v)
+    Writer::new(globals).value(v)
 }
 
-struct Writer<'a> {
+pub(super) struct Writer<'a> {
     globals: &'a HashMap<Arc<str>, Value>,
     /// Global closures being written (a global whose captured environment
     /// leads back to itself cannot be written as a tree).
@@ -126,8 +122,16 @@ fn prop_i(n: i64) -> Prop {
     Prop::VInteger(n)
 }
 
-impl Writer<'_> {
-    fn value(&mut self, v: &Value) -> LispResult<PatternSubject> {
+impl<'a> Writer<'a> {
+    /// A writer that reads top-level definitions from `globals`.
+    pub(super) fn new(globals: &'a HashMap<Arc<str>, Value>) -> Self {
+        Writer {
+            globals,
+            visiting: HashSet::new(),
+        }
+    }
+
+    pub(super) fn value(&mut self, v: &Value) -> LispResult<PatternSubject> {
         Ok(match v {
             Value::Int(i) => node(&["Number"], vec![("value", prop_i(*i))], vec![]),
             Value::Dec(d) => node(&["Number"], vec![("value", Prop::VDecimal(*d))], vec![]),
@@ -324,7 +328,7 @@ pub fn datum(d: &Datum) -> PatternSubject {
     }
 }
 
-fn kind(p: &PatternSubject) -> &str {
+pub(super) fn kind(p: &PatternSubject) -> &str {
     const KINDS: &[&str] = &[
         "Number",
         "String",
@@ -383,7 +387,7 @@ fn deeper(level: usize) -> LispResult<usize> {
     Ok(level + 1)
 }
 
-fn read_value(p: &PatternSubject, level: usize) -> LispResult<Value> {
+pub(super) fn read_value(p: &PatternSubject, level: usize) -> LispResult<Value> {
     let level = deeper(level)?;
     let k = kind(p);
     Ok(match k {
@@ -541,145 +545,4 @@ pub fn read_datum(p: &PatternSubject, level: usize) -> LispResult<Datum> {
         }
         other => return Err(bad(&format!("code labelled `{other}`"))),
     })
-}
-
-// Subject decorations: what `pattern` puts on a pattern and
-// `pattern-value` reads back.
-
-/// A value as one Subject (a pattern's decoration): atoms as the codec
-/// writes them, a map as a Subject labelled `Map` whose properties are
-/// its entries, a list of plain data as `(:List {items: […]})`.
-pub fn decoration(v: &Value, who: &str) -> LispResult<Subject> {
-    let atomic = |p: PatternSubject| p.value;
-    Ok(match v {
-        Value::Map(t) => {
-            let mut props = Vec::new();
-            for (k, v) in &t.entries {
-                let name = match k.value() {
-                    Value::Str(s) | Value::Keyword(s) => s,
-                    _ => {
-                        return Err(LispError::expected(
-                            who,
-                            1,
-                            "a map with string or keyword keys",
-                            v,
-                        ));
-                    }
-                };
-                props.push((name, property(v, who)?));
-            }
-            let mut s = subject(&["Map"], vec![]);
-            s.properties = props.into_iter().map(|(k, v)| (k.to_string(), v)).collect();
-            s
-        }
-        Value::List(_) => subject(&["List"], vec![("items", property(v, who)?)]),
-        Value::Pattern(_) | Value::Closure(_) | Value::Set(_) => {
-            return Err(LispError::expected(
-                who,
-                1,
-                "an atom, a list or a map (put patterns and closures in the elements)",
-                v,
-            ));
-        }
-        other => atomic(
-            Writer {
-                globals: &HashMap::new(),
-                visiting: HashSet::new(),
-            }
-            .value(other)?,
-        ),
-    })
-}
-
-/// A value as a Subject property value: numbers, strings, booleans,
-/// keywords (as strings) and lists of those.
-pub fn property(v: &Value, who: &str) -> LispResult<Prop> {
-    Ok(match v {
-        Value::Int(i) => Prop::VInteger(*i),
-        Value::Dec(d) => Prop::VDecimal(*d),
-        Value::Str(s) | Value::Keyword(s) => Prop::VString(s.to_string()),
-        Value::Bool(b) => Prop::VBoolean(*b),
-        Value::List(s) => Prop::VArray(
-            s.items
-                .iter()
-                .map(|x| property(x, who))
-                .collect::<LispResult<_>>()?,
-        ),
-        other => {
-            return Err(LispError::expected(
-                who,
-                1,
-                "a number, string, boolean or list of those as a property",
-                other,
-            ));
-        }
-    })
-}
-
-/// A Subject property value as a Lisp value.
-pub fn from_property(p: &Prop) -> LispResult<Value> {
-    Ok(match p {
-        Prop::VInteger(i) => Value::Int(*i),
-        Prop::VDecimal(d) => Value::Dec(*d),
-        Prop::VBoolean(b) => Value::Bool(*b),
-        Prop::VString(s) | Prop::VSymbol(s) => Value::str(s.as_str()),
-        Prop::VTaggedString { content, .. } => Value::str(content.as_str()),
-        Prop::VArray(items) => {
-            Value::list(items.iter().map(from_property).collect::<LispResult<_>>()?)?
-        }
-        Prop::VMap(m) => {
-            let mut out = BTreeMap::new();
-            for (k, v) in m {
-                out.insert(
-                    super::value::Key::Keyword(k.as_str().into()),
-                    from_property(v)?,
-                );
-            }
-            Value::map(out)?
-        }
-        Prop::VRange(r) => {
-            let mut out = BTreeMap::new();
-            for (k, v) in [("lower", r.lower), ("upper", r.upper)] {
-                if let Some(x) = v {
-                    out.insert(super::value::Key::Keyword(k.into()), Value::Dec(x));
-                }
-            }
-            Value::map(out)?
-        }
-        Prop::VMeasurement { unit, value } => {
-            let mut out = BTreeMap::new();
-            out.insert(
-                super::value::Key::Keyword("unit".into()),
-                Value::str(unit.as_str()),
-            );
-            out.insert(
-                super::value::Key::Keyword("value".into()),
-                Value::Dec(*value),
-            );
-            Value::map(out)?
-        }
-    })
-}
-
-/// A decoration read back: what `decoration` wrote, or for any other
-/// Subject, its properties as a map.
-pub fn decoration_value(s: &Subject) -> LispResult<Value> {
-    let p = Pattern {
-        value: s.clone(),
-        elements: vec![],
-    };
-    match kind(&p) {
-        "Number" | "String" | "Bool" | "Keyword" | "Primitive" => read_value(&p, 0),
-        "List" if s.properties.contains_key("items") => from_property(&s.properties["items"]),
-        _ => {
-            let mut out = BTreeMap::new();
-            for (k, v) in &s.properties {
-                out.insert(
-                    super::value::Key::Keyword(k.as_str().into()),
-                    from_property(v)?,
-                );
-            }
-            Value::map(out)
-        }
-    }
 }

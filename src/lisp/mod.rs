@@ -7,6 +7,7 @@
 //! - [`prims`]: the table of primitives;
 //! - [`value`]: values and how they print;
 //! - [`codec`]: every value as a Pattern Subject and Gram text, and back;
+//! - [`subject`]: values as a pattern's Subject decoration, and back;
 //! - [`show`]: a value as an indented tree, for the console;
 //! - [`tool`]: tools in canonical form, validated and run.
 //!
@@ -19,6 +20,7 @@ pub mod eval;
 pub mod prims;
 pub mod read;
 pub mod show;
+pub mod subject;
 pub mod syntax;
 pub mod tool;
 pub mod value;

@@ -5,9 +5,10 @@
 //! (labels, identity, properties) — how tools read and write state.
 
 use super::{Primitive, pattern_arg, predicate, prim, seq, string, test};
-use crate::lisp::codec::{self, decoration, decoration_value, from_property, property};
+use crate::lisp::codec;
 use crate::lisp::error::{LispError, LispResult};
 use crate::lisp::eval::Machine;
+use crate::lisp::subject::{decoration, decoration_value, from_property, property};
 use crate::lisp::value::{PatternSubject, Value};
 use pattern_core::{Pattern, Symbol};
 
