@@ -171,3 +171,71 @@ fn files_tools_and_states() {
     assert_eq!(code, 1);
     assert!(err.starts_with("error: parse: "), "{err}");
 }
+
+#[test]
+fn the_repl_edits_lines_keeps_history_and_reads_forms_across_lines() {
+    use std::time::Duration;
+    let dir = tempfile::tempdir().unwrap();
+    let command = format!(
+        "cd {} && env XDG_DATA_HOME={} HOME={} TERM=xterm-256color {} lisp; echo exited-$?; exec sh",
+        dir.path().display(),
+        dir.path().display(),
+        dir.path().display(),
+        env!("CARGO_BIN_EXE_partner"),
+    );
+    let tmux = support::tmux::Tmux::start("repl", &command);
+    tmux.wait("the prompt", Duration::from_secs(10), |s| s.contains("λ>"));
+    tmux.keys(&["(define x 5)", "Enter"]);
+    tmux.keys(&["(* x 2)", "Enter"]);
+    tmux.wait("the value", Duration::from_secs(10), |s| {
+        s.lines().any(|l| l.trim() == "10")
+    });
+    // A form may span lines: the REPL waits for the brackets to close.
+    tmux.keys(&["(+ 1", "Enter"]);
+    tmux.wait("the continuation prompt", Duration::from_secs(10), |s| {
+        s.contains("..")
+    });
+    tmux.keys(&["41)", "Enter"]);
+    tmux.wait("the sum", Duration::from_secs(10), |s| {
+        s.lines().any(|l| l.trim() == "42")
+    });
+    // Errors are shown and the REPL goes on.
+    tmux.keys(&["(car 1)", "Enter"]);
+    tmux.wait("the error", Duration::from_secs(10), |s| {
+        s.contains("error: type-mismatch: car")
+    });
+    // Line editing: Up brings back the last line; Home moves to its start.
+    tmux.keys(&[
+        "Up", "Home", "Right", "Right", "Right", "BSpace", "d", "Enter",
+    ]);
+    tmux.wait("the edited line", Duration::from_secs(10), |s| {
+        s.contains("error: type-mismatch: cdr")
+    });
+    tmux.keys(&["C-d"]);
+    tmux.wait("the exit", Duration::from_secs(10), |s| {
+        s.contains("exited-0")
+    });
+    let history = std::fs::read_to_string(dir.path().join("partner/lisp-history.txt"))
+        .or_else(|_| {
+            // The data directory's name is the platform's.
+            let found = walk(dir.path())
+                .into_iter()
+                .find(|p| p.ends_with("lisp-history.txt"));
+            std::fs::read_to_string(found.expect("a history file"))
+        })
+        .unwrap();
+    assert!(history.contains("(define x 5)"), "{history}");
+}
+
+fn walk(dir: &Path) -> Vec<std::path::PathBuf> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        let p = e.path();
+        if p.is_dir() {
+            out.extend(walk(&p));
+        } else {
+            out.push(p);
+        }
+    }
+    out
+}

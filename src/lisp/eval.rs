@@ -22,8 +22,14 @@ pub const DEFAULT_STEPS: u64 = 10_000_000;
 /// is well within it; the evaluator runs on a thread with room for it).
 pub const MAX_DEPTH: usize = 50_000;
 
-/// Stack given to the thread a program runs on.
+/// Stack given to the thread a program runs on (reserved; pages are
+/// touched only as the program goes deeper).
 pub const STACK_BYTES: usize = 1 << 30;
+
+/// Most of that stack evaluation may use: the rest is room for what one
+/// step does without checking (a primitive walking a value, printing,
+/// serializing), so the bound is met as an error, never an overflow.
+const STACK_USABLE: usize = STACK_BYTES - (128 << 20);
 
 /// A chain of scopes, innermost first (`None`: the top level).
 #[derive(Debug, Clone, Default)]
@@ -134,6 +140,15 @@ pub struct Machine<'a> {
     /// Most steps allowed.
     pub budget: u64,
     depth: usize,
+    /// Where this thread's stack was when the machine was made.
+    stack_base: usize,
+}
+
+/// The address of a local: where the stack is now.
+#[inline(never)]
+fn stack_here() -> usize {
+    let marker = 0u8;
+    std::hint::black_box(&marker) as *const u8 as usize
 }
 
 enum Step {
@@ -149,7 +164,22 @@ impl<'a> Machine<'a> {
             steps: 0,
             budget,
             depth: 0,
+            stack_base: stack_here(),
         }
+    }
+
+    /// One level deeper, or the error when it would go too deep (by count,
+    /// or by the stack really used: frames are larger in a debug build).
+    fn enter(&mut self) -> LispResult<()> {
+        let used = self.stack_base.saturating_sub(stack_here());
+        if self.depth >= MAX_DEPTH || used > STACK_USABLE {
+            return Err(LispError::budget(format!(
+                "recursion deeper than {} calls",
+                self.depth
+            )));
+        }
+        self.depth += 1;
+        Ok(())
     }
 
     /// Charges `n` steps of work.
@@ -166,13 +196,7 @@ impl<'a> Machine<'a> {
 
     /// The value of `expr` in `env`.
     pub fn eval(&mut self, expr: &Expr, env: &Env) -> LispResult<Value> {
-        self.depth += 1;
-        if self.depth > MAX_DEPTH {
-            self.depth -= 1;
-            return Err(LispError::budget(format!(
-                "recursion deeper than {MAX_DEPTH} calls"
-            )));
-        }
+        self.enter()?;
         let result = self.run(expr, env);
         self.depth -= 1;
         result
@@ -202,13 +226,7 @@ impl<'a> Machine<'a> {
             Value::Closure(c) => {
                 let env = bind(c, args)?;
                 let lambda = c.lambda.clone();
-                self.depth += 1;
-                if self.depth > MAX_DEPTH {
-                    self.depth -= 1;
-                    return Err(LispError::budget(format!(
-                        "recursion deeper than {MAX_DEPTH} calls"
-                    )));
-                }
+                self.enter()?;
                 let r = self.run(&lambda.body, &env);
                 self.depth -= 1;
                 r
