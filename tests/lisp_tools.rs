@@ -253,3 +253,62 @@ fn replay_reruns_the_recorded_tool_and_checks_its_output() {
     let divergence = divergence.expect("diverges");
     assert!(divergence.what.contains("check"), "{divergence:?}");
 }
+
+#[test]
+fn a_constellation_teaches_its_tools_and_reports_broken_ones() {
+    use partner::agent::ConstellationConfig;
+    use partner::agent::prompt::{PromptInputs, system_prompt};
+    use partner::dialect::VerbSpec;
+    use partner::exec::registry::Registry;
+
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir(dir.path().join("tools")).unwrap();
+    std::fs::write(dir.path().join("tools/checklist.plisp"), CHECKLIST).unwrap();
+    std::fs::write(dir.path().join("tools/broken.plisp"), "(lambda (a b) a)").unwrap();
+    std::fs::write(
+        dir.path().join("script.toml"),
+        "[agents.ada]\npulses = []\n",
+    )
+    .unwrap();
+    let config_text = "name = \"t\"\n[providers.scripted]\nkind = \"scripted\"\nscript = \"script.toml\"\n[[agents]]\nname = \"ada\"\nmodel = \"scripted:x\"\n";
+    std::fs::write(dir.path().join("partner.toml"), config_text).unwrap();
+    let config = ConstellationConfig::load(&dir.path().join("partner.toml")).unwrap();
+    assert_eq!(
+        config.exec.tools.as_deref(),
+        Some(dir.path().join("tools").as_path())
+    );
+    let warnings = config.warnings();
+    assert!(
+        warnings.iter().any(|w| w.contains("tool broken is not loaded") && w.contains("exactly one parameter")),
+        "{warnings:?}"
+    );
+    let registry = Registry::new(config.verbs.clone()).unwrap();
+    let verbs: Vec<&VerbSpec> = registry.verbs_for(false);
+    let prompt = system_prompt(&PromptInputs {
+        agent: "ada",
+        partner: "Sam",
+        blocks: &[],
+        intentions: &[],
+        pulse: std::time::Duration::from_secs(600),
+        verbs: &verbs,
+        profile: Default::default(),
+        format: Default::default(),
+        now: 0,
+    });
+    assert!(prompt.contains("/checklist"), "{prompt}");
+    assert!(
+        prompt.contains("Ticks an item of the todo block"),
+        "the tool's doc is taught: {prompt}"
+    );
+    assert!(prompt.contains("/tool"), "{prompt}");
+    assert!(!prompt.contains("broken"), "{prompt}");
+
+    // Without tools, /tool is not taught at all.
+    let plain = Registry::new(partner::dialect::VerbTable::builtin()).unwrap();
+    assert!(
+        !plain
+            .verbs_for(false)
+            .iter()
+            .any(|v| v.verb.name() == "tool")
+    );
+}

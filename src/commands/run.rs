@@ -262,7 +262,7 @@ pub fn run_run(options: &RunOptions, out: &mut dyn Write, err: &mut dyn Write) -
                 crate::tui::app::App::new(&config.name, &db.display().to_string(), theme, keymap);
             app.verb_words = crate::tui::completion::verb_words(&config.verbs);
             let now = crate::clock::SystemClock.now_ms_public();
-            for warning in config.policy_warnings() {
+            for warning in config.warnings() {
                 app.model.notify(
                     now,
                     None,
@@ -288,7 +288,7 @@ pub fn run_run(options: &RunOptions, out: &mut dyn Write, err: &mut dyn Write) -
             Ok(0)
         });
     }
-    for warning in config.policy_warnings() {
+    for warning in config.warnings() {
         writeln!(err, "partner: warning: {warning}").map_err(Error::Write)?;
     }
     if !options.headless {

@@ -496,7 +496,7 @@ impl ConstellationConfig {
     /// policy names that are not among the agents (requests that would
     /// wait on them wait for the partner instead), and tools that did not
     /// load.
-    pub fn policy_warnings(&self) -> Vec<String> {
+    pub fn warnings(&self) -> Vec<String> {
         let mut out: Vec<String> = self
             .policy
             .named_agents()
