@@ -312,3 +312,22 @@ fn a_constellation_teaches_its_tools_and_reports_broken_ones() {
             .any(|v| v.verb.name() == "tool")
     );
 }
+
+#[test]
+fn a_tool_that_stops_loading_is_reported_once() {
+    let r = tool_rig("default = \"allow\"");
+    let shelf = r.exec.tools();
+    assert!(
+        shelf.new_problems().is_empty(),
+        "the first look only notes what is there"
+    );
+    let dir = shelf.dir().unwrap().to_path_buf();
+    std::fs::write(dir.join("tally.plisp"), "(lambda (state)").unwrap();
+    let news = shelf.new_problems();
+    assert_eq!(news.len(), 1, "{news:?}");
+    assert!(news[0].starts_with("tool tally is not loaded:"), "{news:?}");
+    assert!(shelf.new_problems().is_empty(), "said once");
+    std::fs::write(dir.join("tally.plisp"), TALLY).unwrap();
+    assert!(shelf.new_problems().is_empty());
+    assert_eq!(r.one("ada", "/tally").status, ActionStatus::Executed);
+}

@@ -39,6 +39,9 @@ pub struct ToolShelf {
     loaded: Mutex<HashMap<String, Loaded>>,
     /// Sources a replay runs instead of the files (what the trace recorded).
     pinned: Mutex<HashMap<String, Result<Tool, String>>>,
+    /// The problems last seen by [`ToolShelf::new_problems`] (`None`
+    /// before its first look).
+    seen: Mutex<Option<HashMap<String, String>>>,
 }
 
 /// A tool name that can also be a verb: lowercase letters, digits, `_`.
@@ -141,6 +144,34 @@ impl ToolShelf {
             },
         );
         tool
+    }
+
+    /// Tools that stopped loading since the last look, in words (the first
+    /// look only notes what it finds: a constellation reports those when it
+    /// starts).
+    pub fn new_problems(&self) -> Vec<String> {
+        let now: HashMap<String, String> = self
+            .scan()
+            .into_iter()
+            .filter_map(|(n, t)| t.err().map(|e| (n, e)))
+            .collect();
+        let Ok(mut seen) = self.seen.lock() else {
+            return Vec::new();
+        };
+        let out = match seen.as_ref() {
+            None => Vec::new(),
+            Some(before) => {
+                let mut out: Vec<String> = now
+                    .iter()
+                    .filter(|(n, e)| before.get(*n) != Some(*e))
+                    .map(|(n, e)| format!("tool {n} is not loaded: {e}"))
+                    .collect();
+                out.sort();
+                out
+            }
+        };
+        *seen = Some(now);
+        out
     }
 
     fn missing(&self, name: &str) -> String {

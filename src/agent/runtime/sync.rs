@@ -146,5 +146,8 @@ pub(super) fn sweep(executor: &Executor, now: Millis) -> Swept {
         Ok(expired) => out.expired = expired.len(),
         Err(e) => out.errors.push(format!("timing out requests: {e}")),
     }
+    // A tool file edited into something that does not load is the
+    // partner's to hear about now, not when an agent next calls it.
+    out.errors.extend(executor.tools().new_problems());
     out
 }
