@@ -417,3 +417,63 @@ fn definitions_last_across_evaluations() {
         "9"
     );
 }
+
+/// Every primitive in the table refuses the wrong number of arguments
+/// with an arity error naming it, and (unless it takes anything) a closure
+/// where it expects data with a type error naming it and the argument.
+#[test]
+fn every_primitive_checks_its_arity_and_types() {
+    // Primitives for which a closure is a fine argument in every place.
+    const TAKE_ANYTHING: &[&str] = &[
+        "list",
+        "=",
+        "/=",
+        "list?",
+        "number?",
+        "string?",
+        "boolean?",
+        "keyword?",
+        "map?",
+        "set?",
+        "pattern?",
+        "procedure?",
+        "value->pattern",
+    ];
+    let mut checked = 0;
+    for p in partner::lisp::prims::all() {
+        let call = |n: usize| {
+            let args = vec!["(lambda (x) x)"; n].join(" ");
+            Lisp::new().eval_str(&format!("({} {args})", p.name))
+        };
+        if p.min > 0 {
+            let e = call(p.min - 1).expect_err(p.name);
+            assert_eq!(e.kind, ErrorKind::ArityMismatch, "{}: {e}", p.name);
+            assert!(
+                e.message.starts_with(&format!("{}: expected", p.name)),
+                "{e}"
+            );
+        }
+        if let Some(max) = p.max {
+            let e = call(max + 1).expect_err(p.name);
+            assert_eq!(e.kind, ErrorKind::ArityMismatch, "{}: {e}", p.name);
+        }
+        if !TAKE_ANYTHING.contains(&p.name) {
+            // hash-map takes pairs.
+            let n = if p.name == "hash-map" {
+                2
+            } else {
+                p.min.max(1)
+            };
+            let e = call(n).expect_err(p.name);
+            assert_eq!(e.kind, ErrorKind::TypeMismatch, "{}: {e}", p.name);
+            assert!(
+                e.message.starts_with(&format!("{}: argument ", p.name)),
+                "{}: {e}",
+                p.name
+            );
+            assert!(e.message.contains("expected"), "{e}");
+        }
+        checked += 1;
+    }
+    assert!(checked >= 80, "{checked} primitives");
+}
