@@ -159,23 +159,22 @@ fn pattern(_: &mut Machine<'_>, args: &[Value]) -> LispResult<Value> {
     Value::pattern(Pattern::point(decoration(&args[0], "pattern")?))
 }
 
-fn pattern_with(m: &mut Machine<'_>, args: &[Value]) -> LispResult<Value> {
-    let list = seq("pattern-with", 1, &args[1])?;
+/// Argument 2 of `who`: a list of patterns, the elements of a new one.
+fn elements_arg(m: &mut Machine<'_>, who: &str, v: &Value) -> LispResult<Vec<PatternSubject>> {
+    let list = seq(who, 1, v)?;
     let mut elements = Vec::with_capacity(list.items.len());
     for item in &list.items {
         match item {
             Value::Pattern(t) => elements.push(t.pattern.clone()),
-            other => {
-                return Err(LispError::expected(
-                    "pattern-with",
-                    2,
-                    "a list of patterns",
-                    other,
-                ));
-            }
+            other => return Err(LispError::expected(who, 2, "a list of patterns", other)),
         }
     }
     m.charge(elements.len() as u64)?;
+    Ok(elements)
+}
+
+fn pattern_with(m: &mut Machine<'_>, args: &[Value]) -> LispResult<Value> {
+    let elements = elements_arg(m, "pattern-with", &args[1])?;
     Value::pattern(Pattern::pattern(
         decoration(&args[0], "pattern-with")?,
         elements,
@@ -184,22 +183,7 @@ fn pattern_with(m: &mut Machine<'_>, args: &[Value]) -> LispResult<Value> {
 
 fn set_elements(m: &mut Machine<'_>, args: &[Value]) -> LispResult<Value> {
     let p = pattern_arg("pattern-set-elements", 0, &args[0])?;
-    let list = seq("pattern-set-elements", 1, &args[1])?;
-    let mut elements = Vec::with_capacity(list.items.len());
-    for item in &list.items {
-        match item {
-            Value::Pattern(t) => elements.push(t.pattern.clone()),
-            other => {
-                return Err(LispError::expected(
-                    "pattern-set-elements",
-                    2,
-                    "a list of patterns",
-                    other,
-                ));
-            }
-        }
-    }
-    m.charge(elements.len() as u64)?;
+    let elements = elements_arg(m, "pattern-set-elements", &args[1])?;
     Value::pattern(Pattern::pattern(p.value.clone(), elements))
 }
 
