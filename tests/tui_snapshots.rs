@@ -280,3 +280,30 @@ fn aliases_are_highlighted_apart_from_canonical_verbs() {
     assert_eq!(buffer[(1, 3)].symbol(), "/");
     assert_eq!(buffer[(1, 3)].fg, theme.style("dialect.verb").fg.unwrap());
 }
+
+#[test]
+fn a_tool_run_in_the_trace_shows_its_states_and_writes() {
+    let mut app = scene("dark");
+    let mut run = support::console::record(
+        5,
+        "scout",
+        "/checklist \"binaries\"",
+        partner::trace::TraceOutcome::Executed,
+        "tool checklist ran: it writes checklist (each write is checked like your own)",
+    );
+    run.data = serde_json::json!({
+        "tool": {
+            "name": "checklist",
+            "args": "binaries",
+            "input": "[:State {agent: \"scout\", args: \"binaries\"} | (:Block {label: \"checklist\", value: \"docs\\nbinaries\"}), (:Block {label: \"scratch\", value: \"\"})]",
+            "output": "[:State {agent: \"scout\", args: \"binaries\"} | (:Block {label: \"checklist\", value: \"docs\\nbinaries (done)\"}), (:Block {label: \"scratch\", value: \"\"})]",
+            "changes": [{"Write": {"label": "checklist", "old": "docs\nbinaries", "new": "docs\nbinaries (done)"}}],
+            "ignored": [],
+        },
+        "replay_check": "",
+    });
+    app.model.trace.push(run);
+    app.focus = Pane::Trace;
+    key(&mut app, KeyCode::Char('z'));
+    insta::assert_snapshot!("trace_tool_run", draw(&mut app, 120, 30).backend());
+}

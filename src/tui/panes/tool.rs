@@ -1,6 +1,6 @@
 //! How the trace shows a Pattern Lisp tool run: the tool and its
-//! arguments, the states it read and returned (their size, and the output
-//! in Gram), and the memory writes it asked for — each of which follows in
+//! arguments, the states it read and returned (their size, and both in
+//! Gram), and the memory writes it asked for — each of which follows in
 //! the trace as the agent's own `/recall` action.
 
 use ratatui::text::{Line, Span};
@@ -63,11 +63,10 @@ pub(super) fn detail(theme: &Theme, r: &TraceRecord) -> Vec<Line<'static>> {
             }
         )),
     ]));
-    if let Some(out) = tool["output"].as_str() {
-        lines.push(Line::from(vec![
-            label("output"),
-            text(out.replace('\n', " ")),
-        ]));
+    for key in ["input", "output"] {
+        if let Some(gram) = tool[key].as_str() {
+            lines.push(Line::from(vec![label(key), text(gram.replace('\n', " "))]));
+        }
     }
     lines
 }

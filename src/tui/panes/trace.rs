@@ -171,11 +171,17 @@ impl Component for TracePane {
             frame.render_widget(Paragraph::new(text).style(theme.style("ui.dim")), area);
             return;
         }
-        let detail_height = 6.min(area.height / 2);
+        let sel = self.position(&rows);
+        // A tool run has more to say: the states it read and returned.
+        let wanted = if rows[sel].data["tool"].is_object() {
+            12
+        } else {
+            6
+        };
+        let detail_height = wanted.min(area.height / 2);
         let [list, detail] =
             Layout::vertical([Constraint::Min(1), Constraint::Length(detail_height)]).areas(area);
         let height = usize::from(list.height);
-        let sel = self.position(&rows);
         let first = sel.saturating_sub(height.saturating_sub(1));
         self.first_shown.set(first);
         let width = usize::from(area.width);
