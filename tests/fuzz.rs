@@ -341,3 +341,92 @@ impl partner::gate::context::Probe for NoSystem {
         Vec::new()
     }
 }
+
+/// Pieces of Pattern Lisp and of Gram, for the Lisp reader, evaluator and
+/// codec.
+const LISP: &[&str] = &[
+    "(",
+    ")",
+    "{",
+    "}",
+    "#{",
+    "'",
+    "\"",
+    "\\",
+    ";",
+    "\n",
+    " ",
+    "#t",
+    "#f",
+    "1",
+    "-2",
+    "2.5",
+    "1e9",
+    "x",
+    "name:",
+    "lambda",
+    "(lambda (x) ",
+    "(define ",
+    "(let ((a 1)) ",
+    "(letrec ((f (lambda (n) ",
+    "(if ",
+    "(cond (",
+    "else",
+    "(and ",
+    "(or ",
+    "(begin ",
+    "(quote ",
+    "(+ ",
+    "(/ ",
+    "(car ",
+    "(cdr ",
+    "(cons ",
+    "(list ",
+    "(map ",
+    "(filter ",
+    "(fold ",
+    "(string-append ",
+    "(substring ",
+    "(get ",
+    "(assoc ",
+    "(hash-set ",
+    "(pattern ",
+    "(pattern-with ",
+    "(pattern-find ",
+    "(subject-set ",
+    "(value->pattern ",
+    "(pattern->value ",
+    "(f ",
+    "(f (- n 1))",
+    "9223372036854775807",
+    "\u{e9}",
+    "[:List | ",
+    "(:Number {value: 1})",
+    "]",
+    "[:Closure {params: [\"x\"]} | ",
+    "(:Primitive {name: \"+\"})",
+];
+
+proptest! {
+    #![proptest_config(cases(300))]
+
+    /// Any text, as a program, a serialized value or a tool, gives a value
+    /// or an error of a named kind: never a panic, a hang or an overflow.
+    #[test]
+    fn lisp(text in prop_oneof![
+        proptest::collection::vec(proptest::sample::select(LISP), 0..60).prop_map(|p| p.concat()),
+        "\\PC{0,120}",
+    ]) {
+        let mut lisp = partner::lisp::Lisp::new();
+        lisp.budget = 20_000;
+        if let Ok(v) = lisp.eval_str(&text) {
+            let _ = v.to_string();
+            if let Ok(gram) = lisp.to_gram(&v) {
+                prop_assert!(partner::lisp::codec::from_gram(&gram).is_ok(), "{gram}");
+            }
+        }
+        let _ = partner::lisp::codec::from_gram(&text);
+        let _ = partner::lisp::tool::validate("t", &text);
+        let _ = partner::lisp::tool::state_from_gram(&text);
+    }
+}

@@ -301,3 +301,33 @@ fn a_global_that_leads_back_to_itself_is_refused_not_looped() {
     let e = lisp.to_gram(&g).unwrap_err();
     assert!(e.message.contains("leads back to itself"), "{e}");
 }
+
+#[test]
+fn gram_nested_to_the_bound_is_read_or_refused_without_overflow() {
+    // The value bound is 256 levels; Gram up to twice that deep is read (and
+    // the value refused), deeper is refused before the parser sees it.
+    for depth in [30, 100, 250, 256, 257, 300, 512, 513, 5000] {
+        let text = format!(
+            "{}(:Number {{value: 1}}){}",
+            "[:List | ".repeat(depth),
+            "]".repeat(depth)
+        );
+        let r = from_gram(&text);
+        if depth <= 256 {
+            let v = r.unwrap_or_else(|e| panic!("{depth}: {e}"));
+            let mut lisp = Lisp::new();
+            lisp.define("v", v);
+            assert_eq!(lisp.eval_str("(length v)").unwrap().to_string(), "1");
+            // Written and printed without overflow too.
+            let again = lisp.to_gram(lisp.global("v").unwrap()).unwrap();
+            assert!(
+                again.starts_with("[:List |") || again.starts_with("@@:List"),
+                "{again}"
+            );
+            let _ = lisp.global("v").unwrap().to_string();
+        } else {
+            assert!(r.is_err(), "{depth}");
+        }
+        let _ = partner::lisp::tool::state_from_gram(&text);
+    }
+}

@@ -297,6 +297,8 @@ fn a_tool_run_in_the_trace_shows_its_states_and_writes() {
             "args": "binaries",
             "input": "[:State {agent: \"scout\", args: \"binaries\"} | (:Block {label: \"checklist\", value: \"docs\\nbinaries\"}), (:Block {label: \"scratch\", value: \"\"})]",
             "output": "[:State {agent: \"scout\", args: \"binaries\"} | (:Block {label: \"checklist\", value: \"docs\\nbinaries (done)\"}), (:Block {label: \"scratch\", value: \"\"})]",
+            "input_nodes": 3,
+            "output_nodes": 3,
             "changes": [{"Write": {"label": "checklist", "old": "docs\nbinaries", "new": "docs\nbinaries (done)"}}],
             "ignored": [],
         },

@@ -20,7 +20,7 @@ use pattern_core::{Pattern, Subject, Symbol, Value as Prop};
 use super::error::{LispError, LispResult};
 use super::eval::{Closure, Env, Frame};
 use super::prims;
-use super::read::{Datum, MAX_NESTING};
+use super::read::Datum;
 use super::syntax::{Expr, Lambda, analyze_expr};
 use super::value::{MAX_VALUE_DEPTH, PatternSubject, Value};
 
@@ -44,26 +44,64 @@ fn node(
     }
 }
 
+/// Stack for the Gram reader and writer on deep input (both recurse, with
+/// large frames in a debug build).
+const GRAM_STACK: usize = 256 << 20;
+
+/// Nesting below which the Gram reader and writer run on the caller's
+/// stack.
+const SHALLOW: usize = 32;
+
+/// Runs `work` on a thread with room for deep recursion.
+fn deep<T: Send>(work: impl FnOnce() -> LispResult<T> + Send) -> LispResult<T> {
+    std::thread::scope(|scope| {
+        match std::thread::Builder::new()
+            .name("gram".into())
+            .stack_size(GRAM_STACK)
+            .spawn_scoped(scope, work)
+        {
+            Ok(h) => h.join().unwrap_or_else(|_| {
+                Err(LispError::parse(
+                    "the Gram codec stopped on an internal error",
+                ))
+            }),
+            Err(e) => Err(LispError::parse(format!(
+                "cannot start the Gram codec: {e}"
+            ))),
+        }
+    })
+}
+
+fn write_gram(p: &PatternSubject) -> LispResult<String> {
+    let write =
+        || to_gram_pattern(p).map_err(|e| LispError::parse(format!("cannot write Gram: {e}")));
+    if super::value::pattern_depth(p, 0).is_some_and(|d| d < SHALLOW) {
+        write()
+    } else {
+        deep(write)
+    }
+}
+
 /// A pattern as Gram text.
 pub fn gram_of(p: &PatternSubject) -> String {
-    to_gram_pattern(p).unwrap_or_else(|e| format!("#<pattern that Gram cannot write: {e}>"))
+    write_gram(p).unwrap_or_else(|e| format!("#<pattern that Gram cannot write: {e}>"))
 }
 
 /// `v` serialized to Gram text; `globals` supplies the top-level
 /// definitions a closure uses.
 pub fn to_gram(v: &Value, globals: &HashMap<Arc<str>, Value>) -> LispResult<String> {
-    let p = to_pattern(v, globals)?;
-    to_gram_pattern(&p).map_err(|e| LispError::parse(format!("cannot write Gram: {e}")))
+    write_gram(&to_pattern(v, globals)?)
 }
 
 /// Deepest bracket nesting accepted in Gram text (the Gram parser
-/// recurses).
-const MAX_GRAM_NESTING: usize = 4 * MAX_NESTING;
+/// recurses; a value nests at most `MAX_VALUE_DEPTH`).
+const MAX_GRAM_NESTING: usize = 2 * MAX_VALUE_DEPTH;
 
 /// Gram text read into patterns (nesting bounded before the parser sees
 /// it).
 pub fn parse_patterns(text: &str) -> LispResult<Vec<PatternSubject>> {
     let mut depth = 0usize;
+    let mut deepest = 0usize;
     let mut quote: Option<char> = None;
     let mut escaped = false;
     for c in text.chars() {
@@ -81,6 +119,7 @@ pub fn parse_patterns(text: &str) -> LispResult<Vec<PatternSubject>> {
             '"' | '\'' | '`' => quote = Some(c),
             '[' | '(' | '{' => {
                 depth += 1;
+                deepest = deepest.max(depth);
                 if depth > MAX_GRAM_NESTING {
                     return Err(LispError::parse(format!(
                         "Gram nested deeper than {MAX_GRAM_NESTING} levels"
@@ -91,7 +130,12 @@ pub fn parse_patterns(text: &str) -> LispResult<Vec<PatternSubject>> {
             _ => {}
         }
     }
-    parse_gram(text).map_err(|e| LispError::parse(format!("Gram: {e}")))
+    let read = || parse_gram(text).map_err(|e| LispError::parse(format!("Gram: {e}")));
+    if deepest < SHALLOW {
+        read()
+    } else {
+        deep(read)
+    }
 }
 
 /// Gram text read back into a value.
@@ -379,7 +423,8 @@ pub fn from_pattern(p: &PatternSubject) -> LispResult<Value> {
 }
 
 fn deeper(level: usize) -> LispResult<usize> {
-    if level >= MAX_VALUE_DEPTH {
+    // An atom inside the deepest collection is one call more.
+    if level > MAX_VALUE_DEPTH {
         return Err(LispError::budget(format!(
             "serialized value nested deeper than {MAX_VALUE_DEPTH} levels"
         )));

@@ -63,7 +63,7 @@ impl Env {
             Frame::Rec(_) => 0,
         };
         let depth = inner.max(self.depth());
-        if depth >= MAX_VALUE_DEPTH {
+        if depth > MAX_VALUE_DEPTH {
             return Err(LispError::budget(format!(
                 "closures nested deeper than {MAX_VALUE_DEPTH} levels"
             )));

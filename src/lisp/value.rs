@@ -14,7 +14,7 @@ use super::prims::Primitive;
 
 /// Deepest a value may nest (lists in lists, closures capturing closures…):
 /// printing, serializing and freeing a value recurse over it.
-pub const MAX_VALUE_DEPTH: usize = 1_000;
+pub const MAX_VALUE_DEPTH: usize = 256;
 
 /// Most items one list, map or set may hold.
 pub const MAX_ITEMS: usize = 1 << 20;

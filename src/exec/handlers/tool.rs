@@ -104,6 +104,8 @@ impl VerbHandler for RunTool {
                 "source": tool.source,
                 "input": gram_of(&input),
                 "output": output_gram,
+                "input_nodes": input.size(),
+                "output_nodes": output.size(),
                 "changes": wanted,
                 "ignored": ignored,
             },

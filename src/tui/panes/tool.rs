@@ -5,13 +5,13 @@
 
 use ratatui::text::{Line, Span};
 
-use crate::lisp::tool::state_from_gram;
 use crate::trace::TraceRecord;
 use crate::tui::theme::Theme;
 
-fn nodes(gram: Option<&str>) -> String {
-    gram.and_then(|g| state_from_gram(g).ok())
-        .map_or_else(|| "?".to_string(), |p| p.size().to_string())
+fn nodes(count: &serde_json::Value) -> String {
+    count
+        .as_u64()
+        .map_or_else(|| "?".to_string(), |n| n.to_string())
 }
 
 /// The lines describing a tool run (none for other records).
@@ -54,8 +54,8 @@ pub(super) fn detail(theme: &Theme, r: &TraceRecord) -> Vec<Line<'static>> {
         label("state"),
         text(format!(
             "{} nodes in → {} out; writes: {}",
-            nodes(tool["input"].as_str()),
-            nodes(tool["output"].as_str()),
+            nodes(&tool["input_nodes"]),
+            nodes(&tool["output_nodes"]),
             if writes.is_empty() {
                 "none".to_string()
             } else {
