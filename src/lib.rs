@@ -33,6 +33,7 @@ pub mod agent;
 pub mod clock;
 pub mod commands;
 pub mod dialect;
+pub mod embed;
 pub mod error;
 pub mod eval;
 pub mod exec;

@@ -124,6 +124,8 @@ struct ConfigFile {
     shell: ShellFile,
     #[serde(default)]
     tools: ToolsFile,
+    #[serde(default)]
+    embeddings: providers::EmbeddingsFile,
     verbs: Option<toml::Table>,
     agents: Vec<AgentFile>,
 }
@@ -204,6 +206,8 @@ pub struct ConstellationConfig {
     pub verbs: VerbTable,
     /// Tools that did not load, or got no verb of their own, in words.
     pub tool_warnings: Vec<String>,
+    /// Which embedder memory search uses (`[embeddings]`).
+    pub embeddings: crate::embed::EmbeddingsConfig,
 }
 
 /// A config file that could not be loaded, with where.
@@ -446,6 +450,8 @@ impl ConstellationConfig {
             tools: tools_dir,
             ..ExecConfig::default()
         };
+        let embeddings = providers::embeddings_config(&parsed.embeddings, &parsed.providers, base)
+            .map_err(err)?;
         Ok(ConstellationConfig {
             name: parsed
                 .name
@@ -470,6 +476,7 @@ impl ConstellationConfig {
             console: parsed.console.clone(),
             verbs,
             tool_warnings,
+            embeddings,
         })
     }
 
@@ -489,6 +496,7 @@ impl ConstellationConfig {
             console: ConsoleConfig::default(),
             verbs: VerbTable::builtin(),
             tool_warnings: Vec::new(),
+            embeddings: crate::embed::EmbeddingsConfig::None,
         }
     }
 

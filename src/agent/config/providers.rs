@@ -33,48 +33,12 @@ pub(super) struct ProviderFile {
     pub sampling: Option<Sampling>,
 }
 
-/// The `OLLAMA_HOST` setting as a base URL with `/v1`.
-fn ollama_base() -> String {
-    let host = std::env::var("OLLAMA_HOST").unwrap_or_else(|_| "http://localhost:11434".into());
-    let host = if host.contains("://") {
-        host
-    } else {
-        format!("http://{host}")
-    };
-    format!("{}/v1", host.trim_end_matches('/'))
-}
-
-pub(super) fn build_provider(
+/// Where and how to reach the server of `[providers.NAME]` (of `kind`).
+pub(super) fn http_settings(
     name: &str,
-    file: Option<&ProviderFile>,
-    base: &Path,
-    script_text: Option<&str>,
-) -> Result<Arc<dyn Provider>, String> {
-    let empty = ProviderFile::default();
-    let file = file.unwrap_or(&empty);
-    let kind = file.kind.as_deref().unwrap_or(match name {
-        "anthropic" => "anthropic",
-        "scripted" => "scripted",
-        _ => "openai",
-    });
-    if kind == "scripted" {
-        let text = match (script_text, &file.script) {
-            (Some(t), _) => t.to_string(),
-            (None, Some(p)) => {
-                let path = base.join(p);
-                std::fs::read_to_string(&path)
-                    .map_err(|e| format!("script {}: {e}", path.display()))?
-            }
-            (None, None) => {
-                return Err(format!(
-                    "provider {name}: a scripted provider needs `script = \"FILE\"`"
-                ));
-            }
-        };
-        let script =
-            Script::from_toml(&text).map_err(|e| format!("provider {name} script: {e}"))?;
-        return Ok(Arc::new(ScriptedProvider::new(script)));
-    }
+    kind: &str,
+    file: &ProviderFile,
+) -> Result<HttpSettings, String> {
     let (default_base, default_env): (Option<String>, Option<&str>) = match (name, kind) {
         ("ollama", _) => (Some(ollama_base()), None),
         (_, "anthropic") => (
@@ -120,13 +84,59 @@ pub(super) fn build_provider(
             .map_err(|e| format!("provider {name} connect_timeout: {e}"))?,
         None => DEFAULT_CONNECT_TIMEOUT,
     };
-    let settings = HttpSettings {
+    Ok(HttpSettings {
         base_url,
         api_key,
         timeout,
         connect_timeout,
         retry,
+    })
+}
+
+/// The `OLLAMA_HOST` setting as a base URL with `/v1`.
+fn ollama_base() -> String {
+    let host = std::env::var("OLLAMA_HOST").unwrap_or_else(|_| "http://localhost:11434".into());
+    let host = if host.contains("://") {
+        host
+    } else {
+        format!("http://{host}")
     };
+    format!("{}/v1", host.trim_end_matches('/'))
+}
+
+pub(super) fn build_provider(
+    name: &str,
+    file: Option<&ProviderFile>,
+    base: &Path,
+    script_text: Option<&str>,
+) -> Result<Arc<dyn Provider>, String> {
+    let empty = ProviderFile::default();
+    let file = file.unwrap_or(&empty);
+    let kind = file.kind.as_deref().unwrap_or(match name {
+        "anthropic" => "anthropic",
+        "scripted" => "scripted",
+        _ => "openai",
+    });
+    if kind == "scripted" {
+        let text = match (script_text, &file.script) {
+            (Some(t), _) => t.to_string(),
+            (None, Some(p)) => {
+                let path = base.join(p);
+                std::fs::read_to_string(&path)
+                    .map_err(|e| format!("script {}: {e}", path.display()))?
+            }
+            (None, None) => {
+                return Err(format!(
+                    "provider {name}: a scripted provider needs `script = \"FILE\"`"
+                ));
+            }
+        };
+        let script =
+            Script::from_toml(&text).map_err(|e| format!("provider {name} script: {e}"))?;
+        return Ok(Arc::new(ScriptedProvider::new(script)));
+    }
+    let settings = http_settings(name, kind, file)?;
+    let connect_timeout = settings.connect_timeout;
     let client = crate::net::model_client(connect_timeout)?;
     Ok(match kind {
         "anthropic" => Arc::new(AnthropicProvider::new(settings, client)),
@@ -137,4 +147,90 @@ pub(super) fn build_provider(
             ));
         }
     })
+}
+
+/// `[embeddings]`: which embedder memory search uses.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct EmbeddingsFile {
+    /// `none` (the default), `model2vec` or `provider`.
+    pub kind: Option<String>,
+    /// A Model2Vec model directory (relative to the config file).
+    pub path: Option<PathBuf>,
+    /// A `[providers.NAME]` whose server has `/v1/embeddings`.
+    pub provider: Option<String>,
+    /// The embedding model to ask that server for.
+    pub model: Option<String>,
+}
+
+/// `[embeddings]` resolved: paths against the config file's directory, the
+/// provider's URL, key, timeouts and retries as its chat calls have them.
+pub(super) fn embeddings_config(
+    file: &EmbeddingsFile,
+    providers: &std::collections::BTreeMap<String, ProviderFile>,
+    base: &Path,
+) -> Result<crate::embed::EmbeddingsConfig, String> {
+    use crate::embed::{EmbeddingsConfig, RemoteSettings};
+    let kind = file
+        .kind
+        .as_deref()
+        .unwrap_or(match (&file.path, &file.provider) {
+            (Some(_), _) => "model2vec",
+            (None, Some(_)) => "provider",
+            (None, None) => "none",
+        });
+    match kind {
+        "none" => Ok(EmbeddingsConfig::None),
+        "model2vec" => {
+            let path = file
+                .path
+                .as_ref()
+                .ok_or("[embeddings] kind = \"model2vec\" needs path = \"DIR\" (a Model2Vec model directory)")?;
+            Ok(EmbeddingsConfig::Model2Vec {
+                path: base.join(path),
+            })
+        }
+        "provider" => {
+            let name = file.provider.as_deref().ok_or(
+                "[embeddings] kind = \"provider\" needs provider = \"NAME\" (one of [providers])",
+            )?;
+            let model = file
+                .model
+                .clone()
+                .ok_or("[embeddings] needs model = \"…\", the embedding model to ask for")?;
+            let empty = ProviderFile::default();
+            let section = match providers.get(name) {
+                Some(f) => f,
+                None if matches!(name, "openai" | "ollama") => &empty,
+                None => {
+                    return Err(format!(
+                        "[embeddings] provider = \"{name}\": there is no [providers.{name}]"
+                    ));
+                }
+            };
+            let provider_kind = section.kind.as_deref().unwrap_or(match name {
+                "anthropic" => "anthropic",
+                "scripted" => "scripted",
+                _ => "openai",
+            });
+            if provider_kind != "openai" {
+                return Err(format!(
+                    "[embeddings] provider = \"{name}\" is a {provider_kind} provider; embeddings need an OpenAI-compatible server (OpenAI, llama.cpp, vLLM, Ollama)"
+                ));
+            }
+            let http = http_settings(name, provider_kind, section)?;
+            Ok(EmbeddingsConfig::Remote(RemoteSettings {
+                base_url: http.base_url,
+                api_key: http.api_key,
+                model,
+                timeout: http.timeout,
+                connect_timeout: http.connect_timeout,
+                retries: http.retry.retries,
+                backoff: http.retry.backoff,
+            }))
+        }
+        other => Err(format!(
+            "[embeddings] kind = \"{other}\": expected none, model2vec or provider"
+        )),
+    }
 }

@@ -1,0 +1,134 @@
+//! Embedders: text to vectors, so memory can be searched by meaning. One
+//! trait, chosen in `partner.toml` (`[embeddings]`): a local Model2Vec
+//! model directory (no network), the `/v1/embeddings` endpoint of an
+//! OpenAI-compatible server or Ollama, or none (full-text search only).
+//! Whatever a model file or a server gives is checked: one vector per
+//! text, all of one dimension, finite numbers, bounded sizes.
+
+mod model2vec;
+mod remote;
+
+use std::sync::Arc;
+
+pub use model2vec::Model2Vec;
+pub use remote::{RemoteEmbedder, RemoteSettings};
+
+/// Largest vector dimension accepted.
+pub const MAX_DIMS: usize = 8192;
+
+/// Most texts embedded in one call (more are split into batches).
+pub const MAX_BATCH: usize = 64;
+
+/// Longest text embedded, in bytes (longer text is cut at a character
+/// boundary: the start of a memory says most about it).
+pub const MAX_TEXT: usize = 16 * 1024;
+
+/// Why texts could not be embedded.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum EmbedError {
+    /// The embedder cannot be reached now (a server down or busy): try
+    /// again later; nothing is wrong with the texts.
+    #[error("the embedder is unavailable: {0}")]
+    Unavailable(String),
+    /// The model or the server's answer is not usable.
+    #[error("the embedder failed: {0}")]
+    Failed(String),
+}
+
+/// Turns texts into vectors.
+pub trait Embedder: Send + Sync {
+    /// What makes two vectors comparable: the kind and model (vectors from
+    /// another id are re-embedded).
+    fn id(&self) -> &str;
+
+    /// One vector per text, in order, all of one dimension.
+    fn embed(&self, texts: &[String]) -> Result<Vec<Vec<f32>>, EmbedError>;
+}
+
+/// Which embedder a constellation uses.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub enum EmbeddingsConfig {
+    /// None: full-text search only (the default).
+    #[default]
+    None,
+    /// A Model2Vec model directory (`tokenizer.json`, `model.safetensors`,
+    /// `config.json`).
+    Model2Vec {
+        /// The directory.
+        path: std::path::PathBuf,
+    },
+    /// An OpenAI-compatible `/v1/embeddings` endpoint.
+    Remote(RemoteSettings),
+}
+
+/// The embedder `config` names (none for [`EmbeddingsConfig::None`]).
+pub fn open(config: &EmbeddingsConfig) -> Result<Option<Arc<dyn Embedder>>, EmbedError> {
+    Ok(match config {
+        EmbeddingsConfig::None => None,
+        EmbeddingsConfig::Model2Vec { path } => Some(Arc::new(Model2Vec::load(path)?)),
+        EmbeddingsConfig::Remote(settings) => {
+            Some(Arc::new(RemoteEmbedder::new(settings.clone())?))
+        }
+    })
+}
+
+/// `text` cut to [`MAX_TEXT`] bytes at a character boundary.
+pub fn bounded(text: &str) -> &str {
+    if text.len() <= MAX_TEXT {
+        return text;
+    }
+    let mut end = MAX_TEXT;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    &text[..end]
+}
+
+/// Checks what an embedder gave for `count` texts: that many vectors, one
+/// dimension (at most [`MAX_DIMS`]), finite numbers.
+pub fn checked(count: usize, vectors: Vec<Vec<f32>>) -> Result<Vec<Vec<f32>>, EmbedError> {
+    if vectors.len() != count {
+        return Err(EmbedError::Failed(format!(
+            "{} vectors for {count} texts",
+            vectors.len()
+        )));
+    }
+    let dims = vectors.first().map_or(0, Vec::len);
+    if count > 0 && (dims == 0 || dims > MAX_DIMS) {
+        return Err(EmbedError::Failed(format!(
+            "vectors of {dims} dimensions (1 to {MAX_DIMS} accepted)"
+        )));
+    }
+    for v in &vectors {
+        if v.len() != dims {
+            return Err(EmbedError::Failed(format!(
+                "vectors of {} and {dims} dimensions in one answer",
+                v.len()
+            )));
+        }
+        if v.iter().any(|x| !x.is_finite()) {
+            return Err(EmbedError::Failed(
+                "a vector holds a number that is not finite".into(),
+            ));
+        }
+    }
+    Ok(vectors)
+}
+
+/// The cosine similarity of two vectors (0 when either is all zeros or
+/// their lengths differ).
+pub fn cosine(a: &[f32], b: &[f32]) -> f32 {
+    if a.len() != b.len() {
+        return 0.0;
+    }
+    let (mut dot, mut na, mut nb) = (0.0f32, 0.0f32, 0.0f32);
+    for (x, y) in a.iter().zip(b) {
+        dot += x * y;
+        na += x * x;
+        nb += y * y;
+    }
+    if na == 0.0 || nb == 0.0 {
+        return 0.0;
+    }
+    dot / (na.sqrt() * nb.sqrt())
+}
