@@ -84,6 +84,21 @@ pub fn bounded(text: &str) -> &str {
     &text[..end]
 }
 
+/// Embeds `texts` in batches of at most [`MAX_BATCH`], each text cut to
+/// [`MAX_TEXT`], with `batch`; the vectors checked.
+pub fn in_batches(
+    texts: &[String],
+    mut batch: impl FnMut(Vec<String>) -> Result<Vec<Vec<f32>>, EmbedError>,
+) -> Result<Vec<Vec<f32>>, EmbedError> {
+    let mut out = Vec::with_capacity(texts.len());
+    for chunk in texts.chunks(MAX_BATCH) {
+        let chunk: Vec<String> = chunk.iter().map(|t| bounded(t).to_string()).collect();
+        let count = chunk.len();
+        out.extend(checked(count, batch(chunk)?)?);
+    }
+    checked(texts.len(), out)
+}
+
 /// Checks what an embedder gave for `count` texts: that many vectors, one
 /// dimension (at most [`MAX_DIMS`]), finite numbers.
 pub fn checked(count: usize, vectors: Vec<Vec<f32>>) -> Result<Vec<Vec<f32>>, EmbedError> {

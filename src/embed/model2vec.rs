@@ -7,7 +7,7 @@ use std::path::Path;
 
 use model2vec_rs::model::StaticModel;
 
-use super::{EmbedError, Embedder, MAX_BATCH, bounded, checked};
+use super::{EmbedError, Embedder, in_batches};
 
 /// Largest files read: the tokenizer, the model, its config.
 const MAX_TOKENIZER: u64 = 64 << 20;
@@ -65,23 +65,23 @@ impl Embedder for Model2Vec {
     }
 
     fn embed(&self, texts: &[String]) -> Result<Vec<Vec<f32>>, EmbedError> {
-        let mut out = Vec::with_capacity(texts.len());
-        for batch in texts.chunks(MAX_BATCH) {
-            let batch: Vec<String> = batch.iter().map(|t| bounded(t).to_string()).collect();
+        in_batches(texts, |batch| {
             let vectors =
                 crate::isolate::contain(|| self.model.encode(&batch)).map_err(|panic| {
                     EmbedError::Failed(format!("the model failed on a text ({panic})"))
                 })?;
             // A text of words the model does not know has no direction:
             // a zero vector (similar to nothing), not an error.
-            out.extend(vectors.into_iter().map(|v| {
-                if v.iter().all(|x| x.is_finite()) {
-                    v
-                } else {
-                    vec![0.0; v.len()]
-                }
-            }));
-        }
-        checked(texts.len(), out)
+            Ok(vectors
+                .into_iter()
+                .map(|v| {
+                    if v.iter().all(|x| x.is_finite()) {
+                        v
+                    } else {
+                        vec![0.0; v.len()]
+                    }
+                })
+                .collect())
+        })
     }
 }

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use super::{EmbedError, Embedder, MAX_BATCH, bounded, checked};
+use super::{EmbedError, Embedder, checked, in_batches};
 use crate::net::{self, error_chain, read_limited};
 
 /// Largest answer read for one batch.
@@ -150,14 +150,9 @@ impl Embedder for RemoteEmbedder {
     }
 
     fn embed(&self, texts: &[String]) -> Result<Vec<Vec<f32>>, EmbedError> {
-        let mut out = Vec::with_capacity(texts.len());
-        for batch in texts.chunks(MAX_BATCH) {
-            let batch: Vec<String> = batch.iter().map(|t| bounded(t).to_string()).collect();
+        in_batches(texts, |batch| {
             let work = Self::call(self.client.clone(), self.settings.clone(), batch);
-            let vectors =
-                net::run(work, None).map_err(|e| EmbedError::Unavailable(e.to_string()))??;
-            out.extend(vectors);
-        }
-        checked(texts.len(), out)
+            net::run(work, None).map_err(|e| EmbedError::Unavailable(e.to_string()))?
+        })
     }
 }
