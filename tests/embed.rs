@@ -290,3 +290,96 @@ fn embeddings_are_chosen_in_partner_toml() {
         assert!(e.contains(says), "{extra}: {e}");
     }
 }
+
+#[test]
+fn hybrid_search_finds_by_meaning_what_words_miss_and_keeps_the_filters() {
+    use partner::memory::search::{SearchDomain, SearchQuery};
+    use partner::memory::vectors::{self, VectorIndex, Via};
+    use partner::memory::{MemoryStore, records};
+
+    let dir = tempfile::tempdir().unwrap();
+    tiny_model(dir.path());
+    let model = Model2Vec::load(dir.path()).unwrap();
+    let store = MemoryStore::open(dir.path().join("m.db")).unwrap();
+    let conn = store.conn();
+    let paraphrase =
+        records::add_archival(&conn, "ada", "Dana said the release is on Friday", 1).unwrap();
+    let keyword = records::add_archival(&conn, "ada", "launch date: not set, ask Dana", 2).unwrap();
+    let pets = records::add_archival(&conn, "ada", "the cat and the dog", 3).unwrap();
+    let others = records::add_archival(&conn, "bob", "the release is on Friday", 4).unwrap();
+    records::add_message(&conn, "ada", "main", "user", "when do we ship", 5).unwrap();
+
+    // The embedder is down: everything waits for a vector, keyword search works.
+    let (done, waiting) = vectors::progress(&conn, model.id()).unwrap();
+    assert_eq!((done, waiting), (0, 5));
+    let mut query = SearchQuery::new("launch date", Some("ada"));
+    query.domains = vec![SearchDomain::Archival];
+    let index = VectorIndex::new(model.id());
+    let hits = vectors::hybrid(&conn, &query, None, &index).unwrap();
+    assert_eq!(
+        hits.iter().map(|h| h.hit.id).collect::<Vec<_>>(),
+        vec![keyword]
+    );
+    assert_eq!(hits[0].via, Via::Fts);
+
+    // It is back: what waits is embedded, and found by meaning.
+    let items = vectors::pending(&conn, model.id(), 100).unwrap();
+    let texts: Vec<String> = items.iter().map(|i| i.text.clone()).collect();
+    for (item, v) in items.iter().zip(model.embed(&texts).unwrap()) {
+        vectors::put(&conn, model.id(), item, &v).unwrap();
+    }
+    assert_eq!(vectors::progress(&conn, model.id()).unwrap(), (5, 0));
+    let mut index = VectorIndex::new(model.id());
+    index.refresh(&conn).unwrap();
+    assert_eq!(index.len(), 5);
+    let q = model.embed(&["launch date".into()]).unwrap().remove(0);
+    let hits = vectors::hybrid(&conn, &query, Some(&q), &index).unwrap();
+    let by_id = |id: i64| {
+        hits.iter()
+            .find(|h| h.hit.id == id && h.hit.domain == SearchDomain::Archival)
+    };
+    assert_eq!(by_id(keyword).map(|h| h.via), Some(Via::Both), "{hits:#?}");
+    assert_eq!(
+        by_id(paraphrase).map(|h| h.via),
+        Some(Via::Vector),
+        "{hits:#?}"
+    );
+    assert!(by_id(others).is_none(), "another agent's memory stays out");
+    let rank = |id: i64| hits.iter().position(|h| h.hit.id == id);
+    assert!(
+        rank(paraphrase) < rank(pets).or(Some(usize::MAX)),
+        "{hits:#?}"
+    );
+    assert!(
+        hits.iter().all(|h| h.hit.domain == SearchDomain::Archival),
+        "the domain filter holds"
+    );
+
+    // A changed block is embedded again; the index catches up.
+    let (block, _) = partner::memory::blocks::create(
+        &conn,
+        &partner::memory::NewBlock::new("ada", "plan", partner::memory::BlockKind::Working, "cat"),
+        "ada",
+        10,
+    )
+    .unwrap();
+    assert_eq!(vectors::pending(&conn, model.id(), 10).unwrap().len(), 1);
+    partner::memory::blocks::write(&conn, "ada", "plan", "we ship friday", "ada", 20).unwrap();
+    let items = vectors::pending(&conn, model.id(), 10).unwrap();
+    assert_eq!(items.len(), 1);
+    assert_eq!(items[0].text, "we ship friday");
+    let v = model.embed(&[items[0].text.clone()]).unwrap().remove(0);
+    vectors::put(&conn, model.id(), &items[0], &v).unwrap();
+    index.refresh(&conn).unwrap();
+    let mut query = SearchQuery::new("launch", Some("ada"));
+    query.domains = vec![SearchDomain::Blocks];
+    let q = model.embed(&["launch".into()]).unwrap().remove(0);
+    let hits = vectors::hybrid(&conn, &query, Some(&q), &index).unwrap();
+    assert_eq!(
+        hits.first().map(|h| (h.hit.id, h.via)),
+        Some((block.id, Via::Vector)),
+        "{hits:#?}"
+    );
+    // Vectors of another embedder do not count as current.
+    assert_eq!(vectors::progress(&conn, "other").unwrap().0, 0);
+}

@@ -14,6 +14,7 @@ pub mod records;
 pub mod schema;
 pub mod search;
 mod store;
+pub mod vectors;
 
 pub use blocks::{
     Block, BlockKind, BlockPermission, BlockVersion, DEFAULT_CHAR_LIMIT, MemoryChange, NewBlock,

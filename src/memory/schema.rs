@@ -256,6 +256,22 @@ pub const MIGRATIONS: &[&str] = &[
         created_at INTEGER NOT NULL
     );
     "#,
+    // 6: vectors for search by meaning: one per block, archival entry and
+    // message, for the embedder that made it and the item's time then (an
+    // item changed since, or a vector of another embedder, is embedded
+    // again). Rows are replaced, so a new row's rowid is above every
+    // other's: a reader catches up from the last rowid it saw.
+    r#"
+    CREATE TABLE vectors (
+        domain TEXT NOT NULL,
+        ref_id INTEGER NOT NULL,
+        embedder TEXT NOT NULL,
+        item_time INTEGER NOT NULL,
+        dims INTEGER NOT NULL,
+        vec BLOB NOT NULL,
+        PRIMARY KEY (domain, ref_id)
+    );
+    "#,
 ];
 
 /// The schema version this binary writes.

@@ -35,7 +35,7 @@ pub enum Reach {
 }
 
 impl Reach {
-    fn code(self) -> i64 {
+    pub(super) fn code(self) -> i64 {
         match self {
             Reach::Own => 0,
             Reach::Shared => 1,

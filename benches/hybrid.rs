@@ -1,0 +1,83 @@
+//! Hybrid search (full text and meaning, fused by reciprocal rank) over
+//! 100,000 archival entries with 256-dimensional vectors, the size of a
+//! small Model2Vec model's: the target is a median of at most
+//! 10 ms on this machine. Also the vector side alone.
+
+use std::hint::black_box;
+use std::time::Duration;
+
+use criterion::{Criterion, criterion_group, criterion_main};
+use partner::memory::records::add_archival;
+use partner::memory::search::{SearchDomain, SearchQuery};
+use partner::memory::vectors::{self, Item, VectorIndex};
+
+const WORDS: &[&str] = &[
+    "contract", "deadline", "launch", "invoice", "meeting", "budget", "review", "release",
+    "friday", "customer", "design", "server", "backup", "travel", "lunch", "report", "draft",
+    "ticket",
+];
+const DIMS: usize = 256;
+
+fn sentence(i: u64) -> String {
+    (0..8)
+        .map(|k| WORDS[((i * 7 + k * 13 + (i >> 3)) % WORDS.len() as u64) as usize])
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+fn vector(seed: u64) -> Vec<f32> {
+    let mut x = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
+    (0..DIMS)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            (x % 2000) as f32 / 1000.0 - 1.0
+        })
+        .collect()
+}
+
+fn bench(c: &mut Criterion) {
+    let dir = tempfile::tempdir().unwrap();
+    let store = partner::memory::MemoryStore::open(dir.path().join("hybrid.db")).unwrap();
+    store
+        .transaction(|tx| -> Result<(), partner::memory::MemoryError> {
+            for i in 0..100_000u64 {
+                let agent = if i % 2 == 0 { "ada" } else { "worker" };
+                let id = add_archival(tx, agent, &sentence(i), i as i64)?;
+                let item = Item {
+                    domain: SearchDomain::Archival,
+                    id,
+                    text: String::new(),
+                    time: i as i64,
+                };
+                vectors::put(tx, "bench", &item, &vector(i))?;
+            }
+            Ok(())
+        })
+        .unwrap();
+    let mut index = VectorIndex::new("bench");
+    index.refresh(&store.conn()).unwrap();
+    assert_eq!(index.len(), 100_000);
+    let mut query = SearchQuery::new("contract deadline", Some("ada"));
+    query.domains = vec![SearchDomain::Archival];
+    let q = vector(123_456_789);
+    let hits = vectors::hybrid(&store.conn(), &query, Some(&q), &index).unwrap();
+    assert!(!hits.is_empty());
+    let mut group = c.benchmark_group("hybrid");
+    group
+        .sample_size(50)
+        .measurement_time(Duration::from_secs(8));
+    group.bench_function("hybrid_search_100k", |b| {
+        b.iter(|| {
+            black_box(vectors::hybrid(&store.conn(), black_box(&query), Some(&q), &index).unwrap())
+        })
+    });
+    group.bench_function("nearest_100k", |b| {
+        b.iter(|| black_box(index.nearest(black_box(&q), 80)))
+    });
+    group.finish();
+}
+
+criterion_group!(benches, bench);
+criterion_main!(benches);
