@@ -24,10 +24,10 @@ fn sentence(i: u64) -> String {
             format!("w{}", x % 2000)
         })
         .collect();
-    if i % 97 == 0 {
+    if i.is_multiple_of(97) {
         words[3] = "contract".into();
     }
-    if i % 89 == 0 {
+    if i.is_multiple_of(89) {
         words[7] = "deadline".into();
     }
     words.join(" ")
