@@ -100,6 +100,7 @@ mod parser;
 mod scan;
 mod span;
 mod turn;
+mod verb_file;
 mod verbs;
 
 pub use action::{
@@ -114,7 +115,8 @@ pub use matcher::{MatchKind, VerbMatch, match_verb};
 pub use parser::DialectParser;
 pub use span::Span;
 pub use turn::{ParsedTurn, Segment, SegmentKind};
+pub use verb_file::VerbTableError;
 pub use verbs::{
     BUILTIN_VERBS, BuiltinVerb, CustomAction, PhraseEntry, Signature, Strictness, Verb, VerbSpec,
-    VerbTable, VerbTableError, normalize_phrase,
+    VerbTable, normalize_phrase,
 };
