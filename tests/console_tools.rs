@@ -6,7 +6,6 @@
 
 mod support;
 
-use std::process::Command;
 use std::time::Duration;
 
 use serde_json::Value;
@@ -80,16 +79,9 @@ fn a_tool_runs_from_the_command_line_and_writes_through_the_engine() {
     let db = dir.path().join("c.db");
     let db = db.to_str().unwrap();
     let run = |args: &[&str]| -> Value {
-        let out = Command::new(env!("CARGO_BIN_EXE_partner"))
-            .args(args)
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        serde_json::from_slice(&out.stdout).unwrap()
+        let (code, out, err) = support::partner_in(dir.path(), args, "");
+        assert_eq!(code, Some(0), "{err}");
+        serde_json::from_str(&out).unwrap()
     };
     let trace = run(&["trace", "show", "--db", db, "--json"]);
     let records = trace.as_array().unwrap();

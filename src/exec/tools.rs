@@ -9,7 +9,9 @@ use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::time::SystemTime;
 
-use pattern_core::{Pattern, Subject, Symbol, Value as Prop};
+use pattern_core::{Pattern, Value as Prop};
+
+use crate::lisp::codec::subject;
 
 use crate::clock::Millis;
 use crate::lisp::tool::{self, Tool};
@@ -210,14 +212,6 @@ impl ToolShelf {
     }
 }
 
-fn subject(identity: &str, labels: &[&str], props: Vec<(&str, Prop)>) -> Subject {
-    Subject {
-        identity: Symbol(identity.to_string()),
-        labels: labels.iter().map(|l| l.to_string()).collect(),
-        properties: props.into_iter().map(|(k, v)| (k.to_string(), v)).collect(),
-    }
-}
-
 /// The state a tool gets: `[:State {agent, args, time, now} | (:Block
 /// {label, kind, value, permission, limit}) …]`, blocks in label order.
 pub fn state_of(agent: &str, args: &str, now: Millis, blocks: &[Block]) -> PatternSubject {
@@ -228,7 +222,6 @@ pub fn state_of(agent: &str, args: &str, now: Millis, blocks: &[Block]) -> Patte
         .into_iter()
         .map(|b| {
             Pattern::point(subject(
-                "",
                 &["Block"],
                 vec![
                     ("label", Prop::VString(b.label.clone())),
@@ -242,7 +235,6 @@ pub fn state_of(agent: &str, args: &str, now: Millis, blocks: &[Block]) -> Patte
         .collect();
     Pattern::pattern(
         subject(
-            "",
             &["State"],
             vec![
                 ("agent", Prop::VString(agent.to_string())),

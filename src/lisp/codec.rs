@@ -54,22 +54,8 @@ const SHALLOW: usize = 32;
 
 /// Runs `work` on a thread with room for deep recursion.
 fn deep<T: Send>(work: impl FnOnce() -> LispResult<T> + Send) -> LispResult<T> {
-    std::thread::scope(|scope| {
-        match std::thread::Builder::new()
-            .name("gram".into())
-            .stack_size(GRAM_STACK)
-            .spawn_scoped(scope, work)
-        {
-            Ok(h) => h.join().unwrap_or_else(|_| {
-                Err(LispError::parse(
-                    "the Gram codec stopped on an internal error",
-                ))
-            }),
-            Err(e) => Err(LispError::parse(format!(
-                "cannot start the Gram codec: {e}"
-            ))),
-        }
-    })
+    super::on_thread("the Gram codec", GRAM_STACK, || Ok(work()))
+        .unwrap_or_else(|why| Err(LispError::parse(why)))
 }
 
 fn write_gram(p: &PatternSubject) -> LispResult<String> {

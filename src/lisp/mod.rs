@@ -104,30 +104,37 @@ impl Lisp {
     ) -> LispResult<T> {
         let budget = self.budget;
         let globals = &mut self.globals;
-        let outcome = std::thread::scope(|scope| {
-            let handle = std::thread::Builder::new()
-                .name("lisp".into())
-                .stack_size(STACK_BYTES)
-                .spawn_scoped(scope, move || {
-                    let mut m = Machine::new(globals, budget);
-                    let r = work(&mut m);
-                    (r, m.steps)
-                });
-            match handle {
-                Ok(h) => h
-                    .join()
-                    .map_err(|_| "the evaluator stopped on an internal error".to_string()),
-                Err(e) => Err(format!("cannot start the evaluator: {e}")),
-            }
-        });
-        match outcome {
-            Ok((r, steps)) => {
-                self.last_steps = steps;
-                r
-            }
-            Err(why) => Err(LispError::new(ErrorKind::Tool, why)),
-        }
+        let (r, steps) = on_thread("the evaluator", STACK_BYTES, move || {
+            let mut m = Machine::new(globals, budget);
+            let r = work(&mut m);
+            Ok((r, m.steps))
+        })
+        .map_err(|why| LispError::new(ErrorKind::Tool, why))?;
+        self.last_steps = steps;
+        r
     }
+}
+
+/// Runs `work` on a thread of its own with a `stack` of that many bytes
+/// (reserved, touched only as needed) and waits for it; `what` names it
+/// when the thread cannot start or stops on a bug.
+pub(crate) fn on_thread<T: Send>(
+    what: &str,
+    stack: usize,
+    work: impl FnOnce() -> Result<T, String> + Send,
+) -> Result<T, String> {
+    std::thread::scope(|scope| {
+        match std::thread::Builder::new()
+            .name("lisp".into())
+            .stack_size(stack)
+            .spawn_scoped(scope, work)
+        {
+            Ok(h) => h
+                .join()
+                .unwrap_or_else(|_| Err(format!("{what} stopped on an internal error"))),
+            Err(e) => Err(format!("cannot start {what}: {e}")),
+        }
+    })
 }
 
 fn at(mut e: LispError, pos: read::Pos) -> LispError {
