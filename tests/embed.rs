@@ -10,60 +10,8 @@ use std::time::Duration;
 
 use partner::embed::{EmbedError, Embedder, Model2Vec, RemoteEmbedder, RemoteSettings, cosine};
 use serde_json::{Value, json};
+use support::models::tiny_model;
 use support::{Answer, streaming_server};
-
-/// Words and their vectors: launch-ish words share axis 0, pets axis 1,
-/// people axis 2, time axis 3; function words are near zero.
-const WORDS: &[(&str, [f32; 8])] = &[
-    ("launch", [1.0, 0.0, 0.0, 0.2, 0.0, 0.0, 0.0, 0.0]),
-    ("ship", [0.9, 0.0, 0.0, 0.1, 0.1, 0.0, 0.0, 0.0]),
-    ("release", [0.95, 0.0, 0.0, 0.0, 0.0, 0.1, 0.0, 0.0]),
-    ("date", [0.1, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 0.0]),
-    ("friday", [0.0, 0.0, 0.0, 0.9, 0.0, 0.0, 0.1, 0.0]),
-    ("cat", [0.0, 1.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.1]),
-    ("dog", [0.0, 0.9, 0.0, 0.0, 0.1, 0.0, 0.0, 0.0]),
-    ("dana", [0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 0.0, 0.0]),
-    ("said", [0.0, 0.0, 0.3, 0.0, 0.0, 0.0, 0.05, 0.0]),
-    ("the", [0.01, 0.01, 0.01, 0.01, 0.0, 0.0, 0.0, 0.0]),
-];
-
-/// A Model2Vec directory: a WordPiece tokenizer over `WORDS`, their
-/// vectors as an F32 safetensors matrix, and a config.
-fn tiny_model(dir: &Path) {
-    let mut vocab = serde_json::Map::new();
-    vocab.insert("[UNK]".into(), json!(0));
-    for (i, (w, _)) in WORDS.iter().enumerate() {
-        vocab.insert((*w).into(), json!(i + 1));
-    }
-    let tokenizer = json!({
-        "version": "1.0",
-        "truncation": null,
-        "padding": null,
-        "added_tokens": [],
-        "normalizer": {"type": "BertNormalizer", "clean_text": true, "handle_chinese_chars": true,
-                       "strip_accents": null, "lowercase": true},
-        "pre_tokenizer": {"type": "BertPreTokenizer"},
-        "post_processor": null,
-        "decoder": null,
-        "model": {"type": "WordPiece", "unk_token": "[UNK]", "continuing_subword_prefix": "##",
-                  "max_input_chars_per_word": 100, "vocab": vocab},
-    });
-    std::fs::write(dir.join("tokenizer.json"), tokenizer.to_string()).unwrap();
-    let rows = WORDS.len() + 1;
-    let mut data: Vec<u8> = Vec::new();
-    for v in std::iter::once([0.0f32; 8]).chain(WORDS.iter().map(|(_, v)| *v)) {
-        for x in v {
-            data.extend_from_slice(&x.to_le_bytes());
-        }
-    }
-    let header = json!({"embeddings": {"dtype": "F32", "shape": [rows, 8], "data_offsets": [0, data.len()]}})
-        .to_string();
-    let mut file = (header.len() as u64).to_le_bytes().to_vec();
-    file.extend_from_slice(header.as_bytes());
-    file.extend_from_slice(&data);
-    std::fs::write(dir.join("model.safetensors"), file).unwrap();
-    std::fs::write(dir.join("config.json"), r#"{"normalize": true}"#).unwrap();
-}
 
 #[test]
 fn a_local_model_finds_neighbours_by_meaning() {
@@ -251,7 +199,7 @@ fn embeddings_are_chosen_in_partner_toml() {
             None,
             Some("[agents.ada]\npulses = []\n"),
         )
-        .map(|c| c.embeddings)
+        .map(|c| c.exec.embeddings)
         .map_err(|e| e.to_string())
     };
     assert_eq!(load(""), Ok(EmbeddingsConfig::None), "none by default");

@@ -309,3 +309,54 @@ fn a_tool_run_in_the_trace_shows_its_states_and_writes() {
     key(&mut app, KeyCode::Char('z'));
     insta::assert_snapshot!("trace_tool_run", draw(&mut app, 120, 30).backend());
 }
+
+#[test]
+fn memory_search_shows_which_side_found_each_hit_and_the_index_catching_up() {
+    use partner::embed::IndexStatus;
+    use partner::memory::vectors::{HybridHit, Via};
+    use partner::memory::{SearchDomain, SearchHit};
+    use partner::tui::backend::Reply;
+    let mut app = scene("dark");
+    app.focus = Pane::Memory;
+    key(&mut app, KeyCode::Char('/'));
+    typed(&mut app, "launch");
+    key(&mut app, KeyCode::Enter);
+    let hit = |id: i64, label: &str, snippet: &str, score: f64, via: Via| HybridHit {
+        hit: SearchHit {
+            domain: SearchDomain::Blocks,
+            agent: "ada".into(),
+            id,
+            label: Some(label.into()),
+            role: None,
+            snippet: snippet.into(),
+            rank: -1.0,
+            time: 0,
+        },
+        score,
+        via,
+    };
+    app.on_reply(Reply::Hits(
+        vec![
+            hit(1, "dates", "the [launch] date moved", 0.0328, Via::Both),
+            hit(2, "plans", "Dana: we ship on Friday", 0.0161, Via::Vector),
+            hit(3, "notes", "[launch] party ideas", 0.0159, Via::Fts),
+        ],
+        None,
+    ));
+    app.on_reply(Reply::Index(Some(IndexStatus {
+        embedder: "model2vec:potion-base-8M:256".into(),
+        done: 1_200,
+        waiting: 34,
+        problem: None,
+    })));
+    insta::assert_snapshot!("memory_search_hybrid", draw(&mut app, 120, 24).backend());
+    // The embedder is down: searches are by words, and the status line says so.
+    app.on_reply(Reply::Index(Some(IndexStatus {
+        embedder: "model2vec:potion-base-8M:256".into(),
+        done: 1_200,
+        waiting: 40,
+        problem: Some("the embedder is unavailable".into()),
+    })));
+    let screen = format!("{:?}", draw(&mut app, 120, 24).backend());
+    assert!(screen.contains("search by words only"), "{screen}");
+}

@@ -4,10 +4,10 @@ use std::io::{Read, Write};
 
 use serde::Serialize;
 
-use super::common::{DbArg, line, open_executor, text_arg, write_json};
+use super::common::{DbArg, embeddings, line, open_executor, text_arg, write_json};
 use crate::clock::format_time;
 use crate::error::{Error, Result};
-use crate::memory::search::{SearchQuery, search};
+use crate::memory::search::SearchQuery;
 use crate::memory::{Block, BlockKind, BlockPermission, DEFAULT_CHAR_LIMIT, blocks};
 use crate::trace::BlockSpec;
 
@@ -20,6 +20,11 @@ pub struct MemoryOptions {
     /// Print JSON (listings print one array of objects).
     #[arg(long, global = true)]
     pub json: bool,
+    /// The constellation config whose `[embeddings]` search and reindex
+    /// use (default: ./partner.toml if present; without one, search is by
+    /// keyword).
+    #[arg(long, global = true, value_name = "FILE")]
+    pub config: Option<std::path::PathBuf>,
     /// What to do.
     #[command(subcommand)]
     pub command: MemoryCommand,
@@ -108,13 +113,36 @@ pub enum MemoryCommand {
         /// The label.
         label: String,
     },
-    /// Full-text search over blocks, archival memory and conversations.
+    /// Search blocks, archival memory and conversations: by keyword, and by
+    /// meaning when `[embeddings]` names an embedder. Each hit says which
+    /// side found it (`fts`, `vector`, `both`) and its fused score.
     Search {
         /// What to look for.
         query: String,
         /// Only this agent's memory.
         #[arg(long)]
         agent: Option<String>,
+    },
+    /// Recall@k of a relevance set (memories, and questions with the
+    /// memories that answer them) by keyword, and by keyword and meaning
+    /// with the configured embedder.
+    Relevance {
+        /// The set (default: the one partner comes with,
+        /// `data/relevance.json`).
+        #[arg(long, value_name = "FILE")]
+        set: Option<std::path::PathBuf>,
+        /// How many hits count.
+        #[arg(long, default_value_t = 5)]
+        k: usize,
+    },
+    /// Embed everything that has no vector from the configured embedder
+    /// yet (what a running constellation does in the background), showing
+    /// progress.
+    Reindex {
+        /// Forget this embedder's vectors first and embed everything again
+        /// (a model replaced under the same name).
+        #[arg(long)]
+        all: bool,
     },
 }
 
@@ -169,7 +197,14 @@ pub fn run_memory(
     stdin: &mut dyn Read,
     out: &mut dyn Write,
 ) -> Result<i32> {
-    let executor = open_executor(&options.db.path()?, None, &[])?;
+    let mut executor = open_executor(&options.db.path()?, None, &[])?;
+    if matches!(
+        options.command,
+        MemoryCommand::Search { .. } | MemoryCommand::Reindex { .. }
+    ) && let Some(recall) = crate::embed::Recall::new(&embeddings(options.config.as_deref())?)
+    {
+        executor.set_recall(recall);
+    }
     let conn_blocks = |agent: Option<&str>| -> Result<Vec<Block>> {
         Ok(blocks::list(&executor.store().conn(), agent)?)
     };
@@ -277,22 +312,161 @@ pub fn run_memory(
             line(out, &report.text)?;
         }
         MemoryCommand::Search { query, agent } => {
-            let hits = search(
-                &executor.store().conn(),
-                &SearchQuery::new(query, agent.as_deref()),
-            )?;
+            let found = executor.search_memory(&SearchQuery::new(query, agent.as_deref()))?;
+            if let Some(note) = &found.note {
+                eprintln!("note: {note}");
+            }
             if options.json {
-                write_json(out, &hits)?;
-            } else if hits.is_empty() {
+                write_json(out, &found.hits)?;
+            } else if found.hits.is_empty() {
                 line(out, format!("nothing found for \"{query}\""))?;
             } else {
-                for h in &hits {
-                    let place = h.label.clone().unwrap_or_else(|| format!("#{}", h.id));
-                    let domain = format!("{:?}", h.domain).to_lowercase();
-                    line(out, format!("{domain}  {}/{place}  {}", h.agent, h.snippet))?;
+                for h in &found.hits {
+                    let hit = &h.hit;
+                    let place = hit.label.clone().unwrap_or_else(|| format!("#{}", hit.id));
+                    let domain = format!("{:?}", hit.domain).to_lowercase();
+                    let via = format!("{:?}", h.via).to_lowercase();
+                    line(
+                        out,
+                        format!(
+                            "{domain}  {}/{place}  {}  [{via} {:.4}]",
+                            hit.agent,
+                            hit.snippet.replace('\n', " "),
+                            h.score
+                        ),
+                    )?;
                 }
             }
         }
+        MemoryCommand::Relevance { set, k } => {
+            return relevance(options, set.as_deref(), *k, out);
+        }
+        MemoryCommand::Reindex { all } => {
+            return reindex(&executor, *all, options.json, out);
+        }
+    }
+    Ok(0)
+}
+
+/// `partner memory relevance`.
+fn relevance(
+    options: &MemoryOptions,
+    set: Option<&std::path::Path>,
+    k: usize,
+    out: &mut dyn Write,
+) -> Result<i32> {
+    use crate::embed::relevance::{BUILTIN_SET, RelevanceSet, evaluate};
+    let text = match set {
+        Some(path) => std::fs::read_to_string(path).map_err(|source| Error::Read {
+            path: path.to_path_buf(),
+            source,
+        })?,
+        None => BUILTIN_SET.to_string(),
+    };
+    let set = RelevanceSet::parse(&text).map_err(Error::Usage)?;
+    let embedder = crate::embed::open(&embeddings(options.config.as_deref())?)
+        .map_err(|e| Error::Usage(e.to_string()))?;
+    let report = evaluate(&set, embedder, k).map_err(|e| Error::Usage(e.to_string()))?;
+    if options.json {
+        write_json(out, &report)?;
+        return Ok(0);
+    }
+    line(
+        out,
+        format!(
+            "{} questions over {} memories, recall@{}:",
+            report.questions.len(),
+            report.memories,
+            report.k
+        ),
+    )?;
+    line(out, format!("  keyword (FTS5)   {:.3}", report.keyword))?;
+    match &report.hybrid {
+        Some((id, recall)) => line(out, format!("  hybrid           {recall:.3}  ({id})"))?,
+        None => line(
+            out,
+            "  hybrid           -      (no [embeddings] configured)",
+        )?,
+    }
+    Ok(0)
+}
+
+/// `partner memory reindex`: embeds in batches until nothing waits,
+/// telling progress about once a second.
+fn reindex(
+    executor: &crate::exec::Executor,
+    all: bool,
+    json: bool,
+    out: &mut dyn Write,
+) -> Result<i32> {
+    let Some(recall) = executor.recall() else {
+        return Err(Error::Usage(
+            "no embedder is configured: set [embeddings] in partner.toml (kind = \"model2vec\" or \"provider\")".into(),
+        ));
+    };
+    if all {
+        let forgotten = recall
+            .forget(executor.store())
+            .map_err(|e| Error::Usage(e.to_string()))?;
+        if !json {
+            line(out, format!("forgot {forgotten} vectors"))?;
+        }
+    }
+    let started = std::time::Instant::now();
+    let mut told = started;
+    let mut embedded = 0usize;
+    loop {
+        match recall.catch_up(executor.store(), crate::embed::MAX_BATCH) {
+            Ok(0) => break,
+            Ok(n) => embedded += n,
+            Err(e) => {
+                let status = recall.status();
+                line(
+                    out,
+                    format!(
+                        "error: {e}; {} items have a vector, {} wait (run again when the embedder is back)",
+                        status.done, status.waiting
+                    ),
+                )?;
+                return Ok(1);
+            }
+        }
+        if !json && told.elapsed() >= std::time::Duration::from_secs(1) {
+            told = std::time::Instant::now();
+            let status = recall.status();
+            line(
+                out,
+                format!(
+                    "embedded {embedded}: {}/{} items",
+                    status.done,
+                    status.done + status.waiting
+                ),
+            )?;
+        }
+    }
+    let status = recall.status();
+    let seconds = started.elapsed().as_secs_f64();
+    if json {
+        write_json(
+            out,
+            &serde_json::json!({
+                "embedder": status.embedder,
+                "embedded": embedded,
+                "done": status.done,
+                "waiting": status.waiting,
+                "seconds": seconds,
+            }),
+        )?;
+    } else {
+        line(
+            out,
+            format!(
+                "embedded {embedded} items in {seconds:.1}s with {}; {} of {} items have a vector",
+                status.embedder,
+                status.done,
+                status.done + status.waiting
+            ),
+        )?;
     }
     Ok(0)
 }

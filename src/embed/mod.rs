@@ -6,11 +6,14 @@
 //! text, all of one dimension, finite numbers, bounded sizes.
 
 mod model2vec;
+pub mod recall;
+pub mod relevance;
 mod remote;
 
 use std::sync::Arc;
 
-pub use model2vec::Model2Vec;
+pub use model2vec::{Model2Vec, write_model};
+pub use recall::{Found, IndexStatus, Recall};
 pub use remote::{RemoteEmbedder, RemoteSettings};
 
 /// Largest vector dimension accepted.
@@ -43,6 +46,12 @@ pub trait Embedder: Send + Sync {
 
     /// One vector per text, in order, all of one dimension.
     fn embed(&self, texts: &[String]) -> Result<Vec<Vec<f32>>, EmbedError>;
+}
+
+impl std::fmt::Debug for dyn Embedder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Embedder({})", self.id())
+    }
 }
 
 /// Which embedder a constellation uses.

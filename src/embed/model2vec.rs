@@ -85,3 +85,51 @@ impl Embedder for Model2Vec {
         })
     }
 }
+
+/// Writes a Model2Vec model directory whose vocabulary is `words`, each
+/// with its vector (all of one length): a WordPiece tokenizer that
+/// lowercases, the vectors as an F32 matrix, a config that normalizes. For
+/// test suites and benchmarks that need a model whose neighbours are
+/// known, and for anyone who wants a small hand-made vocabulary.
+pub fn write_model(dir: &Path, words: &[(&str, Vec<f32>)]) -> std::io::Result<()> {
+    use serde_json::json;
+    let dims = words.first().map_or(1, |(_, v)| v.len().max(1));
+    if words.iter().any(|(_, v)| v.len() != dims) {
+        return Err(std::io::Error::other("vectors of different lengths"));
+    }
+    let mut vocab = serde_json::Map::new();
+    vocab.insert("[UNK]".into(), json!(0));
+    for (i, (w, _)) in words.iter().enumerate() {
+        vocab.insert((*w).into(), json!(i + 1));
+    }
+    let tokenizer = json!({
+        "version": "1.0",
+        "truncation": null,
+        "padding": null,
+        "added_tokens": [],
+        "normalizer": {"type": "BertNormalizer", "clean_text": true, "handle_chinese_chars": true,
+                       "strip_accents": null, "lowercase": true},
+        "pre_tokenizer": {"type": "BertPreTokenizer"},
+        "post_processor": null,
+        "decoder": null,
+        "model": {"type": "WordPiece", "unk_token": "[UNK]", "continuing_subword_prefix": "##",
+                  "max_input_chars_per_word": 100, "vocab": vocab},
+    });
+    std::fs::create_dir_all(dir)?;
+    std::fs::write(dir.join("tokenizer.json"), tokenizer.to_string())?;
+    let unknown = vec![0.0f32; dims];
+    let mut data: Vec<u8> = Vec::with_capacity((words.len() + 1) * dims * 4);
+    for v in std::iter::once(&unknown).chain(words.iter().map(|(_, v)| v)) {
+        for x in v {
+            data.extend_from_slice(&x.to_le_bytes());
+        }
+    }
+    let header = json!({"embeddings": {"dtype": "F32", "shape": [words.len() + 1, dims],
+                                       "data_offsets": [0, data.len()]}})
+    .to_string();
+    let mut file = (header.len() as u64).to_le_bytes().to_vec();
+    file.extend_from_slice(header.as_bytes());
+    file.extend_from_slice(&data);
+    std::fs::write(dir.join("model.safetensors"), file)?;
+    std::fs::write(dir.join("config.json"), r#"{"normalize": true}"#)
+}

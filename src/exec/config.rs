@@ -76,4 +76,7 @@ pub struct ExecConfig {
     pub shell: ShellConfig,
     /// The folder of Pattern Lisp tools (`.plisp`), if any.
     pub tools: Option<PathBuf>,
+    /// Which embedder memory search uses (`[embeddings]`; none: keywords
+    /// only).
+    pub embeddings: crate::embed::EmbeddingsConfig,
 }

@@ -16,7 +16,8 @@ use super::registry::{Registry, RegistryError};
 use super::tools::ToolShelf;
 use crate::clock::{Millis, SharedClock, system_clock};
 use crate::dialect::{BlockRegistry, DialectParser, VerbTable};
-use crate::memory::{BlockKind, MemoryError, MemoryStore, blocks, records};
+use crate::embed::{Found, Recall};
+use crate::memory::{BlockKind, MemoryError, MemoryStore, SearchQuery, blocks, records};
 use crate::permission::{PermissionEngine, Policy};
 use crate::trace::{TraceRecord, TraceWarning, store as trace_store};
 
@@ -85,6 +86,7 @@ pub struct Executor {
     pub(super) pages: FetchPages,
     pub(super) calc: CalcState,
     pub(super) tools: ToolShelf,
+    pub(super) recall: Option<Arc<Recall>>,
 }
 
 impl Executor {
@@ -128,6 +130,7 @@ impl Executor {
             pages: FetchPages::default(),
             calc: CalcState::default(),
             tools: ToolShelf::new(config.tools.clone()),
+            recall: Recall::new(&config.embeddings).map(Arc::new),
         })
     }
 
@@ -185,6 +188,43 @@ impl Executor {
         &self.tools
     }
 
+    /// Search by meaning, when an embedder is configured.
+    pub fn recall(&self) -> Option<&Arc<Recall>> {
+        self.recall.as_ref()
+    }
+
+    /// Uses `recall` for memory search (tests and benchmarks give an
+    /// embedder they made).
+    pub fn set_recall(&mut self, recall: Recall) {
+        self.recall = Some(Arc::new(recall));
+    }
+
+    /// Searches memory as the constellation is configured to: by meaning
+    /// and keyword with an embedder, by keyword without. Reads beside the
+    /// writer, so a search never holds the write lock while a query is
+    /// embedded.
+    pub fn search_memory(&self, query: &SearchQuery) -> Result<Found, MemoryError> {
+        crate::embed::recall::search(&self.store.read(), self.recall.as_deref(), query)
+    }
+
+    /// Embeds what memory gains, on a thread of its own, for as long as
+    /// the executor lives (one thread however often it is asked). Nothing
+    /// to do without an embedder.
+    pub fn index_in_background(self: &Arc<Self>) {
+        let Some(recall) = &self.recall else {
+            return;
+        };
+        if recall.start_indexing() {
+            let exec = Arc::downgrade(self);
+            let spawned = std::thread::Builder::new()
+                .name("partner-index".into())
+                .spawn(move || background_index(exec));
+            if spawned.is_err() {
+                recall.stop_indexing();
+            }
+        }
+    }
+
     pub(crate) fn fetch_pages(&self) -> &FetchPages {
         &self.pages
     }
@@ -233,6 +273,41 @@ pub fn open_store(db: &Path) -> Result<MemoryStore, ExecError> {
     let store = MemoryStore::open(db)?;
     trace_store::import_legacy(&mut store.conn(), db)?;
     Ok(store)
+}
+
+/// Embeds in batches while items wait, checks again every second when
+/// none do, and waits longer (up to a minute) while the embedder fails.
+fn background_index(exec: std::sync::Weak<Executor>) {
+    let mut backoff = Duration::from_secs(1);
+    loop {
+        let pause = {
+            let Some(exec) = exec.upgrade() else {
+                return;
+            };
+            let Some(recall) = exec.recall() else {
+                return;
+            };
+            match recall.catch_up(&exec.store, crate::embed::MAX_BATCH) {
+                Ok(0) => Duration::from_secs(1),
+                Ok(_) => {
+                    backoff = Duration::from_secs(1);
+                    Duration::ZERO
+                }
+                Err(_) => {
+                    backoff = (backoff * 2).min(Duration::from_secs(60));
+                    backoff
+                }
+            }
+        };
+        // Sleep in short steps, so a dropped executor ends the thread soon.
+        let until = std::time::Instant::now() + pause;
+        while std::time::Instant::now() < until {
+            if exec.strong_count() == 0 {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(100).min(pause));
+        }
+    }
 }
 
 /// The `meta` key under which the constellation's own verbs are kept.

@@ -119,20 +119,77 @@ pub fn fts_query(text: &str) -> Option<String> {
     (!terms.is_empty()).then(|| terms.join(" "))
 }
 
-/// Searches; hits are grouped by domain (in the order asked), best first.
+/// Words too common to say what a memory is about: left out when hits
+/// may match only some of the words.
+const COMMON: &[&str] = &[
+    "a", "about", "after", "all", "am", "an", "and", "any", "are", "as", "at", "be", "been",
+    "before", "but", "by", "can", "could", "did", "do", "does", "for", "from", "had", "has",
+    "have", "how", "i", "if", "in", "is", "it", "its", "me", "my", "no", "not", "of", "on", "or",
+    "our", "say", "said", "should", "so", "that", "the", "their", "them", "then", "there", "these",
+    "they", "this", "to", "us", "was", "we", "were", "what", "when", "where", "which", "who",
+    "why", "will", "with", "would", "you", "your",
+];
+
+/// The FTS5 query that matches any of the text's telling words (common
+/// words left out), each quoted. `None` when none is left.
+pub fn fts_any_query(text: &str) -> Option<String> {
+    let terms: Vec<String> = text
+        .split(|c: char| !c.is_alphanumeric() && c != '\'' && c != '_')
+        .map(|w| w.trim_matches('\''))
+        .filter(|w| !w.is_empty() && !COMMON.contains(&w.to_lowercase().as_str()))
+        .map(|w| format!("\"{}\"", w.replace('"', "\"\"")))
+        .collect();
+    (!terms.is_empty()).then(|| terms.join(" OR "))
+}
+
+/// Searches: in each domain, the items with every word, best first, then
+/// (when fewer than the limit) those with some of its telling words, best
+/// first (ranked after every item with all of them). Hits are grouped by
+/// domain, in the order asked.
 pub fn search(conn: &Connection, query: &SearchQuery) -> MemoryResult<Vec<SearchHit>> {
-    let Some(fts) = fts_query(&query.text) else {
+    let Some(all) = fts_query(&query.text) else {
         return Ok(Vec::new());
     };
+    let any = fts_any_query(&query.text).filter(|any| *any != all);
+    let mut hits = Vec::new();
+    for domain in &query.domains {
+        let mut found = search_domain(conn, query, *domain, &all)?;
+        if found.len() < query.limit.max(1)
+            && let Some(any) = &any
+        {
+            for mut hit in search_domain(conn, query, *domain, any)? {
+                if found.len() >= query.limit.max(1) {
+                    break;
+                }
+                if !found.iter().any(|h| h.id == hit.id) {
+                    // bm25 is at most 0 (lower is better): a partial match
+                    // ranks above 0, after every whole one.
+                    hit.rank = 1.0 / (1.0 - hit.rank.min(0.0));
+                    found.push(hit);
+                }
+            }
+        }
+        hits.extend(found);
+    }
+    Ok(hits)
+}
+
+/// One domain's hits for the FTS5 query `fts`, best first.
+fn search_domain(
+    conn: &Connection,
+    query: &SearchQuery,
+    domain: SearchDomain,
+    fts: &str,
+) -> MemoryResult<Vec<SearchHit>> {
     let since = query.since.unwrap_or(i64::MIN);
     let until = query.until.unwrap_or(i64::MAX);
     let limit = query.limit.max(1) as i64;
     let mut hits = Vec::new();
-    for domain in &query.domains {
+    {
         let sql = match domain {
             SearchDomain::Blocks => {
                 if query.role.is_some() {
-                    continue;
+                    return Ok(hits);
                 }
                 "SELECT b.agent, b.id, b.label, NULL, snippet(blocks_fts, 1, '[', ']', '…', 12), bm25(blocks_fts), b.updated_at
                  FROM blocks_fts JOIN blocks b ON b.id = blocks_fts.rowid
@@ -143,7 +200,7 @@ pub fn search(conn: &Connection, query: &SearchQuery) -> MemoryResult<Vec<Search
             }
             SearchDomain::Archival => {
                 if query.role.is_some() {
-                    continue;
+                    return Ok(hits);
                 }
                 "SELECT a.agent, a.id, NULL, NULL, snippet(archival_fts, 0, '[', ']', '…', 12), bm25(archival_fts), a.created_at
                  FROM archival_fts JOIN archival a ON a.id = archival_fts.rowid
@@ -173,7 +230,7 @@ pub fn search(conn: &Connection, query: &SearchQuery) -> MemoryResult<Vec<Search
             ],
             |r| {
                 Ok(SearchHit {
-                    domain: *domain,
+                    domain,
                     agent: r.get(0)?,
                     id: r.get(1)?,
                     label: r.get(2)?,

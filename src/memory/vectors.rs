@@ -190,6 +190,11 @@ impl VectorIndex {
         }
     }
 
+    /// The embedder whose vectors it holds.
+    pub fn embedder(&self) -> &str {
+        &self.embedder
+    }
+
     /// How many vectors it holds.
     pub fn len(&self) -> usize {
         self.keys.len()
@@ -318,12 +323,17 @@ pub enum Via {
 pub struct HybridHit {
     /// The item, as full-text search shows it (a hit found by meaning only
     /// shows the start of its text).
+    #[serde(flatten)]
     pub hit: SearchHit,
     /// Reciprocal-rank score.
     pub score: f64,
     /// Which side found it.
     pub via: Via,
 }
+
+/// How similar to the query, relative to the most similar item, an item
+/// must be for the vector side to offer it.
+const MIN_RELATIVE: f32 = 0.5;
 
 /// The constant of reciprocal rank fusion (the usual 60).
 const RRF_K: f64 = 60.0;
@@ -387,8 +397,8 @@ fn filtered(
 }
 
 /// Full-text hits and, when `vector` is given, the nearest items in
-/// `index`, fused by reciprocal rank: at most `query.limit` hits, best
-/// first, each saying which side found it.
+/// `index`, fused by reciprocal rank: at most `query.limit` hits from each
+/// domain, best first, each saying which side found it.
 pub fn hybrid(
     conn: &Connection,
     query: &SearchQuery,
@@ -408,10 +418,15 @@ pub fn hybrid(
         });
     }
     if let Some(vector) = vector {
-        let wanted = query.limit.max(1);
+        let wanted = query.limit.max(1) * query.domains.len().max(1);
         let mut rank = 0usize;
-        for ((domain, id), _) in index.nearest(vector, (wanted * 8).max(64)) {
-            if rank >= wanted * 2 {
+        let nearest = index.nearest(vector, (wanted * 8).max(64));
+        // Nearest is not near: items less than half as similar as the best
+        // one (and those with nothing in common) are left out, so a small
+        // memory does not answer every question with everything it holds.
+        let floor = nearest.first().map_or(0.0, |(_, best)| best * MIN_RELATIVE);
+        for ((domain, id), similarity) in nearest {
+            if rank >= wanted || similarity <= 0.0 || similarity < floor {
                 break;
             }
             let score = |rank: usize| 1.0 / (RRF_K + rank as f64 + 1.0);
@@ -435,7 +450,14 @@ pub fn hybrid(
             }
         }
     }
+    // Best first, at most `limit` from each domain (as full-text search
+    // gives), so one busy domain does not crowd out the others.
     fused.sort_by(|a, b| b.score.total_cmp(&a.score));
-    fused.truncate(query.limit.max(1));
+    let mut taken: HashMap<SearchDomain, usize> = HashMap::new();
+    fused.retain(|h| {
+        let n = taken.entry(h.hit.domain).or_default();
+        *n += 1;
+        *n <= query.limit.max(1)
+    });
     Ok(fused)
 }

@@ -5,6 +5,7 @@
 
 pub mod console;
 pub mod dialect;
+pub mod models;
 pub mod runtime;
 pub mod tmux;
 

@@ -206,8 +206,6 @@ pub struct ConstellationConfig {
     pub verbs: VerbTable,
     /// Tools that did not load, or got no verb of their own, in words.
     pub tool_warnings: Vec<String>,
-    /// Which embedder memory search uses (`[embeddings]`).
-    pub embeddings: crate::embed::EmbeddingsConfig,
 }
 
 /// A config file that could not be loaded, with where.
@@ -448,10 +446,10 @@ impl ConstellationConfig {
                 .collect(),
             shell: shell_config(&parsed.shell, base).map_err(err)?,
             tools: tools_dir,
+            embeddings: providers::embeddings_config(&parsed.embeddings, &parsed.providers, base)
+                .map_err(err)?,
             ..ExecConfig::default()
         };
-        let embeddings = providers::embeddings_config(&parsed.embeddings, &parsed.providers, base)
-            .map_err(err)?;
         Ok(ConstellationConfig {
             name: parsed
                 .name
@@ -476,7 +474,6 @@ impl ConstellationConfig {
             console: parsed.console.clone(),
             verbs,
             tool_warnings,
-            embeddings,
         })
     }
 
@@ -496,7 +493,6 @@ impl ConstellationConfig {
             console: ConsoleConfig::default(),
             verbs: VerbTable::builtin(),
             tool_warnings: Vec::new(),
-            embeddings: crate::embed::EmbeddingsConfig::None,
         }
     }
 

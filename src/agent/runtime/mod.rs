@@ -234,6 +234,9 @@ pub fn start(
             }
         }
     }
+    // What memory holds and gains is embedded beside the turns, for
+    // search by meaning (nothing to do without an embedder).
+    executor.index_in_background();
     let mut slots = BTreeMap::new();
     for agent in &config.agents {
         let Some(provider) = config.providers.get(&agent.provider) else {

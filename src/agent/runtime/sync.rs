@@ -149,5 +149,7 @@ pub(super) fn sweep(executor: &Executor, now: Millis) -> Swept {
     // A tool file edited into something that does not load is the
     // partner's to hear about now, not when an agent next calls it.
     out.errors.extend(executor.tools().new_problems());
+    out.errors
+        .extend(executor.recall().and_then(|recall| recall.new_problem()));
     out
 }

@@ -2,16 +2,17 @@
 
 use std::sync::Arc;
 
-use rusqlite::Connection;
 use serde_json::json;
 
 use super::{Effect, Handlers};
 use crate::clock::{Millis, format_time};
 use crate::dialect::{ParsedAction, Verb};
+use crate::embed::Found;
 use crate::exec::context::TurnContext;
 use crate::exec::executor::Executor;
 use crate::exec::registry::{Cx, Outcome, Stage, VerbHandler};
-use crate::memory::search::{SearchDomain, SearchHit, SearchQuery, search as fts};
+use crate::memory::search::{SearchDomain, SearchQuery};
+use crate::memory::vectors::{HybridHit, Via};
 use crate::permission::VerbTraits;
 
 fn domain_title(domain: SearchDomain) -> &'static str {
@@ -22,47 +23,59 @@ fn domain_title(domain: SearchDomain) -> &'static str {
     }
 }
 
-/// Search hits as text grouped by domain, and as data.
-pub(super) fn format_hits(query: &str, hits: &[SearchHit]) -> Effect {
-    if hits.is_empty() {
-        return Effect::text(format!("nothing found for \"{query}\""))
-            .with_data(json!({ "hits": [] }));
+/// Search hits as text grouped by domain (in the order of the domains'
+/// best hits), best first, each found by meaning marked so; and as data.
+pub(super) fn format_hits(query: &str, found: &Found) -> Effect {
+    let data = json!({ "hits": found.hits, "note": found.note });
+    let note = found
+        .note
+        .as_ref()
+        .map(|n| format!(" ({n})"))
+        .unwrap_or_default();
+    if found.hits.is_empty() {
+        return Effect::text(format!("nothing found for \"{query}\"{note}")).with_data(data);
     }
-    let mut text = format!("{} results for \"{query}\":", hits.len());
-    let mut current = None;
-    for hit in hits {
-        if current != Some(hit.domain) {
-            current = Some(hit.domain);
-            let count = hits.iter().filter(|h| h.domain == hit.domain).count();
-            text.push_str(&format!("\n{} ({count}):", domain_title(hit.domain)));
+    let mut order: Vec<SearchDomain> = Vec::new();
+    for h in &found.hits {
+        if !order.contains(&h.hit.domain) {
+            order.push(h.hit.domain);
         }
-        let place = match (&hit.label, &hit.role) {
-            (Some(thread), Some(role)) => format!("{thread}, {role}"),
-            (Some(label), None) => label.clone(),
-            _ => format!("#{}", hit.id),
-        };
-        let who = if hit.agent.is_empty() {
-            String::new()
-        } else {
-            format!("{}: ", hit.agent)
-        };
-        text.push_str(&format!(
-            "\n  - [{who}{place}, {}] {}",
-            format_time(hit.time),
-            hit.snippet
-        ));
     }
-    Effect::text(text).with_data(json!({ "hits": hits }))
+    let mut text = format!("{} results for \"{query}\"{note}:", found.hits.len());
+    for domain in order {
+        let hits: Vec<&HybridHit> = found
+            .hits
+            .iter()
+            .filter(|h| h.hit.domain == domain)
+            .collect();
+        text.push_str(&format!("\n{} ({}):", domain_title(domain), hits.len()));
+        for HybridHit { hit, via, .. } in hits {
+            let place = match (&hit.label, &hit.role) {
+                (Some(thread), Some(role)) => format!("{thread}, {role}"),
+                (Some(label), None) => label.clone(),
+                _ => format!("#{}", hit.id),
+            };
+            let who = if hit.agent.is_empty() {
+                String::new()
+            } else {
+                format!("{}: ", hit.agent)
+            };
+            let how = match via {
+                Via::Vector => " (by meaning)",
+                _ => "",
+            };
+            text.push_str(&format!(
+                "\n  - [{who}{place}, {}] {}{how}",
+                format_time(hit.time),
+                hit.snippet.replace('\n', " ")
+            ));
+        }
+    }
+    Effect::text(text).with_data(data)
 }
 
 /// `/search`.
-fn search(
-    exec: &Executor,
-    conn: &Connection,
-    ctx: &TurnContext,
-    action: &ParsedAction,
-    now: Millis,
-) -> Outcome {
+fn search(exec: &Executor, ctx: &TurnContext, action: &ParsedAction, now: Millis) -> Outcome {
     let text = action
         .content
         .as_deref()
@@ -87,16 +100,18 @@ fn search(
         }
     }
     query.role = action.role.clone();
-    let hits = fts(conn, &query)?;
-    Ok(format_hits(text, &hits).continued())
+    let found = exec.search_memory(&query)?;
+    Ok(format_hits(text, &found).continued())
 }
 
 /// `/search`: memory and conversations.
 struct Search;
 
 impl VerbHandler for Search {
+    /// Reads beside the writer, and may ask an embedder about the query:
+    /// before any transaction.
     fn stage(&self, _action: &ParsedAction) -> Stage {
-        Stage::Store
+        Stage::External
     }
 
     fn traits(&self, _action: &ParsedAction) -> VerbTraits {
@@ -110,7 +125,7 @@ impl VerbHandler for Search {
     }
 
     fn run(&self, cx: &Cx<'_>, action: &ParsedAction) -> Outcome {
-        search(cx.exec, cx.conn()?, cx.ctx, action, cx.now)
+        search(cx.exec, cx.ctx, action, cx.now)
     }
 }
 

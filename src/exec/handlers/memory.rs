@@ -9,9 +9,10 @@ use super::{Effect, Handlers};
 use crate::clock::Millis;
 use crate::dialect::{Op, ParsedAction, Verb};
 use crate::exec::context::TurnContext;
+use crate::exec::executor::Executor;
 use crate::exec::registry::{ActionError, Cx, Outcome, Stage, VerbHandler};
 use crate::memory::records::add_archival;
-use crate::memory::search::{SearchDomain, SearchQuery, search};
+use crate::memory::search::{SearchDomain, SearchQuery};
 use crate::memory::{Block, BlockKind, NewBlock, blocks};
 use crate::permission::{BlockWrite, Limits, VerbTraits, WriteKind};
 
@@ -149,13 +150,28 @@ fn recall(
             let value = blocks::patched(label, &current.value, content(action)?)?;
             written(conn, agent, label, &value, now, "patched")
         }
-        _ => {
-            let mut query = SearchQuery::new(content(action)?, Some(agent));
-            query.domains = vec![SearchDomain::Blocks, SearchDomain::Archival];
-            let hits = search(conn, &query)?;
-            Ok(super::lookup::format_hits(&query.text, &hits).continued())
-        }
+        _ => Err(ActionError::System(
+            "a memory search ran inside a write transaction".into(),
+        )),
     }
+}
+
+/// True when a `/recall` searches (no operation, or `search`) rather than
+/// reading or writing a block.
+fn searches(action: &ParsedAction) -> bool {
+    !matches!(
+        action.op,
+        Some(Op::Read | Op::Insert | Op::Append | Op::Delete | Op::Patch)
+    )
+}
+
+/// `/recall "…"`: the agent's blocks and archival memory, by meaning and
+/// keyword when an embedder is configured.
+fn recall_search(exec: &Executor, ctx: &TurnContext, action: &ParsedAction) -> Outcome {
+    let mut query = SearchQuery::new(content(action)?, Some(&ctx.agent));
+    query.domains = vec![SearchDomain::Blocks, SearchDomain::Archival];
+    let found = exec.search_memory(&query)?;
+    Ok(super::lookup::format_hits(&query.text, &found).continued())
 }
 
 /// `/context`: append, replace, archive, load, swap.
@@ -238,8 +254,15 @@ fn block_write(action: &ParsedAction, kind: WriteKind) -> Option<BlockWrite> {
 struct Recall;
 
 impl VerbHandler for Recall {
-    fn stage(&self, _action: &ParsedAction) -> Stage {
-        Stage::Store
+    /// A search reads beside the writer and may ask an embedder about the
+    /// query, so it runs before any transaction, and replay reuses its
+    /// result (the vectors are not in the trace).
+    fn stage(&self, action: &ParsedAction) -> Stage {
+        if searches(action) {
+            Stage::External
+        } else {
+            Stage::Store
+        }
     }
 
     fn traits(&self, action: &ParsedAction) -> VerbTraits {
@@ -268,6 +291,9 @@ impl VerbHandler for Recall {
     }
 
     fn run(&self, cx: &Cx<'_>, action: &ParsedAction) -> Outcome {
+        if searches(action) {
+            return recall_search(cx.exec, cx.ctx, action);
+        }
         let limits = cx.exec.engine().policy().limits;
         recall(cx.conn()?, cx.ctx, action, cx.now, limits)
     }

@@ -287,8 +287,12 @@ impl App {
                 Ok(text) => self.say(text),
                 Err(e) => self.warn(e),
             },
-            Reply::Hits(hits) => {
+            Reply::Index(status) => {
+                self.model.index = status;
+            }
+            Reply::Hits(hits, note) => {
                 self.model.hits = hits;
+                self.model.hits_note = note;
                 self.memory.hit = 0;
             }
             Reply::Rules(rules) => {
@@ -447,6 +451,7 @@ impl App {
         }
         if std::mem::take(&mut self.fresh.pending) {
             commands.push(Command::Op(Op::LoadPending));
+            commands.push(Command::Op(Op::LoadIndex));
         }
         if std::mem::take(&mut self.fresh.trace) {
             commands.push(Command::Op(Op::LoadTrace {

@@ -119,6 +119,20 @@ fn render_status(app: &App, frame: &mut Frame, area: Rect) {
         format!("  │ {} pending ", app.model.pending.len()),
         theme.style("ui.status_bar"),
     ));
+    // Search by meaning catching up (or its embedder down).
+    if let Some(index) = &app.model.index {
+        if index.problem.is_some() {
+            spans.push(Span::styled(
+                "│ search by words only ".to_string(),
+                theme.style("ui.denied"),
+            ));
+        } else if index.waiting > 0 {
+            spans.push(Span::styled(
+                format!("│ indexing {}/{} ", index.done, index.done + index.waiting),
+                theme.style("ui.waiting"),
+            ));
+        }
+    }
     if app.model.unseen > 0 {
         spans.push(Span::styled(
             format!("! {} ", app.model.unseen),

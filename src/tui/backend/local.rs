@@ -163,11 +163,14 @@ impl Backend for LocalBackend {
             }
             Op::Search { query } => self.blocking(move |ex| {
                 let q = crate::memory::SearchQuery::new(&query, None);
-                match crate::memory::search::search(&ex.store().read(), &q) {
-                    Ok(hits) => Reply::Hits(hits),
+                match ex.search_memory(&q) {
+                    Ok(found) => Reply::Hits(found.hits, found.note),
                     Err(e) => Reply::Failed(format!("search failed: {e}")),
                 }
             }),
+            Op::LoadIndex => {
+                self.blocking(|ex| Reply::Index(ex.recall().map(|recall| recall.status())))
+            }
             Op::LoadRules => self.blocking(|ex| {
                 let now = crate::clock::SystemClock.now_ms();
                 match pending::rules(&ex.store().read(), now) {

@@ -18,8 +18,10 @@ pub use local::LocalBackend;
 use super::command::AgentControl;
 use super::model::AgentRow;
 use crate::agent::Event;
+use crate::embed::IndexStatus;
 use crate::exec::replay::Divergence;
-use crate::memory::{Block, BlockVersion, SearchHit};
+use crate::memory::vectors::HybridHit;
+use crate::memory::{Block, BlockVersion};
 use crate::permission::{Decision, PendingRequest, StandingRule};
 use crate::trace::{TraceInput, TraceRecord};
 
@@ -47,11 +49,13 @@ pub enum Op {
         /// Label.
         label: String,
     },
-    /// A memory search.
+    /// A memory search (by meaning too, when an embedder is configured).
     Search {
         /// The words.
         query: String,
     },
+    /// How far search by meaning has caught up with memory.
+    LoadIndex,
     /// The standing rules in force.
     LoadRules,
     /// Decide a request as the partner.
@@ -181,8 +185,11 @@ pub enum Reply {
     Blocks(String, Vec<Block>),
     /// A block's versions.
     History(String, String, Vec<BlockVersion>),
-    /// Search hits.
-    Hits(Vec<SearchHit>),
+    /// Search hits, best first, and how the search went when it could not
+    /// use meaning.
+    Hits(Vec<HybridHit>, Option<String>),
+    /// How far search by meaning has caught up (none without an embedder).
+    Index(Option<IndexStatus>),
     /// The standing rules.
     Rules(Vec<StandingRule>),
     /// How learning (or forgetting) a phrasing went.

@@ -15,8 +15,10 @@ pub use entries::{
 use crate::agent::provider::PromptKind;
 use crate::agent::{Event, RunState};
 use crate::clock::Millis;
+use crate::embed::IndexStatus;
 use crate::exec::ActionStatus;
-use crate::memory::{Block, BlockVersion, SearchHit};
+use crate::memory::vectors::HybridHit;
+use crate::memory::{Block, BlockVersion};
 use crate::permission::PendingRequest;
 use crate::trace::TraceRecord;
 
@@ -42,8 +44,12 @@ pub struct Model {
     pub blocks: Vec<Block>,
     /// History of the selected block.
     pub history: Vec<BlockVersion>,
-    /// Memory search results.
-    pub hits: Vec<SearchHit>,
+    /// Memory search results, best first.
+    pub hits: Vec<HybridHit>,
+    /// How the last search went when it could not use meaning.
+    pub hits_note: Option<String>,
+    /// How far search by meaning has caught up (none without an embedder).
+    pub index: Option<IndexStatus>,
     /// Trace records, oldest first.
     pub trace: Vec<TraceRecord>,
     /// Requests that arrived for the partner since the last bell.

@@ -14,6 +14,7 @@ use unicode_width::UnicodeWidthStr;
 use super::render::{diff_lines, wrap_words};
 use super::{Component, EditTarget, Effect, PromptPurpose, View};
 use crate::clock::format_time;
+use crate::memory::vectors::Via;
 use crate::memory::{Block, BlockKind, BlockPermission};
 use crate::tui::backend::Op;
 use crate::tui::keymap::Action;
@@ -157,6 +158,7 @@ impl Component for MemoryPane {
                 let Some(hit) = model.hits.get(self.hit) else {
                     return Some(Vec::new());
                 };
+                let hit = &hit.hit;
                 let Some(label) = hit.label.clone() else {
                     return Some(vec![Effect::Notice(format!(
                         "hit #{} is not in a block (archival or a conversation)",
@@ -235,23 +237,39 @@ impl Component for MemoryPane {
     fn render(&self, frame: &mut Frame, area: Rect, view: &View<'_>) {
         let theme = view.theme;
         if let Some(query) = &self.search {
+            let how = match &view.model.hits_note {
+                Some(note) => format!(" ({note})"),
+                None => String::new(),
+            };
             let mut lines = vec![Line::from(Span::styled(
                 format!(
-                    "{} hits for “{query}” — Enter opens a block, Esc closes",
+                    "{} hits for “{query}”{how} — Enter opens a block, Esc closes",
                     view.model.hits.len()
                 ),
                 theme.style("ui.title"),
             ))];
             for (i, h) in view.model.hits.iter().enumerate() {
-                let place = h.label.clone().unwrap_or_else(|| format!("#{}", h.id));
+                let hit = &h.hit;
+                let place = hit.label.clone().unwrap_or_else(|| format!("#{}", hit.id));
                 let style = if i == self.hit {
                     theme.style("ui.selection")
                 } else {
                     theme.style("ui.text")
                 };
+                // Which side found it, and the fused score (×1000, so
+                // the first hit of both sides reads about 33).
+                let via = match h.via {
+                    Via::Fts => "words  ",
+                    Via::Vector => "meaning",
+                    Via::Both => "both   ",
+                };
                 lines.push(Line::from(vec![
-                    Span::styled(format!("{}/{place} ", h.agent), theme.style("ui.agent")),
-                    Span::styled(h.snippet.replace('\n', " "), style),
+                    Span::styled(
+                        format!("{via} {:>4.1} ", h.score * 1000.0),
+                        theme.style("ui.dim"),
+                    ),
+                    Span::styled(format!("{}/{place} ", hit.agent), theme.style("ui.agent")),
+                    Span::styled(hit.snippet.replace('\n', " "), style),
                 ]));
             }
             frame.render_widget(Paragraph::new(lines).wrap(Wrap { trim: true }), area);
