@@ -265,6 +265,7 @@ fn common_intents_become_proposals_without_a_model() {
     // By description: the index's application.
     let described = Fake {
         similar: vec![Similar {
+            by_meaning: false,
             name: "GNU Image Manipulation Program".into(),
             command: Some("gimp".into()),
             description: "Create images and edit photographs".into(),
@@ -334,7 +335,7 @@ fn the_index_finds_programs_by_what_they_do() {
     // A second process reads what the first wrote.
     drop(index);
     let index = Index::open(&path).unwrap();
-    let hits = index.search("picture editor", 5).unwrap();
+    let hits = index.search("picture editor", 5, None).unwrap();
     let names: Vec<&str> = hits.iter().map(|s| s.name.as_str()).collect();
     assert!(names.len() >= 2, "{names:?}");
     assert!(
@@ -350,10 +351,13 @@ fn the_index_finds_programs_by_what_they_do() {
         Some("krita")
     );
     // Porter stemming: "drawings" finds "drawing".
-    assert_eq!(index.search("drawings", 5).unwrap()[0].name, "inkscape");
+    assert_eq!(
+        index.search("drawings", 5, None).unwrap()[0].name,
+        "inkscape"
+    );
     // Quotes and operators in a query are words, not FTS syntax.
-    assert!(index.search("\"picture\" OR NEAR(", 5).is_ok());
-    assert!(index.search("", 5).unwrap().is_empty());
+    assert!(index.search("\"picture\" OR NEAR(", 5, None).is_ok());
+    assert!(index.search("", 5, None).unwrap().is_empty());
 }
 
 #[test]

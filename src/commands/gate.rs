@@ -67,6 +67,10 @@ pub enum GateCommand {
 /// Options of `partner gate`.
 #[derive(Debug, Clone, clap::Args)]
 pub struct GateOptions {
+    /// The constellation config whose `[embeddings]` finds programs by
+    /// meaning (default: ./partner.toml if present).
+    #[arg(long, global = true, value_name = "FILE")]
+    pub config: Option<PathBuf>,
     /// What to do.
     #[command(subcommand)]
     pub command: GateCommand,
@@ -78,6 +82,12 @@ fn index_path(given: Option<&PathBuf>) -> Result<PathBuf> {
         Some(p) => Ok(p.clone()),
         None => Ok(super::data_dir()?.join("gate-index.sqlite")),
     }
+}
+
+/// The embedder `[embeddings]` names, opened (none without one).
+fn embedder(options: &GateOptions) -> Result<Option<std::sync::Arc<dyn crate::embed::Embedder>>> {
+    crate::embed::open(&super::common::embeddings(options.config.as_deref())?)
+        .map_err(|e| Error::Usage(e.to_string()))
 }
 
 /// Runs `partner gate`.
@@ -131,7 +141,10 @@ pub fn run_gate(options: &GateOptions, stdin: &mut dyn Read, out: &mut dyn Write
         }
         GateCommand::Propose { json, index, text } => {
             let path = index_path(index.as_ref())?;
-            let probe = SystemProbe { index: Some(path) };
+            let probe = SystemProbe {
+                index: Some(path),
+                embedder: embedder(options)?,
+            };
             let p = propose::propose(text, &probe);
             if *json {
                 write_json(
@@ -182,6 +195,15 @@ pub fn run_gate(options: &GateOptions, stdin: &mut dyn Read, out: &mut dyn Write
                     path.display()
                 ),
             )?;
+            if let Some(embedder) = embedder(options)? {
+                let (embedded, _) = idx
+                    .embed_entries(embedder.as_ref(), std::time::Duration::MAX)
+                    .map_err(Error::Usage)?;
+                line(
+                    out,
+                    format!("embedded {embedded} entries with {}", embedder.id()),
+                )?;
+            }
             Ok(0)
         }
     }

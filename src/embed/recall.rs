@@ -218,9 +218,12 @@ impl Recall {
     /// unavailable the search is by keyword only and [`Found::note`] says
     /// so.
     pub fn search(&self, conn: &Connection, query: &SearchQuery) -> MemoryResult<Found> {
-        let embedded = self
-            .embedder()
-            .and_then(|e| Ok((e.id().to_string(), e.embed(std::slice::from_ref(&query.text))?)));
+        let embedded = self.embedder().and_then(|e| {
+            Ok((
+                e.id().to_string(),
+                e.embed(std::slice::from_ref(&query.text))?,
+            ))
+        });
         let (id, vector) = match embedded {
             Ok((id, mut v)) if v.len() == 1 => (id, v.remove(0)),
             Ok(_) => return keywords(conn, query, "the embedder gave no vector"),

@@ -46,8 +46,12 @@ pub struct Similar {
     pub command: Option<String>,
     /// What it is.
     pub description: String,
-    /// It matches every word asked for (not only some).
+    /// It matches every word asked for (not only some), or it is the
+    /// nearest by meaning: a program that may be proposed.
     pub whole: bool,
+    /// It was found by meaning, not by its words.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub by_meaning: bool,
 }
 
 /// Where the gate learns about the system.
@@ -140,7 +144,8 @@ impl Context {
                 "- {t}: NOT FOUND directly, but similar programs found:"
             ));
             for s in &self.similar {
-                out.push(format!("  • {}: {}", s.name, s.description));
+                let how = if s.by_meaning { " (by meaning)" } else { "" };
+                out.push(format!("  • {}: {}{how}", s.name, s.description));
             }
         } else if out.is_empty() && !t.is_empty() {
             out.push(format!("- {t}: nothing found on this system"));
@@ -160,6 +165,9 @@ pub struct SystemProbe {
     /// Where the index of packages and applications is, for descriptions
     /// (partner's data directory when unset); built on first use.
     pub index: Option<PathBuf>,
+    /// The constellation's embedder, for finding programs by meaning when
+    /// their words do not match.
+    pub embedder: Option<std::sync::Arc<dyn crate::embed::Embedder>>,
 }
 
 impl Probe for SystemProbe {
@@ -243,7 +251,7 @@ impl Probe for SystemProbe {
             return Vec::new();
         };
         super::index::open_built(&path)
-            .and_then(|i| i.search(words, 5).ok())
+            .and_then(|i| i.search(words, 5, self.embedder.as_deref()).ok())
             .unwrap_or_default()
     }
 }

@@ -9,7 +9,9 @@ use std::path::{Path, PathBuf};
 use rusqlite::{Connection, params};
 
 use super::context::Similar;
+use super::meaning;
 use super::process::probe;
+use crate::embed::Embedder;
 
 /// Most `.desktop` files and packages read.
 const MAX_ENTRIES: usize = 50_000;
@@ -63,7 +65,10 @@ impl Index {
                  desktop_id UNINDEXED, name, generic_name, comment, keywords, exec UNINDEXED,
                  tokenize='porter unicode61');
              CREATE VIRTUAL TABLE IF NOT EXISTS packages_fts USING fts5(
-                 name, description, installed UNINDEXED, tokenize='porter unicode61');",
+                 name, description, installed UNINDEXED, tokenize='porter unicode61');
+             CREATE TABLE IF NOT EXISTS entry_vectors (
+                 kind TEXT NOT NULL, entry INTEGER NOT NULL, embedder TEXT NOT NULL,
+                 vec BLOB NOT NULL, PRIMARY KEY (kind, entry));",
         )
         .map_err(|e| format!("cannot set up the index: {e}"))?;
         Ok(Index { conn })
@@ -86,8 +91,10 @@ impl Index {
         packages: &[(String, String)],
     ) -> Result<Built, String> {
         let tx = self.conn.transaction().map_err(|e| e.to_string())?;
-        tx.execute_batch("DELETE FROM apps_fts; DELETE FROM packages_fts;")
-            .map_err(|e| e.to_string())?;
+        tx.execute_batch(
+            "DELETE FROM apps_fts; DELETE FROM packages_fts; DELETE FROM entry_vectors;",
+        )
+        .map_err(|e| e.to_string())?;
         for a in apps.iter().take(MAX_ENTRIES) {
             tx.execute(
                 "INSERT INTO apps_fts VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
@@ -118,8 +125,15 @@ impl Index {
     }
 
     /// Programs matching any of `words`: those matching every word first
-    /// (marked `whole`), applications before packages, best first.
-    pub fn search(&self, words: &str, limit: usize) -> Result<Vec<Similar>, String> {
+    /// (marked `whole`), applications before packages, best first. When
+    /// none matches every word and an `embedder` is given, the programs
+    /// nearest in meaning come next (the nearest marked `whole`).
+    pub fn search(
+        &self,
+        words: &str,
+        limit: usize,
+        embedder: Option<&dyn Embedder>,
+    ) -> Result<Vec<Similar>, String> {
         let terms: Vec<String> = words
             .split(|c: char| !c.is_alphanumeric())
             .filter(|w| w.len() > 1)
@@ -130,20 +144,36 @@ impl Index {
             return Ok(Vec::new());
         }
         let mut out: Vec<Similar> = Vec::new();
-        for (query, whole) in [(terms.join(" AND "), true), (terms.join(" OR "), false)] {
-            for found in self.query(&query, limit, whole)? {
-                let known = out.iter().any(|s| {
-                    s.name.eq_ignore_ascii_case(&found.name)
-                        || (found.command.is_none()
-                            && s.command.as_deref() == Some(found.name.as_str()))
-                });
-                if !known {
-                    out.push(found);
-                }
+        let mut by_words = self.query(&terms.join(" AND "), limit, true)?;
+        if by_words.is_empty()
+            && let Some(embedder) = embedder
+        {
+            by_words = meaning::nearest(&self.conn, embedder, words, limit).unwrap_or_default();
+        }
+        by_words.extend(self.query(&terms.join(" OR "), limit, false)?);
+        for found in by_words {
+            let known = out.iter().any(|s| {
+                s.name.eq_ignore_ascii_case(&found.name)
+                    || (found.command.is_none()
+                        && s.command.as_deref() == Some(found.name.as_str()))
+            });
+            if !known {
+                out.push(found);
             }
         }
         out.truncate(limit);
         Ok(out)
+    }
+
+    /// Embeds the entries without a vector from `embedder`, for up to
+    /// `budget` (the rest next time): how many it embedded, and whether
+    /// some still wait.
+    pub fn embed_entries(
+        &self,
+        embedder: &dyn Embedder,
+        budget: std::time::Duration,
+    ) -> Result<(usize, bool), String> {
+        meaning::embed_entries(&self.conn, embedder, budget)
     }
 
     /// One FTS5 query over applications, then packages.
@@ -163,6 +193,7 @@ impl Index {
                     command: Some(r.get::<_, String>(1)?).filter(|s| !s.is_empty()),
                     description: r.get(2)?,
                     whole,
+                    by_meaning: false,
                 })
             })
             .map_err(|e| e.to_string())?;
@@ -178,6 +209,7 @@ impl Index {
                     command: None,
                     description: r.get(1)?,
                     whole,
+                    by_meaning: false,
                 })
             })
             .map_err(|e| e.to_string())?;

@@ -12,6 +12,7 @@ pub mod context;
 pub mod extract;
 pub mod index;
 pub mod intent;
+mod meaning;
 pub mod paths;
 pub mod process;
 pub mod propose;

@@ -64,6 +64,9 @@ pub struct SearchQuery {
     pub role: Option<String>,
     /// Most hits per domain.
     pub limit: usize,
+    /// When fewer items hold every word than the limit, fill it with
+    /// items holding some of the telling words (ranked after).
+    pub partial: bool,
 }
 
 impl SearchQuery {
@@ -82,6 +85,7 @@ impl SearchQuery {
             until: None,
             role: None,
             limit: 10,
+            partial: true,
         }
     }
 }
@@ -150,7 +154,7 @@ pub fn search(conn: &Connection, query: &SearchQuery) -> MemoryResult<Vec<Search
     let Some(all) = fts_query(&query.text) else {
         return Ok(Vec::new());
     };
-    let any = fts_any_query(&query.text).filter(|any| *any != all);
+    let any = fts_any_query(&query.text).filter(|any| query.partial && *any != all);
     let mut hits = Vec::new();
     for domain in &query.domains {
         let mut found = search_domain(conn, query, *domain, &all)?;

@@ -405,7 +405,20 @@ pub fn hybrid(
     vector: Option<&[f32]>,
     index: &VectorIndex,
 ) -> MemoryResult<Vec<HybridHit>> {
-    let mut text_hits = search(conn, query)?;
+    // With meaning to find the rest, the words side keeps to items that
+    // hold every word: precise, and a partial-word search over a large
+    // memory costs more than the whole vector scan.
+    let mut text_hits = if vector.is_some() && query.partial {
+        search(
+            conn,
+            &SearchQuery {
+                partial: false,
+                ..query.clone()
+            },
+        )?
+    } else {
+        search(conn, query)?
+    };
     text_hits.sort_by(|a, b| a.rank.total_cmp(&b.rank));
     let mut fused: Vec<HybridHit> = Vec::new();
     let mut at: HashMap<(SearchDomain, i64), usize> = HashMap::new();

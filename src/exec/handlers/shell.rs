@@ -75,6 +75,7 @@ impl VerbHandler for Shell {
         let text = action.content.clone().unwrap_or_default();
         let probe = SystemProbe {
             index: exec.config().shell.index.clone(),
+            embedder: exec.recall().and_then(|r| r.embedder().ok()),
         };
         let proposal = propose(&text, &probe);
         let Some(command) = proposal.command else {
