@@ -57,6 +57,15 @@ enum Command {
     Grammar(partner::commands::GrammarOptions),
     /// The parse gate: check, extract, read the intent of, or propose shell commands.
     Gate(partner::commands::GateOptions),
+    /// Run a constellation with no terminal, for a service manager; consoles
+    /// and commands reach it through its socket.
+    Serve(partner::commands::ServeOptions),
+    /// Open the console on a running daemon (quitting leaves the agents running).
+    Attach(partner::commands::AttachOptions),
+    /// Whether a daemon runs the database, its agents and pending requests.
+    Status(partner::commands::StatusOptions),
+    /// Send an agent a message from the partner, through the daemon.
+    Msg(partner::commands::MsgOptions),
     /// Pattern Lisp: evaluate expressions or files, a REPL, check and run tools.
     Lisp(partner::commands::LispOptions),
 }
@@ -84,6 +93,11 @@ fn main() -> ExitCode {
 }
 
 fn dispatch(cli: Cli) -> ExitCode {
+    // The daemon logs to standard error from many threads: it must not be
+    // held locked here.
+    if let Some(Command::Serve(options)) = &cli.command {
+        return exit(partner::commands::run_serve(options));
+    }
     let stdin = &mut std::io::stdin().lock();
     let stdout = &mut std::io::stdout().lock();
     let stderr = &mut std::io::stderr().lock();
@@ -125,10 +139,20 @@ fn dispatch(cli: Cli) -> ExitCode {
         Some(Command::Eval(options)) => partner::commands::run_eval(&options, stdout),
         Some(Command::Grammar(options)) => partner::commands::run_grammar(&options, stdin, stdout),
         Some(Command::Gate(options)) => partner::commands::run_gate(&options, stdin, stdout),
+        Some(Command::Serve(_)) => unreachable!("served above"),
+        Some(Command::Attach(options)) => partner::commands::run_attach(&options),
+        Some(Command::Status(options)) => partner::commands::run_status(&options, stdout),
+        Some(Command::Msg(options)) => partner::commands::run_msg(&options, stdout),
         Some(Command::Lisp(options)) => {
             partner::commands::run_lisp(&options, stdin, stdout, stderr)
         }
     };
+    exit(result)
+}
+
+/// The exit status of a command's result; an error is one line on
+/// standard error.
+fn exit(result: partner::error::Result<i32>) -> ExitCode {
     match result {
         Ok(code) => ExitCode::from(code as u8),
         Err(err) => {

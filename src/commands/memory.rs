@@ -9,6 +9,7 @@ use crate::clock::format_time;
 use crate::error::{Error, Result};
 use crate::memory::search::SearchQuery;
 use crate::memory::{Block, BlockKind, BlockPermission, DEFAULT_CHAR_LIMIT, blocks};
+use crate::protocol::Op;
 use crate::trace::BlockSpec;
 
 /// Options of `partner memory`.
@@ -197,7 +198,8 @@ pub fn run_memory(
     stdin: &mut dyn Read,
     out: &mut dyn Write,
 ) -> Result<i32> {
-    let mut executor = open_executor(&options.db.path()?, None, &[])?;
+    let db = options.db.path()?;
+    let mut executor = open_executor(&db, None, &[])?;
     if matches!(
         options.command,
         MemoryCommand::Search { .. } | MemoryCommand::Reindex { .. }
@@ -264,7 +266,7 @@ pub fn run_memory(
             shared,
         } => {
             let value = text_arg(value, stdin)?;
-            let report = executor.partner_set_block(BlockSpec {
+            let block = BlockSpec {
                 agent: agent.clone(),
                 label: label.clone(),
                 kind: kind(*k),
@@ -273,7 +275,16 @@ pub fn run_memory(
                 description: description.clone(),
                 value,
                 shared: *shared,
-            })?;
+            };
+            if let Some(message) = through_daemon(
+                &db,
+                Op::SetBlock {
+                    block: block.clone(),
+                },
+            )? {
+                return said(out, options.json, &message);
+            }
+            let report = executor.partner_set_block(block)?;
             if options.json {
                 write_json(out, &report)?;
             } else {
@@ -308,6 +319,13 @@ pub fn run_memory(
             }
         }
         MemoryCommand::Undo { agent, label } => {
+            let undo = Op::UndoBlock {
+                agent: agent.clone(),
+                label: label.clone(),
+            };
+            if let Some(message) = through_daemon(&db, undo)? {
+                return said(out, options.json, &message);
+            }
             let report = executor.partner_undo(agent, label)?;
             line(out, &report.text)?;
         }
@@ -344,6 +362,31 @@ pub fn run_memory(
         MemoryCommand::Reindex { all } => {
             return reindex(&executor, *all, options.json, out);
         }
+    }
+    Ok(0)
+}
+
+/// Does `op` through the daemon running `db`, when one does: what it
+/// said (`None`: no daemon; do it here).
+fn through_daemon(db: &std::path::Path, op: Op) -> Result<Option<String>> {
+    match super::serve::daemon_for(db) {
+        Some(mut daemon) => daemon
+            .request(op)
+            .map(|(message, _)| Some(message))
+            .map_err(|e| Error::Runtime(e.to_string())),
+        None => Ok(None),
+    }
+}
+
+/// Prints what the daemon said.
+fn said(out: &mut dyn Write, json: bool, message: &str) -> Result<i32> {
+    if json {
+        write_json(
+            out,
+            &serde_json::json!({"by": "daemon", "message": message}),
+        )?;
+    } else {
+        line(out, message)?;
     }
     Ok(0)
 }

@@ -2,6 +2,7 @@
 //! can be tested without a process. Their option structs derive
 //! `clap::Args`; `main.rs` only assembles them into the command line.
 
+mod attach;
 mod common;
 mod eval;
 mod exec;
@@ -12,8 +13,10 @@ mod memory;
 mod parse;
 mod pending;
 mod run;
+mod serve;
 mod trace;
 
+pub use attach::{AttachOptions, run_attach};
 pub use common::{DbArg, load_policy, open_executor};
 pub use eval::{EvalOptions, run_eval};
 pub use exec::{ExecOptions, run_exec};
@@ -25,6 +28,9 @@ pub use parse::{ParseOptions, parser_for, run_parse};
 pub use pending::{PendingCommand, PendingOptions, run_pending};
 pub use run::{
     RunOptions, data_dir, database_for, describe, load_constellation, open_constellation, run_run,
+};
+pub use serve::{
+    MsgOptions, ServeOptions, StatusOptions, daemon_for, run_msg, run_serve, run_status,
 };
 pub use trace::{
     ReplayOptions, TraceExportOptions, TraceShowOptions, TraceSourceArgs, run_replay,

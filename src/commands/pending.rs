@@ -108,8 +108,32 @@ fn row(r: &PendingRequest) -> RequestRow<'_> {
 
 /// Runs `partner pending`.
 pub fn run_pending(options: &PendingOptions, out: &mut dyn Write) -> Result<i32> {
-    let executor = open_executor(&options.db.path()?, options.policy.as_deref(), &[])?;
+    let db = options.db.path()?;
+    let executor = open_executor(&db, options.policy.as_deref(), &[])?;
     let decide = |id: &str, decision: Decision, out: &mut dyn Write| -> Result<i32> {
+        // A daemon runs the agents: decide through it, so the agent that
+        // asked goes on at once.
+        if let Some(mut daemon) = super::serve::daemon_for(&db) {
+            let name = decision.name();
+            let (message, _) = daemon
+                .request(crate::protocol::Op::Decide {
+                    request: id.to_string(),
+                    decision: crate::protocol::DecisionSpec::of(&decision),
+                })
+                .map_err(|e| Error::Runtime(e.to_string()))?;
+            if options.json {
+                write_json(
+                    out,
+                    &serde_json::json!({"id": id, "decision": name, "by": "daemon", "pid": daemon.pid, "message": message}),
+                )?;
+            } else {
+                line(
+                    out,
+                    format!("{message} (through the daemon, pid {})", daemon.pid),
+                )?;
+            }
+            return Ok(0);
+        }
         let report = executor.decide(id, decision, &Authority::Partner)?;
         if options.json {
             write_json(out, &report)?;

@@ -158,18 +158,29 @@ pub fn open_constellation(config: &ConstellationConfig, db: &Path) -> Result<Arc
     Ok(Arc::new(executor))
 }
 
-/// The database to use: `--db`, or the data directory (the demo starts
-/// fresh each time there).
+/// The database to use (`--db`, or the data directory; the demo starts
+/// fresh each time there) and its runtime lock: one runtime per database,
+/// so a daemon or another console running it is an error that names it.
+/// The demo's old files are removed only once the lock is held.
 pub fn database_for(
     options: &RunOptions,
     config: &ConstellationConfig,
     demo: bool,
-) -> Result<PathBuf> {
-    if let Some(db) = &options.db {
-        return Ok(db.clone());
-    }
-    let db = data_dir()?.join(format!("{}.db", config.name));
-    if demo {
+) -> Result<(PathBuf, crate::daemon::RuntimeLock)> {
+    let db = match &options.db {
+        Some(db) => db.clone(),
+        None => data_dir()?.join(format!("{}.db", config.name)),
+    };
+    let lock = crate::daemon::lock::acquire(
+        &db,
+        &crate::daemon::Holder {
+            pid: std::process::id(),
+            socket: None,
+            started_at: crate::clock::SystemClock.now_ms_public(),
+        },
+    )
+    .map_err(Error::Usage)?;
+    if demo && options.db.is_none() {
         for path in [
             db.clone(),
             legacy_file_for(&db),
@@ -179,7 +190,7 @@ pub fn database_for(
             let _ = std::fs::remove_file(path);
         }
     }
-    Ok(db)
+    Ok((db, lock))
 }
 
 /// A readable line for an event (`None` for tokens and state changes).
@@ -232,12 +243,32 @@ pub fn run_run(options: &RunOptions, out: &mut dyn Write, err: &mut dyn Write) -
         })
         .transpose()?;
     let (config, demo) = load_constellation(options)?;
-    let db = database_for(options, &config, demo)?;
+    // A daemon already runs this database: the console attaches to it.
+    let console = !options.headless && std::io::IsTerminal::is_terminal(&std::io::stdout());
+    if console && duration.is_none() && options.messages.is_empty() {
+        let db = match &options.db {
+            Some(db) => db.clone(),
+            None => data_dir()?.join(format!("{}.db", config.name)),
+        };
+        if let Some(crate::daemon::Holder {
+            socket: Some(socket),
+            ..
+        }) = crate::daemon::lock::holder(&db)
+        {
+            return super::attach::run_attach(&super::attach::AttachOptions {
+                db: Some(db),
+                socket: Some(PathBuf::from(socket)),
+                theme: options.theme.clone(),
+                keymap: options.keymap.clone(),
+                no_bell: options.no_bell,
+            });
+        }
+    }
+    let (db, _lock) = database_for(options, &config, demo)?;
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
         .map_err(|e| Error::Runtime(format!("cannot start the async runtime: {e}")))?;
-    let console = !options.headless && std::io::IsTerminal::is_terminal(&std::io::stdout());
     if console {
         let dir = config_dir();
         // The command line wins over `[console]` in the constellation's file.
@@ -258,8 +289,9 @@ pub fn run_run(options: &RunOptions, out: &mut dyn Write, err: &mut dyn Write) -
             let opening = opening_messages(options, &config, &executor, demo)?;
             let (handle, task) =
                 crate::agent::start(&config, executor, Arc::new(TokioClock::now()));
+            let title = format!("{} · embedded", config.name);
             let mut app =
-                crate::tui::app::App::new(&config.name, &db.display().to_string(), theme, keymap);
+                crate::tui::app::App::new(&title, &db.display().to_string(), theme, keymap);
             app.verb_words = crate::tui::completion::verb_words(&config.verbs);
             let now = crate::clock::SystemClock.now_ms_public();
             for warning in config.warnings() {

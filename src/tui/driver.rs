@@ -176,6 +176,19 @@ pub async fn run(
     run_with(&backend, replies, app, settings).await
 }
 
+/// Runs the console over a runtime reached through `link` (a daemon's),
+/// reading the database through `executor`.
+pub async fn run_linked(
+    link: Arc<dyn crate::tui::backend::link::RuntimeLink>,
+    executor: Arc<crate::exec::Executor>,
+    app: App,
+    settings: ConsoleSettings,
+) -> std::io::Result<()> {
+    let (replies_tx, replies) = mpsc::unbounded_channel::<Reply>();
+    let backend = LocalBackend::linked(link, executor, replies_tx);
+    run_with(&backend, replies, app, settings).await
+}
+
 /// Runs the console over any backend, its replies arriving on `replies`.
 pub async fn run_with(
     backend: &dyn Backend,

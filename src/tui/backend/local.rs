@@ -1,39 +1,68 @@
 //! [`LocalBackend`]: the console's ops carried out in this process — the
-//! runtime's handle for what the runtime does (decisions, messages,
-//! control), the executor on the blocking pool for reads and the
-//! partner's edits. Nothing here runs on the console's task.
+//! runtime link for what the runtime does (decisions, messages, control:
+//! the runtime in this process, or a daemon's over its socket), the
+//! executor on the blocking pool for reads and the partner's edits.
+//! Nothing here runs on the console's task.
 
 use std::collections::HashMap;
 use std::sync::Arc;
 
 use tokio::sync::{broadcast, mpsc};
 
+use super::link::RuntimeLink;
 use super::{Backend, Op, OpenedTrace, Reply, SaveOutcome};
 use crate::agent::{Event, RuntimeHandle};
 use crate::clock::Clock;
-use crate::exec::{ExecError, Executor, TurnContext};
+use crate::exec::{ExecError, Executor};
 use crate::memory::{MemoryError, blocks};
-use crate::permission::{Authority, PendingRequest, pending};
+use crate::permission::{PendingRequest, pending};
 use crate::trace::BlockSpec;
 use crate::tui::command::AgentControl;
 use crate::tui::model::AgentRow;
 
-/// The console's backend in the constellation's own process.
-#[derive(Debug, Clone)]
+/// The console's backend: the database read here, the runtime through
+/// its link.
+#[derive(Clone)]
 pub struct LocalBackend {
-    handle: RuntimeHandle,
+    handle: Arc<dyn RuntimeLink>,
+    executor: Arc<Executor>,
     replies: mpsc::UnboundedSender<Reply>,
 }
 
 impl LocalBackend {
-    /// A backend over a running constellation, answering on `replies`.
+    /// A backend over a constellation running in this process, answering
+    /// on `replies`.
     pub fn new(handle: RuntimeHandle, replies: mpsc::UnboundedSender<Reply>) -> Self {
-        LocalBackend { handle, replies }
+        let executor = Arc::clone(handle.executor());
+        LocalBackend {
+            handle: Arc::new(handle),
+            executor,
+            replies,
+        }
+    }
+
+    /// A backend over a runtime reached through `link`, reading the
+    /// database through `executor`.
+    pub fn linked(
+        link: Arc<dyn RuntimeLink>,
+        executor: Arc<Executor>,
+        replies: mpsc::UnboundedSender<Reply>,
+    ) -> Self {
+        LocalBackend {
+            handle: link,
+            executor,
+            replies,
+        }
+    }
+
+    /// `embedded` or `attached`.
+    pub fn mode(&self) -> &'static str {
+        self.handle.mode()
     }
 
     /// Runs `work` on the blocking pool and sends its reply.
     fn blocking(&self, work: impl FnOnce(&Executor) -> Reply + Send + 'static) {
-        let executor = Arc::clone(self.handle.executor());
+        let executor = Arc::clone(&self.executor);
         let replies = self.replies.clone();
         tokio::task::spawn_blocking(move || {
             let _ = replies.send(work(&executor));
@@ -112,7 +141,7 @@ fn save_block(
 
 impl Backend for LocalBackend {
     fn events(&self) -> broadcast::Receiver<Event> {
-        self.handle.subscribe()
+        self.handle.events()
     }
 
     fn send(&self, op: Op) {
@@ -199,7 +228,7 @@ impl Backend for LocalBackend {
                 let name = decision.name().replace('_', " ");
                 tokio::spawn(async move {
                     let outcome = handle
-                        .decide(&id, decision)
+                        .decide(id.clone(), decision)
                         .await
                         .map(|()| format!("{name}: {id}"));
                     let _ = replies.send(Reply::Decided { id, outcome });
@@ -245,14 +274,10 @@ impl Backend for LocalBackend {
             }),
             Op::ApproveEdited { id, text } => {
                 let handle = self.handle.clone();
-                self.blocking(move |ex| {
-                    let outcome = ex
-                        .approve_edited(&id, &text, &Authority::Partner)
-                        .map(|report| format!("approved the edited {id}: {}", report.summary()))
-                        .map_err(|e| e.to_string());
-                    // The agent that asked hears of it now, not at the next sweep.
-                    handle.sync();
-                    Reply::Decided { id, outcome }
+                let replies = self.replies.clone();
+                tokio::spawn(async move {
+                    let outcome = handle.approve_edited(id.clone(), text).await;
+                    let _ = replies.send(Reply::Decided { id, outcome });
                 });
             }
             Op::SaveBlock {
@@ -296,19 +321,10 @@ impl Backend for LocalBackend {
             }
             Op::RunAction { agent, text } => {
                 let handle = self.handle.clone();
-                self.blocking(move |ex| {
-                    let mut ctx = TurnContext::new(&agent, "partner", "partner");
-                    let report = ex.run_turn(&mut ctx, &text);
-                    // Requests it made are announced now.
-                    handle.sync();
-                    let summary = report
-                        .actions
-                        .iter()
-                        .map(|r| r.summary())
-                        .chain(report.errors.iter().map(|e| e.message()))
-                        .collect::<Vec<_>>()
-                        .join("; ");
-                    Reply::Notice(format!("as {agent}: {summary}"))
+                let replies = self.replies.clone();
+                tokio::spawn(async move {
+                    let summary = handle.run_action(agent.clone(), text).await;
+                    let _ = replies.send(Reply::Notice(format!("as {agent}: {summary}")));
                 });
             }
             Op::OpenReplay(input) => self.blocking(move |_| match input.load() {

@@ -6,7 +6,9 @@
 //! process; an attached console (the daemon) implements the same trait
 //! over a socket.
 
+pub mod link;
 mod local;
+pub mod remote;
 
 use std::collections::HashMap;
 use std::path::PathBuf;

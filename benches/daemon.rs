@@ -1,0 +1,182 @@
+//! A daemon (`partner serve`, a real process) and its clients over the
+//! Unix socket: events per second delivered to 1, 4 and 16 subscribed
+//! clients (a scripted reply of 2,000 words is 2,000 token events, timed
+//! until every client has read the reply's end), and the latency of a
+//! decision: from a client's `decide` to the executed action's event
+//! reaching it.
+
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+use criterion::{Criterion, Throughput, criterion_group, criterion_main};
+use partner::agent::Event;
+use partner::protocol::client::Client;
+use partner::protocol::{DecisionSpec, Op, Sequenced, ServerMsg};
+
+const WORDS: usize = 2_000;
+
+struct Daemon(Child);
+
+impl Drop for Daemon {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+fn serve(dir: &Path) -> Daemon {
+    std::fs::write(
+        dir.join("partner.toml"),
+        "name = \"bench\"\npolicy = \"policy.toml\"\n[providers.scripted]\nkind = \"scripted\"\nscript = \"script.toml\"\n\n[[agents]]\nname = \"ada\"\nmodel = \"scripted:x\"\npulse = \"24h\"\n",
+    )
+    .unwrap();
+    std::fs::write(dir.join("policy.toml"), "default = \"allow\"\n").unwrap();
+    let words = "word ".repeat(WORDS);
+    std::fs::write(
+        dir.join("script.toml"),
+        format!("[agents.ada]\nunexpected = \"{words}\"\n"),
+    )
+    .unwrap();
+    let child = Command::new(env!("CARGO_BIN_EXE_partner"))
+        .current_dir(dir)
+        .args(["serve", "--config", "partner.toml", "--db", "b.db"])
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let started = Instant::now();
+    while Client::connect(&dir.join("b.db.sock"), "bench").is_err() {
+        assert!(started.elapsed() < Duration::from_secs(30));
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    Daemon(child)
+}
+
+/// A subscribed client on a thread: says on `done` each time it has read
+/// a reply's end, and how many events it read for it.
+fn listener(socket: &Path, done: mpsc::Sender<usize>) {
+    let mut client = Client::connect(socket, "bench").unwrap();
+    client.subscribe().unwrap();
+    client.set_timeout(Duration::from_secs(60)).unwrap();
+    std::thread::spawn(move || {
+        let mut count = 0;
+        loop {
+            match client.read() {
+                Ok(ServerMsg::Event(Sequenced { event, .. })) => {
+                    count += 1;
+                    if matches!(event, Event::ReplyFinished { .. }) {
+                        if done.send(count).is_err() {
+                            return;
+                        }
+                        count = 0;
+                    }
+                }
+                Ok(_) => {}
+                Err(_) => return,
+            }
+        }
+    });
+}
+
+fn bench(c: &mut Criterion) {
+    let dir = tempfile::tempdir().unwrap();
+    let _daemon = serve(dir.path());
+    let socket = dir.path().join("b.db.sock");
+    let mut control = Client::connect(&socket, "control").unwrap();
+
+    let mut group = c.benchmark_group("daemon");
+    group
+        .sample_size(10)
+        .measurement_time(Duration::from_secs(10));
+    let mut clients = 0;
+    let (tx, rx) = mpsc::channel();
+    for n in [1usize, 4, 16] {
+        while clients < n {
+            listener(&socket, tx.clone());
+            clients += 1;
+        }
+        // One reply to learn how many events it is.
+        control
+            .request(Op::Message {
+                agent: "ada".into(),
+                text: "talk".into(),
+            })
+            .unwrap();
+        let per_client = (0..n).map(|_| rx.recv().unwrap()).max().unwrap();
+        group.throughput(Throughput::Elements((per_client * n) as u64));
+        group.bench_function(format!("events_to_{n}_clients"), |b| {
+            b.iter_custom(|iters| {
+                let mut total = Duration::ZERO;
+                for _ in 0..iters {
+                    let started = Instant::now();
+                    control
+                        .request(Op::Message {
+                            agent: "ada".into(),
+                            text: "talk".into(),
+                        })
+                        .unwrap();
+                    for _ in 0..n {
+                        rx.recv_timeout(Duration::from_secs(60)).unwrap();
+                    }
+                    total += started.elapsed();
+                }
+                total
+            })
+        });
+    }
+    group.finish();
+
+    // A decision: the request made by running a line as the agent, then
+    // timed from `decide` until the executed action's event arrives.
+    let mut watcher = Client::connect(&socket, "watcher").unwrap();
+    watcher.subscribe().unwrap();
+    let mut group = c.benchmark_group("daemon");
+    group.sample_size(20);
+    group.bench_function("decision_to_effect", |b| {
+        b.iter_custom(|iters| {
+            let mut total = Duration::ZERO;
+            for _ in 0..iters {
+                control
+                    .request(Op::Run {
+                        agent: "ada".into(),
+                        text: "/recall insert \"noted\" ?ask".into(),
+                    })
+                    .unwrap();
+                let id = loop {
+                    if let ServerMsg::Event(Sequenced {
+                        event: Event::PermissionRequested { id, .. },
+                        ..
+                    }) = watcher.read().unwrap()
+                    {
+                        break id;
+                    }
+                };
+                let started = Instant::now();
+                control
+                    .request(Op::Decide {
+                        request: id,
+                        decision: DecisionSpec::Approve,
+                    })
+                    .unwrap();
+                loop {
+                    if let ServerMsg::Event(Sequenced {
+                        event: Event::ActionExecuted { .. },
+                        ..
+                    }) = watcher.read().unwrap()
+                    {
+                        break;
+                    }
+                }
+                total += started.elapsed();
+            }
+            total
+        })
+    });
+    group.finish();
+}
+
+criterion_group!(benches, bench);
+criterion_main!(benches);

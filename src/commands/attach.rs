@@ -1,0 +1,98 @@
+//! `partner attach`: the console as a client of a running daemon. The
+//! database is read here (it is the one source of truth, and the daemon's
+//! socket is on this machine); what the runtime does — decisions,
+//! messages, pulses, halts, the live events — goes through the socket.
+//! Quitting detaches: the agents keep running.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use super::run::{config_dir, data_dir};
+use crate::daemon::lock;
+use crate::error::{Error, Result};
+use crate::protocol::{Status, socket_for};
+use crate::tui::backend::link::RuntimeLink;
+use crate::tui::backend::remote::RemoteRuntime;
+
+/// Options of `partner attach`.
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct AttachOptions {
+    /// The database whose daemon to attach to (default: the one `partner`
+    /// runs on here).
+    #[arg(long, value_name = "FILE")]
+    pub db: Option<PathBuf>,
+    /// The daemon's socket (default: the one the database's daemon listens on).
+    #[arg(long, value_name = "PATH")]
+    pub socket: Option<PathBuf>,
+    /// Console theme: dark, light or high-contrast.
+    #[arg(long, value_name = "NAME")]
+    pub theme: Option<String>,
+    /// Console keymap: default, vim or emacs.
+    #[arg(long, value_name = "NAME")]
+    pub keymap: Option<String>,
+    /// No terminal bell when a request arrives for the partner.
+    #[arg(long)]
+    pub no_bell: bool,
+}
+
+/// Runs `partner attach`.
+pub fn run_attach(options: &AttachOptions) -> Result<i32> {
+    let db = match (&options.db, &options.socket) {
+        (Some(db), _) => Some(db.clone()),
+        (None, Some(_)) => None,
+        (None, None) => Some(super::common::DbArg { db: None }.path()?),
+    };
+    let socket = options
+        .socket
+        .clone()
+        .or_else(|| {
+            db.as_ref()
+                .and_then(|db| lock::holder(db).and_then(|h| h.socket).map(PathBuf::from))
+        })
+        .or_else(|| db.as_ref().map(|db| socket_for(db)))
+        .ok_or_else(|| Error::Usage("give --db or --socket".into()))?;
+    let dir = config_dir();
+    let theme = crate::tui::driver::load_theme(options.theme.as_deref(), dir.as_deref())
+        .map_err(Error::Usage)?;
+    let keymap = crate::tui::driver::load_keymap(options.keymap.as_deref(), dir.as_deref())
+        .map_err(Error::Usage)?;
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| Error::Runtime(format!("cannot start the async runtime: {e}")))?;
+    runtime.block_on(async {
+        let remote = RemoteRuntime::connect(&socket).await.map_err(|e| {
+            Error::Usage(format!("{e} (is partner serve running for this database?)"))
+        })?;
+        let mut client = crate::protocol::client::Client::connect(&socket, "attach")
+            .map_err(|e| Error::Usage(e.to_string()))?;
+        let (_, data) = client
+            .request(crate::protocol::Op::Status)
+            .map_err(|e| Error::Runtime(e.to_string()))?;
+        drop(client);
+        let status: Status = data
+            .and_then(|d| serde_json::from_value(d).ok())
+            .ok_or_else(|| Error::Runtime("the daemon sent no status".into()))?;
+        let db = db.unwrap_or_else(|| PathBuf::from(&status.db));
+        let executor = Arc::new(crate::exec::Executor::open(
+            &db,
+            crate::permission::Policy::default(),
+            crate::exec::ExecConfig::default(),
+        )?);
+        let link: Arc<dyn RuntimeLink> = Arc::new(remote);
+        let title = format!("{} · attached", status.name);
+        let mut app = crate::tui::app::App::new(&title, &db.display().to_string(), theme, keymap);
+        app.verb_words = crate::tui::completion::verb_words(executor.registry().table());
+        let settings = crate::tui::driver::ConsoleSettings {
+            theme: options.theme.clone(),
+            keymap: options.keymap.clone(),
+            bell: !options.no_bell,
+            replay: None,
+            history: data_dir().ok().map(|d| d.join("console_history")),
+        };
+        crate::tui::driver::run_linked(link, executor, app, settings)
+            .await
+            .map_err(|e| Error::Runtime(format!("the console failed: {e}")))?;
+        Ok(0)
+    })
+}

@@ -1,0 +1,271 @@
+//! `partner serve` (a constellation with no terminal, for a service
+//! manager), `partner status` (whether a daemon runs a database, and what
+//! its agents do) and `partner msg` (a message to an agent, through the
+//! daemon).
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use super::common::{line, write_json};
+use super::run::{RunOptions, config_dir, data_dir, load_constellation, open_constellation};
+use crate::daemon::{Holder, Listen, lock};
+use crate::error::{Error, Result};
+use crate::protocol::client::{Client, ClientError};
+use crate::protocol::{Op, Status, socket_for};
+
+/// Options of `partner serve`.
+#[derive(Debug, Clone, clap::Args)]
+pub struct ServeOptions {
+    /// The constellation config (default: ./partner.toml if present, else the demo).
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+    /// Serve the built-in demo constellation.
+    #[arg(long, conflicts_with = "config")]
+    pub demo: bool,
+    /// The database (default: the constellation's in the platform's data directory).
+    #[arg(long, value_name = "FILE")]
+    pub db: Option<PathBuf>,
+    /// The Unix socket to listen on (default: the database's path plus `.sock`).
+    #[arg(long, value_name = "PATH")]
+    pub socket: Option<PathBuf>,
+    /// Also listen on TCP (`127.0.0.1:7070`); clients need the token kept in
+    /// partner's config directory (`token`, made on first use).
+    #[arg(long, value_name = "ADDR")]
+    pub listen: Option<std::net::SocketAddr>,
+    /// Let `--listen` bind an address that is not loopback.
+    #[arg(long)]
+    pub public: bool,
+}
+
+/// Options of `partner status`.
+#[derive(Debug, Clone, clap::Args)]
+pub struct StatusOptions {
+    /// The database (default: the one `partner` runs on here).
+    #[command(flatten)]
+    pub db: super::common::DbArg,
+    /// Print one JSON object.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Options of `partner msg`.
+#[derive(Debug, Clone, clap::Args)]
+pub struct MsgOptions {
+    /// The database (default: the one `partner` runs on here).
+    #[command(flatten)]
+    pub db: super::common::DbArg,
+    /// The agent.
+    pub agent: String,
+    /// The message.
+    pub text: String,
+}
+
+/// The database `serve` runs on: `--db`, or the constellation's in the
+/// data directory (kept across restarts, the demo's too).
+fn serve_db(options: &ServeOptions, name: &str) -> Result<PathBuf> {
+    match &options.db {
+        Some(db) => Ok(db.clone()),
+        None => Ok(data_dir()?.join(format!("{name}.db"))),
+    }
+}
+
+/// The token TCP clients present: partner's config directory's `token`,
+/// made (32 random bytes, hex, mode 0600) the first time.
+pub fn tcp_token() -> Result<String> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let dir =
+        config_dir().ok_or_else(|| Error::Usage("no config directory for the token".into()))?;
+    std::fs::create_dir_all(&dir).map_err(|source| Error::Read {
+        path: dir.clone(),
+        source,
+    })?;
+    let path = dir.join("token");
+    if let Ok(token) = std::fs::read_to_string(&path)
+        && token.trim().len() >= 32
+    {
+        return Ok(token.trim().to_string());
+    }
+    let mut bytes = [0u8; 32];
+    std::fs::File::open("/dev/urandom")
+        .and_then(|mut f| std::io::Read::read_exact(&mut f, &mut bytes))
+        .map_err(|e| Error::Runtime(format!("cannot read random bytes for the token: {e}")))?;
+    let token: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
+    let mut file = std::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .mode(0o600)
+        .open(&path)
+        .map_err(|source| Error::Read {
+            path: path.clone(),
+            source,
+        })?;
+    file.write_all(token.as_bytes()).map_err(Error::Write)?;
+    Ok(token)
+}
+
+/// Runs `partner serve`.
+pub fn run_serve(options: &ServeOptions) -> Result<i32> {
+    let _ = tracing_subscriber::fmt()
+        .with_writer(std::io::stderr)
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
+        .with_target(false)
+        .try_init();
+    let run = RunOptions {
+        config: options.config.clone(),
+        demo: options.demo,
+        ..RunOptions::default()
+    };
+    let (config, _demo) = load_constellation(&run)?;
+    // Absolute, so clients anywhere (`partner attach --socket`) find it.
+    let db =
+        std::path::absolute(serve_db(options, &config.name)?).map_err(|source| Error::Read {
+            path: PathBuf::from("."),
+            source,
+        })?;
+    if let Some(addr) = options.listen
+        && !addr.ip().is_loopback()
+        && !options.public
+    {
+        return Err(Error::Usage(format!(
+            "--listen {addr} is not a loopback address; add --public to listen there"
+        )));
+    }
+    let socket = match &options.socket {
+        Some(socket) => std::path::absolute(socket).unwrap_or_else(|_| socket.clone()),
+        None => socket_for(&db),
+    };
+    let lock = lock::acquire(
+        &db,
+        &Holder {
+            pid: std::process::id(),
+            socket: Some(socket.display().to_string()),
+            started_at: crate::clock::SystemClock.now_ms_public(),
+        },
+    )
+    .map_err(Error::Usage)?;
+    let token = match options.listen {
+        Some(_) => Some(tcp_token()?),
+        None => None,
+    };
+    for warning in config.warnings() {
+        tracing::warn!("{warning}");
+    }
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| Error::Runtime(format!("cannot start the async runtime: {e}")))?;
+    runtime.block_on(async {
+        let executor = open_constellation(&config, &db)?;
+        crate::daemon::run(
+            &config,
+            executor,
+            &db,
+            Listen {
+                socket: Some(socket),
+                tcp: options.listen,
+                token,
+            },
+            lock,
+        )
+        .await
+        .map_err(Error::Runtime)
+    })?;
+    Ok(0)
+}
+
+/// A connection to the daemon running `db`, if one does.
+pub fn daemon_for(db: &Path) -> Option<Client> {
+    let socket = lock::holder(db)
+        .and_then(|h| h.socket)
+        .map(PathBuf::from)
+        .unwrap_or_else(|| socket_for(db));
+    Client::connect(&socket, "cli").ok()
+}
+
+/// Runs `partner status`: exit 0 when a daemon runs the database, 1 when
+/// none does.
+pub fn run_status(options: &StatusOptions, out: &mut dyn Write) -> Result<i32> {
+    let db = options.db.path()?;
+    let Some(mut client) = daemon_for(&db) else {
+        let holder = lock::holder(&db);
+        if options.json {
+            write_json(
+                out,
+                &serde_json::json!({"running": false, "db": db.display().to_string(),
+                                    "embedded_pid": holder.map(|h| h.pid)}),
+            )?;
+        } else {
+            match holder {
+                Some(h) => line(
+                    out,
+                    format!(
+                        "no daemon runs {}; a console (pid {}) runs it",
+                        db.display(),
+                        h.pid
+                    ),
+                )?,
+                None => line(out, format!("no daemon runs {}", db.display()))?,
+            }
+        }
+        return Ok(1);
+    };
+    let (_, data) = client.request(Op::Status).map_err(client_error)?;
+    let status: Status = data
+        .and_then(|d| serde_json::from_value(d).ok())
+        .ok_or_else(|| Error::Runtime("the daemon sent no status".into()))?;
+    if options.json {
+        let mut value = serde_json::to_value(&status).map_err(|e| Error::Write(e.into()))?;
+        value["running"] = serde_json::Value::Bool(true);
+        write_json(out, &value)?;
+        return Ok(0);
+    }
+    line(
+        out,
+        format!(
+            "{} is served by pid {} on {}, up {}; {} pending, {} clients",
+            status.name,
+            status.pid,
+            status.socket,
+            crate::tui::panes::human_duration(status.uptime_secs as i64 * 1000),
+            status.pending,
+            status.clients
+        ),
+    )?;
+    for a in &status.agents {
+        let pulse = a
+            .next_pulse_secs
+            .map(|s| {
+                format!(
+                    ", next pulse in {}",
+                    crate::tui::panes::human_duration(s as i64 * 1000)
+                )
+            })
+            .unwrap_or_default();
+        line(out, format!("  {}  {}{pulse}", a.name, a.state.as_str()))?;
+    }
+    Ok(0)
+}
+
+fn client_error(e: ClientError) -> Error {
+    Error::Runtime(e.to_string())
+}
+
+/// Runs `partner msg`: through the daemon (the agent hears it at once).
+pub fn run_msg(options: &MsgOptions, out: &mut dyn Write) -> Result<i32> {
+    let db = options.db.path()?;
+    let Some(mut client) = daemon_for(&db) else {
+        return Err(Error::Usage(format!(
+            "no daemon runs {}: start one with partner serve (or message the agent from the console)",
+            db.display()
+        )));
+    };
+    let (message, _) = client
+        .request(Op::Message {
+            agent: options.agent.clone(),
+            text: options.text.clone(),
+        })
+        .map_err(client_error)?;
+    line(out, message)?;
+    Ok(0)
+}

@@ -1,0 +1,193 @@
+//! What each operation of the protocol does in the daemon: runtime
+//! commands through its handle, the partner's edits through the executor
+//! (on the blocking pool), each answered with a reply.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use super::Daemon;
+use crate::exec::TurnContext;
+use crate::permission::Authority;
+use crate::protocol::{AgentRow, DecisionSpec, Op, ServerMsg, Snapshot, Status};
+
+/// The reply to request `id`.
+fn reply(id: u64, outcome: Result<String, String>) -> ServerMsg {
+    match outcome {
+        Ok(message) => ServerMsg::Reply {
+            id,
+            ok: true,
+            message,
+            data: None,
+        },
+        Err(message) => ServerMsg::Reply {
+            id,
+            ok: false,
+            message,
+            data: None,
+        },
+    }
+}
+
+/// Runs blocking executor work off the async threads.
+async fn blocking<T: Send + 'static>(
+    daemon: &Arc<Daemon>,
+    work: impl FnOnce(&crate::exec::Executor) -> T + Send + 'static,
+) -> Result<T, String> {
+    let executor = Arc::clone(daemon.handle.executor());
+    tokio::task::spawn_blocking(move || work(&executor))
+        .await
+        .map_err(|e| format!("the work failed: {e}"))
+}
+
+/// The daemon and every agent now.
+pub async fn status(daemon: &Arc<Daemon>) -> Status {
+    let agents = daemon
+        .handle
+        .status()
+        .await
+        .into_iter()
+        .map(|s| AgentRow {
+            name: s.name,
+            state: s.state,
+            next_pulse_secs: s.next_pulse.map(|d| d.as_secs()),
+            waiting: s.waiting,
+        })
+        .collect();
+    let pending = blocking(daemon, |ex| {
+        crate::permission::pending::waiting(&ex.store().read()).map_or(0, |w| w.len())
+    })
+    .await
+    .unwrap_or(0);
+    Status {
+        pid: std::process::id(),
+        name: daemon.name.clone(),
+        db: daemon.db.display().to_string(),
+        socket: daemon.socket.display().to_string(),
+        uptime_secs: daemon.started.elapsed().as_secs(),
+        agents,
+        pending,
+        clients: daemon.clients.load(std::sync::atomic::Ordering::SeqCst),
+    }
+}
+
+/// Everything a client needs before the events that follow `recent`.
+pub async fn snapshot(daemon: &Arc<Daemon>, recent: Vec<crate::protocol::Sequenced>) -> Snapshot {
+    let status = status(daemon).await;
+    let pending = blocking(daemon, |ex| {
+        crate::permission::pending::waiting(&ex.store().read()).unwrap_or_default()
+    })
+    .await
+    .unwrap_or_default();
+    Snapshot {
+        status,
+        pending,
+        recent,
+    }
+}
+
+/// Does what request `id` asks (all but hello and subscribe) and answers.
+pub async fn run(daemon: &Arc<Daemon>, id: u64, op: Op) -> ServerMsg {
+    let handle = &daemon.handle;
+    let known = |agent: &str| -> Result<(), String> {
+        if daemon.agents.iter().any(|a| a == agent) {
+            Ok(())
+        } else {
+            Err(format!(
+                "there is no agent {agent}; the agents are {}",
+                daemon.agents.join(", ")
+            ))
+        }
+    };
+    let outcome = match op {
+        Op::Hello { .. } => Err("hello comes once, first".into()),
+        Op::Subscribe => Err("subscribe is answered with a snapshot".into()),
+        Op::Status => {
+            let status = status(daemon).await;
+            return ServerMsg::Reply {
+                id,
+                ok: true,
+                message: format!("{} agents, {} pending", status.agents.len(), status.pending),
+                data: serde_json::to_value(&status).ok(),
+            };
+        }
+        Op::Decide { request, decision } => match decision {
+            DecisionSpec::Edited { text } => {
+                let sync = handle.clone();
+                blocking(daemon, move |ex| {
+                    let done = ex
+                        .approve_edited(&request, &text, &Authority::Partner)
+                        .map(|report| {
+                            format!("approved the edited {request}: {}", report.summary())
+                        })
+                        .map_err(|e| e.to_string());
+                    sync.sync();
+                    done
+                })
+                .await
+                .and_then(|r| r)
+            }
+            other => match other.decision() {
+                Some(decision) => {
+                    let name = decision.name().replace('_', " ");
+                    handle
+                        .decide(&request, decision)
+                        .await
+                        .map(|()| format!("{name}: {request}"))
+                }
+                None => Err("not a decision".into()),
+            },
+        },
+        Op::Message { agent, text } => known(&agent).map(|()| {
+            handle.send_message(&agent, &text);
+            format!("sent to {agent}")
+        }),
+        Op::Pulse { agent } => known(&agent).map(|()| {
+            handle.pulse_now(&agent);
+            format!("pulsed {agent}")
+        }),
+        Op::SetPulse { agent, seconds } => known(&agent).map(|()| {
+            handle.set_pulse(&agent, Duration::from_secs(seconds));
+            format!("{agent} pulses every {seconds}s")
+        }),
+        Op::Halt { agent, reason } => known(&agent).map(|()| {
+            handle.halt(&agent, &reason);
+            format!("halted {agent}")
+        }),
+        Op::Resume { agent } => known(&agent).map(|()| {
+            handle.resume(&agent);
+            format!("resumed {agent}")
+        }),
+        Op::SetBlock { block } => blocking(daemon, move |ex| {
+            ex.partner_set_block(block)
+                .map(|report| report.text)
+                .map_err(|e| e.to_string())
+        })
+        .await
+        .and_then(|r| r),
+        Op::UndoBlock { agent, label } => blocking(daemon, move |ex| {
+            ex.partner_undo(&agent, &label)
+                .map(|report| report.text)
+                .map_err(|e| e.to_string())
+        })
+        .await
+        .and_then(|r| r),
+        Op::Run { agent, text } => {
+            let sync = handle.clone();
+            blocking(daemon, move |ex| {
+                let mut ctx = TurnContext::new(&agent, "partner", "partner");
+                let report = ex.run_turn(&mut ctx, &text);
+                // Requests it made are announced now.
+                sync.sync();
+                report
+                    .actions
+                    .iter()
+                    .map(|r| r.summary())
+                    .chain(report.errors.iter().map(|e| e.message()))
+                    .collect::<Vec<_>>()
+                    .join("\n")
+            })
+            .await
+        }
+    };
+    reply(id, outcome)
+}

@@ -1,0 +1,140 @@
+//! A client of a running daemon for commands and tests: connects to its
+//! socket, says hello, sends requests and reads replies, every read and
+//! write with a timeout and every line bounded.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::os::unix::net::UnixStream;
+use std::path::Path;
+use std::time::Duration;
+
+use super::{MAX_LINE, Op, Request, ServerMsg, VERSION, line, parse};
+
+/// How long a client waits for the daemon to answer.
+pub const TIMEOUT: Duration = Duration::from_secs(10);
+
+/// A connection to a daemon.
+pub struct Client {
+    reader: BufReader<UnixStream>,
+    writer: UnixStream,
+    next_id: u64,
+    /// The daemon's process id (from its welcome).
+    pub pid: u32,
+    /// The constellation's name.
+    pub name: String,
+}
+
+/// Why a client could not talk to a daemon.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ClientError {
+    /// Nothing listens there (no daemon runs for that database).
+    #[error("no daemon listens on {0}")]
+    NoDaemon(String),
+    /// The daemon refused or broke the conversation.
+    #[error("the daemon: {0}")]
+    Protocol(String),
+    /// The connection failed or timed out.
+    #[error("the connection to the daemon failed: {0}")]
+    Io(String),
+}
+
+fn io(e: std::io::Error) -> ClientError {
+    ClientError::Io(e.to_string())
+}
+
+impl Client {
+    /// Connects to the daemon listening on `socket` and says hello as
+    /// `who` (`cli`, `console`: for the daemon's log).
+    pub fn connect(socket: &Path, who: &str) -> Result<Self, ClientError> {
+        let stream = UnixStream::connect(socket)
+            .map_err(|_| ClientError::NoDaemon(socket.display().to_string()))?;
+        stream.set_read_timeout(Some(TIMEOUT)).map_err(io)?;
+        stream.set_write_timeout(Some(TIMEOUT)).map_err(io)?;
+        let writer = stream.try_clone().map_err(io)?;
+        let mut client = Client {
+            reader: BufReader::new(stream),
+            writer,
+            next_id: 1,
+            pid: 0,
+            name: String::new(),
+        };
+        client.send(&Op::Hello {
+            version: VERSION,
+            client: format!("{who} {}", std::process::id()),
+            token: None,
+        })?;
+        match client.read()? {
+            ServerMsg::Welcome { pid, name, .. } => {
+                client.pid = pid;
+                client.name = name;
+                Ok(client)
+            }
+            ServerMsg::Error { message } => Err(ClientError::Protocol(message)),
+            other => Err(ClientError::Protocol(format!(
+                "expected a welcome, got {other:?}"
+            ))),
+        }
+    }
+
+    fn send(&mut self, op: &Op) -> Result<u64, ClientError> {
+        let id = self.next_id;
+        self.next_id += 1;
+        let text = line(&Request { id, op: op.clone() });
+        self.writer.write_all(text.as_bytes()).map_err(io)?;
+        self.writer.flush().map_err(io)?;
+        Ok(id)
+    }
+
+    /// Reads the next message.
+    pub fn read(&mut self) -> Result<ServerMsg, ClientError> {
+        let mut buf = Vec::new();
+        let read = (&mut self.reader)
+            .take(MAX_LINE as u64 + 1)
+            .read_until(b'\n', &mut buf)
+            .map_err(io)?;
+        if read == 0 {
+            return Err(ClientError::Protocol(
+                "the daemon closed the connection".into(),
+            ));
+        }
+        let text = String::from_utf8_lossy(&buf);
+        parse(&text).map_err(ClientError::Protocol)
+    }
+
+    /// Sends `op` and waits for its reply (events that arrive meanwhile
+    /// are skipped): what it said, and its data.
+    pub fn request(&mut self, op: Op) -> Result<(String, Option<serde_json::Value>), ClientError> {
+        let id = self.send(&op)?;
+        loop {
+            match self.read()? {
+                ServerMsg::Reply {
+                    id: got,
+                    ok,
+                    message,
+                    data,
+                } if got == id => {
+                    return if ok {
+                        Ok((message, data))
+                    } else {
+                        Err(ClientError::Protocol(message))
+                    };
+                }
+                ServerMsg::Error { message } => return Err(ClientError::Protocol(message)),
+                _ => continue,
+            }
+        }
+    }
+
+    /// Asks for the snapshot and the events after it; read them with
+    /// [`Client::read`].
+    pub fn subscribe(&mut self) -> Result<(), ClientError> {
+        self.send(&Op::Subscribe).map(|_| ())
+    }
+
+    /// Waits at most `wait` for each message read from now on.
+    pub fn set_timeout(&mut self, wait: Duration) -> Result<(), ClientError> {
+        self.reader
+            .get_ref()
+            .set_read_timeout(Some(wait))
+            .map_err(io)
+    }
+}

@@ -1,0 +1,325 @@
+//! The one protocol every client of a running constellation speaks: the
+//! operations a client may send and the messages the daemon sends back,
+//! as JSON lines over a Unix socket (or loopback TCP with a token).
+//!
+//! A connection opens with [`Op::Hello`] carrying [`VERSION`]; the daemon
+//! answers [`ServerMsg::Welcome`] or refuses a version it does not speak.
+//! Each request carries an id its [`ServerMsg::Reply`] repeats. After
+//! [`Op::Subscribe`] the client gets a [`Snapshot`] and then every event,
+//! each with the next sequence number; a client too slow to keep up is
+//! sent a fresh snapshot instead of a stream with holes.
+
+pub mod client;
+
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+use crate::agent::Event;
+use crate::agent::RunState;
+use crate::permission::{Decision, PendingRequest};
+use crate::trace::BlockSpec;
+
+/// The protocol version this build speaks.
+pub const VERSION: u32 = 1;
+
+/// Longest line either side accepts, in bytes (a line is one message).
+pub const MAX_LINE: usize = 1 << 20;
+
+/// How a client decides a request (the wire form of [`Decision`]).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum DecisionSpec {
+    /// Run it once.
+    Approve,
+    /// Run it and the same verb and target from now on.
+    Always,
+    /// Run it and the same verb and target for a while.
+    For {
+        /// How long, in seconds.
+        seconds: u64,
+    },
+    /// Refuse it.
+    Deny {
+        /// Why, told to the agent.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        reason: Option<String>,
+    },
+    /// Refuse it and the same verb and target from now on.
+    DenyAlways {
+        /// Why.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        reason: Option<String>,
+    },
+    /// Hand it to the next authority.
+    Escalate {
+        /// Why.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        reason: Option<String>,
+    },
+    /// Withdraw it.
+    Cancel,
+    /// Approve it as edited: the action becomes this dialect line.
+    Edited {
+        /// The edited action.
+        text: String,
+    },
+}
+
+impl DecisionSpec {
+    /// The decision, or `None` for an edit (which runs the edited line).
+    pub fn decision(&self) -> Option<Decision> {
+        Some(match self {
+            DecisionSpec::Approve => Decision::ApproveOnce,
+            DecisionSpec::Always => Decision::ApproveAlways,
+            DecisionSpec::For { seconds } => Decision::ApproveFor(Duration::from_secs(*seconds)),
+            DecisionSpec::Deny { reason } => Decision::Deny(reason.clone()),
+            DecisionSpec::DenyAlways { reason } => Decision::DenyAlways(reason.clone()),
+            DecisionSpec::Escalate { reason } => Decision::Escalate(reason.clone()),
+            DecisionSpec::Cancel => Decision::Cancel,
+            DecisionSpec::Edited { .. } => return None,
+        })
+    }
+
+    /// The wire form of a decision.
+    pub fn of(decision: &Decision) -> Self {
+        match decision {
+            Decision::ApproveOnce => DecisionSpec::Approve,
+            Decision::ApproveAlways => DecisionSpec::Always,
+            Decision::ApproveFor(d) => DecisionSpec::For {
+                seconds: d.as_secs(),
+            },
+            Decision::Deny(reason) => DecisionSpec::Deny {
+                reason: reason.clone(),
+            },
+            Decision::DenyAlways(reason) => DecisionSpec::DenyAlways {
+                reason: reason.clone(),
+            },
+            Decision::Escalate(reason) => DecisionSpec::Escalate {
+                reason: reason.clone(),
+            },
+            Decision::Cancel => DecisionSpec::Cancel,
+        }
+    }
+}
+
+/// What a client asks of the daemon.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "op", rename_all = "snake_case")]
+pub enum Op {
+    /// Opens the connection: the client's protocol version, what it is
+    /// (`console`, `cli`), and the token a TCP connection needs.
+    Hello {
+        /// [`VERSION`] of the client.
+        version: u32,
+        /// What the client is, for the daemon's log.
+        client: String,
+        /// The token (TCP only).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        token: Option<String>,
+    },
+    /// A snapshot now, then every event.
+    Subscribe,
+    /// The daemon and every agent's state.
+    Status,
+    /// Decides a waiting request as the partner.
+    Decide {
+        /// The request (`r12`).
+        request: String,
+        /// How.
+        decision: DecisionSpec,
+    },
+    /// The partner's message to an agent.
+    Message {
+        /// The agent.
+        agent: String,
+        /// The text.
+        text: String,
+    },
+    /// Pulses an agent now.
+    Pulse {
+        /// The agent.
+        agent: String,
+    },
+    /// Sets an agent's pulse interval (0 turns it off).
+    SetPulse {
+        /// The agent.
+        agent: String,
+        /// Seconds between pulses.
+        seconds: u64,
+    },
+    /// Halts an agent.
+    Halt {
+        /// The agent.
+        agent: String,
+        /// Why.
+        reason: String,
+    },
+    /// Lets a halted agent run again.
+    Resume {
+        /// The agent.
+        agent: String,
+    },
+    /// Creates a block or writes its next version, as the partner.
+    SetBlock {
+        /// The block.
+        block: BlockSpec,
+    },
+    /// Takes a block back to its previous version.
+    UndoBlock {
+        /// The agent.
+        agent: String,
+        /// The label.
+        label: String,
+    },
+    /// Runs a dialect line as an agent (its requests wait like any).
+    Run {
+        /// The agent it runs as.
+        agent: String,
+        /// The line.
+        text: String,
+    },
+}
+
+/// One request: an id the reply repeats, and the operation.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Request {
+    /// Chosen by the client; repeated in the reply.
+    pub id: u64,
+    /// What it asks.
+    #[serde(flatten)]
+    pub op: Op,
+}
+
+/// An agent as the daemon sees it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AgentRow {
+    /// Name.
+    pub name: String,
+    /// State.
+    pub state: RunState,
+    /// Seconds to its next pulse, when idle with one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub next_pulse_secs: Option<u64>,
+    /// Requests it waits on.
+    #[serde(default)]
+    pub waiting: Vec<String>,
+}
+
+/// The daemon and its agents, for `partner status`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Status {
+    /// The daemon's process id.
+    pub pid: u32,
+    /// The constellation's name.
+    pub name: String,
+    /// The database.
+    pub db: String,
+    /// The socket clients connect to.
+    pub socket: String,
+    /// Seconds since it started.
+    pub uptime_secs: u64,
+    /// Every agent.
+    pub agents: Vec<AgentRow>,
+    /// Requests waiting for a decision.
+    pub pending: usize,
+    /// Clients connected now.
+    pub clients: usize,
+}
+
+/// What a client needs to draw everything before the next event: the
+/// agents, the queue, and the recent events (so turns, one still
+/// streaming included, can be rebuilt).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Snapshot {
+    /// The daemon and its agents.
+    pub status: Status,
+    /// The waiting requests.
+    pub pending: Vec<PendingRequest>,
+    /// The most recent events, oldest first (at most
+    /// [`RECENT_EVENTS`]); the next event's sequence number follows the
+    /// last of these.
+    pub recent: Vec<Sequenced>,
+}
+
+/// Most events a snapshot carries.
+pub const RECENT_EVENTS: usize = 2_000;
+
+/// An event and its place in the daemon's stream.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Sequenced {
+    /// 1 for the daemon's first event, then one more each.
+    pub seq: u64,
+    /// The event.
+    pub event: Event,
+}
+
+/// What the daemon sends.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum ServerMsg {
+    /// The answer to [`Op::Hello`].
+    Welcome {
+        /// [`VERSION`] of the daemon.
+        version: u32,
+        /// Its process id.
+        pid: u32,
+        /// The constellation's name.
+        name: String,
+    },
+    /// The answer to a request.
+    Reply {
+        /// The request's id.
+        id: u64,
+        /// True when it was done.
+        ok: bool,
+        /// What happened, in words (or why not).
+        #[serde(default)]
+        message: String,
+        /// Data the operation returns ([`Status`] for `status`).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        data: Option<serde_json::Value>,
+    },
+    /// Everything now (after `subscribe`, and when the client fell behind).
+    Snapshot {
+        /// The snapshot.
+        snapshot: Box<Snapshot>,
+    },
+    /// One event.
+    Event(Sequenced),
+    /// Something the connection did wrong; the daemon closes it after.
+    Error {
+        /// What.
+        message: String,
+    },
+}
+
+/// A line of JSON for a message (no newline inside: serde_json escapes
+/// them).
+pub fn line<T: Serialize>(message: &T) -> String {
+    let mut text = serde_json::to_string(message).unwrap_or_else(|e| {
+        serde_json::json!({"type": "error", "message": format!("unserializable: {e}")}).to_string()
+    });
+    text.push('\n');
+    text
+}
+
+/// Reads one line as `T`: an error in words when it is too long or not
+/// the expected JSON.
+pub fn parse<T: for<'de> Deserialize<'de>>(text: &str) -> Result<T, String> {
+    if text.len() > MAX_LINE {
+        return Err(format!(
+            "a line of {} bytes; at most {MAX_LINE}",
+            text.len()
+        ));
+    }
+    serde_json::from_str(text.trim_end())
+        .map_err(|e| format!("not a message of this protocol: {e}"))
+}
+
+/// Where a database's daemon listens: `FILE.sock` beside it.
+pub fn socket_for(db: &std::path::Path) -> std::path::PathBuf {
+    let mut name = db.as_os_str().to_os_string();
+    name.push(".sock");
+    std::path::PathBuf::from(name)
+}

@@ -1,0 +1,362 @@
+//! [`RemoteRuntime`]: a daemon's runtime reached over its socket, for a
+//! console attached to it. Events arrive in order, each once (a snapshot
+//! after a reconnection passes on only what came after the last event
+//! seen); replies find their request by id; when the daemon goes away the
+//! console is told, keeps its screen, and the link connects again every
+//! second until the daemon is back.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
+use tokio::net::UnixStream;
+use tokio::net::unix::{OwnedReadHalf, OwnedWriteHalf};
+use tokio::sync::{broadcast, oneshot};
+
+use super::link::{Pending, RuntimeLink};
+use crate::agent::{AgentStatus, Event};
+use crate::permission::Decision;
+use crate::protocol::{
+    DecisionSpec, MAX_LINE, Op, Request, ServerMsg, Status, VERSION, line, parse,
+};
+
+/// The subscription: answered with a snapshot, then the events.
+const SUBSCRIBE: Request = Request {
+    id: 0,
+    op: Op::Subscribe,
+};
+
+/// How long a request waits for its reply.
+const REPLY_TIMEOUT: Duration = Duration::from_secs(30);
+
+type Replies = Arc<Mutex<HashMap<u64, oneshot::Sender<(bool, String, Option<serde_json::Value>)>>>>;
+
+/// A daemon's runtime, over its socket.
+pub struct RemoteRuntime {
+    socket: PathBuf,
+    writer: Arc<tokio::sync::Mutex<Option<OwnedWriteHalf>>>,
+    replies: Replies,
+    next_id: AtomicU64,
+    events: broadcast::Sender<Event>,
+    /// The daemon's process id (it changes when the daemon restarts).
+    pub pid: Arc<AtomicU64>,
+    /// The console subscribed: the link subscribes to the daemon then, so
+    /// the snapshot's events reach it (a broadcast keeps nothing for
+    /// receivers to come).
+    subscribed: std::sync::atomic::AtomicBool,
+}
+
+/// Connects and says hello (and subscribes, when `subscribe`): the two
+/// halves and the daemon's pid.
+async fn open(
+    socket: &Path,
+    subscribe: bool,
+) -> Result<(OwnedReadHalf, OwnedWriteHalf, u32), String> {
+    let stream = UnixStream::connect(socket)
+        .await
+        .map_err(|e| format!("no daemon listens on {}: {e}", socket.display()))?;
+    let (read, mut write) = stream.into_split();
+    let mut reader = BufReader::new(read);
+    let hello = Request {
+        id: 0,
+        op: Op::Hello {
+            version: VERSION,
+            client: format!("console {}", std::process::id()),
+            token: None,
+        },
+    };
+    write
+        .write_all(line(&hello).as_bytes())
+        .await
+        .map_err(|e| e.to_string())?;
+    let welcome = tokio::time::timeout(REPLY_TIMEOUT, read_message(&mut reader))
+        .await
+        .map_err(|_| "the daemon did not answer".to_string())??;
+    let pid = match welcome {
+        Some(ServerMsg::Welcome { pid, .. }) => pid,
+        Some(ServerMsg::Error { message }) => return Err(message),
+        other => return Err(format!("expected a welcome, got {other:?}")),
+    };
+    if subscribe {
+        write
+            .write_all(line(&SUBSCRIBE).as_bytes())
+            .await
+            .map_err(|e| e.to_string())?;
+    }
+    // Whatever the reader buffered past the welcome is still in `reader`:
+    // hand back its inner half only when nothing is buffered.
+    if !reader.buffer().is_empty() {
+        return Err("the daemon sent more than a welcome before the subscription".into());
+    }
+    Ok((reader.into_inner(), write, pid))
+}
+
+async fn read_message(reader: &mut BufReader<OwnedReadHalf>) -> Result<Option<ServerMsg>, String> {
+    let mut buf = Vec::new();
+    let n = (&mut *reader)
+        .take(MAX_LINE as u64 + 1)
+        .read_until(b'\n', &mut buf)
+        .await
+        .map_err(|e| e.to_string())?;
+    if n == 0 {
+        return Ok(None);
+    }
+    parse(&String::from_utf8_lossy(&buf)).map(Some)
+}
+
+impl RemoteRuntime {
+    /// Attaches to the daemon listening on `socket`.
+    pub async fn connect(socket: &Path) -> Result<Arc<Self>, String> {
+        let (read, write, pid) = open(socket, false).await?;
+        let (events, _) = broadcast::channel(4096);
+        let runtime = Arc::new(RemoteRuntime {
+            socket: socket.to_path_buf(),
+            writer: Arc::new(tokio::sync::Mutex::new(Some(write))),
+            replies: Arc::new(Mutex::new(HashMap::new())),
+            next_id: AtomicU64::new(1),
+            events,
+            pid: Arc::new(AtomicU64::new(u64::from(pid))),
+            subscribed: std::sync::atomic::AtomicBool::new(false),
+        });
+        tokio::spawn(follow(
+            Arc::downgrade(&runtime),
+            read,
+            runtime.events.clone(),
+            Arc::clone(&runtime.replies),
+            Arc::clone(&runtime.writer),
+            Arc::clone(&runtime.pid),
+            runtime.socket.clone(),
+        ));
+        Ok(runtime)
+    }
+
+    async fn request(&self, op: Op) -> Result<(String, Option<serde_json::Value>), String> {
+        let id = self.next_id.fetch_add(1, Ordering::SeqCst);
+        let (tx, rx) = oneshot::channel();
+        self.replies
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(id, tx);
+        {
+            let mut writer = self.writer.lock().await;
+            let Some(w) = writer.as_mut() else {
+                return Err("the daemon is not reachable now".into());
+            };
+            if let Err(e) = w.write_all(line(&Request { id, op }).as_bytes()).await {
+                return Err(format!("the daemon is not reachable now: {e}"));
+            }
+        }
+        match tokio::time::timeout(REPLY_TIMEOUT, rx).await {
+            Ok(Ok((true, message, data))) => Ok((message, data)),
+            Ok(Ok((false, message, _))) => Err(message),
+            Ok(Err(_)) => Err("the daemon went away before answering".into()),
+            Err(_) => Err("the daemon did not answer in time".into()),
+        }
+    }
+
+    fn fire(self: &Arc<Self>, op: Op) {
+        let me = Arc::clone(self);
+        tokio::spawn(async move {
+            if let Err(message) = me.request(op).await {
+                let _ = me.events.send(Event::Error {
+                    agent: None,
+                    message,
+                });
+            }
+        });
+    }
+}
+
+/// Reads the daemon's messages for as long as the console keeps the link:
+/// events on, replies to their requests; connects again when it goes away.
+async fn follow(
+    link: std::sync::Weak<RemoteRuntime>,
+    mut read: OwnedReadHalf,
+    events: broadcast::Sender<Event>,
+    replies: Replies,
+    writer: Arc<tokio::sync::Mutex<Option<OwnedWriteHalf>>>,
+    pid: Arc<AtomicU64>,
+    socket: PathBuf,
+) {
+    let mut last_seq = 0u64;
+    loop {
+        let mut reader = BufReader::new(read);
+        loop {
+            if link.strong_count() == 0 {
+                return;
+            }
+            match read_message(&mut reader).await {
+                Ok(Some(ServerMsg::Event(e))) => {
+                    if e.seq > last_seq {
+                        last_seq = e.seq;
+                        let _ = events.send(e.event);
+                    }
+                }
+                Ok(Some(ServerMsg::Snapshot { snapshot })) => {
+                    // What the console has not seen of the recent events.
+                    for e in snapshot.recent {
+                        if e.seq > last_seq {
+                            last_seq = e.seq;
+                            let _ = events.send(e.event);
+                        }
+                    }
+                }
+                Ok(Some(ServerMsg::Reply {
+                    id,
+                    ok,
+                    message,
+                    data,
+                })) => {
+                    let waiting = replies
+                        .lock()
+                        .unwrap_or_else(|e| e.into_inner())
+                        .remove(&id);
+                    if let Some(tx) = waiting {
+                        let _ = tx.send((ok, message, data));
+                    }
+                }
+                Ok(Some(ServerMsg::Error { message })) => {
+                    let _ = events.send(Event::Error {
+                        agent: None,
+                        message: format!("the daemon: {message}"),
+                    });
+                }
+                Ok(Some(ServerMsg::Welcome { .. })) => {}
+                Ok(None) | Err(_) => break,
+            }
+        }
+        *writer.lock().await = None;
+        replies.lock().unwrap_or_else(|e| e.into_inner()).clear();
+        let _ = events.send(Event::Error {
+            agent: None,
+            message: "the daemon went away; the agents may be stopped. Reconnecting…".into(),
+        });
+        // Connect again every second while the console keeps the link.
+        loop {
+            tokio::time::sleep(Duration::from_secs(1)).await;
+            if link.strong_count() == 0 {
+                return;
+            }
+            if let Ok((r, w, new_pid)) = open(&socket, true).await {
+                if u64::from(new_pid) != pid.swap(u64::from(new_pid), Ordering::SeqCst) {
+                    // A new daemon numbers its events from 1 again.
+                    last_seq = 0;
+                }
+                *writer.lock().await = Some(w);
+                read = r;
+                let _ = events.send(Event::Error {
+                    agent: None,
+                    message: format!("attached again to the daemon (pid {new_pid})"),
+                });
+                break;
+            }
+        }
+    }
+}
+
+impl RuntimeLink for Arc<RemoteRuntime> {
+    fn events(&self) -> broadcast::Receiver<Event> {
+        let receiver = self.events.subscribe();
+        if !self.subscribed.swap(true, Ordering::SeqCst) {
+            let writer = Arc::clone(&self.writer);
+            tokio::spawn(async move {
+                if let Some(w) = writer.lock().await.as_mut() {
+                    let _ = w.write_all(line(&SUBSCRIBE).as_bytes()).await;
+                }
+            });
+        }
+        receiver
+    }
+
+    fn status(&self) -> Pending<'_, Vec<AgentStatus>> {
+        Box::pin(async move {
+            let Ok((_, Some(data))) = self.request(Op::Status).await else {
+                return Vec::new();
+            };
+            let Ok(status) = serde_json::from_value::<Status>(data) else {
+                return Vec::new();
+            };
+            status
+                .agents
+                .into_iter()
+                .map(|a| AgentStatus {
+                    name: a.name,
+                    state: a.state,
+                    next_pulse: a.next_pulse_secs.map(Duration::from_secs),
+                    waiting: a.waiting,
+                })
+                .collect()
+        })
+    }
+
+    fn decide(&self, id: String, decision: Decision) -> Pending<'_, Result<(), String>> {
+        Box::pin(async move {
+            self.request(Op::Decide {
+                request: id,
+                decision: DecisionSpec::of(&decision),
+            })
+            .await
+            .map(|_| ())
+        })
+    }
+
+    fn approve_edited(&self, id: String, text: String) -> Pending<'_, Result<String, String>> {
+        Box::pin(async move {
+            self.request(Op::Decide {
+                request: id,
+                decision: DecisionSpec::Edited { text },
+            })
+            .await
+            .map(|(message, _)| message)
+        })
+    }
+
+    fn run_action(&self, agent: String, text: String) -> Pending<'_, String> {
+        Box::pin(async move {
+            match self.request(Op::Run { agent, text }).await {
+                Ok((message, _)) => message.replace('\n', "; "),
+                Err(e) => e,
+            }
+        })
+    }
+
+    fn send_message(&self, agent: &str, text: &str) {
+        self.fire(Op::Message {
+            agent: agent.into(),
+            text: text.into(),
+        });
+    }
+
+    fn set_pulse(&self, agent: &str, every: Duration) {
+        self.fire(Op::SetPulse {
+            agent: agent.into(),
+            seconds: every.as_secs(),
+        });
+    }
+
+    fn pulse_now(&self, agent: &str) {
+        self.fire(Op::Pulse {
+            agent: agent.into(),
+        });
+    }
+
+    fn halt(&self, agent: &str, reason: &str) {
+        self.fire(Op::Halt {
+            agent: agent.into(),
+            reason: reason.into(),
+        });
+    }
+
+    fn resume(&self, agent: &str) {
+        self.fire(Op::Resume {
+            agent: agent.into(),
+        });
+    }
+
+    fn mode(&self) -> &'static str {
+        "attached"
+    }
+}

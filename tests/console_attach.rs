@@ -1,0 +1,113 @@
+//! Consoles attached to a daemon, in real terminals: `partner serve` runs a
+//! constellation whose agent asks the partner; two consoles attach; a
+//! request approved with `a` in one leaves the other's queue and the agent
+//! goes on; one console quits and the agents keep running (`partner
+//! status`); a new console attaches and shows the turns so far.
+
+mod support;
+
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use support::tmux::{Tmux, first_partner_request};
+
+fn attach(name: &str, dir: &Path) -> Tmux {
+    let command = format!(
+        "cd {} && env TERM=xterm-256color COLORTERM= {} attach --db c.db --no-bell; echo $? > exit-{name}; exec sh",
+        dir.display(),
+        env!("CARGO_BIN_EXE_partner"),
+    );
+    let tmux = Tmux::start(name, &command);
+    tmux.wait("the attached console", Duration::from_secs(20), |s| {
+        s.contains("Turns") && s.contains("attached")
+    });
+    tmux
+}
+
+#[test]
+fn two_consoles_attach_decide_detach_and_the_agents_keep_running() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("partner.toml"),
+        "name = \"served\"\npolicy = \"policy.toml\"\n[providers.scripted]\nkind = \"scripted\"\nscript = \"script.toml\"\n\n[[agents]]\nname = \"ada\"\nmodel = \"scripted:x\"\npulse = \"1s\"\n",
+    )
+    .unwrap();
+    std::fs::write(dir.path().join("policy.toml"), "default = \"allow\"\n").unwrap();
+    std::fs::write(
+        dir.path().join("script.toml"),
+        "[agents.ada]\npulses = [\"Noting the launch.\\n/recall insert \\\"we ship friday\\\" ?ask\", \"Still here after the decision.\"]\ncontinuations = [\"Stored, thanks.\"]\n",
+    )
+    .unwrap();
+    let mut daemon = Command::new(env!("CARGO_BIN_EXE_partner"))
+        .current_dir(dir.path())
+        .args(["serve", "--config", "partner.toml", "--db", "c.db"])
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(std::fs::File::create(dir.path().join("serve.log")).unwrap())
+        .spawn()
+        .unwrap();
+    let started = Instant::now();
+    while !dir.path().join("c.db.sock").exists() {
+        assert!(started.elapsed() < Duration::from_secs(20), "no socket");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+
+    let one = attach("attach-one", dir.path());
+    let two = attach("attach-two", dir.path());
+    let screen = one.wait("the request", Duration::from_secs(30), |s| {
+        first_partner_request(s).is_some()
+    });
+    let id = first_partner_request(&screen).unwrap();
+    two.wait(
+        "the request in the other console",
+        Duration::from_secs(10),
+        |s| first_partner_request(s).as_deref() == Some(id.as_str()),
+    );
+
+    // Approved in one: gone from the other's queue, and the agent goes on.
+    let decided = Instant::now();
+    one.keys(&["a"]);
+    two.wait("the queue emptied", Duration::from_secs(10), |s| {
+        first_partner_request(s).is_none() && s.contains("Nothing waits")
+    });
+    let seen_in = decided.elapsed();
+    one.wait("the agent going on", Duration::from_secs(20), |s| {
+        s.contains("Stored, thanks.")
+    });
+    assert!(
+        seen_in < Duration::from_secs(5),
+        "the other console saw the decision after {seen_in:?}"
+    );
+
+    // One console quits: the agents keep running.
+    one.keys(&["q"]);
+    let exit = dir.path().join("exit-attach-one");
+    let started = Instant::now();
+    while !exit.exists() {
+        assert!(
+            started.elapsed() < Duration::from_secs(10),
+            "the console did not quit"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert_eq!(std::fs::read_to_string(&exit).unwrap().trim(), "0");
+    let status = Command::new(env!("CARGO_BIN_EXE_partner"))
+        .current_dir(dir.path())
+        .args(["status", "--db", "c.db", "--json"])
+        .output()
+        .unwrap();
+    let status: serde_json::Value = serde_json::from_slice(&status.stdout).unwrap();
+    assert_eq!(status["running"], true, "{status}");
+    assert_eq!(status["pending"], 0, "{status}");
+
+    // A new console attaches and shows the turns so far.
+    let three = attach("attach-three", dir.path());
+    three.wait("the turns so far", Duration::from_secs(10), |s| {
+        s.contains("Noting the launch.") && s.contains("Stored, thanks.")
+    });
+    two.keys(&["q"]);
+    three.keys(&["q"]);
+    let _ = daemon.kill();
+    let _ = daemon.wait();
+}
