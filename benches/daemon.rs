@@ -62,20 +62,29 @@ fn listener(socket: &Path, done: mpsc::Sender<usize>) {
     client.subscribe().unwrap();
     client.set_timeout(Duration::from_secs(60)).unwrap();
     std::thread::spawn(move || {
+        // Events by number: a snapshot (sent when the client fell behind a
+        // burst) carries the recent ones it has not seen.
         let mut count = 0;
+        let mut last = 0u64;
         loop {
-            match client.read() {
-                Ok(ServerMsg::Event(Sequenced { event, .. })) => {
-                    count += 1;
-                    if matches!(event, Event::ReplyFinished { .. }) {
-                        if done.send(count).is_err() {
-                            return;
-                        }
-                        count = 0;
-                    }
-                }
-                Ok(_) => {}
+            let events = match client.read() {
+                Ok(ServerMsg::Event(e)) => vec![e],
+                Ok(ServerMsg::Snapshot { snapshot }) => snapshot.recent,
+                Ok(_) => Vec::new(),
                 Err(_) => return,
+            };
+            for Sequenced { seq, event } in events {
+                if seq <= last {
+                    continue;
+                }
+                last = seq;
+                count += 1;
+                if matches!(event, Event::ReplyFinished { .. }) {
+                    if done.send(count).is_err() {
+                        return;
+                    }
+                    count = 0;
+                }
             }
         }
     });

@@ -7,9 +7,10 @@
 mod support;
 
 use std::path::Path;
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::time::{Duration, Instant};
 
+use support::daemon::serve;
 use support::tmux::{Tmux, first_partner_request};
 
 fn attach(name: &str, dir: &Path) -> Tmux {
@@ -39,19 +40,7 @@ fn two_consoles_attach_decide_detach_and_the_agents_keep_running() {
         "[agents.ada]\npulses = [\"Noting the launch.\\n/recall insert \\\"we ship friday\\\" ?ask\", \"Still here after the decision.\"]\ncontinuations = [\"Stored, thanks.\"]\n",
     )
     .unwrap();
-    let mut daemon = Command::new(env!("CARGO_BIN_EXE_partner"))
-        .current_dir(dir.path())
-        .args(["serve", "--config", "partner.toml", "--db", "c.db"])
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(std::fs::File::create(dir.path().join("serve.log")).unwrap())
-        .spawn()
-        .unwrap();
-    let started = Instant::now();
-    while !dir.path().join("c.db.sock").exists() {
-        assert!(started.elapsed() < Duration::from_secs(20), "no socket");
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    let mut daemon = serve(dir.path());
 
     let one = attach("attach-one", dir.path());
     let two = attach("attach-two", dir.path());
@@ -107,7 +96,18 @@ fn two_consoles_attach_decide_detach_and_the_agents_keep_running() {
         s.contains("Noting the launch.") && s.contains("Stored, thanks.")
     });
     two.keys(&["q"]);
+
+    // The daemon goes away: the console says so and keeps its screen; it
+    // attaches again when a daemon is back.
+    daemon.child.kill().unwrap();
+    daemon.child.wait().unwrap();
+    three.wait("the daemon gone", Duration::from_secs(10), |s| {
+        s.contains("the daemon went away") && s.contains("Stored, thanks.")
+    });
+    let daemon = serve(dir.path());
+    three.wait("attached again", Duration::from_secs(20), |s| {
+        s.contains("attached again to the daemon")
+    });
     three.keys(&["q"]);
-    let _ = daemon.kill();
-    let _ = daemon.wait();
+    drop(daemon);
 }

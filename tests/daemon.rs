@@ -9,8 +9,8 @@ mod support;
 
 use std::io::{BufRead, BufReader, Write};
 use std::os::unix::net::UnixStream;
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::path::Path;
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use partner::protocol::client::Client;
@@ -18,6 +18,7 @@ use partner::protocol::{
     AgentRow, DecisionSpec, Op, Request, Sequenced, ServerMsg, Snapshot, Status, VERSION,
 };
 use serde_json::Value;
+use support::daemon::serve;
 use support::partner_in;
 
 /// A constellation of one scripted agent whose first pulse asks the
@@ -34,40 +35,6 @@ fn constellation(dir: &Path) {
         "[agents.ada]\npulses = [\"/recall insert \\\"we ship friday\\\" ?ask\"]\ncontinuations = [\"Posted, thanks.\"]\n",
     )
     .unwrap();
-}
-
-struct Daemon {
-    child: Child,
-    socket: PathBuf,
-}
-
-impl Drop for Daemon {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-fn serve(dir: &Path) -> Daemon {
-    let child = Command::new(env!("CARGO_BIN_EXE_partner"))
-        .current_dir(dir)
-        .args(["serve", "--config", "partner.toml", "--db", "c.db"])
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(std::fs::File::create(dir.join("serve.log")).unwrap())
-        .spawn()
-        .unwrap();
-    let socket = dir.join("c.db.sock");
-    let started = Instant::now();
-    while Client::connect(&socket, "test").is_err() {
-        assert!(
-            started.elapsed() < Duration::from_secs(20),
-            "the daemon did not listen: {}",
-            std::fs::read_to_string(dir.join("serve.log")).unwrap_or_default()
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    Daemon { child, socket }
 }
 
 fn status(client: &mut Client) -> Status {
@@ -136,6 +103,7 @@ fn every_operation_and_message_round_trips() {
         Op::Pulse {
             agent: "ada".into(),
         },
+        Op::Sync,
         Op::SetPulse {
             agent: "ada".into(),
             seconds: 60,

@@ -9,39 +9,17 @@ use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 
-use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, BufReader};
+use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
 use tokio::sync::{broadcast, mpsc};
 
 use super::Daemon;
 use super::hub::CLIENT_LAG;
-use crate::protocol::{MAX_LINE, Op, Request, ServerMsg, VERSION, line, parse};
+use crate::protocol::{Op, Request, ServerMsg, VERSION, line, parse, read_line};
 
 /// How long a write to a client may take before it is dropped.
 const WRITE_TIMEOUT: Duration = Duration::from_secs(10);
 /// How long a client has to say hello.
 const HELLO_TIMEOUT: Duration = Duration::from_secs(10);
-
-/// Reads one line, at most [`MAX_LINE`] bytes: `None` at the end, an error
-/// for a line too long or not UTF-8.
-async fn read_line<R: AsyncRead + Unpin>(
-    reader: &mut BufReader<R>,
-) -> Result<Option<String>, String> {
-    let mut buf = Vec::new();
-    let n = (&mut *reader)
-        .take(MAX_LINE as u64 + 1)
-        .read_until(b'\n', &mut buf)
-        .await
-        .map_err(|e| e.to_string())?;
-    if n == 0 {
-        return Ok(None);
-    }
-    if buf.len() > MAX_LINE {
-        return Err(format!("a line over {MAX_LINE} bytes"));
-    }
-    String::from_utf8(buf)
-        .map(Some)
-        .map_err(|_| "a line that is not UTF-8".into())
-}
 
 /// Serves one client until it leaves or misbehaves. `token` is what a TCP
 /// client must present (none over the Unix socket, which is the owner's

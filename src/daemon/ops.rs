@@ -6,7 +6,6 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use super::Daemon;
-use crate::exec::TurnContext;
 use crate::permission::Authority;
 use crate::protocol::{AgentRow, DecisionSpec, Op, ServerMsg, Snapshot, Status};
 
@@ -137,6 +136,10 @@ pub async fn run(daemon: &Arc<Daemon>, id: u64, op: Op) -> ServerMsg {
                 None => Err("not a decision".into()),
             },
         },
+        Op::Sync => {
+            handle.sync();
+            Ok("synced".into())
+        }
         Op::Message { agent, text } => known(&agent).map(|()| {
             handle.send_message(&agent, &text);
             format!("sent to {agent}")
@@ -174,17 +177,10 @@ pub async fn run(daemon: &Arc<Daemon>, id: u64, op: Op) -> ServerMsg {
         Op::Run { agent, text } => {
             let sync = handle.clone();
             blocking(daemon, move |ex| {
-                let mut ctx = TurnContext::new(&agent, "partner", "partner");
-                let report = ex.run_turn(&mut ctx, &text);
+                let lines = ex.run_line_as(&agent, &text);
                 // Requests it made are announced now.
                 sync.sync();
-                report
-                    .actions
-                    .iter()
-                    .map(|r| r.summary())
-                    .chain(report.errors.iter().map(|e| e.message()))
-                    .collect::<Vec<_>>()
-                    .join("\n")
+                lines.join("\n")
             })
             .await
         }

@@ -78,31 +78,28 @@ impl std::fmt::Debug for Recall {
 }
 
 impl Recall {
+    fn of(config: EmbeddingsConfig) -> Self {
+        Recall {
+            config,
+            embedder: OnceLock::new(),
+            index: Mutex::new(None),
+            status: Mutex::new(IndexStatus::default()),
+            settled: Mutex::new(None),
+            indexing: AtomicBool::new(false),
+            told: Mutex::new(None),
+        }
+    }
+
     /// Search by meaning with the embedder `config` names; `None` when it
     /// names none.
     pub fn new(config: &EmbeddingsConfig) -> Option<Self> {
-        (*config != EmbeddingsConfig::None).then(|| Recall {
-            config: config.clone(),
-            embedder: OnceLock::new(),
-            index: Mutex::new(None),
-            status: Mutex::new(IndexStatus::default()),
-            settled: Mutex::new(None),
-            indexing: AtomicBool::new(false),
-            told: Mutex::new(None),
-        })
+        (*config != EmbeddingsConfig::None).then(|| Recall::of(config.clone()))
     }
 
-    /// Search by meaning with an embedder already made (tests, benchmarks).
+    /// Search by meaning with an embedder already made (evaluations, tests,
+    /// benchmarks).
     pub fn with_embedder(embedder: Arc<dyn Embedder>) -> Self {
-        let recall = Recall {
-            config: EmbeddingsConfig::None,
-            embedder: OnceLock::new(),
-            index: Mutex::new(None),
-            status: Mutex::new(IndexStatus::default()),
-            settled: Mutex::new(None),
-            indexing: AtomicBool::new(false),
-            told: Mutex::new(None),
-        };
+        let recall = Recall::of(EmbeddingsConfig::None);
         let _ = recall.embedder.set(Ok(embedder));
         recall
     }

@@ -20,6 +20,20 @@ use crate::permission::{Check, Verdict};
 use crate::trace::{BlockSpec, TraceOp, TraceOutcome, TraceRecord, TraceSource};
 
 impl Executor {
+    /// Runs a dialect line as `agent`'s own actions, for the partner (the
+    /// console's command line, a client's `run`): checked and queued like
+    /// any; what each action did and each parse error, a line each.
+    pub fn run_line_as(&self, agent: &str, text: &str) -> Vec<String> {
+        let mut ctx = TurnContext::new(agent, "partner", "partner");
+        let report = self.run_turn(&mut ctx, text);
+        report
+            .actions
+            .iter()
+            .map(|r| r.summary())
+            .chain(report.errors.iter().map(|e| e.message().to_string()))
+            .collect()
+    }
+
     /// Creates or rewrites a block as the partner: the same versioning as
     /// an agent's write, recorded in the trace.
     pub fn partner_set_block(&self, spec: BlockSpec) -> Result<ActionReport, ExecError> {

@@ -172,6 +172,9 @@ pub enum Op {
         /// The label.
         label: String,
     },
+    /// Looks at the database now for requests and decisions made by other
+    /// processes (a `partner exec`), instead of at the next sweep.
+    Sync,
     /// Runs a dialect line as an agent (its requests wait like any).
     Run {
         /// The agent it runs as.
@@ -315,6 +318,29 @@ pub fn parse<T: for<'de> Deserialize<'de>>(text: &str) -> Result<T, String> {
     }
     serde_json::from_str(text.trim_end())
         .map_err(|e| format!("not a message of this protocol: {e}"))
+}
+
+/// Reads one line, at most [`MAX_LINE`] bytes: `None` at the end, an error
+/// for a line too long or not UTF-8.
+pub async fn read_line<R: tokio::io::AsyncRead + Unpin>(
+    reader: &mut tokio::io::BufReader<R>,
+) -> Result<Option<String>, String> {
+    let mut buf = Vec::new();
+    use tokio::io::{AsyncBufReadExt, AsyncReadExt};
+    let n = (&mut *reader)
+        .take(MAX_LINE as u64 + 1)
+        .read_until(b'\n', &mut buf)
+        .await
+        .map_err(|e| e.to_string())?;
+    if n == 0 {
+        return Ok(None);
+    }
+    if buf.len() > MAX_LINE {
+        return Err(format!("a line over {MAX_LINE} bytes"));
+    }
+    String::from_utf8(buf)
+        .map(Some)
+        .map_err(|_| "a line that is not UTF-8".into())
 }
 
 /// Where a database's daemon listens: `FILE.sock` beside it.

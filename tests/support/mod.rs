@@ -4,6 +4,7 @@
 #![allow(dead_code)]
 
 pub mod console;
+pub mod daemon;
 pub mod dialect;
 pub mod models;
 pub mod runtime;

@@ -208,6 +208,12 @@ impl App {
             {
                 self.fresh.memory = true;
             }
+            // A problem of partner's own (the daemon gone, an embedder
+            // down): on the status line, not only among the notifications.
+            Event::Error {
+                agent: None,
+                message,
+            } => self.warn(message.clone()),
             _ => {}
         }
         if bell {

@@ -11,7 +11,7 @@ use std::time::Duration;
 use tokio::sync::broadcast;
 
 use crate::agent::{AgentStatus, Event, RuntimeHandle};
-use crate::exec::{Executor, TurnContext};
+use crate::exec::Executor;
 use crate::permission::{Authority, Decision};
 
 /// A boxed future, for the link's asynchronous operations.
@@ -80,17 +80,10 @@ impl RuntimeLink for RuntimeHandle {
         let handle = self.clone();
         Box::pin(async move {
             tokio::task::spawn_blocking(move || {
-                let mut ctx = TurnContext::new(&agent, "partner", "partner");
-                let report = executor.run_turn(&mut ctx, &text);
+                let lines = executor.run_line_as(&agent, &text);
                 // Requests it made are announced now.
                 handle.sync();
-                report
-                    .actions
-                    .iter()
-                    .map(|r| r.summary())
-                    .chain(report.errors.iter().map(|e| e.message()))
-                    .collect::<Vec<_>>()
-                    .join("; ")
+                lines.join("; ")
             })
             .await
             .unwrap_or_else(|e| e.to_string())

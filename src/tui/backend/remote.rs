@@ -11,7 +11,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
+use tokio::io::{AsyncWriteExt, BufReader};
 use tokio::net::UnixStream;
 use tokio::net::unix::{OwnedReadHalf, OwnedWriteHalf};
 use tokio::sync::{broadcast, oneshot};
@@ -20,7 +20,7 @@ use super::link::{Pending, RuntimeLink};
 use crate::agent::{AgentStatus, Event};
 use crate::permission::Decision;
 use crate::protocol::{
-    DecisionSpec, MAX_LINE, Op, Request, ServerMsg, Status, VERSION, line, parse,
+    DecisionSpec, Op, Request, ServerMsg, Status, VERSION, line, parse, read_line,
 };
 
 /// The subscription: answered with a snapshot, then the events.
@@ -95,16 +95,10 @@ async fn open(
 }
 
 async fn read_message(reader: &mut BufReader<OwnedReadHalf>) -> Result<Option<ServerMsg>, String> {
-    let mut buf = Vec::new();
-    let n = (&mut *reader)
-        .take(MAX_LINE as u64 + 1)
-        .read_until(b'\n', &mut buf)
-        .await
-        .map_err(|e| e.to_string())?;
-    if n == 0 {
-        return Ok(None);
+    match read_line(reader).await? {
+        Some(text) => parse(&text).map(Some),
+        None => Ok(None),
     }
-    parse(&String::from_utf8_lossy(&buf)).map(Some)
 }
 
 impl RemoteRuntime {
