@@ -90,8 +90,17 @@ fn two_consoles_attach_decide_detach_and_the_agents_keep_running() {
     assert_eq!(status["running"], true, "{status}");
     assert_eq!(status["pending"], 0, "{status}");
 
-    // A new console attaches and shows the turns so far.
-    let three = attach("attach-three", dir.path());
+    // A new console — `partner` itself, which attaches when a daemon runs
+    // the database — shows the turns so far.
+    let command = format!(
+        "cd {} && env TERM=xterm-256color COLORTERM= {} --config partner.toml --db c.db --no-bell; exec sh",
+        dir.path().display(),
+        env!("CARGO_BIN_EXE_partner"),
+    );
+    let three = Tmux::start("attach-three", &command);
+    three.wait("the attached console", Duration::from_secs(20), |s| {
+        s.contains("Turns") && s.contains("served · attached")
+    });
     three.wait("the turns so far", Duration::from_secs(10), |s| {
         s.contains("Noting the launch.") && s.contains("Stored, thanks.")
     });

@@ -525,3 +525,38 @@ fn a_client_too_slow_to_keep_up_gets_a_fresh_snapshot_not_a_stream_with_holes() 
     // And the daemon still answers everyone.
     assert_eq!(status(&mut control).agents.len(), 1);
 }
+
+#[test]
+fn sigterm_stops_the_daemon_cleanly_and_frees_the_database() {
+    let dir = tempfile::tempdir().unwrap();
+    constellation(dir.path());
+    let mut daemon = serve(dir.path());
+    let pid = daemon.child.id().to_string();
+    assert!(
+        Command::new("kill")
+            .args(["-TERM", &pid])
+            .status()
+            .unwrap()
+            .success()
+    );
+    let started = Instant::now();
+    let status = loop {
+        if let Some(status) = daemon.child.try_wait().unwrap() {
+            break status;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(10),
+            "it did not stop"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    assert!(status.success(), "{status:?}");
+    assert!(!daemon.socket.exists(), "the socket is removed");
+    let log = std::fs::read_to_string(dir.path().join("serve.log")).unwrap();
+    assert!(log.contains("SIGTERM") && log.contains("stopped"), "{log}");
+    // The database is free: another runtime may take it.
+    let (code, out, _) = partner_in(dir.path(), &["status", "--db", "c.db"], "");
+    assert_eq!(code, Some(1), "{out}");
+    let again = serve(dir.path());
+    drop(again);
+}
