@@ -560,3 +560,31 @@ fn sigterm_stops_the_daemon_cleanly_and_frees_the_database() {
     let again = serve(dir.path());
     drop(again);
 }
+
+#[test]
+fn a_flood_of_connections_is_refused_past_the_limit_and_the_daemon_recovers() {
+    let dir = tempfile::tempdir().unwrap();
+    constellation(dir.path());
+    let daemon = serve(dir.path());
+    // 256 connections that never say hello.
+    let mut idle = Vec::new();
+    for _ in 0..256 {
+        idle.push(UnixStream::connect(&daemon.socket).unwrap());
+    }
+    // Give the daemon a moment to count them all.
+    std::thread::sleep(Duration::from_millis(300));
+    let hello =
+        format!("{{\"id\":0,\"op\":\"hello\",\"version\":{VERSION},\"client\":\"late\"}}\n");
+    let got = raw(&daemon.socket, &[hello.as_bytes()]);
+    assert!(
+        got[0]["message"]
+            .as_str()
+            .unwrap()
+            .contains("too many connections"),
+        "{got:?}"
+    );
+    drop(idle);
+    wait_for("room again", Duration::from_secs(10), || {
+        Client::connect(&daemon.socket, "test").is_ok()
+    });
+}

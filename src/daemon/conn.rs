@@ -20,6 +20,20 @@ use crate::protocol::{Op, Request, ServerMsg, VERSION, line, parse, read_line};
 const WRITE_TIMEOUT: Duration = Duration::from_secs(10);
 /// How long a client has to say hello.
 const HELLO_TIMEOUT: Duration = Duration::from_secs(10);
+/// Most connections open at once; more are refused.
+pub const MAX_CONNECTIONS: usize = 256;
+/// Most requests of one client running at once; it waits for one to end
+/// before more of its lines are read.
+const MAX_IN_FLIGHT: usize = 32;
+
+/// Counts a connection while it is open.
+struct Open(Arc<Daemon>);
+
+impl Drop for Open {
+    fn drop(&mut self) {
+        self.0.connections.fetch_sub(1, Ordering::SeqCst);
+    }
+}
 
 /// Serves one client until it leaves or misbehaves. `token` is what a TCP
 /// client must present (none over the Unix socket, which is the owner's
@@ -48,6 +62,19 @@ where
         let _ = write.shutdown().await;
     });
     let refuse = |message: String| ServerMsg::Error { message };
+    let open = daemon.connections.fetch_add(1, Ordering::SeqCst) + 1;
+    let _open = Open(Arc::clone(&daemon));
+    if open > MAX_CONNECTIONS {
+        tracing::warn!("refused a connection: {MAX_CONNECTIONS} are open");
+        let _ = tx
+            .send(refuse(format!(
+                "too many connections ({MAX_CONNECTIONS} are open); try again later"
+            )))
+            .await;
+        drop(tx);
+        let _ = writer.await;
+        return;
+    }
     // The hello.
     let hello = match tokio::time::timeout(HELLO_TIMEOUT, read_line(&mut reader)).await {
         Ok(Ok(Some(text))) => parse::<Request>(&text),
@@ -113,6 +140,7 @@ where
     daemon.clients.fetch_add(1, Ordering::SeqCst);
     tracing::info!(client = %who, "client connected");
     let mut forward: Option<tokio::task::JoinHandle<()>> = None;
+    let in_flight = Arc::new(tokio::sync::Semaphore::new(MAX_IN_FLIGHT));
     loop {
         let text = match read_line(&mut reader).await {
             Ok(Some(text)) => text,
@@ -143,11 +171,15 @@ where
             op => {
                 // Each request runs on its own, so a decision that waits on
                 // the database does not hold the client's other requests.
+                let Ok(permit) = Arc::clone(&in_flight).acquire_owned().await else {
+                    break;
+                };
                 let daemon = Arc::clone(&daemon);
                 let tx = tx.clone();
                 tokio::spawn(async move {
                     let answer = super::ops::run(&daemon, request.id, op).await;
                     let _ = tx.send(answer).await;
+                    drop(permit);
                 });
             }
         }

@@ -29,7 +29,10 @@ pub struct Daemon {
     socket: PathBuf,
     started: Instant,
     agents: Vec<String>,
+    /// Clients past hello.
     clients: AtomicUsize,
+    /// Open connections, hello or not (bounded by `conn::MAX_CONNECTIONS`).
+    connections: AtomicUsize,
 }
 
 /// How `partner serve` listens.
@@ -94,6 +97,7 @@ pub async fn run(
         started: Instant::now(),
         agents: config.agents.iter().map(|a| a.name.clone()).collect(),
         clients: AtomicUsize::new(0),
+        connections: AtomicUsize::new(0),
     });
     // Number every event once, for every client.
     let mut events = handle.subscribe();
