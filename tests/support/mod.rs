@@ -6,6 +6,7 @@
 pub mod console;
 pub mod daemon;
 pub mod dialect;
+pub mod driving;
 pub mod models;
 pub mod runtime;
 pub mod tmux;
