@@ -10,7 +10,7 @@ use std::sync::Arc;
 use super::run::{config_dir, data_dir};
 use crate::daemon::lock;
 use crate::error::{Error, Result};
-use crate::protocol::{Status, socket_for};
+use crate::protocol::Status;
 use crate::tui::backend::link::RuntimeLink;
 use crate::tui::backend::remote::RemoteRuntime;
 
@@ -45,11 +45,7 @@ pub fn run_attach(options: &AttachOptions) -> Result<i32> {
     let socket = options
         .socket
         .clone()
-        .or_else(|| {
-            db.as_ref()
-                .and_then(|db| lock::holder(db).and_then(|h| h.socket).map(PathBuf::from))
-        })
-        .or_else(|| db.as_ref().map(|db| socket_for(db)))
+        .or_else(|| db.as_deref().map(lock::socket_of))
         .ok_or_else(|| Error::Usage("give --db or --socket".into()))?;
     let dir = config_dir();
     let theme = crate::tui::driver::load_theme(options.theme.as_deref(), dir.as_deref())

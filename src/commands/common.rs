@@ -74,25 +74,18 @@ impl DbArg {
             return Ok(db.clone());
         }
         let (config, _) = super::run::load_constellation(&super::run::RunOptions::default())?;
-        Ok(super::run::data_dir()?.join(format!("{}.db", config.name)))
+        super::run::database_path(None, &config.name)
     }
 }
 
 /// The `[embeddings]` of the constellation config `config`, or of
-/// ./partner.toml when none is given and it exists (none otherwise): the
-/// embedder commands outside a running constellation search with.
+/// ./partner.toml when none is given and it exists (none otherwise, as
+/// the demo has none): the embedder commands outside a running
+/// constellation search with.
 pub fn embeddings(config: Option<&Path>) -> Result<crate::embed::EmbeddingsConfig> {
-    let local = Path::new("partner.toml");
-    let path = config
-        .map(Path::to_path_buf)
-        .or_else(|| local.exists().then(|| local.to_path_buf()));
-    Ok(match path {
-        Some(path) => {
-            crate::agent::ConstellationConfig::load(&path)
-                .map_err(|e| Error::Usage(e.to_string()))?
-                .exec
-                .embeddings
-        }
-        None => crate::embed::EmbeddingsConfig::None,
-    })
+    let options = super::run::RunOptions {
+        config: config.map(Path::to_path_buf),
+        ..super::run::RunOptions::default()
+    };
+    Ok(super::run::load_constellation(&options)?.0.exec.embeddings)
 }

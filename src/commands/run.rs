@@ -158,6 +158,15 @@ pub fn open_constellation(config: &ConstellationConfig, db: &Path) -> Result<Arc
     Ok(Arc::new(executor))
 }
 
+/// The database a constellation named `name` uses: `db` when given, else
+/// `NAME.db` in partner's data directory.
+pub fn database_path(db: Option<&Path>, name: &str) -> Result<PathBuf> {
+    match db {
+        Some(db) => Ok(db.to_path_buf()),
+        None => Ok(data_dir()?.join(format!("{name}.db"))),
+    }
+}
+
 /// The database to use (`--db`, or the data directory; the demo starts
 /// fresh each time there) and its runtime lock: one runtime per database,
 /// so a daemon or another console running it is an error that names it.
@@ -167,10 +176,7 @@ pub fn database_for(
     config: &ConstellationConfig,
     demo: bool,
 ) -> Result<(PathBuf, crate::daemon::RuntimeLock)> {
-    let db = match &options.db {
-        Some(db) => db.clone(),
-        None => data_dir()?.join(format!("{}.db", config.name)),
-    };
+    let db = database_path(options.db.as_deref(), &config.name)?;
     let lock = crate::daemon::lock::acquire(
         &db,
         &crate::daemon::Holder {
@@ -246,10 +252,7 @@ pub fn run_run(options: &RunOptions, out: &mut dyn Write, err: &mut dyn Write) -
     // A daemon already runs this database: the console attaches to it.
     let console = !options.headless && std::io::IsTerminal::is_terminal(&std::io::stdout());
     if console && duration.is_none() && options.messages.is_empty() {
-        let db = match &options.db {
-            Some(db) => db.clone(),
-            None => data_dir()?.join(format!("{}.db", config.name)),
-        };
+        let db = database_path(options.db.as_deref(), &config.name)?;
         if let Some(crate::daemon::Holder {
             socket: Some(socket),
             ..

@@ -7,7 +7,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use super::common::{line, write_json};
-use super::run::{RunOptions, config_dir, data_dir, load_constellation, open_constellation};
+use super::run::{RunOptions, config_dir, database_path, load_constellation, open_constellation};
 use crate::daemon::{Holder, Listen, lock};
 use crate::error::{Error, Result};
 use crate::protocol::client::{Client, ClientError};
@@ -60,15 +60,6 @@ pub struct MsgOptions {
     pub text: String,
 }
 
-/// The database `serve` runs on: `--db`, or the constellation's in the
-/// data directory (kept across restarts, the demo's too).
-fn serve_db(options: &ServeOptions, name: &str) -> Result<PathBuf> {
-    match &options.db {
-        Some(db) => Ok(db.clone()),
-        None => Ok(data_dir()?.join(format!("{name}.db"))),
-    }
-}
-
 /// The token TCP clients present: partner's config directory's `token`,
 /// made (32 random bytes, hex, mode 0600) the first time.
 pub fn tcp_token() -> Result<String> {
@@ -118,11 +109,12 @@ pub fn run_serve(options: &ServeOptions) -> Result<i32> {
     };
     let (config, _demo) = load_constellation(&run)?;
     // Absolute, so clients anywhere (`partner attach --socket`) find it.
-    let db =
-        std::path::absolute(serve_db(options, &config.name)?).map_err(|source| Error::Read {
+    let db = std::path::absolute(database_path(options.db.as_deref(), &config.name)?).map_err(
+        |source| Error::Read {
             path: PathBuf::from("."),
             source,
-        })?;
+        },
+    )?;
     if let Some(addr) = options.listen
         && !addr.ip().is_loopback()
         && !options.public
@@ -174,13 +166,14 @@ pub fn run_serve(options: &ServeOptions) -> Result<i32> {
     Ok(0)
 }
 
+/// Seconds (as a daemon reports them) in milliseconds, without overflow.
+fn secs_ms(secs: u64) -> i64 {
+    i64::try_from(secs).unwrap_or(i64::MAX).saturating_mul(1000)
+}
+
 /// A connection to the daemon running `db`, if one does.
 pub fn daemon_for(db: &Path) -> Option<Client> {
-    let socket = lock::holder(db)
-        .and_then(|h| h.socket)
-        .map(PathBuf::from)
-        .unwrap_or_else(|| socket_for(db));
-    Client::connect(&socket, "cli").ok()
+    Client::connect(&lock::socket_of(db), "cli").ok()
 }
 
 /// Runs `partner status`: exit 0 when a daemon runs the database, 1 when
@@ -227,7 +220,7 @@ pub fn run_status(options: &StatusOptions, out: &mut dyn Write) -> Result<i32> {
             status.name,
             status.pid,
             status.socket,
-            crate::tui::panes::human_duration(status.uptime_secs as i64 * 1000),
+            crate::tui::panes::human_duration(secs_ms(status.uptime_secs)),
             status.pending,
             status.clients
         ),
@@ -238,7 +231,7 @@ pub fn run_status(options: &StatusOptions, out: &mut dyn Write) -> Result<i32> {
             .map(|s| {
                 format!(
                     ", next pulse in {}",
-                    crate::tui::panes::human_duration(s as i64 * 1000)
+                    crate::tui::panes::human_duration(secs_ms(s))
                 )
             })
             .unwrap_or_default();

@@ -89,6 +89,15 @@ fn holder_of(file: &mut File) -> Option<Holder> {
     serde_json::from_str(&text).ok()
 }
 
+/// Where the daemon running `db` listens: the socket its lock names, else
+/// the default beside the database.
+pub fn socket_of(db: &Path) -> PathBuf {
+    holder(db)
+        .and_then(|h| h.socket)
+        .map(PathBuf::from)
+        .unwrap_or_else(|| crate::protocol::socket_for(db))
+}
+
 /// Who holds `db`'s runtime lock now, if anyone.
 pub fn holder(db: &Path) -> Option<Holder> {
     let mut file = File::open(lock_path(db)).ok()?;

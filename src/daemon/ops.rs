@@ -38,8 +38,17 @@ async fn blocking<T: Send + 'static>(
         .map_err(|e| format!("the work failed: {e}"))
 }
 
-/// The daemon and every agent now.
-pub async fn status(daemon: &Arc<Daemon>) -> Status {
+/// The waiting requests, read on the blocking pool.
+async fn waiting(daemon: &Arc<Daemon>) -> Vec<crate::permission::PendingRequest> {
+    blocking(daemon, |ex| {
+        crate::permission::pending::waiting(&ex.store().read()).unwrap_or_default()
+    })
+    .await
+    .unwrap_or_default()
+}
+
+/// The daemon and every agent now, with `pending` requests waiting.
+async fn status_with(daemon: &Arc<Daemon>, pending: usize) -> Status {
     let agents = daemon
         .handle
         .status()
@@ -52,11 +61,6 @@ pub async fn status(daemon: &Arc<Daemon>) -> Status {
             waiting: s.waiting,
         })
         .collect();
-    let pending = blocking(daemon, |ex| {
-        crate::permission::pending::waiting(&ex.store().read()).map_or(0, |w| w.len())
-    })
-    .await
-    .unwrap_or(0);
     Status {
         pid: std::process::id(),
         name: daemon.name.clone(),
@@ -69,16 +73,17 @@ pub async fn status(daemon: &Arc<Daemon>) -> Status {
     }
 }
 
+/// The daemon and every agent now.
+pub async fn status(daemon: &Arc<Daemon>) -> Status {
+    let pending = waiting(daemon).await.len();
+    status_with(daemon, pending).await
+}
+
 /// Everything a client needs before the events that follow `recent`.
 pub async fn snapshot(daemon: &Arc<Daemon>, recent: Vec<crate::protocol::Sequenced>) -> Snapshot {
-    let status = status(daemon).await;
-    let pending = blocking(daemon, |ex| {
-        crate::permission::pending::waiting(&ex.store().read()).unwrap_or_default()
-    })
-    .await
-    .unwrap_or_default();
+    let pending = waiting(daemon).await;
     Snapshot {
-        status,
+        status: status_with(daemon, pending.len()).await,
         pending,
         recent,
     }

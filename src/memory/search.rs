@@ -178,6 +178,21 @@ pub fn search(conn: &Connection, query: &SearchQuery) -> MemoryResult<Vec<Search
     Ok(hits)
 }
 
+/// A hit of `domain` from a row of agent, id, label, role, snippet, rank
+/// and time (every search of memory selects these, in this order).
+pub(super) fn hit_of(domain: SearchDomain, r: &rusqlite::Row<'_>) -> rusqlite::Result<SearchHit> {
+    Ok(SearchHit {
+        domain,
+        agent: r.get(0)?,
+        id: r.get(1)?,
+        label: r.get(2)?,
+        role: r.get(3)?,
+        snippet: r.get(4)?,
+        rank: r.get(5)?,
+        time: r.get(6)?,
+    })
+}
+
 /// One domain's hits for the FTS5 query `fts`, best first.
 fn search_domain(
     conn: &Connection,
@@ -232,18 +247,7 @@ fn search_domain(
                 limit,
                 query.reach.code()
             ],
-            |r| {
-                Ok(SearchHit {
-                    domain,
-                    agent: r.get(0)?,
-                    id: r.get(1)?,
-                    label: r.get(2)?,
-                    role: r.get(3)?,
-                    snippet: r.get(4)?,
-                    rank: r.get(5)?,
-                    time: r.get(6)?,
-                })
-            },
+            |r| hit_of(domain, r),
         )?;
         for hit in rows {
             hits.push(hit?);

@@ -14,7 +14,7 @@ use rusqlite::{Connection, OptionalExtension, params};
 use serde::Serialize;
 
 use super::error::MemoryResult;
-use super::search::{SearchDomain, SearchHit, SearchQuery, search};
+use super::search::{SearchDomain, SearchHit, SearchQuery, hit_of, search};
 use crate::clock::Millis;
 
 /// Something to embed: an item and its text as it is now.
@@ -353,18 +353,18 @@ fn filtered(
     let until = query.until.unwrap_or(i64::MAX);
     let sql = match domain {
         SearchDomain::Blocks => {
-            "SELECT b.agent, b.id, b.label, NULL, substr(b.value, 1, 160), b.updated_at FROM blocks b
+            "SELECT b.agent, b.id, b.label, NULL, substr(b.value, 1, 160), 0.0, b.updated_at FROM blocks b
              WHERE b.id = ?1 AND b.deleted_at IS NULL
                AND (?2 IS NULL OR b.agent = ?2 OR ?6 = 2 OR (?6 = 1 AND b.shared = 1))
                AND b.updated_at >= ?3 AND b.updated_at < ?4 AND ?5 IS NULL"
         }
         SearchDomain::Archival => {
-            "SELECT a.agent, a.id, NULL, NULL, substr(a.content, 1, 160), a.created_at FROM archival a
+            "SELECT a.agent, a.id, NULL, NULL, substr(a.content, 1, 160), 0.0, a.created_at FROM archival a
              WHERE a.id = ?1 AND (?2 IS NULL OR a.agent = ?2 OR ?6 = 2)
                AND a.created_at >= ?3 AND a.created_at < ?4 AND ?5 IS NULL"
         }
         SearchDomain::Conversations => {
-            "SELECT m.agent, m.id, m.thread, m.role, substr(m.content, 1, 160), m.created_at FROM messages m
+            "SELECT m.agent, m.id, m.thread, m.role, substr(m.content, 1, 160), 0.0, m.created_at FROM messages m
              WHERE m.id = ?1 AND (?2 IS NULL OR m.agent = ?2 OR m.role = 'agent:' || ?2 OR ?6 = 2)
                AND m.created_at >= ?3 AND m.created_at < ?4 AND (?5 IS NULL OR m.role = ?5)"
         }
@@ -380,18 +380,7 @@ fn filtered(
                 query.role,
                 query.reach.code()
             ],
-            |r| {
-                Ok(SearchHit {
-                    domain,
-                    agent: r.get(0)?,
-                    id: r.get(1)?,
-                    label: r.get(2)?,
-                    role: r.get(3)?,
-                    snippet: r.get(4)?,
-                    rank: 0.0,
-                    time: r.get(5)?,
-                })
-            },
+            |r| hit_of(domain, r),
         )
         .optional()?)
 }
