@@ -3,7 +3,7 @@
 //! clients (a scripted reply of 2,000 words is 2,000 token events, timed
 //! until every client has read the reply's end), and the latency of a
 //! decision: from a client's `decide` to the executed action's event
-//! reaching it.
+//! reaching it, and to the continuation of the agent's turn that waited.
 
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
@@ -29,14 +29,16 @@ impl Drop for Daemon {
 fn serve(dir: &Path) -> Daemon {
     std::fs::write(
         dir.join("partner.toml"),
-        "name = \"bench\"\npolicy = \"policy.toml\"\n[providers.scripted]\nkind = \"scripted\"\nscript = \"script.toml\"\n\n[[agents]]\nname = \"ada\"\nmodel = \"scripted:x\"\npulse = \"24h\"\n",
+        "name = \"bench\"\npolicy = \"policy.toml\"\n[providers.scripted]\nkind = \"scripted\"\nscript = \"script.toml\"\n\n[[agents]]\nname = \"ada\"\nmodel = \"scripted:x\"\npulse = \"24h\"\n\n[[agents]]\nname = \"bo\"\nmodel = \"scripted:x\"\npulse = \"24h\"\n",
     )
     .unwrap();
     std::fs::write(dir.join("policy.toml"), "default = \"allow\"\n").unwrap();
     let words = "word ".repeat(WORDS);
     std::fs::write(
         dir.join("script.toml"),
-        format!("[agents.ada]\nunexpected = \"{words}\"\n"),
+        format!(
+            "[agents.ada]\nunexpected = \"{words}\"\n[agents.bo]\nunexpected = \"/recall insert \\\"noted\\\" ?ask\"\n"
+        ),
     )
     .unwrap();
     let child = Command::new(env!("CARGO_BIN_EXE_partner"))
@@ -175,6 +177,57 @@ fn bench(c: &mut Criterion) {
                         event: Event::ActionExecuted { .. },
                         ..
                     }) = watcher.read().unwrap()
+                    {
+                        break;
+                    }
+                }
+                total += started.elapsed();
+            }
+            total
+        })
+    });
+    // The partner's decision on a request an agent's turn waits on, timed
+    // from `decide` until the agent's continuation starts (what a console
+    // adds on top is a keypress handled in microseconds and one write to
+    // the socket).
+    group.bench_function("decision_to_continuation", |b| {
+        b.iter_custom(|iters| {
+            let mut total = Duration::ZERO;
+            for _ in 0..iters {
+                control
+                    .request(Op::Message {
+                        agent: "bo".into(),
+                        text: "note it".into(),
+                    })
+                    .unwrap();
+                let id = loop {
+                    if let ServerMsg::Event(Sequenced {
+                        event: Event::PermissionRequested { id, agent, .. },
+                        ..
+                    }) = watcher.read().unwrap()
+                        && agent == "bo"
+                    {
+                        break id;
+                    }
+                };
+                let started = Instant::now();
+                control
+                    .request(Op::Decide {
+                        request: id,
+                        decision: DecisionSpec::Approve,
+                    })
+                    .unwrap();
+                loop {
+                    if let ServerMsg::Event(Sequenced {
+                        event:
+                            Event::TurnStarted {
+                                agent,
+                                kind: partner::agent::provider::PromptKind::Continuation,
+                                ..
+                            },
+                        ..
+                    }) = watcher.read().unwrap()
+                        && agent == "bo"
                     {
                         break;
                     }
