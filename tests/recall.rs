@@ -80,6 +80,19 @@ fn without_an_embedder_search_is_by_keyword_as_before() {
     let missed = r.ok("ada", "/recall \"launch\"");
     assert!(missed.text.contains("nothing found"), "{}", missed.text);
     assert!(r.exec.recall().is_none());
+    // A question in words: no memory holds every word, so those holding
+    // some of its telling words answer, the one with most of them first.
+    r.ok("ada", "/recall insert \"launch date: not set yet\"");
+    r.ok("ada", "/recall insert \"lunch with the team\"");
+    let asked = r.ok("ada", "/recall \"what did Dana say about the launch date\"");
+    let first = asked.text.find("not set yet");
+    let second = asked.text.find("on Friday");
+    assert!(
+        first.is_some() && second.is_some() && first < second,
+        "{}",
+        asked.text
+    );
+    assert!(!asked.text.contains("lunch"), "{}", asked.text);
 }
 
 #[test]
