@@ -391,6 +391,9 @@ fn said(out: &mut dyn Write, json: bool, message: &str) -> Result<i32> {
     Ok(0)
 }
 
+/// Largest relevance set file read.
+const MAX_SET_BYTES: u64 = 64 << 20;
+
 /// `partner memory relevance`.
 fn relevance(
     options: &MemoryOptions,
@@ -400,10 +403,20 @@ fn relevance(
 ) -> Result<i32> {
     use crate::embed::relevance::{BUILTIN_SET, RelevanceSet, evaluate};
     let text = match set {
-        Some(path) => std::fs::read_to_string(path).map_err(|source| Error::Read {
-            path: path.to_path_buf(),
-            source,
-        })?,
+        Some(path) => {
+            let read = |source| Error::Read {
+                path: path.to_path_buf(),
+                source,
+            };
+            let len = std::fs::metadata(path).map_err(read)?.len();
+            if len > MAX_SET_BYTES {
+                return Err(Error::Usage(format!(
+                    "{}: {len} bytes; a relevance set is at most {MAX_SET_BYTES}",
+                    path.display()
+                )));
+            }
+            std::fs::read_to_string(path).map_err(read)?
+        }
         None => BUILTIN_SET.to_string(),
     };
     let set = RelevanceSet::parse(&text).map_err(Error::Usage)?;
