@@ -63,19 +63,21 @@ const MAX_RESULTS: usize = 10_000;
 
 /// The states matching `request` starts from, first rule on top (rules
 /// that cannot begin the request are left out).
-fn initial_states_for<'g>(grammar: &'g Grammar, request: &str, stack: &mut Vec<State<'g>>) {
+fn initial_states_for<'g>(grammar: &'g Grammar, request: &str, work: &mut Work<'g>) {
     let set: &RuleSet = &grammar.rules;
     let rules = set.rules();
     // Separators may lead unless an alternative's spacing is `none`; the
     // table answers for both (it may let more through, never fewer).
-    let table = set.dispatch().map(|d| d.mask_at(request, 0, true));
+    let table = set
+        .dispatch()
+        .map(|d| work.needs_met(request, set, d.mask_at(request, 0, true)));
     for i in (0..rules.len()).rev() {
         let viable = match table {
             Some(mask) => mask & (1 << i) != 0,
             None => may_start(request, 0, set.firsts(i), rules[i].spacing != Spacing::None),
         };
         if viable {
-            stack.push(State::start(set, i));
+            work.arena.stack.push(State::start(set, i));
         }
     }
 }
@@ -89,7 +91,7 @@ pub(super) fn initial_states<'g>(grammar: &'g Grammar, stack: &mut Vec<State<'g>
 /// Every parse of `request`, in the reference's order.
 pub fn match_grammar(grammar: &Grammar, request: &str, options: &MatchOptions) -> Vec<MatchResult> {
     let mut work = Work::new(*options, true);
-    initial_states_for(grammar, request, &mut work.arena.stack);
+    initial_states_for(grammar, request, &mut work);
     let mut results: Vec<MatchResult> = Vec::new();
     loop {
         let height = work.arena.stack.len();

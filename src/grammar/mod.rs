@@ -19,6 +19,7 @@ mod conform;
 mod expr;
 mod matcher;
 mod model;
+mod needs;
 mod parse;
 pub mod schema;
 pub mod serial;

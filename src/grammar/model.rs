@@ -7,6 +7,7 @@ use std::collections::HashSet;
 use std::sync::{Arc, OnceLock};
 
 use super::expr::Expr;
+use super::needs::Needs;
 use super::parse::Spacing;
 use super::text::literal_at;
 
@@ -34,6 +35,9 @@ pub struct RuleSet {
     /// The same, as a table from a place's first two bytes to the
     /// alternatives that may begin there (at most 64 alternatives).
     dispatch: OnceLock<Option<Dispatch>>,
+    /// The words each alternative cannot match without (none when no
+    /// alternative needs any).
+    needs: OnceLock<Option<Needs>>,
 }
 
 /// Which alternatives of a rule set (at most 64, a bit each) may begin at
@@ -277,6 +281,11 @@ impl RuleSet {
         self.dispatch.get()?.as_ref()
     }
 
+    /// The words alternatives need anywhere in a request, when any does.
+    pub(super) fn needs(&self) -> Option<&Needs> {
+        self.needs.get()?.as_ref()
+    }
+
     /// Binds the alternatives of a named rule, once all rules exist (so
     /// rules may refer to each other in any order).
     pub(super) fn bind(&self, rules: Vec<Rule>) {
@@ -289,6 +298,7 @@ impl RuleSet {
             rules: OnceLock::new(),
             firsts: OnceLock::new(),
             dispatch: OnceLock::new(),
+            needs: OnceLock::new(),
         };
         if let Some(r) = rules {
             let _ = set.rules.set(r);
@@ -366,7 +376,15 @@ pub(super) fn compute_firsts(set: &Arc<RuleSet>, visiting: &mut HashSet<usize>) 
             }
         }
     }
+    let needs = Needs::new(
+        set.rules().iter().map(|r| r.parts.as_slice()),
+        &mut |part| match part {
+            Part::Rules { rules, .. } => Some(compute_firsts(rules, visiting)),
+            _ => None,
+        },
+    );
     visiting.remove(&key);
+    let _ = set.needs.set((!needs.is_empty()).then_some(needs));
     let _ = set.dispatch.set(Dispatch::new(&out));
     let _ = set.firsts.set(out.clone());
     out

@@ -89,6 +89,9 @@ pub(super) struct Arena<'g> {
     pub stack: Vec<State<'g>>,
     /// Places already asked which alternatives may begin there.
     pub seen: Vec<(Place, u64)>,
+    /// Rule sets (by address) already asked which alternatives' needed
+    /// words the request holds: the alternatives checked, and those met.
+    pub needs: Vec<(usize, u64, u64)>,
     /// Skipped forks whose search a taking path may make for them.
     pub twins: Twins<'g>,
 }
@@ -106,6 +109,7 @@ struct Spare {
     values: Vec<ValNode<'static>>,
     stack: Vec<State<'static>>,
     seen: Vec<(Place, u64)>,
+    needs: Vec<(usize, u64, u64)>,
     twins: Vec<Twin<'static>>,
     twins_open: Vec<usize>,
     twins_waiting: Vec<usize>,
@@ -147,6 +151,7 @@ impl<'g> Arena<'g> {
                 values: spare.values,
                 stack: spare.stack,
                 seen: spare.seen,
+                needs: spare.needs,
                 twins: Twins::reuse(
                     emptied(spare.twins),
                     spare.twins_open,
@@ -173,6 +178,7 @@ impl Drop for Arena<'_> {
             values: emptied(std::mem::take(&mut self.values)),
             stack: emptied(std::mem::take(&mut self.stack)),
             seen: emptied(std::mem::take(&mut self.seen)),
+            needs: emptied(std::mem::take(&mut self.needs)),
         };
         SPARE.with(|spare| {
             if let Ok(mut spare) = spare.try_borrow_mut() {

@@ -4,6 +4,7 @@
 
 use super::matcher::{MAX_STEPS, MatchOptions, Policy};
 use super::model::RuleSet;
+use super::needs::Grams;
 use super::state::{Arena, Origin, State};
 use super::viable::{Viable, viable_at};
 
@@ -18,6 +19,8 @@ pub(super) struct Work<'g> {
     pub prune: bool,
     /// Parses found so far.
     pub found: usize,
+    /// The request's letter pairs, once a rule's needed words are asked.
+    grams: Option<Grams>,
 }
 
 impl<'g> Work<'g> {
@@ -30,6 +33,7 @@ impl<'g> Work<'g> {
             steps: 0,
             prune,
             found: 0,
+            grams: None,
         }
     }
 
@@ -71,7 +75,8 @@ impl<'g> Work<'g> {
             && !wild
         {
             // Cheaper to look up again than to remember.
-            return Viable::Mask(d.mask_at(s, index, lead));
+            let mask = d.mask_at(s, index, lead);
+            return Viable::Mask(self.needs_met(s, rules, mask));
         }
         let key = (
             std::ptr::from_ref(rules) as usize,
@@ -89,10 +94,37 @@ impl<'g> Work<'g> {
                 m | u64::from(viable_at(s, rules, i, index, wild, lead)) << i
             }),
         };
+        let mask = self.needs_met(s, rules, mask);
         if self.arena.seen.len() < MAX_VIABLE_SEEN {
             self.arena.seen.push((key, mask));
         }
         Viable::Mask(mask)
+    }
+
+    /// Of the alternatives of `rules` in `mask`, those whose needed words
+    /// occur in `s` (worked out once per rule set and match).
+    pub(super) fn needs_met(&mut self, s: &str, rules: &RuleSet, mask: u64) -> u64 {
+        let Some(needs) = rules.needs() else {
+            return mask;
+        };
+        let grams = self.grams.get_or_insert_with(|| Grams::of(s));
+        let key = std::ptr::from_ref(rules) as usize;
+        let seen = &mut self.arena.needs;
+        let slot = match seen.iter().position(|e| e.0 == key) {
+            Some(at) => at,
+            None if seen.len() < MAX_VIABLE_SEEN => {
+                seen.push((key, 0, 0));
+                seen.len() - 1
+            }
+            None => return needs.filter(grams, mask),
+        };
+        let (_, checked, met) = &mut seen[slot];
+        let fresh = mask & !*checked;
+        if fresh != 0 {
+            *met |= needs.filter(grams, fresh);
+            *checked |= fresh;
+        }
+        mask & *met
     }
 
     /// True once the match has done as much as it may.
