@@ -40,4 +40,4 @@ pub use matcher::{MAX_STEPS, MatchOptions, MatchResult, Policy, match_grammar};
 pub use model::{FirstWords, Grammar, Part, Rule, RuleSet};
 pub use parse::{Spacing, line_col};
 pub use text::is_sep as is_separator;
-pub use value::Value;
+pub use value::{Text, Value};

@@ -6,6 +6,10 @@ use std::sync::Arc;
 
 use serde_json::{Map, Number, Value as Json};
 
+/// A string value: up to 24 bytes are held without an allocation, so
+/// building a parse's value rarely allocates for its captures.
+pub type Text = compact_str::CompactString;
+
 /// A value an action grammar produces.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub enum Value {
@@ -17,8 +21,8 @@ pub enum Value {
     Bool(bool),
     /// A number (a double, as in JavaScript).
     Number(f64),
-    /// A string.
-    String(Arc<str>),
+    /// A string (short ones, as most captures are, held inline).
+    String(Text),
     /// An array.
     Array(Vec<Value>),
     /// An object, its keys in insertion order.
@@ -56,7 +60,7 @@ impl Value {
             Json::Null => Value::Null,
             Json::Bool(b) => Value::Bool(*b),
             Json::Number(n) => Value::Number(n.as_f64().unwrap_or(f64::NAN)),
-            Json::String(s) => Value::String(Arc::from(s.clone())),
+            Json::String(s) => Value::String(Text::from(s.as_str())),
             Json::Array(items) => Value::Array(items.iter().map(Value::from_json).collect()),
             Json::Object(m) if m.len() == 1 && m.get("$undefined") == Some(&Json::Bool(true)) => {
                 Value::Undefined
@@ -127,7 +131,7 @@ impl Value {
                     let units: Vec<u16> = s.encode_utf16().collect();
                     units
                         .get(i)
-                        .map(|u| Value::String(Arc::from(String::from_utf16_lossy(&[*u]))))
+                        .map(|u| Value::String(Text::from(String::from_utf16_lossy(&[*u]))))
                 })
                 .unwrap_or(Value::Undefined),
             Value::Array(items) if key == "length" => Value::Number(items.len() as f64),

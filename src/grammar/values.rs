@@ -3,7 +3,7 @@
 //! demand — and what that counted (captures read, wildcard characters,
 //! where entity-typed captures landed).
 
-use std::sync::Arc;
+use crate::grammar::value::Text;
 
 use super::expr::{Expr, Path, eval};
 use super::state::{Arena, Captured, IdNode, Link, NIL};
@@ -111,11 +111,11 @@ fn matched_value(
             if entry.wildcard {
                 stat.chars += utf16_len(text);
             }
-            Value::String(Arc::from(text))
+            Value::String(Text::from(text))
         }
         Captured::Words(words) => {
             stat.count += 1;
-            Value::String(Arc::from(words.join(" ")))
+            Value::String(Text::from(words.join(" ")))
         }
         Captured::Num(n) => {
             stat.count += 1;

@@ -4,7 +4,7 @@ use super::methods::call;
 use std::sync::Arc;
 
 use super::{Expr, Field, Item, Piece};
-use crate::grammar::value::{Value, js_number};
+use crate::grammar::value::{Text, Value, js_number};
 
 /// Where in the result a value lands (`parameters.date`), written out only
 /// when somebody asks.
@@ -91,7 +91,7 @@ pub fn eval(e: &Expr, path: &Path<'_>, var: &mut dyn FnMut(&str, &Path<'_>) -> V
                     Piece::Expr(e) => s.push_str(&eval(e, path, var).to_js_string()),
                 }
             }
-            Value::String(Arc::from(s))
+            Value::String(Text::from(s))
         }
         Expr::Unary(super::Operator(op), e) => {
             let v = eval(e, path, var);
@@ -183,7 +183,7 @@ fn binary(op: &str, a: &Value, b: &Value) -> Value {
     match op {
         "+" => match (a, b) {
             (Value::String(_), _) | (_, Value::String(_)) => {
-                Value::String(Arc::from(a.to_js_string() + &b.to_js_string()))
+                Value::String(Text::from(a.to_js_string() + &b.to_js_string()))
             }
             _ => Value::Number(to_number(a) + to_number(b)),
         },

@@ -1,9 +1,7 @@
 //! The string, array and number methods value expressions may call.
 
-use std::sync::Arc;
-
 use super::eval::to_number;
-use crate::grammar::value::{Value, js_number, utf16_len};
+use crate::grammar::value::{Text, Value, js_number, utf16_len};
 
 /// JavaScript's index argument: negative counts from the end.
 fn index_arg(args: &[Value], i: usize, len: usize, default: usize) -> usize {
@@ -29,8 +27,8 @@ pub(super) fn call(v: &Value, method: &str, args: &[Value]) -> Value {
             let from_units = |u: &[u16]| String::from_utf16_lossy(u);
             let len = units.len();
             match method {
-                "toLowerCase" | "toLocaleLowerCase" => Value::String(Arc::from(s.to_lowercase())),
-                "toUpperCase" | "toLocaleUpperCase" => Value::String(Arc::from(s.to_uppercase())),
+                "toLowerCase" | "toLocaleLowerCase" => Value::String(Text::from(s.to_lowercase())),
+                "toUpperCase" | "toLocaleUpperCase" => Value::String(Text::from(s.to_uppercase())),
                 "trim" => Value::String(s.trim().into()),
                 "trimStart" => Value::String(s.trim_start().into()),
                 "trimEnd" => Value::String(s.trim_end().into()),
@@ -49,9 +47,9 @@ pub(super) fn call(v: &Value, method: &str, args: &[Value]) -> Value {
                     let a = index_arg(args, 0, len, 0);
                     let b = index_arg(args, 1, len, len);
                     Value::String(if a < b {
-                        Arc::from(from_units(&units[a..b]))
+                        Text::from(from_units(&units[a..b]))
                     } else {
-                        Arc::from(String::new())
+                        Text::from(String::new())
                     })
                 }
                 "substring" => {
@@ -62,7 +60,7 @@ pub(super) fn call(v: &Value, method: &str, args: &[Value]) -> Value {
                     };
                     let (a, b) = (clamp(0, 0), clamp(1, len));
                     let (a, b) = if a > b { (b, a) } else { (a, b) };
-                    Value::String(Arc::from(from_units(&units[a..b])))
+                    Value::String(Text::from(from_units(&units[a..b])))
                 }
                 "charAt" | "at" => {
                     let i = match args.first() {
@@ -73,11 +71,11 @@ pub(super) fn call(v: &Value, method: &str, args: &[Value]) -> Value {
                         _ => 0.0,
                     };
                     if i >= 0.0 && (i as usize) < len {
-                        Value::String(Arc::from(from_units(&units[i as usize..i as usize + 1])))
+                        Value::String(Text::from(from_units(&units[i as usize..i as usize + 1])))
                     } else if method == "at" {
                         Value::Undefined
                     } else {
-                        Value::String(Arc::from(String::new()))
+                        Value::String(Text::from(String::new()))
                     }
                 }
                 "charCodeAt" | "codePointAt" => {
@@ -93,20 +91,20 @@ pub(super) fn call(v: &Value, method: &str, args: &[Value]) -> Value {
                         Value::Number(f64::NAN)
                     }
                 }
-                "concat" => Value::String(Arc::from(
+                "concat" => Value::String(Text::from(
                     s.to_string() + &args.iter().map(Value::to_js_string).collect::<String>(),
                 )),
                 "repeat" => {
                     let n = args.first().map_or(0.0, to_number).clamp(0.0, 10_000.0);
-                    Value::String(Arc::from(s.repeat(n as usize)))
+                    Value::String(Text::from(s.repeat(n as usize)))
                 }
-                "replace" => Value::String(Arc::from(s.replacen(&arg_str(0), &arg_str(1), 1))),
-                "replaceAll" => Value::String(Arc::from(s.replace(&arg_str(0), &arg_str(1)))),
+                "replace" => Value::String(Text::from(s.replacen(&arg_str(0), &arg_str(1), 1))),
+                "replaceAll" => Value::String(Text::from(s.replace(&arg_str(0), &arg_str(1)))),
                 "split" => {
                     let sep = arg_str(0);
                     let parts: Vec<Value> = if sep.is_empty() {
                         s.chars()
-                            .map(|c| Value::String(Arc::from(c.to_string())))
+                            .map(|c| Value::String(Text::from(c.to_string())))
                             .collect()
                     } else {
                         s.split(sep.as_str())
@@ -127,9 +125,9 @@ pub(super) fn call(v: &Value, method: &str, args: &[Value]) -> Value {
                     }
                     let pad: String = fill.chars().cycle().take(target - len).collect();
                     Value::String(if method == "padStart" {
-                        Arc::from(pad + s)
+                        Text::from(pad + s)
                     } else {
-                        Arc::from(s.to_string() + &pad)
+                        Text::from(s.to_string() + &pad)
                     })
                 }
                 "toString" | "valueOf" => Value::String(s.clone()),
@@ -143,7 +141,7 @@ pub(super) fn call(v: &Value, method: &str, args: &[Value]) -> Value {
                 } else {
                     arg_str(0)
                 };
-                Value::String(Arc::from(
+                Value::String(Text::from(
                     items
                         .iter()
                         .map(|v| match v {
@@ -204,29 +202,29 @@ pub(super) fn call(v: &Value, method: &str, args: &[Value]) -> Value {
                     })
                     .collect(),
             ),
-            "toString" => Value::String(Arc::from(v.to_js_string())),
+            "toString" => Value::String(Text::from(v.to_js_string())),
             _ => Value::Undefined,
         },
         Value::Number(n) => match method {
             "toFixed" => {
                 let digits = args.first().map_or(0.0, to_number).clamp(0.0, 100.0) as usize;
-                Value::String(Arc::from(format!("{n:.digits$}")))
+                Value::String(Text::from(format!("{n:.digits$}")))
             }
-            "toString" => Value::String(Arc::from(js_number(*n))),
+            "toString" => Value::String(Text::from(js_number(*n))),
             "toPrecision" => match args.first() {
                 Some(p) => {
                     let p = to_number(p).clamp(1.0, 100.0) as usize;
                     let digits = p.saturating_sub(1 + n.abs().log10().floor().max(0.0) as usize);
-                    Value::String(Arc::from(format!("{n:.digits$}")))
+                    Value::String(Text::from(format!("{n:.digits$}")))
                 }
-                None => Value::String(Arc::from(js_number(*n))),
+                None => Value::String(Text::from(js_number(*n))),
             },
             "toExponential" => {
                 let digits = args.first().map_or(6.0, to_number).clamp(0.0, 100.0) as usize;
                 let s = format!("{n:.digits$e}");
                 Value::String(match s.split_once('e') {
-                    Some((m, e)) if !e.starts_with('-') => Arc::from(format!("{m}e+{e}")),
-                    _ => Arc::from(s),
+                    Some((m, e)) if !e.starts_with('-') => Text::from(format!("{m}e+{e}")),
+                    _ => Text::from(s),
                 })
             }
             _ => Value::Undefined,

@@ -1,7 +1,7 @@
 //! Reading value expressions: JavaScript's grammar for the subset
 //! grammars may use, with a depth limit.
 
-use std::sync::Arc;
+use crate::grammar::value::Text;
 
 use super::{Expr, Field, Item, Operator, Piece};
 use crate::grammar::value::Value;
@@ -236,7 +236,7 @@ impl ExprParser<'_> {
             return self.fail("A value");
         };
         match c {
-            '"' | '\'' => Ok(Expr::Lit(Value::String(Arc::from(self.string(c)?)))),
+            '"' | '\'' => Ok(Expr::Lit(Value::String(Text::from(self.string(c)?)))),
             '`' if self.full => self.template(),
             '{' => self.object(),
             '[' => self.array(),
