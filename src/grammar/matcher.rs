@@ -231,13 +231,15 @@ pub(super) fn finish_nested<'g>(
 }
 
 /// Takes a pending wildcard's text up to `end`, moving on to `next`; a
-/// copy that keeps looking for a longer capture is left for later.
+/// copy that keeps looking for a longer capture is left for later, unless
+/// `longer` says there is none to find.
 fn capture<'g>(
     state: &mut State<'g>,
     s: &str,
     end: usize,
     next: usize,
     work: &mut Work<'g>,
+    longer: bool,
 ) -> bool {
     let Some((start, id)) = state.wild else {
         return false;
@@ -246,7 +248,9 @@ fn capture<'g>(
         return false;
     };
     state.index = next;
-    work.push(*state, Origin::Wildcard);
+    if longer {
+        work.push(*state, Origin::Wildcard);
+    }
     state.wild = None;
     if let Some(id) = id {
         state.add_with_id(&mut work.arena, id, span, true);
@@ -268,7 +272,10 @@ fn match_str<'g>(state: &mut State<'g>, s: &str, words: &'g [String], work: &mut
             if !boundary_ok(s, end, mode) {
                 continue;
             }
-            if capture(state, s, start, end, work) {
+            // The copy that looks for a longer capture starts from `end`;
+            // when matching, it is not left if it could find nothing.
+            let longer = !work.prune || find_words(s, end, words, mode, lead).is_some();
+            if capture(state, s, start, end, work, longer) {
                 if whole && !matches!(state.ids, Ids::Off) {
                     state.add_value(&mut work.arena, None, Captured::Words(words));
                 }
@@ -335,7 +342,7 @@ fn match_num<'g>(
             if !boundary_ok(s, end, mode) {
                 continue;
             }
-            if capture(state, s, start, end, work) {
+            if capture(state, s, start, end, work, true) {
                 if let Some(id) = state.add_id(&mut work.arena, var, None) {
                     state.add_with_id(&mut work.arena, id, Captured::Num(n), false);
                     state.last = Some(LastPart::Num {

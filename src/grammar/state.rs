@@ -26,7 +26,9 @@ pub(super) const NIL: Link = u32::MAX;
 pub(super) struct IdNode<'g> {
     pub name: Option<&'g str>,
     pub id: u32,
-    pub type_name: Option<&'g str>,
+    /// Captured by a wildcard of an entity type (not `string`,
+    /// `wildcard`, `word` or `number`).
+    pub entity: bool,
     pub prev: Link,
 }
 
@@ -317,10 +319,12 @@ impl<'g> State<'g> {
         };
         let id = self.next_id;
         self.next_id += 1;
+        let entity =
+            type_name.is_some_and(|t| !matches!(t, "string" | "wildcard" | "word" | "number"));
         let node = IdNode {
             name,
             id,
-            type_name,
+            entity,
             prev: list,
         };
         self.ids = Ids::On(push(&mut arena.ids, node));

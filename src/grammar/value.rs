@@ -2,8 +2,6 @@
 //! from TypeAgent — `undefined` apart from `null`, numbers as doubles —
 //! and their JSON form (`undefined` written `{"$undefined": true}`).
 
-use std::sync::Arc;
-
 use serde_json::{Map, Number, Value as Json};
 
 /// A string value: up to 24 bytes are held without an allocation, so
@@ -26,7 +24,7 @@ pub enum Value {
     /// An array.
     Array(Vec<Value>),
     /// An object, its keys in insertion order.
-    Object(Vec<(Arc<str>, Value)>),
+    Object(Vec<(Text, Value)>),
 }
 
 impl Value {
@@ -156,6 +154,9 @@ impl Value {
 
 /// The length of a string as JavaScript counts it (UTF-16 units).
 pub fn utf16_len(s: &str) -> usize {
+    if s.is_ascii() {
+        return s.len();
+    }
     s.chars().map(char::len_utf16).sum()
 }
 

@@ -5,7 +5,7 @@
 
 use crate::grammar::value::Text;
 
-use super::expr::{Expr, Path, eval};
+use super::expr::{Expr, Path, eval, same_text};
 use super::state::{Arena, Captured, IdNode, Link, NIL};
 use super::value::{Value, utf16_len};
 
@@ -68,7 +68,7 @@ fn make_value_here(
         Some(e) => eval(e, path, &mut |name, at| {
             let mut node = arena.id(ids);
             while let Some(n) = node {
-                if n.name == Some(name) {
+                if n.name.is_some_and(|n| same_text(n, name)) {
                     return matched_value(n, captures, at, stat, partial);
                 }
                 node = arena.id(n.prev);
@@ -78,8 +78,6 @@ fn make_value_here(
     }
 }
 
-const BASIC: &[&str] = &["string", "wildcard", "word", "number"];
-
 fn matched_value(
     id: &IdNode<'_>,
     captures: Captures<'_, '_>,
@@ -87,9 +85,7 @@ fn matched_value(
     stat: &mut Stat,
     partial: Option<u32>,
 ) -> Value {
-    if Some(id.id) == partial
-        || (partial.is_none() && id.type_name.is_some_and(|t| !BASIC.contains(&t)))
-    {
+    if Some(id.id) == partial || (partial.is_none() && id.entity) {
         stat.names.push(path.to_string());
     }
     let arena = captures.arena;

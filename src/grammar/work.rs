@@ -107,6 +107,11 @@ impl<'g> Work<'g> {
         let Some(needs) = rules.needs() else {
             return mask;
         };
+        if mask & mask.wrapping_sub(1) == 0 && self.grams.is_none() {
+            // One alternative at most, and the request's pairs not read
+            // yet: reading them would cost about what trying it does.
+            return mask;
+        }
         let grams = self.grams.get_or_insert_with(|| Grams::of(s));
         let key = std::ptr::from_ref(rules) as usize;
         let seen = &mut self.arena.needs;

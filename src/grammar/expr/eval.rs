@@ -1,7 +1,6 @@
 //! Evaluating value expressions with JavaScript's semantics.
 
 use super::methods::call;
-use std::sync::Arc;
 
 use super::{Expr, Field, Item, Piece};
 use crate::grammar::value::{Text, Value, js_number};
@@ -40,9 +39,9 @@ pub fn eval(e: &Expr, path: &Path<'_>, var: &mut dyn FnMut(&str, &Path<'_>) -> V
         Expr::Lit(v) => v.clone(),
         Expr::Var(name) => var(name, path),
         Expr::Object(fields) => {
-            let mut out: Vec<(Arc<str>, Value)> = Vec::with_capacity(fields.len());
-            let set = |out: &mut Vec<(Arc<str>, Value)>, k: Arc<str>, v: Value| {
-                if let Some(slot) = out.iter_mut().find(|(key, _)| *key == k) {
+            let mut out: Vec<(Text, Value)> = Vec::with_capacity(fields.len());
+            let set = |out: &mut Vec<(Text, Value)>, k: Text, v: Value| {
+                if let Some(slot) = out.iter_mut().find(|(key, _)| same_text(key, &k)) {
                     slot.1 = v;
                 } else {
                     out.push((k, v));
@@ -160,6 +159,12 @@ pub fn eval(e: &Expr, path: &Path<'_>, var: &mut dyn FnMut(&str, &Path<'_>) -> V
             call(&v, method, &args)
         }
     }
+}
+
+/// Equal strings, told apart quickly when their length or first byte
+/// differ (as most keys and names do).
+pub(crate) fn same_text(a: &str, b: &str) -> bool {
+    a.len() == b.len() && a.as_bytes().first() == b.as_bytes().first() && a == b
 }
 
 pub(super) fn to_number(v: &Value) -> f64 {

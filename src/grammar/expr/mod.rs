@@ -4,16 +4,15 @@
 //! closed set of string, array and number methods. Parsed here into
 //! [`Expr`] and evaluated against the variables a match captured.
 
-use std::sync::Arc;
-
 mod eval;
 mod methods;
 mod parse;
 
+pub(crate) use eval::same_text;
 pub use eval::{Path, eval};
 pub use parse::parse_expr;
 
-use super::value::Value;
+use super::value::{Text, Value};
 
 /// A value expression.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
@@ -46,7 +45,7 @@ pub enum Expr {
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub enum Field {
     /// `key: expr`, or `key` alone (`None`) for `key: key`.
-    Pair(Arc<str>, Option<Expr>),
+    Pair(Text, Option<Expr>),
     /// `...expr`.
     Spread(Expr),
 }
