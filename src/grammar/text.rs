@@ -22,36 +22,25 @@ fn test(re: &LazyLock<Option<Regex>>, c: char) -> bool {
         .is_some_and(|r| r.is_match(c.encode_utf8(&mut buf)))
 }
 
+/// The ASCII separators, a bit each: white space (with vertical tab) and
+/// punctuation as Unicode counts it (`$`, `+`, `<`, `=`, `>`, `^`, `` ` ``,
+/// `|`, `~` are symbols, not punctuation).
+const ASCII_SEPS: u128 = {
+    let mut bits = 0u128;
+    let seps = b" \t\n\x0b\x0c\r!\"#%&'()*,-./:;?@[\\]_{}";
+    let mut i = 0;
+    while i < seps.len() {
+        bits |= 1 << seps[i];
+        i += 1;
+    }
+    bits
+};
+
 /// White space or Unicode punctuation (`[\s\p{P}]`).
+#[inline]
 pub fn is_sep(c: char) -> bool {
     if c.is_ascii() {
-        return c.is_ascii_whitespace()
-            || c == '\u{b}'
-            || matches!(
-                c,
-                '!' | '"'
-                    | '#'
-                    | '%'
-                    | '&'
-                    | '\''
-                    | '('
-                    | ')'
-                    | '*'
-                    | ','
-                    | '-'
-                    | '.'
-                    | '/'
-                    | ':'
-                    | ';'
-                    | '?'
-                    | '@'
-                    | '['
-                    | '\\'
-                    | ']'
-                    | '_'
-                    | '{'
-                    | '}'
-            );
+        return ASCII_SEPS & (1 << c as u32) != 0;
     }
     c.is_whitespace() || c == '\u{feff}' || test(&SEPARATOR, c)
 }
@@ -81,13 +70,21 @@ pub fn requires_sep(a: char, b: char, mode: Spacing) -> bool {
 }
 
 /// The character before byte `i` of `s`.
+#[inline]
 pub fn char_before(s: &str, i: usize) -> Option<char> {
-    s[..i].chars().next_back()
+    match s.as_bytes().get(i.wrapping_sub(1)) {
+        Some(&b) if b.is_ascii() && i <= s.len() => Some(char::from(b)),
+        _ => s[..i].chars().next_back(),
+    }
 }
 
 /// The character at byte `i` of `s`.
+#[inline]
 pub fn char_at(s: &str, i: usize) -> Option<char> {
-    s[i..].chars().next()
+    match s.as_bytes().get(i) {
+        Some(&b) if b.is_ascii() => Some(char::from(b)),
+        _ => s[i..].chars().next(),
+    }
 }
 
 /// True when a match may end at byte `i` in `mode`: the start or end, or
@@ -128,6 +125,7 @@ fn fold(c: char) -> char {
 }
 
 /// The end of `word` matched case-insensitively at byte `i`, if it is there.
+#[inline]
 pub fn literal_at(s: &str, i: usize, word: &str) -> Option<usize> {
     if word.is_ascii() {
         let end = i.checked_add(word.len())?;
@@ -260,7 +258,15 @@ pub fn wildcard_text(s: &str, a: usize, b: usize, mode: Spacing) -> Option<&str>
     if mode == Spacing::None {
         return (!t.is_empty()).then_some(t);
     }
-    let t = t.trim_matches(is_sep);
+    let t = if t.is_ascii() {
+        let b = t.as_bytes();
+        let sep = |c: &u8| ASCII_SEPS & (1 << c) != 0;
+        let a = b.iter().position(|c| !sep(c)).unwrap_or(b.len());
+        let z = b.iter().rposition(|c| !sep(c)).map_or(a, |z| z + 1);
+        &t[a..z.max(a)]
+    } else {
+        t.trim_matches(is_sep)
+    };
     (!t.is_empty()).then_some(t)
 }
 
@@ -365,6 +371,19 @@ mod tests {
         );
         assert!(boundary_ok("再生音楽", 6, Spacing::Auto));
         assert!(!boundary_ok("playback", 4, Spacing::Auto));
+    }
+
+    #[test]
+    fn ascii_separators_are_the_unicode_class() {
+        for b in 0u8..128 {
+            let c = char::from(b);
+            let unicode = c.is_whitespace() || test(&SEPARATOR, c);
+            assert_eq!(is_sep(c), unicode, "{c:?}");
+        }
+        assert_eq!(wildcard_text("  a, b!", 0, 7, Spacing::Auto), Some("a, b"));
+        assert_eq!(char_before("aé", 3), Some('é'));
+        assert_eq!(char_before("ab", 0), None);
+        assert_eq!(char_at("éa", 0), Some('é'));
     }
 
     #[test]
