@@ -231,6 +231,11 @@ pub fn find_words(
     let mut q = from;
     while q <= bytes.len() {
         let pos = q + memchr::memchr2(lo, up, &bytes[q..])?;
+        if words.len() == 1 && literal_at(s, pos, &words[0]).is_none() {
+            // One word, not here: nothing can begin at this candidate.
+            q = pos + 1;
+            continue;
+        }
         // A match may begin with the separators just before the word.
         let mut start = pos;
         if lead {

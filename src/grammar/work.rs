@@ -59,7 +59,8 @@ impl<'g> Work<'g> {
         lead: bool,
     ) -> Viable<'a> {
         let count = rules.rules().len();
-        if !self.prune {
+        if !self.prune || count == 1 {
+            // One alternative: its own first part finds out as soon.
             return Viable::Every;
         }
         if count > 64 {

@@ -40,13 +40,6 @@ pub fn eval(e: &Expr, path: &Path<'_>, var: &mut dyn FnMut(&str, &Path<'_>) -> V
         Expr::Var(name) => var(name, path),
         Expr::Object(fields) => {
             let mut out: Vec<(Text, Value)> = Vec::with_capacity(fields.len());
-            let set = |out: &mut Vec<(Text, Value)>, k: Text, v: Value| {
-                if let Some(slot) = out.iter_mut().find(|(key, _)| same_text(key, &k)) {
-                    slot.1 = v;
-                } else {
-                    out.push((k, v));
-                }
-            };
             for f in fields {
                 match f {
                     Field::Pair(k, value) => {
@@ -55,12 +48,18 @@ pub fn eval(e: &Expr, path: &Path<'_>, var: &mut dyn FnMut(&str, &Path<'_>) -> V
                             Some(e) => eval(e, &sub, var),
                             None => var(k, &sub),
                         };
-                        set(&mut out, k.clone(), v);
+                        match out.iter_mut().find(|(key, _)| same_text(key, k)) {
+                            Some(slot) => slot.1 = v,
+                            None => out.push((k.clone(), v)),
+                        }
                     }
                     Field::Spread(e) => {
                         if let Value::Object(inner) = eval(e, path, var) {
                             for (k, v) in inner {
-                                set(&mut out, k, v);
+                                match out.iter_mut().find(|(key, _)| same_text(key, &k)) {
+                                    Some(slot) => slot.1 = v,
+                                    None => out.push((k, v)),
+                                }
                             }
                         }
                     }
