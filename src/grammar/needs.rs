@@ -122,6 +122,8 @@ impl Needs {
         for (i, needs) in self.per_alt.iter().enumerate().take(64) {
             if mask & (1 << i) != 0 && !needs.iter().all(|n| n.met(g)) {
                 mask &= !(1 << i);
+                #[cfg(test)]
+                tests::LEFT_OUT.with(|c| c.set(c.get() + 1));
             }
         }
         mask
@@ -180,8 +182,63 @@ fn ascii_word(w: &str) -> Option<Box<str>> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::{Grams, Word};
+    use crate::grammar::{LoadOptions, MatchOptions, NoFiles, load_grammar, match_grammar};
+
+    thread_local! {
+        /// Set to match without leaving out alternatives by their needs.
+        pub(in crate::grammar) static OFF: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+        /// Alternatives left out so far.
+        pub(in crate::grammar) static LEFT_OUT: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+    }
+
+    #[test]
+    fn leaving_out_alternatives_by_their_needs_never_changes_a_match() {
+        let grammars = [
+            // Needs after the first word, and one of a rule's first words.
+            "<Start> = play $(t:<Phrase>) by $(a:wildcard) -> { t, a } | play $(t:<Phrase>) from (the)? album $(b:wildcard) -> { t, b } | play track $(n:number) -> n | play on $(d:wildcard) -> d;\n<Phrase> = $(x:wildcard) -> x | $(x:wildcard) <Term> -> x | the <Term> $(x:wildcard) -> x;\n<Term> = track | song;",
+            // No spacing: a needed word inside another word still counts.
+            "<Start> [spacing=none] = go $(x:wildcard) by $(y:wildcard) -> { x, y } | go $(x:wildcard) -> x;",
+            // Optional parts need nothing; digits and punctuation in words.
+            "<Start> = (please)? set $(x:wildcard) to $(n:number) -> { x, n } | set $(x:wildcard) to 3pm's slot -> x | set $(x:wildcard) -> x;",
+        ];
+        let inputs = [
+            "play Yesterday by the Beatles",
+            "PLAY yesterday FROM THE ALBUM help",
+            "play the song hey jude by the beatles",
+            "play Yesterday song",
+            "play track 4",
+            "play on kitchen",
+            "play nearby standby",
+            "gonearbyby",
+            "gosomethingby x",
+            "please set alarm to 7",
+            "set alarm to 3PM'S slot",
+            "set it",
+            "SET X TO Y",
+            "",
+        ];
+        let options = LoadOptions {
+            enable_value_expressions: true,
+            start_value_required: true,
+        };
+        LEFT_OUT.with(|c| c.set(0));
+        for text in grammars {
+            let g = load_grammar("t.agr", text, &options, &NoFiles).expect("the grammar loads");
+            for input in inputs {
+                let pruned = match_grammar(&g, input, &MatchOptions::default());
+                OFF.with(|o| o.set(true));
+                let all = match_grammar(&g, input, &MatchOptions::default());
+                OFF.with(|o| o.set(false));
+                assert_eq!(pruned, all, "{text}\n{input}");
+            }
+        }
+        assert!(
+            LEFT_OUT.with(std::cell::Cell::get) > 0,
+            "some alternatives were left out"
+        );
+    }
 
     fn may_hold(s: &str, w: &str) -> bool {
         Word::new(w).in_(&Grams::of(s))
