@@ -124,13 +124,29 @@ fn fold(c: char) -> char {
     }
 }
 
+/// `eq_ignore_ascii_case` for the short words of a grammar: byte by byte,
+/// stopping at the first that differs (most candidates differ early).
+#[inline]
+fn same_but_ascii_case(a: &[u8], b: &[u8]) -> bool {
+    a.len() == b.len()
+        && a.iter()
+            .zip(b)
+            .all(|(x, y)| x == y || x.to_ascii_lowercase() == y.to_ascii_lowercase())
+}
+
 /// The end of `word` matched case-insensitively at byte `i`, if it is there.
 #[inline]
 pub fn literal_at(s: &str, i: usize, word: &str) -> Option<usize> {
+    // Bytes equal but for ASCII case are a match whatever the word's
+    // script (the characters are the same, case aside).
+    let end = i.checked_add(word.len())?;
+    if let Some(hay) = s.as_bytes().get(i..end)
+        && same_but_ascii_case(hay, word.as_bytes())
+    {
+        return Some(end);
+    }
     if word.is_ascii() {
-        let end = i.checked_add(word.len())?;
-        let hay = s.as_bytes().get(i..end)?;
-        return hay.eq_ignore_ascii_case(word.as_bytes()).then_some(end);
+        return None;
     }
     let mut j = i;
     let mut rest = s[i..].chars();
@@ -228,14 +244,27 @@ pub fn find_words(
     }
     let bytes = s.as_bytes();
     let (lo, up) = (first.to_ascii_lowercase(), first.to_ascii_uppercase());
+    let one = (words.len() == 1).then(|| words[0].as_str());
     let mut q = from;
     while q <= bytes.len() {
-        let pos = q + memchr::memchr2(lo, up, &bytes[q..])?;
-        if words.len() == 1 && literal_at(s, pos, &words[0]).is_none() {
-            // One word, not here: nothing can begin at this candidate.
-            q = pos + 1;
-            continue;
-        }
+        let rest = &bytes[q..];
+        // A short rest is read directly; a long one by memchr.
+        let pos = q + if rest.len() < 64 {
+            rest.iter().position(|&c| c == lo || c == up)?
+        } else {
+            memchr::memchr2(lo, up, rest)?
+        };
+        let here = match one {
+            // One word: it is here or nothing begins at this candidate.
+            Some(word) => match literal_at(s, pos, word) {
+                Some(end) => Some(end),
+                None => {
+                    q = pos + 1;
+                    continue;
+                }
+            },
+            None => None,
+        };
         // A match may begin with the separators just before the word.
         let mut start = pos;
         if lead {
@@ -245,6 +274,11 @@ pub fn find_words(
                     _ => break,
                 }
             }
+        }
+        if let Some(end) = here {
+            // What match_words would find from `start`: the separators,
+            // then the word.
+            return Some((start, end));
         }
         if s.is_char_boundary(start)
             && let Some(end) = match_words(s, start, words, mode, lead)
@@ -263,15 +297,23 @@ pub fn wildcard_text(s: &str, a: usize, b: usize, mode: Spacing) -> Option<&str>
     if mode == Spacing::None {
         return (!t.is_empty()).then_some(t);
     }
-    let t = if t.is_ascii() {
-        let b = t.as_bytes();
-        let sep = |c: &u8| ASCII_SEPS & (1 << c) != 0;
-        let a = b.iter().position(|c| !sep(c)).unwrap_or(b.len());
-        let z = b.iter().rposition(|c| !sep(c)).map_or(a, |z| z + 1);
-        &t[a..z.max(a)]
-    } else {
-        t.trim_matches(is_sep)
-    };
+    // ASCII separators bytewise; a character of another script left at
+    // either end may be a separator too.
+    let b = t.as_bytes();
+    let sep = |c: u8| c.is_ascii() && ASCII_SEPS & (1 << c) != 0;
+    let mut first = 0;
+    while first < b.len() && sep(b[first]) {
+        first += 1;
+    }
+    let mut end = b.len();
+    while end > first && sep(b[end - 1]) {
+        end -= 1;
+    }
+    let mut t = &t[first..end];
+    let ends = t.as_bytes();
+    if ends.first().is_some_and(|c| !c.is_ascii()) || ends.last().is_some_and(|c| !c.is_ascii()) {
+        t = t.trim_matches(is_sep);
+    }
     (!t.is_empty()).then_some(t)
 }
 
@@ -389,6 +431,26 @@ mod tests {
         assert_eq!(char_before("aé", 3), Some('é'));
         assert_eq!(char_before("ab", 0), None);
         assert_eq!(char_at("éa", 0), Some('é'));
+    }
+
+    #[test]
+    fn literals_match_whatever_their_case_and_script() {
+        for a in 0..=255u8 {
+            for b in 0..=255u8 {
+                let (x, y) = ([a, b'q'], [b, b'Q']);
+                assert_eq!(same_but_ascii_case(&x, &y), x.eq_ignore_ascii_case(&y));
+            }
+        }
+        assert_eq!(literal_at("SCHEDULE a", 0, "schedule"), Some(8));
+        assert_eq!(literal_at("x Été", 2, "été"), Some(7));
+        assert_eq!(literal_at("x ÉTÉ", 2, "été"), Some(7));
+        assert_eq!(literal_at("x été", 2, "ete"), None);
+        assert_eq!(literal_at("sched", 0, "schedule"), None);
+        assert_eq!(
+            wildcard_text("\u{3000}x\u{3001} ", 0, 8, Spacing::Auto),
+            Some("x")
+        );
+        assert_eq!(wildcard_text(" é, ", 0, 5, Spacing::Auto), Some("é"));
     }
 
     #[test]
