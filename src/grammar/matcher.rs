@@ -343,7 +343,7 @@ fn match_num<'g>(
                 continue;
             }
             if capture(state, s, start, end, work, true) {
-                if let Some(id) = state.add_id(&mut work.arena, var, None) {
+                if let Some(id) = state.add_id(&mut work.arena, var, false) {
                     state.add_with_id(&mut work.arena, id, Captured::Num(n), false);
                     state.last = Some(LastPart::Num {
                         after_wildcard: true,
@@ -359,7 +359,7 @@ fn match_num<'g>(
     if !boundary_ok(s, end, mode) {
         return false;
     }
-    if let Some(id) = state.add_id(&mut work.arena, var, None) {
+    if let Some(id) = state.add_id(&mut work.arena, var, false) {
         state.add_with_id(&mut work.arena, id, Captured::Num(n), false);
         state.last = Some(LastPart::Num {
             after_wildcard: false,
@@ -437,11 +437,11 @@ pub(super) fn run<'g>(state: &mut State<'g>, s: &str, work: &mut Work<'g>) -> bo
                     return false;
                 }
             }
-            Part::Wild { var, type_name, .. } => {
+            Part::Wild { var, entity, .. } => {
                 if state.wild.is_some() {
                     return false;
                 }
-                let id = state.add_id(&mut work.arena, var.as_deref(), Some(type_name));
+                let id = state.add_id(&mut work.arena, var.as_deref(), *entity);
                 state.wild = Some((state.index, id));
             }
             Part::Rules {

@@ -412,6 +412,9 @@ pub enum Part {
         var: Option<Arc<str>>,
         /// The type named.
         type_name: Arc<str>,
+        /// An entity type (not `string`, `wildcard`, `word` or `number`):
+        /// where its capture lands in a value is reported.
+        entity: bool,
         /// Followed by `?`.
         optional: bool,
     },
@@ -436,6 +439,17 @@ pub enum Part {
 }
 
 impl Part {
+    /// A wildcard capture of `type_name`, knowing whether it is an entity.
+    pub fn wildcard(var: Option<Arc<str>>, type_name: Arc<str>, optional: bool) -> Part {
+        let entity = !matches!(&*type_name, "string" | "wildcard" | "word" | "number");
+        Part::Wild {
+            var,
+            type_name,
+            entity,
+            optional,
+        }
+    }
+
     /// True for `?` parts (and `*` groups).
     pub fn optional(&self) -> bool {
         match self {

@@ -111,6 +111,7 @@ pub fn to_json(grammar: &Grammar) -> serde_json::Value {
                                 var,
                                 type_name,
                                 optional,
+                                ..
                             } => PartJson::Wildcard {
                                 variable: var.as_deref().map(str::to_string),
                                 type_name: type_name.to_string(),
@@ -189,11 +190,11 @@ pub fn from_json(json: &str) -> Result<Grammar, String> {
                         variable,
                         type_name,
                         optional,
-                    } => Part::Wild {
-                        var: variable.as_deref().map(Arc::from),
-                        type_name: Arc::from(type_name.as_str()),
-                        optional: *optional,
-                    },
+                    } => Part::wildcard(
+                        variable.as_deref().map(Arc::from),
+                        Arc::from(type_name.as_str()),
+                        *optional,
+                    ),
                     PartJson::Number { variable, optional } => Part::Num {
                         var: variable.as_deref().map(Arc::from),
                         optional: *optional,

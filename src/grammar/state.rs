@@ -312,15 +312,13 @@ impl<'g> State<'g> {
         &mut self,
         arena: &mut Arena<'g>,
         name: Option<&'g str>,
-        type_name: Option<&'g str>,
+        entity: bool,
     ) -> Option<u32> {
         let Ids::On(list) = self.ids else {
             return None;
         };
         let id = self.next_id;
         self.next_id += 1;
-        let entity =
-            type_name.is_some_and(|t| !matches!(t, "string" | "wildcard" | "word" | "number"));
         let node = IdNode {
             name,
             id,
@@ -355,7 +353,7 @@ impl<'g> State<'g> {
         name: Option<&'g str>,
         value: Captured<'g>,
     ) {
-        if let Some(id) = self.add_id(arena, name, None) {
+        if let Some(id) = self.add_id(arena, name, false) {
             self.add_with_id(arena, id, value, false);
         }
     }

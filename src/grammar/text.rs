@@ -22,25 +22,25 @@ fn test(re: &LazyLock<Option<Regex>>, c: char) -> bool {
         .is_some_and(|r| r.is_match(c.encode_utf8(&mut buf)))
 }
 
-/// The ASCII separators, a bit each: white space (with vertical tab) and
+/// The ASCII separators, by byte: white space (with vertical tab) and
 /// punctuation as Unicode counts it (`$`, `+`, `<`, `=`, `>`, `^`, `` ` ``,
-/// `|`, `~` are symbols, not punctuation).
-const ASCII_SEPS: u128 = {
-    let mut bits = 0u128;
+/// `|`, `~` are symbols, not punctuation). Bytes past ASCII are not.
+const SEP_BYTE: [bool; 256] = {
+    let mut table = [false; 256];
     let seps = b" \t\n\x0b\x0c\r!\"#%&'()*,-./:;?@[\\]_{}";
     let mut i = 0;
     while i < seps.len() {
-        bits |= 1 << seps[i];
+        table[seps[i] as usize] = true;
         i += 1;
     }
-    bits
+    table
 };
 
 /// White space or Unicode punctuation (`[\s\p{P}]`).
 #[inline]
 pub fn is_sep(c: char) -> bool {
     if c.is_ascii() {
-        return ASCII_SEPS & (1 << c as u32) != 0;
+        return SEP_BYTE[c as usize];
     }
     c.is_whitespace() || c == '\u{feff}' || test(&SEPARATOR, c)
 }
@@ -218,6 +218,32 @@ fn match_rest(s: &str, i: usize, words: &[String], k: usize, mode: Spacing) -> O
     }
 }
 
+/// Where byte `lo` (an ASCII letter, lowercase, or a digit) first occurs
+/// in `b` in either case: eight bytes a step, setting the case bit (a byte
+/// then equals a lowercase letter only if it was that letter) and finding
+/// the first zero byte of the difference.
+fn find_either_case(b: &[u8], lo: u8) -> Option<usize> {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    let case = if lo.is_ascii_lowercase() { 0x20 } else { 0 };
+    let (want, case8) = (u64::from(lo) * ONES, case * ONES);
+    let mut at = 0;
+    while at + 8 <= b.len() {
+        let mut chunk = [0u8; 8];
+        chunk.copy_from_slice(&b[at..at + 8]);
+        let diff = (u64::from_le_bytes(chunk) | case8) ^ want;
+        // The lowest zero byte of `diff` sets the lowest flagged bit.
+        let zero = diff.wrapping_sub(ONES) & !diff & (0x80 * ONES);
+        if zero != 0 {
+            return Some(at + zero.trailing_zeros() as usize / 8);
+        }
+        at += 8;
+    }
+    b[at..]
+        .iter()
+        .position(|&c| c | case as u8 == lo)
+        .map(|i| at + i)
+}
+
 /// The leftmost place at or after byte `from` where `words` match (as
 /// [`match_words`] would there), and where they end. Candidates are found
 /// by their first byte when the first word starts with an ASCII letter or
@@ -248,9 +274,9 @@ pub fn find_words(
     let mut q = from;
     while q <= bytes.len() {
         let rest = &bytes[q..];
-        // A short rest is read directly; a long one by memchr.
+        // A short rest is read eight bytes a step; a long one by memchr.
         let pos = q + if rest.len() < 64 {
-            rest.iter().position(|&c| c == lo || c == up)?
+            find_either_case(rest, lo)?
         } else {
             memchr::memchr2(lo, up, rest)?
         };
@@ -300,7 +326,7 @@ pub fn wildcard_text(s: &str, a: usize, b: usize, mode: Spacing) -> Option<&str>
     // ASCII separators bytewise; a character of another script left at
     // either end may be a separator too.
     let b = t.as_bytes();
-    let sep = |c: u8| c.is_ascii() && ASCII_SEPS & (1 << c) != 0;
+    let sep = |c: u8| SEP_BYTE[usize::from(c)];
     let mut first = 0;
     while first < b.len() && sep(b[first]) {
         first += 1;
@@ -431,6 +457,25 @@ mod tests {
         assert_eq!(char_before("aé", 3), Some('é'));
         assert_eq!(char_before("ab", 0), None);
         assert_eq!(char_at("éa", 0), Some('é'));
+    }
+
+    #[test]
+    fn a_first_byte_is_found_in_either_case_as_memchr_finds_it() {
+        let hay: Vec<u8> = (0..=255u8).chain(0..=255u8).rev().collect();
+        for lo in (b'a'..=b'z').chain(b'0'..=b'9') {
+            for from in 0..hay.len() {
+                for len in [0, 1, 7, 8, 9, 17, 40] {
+                    let b = &hay[from..(from + len).min(hay.len())];
+                    let up = lo.to_ascii_uppercase();
+                    assert_eq!(
+                        find_either_case(b, lo),
+                        memchr::memchr2(lo, up, b),
+                        "{lo} {from} {len}"
+                    );
+                }
+            }
+        }
+        assert_eq!(find_either_case(b"schedule a TEAM sync", b't'), Some(11));
     }
 
     #[test]

@@ -415,11 +415,11 @@ impl Compiler {
                                     // `<TrackName> = $(x:wildcard);` captured
                                     // as `$(track:<TrackName>)` is the
                                     // wildcard itself: no rule to enter.
-                                    Some(kind) => parts.push(Part::Wild {
-                                        var: Some(Arc::from(name.as_str())),
-                                        type_name: Arc::from(kind.as_str()),
-                                        optional: false,
-                                    }),
+                                    Some(kind) => parts.push(Part::wildcard(
+                                        Some(Arc::from(name.as_str())),
+                                        Arc::from(kind.as_str()),
+                                        false,
+                                    )),
                                     None => parts.push(Part::Rules {
                                         rules: set,
                                         var: Some(Arc::from(name.as_str())),
@@ -451,11 +451,11 @@ impl Compiler {
                                 format!("Undefined type '{kind}' in variable '{name}' in definition '<{def}>'"),
                             );
                         }
-                        parts.push(Part::Wild {
-                            var: Some(Arc::from(name.as_str())),
-                            type_name: Arc::from(kind.as_str()),
-                            optional: *optional,
-                        });
+                        parts.push(Part::wildcard(
+                            Some(Arc::from(name.as_str())),
+                            Arc::from(kind.as_str()),
+                            *optional,
+                        ));
                     }
                 }
                 Item::Rule(r) => match self.set(r) {
