@@ -163,7 +163,7 @@ pub fn eval(e: &Expr, path: &Path<'_>, var: &mut dyn FnMut(&str, &Path<'_>) -> V
 /// Equal strings, told apart quickly when their length or first byte
 /// differ (as most keys and names do).
 pub(crate) fn same_text(a: &str, b: &str) -> bool {
-    a.len() == b.len() && a.as_bytes().first() == b.as_bytes().first() && a == b
+    a.len() == b.len() && a.bytes().zip(b.bytes()).all(|(x, y)| x == y)
 }
 
 pub(super) fn to_number(v: &Value) -> f64 {
