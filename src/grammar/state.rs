@@ -118,7 +118,7 @@ struct Spare {
 }
 
 thread_local! {
-    static SPARE: std::cell::RefCell<Spare> = std::cell::RefCell::default();
+    static SPARE: std::cell::Cell<Option<Spare>> = const { std::cell::Cell::new(None) };
 }
 
 /// Buffers larger than this (a hostile match) are not kept.
@@ -140,28 +140,27 @@ impl<'g> Arena<'g> {
     pub(super) fn new(twins: bool) -> Self {
         #[cfg(test)]
         let twins = twins && !super::twins::tests::OFF.with(std::cell::Cell::get);
-        SPARE.with(|spare| {
-            let Ok(mut spare) = spare.try_borrow_mut() else {
-                let mut arena = Arena::default();
-                arena.twins = Twins::reuse(Vec::new(), Vec::new(), Vec::new(), twins);
-                return arena;
-            };
-            let spare = std::mem::take(&mut *spare);
-            Arena {
-                frames: spare.frames,
-                ids: spare.ids,
-                values: spare.values,
-                stack: spare.stack,
-                seen: spare.seen,
-                needs: spare.needs,
-                twins: Twins::reuse(
-                    emptied(spare.twins),
-                    spare.twins_open,
-                    spare.twins_waiting,
-                    twins,
-                ),
-            }
-        })
+        // None while another match on this thread holds them (a match
+        // made from inside one): that one starts with fresh buffers.
+        let Some(spare) = SPARE.with(std::cell::Cell::take) else {
+            let mut arena = Arena::default();
+            arena.twins = Twins::reuse(Vec::new(), Vec::new(), Vec::new(), twins);
+            return arena;
+        };
+        Arena {
+            frames: spare.frames,
+            ids: spare.ids,
+            values: spare.values,
+            stack: spare.stack,
+            seen: spare.seen,
+            needs: spare.needs,
+            twins: Twins::reuse(
+                emptied(spare.twins),
+                spare.twins_open,
+                spare.twins_waiting,
+                twins,
+            ),
+        }
     }
 }
 
@@ -182,11 +181,7 @@ impl Drop for Arena<'_> {
             seen: emptied(std::mem::take(&mut self.seen)),
             needs: emptied(std::mem::take(&mut self.needs)),
         };
-        SPARE.with(|spare| {
-            if let Ok(mut spare) = spare.try_borrow_mut() {
-                *spare = kept;
-            }
-        });
+        SPARE.with(|spare| spare.set(Some(kept)));
     }
 }
 
