@@ -131,7 +131,7 @@ fn same_but_ascii_case(a: &[u8], b: &[u8]) -> bool {
     a.len() == b.len()
         && a.iter()
             .zip(b)
-            .all(|(x, y)| x == y || x.to_ascii_lowercase() == y.to_ascii_lowercase())
+            .all(|(x, y)| x == y || x.eq_ignore_ascii_case(y))
 }
 
 /// The end of `word` matched case-insensitively at byte `i`, if it is there.
