@@ -156,31 +156,10 @@ fn bench(c: &mut Criterion) {
                         text: "/recall insert \"noted\" ?ask".into(),
                     })
                     .unwrap();
-                let id = loop {
-                    if let ServerMsg::Event(Sequenced {
-                        event: Event::PermissionRequested { id, .. },
-                        ..
-                    }) = watcher.read().unwrap()
-                    {
-                        break id;
-                    }
-                };
+                let id = request_of(&mut watcher, "ada");
                 let started = Instant::now();
-                control
-                    .request(Op::Decide {
-                        request: id,
-                        decision: DecisionSpec::Approve,
-                    })
-                    .unwrap();
-                loop {
-                    if let ServerMsg::Event(Sequenced {
-                        event: Event::ActionExecuted { .. },
-                        ..
-                    }) = watcher.read().unwrap()
-                    {
-                        break;
-                    }
-                }
+                approve(&mut control, id);
+                next_event(&mut watcher, |e| matches!(e, Event::ActionExecuted { .. }));
                 total += started.elapsed();
             }
             total
@@ -200,44 +179,55 @@ fn bench(c: &mut Criterion) {
                         text: "note it".into(),
                     })
                     .unwrap();
-                let id = loop {
-                    if let ServerMsg::Event(Sequenced {
-                        event: Event::PermissionRequested { id, agent, .. },
-                        ..
-                    }) = watcher.read().unwrap()
-                        && agent == "bo"
-                    {
-                        break id;
-                    }
-                };
+                let id = request_of(&mut watcher, "bo");
                 let started = Instant::now();
-                control
-                    .request(Op::Decide {
-                        request: id,
-                        decision: DecisionSpec::Approve,
-                    })
-                    .unwrap();
-                loop {
-                    if let ServerMsg::Event(Sequenced {
-                        event:
-                            Event::TurnStarted {
-                                agent,
-                                kind: partner::agent::provider::PromptKind::Continuation,
-                                ..
-                            },
+                approve(&mut control, id);
+                next_event(&mut watcher, |e| {
+                    matches!(e, Event::TurnStarted {
+                        agent,
+                        kind: partner::agent::provider::PromptKind::Continuation,
                         ..
-                    }) = watcher.read().unwrap()
-                        && agent == "bo"
-                    {
-                        break;
-                    }
-                }
+                    } if agent == "bo")
+                });
                 total += started.elapsed();
             }
             total
         })
     });
     group.finish();
+}
+
+/// Reads events until one `is` wants.
+fn next_event(watcher: &mut Client, is: impl Fn(&Event) -> bool) -> Event {
+    loop {
+        if let ServerMsg::Event(Sequenced { event, .. }) = watcher.read().unwrap()
+            && is(&event)
+        {
+            return event;
+        }
+    }
+}
+
+/// The id of the next permission request `agent` makes.
+fn request_of(watcher: &mut Client, agent: &str) -> String {
+    let event = next_event(
+        watcher,
+        |e| matches!(e, Event::PermissionRequested { agent: a, .. } if a == agent),
+    );
+    match event {
+        Event::PermissionRequested { id, .. } => id,
+        _ => unreachable!("next_event returned what was asked for"),
+    }
+}
+
+/// The partner approves request `id` once.
+fn approve(control: &mut Client, id: String) {
+    control
+        .request(Op::Decide {
+            request: id,
+            decision: DecisionSpec::Approve,
+        })
+        .unwrap();
 }
 
 criterion_group!(benches, bench);
