@@ -8,12 +8,11 @@
 //! count (captures used, wildcard characters, entity-typed properties).
 
 use super::expr::Path;
+use super::find::find_words;
 use super::model::{Grammar, Part, RuleSet};
 use super::parse::Spacing;
 pub(super) use super::state::{Arena, Captured, Frame, Ids, LastPart, NIL, Origin, State};
-use super::text::{
-    boundary_ok, char_at, find_words, match_words, number_at, skip_seps, wildcard_text,
-};
+use super::text::{boundary_ok, char_at, match_words, number_at, skip_seps, wildcard_text};
 use super::value::Value;
 use super::viable::may_start;
 pub(super) use super::work::Work;
@@ -64,7 +63,7 @@ const MAX_RESULTS: usize = 10_000;
 /// The states matching `request` starts from, first rule on top (rules
 /// that cannot begin the request are left out).
 fn initial_states_for<'g>(grammar: &'g Grammar, request: &str, work: &mut Work<'g>) {
-    let set: &RuleSet = &grammar.rules;
+    let set: &RuleSet = grammar.entry();
     let rules = set.rules();
     // Separators may lead unless an alternative's spacing is `none`; the
     // table answers for both (it may let more through, never fewer).

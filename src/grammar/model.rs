@@ -21,6 +21,8 @@ pub struct Grammar {
     /// What is odd but allowed: unused rules and imports, a rule whose
     /// variables make no value (`file(line,col): warning: …`).
     pub warnings: Vec<String>,
+    /// The alternatives matching starts from (see `entry`).
+    pub(super) entry: Arc<RuleSet>,
 }
 
 /// The alternatives of one rule (shared by every reference to it).

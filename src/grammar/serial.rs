@@ -227,9 +227,5 @@ pub fn from_json(json: &str) -> Result<Grammar, String> {
     for set in &sets {
         compute_firsts(set, &mut visiting);
     }
-    Ok(Grammar {
-        rules: start,
-        entities: file.entities,
-        warnings: Vec::new(),
-    })
+    Ok(Grammar::new(start, file.entities, Vec::new()))
 }

@@ -149,7 +149,7 @@ pub fn literal_at(s: &str, i: usize, word: &str) -> Option<usize> {
         return None;
     }
     let mut j = i;
-    let mut rest = s[i..].chars();
+    let mut rest = s.get(i..)?.chars();
     for w in word.chars() {
         let c = rest.next()?;
         if fold(c) != fold(w) {
@@ -216,104 +216,6 @@ fn match_rest(s: &str, i: usize, words: &[String], k: usize, mode: Spacing) -> O
         }
         at -= char_before(s, at)?.len_utf8();
     }
-}
-
-/// Where byte `lo` (an ASCII letter, lowercase, or a digit) first occurs
-/// in `b` in either case: eight bytes a step, setting the case bit (a byte
-/// then equals a lowercase letter only if it was that letter) and finding
-/// the first zero byte of the difference.
-fn find_either_case(b: &[u8], lo: u8) -> Option<usize> {
-    const ONES: u64 = 0x0101_0101_0101_0101;
-    let case = if lo.is_ascii_lowercase() { 0x20 } else { 0 };
-    let (want, case8) = (u64::from(lo) * ONES, case * ONES);
-    let mut at = 0;
-    while at + 8 <= b.len() {
-        let mut chunk = [0u8; 8];
-        chunk.copy_from_slice(&b[at..at + 8]);
-        let diff = (u64::from_le_bytes(chunk) | case8) ^ want;
-        // The lowest zero byte of `diff` sets the lowest flagged bit.
-        let zero = diff.wrapping_sub(ONES) & !diff & (0x80 * ONES);
-        if zero != 0 {
-            return Some(at + zero.trailing_zeros() as usize / 8);
-        }
-        at += 8;
-    }
-    b[at..]
-        .iter()
-        .position(|&c| c | case as u8 == lo)
-        .map(|i| at + i)
-}
-
-/// The leftmost place at or after byte `from` where `words` match (as
-/// [`match_words`] would there), and where they end. Candidates are found
-/// by their first byte when the first word starts with an ASCII letter or
-/// digit; otherwise every place is tried.
-pub fn find_words(
-    s: &str,
-    from: usize,
-    words: &[String],
-    mode: Spacing,
-    lead: bool,
-) -> Option<(usize, usize)> {
-    let first = words[0].as_bytes().first().copied()?;
-    if !first.is_ascii_alphanumeric() {
-        let mut at = from;
-        loop {
-            if at > s.len() {
-                return None;
-            }
-            if let Some(end) = match_words(s, at, words, mode, lead) {
-                return Some((at, end));
-            }
-            at += char_at(s, at)?.len_utf8();
-        }
-    }
-    let bytes = s.as_bytes();
-    let (lo, up) = (first.to_ascii_lowercase(), first.to_ascii_uppercase());
-    let one = (words.len() == 1).then(|| words[0].as_str());
-    let mut q = from;
-    while q <= bytes.len() {
-        let rest = &bytes[q..];
-        // A short rest is read eight bytes a step; a long one by memchr.
-        let pos = q + if rest.len() < 64 {
-            find_either_case(rest, lo)?
-        } else {
-            memchr::memchr2(lo, up, rest)?
-        };
-        let here = match one {
-            // One word: it is here or nothing begins at this candidate.
-            Some(word) => match literal_at(s, pos, word) {
-                Some(end) => Some(end),
-                None => {
-                    q = pos + 1;
-                    continue;
-                }
-            },
-            None => None,
-        };
-        // A match may begin with the separators just before the word.
-        let mut start = pos;
-        if lead {
-            while start > from {
-                match char_before(s, start) {
-                    Some(c) if is_sep(c) => start -= c.len_utf8(),
-                    _ => break,
-                }
-            }
-        }
-        if let Some(end) = here {
-            // What match_words would find from `start`: the separators,
-            // then the word.
-            return Some((start, end));
-        }
-        if s.is_char_boundary(start)
-            && let Some(end) = match_words(s, start, words, mode, lead)
-        {
-            return Some((start, end));
-        }
-        q = pos + 1;
-    }
-    None
 }
 
 /// A wildcard's text between bytes `a` and `b`: without separators at
@@ -457,25 +359,6 @@ mod tests {
         assert_eq!(char_before("aé", 3), Some('é'));
         assert_eq!(char_before("ab", 0), None);
         assert_eq!(char_at("éa", 0), Some('é'));
-    }
-
-    #[test]
-    fn a_first_byte_is_found_in_either_case_as_memchr_finds_it() {
-        let hay: Vec<u8> = (0..=255u8).chain(0..=255u8).rev().collect();
-        for lo in (b'a'..=b'z').chain(b'0'..=b'9') {
-            for from in 0..hay.len() {
-                for len in [0, 1, 7, 8, 9, 17, 40] {
-                    let b = &hay[from..(from + len).min(hay.len())];
-                    let up = lo.to_ascii_uppercase();
-                    assert_eq!(
-                        find_either_case(b, lo),
-                        memchr::memchr2(lo, up, b),
-                        "{lo} {from} {len}"
-                    );
-                }
-            }
-        }
-        assert_eq!(find_either_case(b"schedule a TEAM sync", b't'), Some(11));
     }
 
     #[test]

@@ -151,11 +151,7 @@ pub fn load_grammar(
     }
     let mut warnings = c.warnings(file, text);
     warnings.append(&mut c.schema_warnings);
-    Ok(Grammar {
-        rules: start,
-        entities: c.entities,
-        warnings,
-    })
+    Ok(Grammar::new(start, c.entities, warnings))
 }
 
 struct Compiler {

@@ -34,7 +34,10 @@ impl std::fmt::Display for Path<'_> {
 
 /// Evaluates `e`; `var` resolves a variable (with the property path the
 /// value lands at).
-pub fn eval(e: &Expr, path: &Path<'_>, var: &mut dyn FnMut(&str, &Path<'_>) -> Value) -> Value {
+pub fn eval<F>(e: &Expr, path: &Path<'_>, var: &mut F) -> Value
+where
+    F: FnMut(&str, &Path<'_>) -> Value,
+{
     match e {
         Expr::Lit(v) => v.clone(),
         Expr::Var(name) => var(name, path),
