@@ -42,7 +42,7 @@ where
         Expr::Lit(v) => v.clone(),
         Expr::Var(name) => var(name, path),
         Expr::Object(fields) => {
-            let mut out: Vec<(Text, Value)> = Vec::with_capacity(fields.len());
+            let mut out: Vec<(Text, Value)> = Vec::with_capacity(fields.iter().len());
             for f in fields {
                 match f {
                     Field::Pair(k, value) => {
@@ -51,6 +51,10 @@ where
                             Some(e) => eval(e, &sub, var),
                             None => var(k, &sub),
                         };
+                        if fields.distinct() {
+                            out.push((k.clone(), v));
+                            continue;
+                        }
                         match out.iter_mut().find(|(key, _)| same_text(key, k)) {
                             Some(slot) => slot.1 = v,
                             None => out.push((k.clone(), v)),

@@ -22,7 +22,7 @@ pub enum Expr {
     /// A captured variable.
     Var(String),
     /// `{ key: expr, key, ...expr }`.
-    Object(Vec<Field>),
+    Object(Fields),
     /// `[expr, ...expr]`.
     Array(Vec<Item>),
     /// `` `text ${expr}` ``.
@@ -39,6 +39,55 @@ pub enum Expr {
     Index(Box<Expr>, Box<Expr>, bool),
     /// `obj.method(args)` or `obj?.method(args)`.
     Call(Box<Expr>, String, Vec<Expr>, bool),
+}
+
+/// An object expression's fields, knowing whether each key is written
+/// once and nothing is spread in (then building the object needs no check
+/// for a key already set). Serialized as the list alone.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(from = "Vec<Field>", into = "Vec<Field>")]
+pub struct Fields {
+    list: Vec<Field>,
+    distinct: bool,
+}
+
+impl Fields {
+    /// The fields, in order.
+    pub fn iter(&self) -> std::slice::Iter<'_, Field> {
+        self.list.iter()
+    }
+
+    /// True when every key is written once and nothing is spread in.
+    pub fn distinct(&self) -> bool {
+        self.distinct
+    }
+}
+
+impl From<Vec<Field>> for Fields {
+    fn from(list: Vec<Field>) -> Self {
+        let distinct = list.iter().enumerate().all(|(i, f)| match f {
+            Field::Pair(k, _) => !list[..i]
+                .iter()
+                .any(|g| matches!(g, Field::Pair(j, _) if j == k)),
+            Field::Spread(_) => false,
+        });
+        Fields { list, distinct }
+    }
+}
+
+impl From<Fields> for Vec<Field> {
+    fn from(fields: Fields) -> Self {
+        fields.list
+    }
+}
+
+impl<'a> IntoIterator for &'a Fields {
+    type Item = &'a Field;
+    type IntoIter = std::slice::Iter<'a, Field>;
+
+    fn into_iter(self) -> Self::IntoIter {
+        self.list.iter()
+    }
 }
 
 /// A property of an object expression.
@@ -175,5 +224,53 @@ mod tests {
         );
         assert_eq!(run("0x1F + 0b11"), Value::Number(34.0));
         assert_eq!(run("typeof n"), Value::String("number".into()));
+    }
+
+    fn keys(v: &Value) -> Vec<(String, serde_json::Value)> {
+        match v {
+            Value::Object(fields) => fields
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_json()))
+                .collect(),
+            other => panic!("not an object: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn objects_set_a_key_written_twice_where_it_first_came() {
+        let pairs = |list: &[(&str, serde_json::Value)]| -> Vec<(String, serde_json::Value)> {
+            list.iter()
+                .map(|(k, v)| (k.to_string(), v.clone()))
+                .collect()
+        };
+        use serde_json::json;
+        assert_eq!(
+            keys(&run("{ a: 1, b: 2, a: 3 }")),
+            pairs(&[("a", json!(3)), ("b", json!(2))])
+        );
+        assert_eq!(
+            keys(&run("{ n, ...{ n: 7, m: 8 }, m: 9 }")),
+            pairs(&[("n", json!(7)), ("m", json!(9))])
+        );
+        assert_eq!(
+            keys(&run("{ b: n, a: x }")),
+            pairs(&[("b", json!(4)), ("a", json!(" Hello "))])
+        );
+        // Which objects need the check for a key already set.
+        let fields = |src: &str| match parse_expr(src, 0, true).unwrap().0 {
+            Expr::Object(f) => f,
+            other => panic!("not an object: {other:?}"),
+        };
+        assert!(fields("{ a: 1, b, c: { a: 2 } }").distinct());
+        assert!(fields("{}").distinct());
+        assert!(!fields("{ a: 1, b: 2, a: 3 }").distinct());
+        assert!(!fields("{ a: 1, ...x }").distinct());
+        // Serialized as the list; read back, the check is worked out again.
+        let dup = Expr::Object(fields("{ a: 1, a: 2 }"));
+        let json = serde_json::to_value(&dup).unwrap();
+        assert!(json["Object"].is_array(), "{json}");
+        let back: Expr = serde_json::from_value(json).unwrap();
+        assert_eq!(back, dup);
+        assert!(matches!(back, Expr::Object(f) if !f.distinct()));
     }
 }

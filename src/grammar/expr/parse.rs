@@ -419,7 +419,7 @@ impl ExprParser<'_> {
         let mut fields = Vec::new();
         loop {
             if self.eat("}") {
-                return Ok(Expr::Object(fields));
+                return Ok(Expr::Object(fields.into()));
             }
             if self.eat("...") {
                 fields.push(Field::Spread(self.expr()?));
@@ -438,7 +438,7 @@ impl ExprParser<'_> {
                 }
             }
             if self.eat("}") {
-                return Ok(Expr::Object(fields));
+                return Ok(Expr::Object(fields.into()));
             }
             if !self.eat(",") {
                 return self.fail("',' or '}'");
