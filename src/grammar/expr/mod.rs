@@ -273,4 +273,25 @@ mod tests {
         assert_eq!(back, dup);
         assert!(matches!(back, Expr::Object(f) if !f.distinct()));
     }
+
+    #[test]
+    fn same_text_agrees_with_comparing_every_byte() {
+        // Every length up to past the longest word-wise case, with each
+        // byte changed in turn (and a change in a multi-byte character).
+        for len in 0..40 {
+            let a: String = (0..len).map(|i| char::from(b'a' + (i % 26) as u8)).collect();
+            assert!(same_text(&a, &a.clone()), "{a}");
+            assert!(!same_text(&a, &format!("{a}x")), "{a}");
+            for at in 0..len {
+                let mut b = a.clone().into_bytes();
+                b[at] = b'#';
+                let b = String::from_utf8(b).unwrap();
+                assert!(!same_text(&a, &b), "{a} / {b}");
+                assert!(!same_text(&b, &a), "{b} / {a}");
+            }
+        }
+        assert!(same_text("été", "été"));
+        assert!(!same_text("été", "ete\u{301}"));
+        assert!(!same_text("déjà", "dèjà"));
+    }
 }
