@@ -67,15 +67,21 @@ fn initial_states_for<'g>(grammar: &'g Grammar, request: &str, work: &mut Work<'
     let rules = set.rules();
     // Separators may lead unless an alternative's spacing is `none`; the
     // table answers for both (it may let more through, never fewer).
-    let table = set
-        .dispatch()
-        .map(|d| work.needs_met(request, set, d.mask_at(request, 0, true)));
+    if let Some(d) = set.dispatch() {
+        // Only the alternatives the table lets through, last first.
+        let all = u64::MAX
+            .checked_shr(64usize.saturating_sub(rules.len()) as u32)
+            .unwrap_or(0);
+        let mut mask = work.needs_met(request, set, d.mask_at(request, 0, true)) & all;
+        while mask != 0 {
+            let i = 63 - mask.leading_zeros() as usize;
+            mask &= !(1 << i);
+            work.arena.stack.push(State::start(set, i));
+        }
+        return;
+    }
     for i in (0..rules.len()).rev() {
-        let viable = match table {
-            Some(mask) => mask & (1 << i) != 0,
-            None => may_start(request, 0, set.firsts(i), rules[i].spacing != Spacing::None),
-        };
-        if viable {
+        if may_start(request, 0, set.firsts(i), rules[i].spacing != Spacing::None) {
             work.arena.stack.push(State::start(set, i));
         }
     }
