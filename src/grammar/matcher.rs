@@ -14,7 +14,7 @@ use super::parse::Spacing;
 pub(super) use super::state::{Arena, Captured, Frame, Ids, LastPart, NIL, Origin, State};
 use super::text::{boundary_ok, char_at, match_words, number_at, skip_seps, wildcard_text};
 use super::value::Value;
-use super::viable::may_start;
+use super::viable::{bits_down, first_bits, may_start};
 pub(super) use super::work::Work;
 
 /// One parse of a request.
@@ -69,13 +69,8 @@ fn initial_states_for<'g>(grammar: &'g Grammar, request: &str, work: &mut Work<'
     // table answers for both (it may let more through, never fewer).
     if let Some(d) = set.dispatch() {
         // Only the alternatives the table lets through, last first.
-        let all = u64::MAX
-            .checked_shr(64usize.saturating_sub(rules.len()) as u32)
-            .unwrap_or(0);
-        let mut mask = work.needs_met(request, set, d.mask_at(request, 0, true)) & all;
-        while mask != 0 {
-            let i = 63 - mask.leading_zeros() as usize;
-            mask &= !(1 << i);
+        let mask = work.needs_met(request, set, d.mask_at(request, 0, true));
+        for i in bits_down(mask & first_bits(rules.len())) {
             work.arena.stack.push(State::start(set, i));
         }
         return;
@@ -479,18 +474,32 @@ pub(super) fn run<'g>(state: &mut State<'g>, s: &str, work: &mut Work<'g>) -> bo
                 // Only the alternatives that can begin here.
                 let lead = state.leading_spacing(&work.arena) != Spacing::None;
                 let viable = work.viable(s, rules, state.index, state.wild.is_some(), lead);
-                let Some(first) = (0..children.len()).find(|&i| viable.has(i)) else {
-                    return false;
+                let base = *state;
+                let mut fork = |i: usize| {
+                    let mut other = base;
+                    other.alt = i;
+                    other.value = children[i].value.as_deref();
+                    other.spacing = children[i].spacing;
+                    work.push(other, Origin::Alternation);
                 };
-                for i in (first + 1..children.len()).rev() {
-                    if viable.has(i) {
-                        let mut other = *state;
-                        other.alt = i;
-                        other.value = children[i].value.as_deref();
-                        other.spacing = children[i].spacing;
-                        work.push(other, Origin::Alternation);
+                let first = if let Some(mask) = viable.mask(children.len()) {
+                    // The others, last first, then the first goes on.
+                    if mask == 0 {
+                        return false;
                     }
-                }
+                    let first = mask.trailing_zeros() as usize;
+                    bits_down(mask & !(1 << first)).for_each(&mut fork);
+                    first
+                } else {
+                    let Some(first) = (0..children.len()).find(|&i| viable.has(i)) else {
+                        return false;
+                    };
+                    (first + 1..children.len())
+                        .rev()
+                        .filter(|&i| viable.has(i))
+                        .for_each(&mut fork);
+                    first
+                };
                 state.alt = first;
                 state.value = children[first].value.as_deref();
                 state.spacing = children[first].spacing;

@@ -59,6 +59,17 @@ pub(super) enum Viable<'a> {
 }
 
 impl Viable<'_> {
+    /// The alternatives of `count` that may begin, as bits (alternative
+    /// `i` is bit `i`), when that is how they are known and `count` fits.
+    pub(super) fn mask(&self, count: usize) -> Option<u64> {
+        match *self {
+            Viable::Mask(m) => Some(m & first_bits(count)),
+            Viable::Every if count <= 64 => Some(first_bits(count)),
+            _ => None,
+        }
+    }
+
+    /// Whether alternative `i` may begin.
     pub(super) fn has(&self, i: usize) -> bool {
         match *self {
             Viable::Mask(m) => m & (1 << i) != 0,
@@ -72,6 +83,22 @@ impl Viable<'_> {
             } => viable_at(s, rules, i, index, wild, lead),
         }
     }
+}
+
+/// The lowest `count` bits set (all 64 for more).
+pub(super) fn first_bits(count: usize) -> u64 {
+    u64::MAX
+        .checked_shr(64usize.saturating_sub(count) as u32)
+        .unwrap_or(0)
+}
+
+/// The bits of `mask` from the highest down.
+pub(super) fn bits_down(mut mask: u64) -> impl Iterator<Item = usize> {
+    std::iter::from_fn(move || {
+        let i = 63usize.checked_sub(mask.leading_zeros() as usize)?;
+        mask &= !(1 << i);
+        Some(i)
+    })
 }
 
 /// True when alternative `i` of `rules` may begin at byte `index` (after
@@ -88,5 +115,22 @@ pub(super) fn viable_at(
         may_occur(s, index, rules.firsts(i))
     } else {
         may_start(s, index, rules.firsts(i), lead)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{bits_down, first_bits};
+
+    #[test]
+    fn bits_are_read_from_the_highest_down_and_counts_bound_them() {
+        assert_eq!(bits_down(0).count(), 0);
+        assert_eq!(bits_down(0b1011).collect::<Vec<_>>(), vec![3, 1, 0]);
+        assert_eq!(bits_down(1 << 63 | 1).collect::<Vec<_>>(), vec![63, 0]);
+        assert_eq!(bits_down(u64::MAX).count(), 64);
+        assert_eq!(first_bits(0), 0);
+        assert_eq!(first_bits(3), 0b111);
+        assert_eq!(first_bits(64), u64::MAX);
+        assert_eq!(first_bits(1000), u64::MAX);
     }
 }
