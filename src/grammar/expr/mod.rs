@@ -279,7 +279,9 @@ mod tests {
         // Every length up to past the longest word-wise case, with each
         // byte changed in turn (and a change in a multi-byte character).
         for len in 0..40 {
-            let a: String = (0..len).map(|i| char::from(b'a' + (i % 26) as u8)).collect();
+            let a: String = (0..len)
+                .map(|i| char::from(b'a' + (i % 26) as u8))
+                .collect();
             assert!(same_text(&a, &a.clone()), "{a}");
             assert!(!same_text(&a, &format!("{a}x")), "{a}");
             for at in 0..len {
