@@ -178,23 +178,19 @@ pub(crate) fn same_text(a: &str, b: &str) -> bool {
     if a.len() > 16 {
         return a == b;
     }
-    if let (Some(a0), Some(b0), Some(a1), Some(b1)) = (
-        a.first_chunk::<8>(),
-        b.first_chunk::<8>(),
-        a.last_chunk::<8>(),
-        b.last_chunk::<8>(),
-    ) {
-        return a0 == b0 && a1 == b1;
-    }
-    if let (Some(a0), Some(b0), Some(a1), Some(b1)) = (
-        a.first_chunk::<4>(),
-        b.first_chunk::<4>(),
-        a.last_chunk::<4>(),
-        b.last_chunk::<4>(),
-    ) {
-        return a0 == b0 && a1 == b1;
+    if let Some(same) = ends_equal::<8>(a, b).or_else(|| ends_equal::<4>(a, b)) {
+        return same;
     }
     a.iter().zip(b).all(|(x, y)| x == y)
+}
+
+/// For byte strings of one length, at least `N` and at most `2N`: whether
+/// their first `N` and last `N` bytes (which cover them) are equal; none
+/// when they are shorter than `N`.
+fn ends_equal<const N: usize>(a: &[u8], b: &[u8]) -> Option<bool> {
+    let (a0, b0) = (a.first_chunk::<N>()?, b.first_chunk::<N>()?);
+    let (a1, b1) = (a.last_chunk::<N>()?, b.last_chunk::<N>()?);
+    Some(a0 == b0 && a1 == b1)
 }
 
 pub(super) fn to_number(v: &Value) -> f64 {
