@@ -145,6 +145,7 @@ const BLOCKED: &[&str] = &[
     "ifdown eth0",
     "nmcli networking off",
     "rfkill block all",
+    "mv /etc /tmp/etc",
 ];
 
 const HIGH: &[&str] = &[
@@ -183,7 +184,11 @@ const HIGH: &[&str] = &[
     "sudo apt remove gimp",
     "sudo apt install gimp",
     "sudo systemctl start nginx",
-    "mv /etc /tmp/etc",
+    "gimp",
+    "firefox https://x.example",
+    "bash script.sh",
+    "python3 -c 'print(1)'",
+    "docker run hello-world",
 ];
 
 const MEDIUM: &[&str] = &[
@@ -207,12 +212,7 @@ const MEDIUM: &[&str] = &[
     "tar xzf archive.tar.gz",
     "kill 1234",
     "pkill firefox",
-    "gimp",
-    "firefox https://x.example",
-    "bash script.sh",
-    "python3 -c 'print(1)'",
     "make",
-    "docker run hello-world",
     "ssh -i ~/.ssh/id_rsa host",
     "chmod 600 ~/.ssh/id_rsa",
 ];

@@ -4,7 +4,9 @@
 //! and labels (`Command:`, `Run:`); *validate* keeps a line only when it
 //! reads as a command, not prose or a question. A reply that explains and
 //! then gives the command yields the command, and the rest is kept as the
-//! explanation.
+//! explanation. Only the first command line is taken (the partner
+//! approves exactly what runs), and a reply whose first line is `NONE`
+//! has no command.
 
 use serde::Serialize;
 
@@ -94,12 +96,24 @@ pub fn extract(text: &str) -> Extracted {
         text
     };
     let text = text.replace("\r\n", "\n");
+    if says_none(&text) {
+        return Extracted {
+            command: None,
+            explanation: text.trim().to_string(),
+            reason: Some("the reply says there is no command (NONE)".into()),
+        };
+    }
     let (candidates, prose) = candidates(&text);
     let mut last_reason = None;
     for (i, candidate) in candidates.iter().enumerate() {
         match validate(candidate) {
             Ok(()) => {
+                // The first command line only: what follows is explanation.
+                let (first, rest) = candidate
+                    .split_once('\n')
+                    .unwrap_or((candidate.as_str(), ""));
                 let mut explanation: Vec<&str> = prose.iter().map(String::as_str).collect();
+                explanation.extend(rest.lines());
                 explanation.extend(
                     candidates
                         .iter()
@@ -108,7 +122,7 @@ pub fn extract(text: &str) -> Extracted {
                         .map(|(_, c)| c.as_str()),
                 );
                 return Extracted {
-                    command: Some(candidate.clone()),
+                    command: Some(first.trim().to_string()),
                     explanation: explanation.join("\n").trim().to_string(),
                     reason: None,
                 };
@@ -121,6 +135,16 @@ pub fn extract(text: &str) -> Extracted {
         explanation: text.trim().to_string(),
         reason: Some(last_reason.unwrap_or_else(|| "there is no command in it".into())),
     }
+}
+
+/// True when a reply's first line is `NONE` (any case, with punctuation,
+/// bold or backticks around it): the model found no command.
+fn says_none(text: &str) -> bool {
+    let first = text.lines().map(strip_line).find(|l| !l.is_empty());
+    first.is_some_and(|l| {
+        l.trim_matches(|c: char| !c.is_alphanumeric())
+            .eq_ignore_ascii_case("none")
+    })
 }
 
 /// The places a command may be, in order (fenced blocks first, then

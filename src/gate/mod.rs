@@ -9,6 +9,7 @@
 //! (`exec::handlers::shell`) is how the dialect reaches it.
 
 pub mod context;
+pub mod expand;
 pub mod extract;
 pub mod index;
 pub mod intent;
@@ -16,10 +17,14 @@ mod meaning;
 pub mod paths;
 pub mod process;
 pub mod propose;
+pub mod protected;
 pub mod safety;
+pub mod sandbox;
+pub mod scene;
 pub mod syntax;
 pub mod wrappers;
 
 pub use extract::{Extracted, extract, validate};
 pub use intent::{Intent, IntentKind, analyze};
-pub use safety::{Assessment, Risk, assess};
+pub use safety::{Assessment, Risk, assess, assess_in};
+pub use scene::Scene;

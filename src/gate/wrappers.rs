@@ -186,6 +186,11 @@ pub fn unwrap(words: &[Arg]) -> Unwrapped {
             text: known_text(&words[1..]),
             raises: false,
         },
+        // `trap 'cmd' EXIT` runs `cmd` later, in the same shell.
+        "trap" if words.get(1).is_some_and(|w| !w.text.starts_with('-')) => Unwrapped::Script {
+            text: known_text(&words[1..2]),
+            raises: false,
+        },
         "source" | "." => Unwrapped::Script {
             text: None,
             raises: false,
@@ -259,7 +264,7 @@ fn wrapper(w: &Wrapper, name: &str, words: &[Arg]) -> Unwrapped {
         if !t.starts_with('-') || t == "-" {
             break;
         }
-        at += if w.valued.contains(&t) { 2 } else { 1 };
+        at += 1 + usize::from(takes_value(w.valued, t));
     }
     at += w.positional;
     if at >= words.len() {
@@ -270,6 +275,26 @@ fn wrapper(w: &Wrapper, name: &str, words: &[Arg]) -> Unwrapped {
         skip: at,
         raises: w.raises,
     }
+}
+
+/// True when option word `t` takes the next word as its value: `-u`, or a
+/// cluster of short options ending in one (`-iu root`, `-Hu root`).
+fn takes_value(valued: &[&str], t: &str) -> bool {
+    if valued.contains(&t) {
+        return true;
+    }
+    if t.starts_with("--") || t.len() < 3 {
+        return false;
+    }
+    // In a cluster, the first letter that takes a value takes the rest of
+    // the word, or the next word when it is last.
+    let letters: Vec<char> = t[1..].chars().collect();
+    for (i, c) in letters.iter().enumerate() {
+        if valued.contains(&format!("-{c}").as_str()) {
+            return i + 1 == letters.len();
+        }
+    }
+    false
 }
 
 /// The index of the first word from `from` that is not an option (or an
@@ -284,7 +309,7 @@ fn skip_options(words: &[Arg], from: usize, valued: &[&str]) -> usize {
         if !t.starts_with('-') || t == "-" {
             break;
         }
-        at += if valued.contains(&t) { 2 } else { 1 };
+        at += 1 + usize::from(takes_value(valued, t));
     }
     at
 }

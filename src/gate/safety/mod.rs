@@ -1,30 +1,46 @@
 //! The safety layer: a command read by the shell reading
 //! ([`super::syntax`]) and each command it would run classified `blocked`,
-//! `high`, `medium` or `low`, with the reasons. The command line's level
-//! is its most dangerous command's; `sudo` raises a command's level by one
-//! (a blocked one stays blocked). What cannot be read is at least `high`,
-//! and its words are still checked for what would be blocked.
+//! `high`, `medium` or `low`, with the reasons. The line's level is its
+//! most dangerous command's; `sudo` raises a command's level by one (a
+//! blocked one stays blocked).
+//!
+//! `low` is earned, not assumed: a command is low only when its program is
+//! on the allow-list and used in a read-only way ([`allow`]), none of its
+//! paths could reach a secret ([`reads`]) and nothing in it runs code
+//! partner cannot read ([`code`]). A program partner does not know runs
+//! code partner cannot read, so it is at least `high`; the text such code
+//! is given is still searched for what would be blocked ([`scan`]).
+//! Deletions and overwrites are judged after expansion against the real
+//! file system ([`rules`], through [`super::expand`] and
+//! [`super::protected`]).
 
+mod allow;
+mod code;
+mod reads;
 mod rules;
+mod scan;
 mod system;
 mod tables;
 
 use serde::Serialize;
 
+pub use super::scene::Scene;
 use super::syntax::{self, Invocation, Reading};
 
 /// How dangerous a command is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Risk {
-    /// Reads, or changes little and only the partner's own files.
+    /// Only reads, with programs and options known to be read-only, and
+    /// reaches no secret.
     Low,
-    /// Changes files, packages, services or processes.
+    /// Changes files, packages, services or processes in known ways.
     Medium,
-    /// Deletes or overwrites much, changes the system, or cannot be read.
+    /// Deletes or overwrites much, changes the system, or runs code
+    /// partner cannot read.
     High,
-    /// Never run: destroys the system or data, gives the machine away, or
-    /// reads secrets.
+    /// Never run: destroys the system or data, cuts the machine off,
+    /// gives it away, or reads or sends secrets.
     Blocked,
 }
 
@@ -81,29 +97,68 @@ pub(crate) fn finding(risk: Risk, reason: impl Into<String>) -> Finding {
     }
 }
 
-/// Classifies `command`.
+/// The reason every finding about code partner cannot read starts with.
+pub(crate) const OPAQUE: &str = "runs code partner cannot read";
+
+/// What the rules see besides the command they judge.
+pub(crate) struct Cx<'a> {
+    /// The whole reading (pipelines, substitutions).
+    pub reading: &'a Reading,
+    /// Where it would run.
+    pub scene: &'a Scene,
+    /// The command line as written.
+    pub line: &'a str,
+    /// How deep in scans of embedded text (bounded).
+    pub depth: usize,
+}
+
+/// Classifies `command` as it would run here (this process's home and
+/// working directory).
 pub fn assess(command: &str) -> Assessment {
+    assess_in(command, &Scene::current())
+}
+
+/// Classifies `command` as it would run in `scene`.
+pub fn assess_in(command: &str, scene: &Scene) -> Assessment {
+    combine(findings_in(command, scene, 0))
+}
+
+/// Every finding about a command line.
+pub(crate) fn findings_in(command: &str, scene: &Scene, depth: usize) -> Vec<Finding> {
     let reading = syntax::read(command);
+    let cx = Cx {
+        reading: &reading,
+        scene,
+        line: command,
+        depth,
+    };
     let mut findings = Vec::new();
     for inv in &reading.invocations {
-        findings.extend(judge(inv, &reading));
+        findings.extend(judge(inv, &cx));
     }
+    findings.extend(rules::line(&cx));
     if let Some(why) = &reading.unreadable {
         findings.push(finding(
             Risk::High,
             format!("it could not be read as shell: {why}"),
         ));
-        findings.extend(fallback(command));
+        findings.extend(scan::blocked_in(&[command.to_string()], &cx));
+        if looks_like_fork_bomb(command) {
+            findings.push(finding(
+                Risk::Blocked,
+                "a fork bomb: a function that starts itself over and over",
+            ));
+        }
     }
     if command.trim().is_empty() {
         findings.push(finding(Risk::High, "there is no command"));
     }
-    combine(findings)
+    findings
 }
 
 /// Every finding about one command, its elevation applied.
-fn judge(inv: &Invocation, reading: &Reading) -> Vec<Finding> {
-    let mut found = rules::findings(inv, reading);
+fn judge(inv: &Invocation, cx: &Cx) -> Vec<Finding> {
+    let mut found = rules::findings(inv, cx);
     if found.is_empty() {
         found.push(finding(Risk::Low, String::new()));
     }
@@ -117,77 +172,6 @@ fn judge(inv: &Invocation, reading: &Reading) -> Vec<Finding> {
         ));
     }
     found
-}
-
-/// The words of a command that could not be read, split at the shell's
-/// operators and checked as plain commands (so that what would be
-/// blocked is still blocked).
-fn fallback(command: &str) -> Vec<Finding> {
-    let mut out = Vec::new();
-    let cleaned: String = command
-        .chars()
-        .map(|c| {
-            if matches!(
-                c,
-                ';' | '|' | '&' | '(' | ')' | '{' | '}' | '`' | '\n' | '<' | '>'
-            ) {
-                '\n'
-            } else {
-                c
-            }
-        })
-        .collect();
-    for segment in cleaned.lines().take(syntax::MAX_INVOCATIONS) {
-        let words = shlex::split(segment)
-            .unwrap_or_else(|| segment.split_whitespace().map(str::to_string).collect());
-        let mut words: Vec<&str> = words.iter().map(String::as_str).collect();
-        // Quote-less reading of what brush could not: the same rules.
-        while words.first().is_some_and(|w| {
-            matches!(
-                *w,
-                "sudo"
-                    | "doas"
-                    | "env"
-                    | "nohup"
-                    | "exec"
-                    | "command"
-                    | "if"
-                    | "then"
-                    | "else"
-                    | "elif"
-                    | "do"
-                    | "while"
-                    | "until"
-                    | "!"
-                    | "time"
-                    | "fi"
-                    | "done"
-            )
-        }) {
-            words.remove(0);
-        }
-        if words.is_empty() {
-            continue;
-        }
-        let text = shlex::try_join(words.iter().copied()).unwrap_or_default();
-        let reading = syntax::read(&text);
-        if reading.unreadable.is_none() {
-            for inv in &reading.invocations {
-                out.extend(
-                    rules::findings(inv, &reading)
-                        .into_iter()
-                        .filter(|f| f.risk == Risk::Blocked),
-                );
-            }
-        }
-    }
-    if looks_like_fork_bomb(command) {
-        out.push(finding(
-            Risk::Blocked,
-            "a fork bomb: a function that starts itself over and over",
-        ));
-    }
-    out
 }
 
 /// `:(){ :|:& };:` and its renamings, read from the text.

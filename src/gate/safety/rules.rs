@@ -1,17 +1,18 @@
-//! What each command risks: deletions, disks, permissions, scripts from
-//! the network or decoded payloads run by a shell, secrets, the machine's
-//! network and firewall, and a table of commands known to only read or to
-//! change things. A command the table does not know is `medium`.
+//! What each command risks: the order in which one command is judged,
+//! and the rules for deletions, disks, permissions and writes. Targets
+//! are expanded ([`crate::gate::expand`]) and judged against the
+//! protected table ([`crate::gate::protected`]): a pattern that could
+//! match a protected path counts as that path.
 
-use super::system::{git, kill, network, packages, services};
+use super::system::{self, git, kill, network, packages, services};
 use super::tables::*;
-use super::{Finding, Risk, finding};
-use crate::gate::paths;
-use crate::gate::syntax::{Arg, Invocation, Reading, Via};
-use crate::gate::wrappers::is_shell;
+use super::{Cx, Finding, OPAQUE, Risk, allow, code, finding, reads, scan};
+use crate::gate::expand::{self, Candidate, Expansion, has_glob};
+use crate::gate::protected::{self, Reach};
+use crate::gate::syntax::{Arg, Invocation, Via};
 
 /// Every finding about one command (none: nothing to say, `low`).
-pub(super) fn findings(inv: &Invocation, reading: &Reading) -> Vec<Finding> {
+pub(super) fn findings(inv: &Invocation, cx: &Cx) -> Vec<Finding> {
     let mut out = Vec::new();
     let name = inv.name();
     if inv.self_spawning {
@@ -21,47 +22,88 @@ pub(super) fn findings(inv: &Invocation, reading: &Reading) -> Vec<Finding> {
         ));
         return out;
     }
-    redirects(inv, &mut out);
-    secrets(inv, &mut out);
+    redirects(inv, cx, &mut out);
+    reads::check(inv, cx, &mut out);
     if name.is_empty() {
         return out;
     }
-    if inv.argv[0].dynamic {
-        out.push(finding(
+    let mut prog = Vec::new();
+    let first = &inv.argv[0];
+    if first.dynamic || first.split {
+        prog.push(finding(
             Risk::High,
-            "the command's name is only known when it runs",
+            format!(
+                "{OPAQUE}: the program's name comes from a variable or is only known when it runs"
+            ),
         ));
+        prog.extend(scan::blocked_in(&[cx.line.to_string()], cx));
     }
+    if has_glob(name) && name.chars().any(|c| c.is_ascii_alphanumeric()) {
+        prog.push(finding(
+            Risk::High,
+            format!("{OPAQUE}: the program's name is a pattern (`{name}`)"),
+        ));
+        for known in known_names().filter(|n| glob_names(name, n)) {
+            let mut as_known = inv.clone();
+            as_known.argv[0].text = known.to_string();
+            prog.extend(program(&as_known, cx));
+        }
+    }
+    prog.extend(program(inv, cx));
+    system::fed_scripts(inv, cx, &mut prog);
+    prog.extend(code::findings(inv, cx));
+    if prog.is_empty() {
+        prog.extend(allow::fallback(inv, cx));
+    }
+    out.extend(prog);
+    out
+}
+
+/// Every program name the tables know.
+fn known_names() -> impl Iterator<Item = &'static str> {
+    READERS
+        .iter()
+        .copied()
+        .chain(CHANGERS.iter().map(|(n, _)| *n))
+        .chain(SYSTEM_CHANGERS.iter().map(|(n, _)| *n))
+        .chain(DISK_TOOLS.iter().copied())
+        .chain(["rm", "shred", "mkfs", "mkfs.ext4", "wipefs"])
+}
+
+fn glob_names(pattern: &str, name: &str) -> bool {
+    glob::Pattern::new(pattern).is_ok_and(|p| p.matches(name))
+}
+
+/// The rules of the program itself.
+fn program(inv: &Invocation, cx: &Cx) -> Vec<Finding> {
+    let mut out = Vec::new();
+    let name = inv.name();
     match name {
-        "rm" => rm(inv, &mut out),
-        "find" => find(inv, &mut out),
-        "dd" => dd(inv, &mut out),
-        "chmod" | "chown" | "chgrp" => permissions(inv, &mut out),
+        "rm" | "unlink" | "rmdir" => rm(inv, cx, &mut out),
+        "find" => find(inv, cx, &mut out),
+        "dd" => dd(inv, cx, &mut out),
+        "chmod" | "chown" | "chgrp" => permissions(inv, cx, &mut out),
         "cp" | "mv" | "install" | "rsync" | "ln" | "tee" | "shred" | "truncate" => {
-            writers(inv, &mut out)
+            writers(inv, cx, &mut out)
+        }
+        "sed" if allow::has_short(inv, 'i') || allow::has_long_prefix(inv, "--in-place") => {
+            sed_in_place(inv, cx, &mut out)
         }
         "systemctl" | "service" => services(inv, &mut out),
         "ufw" | "iptables" | "ip6tables" | "nft" | "ip" | "ifconfig" | "ifdown" | "nmcli"
-        | "rfkill" => network(inv, &mut out),
-        "kill" => kill(inv, &mut out),
+        | "rfkill" | "route" => network(inv, &mut out),
+        "kill" | "killall" | "pkill" => kill(inv, cx, &mut out),
         "git" => git(inv, &mut out),
-        "crontab" if has_flag(inv, 'r') => out.push(finding(
+        "passwd" | "usermod" | "userdel" => system::accounts(inv, &mut out),
+        "nc" | "ncat" | "netcat" | "socat" => system::listeners(inv, &mut out),
+        "crontab" if allow::has_short(inv, 'r') => out.push(finding(
             Risk::High,
             "deletes every scheduled job (crontab -r)",
         )),
-        "sed"
-            if inv
-                .args()
-                .iter()
-                .any(|a| a.text.starts_with("-i") || a.text == "--in-place") =>
-        {
-            out.push(finding(Risk::Medium, "edits files in place"));
-        }
         "tar"
-            if inv
-                .args()
-                .first()
-                .is_some_and(|a| a.text.contains(['x', 'c'])) =>
+            if inv.args().first().is_some_and(|a| {
+                !a.text.starts_with("--") && a.text.contains(['x', 'c', 'r', 'u'])
+            }) =>
         {
             out.push(finding(
                 Risk::Medium,
@@ -79,32 +121,11 @@ pub(super) fn findings(inv: &Invocation, reading: &Reading) -> Vec<Finding> {
         }
         _ => {}
     }
-    if is_shell(name)
-        || matches!(name, "eval" | "source" | "." | "watch")
-        || INTERPRETERS.contains(&name)
-    {
-        scripts(inv, reading, &mut out);
-    }
-    if out.is_empty() {
-        if let Some((_, what)) = SYSTEM_CHANGERS.iter().find(|(n, _)| *n == name) {
-            out.push(finding(Risk::High, format!("`{name}` {what}")));
-        } else if let Some((_, what)) = CHANGERS.iter().find(|(n, _)| *n == name) {
-            out.push(finding(Risk::Medium, format!("`{name}` {what}")));
-        } else if !READERS.contains(&name)
-            && !is_shell(name)
-            && !matches!(name, "eval" | "source" | ".")
-        {
-            out.push(finding(
-                Risk::Medium,
-                format!("`{name}` is not a command the gate knows; what it does is not checked"),
-            ));
-        }
-    }
     out
 }
 
 /// The options of a command (before `--`), and its other arguments.
-fn split_args(inv: &Invocation) -> (Vec<&Arg>, Vec<&Arg>) {
+pub(super) fn split_args(inv: &Invocation) -> (Vec<&Arg>, Vec<&Arg>) {
     let (mut options, mut operands) = (Vec::new(), Vec::new());
     let mut ended = false;
     for a in inv.args() {
@@ -119,88 +140,102 @@ fn split_args(inv: &Invocation) -> (Vec<&Arg>, Vec<&Arg>) {
     (options, operands)
 }
 
-/// True when a short flag letter is set (`-rf` has `r`), or its long form.
-fn has_flag(inv: &Invocation, letter: char) -> bool {
-    split_args(inv)
-        .0
-        .iter()
-        .any(|a| !a.text.starts_with("--") && a.text[1..].contains(letter))
-}
-
-fn has_long(inv: &Invocation, long: &str) -> bool {
-    split_args(inv).0.iter().any(|a| a.text == long)
-}
-
-/// The operands, with what `xargs` or `find -exec` give the command.
-fn targets(inv: &Invocation) -> (Vec<String>, bool) {
-    let mut unknown = false;
-    let mut out = Vec::new();
+/// What the operands could name, with what `xargs` and `find -exec` give
+/// the command (`{}` is each file found under find's roots).
+pub(super) fn targets(inv: &Invocation, cx: &Cx) -> Expansion {
+    let mut out = Expansion::default();
+    let mut add = |e: Expansion| {
+        out.anywhere |= e.anywhere;
+        out.candidates.extend(e.candidates);
+    };
+    let roots = |roots: &[String]| -> Vec<String> {
+        roots
+            .iter()
+            .flat_map(|r| [r.clone(), format!("{}/*", r.trim_end_matches('/'))])
+            .collect()
+    };
     for a in split_args(inv).1 {
-        if a.dynamic {
-            unknown = true;
+        match &inv.via {
+            Via::FindExec(r) if a.text == "{}" => {
+                for root in roots(r) {
+                    add(expand::expand_text(&root, &inv.cwd, cx.scene));
+                }
+            }
+            Via::Xargs(Some(items)) if a.text == "{}" => {
+                for item in items {
+                    add(expand::expand_text(item, &inv.cwd, cx.scene));
+                }
+            }
+            _ => add(expand::expand(a, &inv.cwd, cx.scene)),
         }
-        if a.text == "{}"
-            && let Via::FindExec(roots) = &inv.via
-        {
-            out.extend(roots.iter().cloned());
-            continue;
-        }
-        out.push(a.text.clone());
     }
     match &inv.via {
-        Via::Xargs(Some(items)) => out.extend(items.iter().cloned()),
-        Via::Xargs(None) => unknown = true,
+        Via::Xargs(Some(items)) => {
+            for item in items {
+                add(expand::expand_text(item, &inv.cwd, cx.scene));
+            }
+        }
+        Via::Xargs(None) => out.anywhere = true,
         _ => {}
     }
-    (out, unknown)
+    out
 }
 
-fn resolved(inv: &Invocation, path: &str) -> String {
-    paths::resolve(path, inv.cwd.as_deref())
+fn show(cx: &Cx, c: &Candidate) -> String {
+    cx.scene.show(&c.path)
 }
 
-fn rm(inv: &Invocation, out: &mut Vec<Finding>) {
-    let recursive = has_flag(inv, 'r')
-        || has_flag(inv, 'R')
-        || has_long(inv, "--recursive")
+fn rm(inv: &Invocation, cx: &Cx, out: &mut Vec<Finding>) {
+    let recursive = allow::has_short(inv, 'r')
+        || allow::has_short(inv, 'R')
+        || allow::has_long(inv, "--recursive")
         || matches!(inv.via, Via::FindExec(_));
-    if has_long(inv, "--no-preserve-root") {
+    if allow::has_long(inv, "--no-preserve-root") {
         out.push(finding(
             Risk::Blocked,
             "rm --no-preserve-root would delete the root directory",
         ));
     }
-    let (targets, unknown) = targets(inv);
-    for t in &targets {
-        let path = resolved(inv, t);
-        match paths::critical(&path) {
-            Some(what) if recursive => {
+    let t = targets(inv, cx);
+    for c in &t.candidates {
+        let shown = show(cx, c);
+        if let Some(what) = protected::critical(c, cx.scene) {
+            if recursive {
                 out.push(finding(
                     Risk::Blocked,
                     format!("a recursive delete of {what}"),
                 ));
+            } else {
+                out.push(finding(Risk::High, format!("deletes in {what}")));
             }
-            Some(what) => out.push(finding(Risk::High, format!("deletes in {what}"))),
-            None if recursive => out.push(finding(
+        } else if let Some(what) = protected::vital(c, cx.scene) {
+            out.push(finding(Risk::Blocked, format!("deletes {what} ({shown})")));
+        } else if let Some(Reach::Secret(what)) = protected::reach(c, true, cx.scene) {
+            out.push(finding(Risk::Blocked, format!("deletes {what} ({shown})")));
+        } else if recursive {
+            out.push(finding(
                 Risk::High,
-                format!("deletes {t} and everything under it"),
-            )),
-            None if paths::in_system_tree(&path) => {
-                out.push(finding(Risk::High, format!("deletes the system file {t}")))
-            }
-            None => out.push(finding(Risk::Medium, format!("deletes {t}"))),
+                format!("deletes {shown} and everything under it"),
+            ));
+        } else if protected::in_system_tree(c, cx.scene) || protected::startup_file(c, cx.scene) {
+            out.push(finding(
+                Risk::High,
+                format!("deletes {shown}, a system or start-up file"),
+            ));
+        } else {
+            out.push(finding(Risk::Medium, format!("deletes {shown}")));
         }
     }
-    if unknown {
+    if t.anywhere {
         let risk = if recursive { Risk::High } else { Risk::Medium };
         out.push(finding(risk, "deletes files only known when it runs"));
     }
-    if targets.is_empty() && !unknown {
+    if t.candidates.is_empty() && !t.anywhere {
         out.push(finding(Risk::Low, ""));
     }
 }
 
-fn find(inv: &Invocation, out: &mut Vec<Finding>) {
+fn find(inv: &Invocation, cx: &Cx, out: &mut Vec<Finding>) {
     if !inv.args().iter().any(|a| a.text == "-delete") {
         return;
     }
@@ -209,260 +244,209 @@ fn find(inv: &Invocation, out: &mut Vec<Finding>) {
         _ => vec![".".into()],
     };
     for root in roots {
-        let path = resolved(inv, &root);
-        match paths::critical(&path) {
-            Some(what) => out.push(finding(Risk::Blocked, format!("find -delete under {what}"))),
-            None => out.push(finding(
-                Risk::High,
-                format!("deletes what it finds under {root}"),
-            )),
-        }
-    }
-}
-
-fn dd(inv: &Invocation, out: &mut Vec<Finding>) {
-    for a in inv.args() {
-        if let Some(target) = a.text.strip_prefix("of=") {
-            let path = resolved(inv, target);
-            if paths::block_device(&path) {
-                out.push(finding(
-                    Risk::Blocked,
-                    format!("dd writes over the disk {target}"),
-                ));
-            } else if paths::in_system_tree(&path) {
-                out.push(finding(
+        let e = expand::expand_text(&root, &inv.cwd, cx.scene);
+        for c in &e.candidates {
+            match protected::critical(c, cx.scene) {
+                Some(what) => {
+                    out.push(finding(Risk::Blocked, format!("find -delete under {what}")))
+                }
+                None => out.push(finding(
                     Risk::High,
-                    format!("dd overwrites the system file {target}"),
-                ));
-            } else if !paths::quiet_device(&path) {
-                out.push(finding(Risk::Low, format!("dd writes {target}")));
+                    format!("deletes what it finds under {}", show(cx, c)),
+                )),
             }
         }
+        if e.anywhere {
+            out.push(finding(
+                Risk::Blocked,
+                "find -delete under a directory only known when it runs",
+            ));
+        }
     }
 }
 
-fn permissions(inv: &Invocation, out: &mut Vec<Finding>) {
+fn dd(inv: &Invocation, cx: &Cx, out: &mut Vec<Finding>) {
+    for a in inv.args() {
+        if let Some(target) = a.text.strip_prefix("of=") {
+            let arg = Arg {
+                text: target.to_string(),
+                ..a.clone()
+            };
+            written(
+                &expand::expand(&arg, &inv.cwd, cx.scene),
+                "dd",
+                true,
+                cx,
+                out,
+            );
+        }
+    }
+}
+
+/// The judgement of a file being written: disks, vital files and
+/// protected trees are blocked; system and start-up files high.
+fn written(e: &Expansion, name: &str, destroys: bool, cx: &Cx, out: &mut Vec<Finding>) {
+    for c in &e.candidates {
+        let shown = show(cx, c);
+        if protected::block_device(c) {
+            out.push(finding(
+                Risk::Blocked,
+                format!("{name} writes over the disk {shown}"),
+            ));
+        } else if protected::quiet_device(c) {
+        } else if let Some(what) = protected::vital(c, cx.scene) {
+            out.push(finding(
+                Risk::Blocked,
+                format!("{name} overwrites {what} ({shown})"),
+            ));
+        } else if let Some(what) = protected::critical(c, cx.scene).filter(|_| destroys) {
+            out.push(finding(Risk::Blocked, format!("{name} destroys {what}")));
+        } else if let Some(Reach::Secret(what)) = protected::reach(c, false, cx.scene) {
+            out.push(finding(
+                Risk::Blocked,
+                format!("{name} overwrites {what} ({shown})"),
+            ));
+        } else if protected::in_system_tree(c, cx.scene)
+            || protected::critical(c, cx.scene).is_some()
+        {
+            out.push(finding(
+                Risk::High,
+                format!("{name} changes the system path {shown}"),
+            ));
+        } else if protected::startup_file(c, cx.scene) {
+            out.push(finding(
+                Risk::High,
+                format!("{name} writes {shown}, a start-up file or dotfile (code that runs later)"),
+            ));
+        } else if destroys && name == "shred" {
+            out.push(finding(
+                Risk::High,
+                format!("overwrites {shown} beyond recovery"),
+            ));
+        } else if name == "dd" {
+            out.push(finding(Risk::Low, format!("dd writes {shown}")));
+        } else {
+            out.push(finding(Risk::Medium, format!("{name} writes {shown}")));
+        }
+    }
+    if e.anywhere {
+        out.push(finding(
+            Risk::Medium,
+            format!("{name} writes a path only known when it runs"),
+        ));
+    }
+}
+
+fn permissions(inv: &Invocation, cx: &Cx, out: &mut Vec<Finding>) {
     let name = inv.name();
-    let recursive = has_flag(inv, 'R') || has_long(inv, "--recursive");
-    let (targets, _) = targets(inv);
-    let mode = targets.first().cloned().unwrap_or_default();
+    let recursive = allow::has_short(inv, 'R') || allow::has_long(inv, "--recursive");
+    let operands = split_args(inv).1;
+    let mode = operands.first().map(|a| a.text.clone()).unwrap_or_default();
     let world = name == "chmod"
         && (mode.ends_with('7')
             || mode.ends_with('6')
             || mode.contains("o+w")
             || mode.contains("a+w"));
-    for t in targets.iter().skip(1) {
-        let path = resolved(inv, t);
-        match paths::critical(&path) {
-            Some(what) if recursive || path == "/" => {
-                out.push(finding(
+    for a in operands.iter().skip(1) {
+        for c in &expand::expand(a, &inv.cwd, cx.scene).candidates {
+            let shown = show(cx, c);
+            match protected::critical(c, cx.scene) {
+                Some(what) if recursive || c.path == "/" => out.push(finding(
                     Risk::Blocked,
                     format!("{name} -R on {what} breaks the system"),
-                ));
+                )),
+                Some(what) => out.push(finding(Risk::High, format!("{name} on {what}"))),
+                None if protected::in_system_tree(c, cx.scene) => out.push(finding(
+                    Risk::High,
+                    format!("{name} on the system file {shown}"),
+                )),
+                None if world => out.push(finding(
+                    Risk::High,
+                    format!("makes {shown} writable by everyone"),
+                )),
+                None if recursive => out.push(finding(
+                    Risk::Medium,
+                    format!("{name} on everything under {shown}"),
+                )),
+                None => out.push(finding(Risk::Medium, format!("{name} on {shown}"))),
             }
-            Some(what) => out.push(finding(Risk::High, format!("{name} on {what}"))),
-            None if paths::in_system_tree(&path) => out.push(finding(
-                Risk::High,
-                format!("{name} on the system file {t}"),
-            )),
-            None if world => out.push(finding(
-                Risk::High,
-                format!("makes {t} writable by everyone"),
-            )),
-            None if recursive => out.push(finding(
-                Risk::Medium,
-                format!("{name} on everything under {t}"),
-            )),
-            None => out.push(finding(Risk::Medium, format!("{name} on {t}"))),
         }
     }
 }
 
-fn writers(inv: &Invocation, out: &mut Vec<Finding>) {
+fn writers(inv: &Invocation, cx: &Cx, out: &mut Vec<Finding>) {
     let name = inv.name();
-    let (targets, _) = targets(inv);
-    let written: Vec<&String> = match name {
-        "tee" | "shred" | "truncate" => targets.iter().collect(),
-        _ => targets.last().into_iter().collect(),
+    let operands = split_args(inv).1;
+    let written_args: Vec<&Arg> = match name {
+        "tee" | "shred" | "truncate" => operands.clone(),
+        _ => operands.last().copied().into_iter().collect(),
     };
-    for t in written {
-        let path = resolved(inv, t);
-        if paths::block_device(&path) {
-            out.push(finding(
-                Risk::Blocked,
-                format!("{name} writes over the disk {t}"),
-            ));
-        } else if paths::quiet_device(&path) {
-        } else if paths::critical(&path).is_some() && matches!(name, "shred" | "truncate") {
-            out.push(finding(Risk::Blocked, format!("{name} destroys {t}")));
-        } else if paths::in_system_tree(&path) || paths::critical(&path).is_some() {
-            out.push(finding(
-                Risk::High,
-                format!("{name} changes the system path {t}"),
-            ));
-        } else if name == "shred" {
-            out.push(finding(
-                Risk::High,
-                format!("overwrites {t} beyond recovery"),
-            ));
-        } else {
-            out.push(finding(Risk::Medium, format!("{name} writes {t}")));
-        }
+    let destroys = matches!(name, "shred" | "truncate")
+        || (name == "rsync" && inv.args().iter().any(|a| a.text.starts_with("--delete")));
+    for a in written_args {
+        let e = expand::expand(a, &inv.cwd, cx.scene);
+        written(&e, name, destroys, cx, out);
     }
     if name == "mv" {
-        for t in targets.iter().take(targets.len().saturating_sub(1)) {
-            if let Some(what) = paths::critical(&resolved(inv, t)) {
-                out.push(finding(Risk::High, format!("moves {what} away")));
+        for a in operands.iter().take(operands.len().saturating_sub(1)) {
+            for c in &expand::expand(a, &inv.cwd, cx.scene).candidates {
+                if let Some(what) =
+                    protected::critical(c, cx.scene).or(protected::vital(c, cx.scene))
+                {
+                    out.push(finding(Risk::Blocked, format!("moves {what} away")));
+                } else if let Some(Reach::Secret(what)) = protected::reach(c, true, cx.scene) {
+                    out.push(finding(Risk::Blocked, format!("moves {what} away")));
+                }
             }
         }
     }
 }
 
-fn redirects(inv: &Invocation, out: &mut Vec<Finding>) {
-    for r in &inv.redirects {
-        let path = resolved(inv, &r.target.text);
-        if !r.writes {
+fn sed_in_place(inv: &Invocation, cx: &Cx, out: &mut Vec<Finding>) {
+    out.push(finding(Risk::Medium, "edits files in place"));
+    let operands = split_args(inv).1;
+    let files = if inv
+        .args()
+        .iter()
+        .any(|a| a.text == "-e" || a.text.starts_with("-f"))
+    {
+        &operands[..]
+    } else {
+        operands.get(1..).unwrap_or(&[])
+    };
+    for a in files {
+        written(
+            &expand::expand(a, &inv.cwd, cx.scene),
+            "sed -i",
+            false,
+            cx,
+            out,
+        );
+    }
+}
+
+fn redirects(inv: &Invocation, cx: &Cx, out: &mut Vec<Finding>) {
+    for r in inv.redirects.iter().filter(|r| r.writes) {
+        if r.target.text.starts_with('&') {
             continue;
         }
-        if paths::block_device(&path) {
-            out.push(finding(
-                Risk::Blocked,
-                format!("writes over the disk {}", r.target.text),
-            ));
-        } else if paths::quiet_device(&path) || r.target.text.starts_with('&') {
-        } else if paths::in_system_tree(&path) {
-            out.push(finding(
-                Risk::High,
-                format!("overwrites the system file {}", r.target.text),
-            ));
+        let e = expand::expand(&r.target, &inv.cwd, cx.scene);
+        let name = if inv.name().is_empty() {
+            "a redirection"
         } else {
-            out.push(finding(Risk::Medium, format!("writes {}", r.target.text)));
-        }
+            "it"
+        };
+        let mut found = Vec::new();
+        written(&e, name, false, cx, &mut found);
+        out.extend(found.into_iter().map(|mut f| {
+            f.reason = f.reason.replacen("it writes", "writes", 1);
+            f
+        }));
     }
 }
 
-fn secrets(inv: &Invocation, out: &mut Vec<Finding>) {
-    // Using a key without showing it is not reading it.
-    let uses_key = matches!(
-        inv.name(),
-        "ssh"
-            | "scp"
-            | "sftp"
-            | "ssh-add"
-            | "ssh-copy-id"
-            | "ssh-keygen"
-            | "git"
-            | "chmod"
-            | "chown"
-            | "chgrp"
-            | "ls"
-            | "stat"
-            | "test"
-            | "["
-    );
-    let args = inv.argv.iter().skip(1).map(|a| &a.text);
-    let reads = inv
-        .redirects
-        .iter()
-        .filter(|r| !r.writes)
-        .map(|r| &r.target.text);
-    for text in args.chain(reads) {
-        let path = text
-            .trim_start_matches(['@', '<'])
-            .split('=')
-            .next_back()
-            .unwrap_or(text);
-        if let Some(what) = paths::secret(&resolved(inv, path)) {
-            if uses_key && what == "a private SSH key" {
-                continue;
-            }
-            out.push(finding(Risk::Blocked, format!("reads {what} ({text})")));
-        }
-    }
-}
-
-fn scripts(inv: &Invocation, reading: &Reading, out: &mut Vec<Finding>) {
-    let name = inv.name();
-    let feeds = |indices: &[usize]| -> Option<&'static str> {
-        let mut kind = None;
-        for &i in indices {
-            let Some(up) = reading.invocations.get(i) else {
-                continue;
-            };
-            if FETCHERS.contains(&up.name()) {
-                return Some("downloaded");
-            }
-            if decodes(up) {
-                kind = Some("decoded");
-            }
-        }
-        kind
-    };
-    // What its input brings (`curl … | sh`), and what its arguments run
-    // (`bash <(curl …)`, `sh -c "$(curl …)"`, `eval "$(base64 -d …)"`).
-    let from_input = feeds(&inv.upstream);
-    let inner: Vec<usize> = inv
-        .args()
-        .iter()
-        .flat_map(|a| a.inner.iter().copied())
-        .collect();
-    let from_args = feeds(&inner);
-    let reads_input = inv
-        .args()
-        .iter()
-        .all(|a| a.text.starts_with('-') && !a.text.contains('c') && !a.text.contains('e'))
-        || inv
-            .args()
-            .iter()
-            .any(|a| a.text == "-" || a.text == "/dev/stdin");
-    if let Some(kind) = from_args.or(from_input.filter(|_| reads_input || is_shell(name))) {
-        out.push(finding(
-            Risk::Blocked,
-            format!("runs a {kind} script with `{name}` without it being read first"),
-        ));
-        return;
-    }
-    let dynamic = inv.args().iter().any(|a| a.dynamic);
-    if dynamic && (is_shell(name) || name == "eval") {
-        out.push(finding(
-            Risk::High,
-            format!("`{name}` runs code that is only known when it runs"),
-        ));
-    } else if !inv.upstream.is_empty() && reads_input {
-        out.push(finding(
-            Risk::High,
-            format!("`{name}` runs a script from its input"),
-        ));
-    } else if is_shell(name) || matches!(name, "source" | ".") {
-        if inv.args().iter().all(|a| a.text.starts_with('-')) && inv.upstream.is_empty() {
-            out.push(finding(Risk::Medium, format!("opens a `{name}` shell")));
-        } else if !inv
-            .args()
-            .iter()
-            .any(|a| a.text.starts_with('-') && a.text.contains('c'))
-        {
-            out.push(finding(
-                Risk::Medium,
-                format!("runs a script file with `{name}`"),
-            ));
-        }
-    }
-}
-
-/// True for a command that decodes a hidden payload.
-fn decodes(inv: &Invocation) -> bool {
-    let args: Vec<&str> = inv.args().iter().map(|a| a.text.as_str()).collect();
-    match inv.name() {
-        "base64" | "base32" | "basenc" => args.iter().any(|a| {
-            matches!(*a, "-d" | "--decode" | "-D")
-                || (a.starts_with('-') && !a.starts_with("--") && a.contains('d'))
-        }),
-        "openssl" => args
-            .iter()
-            .any(|a| *a == "-d" || *a == "base64" || *a == "enc"),
-        "xxd" => args.iter().any(|a| a.starts_with("-r")),
-        "uudecode" | "gpg" | "rev" => true,
-        "printf" | "echo" => args.iter().any(|a| a.contains("\\x")),
-        _ => false,
-    }
+/// Findings about the line as a whole: a file downloaded and then run, a
+/// shell wired to the network.
+pub(super) fn line(cx: &Cx) -> Vec<Finding> {
+    system::downloaded_then_run(cx)
 }

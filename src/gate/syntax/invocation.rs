@@ -3,7 +3,7 @@
 //! and whether it runs raised.
 
 /// One argument as far as it is known before the command runs.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct Arg {
     /// Its text with quoting removed; `~` for the home directory however
     /// written (`~`, `$HOME`, `${HOME}`), `$NAME` for a variable whose value
@@ -14,14 +14,16 @@ pub struct Arg {
     /// The commands its substitutions run (indices into the reading's
     /// invocations).
     pub inner: Vec<usize>,
+    /// It came from splitting an unquoted variable (`$c` where
+    /// `c='rm -rf /'`).
+    pub split: bool,
 }
 
 impl Arg {
     pub(super) fn plain(text: &str) -> Self {
         Arg {
             text: text.to_string(),
-            dynamic: false,
-            inner: Vec::new(),
+            ..Arg::default()
         }
     }
 }
@@ -47,6 +49,19 @@ pub enum Via {
     FindExec(Vec<String>),
 }
 
+/// The directory a command runs in, as far as the reading knows.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub enum Cwd {
+    /// Where the command line starts (no `cd` before it).
+    #[default]
+    Start,
+    /// Where a `cd` or `pushd` with a known argument moved (as written:
+    /// relative to the start, `~`, or absolute).
+    At(String),
+    /// Only known when it runs (`cd "$D"`, `cd -`, `popd`).
+    Unknown,
+}
+
 /// One command the shell would run.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Invocation {
@@ -61,8 +76,15 @@ pub struct Invocation {
     pub upstream: Vec<usize>,
     /// How it is reached.
     pub via: Via,
-    /// Where a `cd` before it moved, when known.
-    pub cwd: Option<String>,
+    /// Where a `cd` before it moved.
+    pub cwd: Cwd,
+    /// What a here-string or here-document gives its input, when known.
+    pub stdin: Option<String>,
+    /// Variables set for it alone (`PAGER=… man ls`, `env X=… cmd`).
+    pub assigned: Vec<(String, Option<String>)>,
+    /// It calls a shell function defined in the line (whose body was
+    /// read in its place).
+    pub function: bool,
     /// It defines a function that calls itself in a pipeline or in the
     /// background (the shape of a fork bomb).
     pub self_spawning: bool,

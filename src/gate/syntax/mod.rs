@@ -8,6 +8,7 @@
 //! so that `/bin/rm`, `\rm`, `r''m` and `sudo env rm` all read as `rm`.
 
 use std::collections::HashMap;
+use std::rc::Rc;
 
 use brush_parser::ast;
 use brush_parser::{ParserOptions, parse_tokens, tokenize_str};
@@ -15,9 +16,10 @@ use brush_parser::{ParserOptions, parse_tokens, tokenize_str};
 use super::wrappers::{self, Unwrapped};
 
 mod invocation;
+mod io;
 mod words;
 
-pub use invocation::{Arg, Invocation, Reading, Redirect, Via};
+pub use invocation::{Arg, Cwd, Invocation, Reading, Redirect, Via};
 
 /// Longest command read (longer ones are refused unread).
 pub const MAX_COMMAND_BYTES: usize = 16 * 1024;
@@ -89,15 +91,19 @@ struct Collected {
     words: Vec<Arg>,
     redirects: Vec<Redirect>,
     assigned: Vec<(String, Option<String>)>,
+    stdin: Option<String>,
 }
 
-/// What a walk knows at a place: variables set by plain assignments and
-/// the directory a `cd` moved to.
+/// What a walk knows at a place: variables set by plain assignments, the
+/// directory a `cd` moved to, the functions defined so far and, inside a
+/// function's body, the arguments it was called with.
 #[derive(Debug, Clone, Default)]
 struct Scope {
     vars: HashMap<String, String>,
-    cwd: Option<String>,
+    cwd: Cwd,
     elevated: bool,
+    functions: HashMap<String, Rc<ast::FunctionDefinition>>,
+    positional: Option<Rc<Vec<Arg>>>,
 }
 
 #[derive(Default)]
@@ -190,14 +196,18 @@ impl Walker {
                 let before = self.out.len();
                 self.compound(compound, scope, depth, upstream);
                 if let Some(list) = redirects {
-                    let redirects = self.redirects(&list.0, scope, depth);
+                    let (redirects, stdin) = self.redirects(&list.0, scope, depth);
                     for inv in &mut self.out[before..] {
                         inv.redirects.extend(redirects.iter().cloned());
+                        if stdin.is_some() {
+                            inv.stdin.clone_from(&stdin);
+                        }
                     }
                 }
             }
             ast::Command::Function(def) => {
                 let name = def.fname.value.clone();
+                scope.functions.insert(name.clone(), Rc::new(def.clone()));
                 let before = self.out.len();
                 let mut inner = scope.clone();
                 self.compound(&def.body.0, &mut inner, depth, &[]);
@@ -227,12 +237,25 @@ impl Walker {
             C::BraceGroup(g) => self.list(&g.list, scope, depth + 1),
             C::Subshell(s) => self.list(&s.list, &mut scope.clone(), depth + 1),
             C::ForClause(f) => {
-                if let Some(values) = &f.values {
-                    for w in values {
-                        self.word(&w.value, scope, depth);
-                    }
+                // The body once for each value known before it runs.
+                let mut values = Vec::new();
+                for w in f.values.iter().flatten() {
+                    values.extend(self.words(&w.value, scope, depth));
                 }
-                self.list(&f.body.list, scope, depth + 1);
+                let known: Vec<String> = values
+                    .iter()
+                    .filter(|a| !a.dynamic)
+                    .flat_map(|a| expand_braces(&a.text))
+                    .take(16)
+                    .collect();
+                for value in &known {
+                    scope.vars.insert(f.variable_name.clone(), value.clone());
+                    self.list(&f.body.list, scope, depth + 1);
+                }
+                if known.is_empty() || values.iter().any(|a| a.dynamic) {
+                    scope.vars.remove(&f.variable_name);
+                    self.list(&f.body.list, scope, depth + 1);
+                }
             }
             C::CaseClause(c) => {
                 self.word(&c.value.value, scope, depth);
@@ -273,7 +296,7 @@ impl Walker {
             self.item(item, scope, depth, &mut got);
         }
         if let Some(w) = &simple.word_or_name {
-            got.words.push(self.word(&w.value, scope, depth));
+            got.words.extend(self.words(&w.value, scope, depth));
         }
         for item in simple.suffix.iter().flat_map(|s| s.0.iter()) {
             // After the name, `of=/dev/sda` is an argument, not an assignment.
@@ -287,6 +310,7 @@ impl Walker {
             words,
             redirects,
             assigned,
+            stdin,
         } = got;
         if words.is_empty() {
             // `X=/` alone sets a variable for what follows.
@@ -303,7 +327,11 @@ impl Walker {
             }
             return;
         }
-        self.run(words, redirects, scope, depth, upstream, Via::Direct);
+        let mut inv = self.invocation(words, scope, upstream);
+        inv.redirects = redirects;
+        inv.stdin = stdin;
+        inv.assigned = assigned;
+        self.run(inv, scope, depth);
     }
 
     /// One word, redirection, assignment or process substitution of a
@@ -320,11 +348,16 @@ impl Walker {
             words,
             redirects,
             assigned,
+            stdin,
         } = got;
         match item {
-            Item::Word(w) => words.push(self.word(&w.value, scope, depth)),
+            Item::Word(w) => words.extend(self.words(&w.value, scope, depth)),
             Item::IoRedirect(r) => {
-                redirects.extend(self.redirects(std::slice::from_ref(r), scope, depth));
+                let (list, text) = self.redirects(std::slice::from_ref(r), scope, depth);
+                redirects.extend(list);
+                if text.is_some() {
+                    *stdin = text;
+                }
             }
             Item::AssignmentWord(a, _) => {
                 let value = match &a.value {
@@ -344,137 +377,141 @@ impl Walker {
                     text: "<(…)".into(),
                     dynamic: true,
                     inner,
+                    ..Arg::default()
                 });
             }
         }
     }
 
     /// Records one command, after taking wrappers off and following what
-    /// it runs in turn (`bash -c`, `xargs`, `find -exec`, `eval`).
-    fn run(
-        &mut self,
-        mut words: Vec<Arg>,
-        redirects: Vec<Redirect>,
-        scope: &mut Scope,
-        depth: usize,
-        upstream: &[usize],
-        via: Via,
-    ) {
+    /// it runs in turn (`bash -c`, `xargs`, `find -exec`, `eval`, a shell
+    /// function defined earlier in the line).
+    fn run(&mut self, mut inv: Invocation, scope: &mut Scope, depth: usize) {
         if self.full() || depth > MAX_NESTING {
             self.fail("commands nest too deeply to read".into());
             return;
         }
-        if let Some(first) = words.first_mut() {
+        if let Some(first) = inv.argv.first_mut() {
             first.text = base_name(&first.text).to_string();
         }
-        let mut elevated = scope.elevated;
         loop {
-            match wrappers::unwrap(&words) {
+            if inv.argv.is_empty() {
+                return;
+            }
+            match wrappers::unwrap(&inv.argv) {
                 Unwrapped::Command { skip, raises } => {
-                    elevated |= raises;
-                    words.drain(..skip);
-                    if let Some(first) = words.first_mut() {
-                        first.text = base_name(&first.text).to_string();
+                    inv.elevated |= raises;
+                    // `env X=… cmd`: what it sets, it sets for the command.
+                    if inv.name() == "env" {
+                        for a in &inv.argv[1..skip] {
+                            if let Some((k, v)) = a.text.split_once('=') {
+                                let v = (!a.dynamic).then(|| v.to_string());
+                                inv.assigned.push((k.to_string(), v));
+                            }
+                        }
                     }
-                    if words.is_empty() {
-                        break;
+                    inv.argv.drain(..skip);
+                    if let Some(first) = inv.argv.first_mut() {
+                        first.text = base_name(&first.text).to_string();
                     }
                 }
                 Unwrapped::Script { text, raises } => {
-                    // `echo "rm -rf /" | sh`: the script is what was echoed.
-                    let text = text.or_else(|| self.echoed(upstream).map(|w| w.join(" ")));
-                    let mut inv = self.invocation(words.clone(), scope, upstream);
-                    inv.elevated = elevated || raises;
-                    inv.redirects = redirects;
-                    inv.via = via;
+                    // `echo "rm -rf /" | sh`, `bash <<< …`, `source <(echo …)`:
+                    // the script is what its input or argument prints.
+                    let text = text
+                        .or_else(|| inv.stdin.clone())
+                        .or_else(|| self.substituted(&inv.argv))
+                        .or_else(|| self.echoed(&inv.upstream).map(|w| w.join(" ")));
+                    let elevated = inv.elevated || raises;
+                    inv.elevated = elevated;
                     self.push(inv);
                     if let Some(text) = text {
-                        self.script(&text, scope, elevated || raises, depth + 1);
+                        self.script(&text, scope, elevated, depth + 1);
                     }
                     return;
                 }
                 Unwrapped::Xargs { skip } => {
-                    let items = self.echoed(upstream);
-                    let mut inv = self.invocation(words.clone(), scope, upstream);
-                    inv.elevated = elevated;
-                    inv.redirects = redirects;
-                    self.push(inv);
-                    let rest: Vec<Arg> = words[skip..].to_vec();
+                    let items = self
+                        .echoed(&inv.upstream)
+                        .or_else(|| self.found(&inv.upstream))
+                        .or_else(|| {
+                            inv.stdin
+                                .as_ref()
+                                .map(|s| s.split_whitespace().map(str::to_string).collect())
+                        });
+                    let rest: Vec<Arg> = inv.argv[skip..].to_vec();
                     let rest = if rest.is_empty() {
                         vec![Arg::plain("echo")]
                     } else {
                         rest
                     };
-                    let mut inner = scope.clone();
-                    inner.elevated = elevated;
-                    self.run(
-                        rest,
-                        Vec::new(),
-                        &mut inner,
-                        depth + 1,
-                        &[],
-                        Via::Xargs(items),
-                    );
+                    let mut inner = self.invocation(rest, scope, &[]);
+                    inner.elevated = inv.elevated;
+                    inner.via = Via::Xargs(items);
+                    self.push(inv);
+                    self.run(inner, &mut scope.clone(), depth + 1);
                     return;
                 }
                 Unwrapped::Find { roots, execs } => {
-                    let mut inv = self.invocation(words.clone(), scope, upstream);
-                    inv.elevated = elevated;
-                    inv.redirects = redirects;
-                    inv.via = via;
+                    let elevated = inv.elevated;
                     self.push(inv);
                     for exec in execs {
-                        let mut inner = scope.clone();
+                        let mut inner = self.invocation(exec, scope, &[]);
                         inner.elevated = elevated;
-                        self.run(
-                            exec,
-                            Vec::new(),
-                            &mut inner,
-                            depth + 1,
-                            &[],
-                            Via::FindExec(roots.clone()),
-                        );
+                        inner.via = Via::FindExec(roots.clone());
+                        self.run(inner, &mut scope.clone(), depth + 1);
                     }
                     return;
                 }
                 Unwrapped::Done => break,
             }
         }
-        if words.is_empty() {
-            return;
+        if let Some(def) = scope
+            .functions
+            .get(inv.name())
+            .filter(|_| !inv.argv[0].dynamic)
+            .cloned()
+        {
+            return self.call(inv, &def, scope, depth);
         }
-        if words[0].text == "cd" {
-            scope.cwd = words.get(1).filter(|a| !a.dynamic).map(|a| a.text.clone());
-            if words.len() == 1 {
-                scope.cwd = Some("~".into());
-            }
-        }
-        let mut inv = self.invocation(words, scope, upstream);
-        inv.elevated = elevated;
-        inv.redirects = redirects;
-        inv.via = via;
+        self.moves(&inv, scope);
         self.push(inv);
     }
 
-    /// The words an `echo` or `printf` with known arguments just before
-    /// in the pipeline prints (what `xargs` will read).
-    fn echoed(&self, upstream: &[usize]) -> Option<Vec<String>> {
-        let last = self.out.get(*upstream.last()?)?;
-        if !matches!(last.name(), "echo" | "printf") || last.args().iter().any(|a| a.dynamic) {
-            return None;
-        }
-        Some(
-            last.args()
-                .iter()
-                .filter(|a| !a.text.starts_with('-'))
-                .flat_map(|a| {
-                    a.text
-                        .split_whitespace()
-                        .map(str::to_string)
-                        .collect::<Vec<_>>()
-                })
-                .collect(),
-        )
+    /// A call of a function defined earlier: the call, then its body read
+    /// with the call's arguments as `$1`, `$@`.
+    fn call(
+        &mut self,
+        mut inv: Invocation,
+        def: &ast::FunctionDefinition,
+        scope: &mut Scope,
+        depth: usize,
+    ) {
+        inv.function = true;
+        let mut inner = scope.clone();
+        inner.positional = Some(Rc::new(inv.args().to_vec()));
+        inner.elevated |= inv.elevated;
+        self.push(inv);
+        self.compound(&def.body.0, &mut inner, depth + 1, &[]);
+    }
+
+    /// Where `cd`, `pushd` and `popd` move the commands after them.
+    fn moves(&self, inv: &Invocation, scope: &mut Scope) {
+        let arg = inv.args().first();
+        scope.cwd = match inv.name() {
+            "cd" | "pushd" => match arg {
+                None => Cwd::At("~".into()),
+                Some(a) if a.dynamic || a.text == "-" || a.text.starts_with('-') => Cwd::Unknown,
+                Some(a) if a.text.starts_with(['/', '~']) => Cwd::At(a.text.clone()),
+                Some(a) => match &scope.cwd {
+                    Cwd::Start => Cwd::At(a.text.clone()),
+                    Cwd::At(p) => Cwd::At(format!("{}/{}", p.trim_end_matches('/'), a.text)),
+                    Cwd::Unknown => Cwd::Unknown,
+                },
+            },
+            "popd" => Cwd::Unknown,
+            _ => return,
+        };
     }
 
     fn invocation(&self, argv: Vec<Arg>, scope: &Scope, upstream: &[usize]) -> Invocation {
@@ -485,6 +522,9 @@ impl Walker {
             upstream: upstream.to_vec(),
             via: Via::Direct,
             cwd: scope.cwd.clone(),
+            stdin: None,
+            assigned: Vec::new(),
+            function: false,
             self_spawning: false,
         }
     }
@@ -494,64 +534,11 @@ impl Walker {
             self.out.push(inv);
         }
     }
+}
 
-    fn redirects(
-        &mut self,
-        list: &[ast::IoRedirect],
-        scope: &Scope,
-        depth: usize,
-    ) -> Vec<Redirect> {
-        use ast::{IoFileRedirectKind as K, IoFileRedirectTarget as T, IoRedirect as R};
-        let mut out = Vec::new();
-        for r in list {
-            match r {
-                R::File(_, kind, target) => {
-                    let writes =
-                        matches!(kind, K::Write | K::Append | K::ReadAndWrite | K::Clobber);
-                    let target = match target {
-                        T::Filename(w) | T::Duplicate(w) => self.word(&w.value, scope, depth),
-                        T::Fd(_) => continue,
-                        T::ProcessSubstitution(_, sub) => {
-                            let inner = self.substitution_list(&sub.list, scope, depth);
-                            Arg {
-                                text: "<(…)".into(),
-                                dynamic: true,
-                                inner,
-                            }
-                        }
-                    };
-                    out.push(Redirect { writes, target });
-                }
-                R::OutputAndError(w, _) => out.push(Redirect {
-                    writes: true,
-                    target: self.word(&w.value, scope, depth),
-                }),
-                R::HereString(_, w) => {
-                    self.word(&w.value, scope, depth);
-                }
-                R::HereDocument(_, _) => {}
-            }
-        }
-        out
-    }
-
-    fn substitution_list(
-        &mut self,
-        list: &ast::CompoundList,
-        scope: &Scope,
-        depth: usize,
-    ) -> Vec<usize> {
-        let before = self.out.len();
-        let mut inner = scope.clone();
-        self.list(list, &mut inner, depth + 1);
-        (before..self.out.len()).collect()
-    }
-
-    fn substitution(&mut self, text: &str, scope: &Scope, depth: usize) -> Vec<usize> {
-        let before = self.out.len();
-        self.script(text, scope, false, depth + 1);
-        (before..self.out.len()).collect()
-    }
+/// A loop value's words after brace expansion (`for d in /{a,b}`).
+fn expand_braces(text: &str) -> Vec<String> {
+    super::expand::braces(text)
 }
 
 /// True when a function's body runs something in the background (`&`).

@@ -41,27 +41,18 @@ impl Walker {
                 }
                 WordPiece::TildeExpansion(t) => match t {
                     word::TildeExpr::Home => arg.text.push('~'),
+                    word::TildeExpr::UserHome(user) => {
+                        arg.text.push('~');
+                        arg.text.push_str(user);
+                    }
+                    word::TildeExpr::WorkingDir => arg.text.push_str("~+"),
+                    word::TildeExpr::OldWorkingDir => arg.text.push_str("~-"),
                     _ => {
                         arg.text.push_str("~?");
                         arg.dynamic = true;
                     }
                 },
-                WordPiece::ParameterExpansion(expr) => {
-                    let name = parameter_name(expr);
-                    match name.as_deref() {
-                        Some("HOME") => arg.text.push('~'),
-                        Some(n) if scope.vars.contains_key(n) => arg.text.push_str(&scope.vars[n]),
-                        Some(n) => {
-                            arg.text.push('$');
-                            arg.text.push_str(n);
-                            arg.dynamic = true;
-                        }
-                        None => {
-                            arg.text.push_str("${…}");
-                            arg.dynamic = true;
-                        }
-                    }
-                }
+                WordPiece::ParameterExpansion(expr) => parameter(expr, scope, arg),
                 WordPiece::CommandSubstitution(text)
                 | WordPiece::BackquotedCommandSubstitution(text) => {
                     let inner = self.substitution(text, scope, depth);
@@ -82,9 +73,43 @@ impl Walker {
         }
     }
 
+    /// A word as the arguments it becomes: `"$@"` inside a function's
+    /// body is one argument per argument of the call.
+    pub(super) fn words(&mut self, raw: &str, scope: &Scope, depth: usize) -> Vec<Arg> {
+        let bare = raw.trim_matches('"');
+        if matches!(bare, "$@" | "${@}" | "$*" | "${*}")
+            && let Some(args) = &scope.positional
+        {
+            return args.to_vec();
+        }
+        let arg = self.word(raw, scope, depth);
+        // An unquoted variable is split at `IFS` (`c='rm -rf /'; $c`).
+        let unquoted_var = raw.starts_with('$') && !raw.contains(['"', '\'', '(']);
+        if unquoted_var && !arg.dynamic {
+            let ifs = scope.vars.get("IFS").map_or(" \t\n", String::as_str);
+            let parts: Vec<&str> = arg
+                .text
+                .split(|c: char| ifs.contains(c) || c.is_whitespace())
+                .filter(|p| !p.is_empty())
+                .collect();
+            return parts
+                .into_iter()
+                .map(|p| Arg {
+                    text: p.to_string(),
+                    split: true,
+                    ..Arg::default()
+                })
+                .collect();
+        }
+        if unquoted_var && arg.dynamic {
+            return vec![Arg { split: true, ..arg }];
+        }
+        vec![arg]
+    }
+
     /// What a substitution prints when it is one `echo` or `printf` of
     /// known words (`$(echo rm)`).
-    fn printed(&self, inner: &[usize]) -> Option<String> {
+    pub(super) fn printed(&self, inner: &[usize]) -> Option<String> {
         let [one] = inner else { return None };
         let inv = &self.out[*one];
         if !matches!(inv.name(), "echo" | "printf") || inv.args().iter().any(|a| a.dynamic) {
@@ -104,15 +129,70 @@ impl Walker {
     }
 }
 
-/// The name a parameter expansion reads, when it is a plain `$NAME` or
-/// `${NAME}` (every other form is only known when it runs).
-fn parameter_name(expr: &word::ParameterExpr) -> Option<String> {
-    match expr {
-        word::ParameterExpr::Parameter {
-            parameter: word::Parameter::Named(name),
+/// A parameter expansion as far as it is known: `$HOME` (in any form) is
+/// `~`; a variable set earlier in the line is its value; a function's
+/// `$1` and `$@` are the call's arguments; an unset variable with a
+/// default (`${X:-/}`) may be the default; anything else is `$NAME` or
+/// `${…}`, only known when it runs.
+fn parameter(expr: &word::ParameterExpr, scope: &Scope, arg: &mut Arg) {
+    use word::{Parameter as P, ParameterExpr as E, SpecialParameter as S};
+    let (parameter, default) = match expr {
+        E::Parameter {
+            parameter,
             indirect: false,
-        } => Some(name.clone()),
+        } => (parameter, None),
+        E::UseDefaultValues {
+            parameter,
+            indirect: false,
+            default_value,
+            ..
+        }
+        | E::AssignDefaultValues {
+            parameter,
+            indirect: false,
+            default_value,
+            ..
+        } => (parameter, default_value.as_deref()),
+        _ => {
+            arg.text.push_str("${…}");
+            arg.dynamic = true;
+            return;
+        }
+    };
+    let positional = scope.positional.as_deref();
+    let known: Option<String> = match parameter {
+        P::Named(n) if n == "HOME" => Some("~".into()),
+        P::Named(n) => scope.vars.get(n).cloned(),
+        P::Positional(i) => positional
+            .and_then(|p| p.get((*i as usize).checked_sub(1)?))
+            .filter(|a| !a.dynamic)
+            .map(|a| a.text.clone()),
+        P::Special(S::AllPositionalParameters { .. }) => positional
+            .filter(|p| p.iter().all(|a| !a.dynamic))
+            .map(|p| {
+                p.iter()
+                    .map(|a| a.text.as_str())
+                    .collect::<Vec<_>>()
+                    .join(" ")
+            }),
         _ => None,
+    };
+    match (known, default) {
+        (Some(v), _) => arg.text.push_str(&v),
+        (None, Some(d)) => {
+            arg.text.push_str(d);
+            arg.dynamic = true;
+        }
+        (None, None) => {
+            match parameter {
+                P::Named(n) => {
+                    arg.text.push('$');
+                    arg.text.push_str(n);
+                }
+                _ => arg.text.push_str("${…}"),
+            }
+            arg.dynamic = true;
+        }
     }
 }
 

@@ -1,0 +1,391 @@
+//! Code partner cannot read: interpreters given a program, awk's
+//! `system()` and pipes, sed's `e`, `find -exec`, git's config and pager
+//! options, tar, rsync and zip options that run commands, `xargs`,
+//! scripts fed to a shell through a here-string, here-document or process
+//! substitution, shell functions, `trap`, `eval`, variables that name a
+//! program or a pager, `crontab` and `at`, ssh's remote command, and
+//! every program partner does not know. Each is at least `high`, with the
+//! reason [`OPAQUE`]; the text such code is given is searched for what
+//! would be blocked ([`super::scan`]).
+
+use super::scan::blocked_in;
+use super::tables::INTERPRETERS;
+use super::{Cx, Finding, OPAQUE, Risk, finding};
+use crate::gate::syntax::Invocation;
+use crate::gate::wrappers::is_shell;
+
+/// Variables whose value a program runs (`PAGER`, `GIT_SSH_COMMAND`,
+/// `LD_PRELOAD`…).
+const CODE_VARS: &[&str] = &[
+    "PAGER",
+    "MANPAGER",
+    "GIT_PAGER",
+    "EDITOR",
+    "VISUAL",
+    "GIT_EDITOR",
+    "GIT_SSH",
+    "GIT_SSH_COMMAND",
+    "GIT_EXTERNAL_DIFF",
+    "GIT_ASKPASS",
+    "SSH_ASKPASS",
+    "GIT_CONFIG_PARAMETERS",
+    "GIT_CONFIG_GLOBAL",
+    "LD_PRELOAD",
+    "LD_LIBRARY_PATH",
+    "LD_AUDIT",
+    "BASH_ENV",
+    "ENV",
+    "PROMPT_COMMAND",
+    "LESSOPEN",
+    "LESSCLOSE",
+    "PYTHONSTARTUP",
+    "PYTHONPATH",
+    "PERL5OPT",
+    "PERL5LIB",
+    "RUBYOPT",
+    "NODE_OPTIONS",
+    "SHELLOPTS",
+    "PS4",
+];
+
+/// What code `inv` runs that partner cannot read: why, and the texts it
+/// is given (searched for what would be blocked).
+fn opaque(inv: &Invocation, cx: &Cx) -> Option<(String, Vec<String>)> {
+    let name = inv.name();
+    let args: Vec<String> = inv.args().iter().map(|a| a.text.clone()).collect();
+    let all = || args.clone();
+    if inv.function {
+        return Some((format!("`{name}` is a shell function"), vec![]));
+    }
+    if let Some((var, value)) = inv
+        .assigned
+        .iter()
+        .find(|(k, _)| CODE_VARS.contains(&k.as_str()) || k.starts_with("GIT_CONFIG"))
+    {
+        return Some((
+            format!("{var} names a program for `{name}` to run"),
+            value.iter().cloned().collect(),
+        ));
+    }
+    let stdin_texts =
+        || -> Vec<String> { inv.stdin.iter().cloned().chain(echoed(inv, cx)).collect() };
+    match name {
+        _ if is_shell(name) => shell(inv, &args),
+        "source" | "." => Some((format!("`{name}` runs a script file"), all())),
+        "eval" => Some(("eval runs text as code".into(), all())),
+        "trap" => Some(("trap runs code when a signal comes".into(), all())),
+        "exec" | "command" | "builtin" if !args.is_empty() => None,
+        _ if INTERPRETERS.contains(&name) || name.starts_with("python") => {
+            let only_asks = args
+                .iter()
+                .all(|a| matches!(a.as_str(), "--version" | "-V" | "--help" | "-h" | "version"));
+            (!only_asks).then(|| (format!("`{name}` runs a program"), all()))
+        }
+        "awk" | "gawk" | "mawk" | "nawk" => awk(&args),
+        "sed" | "gsed" => sed(&args),
+        "find"
+            if args
+                .iter()
+                .any(|a| matches!(a.as_str(), "-exec" | "-execdir" | "-ok" | "-okdir")) =>
+        {
+            Some(("find runs a command on each file it finds".into(), all()))
+        }
+        "git" => git(&args),
+        "tar" | "bsdtar" => options_that_run(
+            &args,
+            &[
+                "--checkpoint-action",
+                "--to-command",
+                "--use-compress-program",
+                "-I",
+                "--info-script",
+                "-F",
+                "--new-volume-script",
+                "--rsh-command",
+                "--rmt-command",
+            ],
+            "tar",
+        ),
+        "rsync" => {
+            options_that_run(&args, &["-e", "--rsh", "--rsync-path"], "rsync").or_else(|| {
+                cluster_with(&args, 'e').then(|| ("rsync runs a remote shell".into(), all()))
+            })
+        }
+        "zip" => options_that_run(&args, &["-TT", "--unzip-command"], "zip"),
+        "rg" => options_that_run(&args, &["--pre"], "rg"),
+        "man" => options_that_run(&args, &["-P", "--pager", "-H", "--html"], "man"),
+        "xargs" => Some(("xargs runs commands from its input".into(), stdin_texts())),
+        "crontab" if !args.iter().any(|a| a == "-l" || a == "-r") => {
+            let mut texts = stdin_texts();
+            texts.extend(all());
+            Some(("crontab schedules commands to run later".into(), texts))
+        }
+        "at" | "batch" => {
+            let mut texts = stdin_texts();
+            texts.extend(all());
+            Some((format!("`{name}` schedules commands to run later"), texts))
+        }
+        "ssh" => remote_command(&args),
+        "watch" => Some((
+            "watch runs a command over and over".into(),
+            vec![args.join(" ")],
+        )),
+        "docker" | "podman"
+            if args.iter().find(|a| !a.starts_with('-')).is_some_and(|s| {
+                matches!(
+                    s.as_str(),
+                    "run" | "exec" | "compose" | "build" | "create" | "start"
+                )
+            }) =>
+        {
+            Some((
+                format!("`{name}` runs code in a container that can reach the host"),
+                all(),
+            ))
+        }
+        _ => None,
+    }
+}
+
+/// A shell: what it is given to run.
+fn shell(inv: &Invocation, args: &[String]) -> Option<(String, Vec<String>)> {
+    let name = inv.name();
+    let with_c = args
+        .iter()
+        .position(|a| a.starts_with('-') && !a.starts_with("--") && a[1..].contains('c'));
+    if let Some(i) = with_c {
+        let script = inv.args().get(i + 1);
+        return match script {
+            Some(s) if !s.dynamic => None,
+            _ => Some((
+                format!("`{name} -c` runs text only known when it runs"),
+                vec![],
+            )),
+        };
+    }
+    let file = args.iter().find(|a| !a.starts_with(['-', '+']));
+    match file {
+        Some(f) if f == "<(…)" => Some((format!("`{name}` runs what a command prints"), vec![])),
+        Some(f) => Some((format!("`{name}` runs the script file {f}"), vec![])),
+        None if inv.stdin.is_some() => Some((
+            format!("`{name}` runs a script given to its input"),
+            inv.stdin.iter().cloned().collect(),
+        )),
+        None if !inv.upstream.is_empty() => {
+            Some((format!("`{name}` runs a script from its input"), vec![]))
+        }
+        None => None,
+    }
+}
+
+/// What an `echo` or `printf` before it in the pipeline prints.
+fn echoed(inv: &Invocation, cx: &Cx) -> Option<String> {
+    let up = cx.reading.invocations.get(*inv.upstream.last()?)?;
+    if !matches!(up.name(), "echo" | "printf") {
+        return None;
+    }
+    Some(
+        up.args()
+            .iter()
+            .map(|a| a.text.replace("\\n", "\n"))
+            .collect::<Vec<_>>()
+            .join(" "),
+    )
+}
+
+fn awk(args: &[String]) -> Option<(String, Vec<String>)> {
+    if args.iter().any(|a| a == "-f" || a.starts_with("--file")) {
+        return Some(("awk runs a program file".into(), args.to_vec()));
+    }
+    let program = program_arg(args, &["-F", "-v", "--field-separator", "--assign"])?;
+    let runs = program.contains("system")
+        || program.contains('|')
+        || program.contains("getline")
+        || program.contains("@load");
+    runs.then(|| ("awk's program runs commands".into(), vec![program.clone()]))
+}
+
+/// The first argument that is not an option or an option's value.
+fn program_arg<'a>(args: &'a [String], valued: &[&str]) -> Option<&'a String> {
+    let mut skip = false;
+    for a in args {
+        if skip {
+            skip = false;
+            continue;
+        }
+        if valued.contains(&a.as_str()) {
+            skip = true;
+            continue;
+        }
+        if a.starts_with('-') && a.len() > 1 {
+            continue;
+        }
+        return Some(a);
+    }
+    None
+}
+
+fn sed(args: &[String]) -> Option<(String, Vec<String>)> {
+    if args.iter().any(|a| a == "-f" || a.starts_with("--file")) {
+        return Some(("sed runs a script file".into(), args.to_vec()));
+    }
+    let mut scripts: Vec<&String> = args
+        .windows(2)
+        .filter(|w| w[0] == "-e" || w[0] == "--expression")
+        .map(|w| &w[1])
+        .collect();
+    if scripts.is_empty() {
+        scripts.extend(program_arg(args, &["-l", "-s"]));
+    }
+    let texts: Vec<String> = scripts.iter().flat_map(|s| sed_commands(s)).collect();
+    (!texts.is_empty()).then(|| ("sed's script runs commands (`e`)".into(), texts))
+}
+
+/// The shell commands a sed script runs: an `e COMMAND` command, and the
+/// replacement of an `s///e`.
+fn sed_commands(script: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    for cmd in script.split([';', '\n']) {
+        let body = cmd
+            .trim_start()
+            .trim_start_matches(|c: char| c.is_ascii_digit() || ",$!~ ".contains(c));
+        let body = skip_address(body);
+        if let Some(rest) = body.strip_prefix('e') {
+            out.push(rest.trim().to_string());
+        } else if let Some(rest) = body.strip_prefix('s')
+            && let Some(delim) = rest.chars().next()
+        {
+            let parts: Vec<&str> = rest[delim.len_utf8()..].split(delim).collect();
+            if parts.len() >= 3 && parts[2].contains('e') {
+                out.push(parts[1].to_string());
+            }
+        }
+    }
+    out
+}
+
+/// A sed command without a `/regex/` address before it.
+fn skip_address(body: &str) -> &str {
+    let mut s = body;
+    while let Some(rest) = s.strip_prefix('/') {
+        match rest.find('/') {
+            Some(end) => {
+                s = rest[end + 1..]
+                    .trim_start_matches(|c: char| c.is_ascii_digit() || ",$!~ ".contains(c))
+            }
+            None => return s,
+        }
+    }
+    s
+}
+
+fn git(args: &[String]) -> Option<(String, Vec<String>)> {
+    let texts = || args.to_vec();
+    let global_code = args
+        .iter()
+        .take_while(|a| a.starts_with('-') || a.contains('='))
+        .any(|a| a == "-c" || a.starts_with("--config-env") || a.starts_with("--exec-path="))
+        || args.windows(2).any(|w| w[0] == "-c");
+    if global_code {
+        return Some((
+            "git -c sets configuration that can run programs".into(),
+            texts(),
+        ));
+    }
+    let runs = args.iter().any(|a| {
+        matches!(
+            a.as_str(),
+            "--ext-diff"
+                | "--textconv"
+                | "--exec"
+                | "-x"
+                | "--upload-pack"
+                | "--receive-pack"
+                | "-u"
+        ) || a.starts_with("--upload-pack=")
+            || a.starts_with("--exec=")
+    });
+    let sub = super::system::git_subcommand(args);
+    let running_sub = matches!(
+        sub,
+        Some("filter-branch" | "difftool" | "mergetool" | "hook")
+    ) || (sub == Some("submodule") && args.iter().any(|a| a == "foreach"))
+        || (sub == Some("bisect") && args.iter().any(|a| a == "run"));
+    let sets_config = sub == Some("config")
+        && !args
+            .iter()
+            .any(|a| a.starts_with("--get") || a == "--list" || a == "-l")
+        && args.iter().filter(|a| !a.starts_with('-')).count() >= 3;
+    if runs || running_sub {
+        return Some(("git runs a program it is given".into(), texts()));
+    }
+    if sets_config {
+        return Some((
+            "git config can name programs git runs later".into(),
+            texts(),
+        ));
+    }
+    match sub {
+        Some(s) if !super::system::GIT_KNOWN.contains(&s) => Some((
+            format!("`git {s}` is not a git command partner knows (an alias may run anything)"),
+            texts(),
+        )),
+        _ => None,
+    }
+}
+
+/// The first of `options` present (`--opt`, `--opt=VALUE`, `-I`), with
+/// every argument as the text searched.
+fn options_that_run(
+    args: &[String],
+    options: &[&str],
+    name: &str,
+) -> Option<(String, Vec<String>)> {
+    let found = args.iter().find(|a| {
+        options
+            .iter()
+            .any(|o| a.as_str() == *o || a.starts_with(&format!("{o}=")))
+    })?;
+    let option = found.split('=').next().unwrap_or(found);
+    Some((format!("{name} {option} runs a command"), args.to_vec()))
+}
+
+/// True when a short-option cluster holds `letter` (`-avze`).
+fn cluster_with(args: &[String], letter: char) -> bool {
+    args.iter()
+        .any(|a| a.starts_with('-') && !a.starts_with("--") && a[1..].contains(letter))
+}
+
+/// ssh's command for the other machine, when one is given.
+fn remote_command(args: &[String]) -> Option<(String, Vec<String>)> {
+    const VALUED: &[&str] = &[
+        "-b", "-c", "-D", "-E", "-e", "-F", "-I", "-i", "-J", "-L", "-l", "-m", "-O", "-o", "-p",
+        "-Q", "-R", "-S", "-W", "-w",
+    ];
+    let mut i = 0;
+    while i < args.len() && args[i].starts_with('-') {
+        i += if VALUED.contains(&args[i].as_str()) {
+            2
+        } else {
+            1
+        };
+    }
+    let host = args.get(i)?;
+    let rest = args.get(i + 1..).unwrap_or(&[]);
+    (!rest.is_empty()).then(|| {
+        (
+            format!("ssh runs a command on {host}"),
+            vec![rest.join(" ")],
+        )
+    })
+}
+
+/// The findings about code `inv` runs that partner cannot read.
+pub(super) fn findings(inv: &Invocation, cx: &Cx) -> Vec<Finding> {
+    let Some((why, texts)) = opaque(inv, cx) else {
+        return Vec::new();
+    };
+    let mut out = vec![finding(Risk::High, format!("{OPAQUE}: {why}"))];
+    out.extend(blocked_in(&texts, cx));
+    out
+}
