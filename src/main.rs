@@ -83,13 +83,16 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     // Whatever the input, the exit status is 0, 1 or 2: a bug that panics
     // is reported as an error, not a crash.
-    match partner::isolate::contain(|| dispatch(cli)) {
+    let code = match partner::isolate::contain(|| dispatch(cli)) {
         Ok(code) => code,
         Err(panic) => {
             eprintln!("partner: internal error (please report it): {panic}");
             ExitCode::from(2)
         }
-    }
+    };
+    // Nothing an approved command started outlives partner.
+    partner::gate::process::stop_all();
+    code
 }
 
 fn dispatch(cli: Cli) -> ExitCode {

@@ -108,9 +108,10 @@ fn sanitize_and_validate_take_the_command_out() {
             Some("sudo apt install gimp"),
         ),
         ("**ls -la**", Some("ls -la")),
-        // The first command line only (the rest is explanation).
+        // Outside a fence, the first command line only (the rest is
+        // explanation); a fenced block is one script.
         ("df -h\nuptime", Some("df -h")),
-        ("```bash\ncd /tmp\nls -la\n```", Some("cd /tmp")),
+        ("```bash\ncd /tmp\nls -la\n```", Some("cd /tmp\nls -la")),
         (
             "ls -la\nLists all files including hidden ones",
             Some("ls -la"),

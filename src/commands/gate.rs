@@ -96,12 +96,19 @@ pub fn run_gate(options: &GateOptions, stdin: &mut dyn Read, out: &mut dyn Write
         GateCommand::Check { json, command } => {
             let command = text_arg(command, stdin)?;
             let a = assess(&command);
+            let scene = crate::gate::Scene::current();
+            let sandbox = crate::gate::sandbox::describe(&command, &scene);
             if *json {
-                write_json(out, &a)?;
+                let mut v = serde_json::to_value(&a).map_err(|e| Error::Usage(e.to_string()))?;
+                v["sandbox"] = serde_json::Value::String(sandbox);
+                write_json(out, &v)?;
             } else {
                 line(out, a.risk.as_str())?;
                 for r in &a.reasons {
                     line(out, format!("  {r}"))?;
+                }
+                if !a.blocked() {
+                    line(out, sandbox)?;
                 }
             }
             Ok(if a.blocked() { 1 } else { 0 })

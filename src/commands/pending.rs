@@ -40,6 +40,10 @@ pub enum PendingCommand {
         /// Approve this and the same verb and target for a while (`10m`, `2h`).
         #[arg(long, value_name = "DURATION")]
         r#for: Option<String>,
+        /// Approve a shell command although this kernel cannot sandbox it
+        /// (asked once more otherwise).
+        #[arg(long)]
+        unsandboxed: bool,
     },
     /// Approve a request and the same verb and target from now on.
     Always {
@@ -166,7 +170,18 @@ pub fn run_pending(options: &PendingOptions, out: &mut dyn Write) -> Result<i32>
             }
             Ok(0)
         }
-        PendingCommand::Approve { id, r#for } => {
+        PendingCommand::Approve {
+            id,
+            r#for,
+            unsandboxed,
+        } => {
+            if let Some(why) = unsandboxed_shell(&executor, id)?
+                && !*unsandboxed
+            {
+                return Err(Error::Usage(format!(
+                    "{id} would run NOT SANDBOXED ({why}); to approve it anyway: partner pending approve {id} --unsandboxed"
+                )));
+            }
             let decision = match r#for {
                 Some(text) => Decision::ApproveFor(
                     crate::clock::parse_span(text)
@@ -243,4 +258,18 @@ pub fn run_pending(options: &PendingOptions, out: &mut dyn Write) -> Result<i32>
             Ok(0)
         }
     }
+}
+
+/// Why a shell request would run without a sandbox, when it would.
+fn unsandboxed_shell(executor: &crate::exec::Executor, id: &str) -> Result<Option<String>> {
+    let Some(r) = pending::get(&executor.store().conn(), id)? else {
+        return Ok(None);
+    };
+    if r.verb != "shell" {
+        return Ok(None);
+    }
+    Ok(match crate::gate::sandbox::support() {
+        crate::gate::sandbox::Support::Landlock(_) => None,
+        crate::gate::sandbox::Support::Missing(why) => Some(why),
+    })
 }

@@ -348,6 +348,9 @@ pub struct ParsedAction {
     /// For a shell command proposed from a request in words: the request
     /// and what the system said about it, shown with the request.
     pub proposal: Option<String>,
+    /// For a shell command: the directory it would run in (absolute), set
+    /// by its handler, so that the queue judges and sandboxes it there.
+    pub workdir: Option<String>,
     /// The following links of a chain, in order.
     pub chain: Vec<ParsedAction>,
     /// The inner actions of a `/batch { … }`, in order.
@@ -404,6 +407,9 @@ impl Serialize for ParsedAction {
         if let Some(proposal) = &self.proposal {
             map.serialize_entry("proposal", proposal)?;
         }
+        if let Some(dir) = &self.workdir {
+            map.serialize_entry("workdir", dir)?;
+        }
         map.serialize_entry("canonical", &self.canonical())?;
         map.serialize_entry("chain", &self.chain)?;
         if !self.batch.is_empty() {
@@ -437,6 +443,7 @@ impl ParsedAction {
             when: None,
             duration_secs: None,
             proposal: None,
+            workdir: None,
             chain: Vec::new(),
             batch: Vec::new(),
             path: Vec::new(),

@@ -4,9 +4,9 @@
 //! and labels (`Command:`, `Run:`); *validate* keeps a line only when it
 //! reads as a command, not prose or a question. A reply that explains and
 //! then gives the command yields the command, and the rest is kept as the
-//! explanation. Only the first command line is taken (the partner
-//! approves exactly what runs), and a reply whose first line is `NONE`
-//! has no command.
+//! explanation. Outside a fenced block only the first command line is
+//! taken (a fenced block of several lines is one script, shown whole to
+//! the partner), and a reply whose first line is `NONE` has no command.
 
 use serde::Serialize;
 
@@ -108,12 +108,7 @@ pub fn extract(text: &str) -> Extracted {
     for (i, candidate) in candidates.iter().enumerate() {
         match validate(candidate) {
             Ok(()) => {
-                // The first command line only: what follows is explanation.
-                let (first, rest) = candidate
-                    .split_once('\n')
-                    .unwrap_or((candidate.as_str(), ""));
                 let mut explanation: Vec<&str> = prose.iter().map(String::as_str).collect();
-                explanation.extend(rest.lines());
                 explanation.extend(
                     candidates
                         .iter()
@@ -122,7 +117,7 @@ pub fn extract(text: &str) -> Extracted {
                         .map(|(_, c)| c.as_str()),
                 );
                 return Extracted {
-                    command: Some(first.trim().to_string()),
+                    command: Some(candidate.clone()),
                     explanation: explanation.join("\n").trim().to_string(),
                     reason: None,
                 };
@@ -135,6 +130,32 @@ pub fn extract(text: &str) -> Extracted {
         explanation: text.trim().to_string(),
         reason: Some(last_reason.unwrap_or_else(|| "there is no command in it".into())),
     }
+}
+
+/// Takes the command out of a `/shell` action's content: a content block
+/// whose every line is a command is one script (the agent wrote it so, and
+/// the partner sees it whole); anything else is read as [`extract`] reads
+/// a reply.
+pub fn extract_script(text: &str) -> Extracted {
+    let lines: Vec<String> = text
+        .lines()
+        .map(strip_line)
+        .filter(|l| !l.is_empty())
+        .collect();
+    if lines.len() > 1
+        && text.len() <= MAX_TEXT_BYTES
+        && !says_none(text)
+        && lines
+            .iter()
+            .all(|l| validate(l).is_ok() && !l.contains('`'))
+    {
+        return Extracted {
+            command: Some(lines.join("\n")),
+            explanation: String::new(),
+            reason: None,
+        };
+    }
+    extract(text)
 }
 
 /// True when a reply's first line is `NONE` (any case, with punctuation,
@@ -195,15 +216,8 @@ fn candidates(text: &str) -> (Vec<String>, Vec<String>) {
             plain.push(stripped);
         }
     }
-    // Lines that are all commands, with no prose and no fence: a script.
-    if fenced.is_empty()
-        && inline.is_empty()
-        && plain.len() > 1
-        && prose.is_empty()
-        && plain.iter().all(|l| validate(l).is_ok())
-    {
-        return (vec![plain.join("\n")], prose);
-    }
+    // Outside a fence, only the first command line is the command: a
+    // second line that reads as one (`Lists all files`) is explanation.
     let mut all = fenced;
     all.extend(inline);
     // Lines that are not commands are prose.

@@ -8,6 +8,7 @@
 //! when the partner approves it ([`process`] runs it, bounded). `/shell`
 //! (`exec::handlers::shell`) is how the dialect reaches it.
 
+pub mod containment;
 pub mod context;
 pub mod expand;
 pub mod extract;

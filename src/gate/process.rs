@@ -1,16 +1,31 @@
-//! Running a command the partner approved, bounded: `bash -c` in a
-//! configured working directory, with a scrubbed environment (only `PATH`,
-//! `HOME`, `LANG`, `TERM` and `USER` pass), no input, output capped, a
-//! timeout, and cancellation — the whole process group is killed when the
-//! time is up or the run is cancelled. Probes use the same runner.
+//! Running a command the partner approved, bounded and contained: `bash`
+//! in a configured working directory, with a scrubbed environment (only
+//! `PATH`, `HOME`, `LANG`, `TERM`, `USER`, `LOGNAME` and a private
+//! `TMPDIR` pass), no input, output capped, a timeout, cancellation, the
+//! sandbox of [`super::sandbox`] — and nothing outlives it.
+//!
+//! Containment: the command runs under a supervisor shell that is a child
+//! subreaper (`PR_SET_CHILD_SUBREAPER`), so every process it starts —
+//! backgrounded, `setsid`, `nohup`, double-forked — stays in the
+//! supervisor's tree, where [`super::containment`] finds and kills it
+//! when the command ends, times out or is cancelled, or partner quits
+//! ([`stop_all`]). Where a cgroup can be made the command runs in its own
+//! too, and the cgroup is killed whole; cgroups a partner killed with
+//! `kill -9` left behind are swept at the next run. Probes use the same
+//! runner, without the sandbox.
 
 use std::io::Read;
-use std::path::Path;
+use std::os::fd::AsRawFd;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
+use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use serde::Serialize;
 
+use super::containment::{self, Cgroup, Live};
+use super::sandbox::{Plan, Prepared};
+use super::scene::Scene;
 use crate::net::Cancel;
 
 /// What a run gave back.
@@ -28,22 +43,57 @@ pub struct Ran {
     pub cancelled: bool,
     /// Output beyond the cap was dropped.
     pub truncated: bool,
+    /// How it was sandboxed (`None`: it was not).
+    pub sandbox: Option<String>,
+    /// How what it started was kept from outliving it (`cgroup` or
+    /// `subreaper`).
+    pub contained: String,
+    /// Processes it left behind that were killed when it ended.
+    pub killed_leftovers: usize,
 }
 
 /// Environment variables a command keeps.
 const KEPT_ENV: &[&str] = &["PATH", "HOME", "LANG", "TERM", "USER", "LOGNAME"];
+
+/// The supervisor: runs the command as its child, reports its status on
+/// fd 3, then waits (holding every leftover in its tree) until partner
+/// closes fd 4.
+const SUPERVISOR: &str = r#"bash -c "$1" 3>&- 4<&-
+s=$?
+printf '%s\n' "$s" >&3
+exec 3>&-
+read -r _ <&4
+exit "$s""#;
+
+/// How to run a command.
+#[derive(Clone, Copy)]
+pub struct RunOptions<'a> {
+    /// The working directory.
+    pub dir: &'a Path,
+    /// Longest it may run.
+    pub timeout: Duration,
+    /// Most bytes of each output stream kept.
+    pub cap: usize,
+    /// Cancellation (the agent halted, partner quitting).
+    pub cancel: Option<&'a Cancel>,
+    /// The sandbox, with the scene its plan was made for; `None` runs it
+    /// unsandboxed.
+    pub sandbox: Option<(&'a Plan, &'a Scene)>,
+    /// Try a cgroup (else the subreaper alone).
+    pub cgroup: bool,
+}
 
 /// Runs `program` with `args` (no shell) for probes: what it gave back, or
 /// `None` when it cannot start or does not finish in `timeout`.
 pub fn probe(program: &str, args: &[&str], timeout: Duration) -> Option<Ran> {
     let mut cmd = Command::new(program);
     cmd.args(args);
-    bounded(cmd, timeout, 8 * 1024 * 1024, None)
+    plain(cmd, timeout, 8 * 1024 * 1024)
         .ok()
         .filter(|r| !r.timed_out)
 }
 
-/// Runs `command` with `bash -c` in `dir`.
+/// Runs `command` with `bash -c` in `dir`, contained, unsandboxed.
 pub fn run_shell(
     command: &str,
     dir: &Path,
@@ -51,22 +101,197 @@ pub fn run_shell(
     cap: usize,
     cancel: Option<&Cancel>,
 ) -> Result<Ran, String> {
+    run(
+        command,
+        &RunOptions {
+            dir,
+            timeout,
+            cap,
+            cancel,
+            sandbox: None,
+            cgroup: true,
+        },
+    )
+}
+
+/// A private temporary directory, removed when dropped.
+struct PrivateTmp(PathBuf);
+
+impl PrivateTmp {
+    fn new() -> Result<PrivateTmp, String> {
+        use std::os::unix::fs::DirBuilderExt;
+        let dir = std::env::temp_dir().join(format!(
+            "partner-run-{}-{:016x}",
+            std::process::id(),
+            fastrand::u64(..)
+        ));
+        std::fs::DirBuilder::new()
+            .mode(0o700)
+            .create(&dir)
+            .map_err(|e| format!("could not make its temporary directory: {e}"))?;
+        Ok(PrivateTmp(dir))
+    }
+}
+
+impl Drop for PrivateTmp {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// Runs `command` with `bash`, as `opts` says.
+pub fn run(command: &str, opts: &RunOptions) -> Result<Ran, String> {
+    use std::os::unix::process::CommandExt;
+    let tmp = PrivateTmp::new()?;
+    let mut prepared: Option<Prepared> = match opts.sandbox {
+        Some((plan, scene)) => Some(
+            plan.prepare(scene, &tmp.0)
+                .map_err(|e| format!("could not build its sandbox: {e}"))?,
+        ),
+        None => None,
+    };
+    let cgroup = if opts.cgroup { Cgroup::create() } else { None };
+    let (status_r, status_w) = std::io::pipe().map_err(|e| e.to_string())?;
+    let (hold_r, hold_w) = std::io::pipe().map_err(|e| e.to_string())?;
     let mut cmd = Command::new("bash");
-    cmd.arg("-c").arg(command).current_dir(dir).env_clear();
+    cmd.arg("-c")
+        .arg(SUPERVISOR)
+        .arg("partner-run")
+        .arg(command)
+        .current_dir(opts.dir)
+        .env_clear();
     for key in KEPT_ENV {
         if let Some(value) = std::env::var_os(key) {
             cmd.env(key, value);
         }
     }
-    bounded(cmd, timeout, cap, cancel)
+    cmd.env("TMPDIR", &tmp.0)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .process_group(0);
+    let (sw, hr) = (status_w.as_raw_fd(), hold_r.as_raw_fd());
+    let join = cgroup.as_ref().map(Cgroup::procs_path);
+    // SAFETY: between fork and exec the closure makes only
+    // async-signal-safe calls (prctl, open, write, close, fcntl, dup2)
+    // and applies rules built before the fork.
+    unsafe {
+        cmd.pre_exec(move || {
+            containment::become_subreaper()?;
+            if let Some(path) = &join {
+                containment::join_cgroup(path);
+            }
+            containment::place_fd(sw, 3)?;
+            containment::place_fd(hr, 4)?;
+            if let Some(p) = prepared.as_mut() {
+                p.apply()?;
+            }
+            Ok(())
+        });
+    }
+    let mut child = cmd
+        .spawn()
+        .map_err(|e| format!("could not start it: {e}"))?;
+    drop(status_w);
+    drop(hold_r);
+    let live = Live::register(child.id() as i32, cgroup);
+    let out = read_capped(child.stdout.take(), opts.cap);
+    let err = read_capped(child.stderr.take(), opts.cap);
+    let status = read_status(status_r);
+    let start = Instant::now();
+    let mut ran = Ran {
+        sandbox: opts.sandbox.map(|(plan, scene)| plan.summary(scene)),
+        contained: live.kind().into(),
+        ..Ran::default()
+    };
+    loop {
+        if let Ok(code) = status.try_recv() {
+            ran.status = code;
+            break;
+        }
+        if child.try_wait().map_err(|e| e.to_string())?.is_some() {
+            // The supervisor itself was killed: what is left is cleaned up.
+            break;
+        }
+        let cancelled = opts.cancel.is_some_and(|c| *c.borrow());
+        if start.elapsed() >= opts.timeout || cancelled {
+            ran.timed_out = !cancelled;
+            ran.cancelled = cancelled;
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    // Whatever it left running is killed before the supervisor may go.
+    ran.killed_leftovers = live.stop();
+    drop(hold_w);
+    let deadline = Instant::now() + Duration::from_secs(2);
+    while child.try_wait().ok().flatten().is_none() && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+    live.finish();
+    // A process that escaped and still holds the pipes cannot keep us
+    // waiting: the readers get a moment, then we go on.
+    let grace = Duration::from_secs(1);
+    let (stdout, t1) = out.recv_timeout(grace).unwrap_or_default();
+    let (stderr, t2) = err.recv_timeout(grace).unwrap_or_default();
+    ran.stdout = stdout;
+    ran.stderr = stderr;
+    ran.truncated = t1 || t2;
+    if ran.timed_out || ran.cancelled {
+        ran.status = None;
+    }
+    drop(tmp);
+    Ok(ran)
 }
 
-fn bounded(
-    mut cmd: Command,
-    timeout: Duration,
+/// The command's exit status as the supervisor reports it.
+fn read_status(mut pipe: std::io::PipeReader) -> mpsc::Receiver<Option<i32>> {
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        let mut text = String::new();
+        let mut buf = [0u8; 32];
+        while let Ok(n) = pipe.read(&mut buf) {
+            if n == 0 || text.len() > 64 {
+                break;
+            }
+            text.push_str(&String::from_utf8_lossy(&buf[..n]));
+            if text.contains('\n') {
+                let _ = tx.send(text.trim().parse::<i32>().ok());
+                return;
+            }
+        }
+    });
+    rx
+}
+
+fn read_capped<R: Read + Send + 'static>(
+    pipe: Option<R>,
     cap: usize,
-    cancel: Option<&Cancel>,
-) -> Result<Ran, String> {
+) -> mpsc::Receiver<(String, bool)> {
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        let mut kept = Vec::new();
+        let mut truncated = false;
+        if let Some(mut pipe) = pipe {
+            let mut buf = [0u8; 8192];
+            while let Ok(n) = pipe.read(&mut buf) {
+                if n == 0 {
+                    break;
+                }
+                let room = cap.saturating_sub(kept.len());
+                kept.extend_from_slice(&buf[..n.min(room)]);
+                truncated |= n > room;
+            }
+        }
+        let _ = tx.send((String::from_utf8_lossy(&kept).into_owned(), truncated));
+    });
+    rx
+}
+
+/// A probe: one program, its process group killed at the timeout.
+fn plain(mut cmd: Command, timeout: Duration, cap: usize) -> Result<Ran, String> {
     use std::os::unix::process::CommandExt;
     cmd.stdin(Stdio::null())
         .stdout(Stdio::piped())
@@ -75,63 +300,29 @@ fn bounded(
     let mut child = cmd
         .spawn()
         .map_err(|e| format!("could not start it: {e}"))?;
-    let read = |pipe: Option<Box<dyn Read + Send>>| {
-        let (tx, rx) = std::sync::mpsc::channel();
-        std::thread::spawn(move || {
-            let mut kept = Vec::new();
-            let mut truncated = false;
-            if let Some(mut pipe) = pipe {
-                let mut buf = [0u8; 8192];
-                while let Ok(n) = pipe.read(&mut buf) {
-                    if n == 0 {
-                        break;
-                    }
-                    let room = cap.saturating_sub(kept.len());
-                    kept.extend_from_slice(&buf[..n.min(room)]);
-                    truncated |= n > room;
-                }
-            }
-            let _ = tx.send((String::from_utf8_lossy(&kept).into_owned(), truncated));
-        });
-        rx
-    };
-    let out = read(
-        child
-            .stdout
-            .take()
-            .map(|p| Box::new(p) as Box<dyn Read + Send>),
-    );
-    let err = read(
-        child
-            .stderr
-            .take()
-            .map(|p| Box::new(p) as Box<dyn Read + Send>),
-    );
+    let out = read_capped(child.stdout.take(), cap);
+    let err = read_capped(child.stderr.take(), cap);
     let start = Instant::now();
-    let mut ran = Ran::default();
+    let mut ran = Ran {
+        contained: "process group".into(),
+        ..Ran::default()
+    };
     let pid = child.id() as i32;
     loop {
         if let Some(status) = child.try_wait().map_err(|e| e.to_string())? {
             ran.status = status.code();
             break;
         }
-        let cancelled = cancel.is_some_and(|c| *c.borrow());
-        if start.elapsed() >= timeout || cancelled {
-            ran.timed_out = !cancelled;
-            ran.cancelled = cancelled;
-            // The whole group: what it started goes too.
-            // kill(1) on the group: no libc binding needed.
-            let _ = Command::new("kill")
-                .args(["-KILL", "--", &format!("-{pid}")])
-                .status();
+        if start.elapsed() >= timeout {
+            ran.timed_out = true;
+            // SAFETY: kill(2) on our own child's process group.
+            unsafe { libc::kill(-pid, libc::SIGKILL) };
             let _ = child.kill();
             let _ = child.wait();
             break;
         }
         std::thread::sleep(Duration::from_millis(10));
     }
-    // A process that left the group and still holds the pipes cannot
-    // keep us waiting: the readers get a moment, then we go on.
     let grace = Duration::from_secs(1);
     let (stdout, t1) = out.recv_timeout(grace).unwrap_or_default();
     let (stderr, t2) = err.recv_timeout(grace).unwrap_or_default();
@@ -139,4 +330,10 @@ fn bounded(
     ran.stderr = stderr;
     ran.truncated = t1 || t2;
     Ok(ran)
+}
+
+/// Kills every approved command still running and what it started (for
+/// partner quitting).
+pub fn stop_all() -> usize {
+    containment::stop_all()
 }

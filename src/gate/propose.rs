@@ -9,7 +9,7 @@
 use serde::Serialize;
 
 use super::context::{Context, PackageState, Probe, gather};
-use super::extract::extract;
+use super::extract::extract_script;
 use super::intent::{Intent, IntentKind, analyze};
 use super::safety::{Assessment, assess};
 
@@ -36,7 +36,7 @@ const BUILTINS: &[&str] = &[
 
 /// Proposes a command for `text`.
 pub fn propose(text: &str, probe: &dyn Probe) -> Proposal {
-    let extracted = extract(text);
+    let extracted = extract_script(text);
     if let Some(command) = extracted.command.as_deref() {
         let first = command.split_whitespace().next().unwrap_or("");
         let known = BUILTINS.contains(&first)

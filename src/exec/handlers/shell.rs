@@ -4,9 +4,11 @@
 //! system does not say enough, the agent is given the context and asked to
 //! propose one). Every command asks the partner, whatever the policy says;
 //! a blocked one cannot be approved. An approved command passes the three
-//! layers again (the partner may have edited it) and runs bounded, its
-//! exit status and output going back to the agent.
+//! layers again (the partner may have edited it) and runs bounded, in the
+//! sandbox the queue showed, with nothing it starts outliving it; its exit
+//! status and output go back to the agent.
 
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use serde_json::json;
@@ -16,9 +18,11 @@ use crate::dialect::{ParsedAction, Verb};
 use crate::exec::executor::Executor;
 use crate::exec::registry::{ActionError, Cx, Outcome, Stage, VerbHandler};
 use crate::gate::context::SystemProbe;
-use crate::gate::process::run_shell;
+use crate::gate::extract::extract_script;
+use crate::gate::process::{RunOptions, run};
 use crate::gate::propose::{model_prompt, propose};
-use crate::gate::{Assessment, assess, extract};
+use crate::gate::sandbox::{self, Plan, Support};
+use crate::gate::{Assessment, Scene, assess_in};
 use crate::permission::VerbTraits;
 
 struct Shell;
@@ -26,7 +30,7 @@ struct Shell;
 /// The command an action holds, through sanitize and validate.
 fn command(action: &ParsedAction) -> Result<String, String> {
     let text = action.content.as_deref().unwrap_or("");
-    let found = extract(text);
+    let found = extract_script(text);
     found.command.ok_or_else(|| {
         format!(
             "there is no command to run: {}",
@@ -35,14 +39,37 @@ fn command(action: &ParsedAction) -> Result<String, String> {
     })
 }
 
-/// The request as the partner sees it: the command's risk and why.
+/// Where the command is judged and would run: the partner's home, the
+/// working directory the handler recorded, the partner's own files.
+fn scene_of(action: &ParsedAction) -> Scene {
+    let scene = Scene::current();
+    match &action.workdir {
+        Some(dir) => scene.in_dir(Path::new(dir)),
+        None => scene,
+    }
+}
+
+/// The partner's database and its companions, protected from the command.
+fn own_files(exec: &Executor) -> Vec<PathBuf> {
+    let db = exec.store().path().to_path_buf();
+    let with = |suffix: &str| PathBuf::from(format!("{}{suffix}", db.display()));
+    vec![with("-wal"), with("-shm"), with(".sock"), db]
+}
+
+/// The request as the partner sees it: the command's risk and why, and
+/// the sandbox it would run in.
 fn describe(action: &ParsedAction) -> String {
-    let (risk, reasons) = match command(action) {
+    let scene = scene_of(action);
+    let (risk, reasons, sandbox) = match command(action) {
         Ok(c) => {
-            let Assessment { risk, reasons } = assess(&c);
-            (risk.as_str().to_uppercase(), reasons)
+            let Assessment { risk, reasons } = assess_in(&c, &scene);
+            (
+                risk.as_str().to_uppercase(),
+                reasons,
+                sandbox::describe(&c, &scene),
+            )
         }
-        Err(why) => ("HIGH".into(), vec![why]),
+        Err(why) => ("HIGH".into(), vec![why], String::new()),
     };
     let mut text = format!("shell command, risk {risk}");
     if !reasons.is_empty() {
@@ -51,6 +78,9 @@ fn describe(action: &ParsedAction) -> String {
     }
     if risk == "BLOCKED" {
         text.push_str(" (it cannot be approved)");
+    } else if !sandbox.is_empty() {
+        text.push_str("; ");
+        text.push_str(&sandbox);
     }
     if let Some(p) = &action.proposal {
         text.push_str(" | ");
@@ -94,12 +124,14 @@ impl VerbHandler for Shell {
             action.proposal = Some(note);
         }
         action.content = Some(command);
+        let dir = work_dir(exec).map_err(|e| format!("no working directory: {e}"))?;
+        action.workdir = Some(dir.display().to_string());
         Ok(())
     }
 
     fn approvable(&self, action: &ParsedAction) -> Result<(), String> {
         let command = command(action)?;
-        let a = assess(&command);
+        let a = assess_in(&command, &scene_of(action));
         if a.blocked() {
             return Err(format!(
                 "this command is blocked and cannot be approved: {}",
@@ -112,20 +144,28 @@ impl VerbHandler for Shell {
     fn run(&self, cx: &Cx<'_>, action: &ParsedAction) -> Outcome {
         // The three layers again: the partner may have edited it.
         let command = command(action).map_err(ActionError::Agent)?;
-        let safety = assess(&command);
+        let config = &cx.exec.config().shell;
+        let dir = work_dir(cx.exec).map_err(|e| ActionError::System(e.to_string()))?;
+        let scene = Scene::current().in_dir(&dir).protecting(own_files(cx.exec));
+        let safety = assess_in(&command, &scene);
         if safety.blocked() {
             return Err(ActionError::Agent(format!(
                 "blocked, not run: {}",
                 safety.reasons.join("; ")
             )));
         }
-        let config = &cx.exec.config().shell;
-        let dir = match &config.dir {
-            Some(d) => d.clone(),
-            None => std::env::current_dir().map_err(|e| ActionError::System(e.to_string()))?,
+        let plan = Plan::for_command(&command, &scene);
+        let sandboxed = matches!(sandbox::support(), Support::Landlock(_));
+        let options = RunOptions {
+            dir: &dir,
+            timeout: config.timeout,
+            cap: config.max_output,
+            cancel: cx.cancel,
+            sandbox: sandboxed.then_some((&plan, &scene)),
+            cgroup: true,
         };
-        let ran = run_shell(&command, &dir, config.timeout, config.max_output, cx.cancel)
-            .map_err(|e| ActionError::Agent(format!("`{command}` {e}")))?;
+        let ran =
+            run(&command, &options).map_err(|e| ActionError::Agent(format!("`{command}` {e}")))?;
         if ran.cancelled {
             return Err(ActionError::Agent(format!(
                 "`{command}` was stopped before it finished: the agent was halted"
@@ -148,6 +188,12 @@ impl VerbHandler for Shell {
         if ran.truncated {
             text.push_str(&format!("\n(output cut at {} bytes)", config.max_output));
         }
+        if ran.killed_leftovers > 0 {
+            text.push_str(&format!(
+                "\n({} process(es) it left running were killed)",
+                ran.killed_leftovers
+            ));
+        }
         Ok(Effect::text(text)
             .with_data(json!({
                 "command": command,
@@ -159,8 +205,19 @@ impl VerbHandler for Shell {
                 "truncated": ran.truncated,
                 "risk": safety.risk.as_str(),
                 "reasons": safety.reasons,
+                "sandbox": ran.sandbox,
+                "contained": ran.contained,
+                "killed_leftovers": ran.killed_leftovers,
             }))
             .continued())
+    }
+}
+
+/// The directory commands run in: the configured one, else partner's own.
+fn work_dir(exec: &Executor) -> std::io::Result<PathBuf> {
+    match &exec.config().shell.dir {
+        Some(d) => Ok(d.clone()),
+        None => std::env::current_dir(),
     }
 }
 

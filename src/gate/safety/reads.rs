@@ -125,6 +125,13 @@ fn judge_arg(a: &Arg, inv: &Invocation, whole: bool, cx: &Cx, out: &mut Vec<Find
         for c in &e.candidates {
             judge(c, whole, cx, out);
         }
+        if e.anywhere && !a.text.starts_with('-') {
+            out.push(finding(
+                Risk::Medium,
+                format!("reads a path only known when it runs ({})", a.text),
+            ));
+            return;
+        }
     }
 }
 

@@ -167,6 +167,13 @@ impl QueuePane {
             return vec![Effect::Notice(why)];
         }
         let id = r.id.clone();
+        if let Some(question) = super::shell::unsandboxed_question(r, &decision) {
+            return vec![Effect::Confirm {
+                question,
+                id,
+                decision,
+            }];
+        }
         match decision {
             Decision::ApproveAlways => vec![Effect::Confirm {
                 question: format!(

@@ -2,12 +2,14 @@
 //! command highlighted, its risk and the reasons, what it was proposed
 //! for and what the system said; and which decisions it cannot take (a
 //! blocked command is never approved; a shell command is approved one at
-//! a time). The executor refuses the same; the console says so before
-//! sending anything.
+//! a time; where the kernel cannot sandbox it, approving asks once more).
+//! The executor refuses the same; the console says so before sending
+//! anything.
 
 use ratatui::text::{Line, Span};
 
-use crate::gate::{Risk, assess};
+use crate::gate::sandbox::{self, Support};
+use crate::gate::{Assessment, Risk, Scene, assess_in};
 use crate::permission::{Decision, PendingRequest};
 use crate::tui::theme::Theme;
 
@@ -18,6 +20,36 @@ fn command(r: &PendingRequest) -> Option<&str> {
         .flatten()
 }
 
+/// Where the request would run: the working directory its handler
+/// recorded, with this process's home.
+fn scene(r: &PendingRequest) -> Scene {
+    let scene = Scene::current();
+    match r.action.get("workdir").and_then(|d| d.as_str()) {
+        Some(dir) => scene.in_dir(std::path::Path::new(dir)),
+        None => scene,
+    }
+}
+
+fn judged(r: &PendingRequest, command: &str) -> Assessment {
+    assess_in(command, &scene(r))
+}
+
+/// The question asked once more before a shell request is approved
+/// where the kernel cannot sandbox it.
+pub(super) fn unsandboxed_question(r: &PendingRequest, decision: &Decision) -> Option<String> {
+    command(r)?;
+    if *decision != Decision::ApproveOnce {
+        return None;
+    }
+    match sandbox::support() {
+        Support::Landlock(_) => None,
+        Support::Missing(why) => Some(format!(
+            "{} would run NOT SANDBOXED ({why}): it could write anywhere you can and reach the network. Approve it anyway?",
+            r.id
+        )),
+    }
+}
+
 /// Why the console will not send `decision` for `r`, when it will not.
 pub(super) fn refusal(r: &PendingRequest, decision: &Decision) -> Option<String> {
     let command = command(r)?;
@@ -25,7 +57,7 @@ pub(super) fn refusal(r: &PendingRequest, decision: &Decision) -> Option<String>
         decision,
         Decision::ApproveOnce | Decision::ApproveAlways | Decision::ApproveFor(_)
     );
-    if approving && assess(command).blocked() {
+    if approving && judged(r, command).blocked() {
         return Some(format!(
             "{} is blocked and cannot be approved: d denies it, E edits it (nothing was decided)",
             r.id
@@ -46,7 +78,7 @@ pub(super) fn detail(theme: &Theme, r: &PendingRequest) -> Vec<Line<'static>> {
         return Vec::new();
     };
     let label = |text: &str| Span::styled(format!("{text:<9}"), theme.style("ui.dim"));
-    let a = assess(command);
+    let a = judged(r, command);
     let risk_style = theme.style(match a.risk {
         Risk::Low => "ui.ok",
         Risk::Medium => "ui.waiting",
@@ -70,6 +102,19 @@ pub(super) fn detail(theme: &Theme, r: &PendingRequest) -> Vec<Line<'static>> {
         lines.push(Line::from(vec![
             label(""),
             Span::styled(format!("· {reason}"), theme.style("ui.text")),
+        ]));
+    }
+    if a.risk != Risk::Blocked {
+        let (text, style) = match sandbox::support() {
+            Support::Landlock(_) => (
+                sandbox::Plan::for_command(command, &scene(r)).summary(&scene(r)),
+                "ui.ok",
+            ),
+            Support::Missing(why) => (format!("NOT SANDBOXED: {why}"), "ui.error"),
+        };
+        lines.push(Line::from(vec![
+            label("sandbox"),
+            Span::styled(text, theme.style(style)),
         ]));
     }
     if let Some(p) = r.action.get("proposal").and_then(|p| p.as_str()) {
