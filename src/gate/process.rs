@@ -231,14 +231,7 @@ pub fn run(command: &str, opts: &RunOptions) -> Result<Ran, String> {
     let _ = child.kill();
     let _ = child.wait();
     live.finish();
-    // A process that escaped and still holds the pipes cannot keep us
-    // waiting: the readers get a moment, then we go on.
-    let grace = Duration::from_secs(1);
-    let (stdout, t1) = out.recv_timeout(grace).unwrap_or_default();
-    let (stderr, t2) = err.recv_timeout(grace).unwrap_or_default();
-    ran.stdout = stdout;
-    ran.stderr = stderr;
-    ran.truncated = t1 || t2;
+    collect(&mut ran, &out, &err);
     if ran.timed_out || ran.cancelled {
         ran.status = None;
     }
@@ -323,13 +316,24 @@ fn plain(mut cmd: Command, timeout: Duration, cap: usize) -> Result<Ran, String>
         }
         std::thread::sleep(Duration::from_millis(10));
     }
+    collect(&mut ran, &out, &err);
+    Ok(ran)
+}
+
+/// The output the readers kept. A process that escaped and still holds
+/// the pipes cannot keep us waiting: the readers get a moment, then we go
+/// on.
+fn collect(
+    ran: &mut Ran,
+    out: &mpsc::Receiver<(String, bool)>,
+    err: &mpsc::Receiver<(String, bool)>,
+) {
     let grace = Duration::from_secs(1);
     let (stdout, t1) = out.recv_timeout(grace).unwrap_or_default();
     let (stderr, t2) = err.recv_timeout(grace).unwrap_or_default();
     ran.stdout = stdout;
     ran.stderr = stderr;
     ran.truncated = t1 || t2;
-    Ok(ran)
 }
 
 /// Kills every approved command still running and what it started (for

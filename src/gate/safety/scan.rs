@@ -53,14 +53,7 @@ pub(super) fn blocked_in(texts: &[String], cx: &Cx) -> Vec<Finding> {
 }
 
 fn cut(text: &str) -> &str {
-    if text.len() <= MAX_TEXT {
-        return text;
-    }
-    let mut end = MAX_TEXT;
-    while !text.is_char_boundary(end) {
-        end -= 1;
-    }
-    &text[..end]
+    &text[..text.floor_char_boundary(MAX_TEXT)]
 }
 
 /// The pieces of `text` worth reading as command lines.
