@@ -237,7 +237,8 @@ fn fenced_blocks_are_commands_whole() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn halting_the_agent_stops_its_running_command() {
     let config = "[[agents]]\nname = \"ada\"\nmodel = \"scripted:x\"\n";
-    let script = "[agents.ada]\nreplies = [\"/shell sleep 30; echo never\"]\n";
+    // It also starts a `setsid` child that tries to outlive it.
+    let script = "[agents.ada]\nreplies = [\"/shell setsid sleep 13377 >/dev/null 2>&1 & sleep 30; echo never\"]\n";
     let r = support::runtime::running(config, "", script);
     r.handle.send_message("ada", "wait a while");
     let started = std::time::Instant::now();
@@ -272,4 +273,22 @@ async fn halting_the_agent_stops_its_running_command() {
     let json = serde_json::to_value(record).unwrap();
     assert_eq!(json["outcome"], "failed", "{json}");
     assert!(record.result.contains("stopped"), "{}", record.result);
+    assert!(
+        !sleeping(13377),
+        "the setsid child outlived the halt of its agent"
+    );
+}
+
+/// True when a live `sleep SECONDS` process exists.
+fn sleeping(seconds: u32) -> bool {
+    let want = format!("sleep\0{seconds}\0");
+    std::fs::read_dir("/proc").unwrap().flatten().any(|e| {
+        let dir = e.path();
+        let cmdline = std::fs::read(dir.join("cmdline")).unwrap_or_default();
+        let stat = std::fs::read_to_string(dir.join("stat")).unwrap_or_default();
+        let zombie = stat
+            .rsplit_once(')')
+            .is_some_and(|(_, r)| r.trim_start().starts_with('Z'));
+        cmdline == want.as_bytes() && !zombie
+    })
 }
