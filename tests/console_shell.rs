@@ -94,7 +94,9 @@ fn a_proposed_command_is_edited_approved_and_its_output_traced() {
     );
     assert_eq!(ran[0]["decision"]["request"], id.as_str());
     assert!(
-        ran[0]["data"]["sandbox"].as_str().is_some_and(|s| s.contains("writes: ./")),
+        ran[0]["data"]["sandbox"]
+            .as_str()
+            .is_some_and(|s| s.contains("writes: ./")),
         "{:#?}",
         ran[0]
     );

@@ -15,7 +15,8 @@ use partner::gate::safety::Scene;
 use partner::gate::{Risk, assess_in};
 use proptest::prelude::*;
 
-/// Classes whose every line must be blocked.
+/// Classes whose every line must be blocked (`hidden`, `persistence` and
+/// `power` must be at least high).
 const BLOCKED_CLASSES: &[&str] = &[
     "destroy",
     "secrets",

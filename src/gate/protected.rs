@@ -197,8 +197,20 @@ fn home_template(path: &str, scene: &Scene) -> String {
 pub fn reach(cand: &Candidate, recursive: bool, scene: &Scene) -> Option<Reach> {
     let mut holds = None;
     let own = scene.protected().iter().map(|p| (p.as_str(), false));
-    for s in SECRETS {
-        let template = home_template(s.path, scene);
+    // A secret of the home is one in every home (`/root/.ssh/id_rsa`).
+    let templates = SECRETS.iter().flat_map(|s| {
+        let homes: Vec<String> = if s.path.starts_with('~') {
+            vec![
+                home_template(s.path, scene),
+                s.path.replacen('~', "/root", 1),
+                s.path.replacen('~', "/home/*", 1),
+            ]
+        } else {
+            vec![s.path.to_string()]
+        };
+        homes.into_iter().map(move |t| (s, t))
+    });
+    for (s, template) in templates {
         match relate(&cand.path, &template) {
             Relation::Same if !s.tree || recursive => return Some(Reach::Secret(s.what)),
             Relation::Under if s.tree => {

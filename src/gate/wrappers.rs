@@ -268,7 +268,18 @@ fn wrapper(w: &Wrapper, name: &str, words: &[Arg]) -> Unwrapped {
     }
     at += w.positional;
     if at >= words.len() {
-        // `sudo -s` alone, `env` alone: the wrapper is the command.
+        // `sudo -i`, `sudo -s` alone: a root shell reading its input.
+        let shell = w.raises
+            && words[1..].iter().any(|a| {
+                a.text.starts_with('-') && !a.text.starts_with("--") && a.text.contains(['i', 's'])
+            });
+        if shell {
+            return Unwrapped::Script {
+                text: None,
+                raises: true,
+            };
+        }
+        // `env` alone: the wrapper is the command.
         return Unwrapped::Done;
     }
     Unwrapped::Command {
@@ -375,7 +386,11 @@ fn su(words: &[Arg]) -> Unwrapped {
         }
         at += 1;
     }
-    Unwrapped::Done
+    // `su`, `su - root` alone: a root shell reading its input.
+    Unwrapped::Script {
+        text: None,
+        raises: true,
+    }
 }
 
 fn find(words: &[Arg]) -> Unwrapped {

@@ -14,7 +14,7 @@ use crate::gate::syntax::{Arg, Invocation, Via};
 const METADATA: &[&str] = &[
     "ls", "stat", "test", "[", "chmod", "chown", "chgrp", "touch", "mkdir", "cd", "pushd", "echo",
     "printf", "file", "du", "df", "which", "type", "basename", "dirname", "realpath", "readlink",
-    "rm", "unlink", "rmdir", "mv", "ln", "find", "tree", "locate",
+    "rm", "unlink", "rmdir", "mv", "find", "tree", "locate",
 ];
 
 /// Programs that read a directory whole when given one.
@@ -59,6 +59,10 @@ fn key_values(inv: &Invocation) -> Vec<usize> {
 /// follows `=`, `@`, `:` and `,` (`f=@/etc/shadow`, `if=KEY`, `host:PATH`).
 pub(super) fn pieces(text: &str) -> Vec<String> {
     let mut out = vec![text.to_string()];
+    // `curl file:///etc/shadow` reads the file.
+    if let Some(path) = text.strip_prefix("file://") {
+        out.push(path.to_string());
+    }
     for piece in text.split(['=', '@', ',', '<', '>', '"', '\'', '(', ')', ' ']) {
         if piece.is_empty() || piece == text {
             continue;

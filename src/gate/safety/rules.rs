@@ -350,6 +350,13 @@ fn permissions(inv: &Invocation, cx: &Cx, out: &mut Vec<Finding>) {
     for a in operands.iter().skip(1) {
         for c in &expand::expand(a, &inv.cwd, cx.scene).candidates {
             let shown = show(cx, c);
+            if let Some(what) = protected::vital(c, cx.scene) {
+                out.push(finding(
+                    Risk::Blocked,
+                    format!("{name} on {what} breaks logins"),
+                ));
+                continue;
+            }
             match protected::critical(c, cx.scene) {
                 Some(what) if recursive || c.path == "/" => out.push(finding(
                     Risk::Blocked,

@@ -21,8 +21,24 @@ const MAX_TAILS: usize = 6;
 
 /// Words in code that delete what they are given.
 const DELETES: &[&str] = &[
-    "rmtree", "unlink", "remove", "rmdir", "delete", "shred", "truncate", "wipe", "rm -", "rm(",
-    "rm_rf", "rimraf",
+    "rmtree",
+    "unlink",
+    "remove",
+    "rmdir",
+    "delete",
+    "shred",
+    "truncate",
+    "wipe",
+    "rm -",
+    "rm(",
+    "rm_rf",
+    "rm_r",
+    "rimraf",
+    "rmsync",
+    "remove_dir_all",
+    "remove-item",
+    "deltree",
+    "erase",
 ];
 
 /// Blocked findings about what `texts` could run or read.
@@ -92,7 +108,8 @@ fn collect(text: &str, pieces: &mut Vec<String>) {
 /// Paths in code: a secret is read; a protected path in code that
 /// deletes is deleted.
 fn paths_in(text: &str, cx: &Cx, out: &mut Vec<Finding>) {
-    let deletes = DELETES.iter().any(|d| text.contains(d));
+    let lower = text.to_lowercase();
+    let deletes = DELETES.iter().any(|d| lower.contains(d));
     let tokens = text
         .split(|c: char| !(c.is_alphanumeric() || "_./~-*?[]{}+@%$".contains(c)))
         .filter(|t| t.starts_with(['/', '~']));

@@ -148,7 +148,10 @@ pub(super) fn kill(inv: &Invocation, cx: &Cx, out: &mut Vec<Finding>) {
     } else if by_name {
         out.push(finding(Risk::Medium, "stops processes"));
     } else if inv.args().iter().any(|a| a.text == "-1") && inv.args().len() >= 2
-        || inv.args().last().is_some_and(|a| a.text == "-1")
+        || inv
+            .args()
+            .last()
+            .is_some_and(|a| a.text == "-1" || a.text == "1")
     {
         out.push(finding(Risk::High, "kills every process it may"));
     } else {
@@ -400,6 +403,23 @@ fn downloads(inv: &Invocation) -> Vec<String> {
     out
 }
 
+/// What an `echo`, `printf` or `cat` with a here-document writes, when
+/// it is known.
+fn printed_text(inv: &Invocation) -> Option<String> {
+    match inv.name() {
+        "echo" | "printf" if inv.args().iter().all(|a| !a.dynamic) => Some(
+            inv.args()
+                .iter()
+                .skip_while(|a| matches!(a.text.as_str(), "-n" | "-e" | "-E"))
+                .map(|a| a.text.replace("\\n", "\n"))
+                .collect::<Vec<_>>()
+                .join(" "),
+        ),
+        "cat" | "tee" => inv.stdin.clone(),
+        _ => None,
+    }
+}
+
 /// A line that downloads a file and then runs it, or wires a shell to the
 /// network (`bash -i >& /dev/tcp/…`, `cat <&5 | sh` after `exec 5<>/dev/tcp/…`).
 pub(super) fn downloaded_then_run(cx: &Cx) -> Vec<Finding> {
@@ -414,11 +434,17 @@ pub(super) fn downloaded_then_run(cx: &Cx) -> Vec<Finding> {
                 .any(protected::network_device)
         })
     });
+    let mut written: Vec<(String, String)> = Vec::new();
     for inv in invs {
         let name = inv.name();
         if FETCHERS.contains(&name) {
             fetched.extend(downloads(inv));
             continue;
+        }
+        if let Some(text) = printed_text(inv) {
+            for r in inv.redirects.iter().filter(|r| r.writes) {
+                written.push((base_name(&r.target.text).to_string(), text.clone()));
+            }
         }
         let runner =
             is_shell(name) || INTERPRETERS.contains(&name) || matches!(name, "source" | ".");
@@ -436,6 +462,12 @@ pub(super) fn downloaded_then_run(cx: &Cx) -> Vec<Finding> {
         } else {
             None
         };
+        // `echo "rm -rf ~" > x.sh; bash x.sh`: what it wrote, it runs.
+        if let Some(file) = &runs_file
+            && let Some((_, text)) = written.iter().rev().find(|(f, _)| f == file)
+        {
+            out.extend(super::scan::blocked_in(std::slice::from_ref(text), cx));
+        }
         if let Some(file) = runs_file
             && fetched.contains(&file)
         {

@@ -14,10 +14,15 @@ impl Walker {
         if !matches!(last.name(), "echo" | "printf") || last.args().iter().any(|a| a.dynamic) {
             return None;
         }
+        // Only echo's own leading options are not printed.
+        let skip = last
+            .args()
+            .iter()
+            .take_while(|a| matches!(a.text.as_str(), "-n" | "-e" | "-E" | "-ne" | "-en"))
+            .count();
         Some(
-            last.args()
+            last.args()[skip..]
                 .iter()
-                .filter(|a| !a.text.starts_with('-'))
                 .flat_map(|a| {
                     a.text
                         .replace("\\n", " ")
@@ -34,6 +39,20 @@ impl Walker {
     /// and anything under them.
     pub(super) fn found(&self, upstream: &[usize]) -> Option<Vec<String>> {
         let last = self.out.get(*upstream.last()?)?;
+        // `ls DIR | xargs …`: the names in DIR.
+        if last.name() == "ls" {
+            let dirs: Vec<String> = last
+                .args()
+                .iter()
+                .filter(|a| !a.text.starts_with('-') && !a.dynamic)
+                .map(|a| format!("{}/*", a.text.trim_end_matches('/')))
+                .collect();
+            return Some(if dirs.is_empty() {
+                vec!["*".into()]
+            } else {
+                dirs
+            });
+        }
         if last.name() != "find" {
             return None;
         }
@@ -94,7 +113,15 @@ impl Walker {
                 }),
                 R::HereString(_, w) => {
                     let arg = self.word(&w.value, scope, depth);
-                    stdin = (!arg.dynamic).then_some(arg.text);
+                    if arg.dynamic {
+                        // What its substitutions run feeds the input.
+                        out.push(Redirect {
+                            writes: false,
+                            target: arg,
+                        });
+                    } else {
+                        stdin = Some(arg.text);
+                    }
                 }
                 R::HereDocument(_, doc) => stdin = Some(doc.doc.value.clone()),
             }
