@@ -141,9 +141,8 @@ impl Drop for PrivateTmp {
 
 /// Runs `command` with `bash`, as `opts` says.
 pub fn run(command: &str, opts: &RunOptions) -> Result<Ran, String> {
-    use std::os::unix::process::CommandExt;
     let tmp = PrivateTmp::new()?;
-    let mut prepared: Option<Prepared> = match opts.sandbox {
+    let prepared: Option<Prepared> = match opts.sandbox {
         Some((plan, scene)) => Some(
             plan.prepare(scene, &tmp.0)
                 .map_err(|e| format!("could not build its sandbox: {e}"))?,
@@ -153,42 +152,9 @@ pub fn run(command: &str, opts: &RunOptions) -> Result<Ran, String> {
     let cgroup = if opts.cgroup { Cgroup::create() } else { None };
     let (status_r, status_w) = std::io::pipe().map_err(|e| e.to_string())?;
     let (hold_r, hold_w) = std::io::pipe().map_err(|e| e.to_string())?;
-    let mut cmd = Command::new("bash");
-    cmd.arg("-c")
-        .arg(SUPERVISOR)
-        .arg("partner-run")
-        .arg(command)
-        .current_dir(opts.dir)
-        .env_clear();
-    for key in KEPT_ENV {
-        if let Some(value) = std::env::var_os(key) {
-            cmd.env(key, value);
-        }
-    }
-    cmd.env("TMPDIR", &tmp.0)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .process_group(0);
+    let mut cmd = supervised(command, opts.dir, &tmp.0);
     let (sw, hr) = (status_w.as_raw_fd(), hold_r.as_raw_fd());
-    let join = cgroup.as_ref().map(Cgroup::procs_path);
-    // SAFETY: between fork and exec the closure makes only
-    // async-signal-safe calls (prctl, open, write, close, fcntl, dup2)
-    // and applies rules built before the fork.
-    unsafe {
-        cmd.pre_exec(move || {
-            containment::become_subreaper()?;
-            if let Some(path) = &join {
-                containment::join_cgroup(path);
-            }
-            containment::place_fd(sw, 3)?;
-            containment::place_fd(hr, 4)?;
-            if let Some(p) = prepared.as_mut() {
-                p.apply()?;
-            }
-            Ok(())
-        });
-    }
+    prepare_child(&mut cmd, sw, hr, cgroup.as_ref(), prepared);
     let mut child = cmd
         .spawn()
         .map_err(|e| format!("could not start it: {e}"))?;
@@ -197,30 +163,12 @@ pub fn run(command: &str, opts: &RunOptions) -> Result<Ran, String> {
     let live = Live::register(child.id() as i32, cgroup);
     let out = read_capped(child.stdout.take(), opts.cap);
     let err = read_capped(child.stderr.take(), opts.cap);
-    let status = read_status(status_r);
-    let start = Instant::now();
     let mut ran = Ran {
         sandbox: opts.sandbox.map(|(plan, scene)| plan.summary(scene)),
         contained: live.kind().into(),
         ..Ran::default()
     };
-    loop {
-        if let Ok(code) = status.try_recv() {
-            ran.status = code;
-            break;
-        }
-        if child.try_wait().map_err(|e| e.to_string())?.is_some() {
-            // The supervisor itself was killed: what is left is cleaned up.
-            break;
-        }
-        let cancelled = opts.cancel.is_some_and(|c| *c.borrow());
-        if start.elapsed() >= opts.timeout || cancelled {
-            ran.timed_out = !cancelled;
-            ran.cancelled = cancelled;
-            break;
-        }
-        std::thread::sleep(Duration::from_millis(5));
-    }
+    wait_for(&mut child, read_status(status_r), opts, &mut ran)?;
     // Whatever it left running is killed before the supervisor may go.
     ran.killed_leftovers = live.stop();
     drop(hold_w);
@@ -237,6 +185,89 @@ pub fn run(command: &str, opts: &RunOptions) -> Result<Ran, String> {
     }
     drop(tmp);
     Ok(ran)
+}
+
+/// The supervisor's command: `bash` running [`SUPERVISOR`] with the
+/// command, in `dir`, its environment scrubbed, `TMPDIR` its own.
+fn supervised(command: &str, dir: &Path, tmp: &Path) -> Command {
+    use std::os::unix::process::CommandExt;
+    let mut cmd = Command::new("bash");
+    cmd.arg("-c")
+        .arg(SUPERVISOR)
+        .arg("partner-run")
+        .arg(command)
+        .current_dir(dir)
+        .env_clear();
+    for key in KEPT_ENV {
+        if let Some(value) = std::env::var_os(key) {
+            cmd.env(key, value);
+        }
+    }
+    cmd.env("TMPDIR", tmp)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .process_group(0);
+    cmd
+}
+
+/// What the child does between fork and exec: become a subreaper, join
+/// its cgroup, put the status and hold pipes at fds 3 and 4, and enter
+/// its sandbox.
+fn prepare_child(
+    cmd: &mut Command,
+    status_fd: i32,
+    hold_fd: i32,
+    cgroup: Option<&Cgroup>,
+    mut prepared: Option<Prepared>,
+) {
+    use std::os::unix::process::CommandExt;
+    let join = cgroup.map(Cgroup::procs_path);
+    // SAFETY: between fork and exec the closure makes only
+    // async-signal-safe calls (prctl, open, write, close, fcntl, dup2)
+    // and applies rules built before the fork.
+    unsafe {
+        cmd.pre_exec(move || {
+            containment::become_subreaper()?;
+            if let Some(path) = &join {
+                containment::join_cgroup(path);
+            }
+            containment::place_fd(status_fd, 3)?;
+            containment::place_fd(hold_fd, 4)?;
+            if let Some(p) = prepared.as_mut() {
+                p.apply()?;
+            }
+            Ok(())
+        });
+    }
+}
+
+/// Waits until the command reports its status, the supervisor dies, the
+/// time is up or the run is cancelled.
+fn wait_for(
+    child: &mut std::process::Child,
+    status: mpsc::Receiver<Option<i32>>,
+    opts: &RunOptions,
+    ran: &mut Ran,
+) -> Result<(), String> {
+    let start = Instant::now();
+    loop {
+        if let Ok(code) = status.try_recv() {
+            ran.status = code;
+            return Ok(());
+        }
+        if child.try_wait().map_err(|e| e.to_string())?.is_some() {
+            // The supervisor itself was killed: what is left is cleaned up.
+            return Ok(());
+        }
+        let cancelled = opts.cancel.is_some_and(|c| *c.borrow());
+        if start.elapsed() >= opts.timeout || cancelled {
+            ran.timed_out = !cancelled;
+            ran.cancelled = cancelled;
+            return Ok(());
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
 }
 
 /// The command's exit status as the supervisor reports it.

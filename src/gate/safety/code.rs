@@ -53,7 +53,6 @@ const CODE_VARS: &[&str] = &[
 fn opaque(inv: &Invocation, cx: &Cx) -> Option<(String, Vec<String>)> {
     let name = inv.name();
     let args: Vec<String> = inv.args().iter().map(|a| a.text.clone()).collect();
-    let all = || args.clone();
     if inv.function {
         return Some((format!("`{name}` is a shell function"), vec![]));
     }
@@ -67,30 +66,60 @@ fn opaque(inv: &Invocation, cx: &Cx) -> Option<(String, Vec<String>)> {
             value.iter().cloned().collect(),
         ));
     }
-    let stdin_texts =
-        || -> Vec<String> { inv.stdin.iter().cloned().chain(echoed(inv, cx)).collect() };
     match name {
         _ if is_shell(name) => shell(inv, &args),
-        "source" | "." => Some((format!("`{name}` runs a script file"), all())),
-        "eval" => Some(("eval runs text as code".into(), all())),
-        "trap" => Some(("trap runs code when a signal comes".into(), all())),
+        "source" | "." => Some((format!("`{name}` runs a script file"), args)),
+        "eval" => Some(("eval runs text as code".into(), args)),
+        "trap" => Some(("trap runs code when a signal comes".into(), args)),
         "exec" | "command" | "builtin" if !args.is_empty() => None,
         _ if INTERPRETERS.contains(&name) || name.starts_with("python") => {
             let only_asks = args
                 .iter()
                 .all(|a| matches!(a.as_str(), "--version" | "-V" | "--help" | "-h" | "version"));
-            (!only_asks).then(|| (format!("`{name}` runs a program"), all()))
+            (!only_asks).then(|| (format!("`{name}` runs a program"), args))
         }
         "awk" | "gawk" | "mawk" | "nawk" => awk(&args),
         "sed" | "gsed" => sed(&args),
+        "git" => git(&args),
+        "xargs" | "crontab" | "at" | "batch" | "ssh" | "watch" => later(inv, cx, args),
+        _ => tool_options(name, args),
+    }
+}
+
+/// Commands run from input, later, elsewhere or over and over: `xargs`,
+/// `crontab`, `at`, ssh's remote command, `watch`.
+fn later(inv: &Invocation, cx: &Cx, args: Vec<String>) -> Option<(String, Vec<String>)> {
+    let name = inv.name();
+    let mut texts: Vec<String> = inv.stdin.iter().cloned().chain(echoed(inv, cx)).collect();
+    match name {
+        "xargs" => Some(("xargs runs commands from its input".into(), texts)),
+        "crontab" if !args.iter().any(|a| a == "-l" || a == "-r") => {
+            texts.extend(args);
+            Some(("crontab schedules commands to run later".into(), texts))
+        }
+        "at" | "batch" => {
+            texts.extend(args);
+            Some((format!("`{name}` schedules commands to run later"), texts))
+        }
+        "ssh" => remote_command(&args),
+        "watch" => Some((
+            "watch runs a command over and over".into(),
+            vec![args.join(" ")],
+        )),
+        _ => None,
+    }
+}
+
+/// Options of known tools that run a command they are given.
+fn tool_options(name: &str, args: Vec<String>) -> Option<(String, Vec<String>)> {
+    match name {
         "find"
             if args
                 .iter()
                 .any(|a| matches!(a.as_str(), "-exec" | "-execdir" | "-ok" | "-okdir")) =>
         {
-            Some(("find runs a command on each file it finds".into(), all()))
+            Some(("find runs a command on each file it finds".into(), args))
         }
-        "git" => git(&args),
         "tar" | "bsdtar" => options_that_run(
             &args,
             &[
@@ -108,28 +137,12 @@ fn opaque(inv: &Invocation, cx: &Cx) -> Option<(String, Vec<String>)> {
         ),
         "rsync" => {
             options_that_run(&args, &["-e", "--rsh", "--rsync-path"], "rsync").or_else(|| {
-                cluster_with(&args, 'e').then(|| ("rsync runs a remote shell".into(), all()))
+                cluster_with(&args, 'e').then(|| ("rsync runs a remote shell".into(), args.clone()))
             })
         }
         "zip" => options_that_run(&args, &["-TT", "--unzip-command"], "zip"),
         "rg" => options_that_run(&args, &["--pre"], "rg"),
         "man" => options_that_run(&args, &["-P", "--pager", "-H", "--html"], "man"),
-        "xargs" => Some(("xargs runs commands from its input".into(), stdin_texts())),
-        "crontab" if !args.iter().any(|a| a == "-l" || a == "-r") => {
-            let mut texts = stdin_texts();
-            texts.extend(all());
-            Some(("crontab schedules commands to run later".into(), texts))
-        }
-        "at" | "batch" => {
-            let mut texts = stdin_texts();
-            texts.extend(all());
-            Some((format!("`{name}` schedules commands to run later"), texts))
-        }
-        "ssh" => remote_command(&args),
-        "watch" => Some((
-            "watch runs a command over and over".into(),
-            vec![args.join(" ")],
-        )),
         "docker" | "podman"
             if args.iter().find(|a| !a.starts_with('-')).is_some_and(|s| {
                 matches!(
@@ -140,7 +153,7 @@ fn opaque(inv: &Invocation, cx: &Cx) -> Option<(String, Vec<String>)> {
         {
             Some((
                 format!("`{name}` runs code in a container that can reach the host"),
-                all(),
+                args,
             ))
         }
         _ => None,

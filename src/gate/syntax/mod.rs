@@ -430,38 +430,9 @@ impl Walker {
                     }
                     return;
                 }
-                Unwrapped::Xargs { skip } => {
-                    let items = self
-                        .echoed(&inv.upstream)
-                        .or_else(|| self.found(&inv.upstream))
-                        .or_else(|| {
-                            inv.stdin
-                                .as_ref()
-                                .map(|s| s.split_whitespace().map(str::to_string).collect())
-                        });
-                    let rest: Vec<Arg> = inv.argv[skip..].to_vec();
-                    let rest = if rest.is_empty() {
-                        vec![Arg::plain("echo")]
-                    } else {
-                        rest
-                    };
-                    let mut inner = self.invocation(rest, scope, &[]);
-                    inner.elevated = inv.elevated;
-                    inner.via = Via::Xargs(items);
-                    self.push(inv);
-                    self.run(inner, &mut scope.clone(), depth + 1);
-                    return;
-                }
+                Unwrapped::Xargs { skip } => return self.xargs(inv, skip, scope, depth),
                 Unwrapped::Find { roots, execs } => {
-                    let elevated = inv.elevated;
-                    self.push(inv);
-                    for exec in execs {
-                        let mut inner = self.invocation(exec, scope, &[]);
-                        inner.elevated = elevated;
-                        inner.via = Via::FindExec(roots.clone());
-                        self.run(inner, &mut scope.clone(), depth + 1);
-                    }
-                    return;
+                    return self.find_exec(inv, roots, execs, scope, depth);
                 }
                 Unwrapped::Done => break,
             }
@@ -476,6 +447,49 @@ impl Walker {
         }
         self.moves(&inv, scope);
         self.push(inv);
+    }
+
+    /// `xargs`: the command it runs, with the items it reads when known
+    /// (an `echo` before it, a here-string, what `find` or `ls` lists).
+    fn xargs(&mut self, inv: Invocation, skip: usize, scope: &Scope, depth: usize) {
+        let items = self
+            .echoed(&inv.upstream)
+            .or_else(|| self.found(&inv.upstream))
+            .or_else(|| {
+                inv.stdin
+                    .as_ref()
+                    .map(|s| s.split_whitespace().map(str::to_string).collect())
+            });
+        let rest: Vec<Arg> = inv.argv[skip..].to_vec();
+        let rest = if rest.is_empty() {
+            vec![Arg::plain("echo")]
+        } else {
+            rest
+        };
+        let mut inner = self.invocation(rest, scope, &[]);
+        inner.elevated = inv.elevated;
+        inner.via = Via::Xargs(items);
+        self.push(inv);
+        self.run(inner, &mut scope.clone(), depth + 1);
+    }
+
+    /// `find … -exec CMD {} \;`: each command, run on what it finds.
+    fn find_exec(
+        &mut self,
+        inv: Invocation,
+        roots: Vec<String>,
+        execs: Vec<Vec<Arg>>,
+        scope: &Scope,
+        depth: usize,
+    ) {
+        let elevated = inv.elevated;
+        self.push(inv);
+        for exec in execs {
+            let mut inner = self.invocation(exec, scope, &[]);
+            inner.elevated = elevated;
+            inner.via = Via::FindExec(roots.clone());
+            self.run(inner, &mut scope.clone(), depth + 1);
+        }
     }
 
     /// A call of a function defined earlier: the call, then its body read
