@@ -72,6 +72,7 @@ fn opaque(inv: &Invocation, cx: &Cx) -> Option<(String, Vec<String>)> {
         "eval" => Some(("eval runs text as code".into(), args)),
         "trap" => Some(("trap runs code when a signal comes".into(), args)),
         "exec" | "command" | "builtin" if !args.is_empty() => None,
+        _ if name.starts_with("python") && python_module(&args) => None,
         _ if INTERPRETERS.contains(&name) || name.starts_with("python") => {
             let only_asks = args
                 .iter()
@@ -79,6 +80,20 @@ fn opaque(inv: &Invocation, cx: &Cx) -> Option<(String, Vec<String>)> {
             (!only_asks).then(|| (format!("`{name}` runs a program"), args))
         }
         "awk" | "gawk" | "mawk" | "nawk" => awk(&args),
+        "vim" | "vi" | "nvim" | "emacs" | "nano"
+            if args.iter().any(|a| {
+                a.starts_with('+')
+                    || matches!(
+                        a.as_str(),
+                        "-c" | "--cmd" | "-S" | "--eval" | "-l" | "--load" | "-x"
+                    )
+            }) =>
+        {
+            Some((format!("`{name}` is given commands to run"), args))
+        }
+        "alias" if args.iter().any(|a| a.contains('=')) => {
+            Some(("alias defines a command".into(), args))
+        }
         "sed" | "gsed" => sed(&args),
         "git" => git(&args),
         "xargs" | "crontab" | "at" | "batch" | "ssh" | "watch" => later(inv, cx, args),
@@ -102,8 +117,9 @@ fn later(inv: &Invocation, cx: &Cx, args: Vec<String>) -> Option<(String, Vec<St
             Some((format!("`{name}` schedules commands to run later"), texts))
         }
         "ssh" => remote_command(&args),
-        "watch" => Some((
-            "watch runs a command over and over".into(),
+        // With known words, the walk reads what it runs.
+        "watch" if inv.args().iter().any(|a| a.dynamic) => Some((
+            "watch runs a command only known when it runs".into(),
             vec![args.join(" ")],
         )),
         _ => None,
@@ -145,10 +161,7 @@ fn tool_options(name: &str, args: Vec<String>) -> Option<(String, Vec<String>)> 
         "man" => options_that_run(&args, &["-P", "--pager", "-H", "--html"], "man"),
         "docker" | "podman"
             if args.iter().find(|a| !a.starts_with('-')).is_some_and(|s| {
-                matches!(
-                    s.as_str(),
-                    "run" | "exec" | "compose" | "build" | "create" | "start"
-                )
+                matches!(s.as_str(), "run" | "exec" | "compose" | "create" | "start")
             }) =>
         {
             Some((
@@ -189,6 +202,31 @@ fn shell(inv: &Invocation, args: &[String]) -> Option<(String, Vec<String>)> {
         }
         None => None,
     }
+}
+
+/// True for `python -m MODULE` with a module of the standard tools
+/// (`venv`, `pip`, `pytest`, …), not a program given to it.
+fn python_module(args: &[String]) -> bool {
+    const MODULES: &[&str] = &[
+        "venv",
+        "pip",
+        "pytest",
+        "unittest",
+        "http.server",
+        "json.tool",
+        "ensurepip",
+        "build",
+        "timeit",
+        "pydoc",
+        "site",
+        "compileall",
+        "zipfile",
+        "tarfile",
+        "mypy",
+        "black",
+        "ruff",
+    ];
+    matches!(args, [m, module, ..] if m == "-m" && MODULES.contains(&module.as_str()))
 }
 
 /// What an `echo` or `printf` before it in the pipeline prints.
@@ -324,11 +362,36 @@ fn git(args: &[String]) -> Option<(String, Vec<String>)> {
         Some("filter-branch" | "difftool" | "mergetool" | "hook")
     ) || (sub == Some("submodule") && args.iter().any(|a| a == "foreach"))
         || (sub == Some("bisect") && args.iter().any(|a| a == "run"));
+    // Keys whose value git (or a tool it calls) runs.
+    const CODE_KEYS: &[&str] = &[
+        "pager",
+        "editor",
+        "sshcommand",
+        "alias.",
+        "textconv",
+        "filter.",
+        "helper",
+        "hookspath",
+        "fsmonitor",
+        "program",
+        "command",
+        "cmd",
+        "tool",
+        "askpass",
+        "templatedir",
+        "external",
+        "gitproxy",
+        "include",
+    ];
     let sets_config = sub == Some("config")
         && !args
             .iter()
             .any(|a| a.starts_with("--get") || a == "--list" || a == "-l")
-        && args.iter().filter(|a| !a.starts_with('-')).count() >= 3;
+        && args.iter().filter(|a| !a.starts_with('-')).count() >= 3
+        && args.iter().any(|a| {
+            let key = a.to_ascii_lowercase();
+            CODE_KEYS.iter().any(|k| key.contains(k))
+        });
     if runs || running_sub {
         return Some(("git runs a program it is given".into(), texts()));
     }
