@@ -62,6 +62,10 @@ pub fn expand_text(text: &str, cwd: &Cwd, scene: &Scene) -> Expansion {
             continue;
         };
         let abs = clean(&abs);
+        // `/proc/PID/root/etc/shadow` is `/etc/shadow`.
+        if let Some(inner) = through_proc_root(&abs) {
+            push(&mut out.candidates, inner.clone(), has_glob(&inner));
+        }
         let pattern = has_glob(&abs);
         if pattern {
             for found in on_disk(&abs) {
@@ -77,6 +81,14 @@ fn push(list: &mut Vec<Candidate>, path: String, pattern: bool) {
     if !list.iter().any(|c| c.path == path) {
         list.push(Candidate { path, pattern });
     }
+}
+
+/// The path a `/proc/PID/root/…` path names on the file system.
+fn through_proc_root(abs: &str) -> Option<String> {
+    let rest = abs.strip_prefix("/proc/")?;
+    let (_, after) = rest.split_once('/')?;
+    let inner = after.strip_prefix("root")?;
+    (inner.is_empty() || inner.starts_with('/')).then(|| clean(&format!("/{inner}")))
 }
 
 /// `word` made absolute: `~`, `~user`, `~+`, relative to the directory.

@@ -49,6 +49,10 @@ pub const SECRETS: &[Secret] = &[
     file("/etc/security/opasswd", "password hashes"),
     file("/etc/ssh/ssh_host_*_key", "the machine's private SSH keys"),
     tree("/etc/ssl/private", "TLS private keys"),
+    file("/proc/*/environ", "a process's environment (API keys)"),
+    file("/proc/*/mem", "a process's memory"),
+    file("/dev/mem", "the machine's memory"),
+    file("/dev/kmem", "the machine's memory"),
     Secret {
         path: "~/.ssh",
         what: "a private SSH key",

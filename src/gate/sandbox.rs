@@ -312,7 +312,10 @@ fn denied_reads(scene: &Scene) -> Vec<PathBuf> {
         }
     }
     out.extend(scene.protected().iter().map(PathBuf::from));
-    out.retain(|p| p.exists());
+    // `/proc` and `/dev` stay readable as a whole: Landlock already keeps
+    // a sandboxed process from reading another's environment or memory
+    // (ptrace rules), and walking `/proc` would take every process.
+    out.retain(|p| p.exists() && !p.starts_with("/proc") && !p.starts_with("/dev"));
     out
 }
 

@@ -126,8 +126,13 @@ fn judge_arg(a: &Arg, inv: &Invocation, whole: bool, cx: &Cx, out: &mut Vec<Find
             ..a.clone()
         };
         let e = expand::expand(&arg, &inv.cwd, cx.scene);
+        // The first secret an argument reaches is the one named.
         for c in &e.candidates {
+            let before = out.len();
             judge(c, whole, cx, out);
+            if out[before..].iter().any(|f| f.risk == Risk::Blocked) {
+                return;
+            }
         }
         if e.anywhere && !a.text.starts_with('-') {
             out.push(finding(
