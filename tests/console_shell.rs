@@ -63,24 +63,7 @@ fn a_proposed_command_is_edited_approved_and_its_output_traced() {
         s.contains(&format!("deny: {blocked}"))
     });
     std::thread::sleep(Duration::from_millis(300));
-    tmux.keys(&["q"]);
-    assert_eq!(
-        wait_exit(dir.path(), Duration::from_secs(10)).as_deref(),
-        Some("0")
-    );
-
-    let out = Command::new(env!("CARGO_BIN_EXE_partner"))
-        .args(["trace", "show", "--db"])
-        .arg(dir.path().join("c.db"))
-        .arg("--json")
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let trace: Vec<Value> = serde_json::from_slice(&out.stdout).unwrap();
+    let trace = quit_and_read_trace(&tmux, dir.path());
     let shells: Vec<&Value> = trace.iter().filter(|r| r["verb"] == "shell").collect();
     let ran: Vec<&&Value> = shells
         .iter()
@@ -141,22 +124,32 @@ fn an_unsandboxed_command_asks_once_more() {
         first_partner_request(s).as_deref() != Some(id.as_str())
     });
     std::thread::sleep(Duration::from_secs(4));
-    tmux.keys(&["q"]);
-    assert_eq!(
-        wait_exit(dir.path(), Duration::from_secs(10)).as_deref(),
-        Some("0")
-    );
-    let out = Command::new(env!("CARGO_BIN_EXE_partner"))
-        .args(["trace", "show", "--db"])
-        .arg(dir.path().join("c.db"))
-        .arg("--json")
-        .output()
-        .unwrap();
-    let trace: Vec<Value> = serde_json::from_slice(&out.stdout).unwrap();
+    let trace = quit_and_read_trace(&tmux, dir.path());
     let ran = trace
         .iter()
         .find(|r| r["verb"] == "shell" && r["outcome"] == "executed")
         .expect("the command ran once approved twice");
     assert_eq!(ran["data"]["stdout"], "ran-unsandboxed\n");
     assert!(ran["data"]["sandbox"].is_null(), "{ran:#?}");
+}
+
+/// Quits the console (exit 0) and reads the constellation's trace.
+fn quit_and_read_trace(tmux: &Tmux, dir: &std::path::Path) -> Vec<Value> {
+    tmux.keys(&["q"]);
+    assert_eq!(
+        wait_exit(dir, Duration::from_secs(10)).as_deref(),
+        Some("0")
+    );
+    let out = Command::new(env!("CARGO_BIN_EXE_partner"))
+        .args(["trace", "show", "--db"])
+        .arg(dir.join("c.db"))
+        .arg("--json")
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap()
 }
