@@ -84,6 +84,9 @@ fn fetch_never_reaches_this_machine_or_its_network() {
         format!("http://0.0.0.0:{port}/x"),
         format!("http://[::1]:{port}/x"),
         format!("http://[::ffff:127.0.0.1]:{port}/x"),
+        // IPv4-translated and 6to4 forms of 127.0.0.1 (issue 28).
+        format!("http://[::ffff:0:127.0.0.1]:{port}/x"),
+        format!("http://[2002:7f00:1::]:{port}/x"),
         "http://169.254.169.254/latest/meta-data/".to_string(),
         "http://metadata.google.internal/computeMetadata/v1/".to_string(),
         "http://10.0.0.1/".to_string(),
