@@ -306,6 +306,27 @@ fn one_daemon_per_database_and_bad_clients_are_refused_without_harm() {
         })
         .unwrap_err();
     assert!(e.to_string().contains("there is no agent nobody"), "{e}");
+    // `run` acts only as an agent of the constellation (issue 28): nothing
+    // is stored under a name that is not one.
+    for name in ["ghost", "partner", ""] {
+        let e = client
+            .request(Op::Run {
+                agent: name.into(),
+                text: "/remember \"planted\"".into(),
+            })
+            .unwrap_err();
+        assert!(e.to_string().contains("there is no agent"), "{name:?}: {e}");
+    }
+    drop(client);
+    let conn = rusqlite::Connection::open(dir.path().join("c.db")).unwrap();
+    let planted: i64 = conn
+        .query_row(
+            "SELECT count(*) FROM archival WHERE content LIKE '%planted%'",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(planted, 0);
 }
 
 #[test]

@@ -180,14 +180,21 @@ pub async fn run(daemon: &Arc<Daemon>, id: u64, op: Op) -> ServerMsg {
         .await
         .and_then(|r| r),
         Op::Run { agent, text } => {
-            let sync = handle.clone();
-            blocking(daemon, move |ex| {
-                let lines = ex.run_line_as(&agent, &text);
-                // Requests it made are announced now.
-                sync.sync();
-                lines.join("\n")
-            })
-            .await
+            // Only as an agent of the constellation: never under a name
+            // that would store memory nobody runs.
+            match known(&agent) {
+                Err(e) => Err(e),
+                Ok(()) => {
+                    let sync = handle.clone();
+                    blocking(daemon, move |ex| {
+                        let lines = ex.run_line_as(&agent, &text);
+                        // Requests it made are announced now.
+                        sync.sync();
+                        lines.join("\n")
+                    })
+                    .await
+                }
+            }
         }
     };
     reply(id, outcome)
