@@ -38,6 +38,7 @@ pub mod embed;
 pub mod error;
 pub mod eval;
 pub mod exec;
+pub mod files;
 pub mod gate;
 pub mod grammar;
 pub mod isolate;

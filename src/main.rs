@@ -80,6 +80,8 @@ enum TraceCommand {
 
 fn main() -> ExitCode {
     partner::isolate::install_quiet_hook();
+    // What partner creates is the user's alone (files 0600, dirs 0700).
+    partner::files::private_umask();
     let cli = Cli::parse();
     // Whatever the input, the exit status is 0, 1 or 2: a bug that panics
     // is reported as an error, not a crash.

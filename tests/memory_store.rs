@@ -233,3 +233,68 @@ fn messages_from_other_agents_arrive_once_in_order() {
     assert_eq!(later.len(), 1);
     assert_eq!(later[0].content, "second note");
 }
+
+fn mode(path: &std::path::Path) -> u32 {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::metadata(path)
+        .unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+        .permissions()
+        .mode()
+        & 0o777
+}
+
+/// Issue 28: the database and its WAL and shared-memory files are the
+/// user's alone (0600), whatever the umask of the process that made them.
+#[test]
+fn the_database_and_its_companions_are_private() {
+    let (dir, store) = store();
+    let conn = store.conn();
+    add_archival(&conn, "ada", "a private note", 1).unwrap();
+    for name in [
+        "constellation.db",
+        "constellation.db-wal",
+        "constellation.db-shm",
+    ] {
+        assert_eq!(mode(&dir.path().join(name)), 0o600, "{name}");
+    }
+}
+
+/// The binary makes what it creates private too: a new database and the
+/// data directory it makes for the default database (0700).
+#[test]
+fn the_binary_creates_private_files_and_directories() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("c.db");
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_partner"))
+        .args(["exec", "--db"])
+        .arg(&db)
+        .args(["--agent", "ada", "/recall insert \"private\""])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(mode(&db), 0o600);
+    let home = dir.path().join("home");
+    std::fs::create_dir(&home).unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_partner"))
+        .args(["pending", "list"])
+        .env("HOME", &home)
+        .env_remove("XDG_DATA_HOME")
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let data = home.join(".local/share/partner");
+    assert_eq!(mode(&data), 0o700, "{}", data.display());
+    for entry in std::fs::read_dir(&data).unwrap().flatten() {
+        if entry.path().is_file() {
+            assert_eq!(mode(&entry.path()), 0o600, "{}", entry.path().display());
+        }
+    }
+}

@@ -118,7 +118,7 @@ pub fn data_dir() -> Result<PathBuf> {
         Error::Usage("cannot find a home directory for partner's data; pass --db".into())
     })?;
     let dir = dirs.data_dir().to_path_buf();
-    std::fs::create_dir_all(&dir).map_err(|source| Error::Read {
+    crate::files::create_private_dir(&dir).map_err(|source| Error::Read {
         path: dir.clone(),
         source,
     })?;

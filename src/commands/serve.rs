@@ -66,7 +66,7 @@ pub fn tcp_token() -> Result<String> {
     use std::os::unix::fs::OpenOptionsExt;
     let dir =
         config_dir().ok_or_else(|| Error::Usage("no config directory for the token".into()))?;
-    std::fs::create_dir_all(&dir).map_err(|source| Error::Read {
+    crate::files::create_private_dir(&dir).map_err(|source| Error::Read {
         path: dir.clone(),
         source,
     })?;

@@ -223,11 +223,14 @@ fn prepare_child(
 ) {
     use std::os::unix::process::CommandExt;
     let join = cgroup.map(Cgroup::procs_path);
+    // The command creates files as the user would, not as partner does.
+    let umask = crate::files::user_umask() as libc::mode_t;
     // SAFETY: between fork and exec the closure makes only
-    // async-signal-safe calls (prctl, open, write, close, fcntl, dup2)
+    // async-signal-safe calls (umask, prctl, open, write, close, fcntl, dup2)
     // and applies rules built before the fork.
     unsafe {
         cmd.pre_exec(move || {
+            libc::umask(umask);
             containment::become_subreaper()?;
             if let Some(path) = &join {
                 containment::join_cgroup(path);

@@ -68,6 +68,11 @@ impl MemoryStore {
     /// Opens (creating if needed) the database at `path` and migrates it.
     pub fn open(path: impl AsRef<Path>) -> MemoryResult<Self> {
         let path = path.as_ref().to_path_buf();
+        // A new database is the user's alone; SQLite gives its WAL and
+        // shared-memory files the same mode.
+        if path.parent().is_some_and(Path::is_dir) {
+            let _ = crate::files::create_private_file(&path);
+        }
         let conn = Connection::open_with_flags(
             &path,
             OpenFlags::SQLITE_OPEN_READ_WRITE

@@ -246,7 +246,7 @@ impl History {
         }
         if let Some(file) = &self.file {
             if let Some(dir) = file.parent() {
-                let _ = std::fs::create_dir_all(dir);
+                let _ = crate::files::create_private_dir(dir);
             }
             let _ = std::fs::write(file, self.lines.join("\n") + "\n");
         }
