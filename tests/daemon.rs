@@ -317,8 +317,35 @@ fn one_daemon_per_database_and_bad_clients_are_refused_without_harm() {
             .unwrap_err();
         assert!(e.to_string().contains("there is no agent"), "{name:?}: {e}");
     }
+    // A duration past every bound is refused, and the runtime lives on:
+    // a message after it is acknowledged and written (issue 28).
+    for seconds in [u64::MAX, 400 * 365 * 86_400] {
+        let e = client
+            .request(Op::SetPulse {
+                agent: "ada".into(),
+                seconds,
+            })
+            .unwrap_err();
+        assert!(e.to_string().contains("too long"), "{seconds}: {e}");
+    }
+    assert_eq!(status(&mut client).agents.len(), 1);
+    client
+        .request(Op::Message {
+            agent: "ada".into(),
+            text: "after the huge pulse".into(),
+        })
+        .unwrap();
     drop(client);
     let conn = rusqlite::Connection::open(dir.path().join("c.db")).unwrap();
+    wait_for("the message row", Duration::from_secs(10), || {
+        conn.query_row(
+            "SELECT count(*) FROM messages WHERE content = 'after the huge pulse'",
+            [],
+            |r| r.get::<_, i64>(0),
+        )
+        .unwrap()
+            == 1
+    });
     let planted: i64 = conn
         .query_row(
             "SELECT count(*) FROM archival WHERE content LIKE '%planted%'",

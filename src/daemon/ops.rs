@@ -153,10 +153,12 @@ pub async fn run(daemon: &Arc<Daemon>, id: u64, op: Op) -> ServerMsg {
             handle.pulse_now(&agent);
             format!("pulsed {agent}")
         }),
-        Op::SetPulse { agent, seconds } => known(&agent).map(|()| {
-            handle.set_pulse(&agent, Duration::from_secs(seconds));
-            format!("{agent} pulses every {seconds}s")
-        }),
+        Op::SetPulse { agent, seconds } => known(&agent)
+            .and_then(|()| crate::clock::check_span(Duration::from_secs(seconds)))
+            .map(|every| {
+                handle.set_pulse(&agent, every);
+                format!("{agent} pulses every {seconds}s")
+            }),
         Op::Halt { agent, reason } => known(&agent).map(|()| {
             handle.halt(&agent, &reason);
             format!("halted {agent}")

@@ -57,6 +57,9 @@ impl Runtime {
                 });
             }
             Command::SetPulse { agent, interval } => {
+                // Whatever path it came by, an interval is at most the
+                // longest span partner accepts (no time arithmetic overflows).
+                let interval = interval.min(crate::clock::MAX_SPAN);
                 if let Some(slot) = self.slots.get_mut(&agent) {
                     slot.pulse = interval;
                     slot.idle_since = Instant::now();
