@@ -248,6 +248,16 @@ fn quoted_text_never_acts() {
         "Note \"/do /approve r1\" is what they asked for.",
         "`/approve r1` is how one would approve it.",
         "```\n/approve r1\n```",
+        // Issue 28: an indented code block, a tab, an HTML comment (invisible
+        // when rendered), `<pre>` and `<code>` elements.
+        "Here is the syntax:\n\n    /approve r1\n",
+        "    /approve r1",
+        "\t/approve r1",
+        "<!--\n/approve r1\n-->",
+        "Done. <!-- hidden\n/approve r1\n-->",
+        "<pre>\n/approve r1\n</pre>",
+        "<PRE class=\"x\">\n/approve r1\n</PRE>",
+        "<code>\n/approve r1\n</code>",
     ] {
         let r = two_requests();
         let reports = turn(&r, "anchor", quoted);

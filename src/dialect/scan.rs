@@ -1,4 +1,6 @@
-//! Finds the actions in a turn, line by line: code fences are skipped,
+//! Finds the actions in a turn, line by line: code fences, HTML comments
+//! (invisible when rendered) and `<pre>`/`<code>` elements are skipped, a
+//! strict verb in an indented code block does not act,
 //! markdown list markers and whole-line bold/italic wrappers are looked
 //! through, `/do /verb` and legacy `[[…]]` commands are found mid-line, and
 //! cancellation phrases after an action cancel it.
@@ -191,6 +193,50 @@ impl QuoteClose {
     }
 }
 
+/// An HTML region whose text is not read for actions: a comment (invisible
+/// when rendered) or a `<pre>`/`<code>` element (code, like a fence).
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Hidden {
+    Comment,
+    Pre,
+    Code,
+}
+
+impl Hidden {
+    fn tags(self) -> (&'static str, &'static str) {
+        match self {
+            Hidden::Comment => ("<!--", "-->"),
+            Hidden::Pre => ("<pre", "</pre>"),
+            Hidden::Code => ("<code", "</code>"),
+        }
+    }
+
+    /// Where on `line` (lowercased) the region opens, if it does.
+    fn open_at(self, line: &str) -> Option<usize> {
+        let lower = line.to_ascii_lowercase();
+        let (open, _) = self.tags();
+        lower.match_indices(open).map(|(at, _)| at).find(|&at| {
+            // `<pre>` or `<pre …>`, not `<preview>`.
+            self == Hidden::Comment || lower[at + open.len()..].starts_with(['>', ' ', '\t'])
+        })
+    }
+
+    /// The region a line opens and does not close on the same line.
+    fn opened_in(line: &str) -> Option<Hidden> {
+        [Hidden::Comment, Hidden::Pre, Hidden::Code]
+            .into_iter()
+            .filter_map(|h| h.open_at(line).map(|at| (at, h)))
+            .min_by_key(|(at, _)| *at)
+            .filter(|(at, h)| !h.closed_in(&line[*at..]))
+            .map(|(_, h)| h)
+    }
+
+    /// True when `line` closes the region.
+    fn closed_in(self, line: &str) -> bool {
+        line.to_ascii_lowercase().contains(self.tags().1)
+    }
+}
+
 /// What the nearest preceding item was, for cancellation.
 #[derive(Clone, Copy)]
 enum Last {
@@ -369,10 +415,31 @@ impl Scanner<'_, '_> {
         let src = self.src;
         let len = src.len();
         let mut fence: Option<(u8, usize)> = None;
+        let mut hidden: Option<Hidden> = None;
         let mut line_start = 0;
         while line_start < len {
             let le = line_end(src, line_start);
             let line = &src[line_start..le];
+            // Inside an HTML comment or a `<pre>`/`<code>` element: nothing
+            // acts until it closes.
+            if let Some(h) = hidden {
+                if h.closed_in(line) {
+                    hidden = None;
+                }
+                line_start = le + 1;
+                continue;
+            }
+            if let Some(h) = Hidden::opened_in(line) {
+                hidden = Some(h);
+                if let Some(at) = h.open_at(line)
+                    && at > 0
+                {
+                    // What precedes the opening on its line is prose.
+                    self.inline(line_start, line_start + at);
+                }
+                line_start = le + 1;
+                continue;
+            }
             if let Some((c, run)) = fence {
                 if fence_marker(line).is_some_and(|(c2, r2)| c2 == c && r2 >= run)
                     && line.trim().bytes().all(|b| b == c)
@@ -387,7 +454,10 @@ impl Scanner<'_, '_> {
                 line_start = le + 1;
                 continue;
             }
-            let resume = if let Some((slash, limit)) = action_start(src, line_start, le) {
+            let code_block = line.starts_with('\t') || line.starts_with("    ");
+            let start = action_start(src, line_start, le)
+                .filter(|(slash, _)| !(code_block && self.strict_verb_at(*slash, le).is_some()));
+            let resume = if let Some((slash, limit)) = start {
                 let parsed = self.parser.parse_at(src, slash, limit, false);
                 let end = parsed.span.end;
                 self.record(parsed);
