@@ -287,3 +287,37 @@ fn parsing_is_linear_in_its_input() {
         );
     }
 }
+
+/// Issue 28: `/search` time grew with the square of its words (64,000
+/// words took 34 s on an empty database). A search reads a bounded number
+/// of telling words and says it left the rest out; time grows at most
+/// linearly.
+#[test]
+fn a_search_of_many_words_is_bounded_and_says_so() {
+    let r = rig(Policy::permissive());
+    let words = |n: usize| -> String {
+        (0..n)
+            .map(|i| format!("word{i}"))
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
+    let timed = |n: usize| {
+        let mut ctx = TurnContext::new("ada", "t1", "main");
+        let started = Instant::now();
+        let report = r
+            .exec
+            .run_turn(&mut ctx, &format!("/search \"{}\"", words(n)));
+        (started.elapsed(), report)
+    };
+    let (small, _) = timed(2_000);
+    let (large, report) = timed(32_000);
+    let action = &report.actions[0];
+    assert_eq!(action.status, ActionStatus::Executed, "{action:?}");
+    let head: String = action.text.chars().take(300).collect();
+    assert!(action.text.contains("left out"), "{head}");
+    assert!(action.text.len() < 1_000, "the query is echoed cut: {head}");
+    assert!(
+        large < small * 16 + Duration::from_millis(500) && large < Duration::from_secs(3),
+        "2,000 words {small:?}, 32,000 words {large:?}"
+    );
+}

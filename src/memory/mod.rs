@@ -22,5 +22,5 @@ pub use blocks::{
 pub use error::{MemoryError, MemoryResult};
 pub use records::{AgentState, Intention, IntentionStatus, Message, OutboxItem};
 pub use schema::current_version as schema_version;
-pub use search::{Reach, SearchDomain, SearchHit, SearchQuery};
+pub use search::{MAX_QUERY_WORDS, Reach, SearchDomain, SearchHit, SearchQuery};
 pub use store::{MemoryStore, Reader};

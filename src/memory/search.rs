@@ -67,13 +67,53 @@ pub struct SearchQuery {
     /// When fewer items hold every word than the limit, fill it with
     /// items holding some of the telling words (ranked after).
     pub partial: bool,
+    /// Distinct words of the text past [`MAX_QUERY_WORDS`], not searched.
+    pub left_out: usize,
+}
+
+/// Most distinct words a search reads: the cost of a full-text query
+/// grows with its words, so a longer text is cut to its first telling
+/// words and the search says how many it left out.
+pub const MAX_QUERY_WORDS: usize = 32;
+
+/// The words of `text` a search reads, and how many distinct words it
+/// leaves out. Text within the bound is kept as written.
+pub fn bounded_words(text: &str) -> (String, usize) {
+    let mut seen = std::collections::HashSet::new();
+    let mut telling = Vec::new();
+    let mut common = Vec::new();
+    for w in text
+        .split(|c: char| !c.is_alphanumeric() && c != '\'' && c != '_')
+        .map(|w| w.trim_matches('\''))
+        .filter(|w| !w.is_empty())
+    {
+        let lower = w.to_lowercase();
+        if seen.insert(lower.clone()) {
+            if COMMON.contains(&lower.as_str()) {
+                common.push(w);
+            } else {
+                telling.push(w);
+            }
+        }
+    }
+    if seen.len() <= MAX_QUERY_WORDS {
+        return (text.to_string(), 0);
+    }
+    let chosen: Vec<&str> = if telling.is_empty() {
+        common.into_iter().take(MAX_QUERY_WORDS).collect()
+    } else {
+        telling.into_iter().take(MAX_QUERY_WORDS).collect()
+    };
+    (chosen.join(" "), seen.len() - chosen.len())
 }
 
 impl SearchQuery {
     /// A query of `text` over every domain of one agent, ten hits each.
     pub fn new(text: &str, agent: Option<&str>) -> Self {
+        let (text, left_out) = bounded_words(text);
         SearchQuery {
-            text: text.to_string(),
+            text,
+            left_out,
             agent: agent.map(str::to_string),
             domains: vec![
                 SearchDomain::Blocks,

@@ -27,6 +27,13 @@ fn domain_title(domain: SearchDomain) -> &'static str {
 /// best hits), best first, each found by meaning marked so; and as data.
 pub(super) fn format_hits(query: &str, found: &Found) -> Effect {
     let data = json!({ "hits": found.hits, "note": found.note });
+    // A long query is echoed cut, not whole.
+    let shown: String = query.chars().take(120).collect();
+    let query = if shown.len() < query.len() {
+        format!("{shown}…")
+    } else {
+        shown
+    };
     let note = found
         .note
         .as_ref()
@@ -100,7 +107,18 @@ fn search(exec: &Executor, ctx: &TurnContext, action: &ParsedAction, now: Millis
         }
     }
     query.role = action.role.clone();
-    let found = exec.search_memory(&query)?;
+    let mut found = exec.search_memory(&query)?;
+    if query.left_out > 0 {
+        let cut = format!(
+            "searched for its first {} telling words; {} more were left out",
+            crate::memory::MAX_QUERY_WORDS,
+            query.left_out
+        );
+        found.note = Some(match found.note.take() {
+            Some(n) => format!("{cut}; {n}"),
+            None => cut,
+        });
+    }
     Ok(format_hits(text, &found).continued())
 }
 
