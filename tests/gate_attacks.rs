@@ -343,3 +343,25 @@ proptest! {
         prop_assert!(a.risk >= Risk::High, "{line:?}: {a:?}");
     }
 }
+
+/// Globs are expanded against the file system with a bounded walk: a
+/// pattern many levels deep (which `glob` would walk to the end of the
+/// file system) is judged at once, as what it could match.
+#[test]
+fn deep_globs_are_judged_in_bounded_time() {
+    let h = home();
+    let started = std::time::Instant::now();
+    for line in [
+        "cat /*/*/*/*/*/*/*/*/nothing-here",
+        "head /**/**/**/**/**/**/y",
+        "rm -rf /*/*/*/*/*/*/*/*/*",
+    ] {
+        let a = assess_in(line, &h.scene);
+        assert!(a.risk >= Risk::High, "{line}: {a:?}");
+    }
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(5),
+        "{:?}",
+        started.elapsed()
+    );
+}

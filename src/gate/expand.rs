@@ -13,6 +13,8 @@ use super::syntax::{Arg, Cwd};
 const MAX_BRACES: usize = 64;
 /// Most files one glob is expanded to.
 const MAX_MATCHES: usize = 256;
+/// Most directory entries one glob reads.
+const MAX_ENTRIES_READ: usize = 20_000;
 
 /// One path an argument could name.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -166,21 +168,49 @@ fn unknown_as_glob(text: &str) -> String {
     out
 }
 
-/// A glob's matches on disk (bounded), absolute.
-fn on_disk(pattern: &str) -> Vec<String> {
+/// A glob's matches on disk, absolute: one directory level a component,
+/// reading at most [`MAX_ENTRIES_READ`] directory entries in all and
+/// keeping at most [`MAX_MATCHES`] paths a level, so that a pattern such as
+/// `/*/*/*/*/*/*/x` costs a bounded walk, not the whole file system.
+pub(crate) fn on_disk(pattern: &str) -> Vec<String> {
     let options = glob::MatchOptions {
         case_sensitive: true,
         require_literal_separator: true,
         require_literal_leading_dot: false,
     };
-    match glob::glob_with(pattern, options) {
-        Ok(paths) => paths
-            .filter_map(Result::ok)
-            .take(MAX_MATCHES)
-            .map(|p| clean(&p.to_string_lossy()))
-            .collect(),
-        Err(_) => Vec::new(),
+    let mut budget = MAX_ENTRIES_READ;
+    let mut frontier = vec![String::new()];
+    for comp in pattern.split('/').filter(|c| !c.is_empty()) {
+        let mut next = Vec::new();
+        let matcher = glob::Pattern::new(&comp.replace("**", "*")).ok();
+        for base in &frontier {
+            let Some(matcher) = matcher.as_ref().filter(|_| has_glob(comp)) else {
+                next.push(format!("{base}/{comp}"));
+                continue;
+            };
+            let dir = if base.is_empty() { "/" } else { base.as_str() };
+            for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+                if budget == 0 {
+                    break;
+                }
+                budget -= 1;
+                let name = entry.file_name().to_string_lossy().into_owned();
+                if matcher.matches_with(&name, options) {
+                    next.push(format!("{base}/{name}"));
+                }
+            }
+        }
+        next.truncate(MAX_MATCHES);
+        frontier = next;
+        if frontier.is_empty() {
+            break;
+        }
     }
+    frontier
+        .into_iter()
+        .filter(|p| !p.is_empty() && std::fs::symlink_metadata(p).is_ok())
+        .map(|p| clean(&p))
+        .collect()
 }
 
 /// Bash's brace expansion (`a{b,c}d`, `{1..3}`, `{a..c}`), bounded; text

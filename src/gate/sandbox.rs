@@ -286,9 +286,7 @@ fn denied_reads(scene: &Scene) -> Vec<PathBuf> {
             None => s.path.to_string(),
         };
         if super::expand::has_glob(&path) {
-            for p in glob::glob(&path).into_iter().flatten().flatten().take(64) {
-                out.push(p);
-            }
+            out.extend(super::expand::on_disk(&path).into_iter().map(PathBuf::from));
         } else if s.except.is_empty() {
             out.push(PathBuf::from(path));
         } else {

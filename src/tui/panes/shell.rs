@@ -34,20 +34,43 @@ fn judged(r: &PendingRequest, command: &str) -> Assessment {
     assess_in(command, &scene(r))
 }
 
+/// How the request would run, as the process that runs it said when it
+/// asked (`sandbox: …` or `NOT SANDBOXED: …` in its reason); this
+/// console's own kernel and environment only for a reason without it.
+fn sandbox_of(r: &PendingRequest, command: &str) -> Result<String, String> {
+    // The handler writes it last, before any ` | ` proposal.
+    let head = r.reason.split(" | ").next().unwrap_or("");
+    let said = |marker: &str| {
+        head.rfind(marker)
+            .map(|at| head[at + marker.len()..].trim().to_string())
+    };
+    if let Some(why) = said("NOT SANDBOXED: ") {
+        return Err(why);
+    }
+    if let Some(plan) = said("sandbox: ") {
+        return Ok(plan);
+    }
+    match sandbox::support() {
+        Support::Landlock(_) => {
+            Ok(sandbox::Plan::for_command(command, &scene(r)).summary(&scene(r)))
+        }
+        Support::Missing(why) => Err(why),
+    }
+}
+
 /// The question asked once more before a shell request is approved
-/// where the kernel cannot sandbox it.
+/// where it cannot be sandboxed.
 pub(super) fn unsandboxed_question(r: &PendingRequest, decision: &Decision) -> Option<String> {
-    command(r)?;
+    let command = command(r)?;
     if *decision != Decision::ApproveOnce {
         return None;
     }
-    match sandbox::support() {
-        Support::Landlock(_) => None,
-        Support::Missing(why) => Some(format!(
+    sandbox_of(r, command).err().map(|why| {
+        format!(
             "{} would run NOT SANDBOXED ({why}): it could write anywhere you can and reach the network. Approve it anyway?",
             r.id
-        )),
-    }
+        )
+    })
 }
 
 /// Why the console will not send `decision` for `r`, when it will not.
@@ -105,12 +128,9 @@ pub(super) fn detail(theme: &Theme, r: &PendingRequest) -> Vec<Line<'static>> {
         ]));
     }
     if a.risk != Risk::Blocked {
-        let (text, style) = match sandbox::support() {
-            Support::Landlock(_) => (
-                sandbox::Plan::for_command(command, &scene(r)).summary(&scene(r)),
-                "ui.ok",
-            ),
-            Support::Missing(why) => (format!("NOT SANDBOXED: {why}"), "ui.error"),
+        let (text, style) = match sandbox_of(r, command) {
+            Ok(plan) => (plan, "ui.ok"),
+            Err(why) => (format!("NOT SANDBOXED: {why}"), "ui.error"),
         };
         lines.push(Line::from(vec![
             label("sandbox"),
