@@ -75,7 +75,7 @@ fn listener(socket: &Path, done: mpsc::Sender<usize>) {
                 Ok(_) => Vec::new(),
                 Err(_) => return,
             };
-            for Sequenced { seq, event } in events {
+            for Sequenced { seq, event, .. } in events {
                 if seq <= last {
                     continue;
                 }

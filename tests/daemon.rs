@@ -104,6 +104,7 @@ fn every_operation_and_message_round_trips() {
             agent: "ada".into(),
         },
         Op::Sync,
+        Op::Event { seq: 4, offset: 10 },
         Op::SetPulse {
             agent: "ada".into(),
             seconds: 60,
@@ -186,7 +187,10 @@ fn every_operation_and_message_round_trips() {
                         agent: "ada".into(),
                         text: "hel".into(),
                     },
+                    cut: 3,
                 }],
+                left_out: 2,
+                pending_left_out: 0,
             }),
         },
         ServerMsg::Event(Sequenced {
@@ -195,6 +199,7 @@ fn every_operation_and_message_round_trips() {
                 agent: "ada".into(),
                 reason: "x".into(),
             },
+            cut: 0,
         }),
         ServerMsg::Error {
             message: "bad".into(),

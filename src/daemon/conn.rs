@@ -50,7 +50,7 @@ where
     let writer = tokio::spawn(async move {
         while let Some(msg) = rx.recv().await {
             let closing = matches!(msg, ServerMsg::Error { .. });
-            let text = line(&msg);
+            let text = line(&crate::protocol::fit::fit(msg));
             match tokio::time::timeout(WRITE_TIMEOUT, write.write_all(text.as_bytes())).await {
                 Ok(Ok(())) => {}
                 _ => break,

@@ -20,8 +20,14 @@ pub struct Hub {
 struct Inner {
     next: u64,
     recent: VecDeque<Sequenced>,
+    /// Bytes of text the recent events hold.
+    bytes: usize,
     out: broadcast::Sender<Sequenced>,
 }
+
+/// Most bytes of text the recent events hold: past it the oldest go,
+/// whatever their number.
+pub const RECENT_BYTES: usize = 64 << 20;
 
 /// Events a client may be behind before it is sent a snapshot instead.
 pub const CLIENT_LAG: usize = 1024;
@@ -34,6 +40,7 @@ impl Hub {
             inner: Arc::new(Mutex::new(Inner {
                 next: 1,
                 recent: VecDeque::new(),
+                bytes: 0,
                 out,
             })),
         }
@@ -44,18 +51,33 @@ impl Hub {
     }
 
     /// Numbers an event, keeps it, and passes it on.
-    pub fn publish(&self, event: Event) {
+    pub fn publish(&self, mut event: Event) {
         let mut inner = self.lock();
+        let size = event.text_len();
         let sequenced = Sequenced {
             seq: inner.next,
             event,
+            cut: 0,
         };
         inner.next += 1;
-        if inner.recent.len() >= RECENT_EVENTS {
-            inner.recent.pop_front();
-        }
+        inner.bytes += size;
         inner.recent.push_back(sequenced.clone());
+        while inner.recent.len() > RECENT_EVENTS
+            || (inner.bytes > RECENT_BYTES && inner.recent.len() > 1)
+        {
+            if let Some(mut old) = inner.recent.pop_front() {
+                inner.bytes -= old.event.text_len();
+            }
+        }
         let _ = inner.out.send(sequenced);
+    }
+
+    /// A recent event, whole, by its sequence number.
+    pub fn event(&self, seq: u64) -> Option<Sequenced> {
+        let inner = self.lock();
+        let first = inner.recent.front()?.seq;
+        let at = usize::try_from(seq.checked_sub(first)?).ok()?;
+        inner.recent.get(at).cloned()
     }
 
     /// The recent events, and a subscription to every event after them.

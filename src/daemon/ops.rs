@@ -86,6 +86,8 @@ pub async fn snapshot(daemon: &Arc<Daemon>, recent: Vec<crate::protocol::Sequenc
         status: status_with(daemon, pending.len()).await,
         pending,
         recent,
+        left_out: 0,
+        pending_left_out: 0,
     }
 }
 
@@ -141,6 +143,30 @@ pub async fn run(daemon: &Arc<Daemon>, id: u64, op: Op) -> ServerMsg {
                 None => Err("not a decision".into()),
             },
         },
+        Op::Event { seq, offset } => {
+            return match daemon.hub.event(seq) {
+                Some(event) => {
+                    let json = serde_json::to_string(&event.event).unwrap_or_default();
+                    let (piece, next) = crate::protocol::fit::chunk(&json, offset);
+                    ServerMsg::Reply {
+                        id,
+                        ok: true,
+                        message: format!("event {seq}: {} bytes", json.len()),
+                        data: Some(serde_json::json!({
+                            "json": piece,
+                            "next": next,
+                            "total": json.len(),
+                        })),
+                    }
+                }
+                None => reply(
+                    id,
+                    Err(format!(
+                        "event {seq} is no longer held; only recent events are"
+                    )),
+                ),
+            };
+        }
         Op::Sync => {
             handle.sync();
             Ok("synced".into())

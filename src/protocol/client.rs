@@ -138,3 +138,59 @@ impl Client {
             .map_err(io)
     }
 }
+
+/// Most bytes of JSON one whole event may take when fetched (a hostile
+/// daemon cannot make a client read forever).
+pub const MAX_EVENT_JSON: usize = 64 << 20;
+
+/// An event put back together from the pieces [`Op::Event`] replies
+/// carry, bounded by [`MAX_EVENT_JSON`].
+#[derive(Debug, Default)]
+pub struct EventPieces {
+    json: String,
+    offset: usize,
+}
+
+impl EventPieces {
+    /// Where the next piece starts.
+    pub fn offset(&self) -> usize {
+        self.offset
+    }
+
+    /// Adds a reply's data; true when more pieces follow.
+    pub fn add(&mut self, data: &serde_json::Value) -> Result<bool, String> {
+        let text = data["json"]
+            .as_str()
+            .ok_or("an event piece without its json")?;
+        self.json.push_str(text);
+        if self.json.len() > MAX_EVENT_JSON {
+            return Err(format!("an event over {MAX_EVENT_JSON} bytes"));
+        }
+        match data["next"].as_u64() {
+            Some(next) if next as usize > self.offset => {
+                self.offset = next as usize;
+                Ok(true)
+            }
+            Some(_) => Err("an event piece that does not move on".into()),
+            None => Ok(false),
+        }
+    }
+
+    /// The event the pieces make.
+    pub fn event(self) -> Result<crate::agent::Event, String> {
+        serde_json::from_str(&self.json).map_err(|e| format!("an event that does not read: {e}"))
+    }
+}
+
+/// Fetches recent event `seq` whole, however long its texts.
+pub fn fetch_event(client: &mut Client, seq: u64) -> Result<crate::agent::Event, ClientError> {
+    let mut pieces = EventPieces::default();
+    loop {
+        let offset = pieces.offset();
+        let (_, data) = client.request(Op::Event { seq, offset })?;
+        let data = data.ok_or_else(|| ClientError::Protocol("a reply without data".into()))?;
+        if !pieces.add(&data).map_err(ClientError::Protocol)? {
+            return pieces.event().map_err(ClientError::Protocol);
+        }
+    }
+}

@@ -10,6 +10,7 @@
 //! sent a fresh snapshot instead of a stream with holes.
 
 pub mod client;
+pub mod fit;
 
 use std::time::Duration;
 
@@ -175,6 +176,16 @@ pub enum Op {
     /// Looks at the database now for requests and decisions made by other
     /// processes (a `partner exec`), instead of at the next sweep.
     Sync,
+    /// A piece of one recent event, whole (its texts uncut), as JSON:
+    /// for what a snapshot or the stream cut to fit a line.
+    Event {
+        /// The event's sequence number.
+        seq: u64,
+        /// Where in the event's JSON the piece starts (0 first; then the
+        /// reply's `next`).
+        #[serde(default)]
+        offset: usize,
+    },
     /// Runs a dialect line as an agent (its requests wait like any).
     Run {
         /// The agent it runs as.
@@ -243,6 +254,16 @@ pub struct Snapshot {
     /// [`RECENT_EVENTS`]); the next event's sequence number follows the
     /// last of these.
     pub recent: Vec<Sequenced>,
+    /// Older events left out so the snapshot fits a line.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub left_out: usize,
+    /// Waiting requests left out so the snapshot fits a line.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub pending_left_out: usize,
+}
+
+fn is_zero<T: Default + PartialEq>(n: &T) -> bool {
+    *n == T::default()
 }
 
 /// Most events a snapshot carries.
@@ -255,6 +276,10 @@ pub struct Sequenced {
     pub seq: u64,
     /// The event.
     pub event: Event,
+    /// Bytes of its texts cut to fit a line (0: it is whole); fetch it
+    /// whole with [`Op::Event`].
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub cut: u64,
 }
 
 /// What the daemon sends.

@@ -186,15 +186,27 @@ async fn follow(
                 Ok(Some(ServerMsg::Event(e))) => {
                     if e.seq > last_seq {
                         last_seq = e.seq;
-                        let _ = events.send(e.event);
+                        let mut budget = WHOLE_BUDGET;
+                        let _ = events.send(whole(&socket, e, &mut budget).await);
                     }
                 }
                 Ok(Some(ServerMsg::Snapshot { snapshot })) => {
-                    // What the console has not seen of the recent events.
+                    if snapshot.left_out > 0 && last_seq == 0 {
+                        let _ = events.send(Event::Error {
+                            agent: None,
+                            message: format!(
+                                "{} older events did not fit the daemon's snapshot; `partner trace` has them",
+                                snapshot.left_out
+                            ),
+                        });
+                    }
+                    // What the console has not seen of the recent events,
+                    // their cut texts fetched whole.
+                    let mut budget = WHOLE_BUDGET;
                     for e in snapshot.recent {
                         if e.seq > last_seq {
                             last_seq = e.seq;
-                            let _ = events.send(e.event);
+                            let _ = events.send(whole(&socket, e, &mut budget).await);
                         }
                     }
                 }
@@ -249,6 +261,59 @@ async fn follow(
             }
         }
     }
+}
+
+/// Most bytes of cut texts fetched whole for one snapshot or event; past
+/// it, events stay cut (their marker says so).
+const WHOLE_BUDGET: usize = 32 << 20;
+
+/// The event whole: when the daemon cut its texts to fit a line, they
+/// are fetched over a connection of their own (the stream waits), within
+/// `budget` bytes; on any failure the cut event, marker and all.
+async fn whole(socket: &Path, e: crate::protocol::Sequenced, budget: &mut usize) -> Event {
+    if e.cut == 0 || (e.cut as usize) > *budget {
+        return e.event;
+    }
+    let fetched = tokio::time::timeout(REPLY_TIMEOUT, fetch(socket, e.seq)).await;
+    match fetched {
+        Ok(Ok(event)) => {
+            *budget = budget.saturating_sub(e.cut as usize);
+            event
+        }
+        _ => e.event,
+    }
+}
+
+/// Fetches recent event `seq` whole, piece by piece.
+async fn fetch(socket: &Path, seq: u64) -> Result<Event, String> {
+    let (read, mut write, _) = open(socket, false).await?;
+    let mut reader = BufReader::new(read);
+    let mut pieces = crate::protocol::client::EventPieces::default();
+    for id in 1.. {
+        let ask = Request {
+            id,
+            op: Op::Event {
+                seq,
+                offset: pieces.offset(),
+            },
+        };
+        write
+            .write_all(line(&ask).as_bytes())
+            .await
+            .map_err(|e| e.to_string())?;
+        let data = match read_message(&mut reader).await? {
+            Some(ServerMsg::Reply {
+                ok: true,
+                data: Some(data),
+                ..
+            }) => data,
+            other => return Err(format!("no piece of event {seq}: {other:?}")),
+        };
+        if !pieces.add(&data)? {
+            break;
+        }
+    }
+    pieces.event()
 }
 
 impl RuntimeLink for Arc<RemoteRuntime> {

@@ -1,0 +1,286 @@
+//! Every message the daemon sends fits in one line of [`MAX_LINE`] bytes,
+//! by construction: long texts in events are cut with a marker (the whole
+//! event is fetched on demand with [`Op::Event`](super::Op::Event)), a
+//! snapshot leaves out its oldest events when it must and says how many,
+//! and a reply's message is cut last of all. [`fit`] is the one place a
+//! message is made to fit; the daemon's writer calls it for every line.
+
+use super::{MAX_LINE, Sequenced, ServerMsg, Snapshot, line};
+use crate::agent::Event;
+
+/// Longest text of an event in a snapshot, in bytes (a snapshot carries
+/// up to two thousand events).
+pub const SNAPSHOT_TEXT: usize = 4 * 1024;
+
+/// Longest text of an event sent on its own, in bytes.
+pub const EVENT_TEXT: usize = 64 * 1024;
+
+/// Longest piece of an event's JSON one [`Op::Event`](super::Op::Event)
+/// reply carries, in bytes.
+pub const EVENT_CHUNK: usize = 256 * 1024;
+
+/// Room kept under [`MAX_LINE`] for the envelope around what is cut.
+const SLACK: usize = 4 * 1024;
+
+/// Cuts `text` to at most `limit` bytes (at a character boundary) and
+/// marks the cut, naming event `seq` when it is not 0; returns the bytes
+/// cut.
+fn cut_text(text: &mut String, limit: usize, seq: u64) -> usize {
+    if text.len() <= limit {
+        return 0;
+    }
+    let mut end = limit;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    let cut = text.len() - end;
+    text.truncate(end);
+    if seq == 0 {
+        text.push_str(&format!("…[cut: {cut} more bytes]"));
+    } else {
+        text.push_str(&format!(
+            "…[cut: {cut} more bytes; event {seq} holds the whole text]"
+        ));
+    }
+    cut
+}
+
+/// Cuts every text of `event` to `limit` bytes; returns the bytes cut.
+pub fn cut_event(event: &mut Sequenced, limit: usize) -> usize {
+    let seq = event.seq;
+    let cut: usize = event
+        .event
+        .texts_mut()
+        .into_iter()
+        .map(|t| cut_text(t, limit, seq))
+        .sum();
+    event.cut += cut as u64;
+    cut
+}
+
+/// Cuts a waiting request's texts, and the strings inside its structured
+/// action, to `limit` bytes each.
+fn cut_request(request: &mut crate::permission::PendingRequest, limit: usize) {
+    fn cut_value(value: &mut serde_json::Value, limit: usize, depth: usize) {
+        match value {
+            serde_json::Value::String(s) => {
+                cut_text(s, limit, 0);
+            }
+            serde_json::Value::Array(items) if depth < 64 => {
+                items
+                    .iter_mut()
+                    .for_each(|v| cut_value(v, limit, depth + 1));
+            }
+            serde_json::Value::Object(map) if depth < 64 => {
+                map.values_mut()
+                    .for_each(|v| cut_value(v, limit, depth + 1));
+            }
+            _ => {}
+        }
+    }
+    for text in [
+        &mut request.canonical,
+        &mut request.reason,
+        &mut request.raw_text,
+    ] {
+        cut_text(text, limit, 0);
+    }
+    cut_value(&mut request.action, limit, 0);
+}
+
+/// Serialized size of a message, newline included.
+pub fn size(message: &ServerMsg) -> usize {
+    line(message).len()
+}
+
+/// Cuts a snapshot to fit a line: every event's texts to
+/// [`SNAPSHOT_TEXT`], each waiting request's texts likewise, then the
+/// oldest events left out (counted in `left_out`) until it fits.
+fn fit_snapshot(mut snapshot: Box<Snapshot>) -> ServerMsg {
+    for event in &mut snapshot.recent {
+        cut_event(event, SNAPSHOT_TEXT);
+    }
+    for request in &mut snapshot.pending {
+        cut_request(request, SNAPSHOT_TEXT);
+    }
+    let mut message = ServerMsg::Snapshot { snapshot };
+    let mut over = size(&message).saturating_sub(MAX_LINE - SLACK);
+    while over > 0 {
+        let ServerMsg::Snapshot { snapshot } = &mut message else {
+            unreachable!("built above as a snapshot")
+        };
+        // Leave out the oldest events worth at least the excess.
+        let mut freed = 0;
+        let mut n = 0;
+        for e in &snapshot.recent {
+            if freed >= over {
+                break;
+            }
+            freed += line(e).len();
+            n += 1;
+        }
+        if n == 0 {
+            // No events left: the waiting requests go, newest last.
+            let keep = snapshot.pending.len() / 2;
+            snapshot.pending_left_out += snapshot.pending.len() - keep;
+            snapshot.pending.truncate(keep);
+        } else {
+            snapshot.recent.drain(..n);
+            snapshot.left_out += n;
+        }
+        over = size(&message).saturating_sub(MAX_LINE - SLACK);
+    }
+    message
+}
+
+/// Cuts a reply's message and data to fit a line.
+fn fit_reply(message: ServerMsg) -> ServerMsg {
+    let ServerMsg::Reply {
+        id,
+        ok,
+        mut message,
+        data,
+    } = message
+    else {
+        return message;
+    };
+    let data_size = data.as_ref().map_or(0, |d| d.to_string().len());
+    let data = if data_size > MAX_LINE / 2 {
+        message.push_str(" (its data was too large to send)");
+        None
+    } else {
+        data
+    };
+    let budget = (MAX_LINE - SLACK - data_size.min(MAX_LINE / 2)) / 6;
+    cut_text(&mut message, budget, 0);
+    ServerMsg::Reply {
+        id,
+        ok,
+        message,
+        data,
+    }
+}
+
+/// The message, made to fit one line of [`MAX_LINE`] bytes.
+pub fn fit(message: ServerMsg) -> ServerMsg {
+    match message {
+        ServerMsg::Snapshot { snapshot } => fit_snapshot(snapshot),
+        ServerMsg::Event(mut event) => {
+            cut_event(&mut event, EVENT_TEXT);
+            // Escapes may still make it long: cut harder.
+            let mut limit = EVENT_TEXT;
+            let mut message = ServerMsg::Event(event);
+            while size(&message) > MAX_LINE - SLACK && limit > 64 {
+                limit /= 4;
+                if let ServerMsg::Event(e) = &mut message {
+                    cut_event(e, limit);
+                }
+            }
+            message
+        }
+        reply @ ServerMsg::Reply { .. } if size(&reply) > MAX_LINE => fit_reply(reply),
+        ServerMsg::Error { mut message } => {
+            cut_text(&mut message, 64 * 1024, 0);
+            ServerMsg::Error { message }
+        }
+        other => other,
+    }
+}
+
+/// A piece of an event's JSON, for [`Op::Event`](super::Op::Event): at
+/// most [`EVENT_CHUNK`] bytes from `offset` (moved back to a character
+/// boundary), and where the next piece starts, if any.
+pub fn chunk(json: &str, offset: usize) -> (String, Option<usize>) {
+    let mut start = offset.min(json.len());
+    while !json.is_char_boundary(start) {
+        start -= 1;
+    }
+    let mut end = (start + EVENT_CHUNK).min(json.len());
+    while !json.is_char_boundary(end) {
+        end -= 1;
+    }
+    let next = (end < json.len()).then_some(end);
+    (json[start..end].to_string(), next)
+}
+
+impl Event {
+    /// Every free text of the event (what a model, an agent or the
+    /// partner wrote), for cutting to size.
+    pub fn texts_mut(&mut self) -> Vec<&mut String> {
+        match self {
+            Event::TurnStarted { .. } | Event::AgentState { .. } => vec![],
+            Event::Token { text, .. } | Event::ReplyFinished { text, .. } => vec![text],
+            Event::ActionParsed { canonical, .. } => vec![canonical],
+            Event::PermissionRequested {
+                canonical, reason, ..
+            } => vec![canonical, reason],
+            Event::PermissionDecided { canonical, by, .. } => vec![canonical, by],
+            Event::ActionExecuted {
+                canonical, result, ..
+            } => vec![canonical, result],
+            Event::MemoryChanged { label, .. } => vec![label],
+            Event::PulseFired { reason, .. } | Event::AgentHalted { reason, .. } => vec![reason],
+            Event::MessageReceived { from, text, .. } => vec![from, text],
+            Event::ParseFailed { message, .. } | Event::Error { message, .. } => vec![message],
+            Event::ActionProposed { words, action, .. } => vec![words, action],
+            Event::PromptFitted { summary, .. } => vec![summary],
+        }
+    }
+
+    /// Bytes of free text the event holds.
+    pub fn text_len(&mut self) -> usize {
+        self.texts_mut().into_iter().map(|t| t.len()).sum()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn reply(text: &str) -> Sequenced {
+        Sequenced {
+            seq: 7,
+            event: Event::ReplyFinished {
+                agent: "ada".into(),
+                pass: 1,
+                text: text.into(),
+            },
+            cut: 0,
+        }
+    }
+
+    #[test]
+    fn an_event_of_control_characters_still_fits_a_line() {
+        // Each \u{1} is six bytes once escaped.
+        let message = fit(ServerMsg::Event(reply(&"\u{1}".repeat(900_000))));
+        assert!(size(&message) <= MAX_LINE);
+        let ServerMsg::Event(e) = message else {
+            panic!()
+        };
+        assert!(e.cut > 800_000);
+    }
+
+    #[test]
+    fn a_cut_lands_on_a_character_boundary_and_says_so() {
+        let mut e = reply(&"é".repeat(10_000));
+        cut_event(&mut e, 4_097);
+        let Event::ReplyFinished { text, .. } = &e.event else {
+            panic!()
+        };
+        assert!(text.contains("event 7 holds the whole text"), "{text}");
+        assert_eq!(e.cut, 20_000 - 4_096);
+    }
+
+    #[test]
+    fn chunks_join_back_into_the_whole() {
+        let json = "ü".repeat(300_000);
+        let mut whole = String::new();
+        let mut at = Some(0);
+        while let Some(offset) = at {
+            let (piece, next) = chunk(&json, offset);
+            whole.push_str(&piece);
+            at = next;
+        }
+        assert_eq!(whole, json);
+    }
+}
