@@ -153,3 +153,103 @@ fn a_console_attaches_after_ten_long_replies_and_two_long_messages_and_fetches_t
     // The daemon still answers.
     assert_eq!(status(&mut control).agents.len(), 1);
 }
+
+/// Serves `dir` over `c.db` with TCP on a free loopback port too (its
+/// token under `dir/home`); the daemon and the address.
+fn serve_tcp(dir: &Path) -> (support::daemon::Daemon, std::net::SocketAddr) {
+    let home = dir.join("home");
+    std::fs::create_dir_all(&home).unwrap();
+    let addr = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap();
+    let child = std::process::Command::new(env!("CARGO_BIN_EXE_partner"))
+        .current_dir(dir)
+        .env("HOME", &home)
+        .env("XDG_CONFIG_HOME", home.join(".config"))
+        .args(["serve", "--config", "partner.toml", "--db", "c.db"])
+        .args(["--listen", &addr.to_string()])
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::fs::File::create(dir.join("serve.log")).unwrap())
+        .spawn()
+        .unwrap();
+    let socket = dir.join("c.db.sock");
+    let started = Instant::now();
+    while Client::connect(&socket, "test").is_err() {
+        assert!(started.elapsed() < Duration::from_secs(20), "no daemon");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    (support::daemon::Daemon { child, socket }, addr)
+}
+
+#[test]
+fn three_hundred_silent_tcp_connections_do_not_lock_the_owner_out() {
+    let dir = tempfile::tempdir().unwrap();
+    answering(dir.path(), "noted");
+    let (daemon, addr) = serve_tcp(dir.path());
+    let mut silent = Vec::new();
+    for _ in 0..300 {
+        if let Ok(s) = std::net::TcpStream::connect(addr) {
+            silent.push(s);
+        }
+    }
+    std::thread::sleep(Duration::from_millis(300));
+    // The owner, over the Unix socket, while all 300 are held.
+    let (code, out, err) = support::partner_in(dir.path(), &["status", "--db", "c.db"], "");
+    assert_eq!(code, Some(0), "{out}{err}");
+    assert!(out.contains("served by pid"), "{out}");
+    let (code, out, err) = support::partner_in(
+        dir.path(),
+        &["msg", "--db", "c.db", "ada", "still here?"],
+        "",
+    );
+    assert_eq!(code, Some(0), "{out}{err}");
+    let mut console = Client::connect(&daemon.socket, "console").unwrap();
+    console.subscribe().unwrap();
+    assert!(matches!(
+        console.read().unwrap(),
+        ServerMsg::Snapshot { .. }
+    ));
+    // Silent connections are closed within their two seconds.
+    std::thread::sleep(Duration::from_millis(2_500));
+    let mut closed = 0;
+    for s in &mut silent {
+        use std::io::Read;
+        s.set_read_timeout(Some(Duration::from_millis(200)))
+            .unwrap();
+        let mut buf = [0u8; 256];
+        // An error line then the end, or the end: either way, closed.
+        loop {
+            match s.read(&mut buf) {
+                Ok(0) => {
+                    closed += 1;
+                    break;
+                }
+                Ok(_) => continue,
+                Err(e) if e.kind() == std::io::ErrorKind::ConnectionReset => {
+                    closed += 1;
+                    break;
+                }
+                Err(_) => break,
+            }
+        }
+    }
+    assert_eq!(closed, silent.len(), "every silent connection is closed");
+    // And a TCP client that says hello in time is served.
+    let token = std::fs::read_to_string(dir.path().join("home/.config/partner/token")).unwrap();
+    let mut stream = std::net::TcpStream::connect(addr).unwrap();
+    use std::io::{BufRead, Write};
+    writeln!(
+        stream,
+        "{{\"id\":0,\"op\":\"hello\",\"version\":{},\"client\":\"t\",\"token\":\"{}\"}}",
+        partner::protocol::VERSION,
+        token.trim()
+    )
+    .unwrap();
+    let mut welcome = String::new();
+    std::io::BufReader::new(stream)
+        .read_line(&mut welcome)
+        .unwrap();
+    assert!(welcome.contains("welcome"), "{welcome}");
+}

@@ -143,7 +143,7 @@ pub fn run_exec(options: &ExecOptions, stdin: &mut dyn Read, out: &mut dyn Write
     }
     // A daemon running the database announces what this turn asked now,
     // not at its next sweep.
-    if let Some(mut daemon) = super::serve::daemon_for(&options.db.path()?) {
+    if let Ok(Some(mut daemon)) = super::serve::daemon_for(&options.db.path()?) {
         let _ = daemon.request(crate::protocol::Op::Sync);
     }
     let bad = !report.errors.is_empty()

@@ -369,7 +369,7 @@ pub fn run_memory(
 /// Does `op` through the daemon running `db`, when one does: what it
 /// said (`None`: no daemon; do it here).
 fn through_daemon(db: &std::path::Path, op: Op) -> Result<Option<String>> {
-    match super::serve::daemon_for(db) {
+    match super::serve::daemon_for(db)? {
         Some(mut daemon) => daemon
             .request(op)
             .map(|(message, _)| Some(message))

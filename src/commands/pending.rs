@@ -117,7 +117,7 @@ pub fn run_pending(options: &PendingOptions, out: &mut dyn Write) -> Result<i32>
     let decide = |id: &str, decision: Decision, out: &mut dyn Write| -> Result<i32> {
         // A daemon runs the agents: decide through it, so the agent that
         // asked goes on at once.
-        if let Some(mut daemon) = super::serve::daemon_for(&db) {
+        if let Some(mut daemon) = super::serve::daemon_for(&db)? {
             let name = decision.name();
             let (message, _) = daemon
                 .request(crate::protocol::Op::Decide {

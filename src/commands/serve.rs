@@ -171,16 +171,26 @@ fn secs_ms(secs: u64) -> i64 {
     i64::try_from(secs).unwrap_or(i64::MAX).saturating_mul(1000)
 }
 
-/// A connection to the daemon running `db`, if one does.
-pub fn daemon_for(db: &Path) -> Option<Client> {
-    Client::connect(&lock::socket_of(db), "cli").ok()
+/// A connection to the daemon running `db`: `None` when nothing listens
+/// on its socket, an error when a daemon listens but would not talk (it
+/// refused the connection, or did not answer in time) — never "no daemon"
+/// for a daemon that is there.
+pub fn daemon_for(db: &Path) -> Result<Option<Client>> {
+    match Client::connect(&lock::socket_of(db), "cli") {
+        Ok(client) => Ok(Some(client)),
+        Err(ClientError::NoDaemon(_)) => Ok(None),
+        Err(e) => Err(Error::Runtime(format!(
+            "a daemon runs {} but did not let partner in: {e}",
+            db.display()
+        ))),
+    }
 }
 
 /// Runs `partner status`: exit 0 when a daemon runs the database, 1 when
 /// none does.
 pub fn run_status(options: &StatusOptions, out: &mut dyn Write) -> Result<i32> {
     let db = options.db.path()?;
-    let Some(mut client) = daemon_for(&db) else {
+    let Some(mut client) = daemon_for(&db)? else {
         let holder = lock::holder(&db);
         if options.json {
             write_json(
@@ -190,6 +200,14 @@ pub fn run_status(options: &StatusOptions, out: &mut dyn Write) -> Result<i32> {
             )?;
         } else {
             match holder {
+                Some(h) if h.socket.is_some() => line(
+                    out,
+                    format!(
+                        "a daemon (pid {}) holds {} but nothing answers on its socket",
+                        h.pid,
+                        db.display()
+                    ),
+                )?,
                 Some(h) => line(
                     out,
                     format!(
@@ -247,7 +265,7 @@ fn client_error(e: ClientError) -> Error {
 /// Runs `partner msg`: through the daemon (the agent hears it at once).
 pub fn run_msg(options: &MsgOptions, out: &mut dyn Write) -> Result<i32> {
     let db = options.db.path()?;
-    let Some(mut client) = daemon_for(&db) else {
+    let Some(mut client) = daemon_for(&db)? else {
         return Err(Error::Usage(format!(
             "no daemon runs {}: start one with partner serve (or message the agent from the console)",
             db.display()

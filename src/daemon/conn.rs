@@ -13,32 +13,20 @@ use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
 use tokio::sync::{broadcast, mpsc};
 
 use super::Daemon;
+use super::budget::{HELLO_DEADLINE, Slot};
 use super::hub::CLIENT_LAG;
 use crate::protocol::{Op, Request, ServerMsg, VERSION, line, parse, read_line};
 
 /// How long a write to a client may take before it is dropped.
 const WRITE_TIMEOUT: Duration = Duration::from_secs(10);
-/// How long a client has to say hello.
-const HELLO_TIMEOUT: Duration = Duration::from_secs(10);
-/// Most connections open at once; more are refused.
-pub const MAX_CONNECTIONS: usize = 256;
 /// Most requests of one client running at once; it waits for one to end
 /// before more of its lines are read.
 const MAX_IN_FLIGHT: usize = 32;
 
-/// Counts a connection while it is open.
-struct Open(Arc<Daemon>);
-
-impl Drop for Open {
-    fn drop(&mut self) {
-        self.0.connections.fetch_sub(1, Ordering::SeqCst);
-    }
-}
-
-/// Serves one client until it leaves or misbehaves. `token` is what a TCP
-/// client must present (none over the Unix socket, which is the owner's
-/// alone).
-pub async fn serve<S>(daemon: Arc<Daemon>, stream: S, token: Option<String>)
+/// Serves one client until it leaves or misbehaves, holding its `slot`
+/// in the connection budget. `token` is what a TCP client must present
+/// (none over the Unix socket, which is the owner's alone).
+pub async fn serve<S>(daemon: Arc<Daemon>, stream: S, mut slot: Slot, token: Option<String>)
 where
     S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
 {
@@ -62,25 +50,15 @@ where
         let _ = write.shutdown().await;
     });
     let refuse = |message: String| ServerMsg::Error { message };
-    let open = daemon.connections.fetch_add(1, Ordering::SeqCst) + 1;
-    let _open = Open(Arc::clone(&daemon));
-    if open > MAX_CONNECTIONS {
-        tracing::warn!("refused a connection: {MAX_CONNECTIONS} are open");
-        let _ = tx
-            .send(refuse(format!(
-                "too many connections ({MAX_CONNECTIONS} are open); try again later"
-            )))
-            .await;
-        drop(tx);
-        let _ = writer.await;
-        return;
-    }
-    // The hello.
-    let hello = match tokio::time::timeout(HELLO_TIMEOUT, read_line(&mut reader)).await {
+    // The hello, within its deadline.
+    let hello = match tokio::time::timeout(HELLO_DEADLINE, read_line(&mut reader)).await {
         Ok(Ok(Some(text))) => parse::<Request>(&text),
         Ok(Ok(None)) => return,
         Ok(Err(e)) => Err(e),
-        Err(_) => Err("no hello within 10 seconds".into()),
+        Err(_) => Err(format!(
+            "no hello within {} seconds",
+            HELLO_DEADLINE.as_secs()
+        )),
     };
     let who = match hello {
         Ok(Request {
@@ -130,6 +108,7 @@ where
             return;
         }
     };
+    slot.greeted();
     let _ = tx
         .send(ServerMsg::Welcome {
             version: VERSION,

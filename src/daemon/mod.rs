@@ -5,6 +5,7 @@
 //! protocol (`crate::protocol`). SIGTERM or SIGINT stops it cleanly: turns
 //! in flight are cancelled, the socket removed, the lock released.
 
+mod budget;
 mod conn;
 mod hub;
 pub mod lock;
@@ -13,6 +14,8 @@ mod ops;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::AtomicUsize;
+
+use budget::{Budget, Door};
 use std::time::Instant;
 
 use crate::agent::{ConstellationConfig, RuntimeHandle};
@@ -31,8 +34,8 @@ pub struct Daemon {
     agents: Vec<String>,
     /// Clients past hello.
     clients: AtomicUsize,
-    /// Open connections, hello or not (bounded by `conn::MAX_CONNECTIONS`).
-    connections: AtomicUsize,
+    /// Who may hold a connection open.
+    budget: Arc<Budget>,
 }
 
 /// How `partner serve` listens.
@@ -44,6 +47,11 @@ pub struct Listen {
     pub tcp: Option<std::net::SocketAddr>,
     /// The token TCP clients present.
     pub token: Option<String>,
+}
+
+/// The line a refused connection is sent, without waiting for it.
+fn refusal(message: String) -> String {
+    crate::protocol::line(&crate::protocol::ServerMsg::Error { message })
 }
 
 /// Binds the Unix socket at `path`: a socket file left by a daemon that
@@ -97,7 +105,7 @@ pub async fn run(
         started: Instant::now(),
         agents: config.agents.iter().map(|a| a.name.clone()).collect(),
         clients: AtomicUsize::new(0),
-        connections: AtomicUsize::new(0),
+        budget: Arc::new(Budget::default()),
     });
     // Number every event once, for every client.
     let mut events = handle.subscribe();
@@ -129,9 +137,15 @@ pub async fn run(
             _ = term.recv() => { tracing::info!("SIGTERM: stopping"); break; }
             _ = int.recv() => { tracing::info!("SIGINT: stopping"); break; }
             accepted = unix.accept() => match accepted {
-                Ok((stream, _)) => {
-                    tokio::spawn(conn::serve(Arc::clone(&daemon), stream, None));
-                }
+                Ok((stream, _)) => match daemon.budget.admit(Door::Unix) {
+                    Ok(slot) => {
+                        tokio::spawn(conn::serve(Arc::clone(&daemon), stream, slot, None));
+                    }
+                    Err(why) => {
+                        tracing::warn!("refused a connection: {why}");
+                        let _ = stream.try_write(refusal(why).as_bytes());
+                    }
+                },
                 Err(e) => tracing::warn!(error = %e, "accepting a client failed"),
             },
             accepted = async {
@@ -140,11 +154,22 @@ pub async fn run(
                     None => std::future::pending().await,
                 }
             } => match accepted {
-                Ok((stream, peer)) => {
-                    tracing::info!(%peer, "TCP client");
-                    let _ = stream.set_nodelay(true);
-                    tokio::spawn(conn::serve(Arc::clone(&daemon), stream, listen.token.clone()));
-                }
+                Ok((stream, peer)) => match daemon.budget.admit(Door::Tcp(peer.ip())) {
+                    Ok(slot) => {
+                        tracing::info!(%peer, "TCP client");
+                        let _ = stream.set_nodelay(true);
+                        tokio::spawn(conn::serve(
+                            Arc::clone(&daemon),
+                            stream,
+                            slot,
+                            listen.token.clone(),
+                        ));
+                    }
+                    Err(why) => {
+                        tracing::debug!(%peer, "refused a TCP connection: {why}");
+                        let _ = stream.try_write(refusal(why).as_bytes());
+                    }
+                },
                 Err(e) => tracing::warn!(error = %e, "accepting a TCP client failed"),
             },
         }
