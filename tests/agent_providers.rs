@@ -19,6 +19,7 @@ fn settings(base: &str) -> HttpSettings {
         base_url: base.to_string(),
         api_key: Some("test-key".into()),
         timeout: Duration::from_secs(5),
+        reply_deadline: Duration::from_secs(60),
         connect_timeout: Duration::from_secs(2),
         retry: RetryPolicy {
             retries: 2,
@@ -384,4 +385,137 @@ async fn one_client_serves_every_provider_of_a_constellation() {
             .is_some_and(|ua| ua.starts_with("partner/"))),
         "{seen:?}"
     );
+}
+
+/// How a hostile model server talks after its headers, forever (until
+/// partner hangs up).
+#[derive(Debug, Clone, Copy)]
+enum Hostile {
+    /// One token, then an SSE comment every two seconds.
+    KeepAlive,
+    /// SSE comments as fast as it can write.
+    Comments,
+    /// Blank lines as fast as it can write.
+    BlankLines,
+    /// Deltas with empty content, as fast as it can write.
+    EmptyDeltas,
+    /// Tool-call deltas, each for a call with a higher index.
+    GrowingToolIndex,
+    /// Anthropic's `ping` event every half second.
+    Pings,
+    /// A real token every half second, never done.
+    Drip,
+}
+
+/// A server on 127.0.0.1 that answers every call as `mode` does; the
+/// number of bytes it managed to write is kept.
+fn hostile_server(mode: Hostile) -> String {
+    use std::io::{BufRead, BufReader, Read, Write};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let base = format!("http://{}", listener.local_addr().unwrap());
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(mut stream) = stream else { continue };
+            std::thread::spawn(move || {
+                let mut reader = BufReader::new(stream.try_clone().unwrap());
+                let mut length = 0usize;
+                loop {
+                    let mut line = String::new();
+                    if reader.read_line(&mut line).map_or(true, |n| n == 0) || line == "\r\n" {
+                        break;
+                    }
+                    if let Some(v) = line.to_ascii_lowercase().strip_prefix("content-length:") {
+                        length = v.trim().parse().unwrap_or(0);
+                    }
+                }
+                let _ = reader.read_exact(&mut vec![0u8; length]);
+                let _ = stream.write_all(
+                    b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\nconnection: close\r\n\r\n",
+                );
+                let burst = |unit: &str| unit.repeat(64 * 1024 / unit.len().max(1));
+                for n in 0u64.. {
+                    let (piece, pause) = match mode {
+                        Hostile::KeepAlive if n == 0 => (openai_chunk("one "), 0),
+                        Hostile::KeepAlive => (": still here\n\n".to_string(), 2_000),
+                        Hostile::Comments => (burst(": x\n"), 0),
+                        Hostile::BlankLines => (burst("\n"), 0),
+                        Hostile::EmptyDeltas => (burst(&openai_chunk("")), 0),
+                        Hostile::GrowingToolIndex => {
+                            let delta = |i: u64| {
+                                format!(
+                                    "data: {}\n\n",
+                                    serde_json::json!({"choices": [{"delta": {"tool_calls": [{"index": i, "function": {"arguments": "{"}}]}}]})
+                                )
+                            };
+                            ((0..200).map(|i| delta(n * 200 + i + 40)).collect(), 0)
+                        }
+                        Hostile::Pings => (
+                            anthropic_event("ping", serde_json::json!({"type": "ping"})),
+                            500,
+                        ),
+                        Hostile::Drip => (openai_chunk("more "), 500),
+                    };
+                    std::thread::sleep(Duration::from_millis(pause));
+                    if stream.write_all(piece.as_bytes()).is_err() {
+                        return;
+                    }
+                }
+            });
+        }
+    });
+    base
+}
+
+/// CPU time this thread has used.
+fn thread_cpu() -> Duration {
+    let mut usage = std::mem::MaybeUninit::<libc::rusage>::zeroed();
+    // SAFETY: getrusage writes a whole rusage into the pointer it is given.
+    let usage = unsafe {
+        libc::getrusage(libc::RUSAGE_THREAD, usage.as_mut_ptr());
+        usage.assume_init()
+    };
+    let time = |t: libc::timeval| {
+        Duration::from_secs(t.tv_sec as u64) + Duration::from_micros(t.tv_usec as u64)
+    };
+    time(usage.ru_utime) + time(usage.ru_stime)
+}
+
+// A current-thread runtime: the client's every step runs on this thread,
+// so its CPU time is this thread's.
+#[tokio::test(flavor = "current_thread")]
+async fn a_hostile_server_cannot_keep_a_reply_alive_and_each_mode_ends_with_a_clear_error() {
+    let cases = [
+        (Hostile::KeepAlive, "nothing of the reply", 7),
+        (Hostile::Comments, "without any of the reply", 3),
+        (Hostile::BlankLines, "without any of the reply", 3),
+        (Hostile::EmptyDeltas, "without any of the reply", 3),
+        (Hostile::GrowingToolIndex, "without any of the reply", 3),
+        (Hostile::Pings, "nothing of the reply", 7),
+        (Hostile::Drip, "deadline", 10),
+    ];
+    for (mode, says, within) in cases {
+        let base = hostile_server(mode);
+        let mut s = settings(&base);
+        s.timeout = Duration::from_secs(5);
+        s.reply_deadline = Duration::from_secs(8);
+        let started = Instant::now();
+        let cpu = thread_cpu();
+        let stream = match mode {
+            Hostile::Pings => AnthropicProvider::new(s, client()).stream(request(), never_cancel()),
+            _ => OpenAiProvider::new("openai", s, client()).stream(request(), never_cancel()),
+        };
+        let result = collect(stream, |_| {}).await;
+        let took = started.elapsed();
+        let used = thread_cpu() - cpu;
+        eprintln!("{mode:?}: ended in {took:?}, {used:?} of CPU: {result:?}");
+        assert!(
+            matches!(&result, Err(e) if e.to_string().contains(says)),
+            "{mode:?}: {result:?}"
+        );
+        assert!(took < Duration::from_secs(within), "{mode:?} took {took:?}");
+        assert!(
+            used < Duration::from_millis(1_500),
+            "{mode:?} used {used:?} of CPU in {took:?}"
+        );
+    }
 }

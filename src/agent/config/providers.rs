@@ -16,6 +16,10 @@ use crate::agent::provider::{
 /// provider says otherwise: a server that is down fails fast.
 pub const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
 
+/// Time allowed for a whole reply, retries included, unless the provider
+/// says otherwise.
+pub const DEFAULT_REPLY_DEADLINE: Duration = Duration::from_secs(600);
+
 /// One `[providers.NAME]` section.
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -29,6 +33,7 @@ pub(super) struct ProviderFile {
     pub backoff: Option<String>,
     pub script: Option<PathBuf>,
     pub connect_timeout: Option<String>,
+    pub reply_deadline: Option<String>,
     pub context: Option<usize>,
     pub sampling: Option<Sampling>,
 }
@@ -84,10 +89,16 @@ pub(super) fn http_settings(
             .map_err(|e| format!("provider {name} connect_timeout: {e}"))?,
         None => DEFAULT_CONNECT_TIMEOUT,
     };
+    let reply_deadline = match &file.reply_deadline {
+        Some(t) => crate::clock::parse_span(t)
+            .map_err(|e| format!("provider {name} reply_deadline: {e}"))?,
+        None => DEFAULT_REPLY_DEADLINE,
+    };
     Ok(HttpSettings {
         base_url,
         api_key,
         timeout,
+        reply_deadline,
         connect_timeout,
         retry,
     })

@@ -107,14 +107,16 @@ fn parse_one(event: &SseEvent) -> Parsed {
         "content_block_delta" => match (
             value["delta"]["text"].as_str(),
             value["delta"]["partial_json"].as_str(),
+            value["delta"]["thinking"].as_str(),
         ) {
-            (Some(text), _) => Parsed::Token(text.to_string()),
-            (None, Some(json)) => Parsed::ToolDelta {
+            (Some(text), _, _) => Parsed::Token(text.to_string()),
+            (None, Some(json), _) => Parsed::ToolDelta {
                 index,
                 name: None,
                 arguments: json.to_string(),
             },
-            (None, None) => Parsed::Skip,
+            (None, None, Some(thinking)) => Parsed::Thinking(thinking.len()),
+            (None, None, None) => Parsed::Skip,
         },
         "message_start" => Parsed::Usage {
             input: value["message"]["usage"]["input_tokens"].as_u64(),

@@ -42,9 +42,13 @@ pub struct HttpSettings {
     pub base_url: String,
     /// API key, if the server needs one.
     pub api_key: Option<String>,
-    /// Time allowed to connect and get the response headers, and then for
-    /// each read of the body: a server that stalls mid-reply is given up.
+    /// Time allowed to connect and get the response headers, and then
+    /// between two pieces of the reply itself (text, thinking or a tool
+    /// call): comments, blank lines, empty deltas and pings do not count,
+    /// so a server that only keeps the connection alive is given up.
     pub timeout: Duration,
+    /// Time allowed for the whole reply, retries included.
+    pub reply_deadline: Duration,
     /// Time allowed to open the connection (the client enforces it).
     pub connect_timeout: Duration,
     /// Retries.
@@ -55,6 +59,8 @@ pub struct HttpSettings {
 pub(super) enum Parsed {
     /// Text to pass on.
     Token(String),
+    /// The model's reasoning, not passed on: this many bytes of it.
+    Thinking(usize),
     /// A piece of a tool call: its name when the call starts, then pieces of
     /// its JSON arguments, for the call at `index`.
     ToolDelta {
@@ -99,6 +105,10 @@ pub(super) struct Call {
     pub on_event: fn(&SseEvent) -> Vec<Parsed>,
 }
 
+/// Most bytes a server may send without any of the reply (comments, blank
+/// lines, empty deltas, pings, calls past [`MAX_CALLS`]).
+pub const MAX_NOISE: usize = 1 << 20;
+
 /// Most tool calls kept from one reply, and most bytes of one's arguments.
 const MAX_CALLS: usize = 32;
 const MAX_CALL_BYTES: usize = 16 * 1024;
@@ -135,12 +145,36 @@ async fn finish(gathered: Gathered, tx: &mpsc::Sender<StreamEvent>) -> Result<()
     Ok(())
 }
 
+/// What one line or event of the stream did.
+#[derive(Debug, Default, Clone, Copy)]
+struct Step {
+    /// It carried some of the reply (text, thinking, a tool call).
+    content: bool,
+    /// The reply is complete.
+    done: bool,
+}
+
+impl Step {
+    fn and(self, next: Step) -> Step {
+        Step {
+            content: self.content || next.content,
+            done: self.done || next.done,
+        }
+    }
+}
+
 /// Starts the call as a task; its reply comes on the returned channel.
 pub(super) fn stream(call: Call, mut cancel: Cancel) -> mpsc::Receiver<StreamEvent> {
     let (tx, rx) = mpsc::channel(256);
     tokio::spawn(async move {
+        let deadline = call.settings.reply_deadline;
         let outcome = tokio::select! {
-            outcome = call.run(&tx) => outcome,
+            outcome = tokio::time::timeout(deadline, call.run(&tx)) => outcome.unwrap_or_else(|_| {
+                Err(ProviderError::MidStream(format!(
+                    "the reply passed its deadline of {}",
+                    humantime::format_duration(deadline)
+                )))
+            }),
             () = net::cancelled(&mut cancel) => Err(ProviderError::Cancelled),
             () = tx.closed() => Err(ProviderError::Cancelled),
         };
@@ -156,36 +190,56 @@ pub(super) fn stream(call: Call, mut cancel: Cancel) -> mpsc::Receiver<StreamEve
 impl Call {
     async fn run(&self, tx: &mpsc::Sender<StreamEvent>) -> Result<(), ProviderError> {
         let mut response = self.send().await?;
-        let timeout = self.settings.timeout;
+        let idle = self.settings.timeout;
         let mut lines = Lines::new(MAX_LINE);
         let mut parser = SseParser::default();
         let mut gathered = Gathered::default();
-        while let Some(chunk) = tokio::time::timeout(timeout, response.chunk())
-            .await
-            .map_err(|_| {
-                ProviderError::MidStream(format!(
-                    "the server sent nothing for {}",
-                    humantime::format_duration(timeout)
-                ))
-            })?
-            .map_err(|e| ProviderError::MidStream(error_chain(&e)))?
-        {
-            let complete = lines
+        let mut last_content = tokio::time::Instant::now();
+        let mut noise = 0usize;
+        let silent = || {
+            ProviderError::MidStream(format!(
+                "the server sent nothing of the reply for {}",
+                humantime::format_duration(idle)
+            ))
+        };
+        loop {
+            let chunk = tokio::time::timeout_at(last_content + idle, response.chunk())
+                .await
+                .map_err(|_| silent())?
+                .map_err(|e| ProviderError::MidStream(error_chain(&e)))?;
+            let Some(chunk) = chunk else { break };
+            let mut step = Step::default();
+            for line in lines
                 .feed(&chunk)
-                .map_err(|e| ProviderError::MidStream(e.to_string()))?;
-            for line in complete {
-                if self.line(&mut parser, &line, &mut gathered, tx).await? {
+                .map_err(|e| ProviderError::MidStream(e.to_string()))?
+            {
+                step = step.and(self.line(&mut parser, &line, &mut gathered, tx).await?);
+                if step.done {
                     return finish(gathered, tx).await;
+                }
+            }
+            if step.content {
+                last_content = tokio::time::Instant::now();
+                noise = 0;
+            } else {
+                noise += chunk.len();
+                if noise > MAX_NOISE {
+                    return Err(ProviderError::MidStream(format!(
+                        "the server sent {noise} bytes without any of the reply"
+                    )));
+                }
+                if last_content.elapsed() > idle {
+                    return Err(silent());
                 }
             }
         }
         if let Some(line) = lines.finish()
-            && self.line(&mut parser, &line, &mut gathered, tx).await?
+            && self.line(&mut parser, &line, &mut gathered, tx).await?.done
         {
             return finish(gathered, tx).await;
         }
         if let Some(event) = parser.finish()
-            && self.dispatch(event, &mut gathered, tx).await?
+            && self.dispatch(event, &mut gathered, tx).await?.done
         {
             return finish(gathered, tx).await;
         }
@@ -194,36 +248,45 @@ impl Call {
         ))
     }
 
-    /// Feeds one line to the parser; true when the reply is complete.
+    /// Feeds one line to the parser: whether it carried some of the reply,
+    /// and whether the reply is complete.
     async fn line(
         &self,
         parser: &mut SseParser,
         line: &str,
         gathered: &mut Gathered,
         tx: &mpsc::Sender<StreamEvent>,
-    ) -> Result<bool, ProviderError> {
+    ) -> Result<Step, ProviderError> {
         let event = parser.line(line).map_err(|_| {
             ProviderError::MidStream("the server sent an event larger than partner reads".into())
         })?;
         match event {
             Some(event) => self.dispatch(event, gathered, tx).await,
-            None => Ok(false),
+            None => Ok(Step::default()),
         }
     }
 
-    /// Passes on what an event means; true when the reply is complete.
+    /// Passes on what an event means: whether it carried some of the
+    /// reply, and whether the reply is complete.
     async fn dispatch(
         &self,
         event: SseEvent,
         gathered: &mut Gathered,
         tx: &mpsc::Sender<StreamEvent>,
-    ) -> Result<bool, ProviderError> {
+    ) -> Result<Step, ProviderError> {
+        let mut step = Step::default();
         for parsed in (self.on_event)(&event) {
             match parsed {
-                Parsed::Token(text) => tx
-                    .send(StreamEvent::Token(text))
-                    .await
-                    .map_err(|_| ProviderError::Cancelled)?,
+                Parsed::Token(text) => {
+                    if text.is_empty() {
+                        continue;
+                    }
+                    step.content = true;
+                    tx.send(StreamEvent::Token(text))
+                        .await
+                        .map_err(|_| ProviderError::Cancelled)?;
+                }
+                Parsed::Thinking(bytes) => step.content |= bytes > 0,
                 Parsed::ToolDelta {
                     index,
                     name,
@@ -232,6 +295,8 @@ impl Call {
                     if index >= MAX_CALLS {
                         continue;
                     }
+                    step.content |=
+                        name.as_ref().is_some_and(|n| !n.is_empty()) || !arguments.is_empty();
                     if gathered.calls.len() <= index {
                         gathered.calls.resize(index + 1, Default::default());
                     }
@@ -250,12 +315,15 @@ impl Call {
                     gathered.input = input.or(gathered.input);
                     gathered.output = output.or(gathered.output);
                 }
-                Parsed::Done => return Ok(true),
+                Parsed::Done => {
+                    step.done = true;
+                    return Ok(step);
+                }
                 Parsed::Skip => {}
                 Parsed::Error(message) => return Err(ProviderError::MidStream(message)),
             }
         }
-        Ok(false)
+        Ok(step)
     }
 
     /// POSTs the body until the server takes it, retrying on 429, 5xx and

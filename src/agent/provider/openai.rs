@@ -117,6 +117,14 @@ fn parse(event: &SseEvent) -> Vec<Parsed> {
     {
         out.push(Parsed::Token(text.to_string()));
     }
+    let thinking = ["reasoning_content", "reasoning"]
+        .iter()
+        .filter_map(|k| delta[k].as_str())
+        .map(str::len)
+        .sum::<usize>();
+    if thinking > 0 {
+        out.push(Parsed::Thinking(thinking));
+    }
     if let Some(calls) = delta["tool_calls"].as_array() {
         for (i, call) in calls.iter().enumerate() {
             let index = call["index"]
