@@ -1,5 +1,6 @@
 //! `partner run --headless --demo --for 60s --approve-all` exits 0 and its
-//! JSON lines show every verb of the dialect going through the executor.
+//! JSON lines show every verb of the dialect going through the executor;
+//! and `partner replay --verify` passes on the trace of every run.
 //! (The demo halts itself after about half a minute, which ends the run.)
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -40,11 +41,9 @@ const VERBS: &[&str] = &[
 /// Verbs the demo runs offline on purpose and that fail cleanly there.
 const FAIL_OFFLINE: &[&str] = &["fetch", "web"];
 
-#[test]
-fn the_demo_exercises_every_verb() {
-    let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("demo.db");
-    let out = Command::new(env!("CARGO_BIN_EXE_partner"))
+/// Runs the demo headless over `db`: its output.
+fn demo(db: &std::path::Path) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_partner"))
         .args([
             "run",
             "--headless",
@@ -54,16 +53,46 @@ fn the_demo_exercises_every_verb() {
             "--approve-all",
             "--db",
         ])
-        .arg(&db)
+        .arg(db)
         .output()
-        .unwrap();
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "stderr: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let stdout = String::from_utf8(out.stdout).unwrap();
+        .unwrap()
+}
+
+#[test]
+fn the_demo_exercises_every_verb_and_every_run_replays() {
+    let dir = tempfile::tempdir().unwrap();
+    // Three runs at once: timings differ between them, the replays must
+    // not.
+    let dbs: Vec<_> = (0..3)
+        .map(|i| dir.path().join(format!("demo{i}.db")))
+        .collect();
+    let outs: Vec<_> = std::thread::scope(|scope| {
+        let runs: Vec<_> = dbs.iter().map(|db| scope.spawn(|| demo(db))).collect();
+        runs.into_iter().map(|r| r.join().unwrap()).collect()
+    });
+    for (db, out) in dbs.iter().zip(&outs) {
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "stderr: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let replay = Command::new(env!("CARGO_BIN_EXE_partner"))
+            .args(["replay", "--verify", "--db"])
+            .arg(db)
+            .output()
+            .unwrap();
+        assert_eq!(
+            replay.status.code(),
+            Some(0),
+            "replay --verify of {}: {}{}",
+            db.display(),
+            String::from_utf8_lossy(&replay.stdout),
+            String::from_utf8_lossy(&replay.stderr)
+        );
+    }
+    let out = &outs[0];
+    let stdout = String::from_utf8(out.stdout.clone()).unwrap();
     let events: Vec<Value> = stdout
         .lines()
         .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("not JSON ({e}): {l}")))

@@ -83,6 +83,22 @@ fn gram_prints_any_value_serialized() {
     );
 }
 
+/// A 1 MiB string, then a list of it doubled twelve times.
+const SHARED_LIST: &str = "(define (dbl s n) (if (= n 0) s (dbl (string-append s s) (- n 1)))) \
+     (define (grow l n) (if (= n 0) l (grow (append l l) (- n 1)))) \
+     (grow (list (dbl \"x\" 20)) 12)";
+
+/// Closures that each capture the one before twice, written out whole.
+const SHARED_CLOSURES: &str = "(define (dbl s n) (if (= n 0) s (dbl (string-append s s) (- n 1)))) \
+     (define big (dbl \"x\" 20)) \
+     (define (wrap f n) (if (= n 0) f (wrap (let ((a f) (b f)) (lambda () (list a b))) (- n 1)))) \
+     (value->pattern (wrap (lambda () big) 40))";
+
+/// Patterns whose elements are the pattern before, twice.
+const SHARED_PATTERNS: &str = "(define (dbl s n) (if (= n 0) s (dbl (string-append s s) (- n 1)))) \
+     (define (grow p n) (if (= n 0) p (grow (pattern-with {} (list p p)) (- n 1)))) \
+     (grow (pattern {text: (dbl \"x\" 20)}) 40)";
+
 #[test]
 fn errors_are_one_line_with_their_kind_and_exit_1() {
     for (expr, kind) in [
@@ -92,6 +108,11 @@ fn errors_are_one_line_with_their_kind_and_exit_1() {
         ("((lambda (x) x) 1 2)", "arity-mismatch"),
         ("(/ 1 0)", "division-by-zero"),
         ("(define (f n) (f n)) (f 0)", "step-budget"),
+        // A thousand references to one long string are small in memory and
+        // 4 GiB written out: measured by what they expand to.
+        (SHARED_LIST, "size"),
+        (SHARED_CLOSURES, "size"),
+        (SHARED_PATTERNS, "size"),
     ] {
         let (code, out, err) = lisp(&["-e", expr]);
         assert_eq!(code, 1, "{expr}");

@@ -331,3 +331,29 @@ fn a_tool_that_stops_loading_is_reported_once() {
     assert!(shelf.new_problems().is_empty());
     assert_eq!(r.one("ada", "/tally").status, ActionStatus::Executed);
 }
+
+#[test]
+fn a_crafted_tool_in_a_trace_is_an_error_under_replay_not_an_abort() {
+    let r = tool_rig("default = \"allow\"");
+    r.one("ada", "/tool tally");
+    let (mut records, _) = r.exec.trace().unwrap();
+    let run = records
+        .iter_mut()
+        .find(|x| x.data["tool"]["source"].is_string())
+        .unwrap();
+    // The recorded source replaced: a state whose elements are the state
+    // before, twice, forty times over, around a 1 MiB string.
+    run.data["tool"]["source"] = serde_json::Value::String(
+        "(lambda (state) \
+           (define (dbl s n) (if (= n 0) s (dbl (string-append s s) (- n 1)))) \
+           (define (grow p n) (if (= n 0) p (grow (pattern-with {} (list p p)) (- n 1)))) \
+           (grow (pattern {text: (dbl \"x\" 20)}) 40))"
+            .into(),
+    );
+    let verbs = r.exec.registry().table().clone();
+    let (_, divergence) =
+        partner::exec::replay::verify_records_with(&records, Some(&verbs)).unwrap();
+    let divergence = divergence.expect("the crafted tool does not give the recorded output");
+    let said = format!("{divergence:?}");
+    assert!(said.contains("size"), "{said}");
+}

@@ -479,10 +479,12 @@ fn every_outcome_has_one_trace_record_and_replay_matches() {
     let (_, divergence) = partner::exec::replay::verify_records(&tampered).unwrap();
     let divergence = divergence.expect("a changed result diverges");
     assert_eq!(divergence.step, 7);
-    assert!(
-        divergence.what.starts_with("result was"),
-        "{}",
-        divergence.what
+    assert_eq!(
+        divergence.what,
+        format!(
+            "result: was \"appended to something else\", now {:?}",
+            records[6].result
+        )
     );
 }
 

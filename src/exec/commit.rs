@@ -178,7 +178,9 @@ impl Executor {
             return self.refuse_limited(ctx, &info, origin, check, reason);
         }
         let mut attempt = 0;
-        let result = loop {
+        // The time the handler was given is the record's time: replay gives
+        // it the same.
+        let (result, now) = loop {
             let now = self.now();
             let result = match stage {
                 Stage::Store => {
@@ -243,10 +245,9 @@ impl Executor {
                     attempt += 1;
                     std::thread::sleep(Duration::from_millis(50 * 4u64.pow(attempt - 1)));
                 }
-                other => break other,
+                other => break (other, now),
             }
         };
-        let now = self.now();
         let (outcome, effect, system) = match result {
             Ok(effect) => (TraceOutcome::Executed, effect, false),
             Err(ActionError::Agent(message)) => {

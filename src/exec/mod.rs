@@ -8,6 +8,7 @@ mod commit;
 mod config;
 mod context;
 mod decide;
+pub mod difference;
 mod executor;
 mod handlers;
 mod partner;

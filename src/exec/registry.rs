@@ -25,6 +25,11 @@ use crate::dialect::{ParsedAction, Verb, VerbSpec, VerbTable};
 use crate::memory::{Block, MemoryChange, MemoryError};
 use crate::permission::VerbTraits;
 
+/// The key in an outcome's data that says this one outcome depended on
+/// something the trace does not hold (a deadline, the machine's speed):
+/// replay takes it from the record instead of redoing it.
+pub const RECORDED_ONLY: &str = "recorded_only";
+
 /// Where an action's work happens.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Stage {
@@ -182,7 +187,8 @@ pub trait VerbHandler: Send + Sync {
 
     /// True when replay can redo the action and expect the same result;
     /// false when it must reuse the recorded one (the result depends on
-    /// things the trace does not hold).
+    /// things the trace does not hold). A single outcome that depended on
+    /// such things (a deadline) says so with [`RECORDED_ONLY`] in its data.
     fn reproducible(&self, action: &ParsedAction) -> bool {
         matches!(self.stage(action), Stage::Store | Stage::Compute)
     }

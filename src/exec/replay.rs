@@ -43,37 +43,39 @@ pub struct Verification {
 }
 
 fn differs(record: &TraceRecord, redone: &Redone) -> Option<String> {
+    use super::difference::{gram, json, texts};
     let Redone {
         outcome,
         text,
         memory,
         data,
     } = redone;
-    let outcome = *outcome;
-    if outcome != record.outcome {
+    if *outcome != record.outcome {
+        // Why it ended otherwise is in the result.
         return Some(format!(
-            "outcome was {}, now {}",
+            "outcome: was {}, now {} ({})",
             record.outcome.as_str(),
-            outcome.as_str()
+            outcome.as_str(),
+            texts("result", &record.result, text)
         ));
     }
     if *text != record.result {
-        return Some(format!("result was {:?}, now {:?}", record.result, text));
+        return Some(texts("result", &record.result, text).to_string());
     }
     if *memory != record.memory {
-        return Some(format!(
-            "memory change was {:?}, now {:?}",
-            record.memory, memory
-        ));
+        let as_json = |m: &Option<crate::memory::MemoryChange>| {
+            serde_json::to_value(m).unwrap_or(serde_json::Value::Null)
+        };
+        return json("memory", &as_json(&record.memory), &as_json(memory)).map(|d| d.to_string());
     }
     // What a handler asked replay to reproduce exactly (a tool's output
     // state).
     let check = &record.data["replay_check"];
     if !check.is_null() && *check != data["replay_check"] {
-        return Some(format!(
-            "the result's check was {check}, now {}",
-            data["replay_check"]
-        ));
+        return Some(match (check.as_str(), data["replay_check"].as_str()) {
+            (Some(was), Some(now)) => gram("check", was, now).to_string(),
+            _ => json("check", check, &data["replay_check"])?.to_string(),
+        });
     }
     None
 }
@@ -127,6 +129,7 @@ fn redoes(record: &TraceRecord) -> bool {
         TraceOutcome::Executed | TraceOutcome::Failed
     ) && !record.external
         && !record.system_error
+        && record.data[super::registry::RECORDED_ONLY].is_null()
 }
 
 /// The blocks `agent` had after the first `step` records of a trace.

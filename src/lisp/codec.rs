@@ -146,6 +146,9 @@ pub(super) struct Writer<'a> {
     /// Global closures being written (a global whose captured environment
     /// leads back to itself cannot be written as a tree).
     visiting: HashSet<Arc<str>>,
+    /// What has been written so far, in bytes: closures write what they
+    /// captured, which may be shared many times over.
+    written: usize,
 }
 
 fn prop_i(n: i64) -> Prop {
@@ -158,10 +161,22 @@ impl<'a> Writer<'a> {
         Writer {
             globals,
             visiting: HashSet::new(),
+            written: 0,
         }
     }
 
     pub(super) fn value(&mut self, v: &Value) -> LispResult<PatternSubject> {
+        // Atoms and patterns count whole; collections and closures count
+        // as their parts are written.
+        let here = match v {
+            Value::List(_) | Value::Map(_) | Value::Set(_) => 2,
+            Value::Closure(_) => 16,
+            other => other.size(),
+        };
+        self.written = self.written.saturating_add(here);
+        if self.written > super::value::MAX_SIZE {
+            return Err(super::value::too_large(self.written));
+        }
         Ok(match v {
             Value::Int(i) => node(&["Number"], vec![("value", prop_i(*i))], vec![]),
             Value::Dec(d) => node(&["Number"], vec![("value", Prop::VDecimal(*d))], vec![]),

@@ -22,6 +22,9 @@ pub enum ErrorKind {
     StepBudget,
     /// A tool is not in canonical form, or did not return a state.
     Tool,
+    /// A value would expand (printed or serialized) past its bound, or
+    /// the program allocated more than it may.
+    Size,
 }
 
 impl ErrorKind {
@@ -35,6 +38,7 @@ impl ErrorKind {
             ErrorKind::DivisionByZero => "division-by-zero",
             ErrorKind::StepBudget => "step-budget",
             ErrorKind::Tool => "tool",
+            ErrorKind::Size => "size",
         }
     }
 }

@@ -22,6 +22,59 @@ pub const MAX_ITEMS: usize = 1 << 20;
 /// Longest string a program may build, in bytes.
 pub const MAX_STRING: usize = 16 << 20;
 
+/// Largest a value may be once expanded — printed, or serialized — in
+/// bytes. Values share their parts, so a list of a thousand references
+/// to one long string is small in memory but not when written out: it is
+/// measured by what it expands to.
+pub const MAX_SIZE: usize = 32 << 20;
+
+/// Most bytes one evaluation may allocate for values, all told (what it
+/// freed again counts too): a program cannot exhaust the memory of the
+/// process that runs it.
+pub const MAX_ALLOCATED: usize = 512 << 20;
+
+thread_local! {
+    /// Bytes allocated for values by the evaluation on this thread (each
+    /// runs on a thread of its own).
+    static ALLOCATED: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+}
+
+/// Counts `bytes` allocated by the evaluation on this thread; a `size`
+/// error past [`MAX_ALLOCATED`].
+pub fn allocate(bytes: usize) -> LispResult<()> {
+    let total = ALLOCATED.with(|a| {
+        let total = a.get().saturating_add(bytes);
+        a.set(total);
+        total
+    });
+    if total > MAX_ALLOCATED {
+        return Err(LispError::new(
+            super::error::ErrorKind::Size,
+            format!("the program allocated more than the {MAX_ALLOCATED} bytes it may"),
+        ));
+    }
+    Ok(())
+}
+
+/// The error for a value that would expand to `size` bytes.
+pub fn too_large(size: usize) -> LispError {
+    LispError::new(
+        super::error::ErrorKind::Size,
+        format!(
+            "a value that would print to {size} bytes or more; at most {MAX_SIZE} (shared parts count each time they appear)"
+        ),
+    )
+}
+
+/// Checks an expanded size against [`MAX_SIZE`].
+fn within(size: usize) -> LispResult<usize> {
+    if size > MAX_SIZE {
+        Err(too_large(size))
+    } else {
+        Ok(size)
+    }
+}
+
 /// A Pattern decorated with a Subject: the state tools read and return.
 pub type PatternSubject = Pattern<Subject>;
 
@@ -43,7 +96,7 @@ pub enum Value {
     /// A map, its keys sorted.
     Map(Arc<Table>),
     /// A set of atoms, sorted.
-    Set(Arc<BTreeSet<Key>>),
+    Set(Arc<KeySet>),
     /// A Pattern Subject.
     Pattern(Arc<Tree>),
     /// A function written in Lisp.
@@ -52,28 +105,45 @@ pub enum Value {
     Primitive(&'static Primitive),
 }
 
-/// A list's items and how deep they nest.
+/// A list's items, how deep they nest and what they expand to.
 #[derive(Debug)]
 pub struct Seq {
     /// The items.
     pub items: Vec<Value>,
     depth: usize,
+    size: usize,
 }
 
-/// A map's entries and how deep they nest.
+/// A map's entries, how deep they nest and what they expand to.
 #[derive(Debug)]
 pub struct Table {
     /// The entries, by key.
     pub entries: BTreeMap<Key, Value>,
     depth: usize,
+    size: usize,
 }
 
-/// A Pattern and how deep it nests.
+/// A set's members and what they expand to.
+#[derive(Debug, PartialEq, Eq)]
+pub struct KeySet {
+    keys: BTreeSet<Key>,
+    size: usize,
+}
+
+impl std::ops::Deref for KeySet {
+    type Target = BTreeSet<Key>;
+    fn deref(&self) -> &BTreeSet<Key> {
+        &self.keys
+    }
+}
+
+/// A Pattern, how deep it nests and what it expands to.
 #[derive(Debug)]
 pub struct Tree {
     /// The pattern.
     pub pattern: PatternSubject,
     depth: usize,
+    size: usize,
 }
 
 /// What may be a map key or a set member: an atom.
@@ -165,11 +235,12 @@ impl Value {
                 s.len()
             )));
         }
+        allocate(s.len())?;
         Ok(Value::Str(s.into()))
     }
 
-    /// A list of `items` (refused when it would nest too deep or hold too
-    /// many).
+    /// A list of `items` (refused when it would nest too deep, hold too
+    /// many or expand past [`MAX_SIZE`]).
     pub fn list(items: Vec<Value>) -> LispResult<Value> {
         if items.len() > MAX_ITEMS {
             return Err(too_many(items.len()));
@@ -178,7 +249,13 @@ impl Value {
         if depth > MAX_VALUE_DEPTH {
             return Err(too_deep());
         }
-        Ok(Value::List(Arc::new(Seq { items, depth })))
+        let size = within(
+            items
+                .iter()
+                .fold(2usize, |n, v| n.saturating_add(v.size()).saturating_add(1)),
+        )?;
+        allocate(items.len() * std::mem::size_of::<Value>())?;
+        Ok(Value::List(Arc::new(Seq { items, depth, size })))
     }
 
     /// The empty list.
@@ -186,6 +263,7 @@ impl Value {
         Value::List(Arc::new(Seq {
             items: Vec::new(),
             depth: 1,
+            size: 2,
         }))
     }
 
@@ -198,7 +276,17 @@ impl Value {
         if depth > MAX_VALUE_DEPTH {
             return Err(too_deep());
         }
-        Ok(Value::Map(Arc::new(Table { entries, depth })))
+        let size = within(entries.iter().fold(2usize, |n, (k, v)| {
+            n.saturating_add(key_size(k))
+                .saturating_add(v.size())
+                .saturating_add(2)
+        }))?;
+        allocate(entries.len() * 2 * std::mem::size_of::<Value>())?;
+        Ok(Value::Map(Arc::new(Table {
+            entries,
+            depth,
+            size,
+        })))
     }
 
     /// A set of `keys`.
@@ -206,13 +294,41 @@ impl Value {
         if keys.len() > MAX_ITEMS {
             return Err(too_many(keys.len()));
         }
-        Ok(Value::Set(Arc::new(keys)))
+        let size = within(keys.iter().fold(3usize, |n, k| {
+            n.saturating_add(key_size(k)).saturating_add(1)
+        }))?;
+        allocate(keys.len() * std::mem::size_of::<Value>())?;
+        Ok(Value::Set(Arc::new(KeySet { keys, size })))
     }
 
     /// A pattern value.
     pub fn pattern(pattern: PatternSubject) -> LispResult<Value> {
         let depth = 1 + pattern_depth(&pattern, 0).ok_or_else(too_deep)?;
-        Ok(Value::Pattern(Arc::new(Tree { pattern, depth })))
+        let size = within(pattern_size(&pattern))?;
+        allocate(size)?;
+        Ok(Value::Pattern(Arc::new(Tree {
+            pattern,
+            depth,
+            size,
+        })))
+    }
+
+    /// What the value expands to when printed or serialized, in bytes (an
+    /// estimate from above for atoms; a closure counts its parameters
+    /// only — serializing what it captured is bounded as it is written).
+    pub fn size(&self) -> usize {
+        match self {
+            Value::Int(_) | Value::Dec(_) => 24,
+            Value::Str(s) => s.len() + 2,
+            Value::Bool(_) => 2,
+            Value::Keyword(k) => k.len() + 1,
+            Value::List(s) => s.size,
+            Value::Map(t) => t.size,
+            Value::Set(k) => k.size,
+            Value::Pattern(t) => t.size,
+            Value::Closure(c) => 16 + c.params().iter().map(|p| p.len() + 1).sum::<usize>(),
+            Value::Primitive(p) => 16 + p.name.len(),
+        }
     }
 
     /// How deep the value nests (an atom is 0).
@@ -258,11 +374,24 @@ impl Value {
 
     /// The value printed, cut short for an error message.
     pub fn brief(&self) -> String {
-        let full = self.to_string();
-        if full.chars().count() <= 40 {
-            return full;
+        /// Keeps the first characters written and stops the rest.
+        struct Head(String);
+        impl fmt::Write for Head {
+            fn write_str(&mut self, s: &str) -> fmt::Result {
+                for c in s.chars() {
+                    if self.0.chars().count() > 40 {
+                        return Err(fmt::Error);
+                    }
+                    self.0.push(c);
+                }
+                Ok(())
+            }
         }
-        let cut: String = full.chars().take(37).collect();
+        let mut head = Head(String::new());
+        if write!(head, "{self}").is_ok() && head.0.chars().count() <= 40 {
+            return head.0;
+        }
+        let cut: String = head.0.chars().take(37).collect();
         format!("{cut}...")
     }
 
@@ -294,6 +423,33 @@ impl Value {
             _ => false,
         }
     }
+}
+
+/// What a key expands to, in bytes.
+fn key_size(k: &Key) -> usize {
+    match k {
+        Key::Bool(_) => 2,
+        Key::Num(_) => 24,
+        Key::Str(s) => s.len() + 2,
+        Key::Keyword(k) => k.len() + 1,
+    }
+}
+
+/// What a pattern expands to when written as Gram, in bytes (an estimate
+/// from above of its labels, identity and properties, and brackets).
+fn pattern_size(p: &PatternSubject) -> usize {
+    let mut size = 16 + p.value.identity.to_string().len();
+    for label in &p.value.labels {
+        size = size.saturating_add(label.len() + 1);
+    }
+    for (k, v) in &p.value.properties {
+        size = size
+            .saturating_add(k.len() + 2)
+            .saturating_add(format!("{v:?}").len());
+    }
+    p.elements
+        .iter()
+        .fold(size, |n, e| n.saturating_add(pattern_size(e)))
 }
 
 /// The depth of a pattern (atomic = 0), or `None` past the bound.

@@ -12,7 +12,7 @@ use serde_json::json;
 use super::{Effect, Handlers};
 use crate::dialect::{ParsedAction, Verb};
 use crate::exec::executor::Executor;
-use crate::exec::registry::{Cx, Outcome, Stage, VerbHandler};
+use crate::exec::registry::{ActionError, Cx, Outcome, Stage, VerbHandler};
 use crate::permission::VerbTraits;
 
 /// Each agent's variable assignments, in order.
@@ -20,6 +20,9 @@ use crate::permission::VerbTraits;
 pub(crate) struct CalcState {
     assignments: Mutex<HashMap<String, Vec<String>>>,
 }
+
+/// Longest a calculation may run.
+const CALC_DEADLINE: Duration = Duration::from_secs(2);
 
 struct Deadline(Instant);
 
@@ -101,14 +104,26 @@ fn calc(exec: &Executor, agent: &str, action: &ParsedAction) -> Outcome {
     program.push_str(expr);
     // fend recurses over the expression: bounded above, and given a large
     // stack of its own so no expression can overflow the caller's.
+    let deadline = Instant::now() + CALC_DEADLINE;
     let value = crate::isolate::on_big_stack(crate::isolate::BIG_STACK, || {
         let mut context = fend_core::Context::new();
-        let deadline = Deadline(Instant::now() + Duration::from_secs(2));
-        fend_core::evaluate_with_interrupt(&program, &mut context, &deadline)
+        fend_core::evaluate_with_interrupt(&program, &mut context, &Deadline(deadline))
             .map(|result| result.get_main_result().to_string())
     })
     .map_err(|panic| format!("I couldn't calculate '{expr}': the calculator failed ({panic})"))?
-    .map_err(|e| format!("I couldn't calculate '{expr}': {e}"))?;
+    .map_err(|e| {
+        let message = format!("I couldn't calculate '{expr}': {e}");
+        if Instant::now() >= deadline {
+            // Stopped by the clock, which another run may not be: replay
+            // takes this outcome from the record.
+            ActionError::AgentWith(
+                message,
+                serde_json::json!({ crate::exec::registry::RECORDED_ONLY: "a deadline stopped it" }),
+            )
+        } else {
+            ActionError::Agent(message)
+        }
+    })?;
     let new: Vec<String> = expr
         .split(';')
         .map(str::trim)
