@@ -377,3 +377,97 @@ fn a_database_with_a_bad_schema_version_is_refused_in_one_line() {
         let _ = std::fs::remove_file(d.join("v.db-shm"));
     }
 }
+
+/// The rows of a fixture table under `tests/fixtures/egress`, comments
+/// left out.
+fn egress_table(name: &str) -> Vec<String> {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/egress")
+        .join(name);
+    std::fs::read_to_string(&path)
+        .unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+        .lines()
+        .filter(|l| !l.trim().is_empty() && !l.starts_with('#'))
+        .map(str::to_string)
+        .collect()
+}
+
+#[test]
+fn encoded_secrets_ask_the_partner_and_name_what_they_hold() {
+    let (base, seen) = recording_server(|_| (200, None));
+    let mut policy =
+        Policy::from_toml("[rate_limits]\ndefault = { burst = 1000, per_minute = 1000 }\n")
+            .unwrap();
+    policy.network.allow_hosts = vec!["127.0.0.1".into()];
+    let r = rig(policy);
+    let rows = egress_table("encoded_secrets.tsv");
+    assert!(rows.len() >= 100, "{} rows", rows.len());
+    let mut missed = Vec::new();
+    for row in &rows {
+        let mut cells = row.splitn(3, '\t');
+        let (kind, how, line) = (
+            cells.next().unwrap(),
+            cells.next().unwrap(),
+            cells.next().unwrap(),
+        );
+        // What would leave goes to a server on this machine that records it.
+        let line = line.replace("https://collector.example.com", &base);
+        let report = one(&r, "ada", &line);
+        let asked = report.status == ActionStatus::Pending
+            && report.request.as_ref().is_some_and(|q| {
+                q.authorities == vec![partner::permission::Authority::Partner]
+                    && q.reason.contains(kind)
+            });
+        if !asked {
+            missed.push(format!(
+                "{kind} ({how}): {line}: {:?} {}",
+                report.status, report.text
+            ));
+        }
+    }
+    assert!(
+        missed.is_empty(),
+        "{} of {} went without asking:\n{}",
+        missed.len(),
+        rows.len(),
+        missed.join("\n")
+    );
+    assert!(
+        seen.lock().unwrap().is_empty(),
+        "{:?}",
+        seen.lock().unwrap()
+    );
+}
+
+#[test]
+fn ordinary_urls_go_without_asking() {
+    let (base, seen) = recording_server(|_| (200, None));
+    let mut policy =
+        Policy::from_toml("[rate_limits]\ndefault = { burst = 1000, per_minute = 1000 }\n")
+            .unwrap();
+    policy.network.allow_hosts = vec!["127.0.0.1".into()];
+    let r = rig(policy);
+    let urls = egress_table("ordinary_urls.txt");
+    assert!(urls.len() >= 100, "{} urls", urls.len());
+    let mut asked = Vec::new();
+    for url in &urls {
+        // In a message, whole; and fetched, its path and query sent to a
+        // server on this machine.
+        let told = one(&r, "ada", &format!("/tell @anchor \"see {url}\""));
+        let path = url.splitn(4, '/').nth(3).unwrap_or("");
+        let fetched = one(&r, "ada", &format!("/fetch {base}/{path}"));
+        for report in [told, fetched] {
+            if report.status != ActionStatus::Executed {
+                asked.push(format!("{url}: {:?} {}", report.status, report.text));
+            }
+        }
+    }
+    assert!(
+        asked.is_empty(),
+        "{} of {} were held:\n{}",
+        asked.len(),
+        urls.len(),
+        asked.join("\n")
+    );
+    assert_eq!(seen.lock().unwrap().len(), urls.len());
+}
