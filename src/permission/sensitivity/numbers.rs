@@ -22,7 +22,7 @@ pub fn luhn(digits: &[u8]) -> bool {
             }
         })
         .sum();
-    sum % 10 == 0
+    sum.is_multiple_of(10)
 }
 
 /// True when `digits` start as a card network's numbers do and are as
