@@ -99,6 +99,81 @@ pub fn check_span(span: Duration) -> Result<Duration, String> {
     }
 }
 
+/// A span of time of at most [`MAX_SPAN`]: what every duration from an
+/// agent, a config file, the command line or a client is read into, so
+/// none can be longer. It reads from text (`90s`, `1h 30m`) or a whole
+/// number of seconds, and is written as seconds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
+pub struct Span(Duration);
+
+impl Span {
+    /// No time at all.
+    pub const ZERO: Span = Span(Duration::ZERO);
+
+    /// A span from text, or why it is not one.
+    pub fn parse(text: &str) -> Result<Span, String> {
+        parse_span(text).map(Span)
+    }
+
+    /// A span of `secs` seconds, or why it is too long.
+    pub fn from_secs(secs: u64) -> Result<Span, String> {
+        check_span(Duration::from_secs(secs)).map(Span)
+    }
+
+    /// `span`, cut to [`MAX_SPAN`] when longer.
+    pub fn saturating(span: Duration) -> Span {
+        Span(span.min(MAX_SPAN))
+    }
+
+    /// The duration.
+    pub fn get(self) -> Duration {
+        self.0
+    }
+
+    /// Whole seconds.
+    pub fn as_secs(self) -> u64 {
+        self.0.as_secs()
+    }
+}
+
+impl TryFrom<Duration> for Span {
+    type Error = String;
+    fn try_from(span: Duration) -> Result<Span, String> {
+        check_span(span).map(Span)
+    }
+}
+
+impl serde::Serialize for Span {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_u64(self.0.as_secs())
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for Span {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Span, D::Error> {
+        /// Text (`90s`) or whole seconds.
+        struct Written;
+        impl serde::de::Visitor<'_> for Written {
+            type Value = Span;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a span of time: text like \"90s\" or whole seconds")
+            }
+            fn visit_str<E: serde::de::Error>(self, text: &str) -> Result<Span, E> {
+                Span::parse(text).map_err(E::custom)
+            }
+            fn visit_u64<E: serde::de::Error>(self, secs: u64) -> Result<Span, E> {
+                Span::from_secs(secs).map_err(E::custom)
+            }
+            fn visit_i64<E: serde::de::Error>(self, secs: i64) -> Result<Span, E> {
+                u64::try_from(secs)
+                    .map_err(|_| E::custom(format!("{secs} seconds is not a span of time")))
+                    .and_then(|s| self.visit_u64(s))
+            }
+        }
+        d.deserialize_any(Written)
+    }
+}
+
 /// `at` moved by `span`, saturating instead of overflowing.
 pub fn after(at: Millis, span: Duration) -> Millis {
     at.saturating_add(i64::try_from(span.as_millis()).unwrap_or(i64::MAX))

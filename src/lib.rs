@@ -30,6 +30,7 @@ macro_rules! wire_name_eq {
 pub(crate) use wire_name_eq;
 
 pub mod agent;
+pub mod bounds;
 pub mod clock;
 pub mod commands;
 pub mod daemon;

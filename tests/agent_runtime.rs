@@ -252,3 +252,90 @@ async fn a_quick_halt_and_resume_ends_resumed() {
         partner::memory::records::agent_state(&r.handle.executor().store().conn(), "ada").unwrap();
     assert!(!stored.halted, "the database says resumed");
 }
+
+/// A model provider with a bug: every call panics.
+#[derive(Debug)]
+struct Broken;
+
+impl partner::agent::provider::Provider for Broken {
+    fn name(&self) -> &str {
+        "broken"
+    }
+
+    fn stream(
+        &self,
+        _request: partner::agent::provider::ChatRequest,
+        _cancel: partner::agent::provider::Cancel,
+    ) -> tokio::sync::mpsc::Receiver<partner::agent::provider::StreamEvent> {
+        panic!("a bug in the provider")
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_panicking_turn_is_contained_reported_and_its_agent_runs_again() {
+    let text = "[providers.scripted]\nkind = \"scripted\"\n[[agents]]\nname = \"ada\"\nmodel = \"broken:x\"\npulse = \"off\"\n[[agents]]\nname = \"bob\"\nmodel = \"scripted:x\"\npulse = \"off\"\n";
+    let mut config = partner::agent::ConstellationConfig::from_toml(
+        &text.replace("broken:x", "scripted:x"),
+        "test",
+        std::path::Path::new("."),
+        Some("default = \"allow\"\n"),
+        Some("[agents.bob]\nunexpected = \"hello\"\n"),
+    )
+    .unwrap();
+    // Ada's model is the broken one.
+    config
+        .providers
+        .insert("broken".into(), std::sync::Arc::new(Broken));
+    config.agents[0].provider = "broken".into();
+    let dir = tempfile::tempdir().unwrap();
+    let clock = std::sync::Arc::new(TokioClock::now());
+    let executor = std::sync::Arc::new(
+        partner::exec::Executor::with_parts(
+            std::sync::Arc::new(
+                partner::memory::MemoryStore::open(dir.path().join("c.db")).unwrap(),
+            ),
+            config.policy.clone(),
+            config.exec.clone(),
+            clock.clone(),
+        )
+        .unwrap(),
+    );
+    let (handle, _task) = partner::agent::start(&config, executor, clock);
+    let mut events = handle.subscribe();
+    for round in 0..2 {
+        handle.send_message("ada", &format!("hello {round}"));
+        let failed = wait_for(&mut events, Duration::from_secs(10), |e| {
+            matches!(e, Event::Error { agent: Some(a), message } if a == "ada" && message.contains("internal error"))
+        })
+        .await;
+        assert!(
+            failed.is_some(),
+            "round {round}: the panic was not reported"
+        );
+        wait_for(&mut events, Duration::from_secs(10), |e| {
+            matches!(e, Event::AgentState { agent, state: RunState::Idle, .. } if agent == "ada")
+        })
+        .await
+        .expect("ada is ready again");
+        // Bob never stopped.
+        handle.send_message("bob", "hi");
+        let replied = wait_for(
+            &mut events,
+            Duration::from_secs(10),
+            |e| matches!(e, Event::ReplyFinished { agent, .. } if agent == "bob"),
+        )
+        .await;
+        assert!(replied.is_some(), "round {round}: bob did not answer");
+        wait_for(&mut events, Duration::from_secs(10), |e| {
+            matches!(e, Event::AgentState { agent, state: RunState::Idle, .. } if agent == "bob")
+        })
+        .await
+        .expect("bob's turn ends");
+    }
+    let status = handle.status().await;
+    assert_eq!(status.len(), 2);
+    assert!(
+        status.iter().all(|s| s.state == RunState::Idle),
+        "{status:?}"
+    );
+}

@@ -70,7 +70,9 @@ fn every_operation_and_message_round_trips() {
         },
         Op::Decide {
             request: "r1".into(),
-            decision: DecisionSpec::For { seconds: 600 },
+            decision: DecisionSpec::For {
+                seconds: partner::clock::Span::from_secs(600).unwrap(),
+            },
         },
         Op::Decide {
             request: "r1".into(),
@@ -107,7 +109,7 @@ fn every_operation_and_message_round_trips() {
         Op::Event { seq: 4, offset: 10 },
         Op::SetPulse {
             agent: "ada".into(),
-            seconds: 60,
+            seconds: partner::clock::Span::from_secs(60).unwrap(),
         },
         Op::Halt {
             agent: "ada".into(),
@@ -324,14 +326,15 @@ fn one_daemon_per_database_and_bad_clients_are_refused_without_harm() {
     }
     // A duration past every bound is refused, and the runtime lives on:
     // a message after it is acknowledged and written (issue 28).
+    // The typed protocol cannot even hold one: it is sent raw.
     for seconds in [u64::MAX, 400 * 365 * 86_400] {
-        let e = client
-            .request(Op::SetPulse {
-                agent: "ada".into(),
-                seconds,
-            })
-            .unwrap_err();
-        assert!(e.to_string().contains("too long"), "{seconds}: {e}");
+        let hello =
+            format!("{{\"id\":0,\"op\":\"hello\",\"version\":{VERSION},\"client\":\"t\"}}\n");
+        let set =
+            format!("{{\"id\":1,\"op\":\"set_pulse\",\"agent\":\"ada\",\"seconds\":{seconds}}}\n");
+        let got = raw(&daemon.socket, &[hello.as_bytes(), set.as_bytes()]);
+        let said = got.last().unwrap()["message"].as_str().unwrap().to_string();
+        assert!(said.contains("too long"), "{seconds}: {said}");
     }
     assert_eq!(status(&mut client).agents.len(), 1);
     client

@@ -253,3 +253,207 @@ fn three_hundred_silent_tcp_connections_do_not_lock_the_owner_out() {
         .unwrap();
     assert!(welcome.contains("welcome"), "{welcome}");
 }
+
+/// Values no field expects: zero, negative, past `u64`, not numbers,
+/// huge text, deep JSON.
+fn extremes() -> Vec<String> {
+    vec![
+        "0".into(),
+        "-1".into(),
+        "18446744073709551615".into(),
+        "18446744073709551616".into(),
+        "1e308".into(),
+        "-0.5".into(),
+        "NaN".into(),
+        "null".into(),
+        "true".into(),
+        "{}".into(),
+        format!("\"{}\"", "x".repeat(300_000)),
+        format!("{}{}", "[".repeat(50_000), "]".repeat(50_000)),
+        "\"ada\"".into(),
+        "\"\\u0000\"".into(),
+    ]
+}
+
+/// Every op with a good value in each field; `@` marks the field the walk
+/// replaces.
+const OPS: &[(&str, &[&str])] = &[
+    ("hello", &["version", "client", "token"]),
+    ("subscribe", &[]),
+    ("status", &[]),
+    ("message", &["agent", "text"]),
+    ("pulse", &["agent"]),
+    ("set_pulse", &["agent", "seconds"]),
+    ("halt", &["agent", "reason"]),
+    ("resume", &["agent"]),
+    ("undo_block", &["agent", "label"]),
+    ("sync", &[]),
+    ("event", &["seq", "offset"]),
+    ("run", &["agent", "text"]),
+    ("decide", &["request", "decision"]),
+    ("set_block", &["block"]),
+];
+
+/// A good value for a field.
+fn good(field: &str) -> &'static str {
+    match field {
+        "version" | "seq" | "offset" | "seconds" => "1",
+        "agent" => "\"ada\"",
+        "text" => "\"/recall read notes\"",
+        "decision" => "{\"kind\":\"for\",\"seconds\":60}",
+        "block" => {
+            "{\"agent\":\"ada\",\"label\":\"notes\",\"kind\":\"working\",\"permission\":\"read_write\",\"char_limit\":100,\"description\":\"\",\"value\":\"v\"}"
+        }
+        "request" => "\"r1\"",
+        _ => "\"x\"",
+    }
+}
+
+/// Sends `line` after a hello on a connection of its own: the first line
+/// that comes back.
+fn answer(socket: &Path, line: &str) -> Result<String, String> {
+    use std::io::{BufRead, Write};
+    let stream = std::os::unix::net::UnixStream::connect(socket).map_err(|e| e.to_string())?;
+    stream
+        .set_read_timeout(Some(Duration::from_secs(15)))
+        .unwrap();
+    let mut writer = stream.try_clone().unwrap();
+    let mut reader = std::io::BufReader::new(stream);
+    let hello = format!(
+        "{{\"id\":0,\"op\":\"hello\",\"version\":{},\"client\":\"walk\"}}\n",
+        partner::protocol::VERSION
+    );
+    writer
+        .write_all(hello.as_bytes())
+        .map_err(|e| e.to_string())?;
+    let mut welcome = String::new();
+    reader.read_line(&mut welcome).map_err(|e| e.to_string())?;
+    // The daemon may close the connection before reading all of a line
+    // it refuses: that is an answer too, if an error line came first.
+    let _ = writer.write_all(format!("{line}\n").as_bytes());
+    let mut got = String::new();
+    reader
+        .read_line(&mut got)
+        .map_err(|e| format!("no answer: {e}"))?;
+    Ok(got)
+}
+
+#[test]
+fn every_op_and_field_with_extreme_values_gets_a_clear_answer_and_the_runtime_lives() {
+    let dir = tempfile::tempdir().unwrap();
+    answering(dir.path(), "noted");
+    let daemon = serve(dir.path());
+    let mut lines = Vec::new();
+    for (op, fields) in OPS {
+        let with = |replaced: Option<(&str, &str)>| {
+            let mut parts = vec![format!("\"id\":7"), format!("\"op\":\"{op}\"")];
+            for f in *fields {
+                let value = match replaced {
+                    Some((name, v)) if name == *f => v.to_string(),
+                    _ => good(f).to_string(),
+                };
+                parts.push(format!("\"{f}\":{value}"));
+            }
+            format!("{{{}}}", parts.join(","))
+        };
+        lines.push(with(None));
+        for f in *fields {
+            for value in extremes() {
+                lines.push(with(Some((f, &value))));
+            }
+        }
+        for value in extremes() {
+            lines.push(format!("{{\"id\":{value},\"op\":\"{op}\"}}"));
+        }
+    }
+    let mut answered = 0;
+    for line in &lines {
+        let got = answer(&daemon.socket, line)
+            .unwrap_or_else(|e| panic!("{e}: {}", &line[..line.len().min(200)]));
+        let value: serde_json::Value =
+            serde_json::from_str(&got).unwrap_or_else(|e| panic!("not JSON ({e}): {got:.200}"));
+        let kind = value["type"].as_str().unwrap_or_default();
+        assert!(
+            matches!(kind, "reply" | "error" | "snapshot"),
+            "{got:.200} for {line:.200}"
+        );
+        if kind == "error" || value["ok"] == false {
+            let message = value["message"].as_str().unwrap_or_default();
+            assert!(!message.is_empty() && message.len() < 2_000, "{got:.300}");
+            assert!(!message.contains("panicked"), "{message}");
+        }
+        answered += 1;
+    }
+    assert_eq!(answered, lines.len());
+    // The runtime lives: ada answers a message, and the row is there.
+    let mut client = Client::connect(&daemon.socket, "after").unwrap();
+    client
+        .request(Op::Resume {
+            agent: "ada".into(),
+        })
+        .unwrap();
+    client.subscribe().unwrap();
+    client
+        .request(Op::Message {
+            agent: "ada".into(),
+            text: "after the walk".into(),
+        })
+        .unwrap();
+    replies_finished(&mut client, 1, Duration::from_secs(30));
+    let status = status(&mut client);
+    assert_eq!(status.agents.len(), 1);
+    assert!(
+        std::fs::read_to_string(dir.path().join("serve.log"))
+            .unwrap()
+            .lines()
+            .all(|l| !l.contains("panicked")),
+        "the daemon logged a panic"
+    );
+}
+
+#[test]
+fn an_ok_from_the_daemon_means_the_row_is_committed() {
+    let dir = tempfile::tempdir().unwrap();
+    answering(dir.path(), "noted");
+    let daemon = serve(dir.path());
+    let mut client = Client::connect(&daemon.socket, "t").unwrap();
+    let db = rusqlite::Connection::open(dir.path().join("c.db")).unwrap();
+    let count = |sql: &str| -> i64 { db.query_row(sql, [], |r| r.get(0)).unwrap() };
+    for i in 0..20 {
+        let text = format!("note {i}");
+        client
+            .request(Op::Message {
+                agent: "ada".into(),
+                text: text.clone(),
+            })
+            .unwrap();
+        // Read at once, from another connection: the row is there.
+        let rows = count(&format!(
+            "SELECT count(*) FROM messages WHERE agent = 'ada' AND content = '{text}'"
+        ));
+        assert_eq!(rows, 1, "message {i} acknowledged before it was written");
+    }
+    client
+        .request(Op::Halt {
+            agent: "ada".into(),
+            reason: "stop".into(),
+        })
+        .unwrap();
+    assert_eq!(count("SELECT halted FROM agents WHERE name = 'ada'"), 1);
+    client
+        .request(Op::SetPulse {
+            agent: "ada".into(),
+            seconds: partner::clock::Span::from_secs(90).unwrap(),
+        })
+        .unwrap();
+    assert_eq!(
+        count("SELECT pulse_secs FROM agents WHERE name = 'ada'"),
+        90
+    );
+    client
+        .request(Op::Resume {
+            agent: "ada".into(),
+        })
+        .unwrap();
+    assert_eq!(count("SELECT halted FROM agents WHERE name = 'ada'"), 0);
+}

@@ -93,7 +93,7 @@ pub async fn run(
         ),
         None => None,
     };
-    let (handle, task) =
+    let (handle, mut task) =
         crate::agent::start(config, executor, Arc::new(crate::clock::TokioClock::now()));
     let hub = Hub::new();
     let daemon = Arc::new(Daemon {
@@ -132,8 +132,20 @@ pub async fn run(
         .map_err(|e| format!("cannot watch for SIGTERM: {e}"))?;
     let mut int = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::interrupt())
         .map_err(|e| format!("cannot watch for SIGINT: {e}"))?;
+    let mut stopped: Option<String> = None;
     loop {
         tokio::select! {
+            // A daemon whose runtime is gone would answer for agents that
+            // do not run: it stops instead, and says why.
+            ended = &mut task => {
+                let why = match ended {
+                    Ok(()) => "the runtime ended".to_string(),
+                    Err(e) => format!("the runtime stopped on an internal error: {e}"),
+                };
+                tracing::error!("{why}; stopping");
+                stopped = Some(why);
+                break;
+            }
             _ = term.recv() => { tracing::info!("SIGTERM: stopping"); break; }
             _ = int.recv() => { tracing::info!("SIGINT: stopping"); break; }
             accepted = unix.accept() => match accepted {
@@ -175,10 +187,15 @@ pub async fn run(
         }
     }
     handle.shutdown();
-    let _ = task.await;
+    if stopped.is_none() {
+        let _ = task.await;
+    }
     publisher.abort();
     let _ = std::fs::remove_file(&socket);
     drop(lock);
     tracing::info!("stopped");
-    Ok(())
+    match stopped {
+        Some(why) => Err(why),
+        None => Ok(()),
+    }
 }

@@ -3,7 +3,6 @@
 //! (on the blocking pool), each answered with a reply.
 
 use std::sync::Arc;
-use std::time::Duration;
 
 use super::Daemon;
 use crate::permission::Authority;
@@ -169,30 +168,49 @@ pub async fn run(daemon: &Arc<Daemon>, id: u64, op: Op) -> ServerMsg {
         }
         Op::Sync => {
             handle.sync();
-            Ok("synced".into())
+            Ok("asked the runtime to look at the database now".into())
         }
-        Op::Message { agent, text } => known(&agent).map(|()| {
-            handle.send_message(&agent, &text);
-            format!("sent to {agent}")
-        }),
-        Op::Pulse { agent } => known(&agent).map(|()| {
-            handle.pulse_now(&agent);
-            format!("pulsed {agent}")
-        }),
-        Op::SetPulse { agent, seconds } => known(&agent)
-            .and_then(|()| crate::clock::check_span(Duration::from_secs(seconds)))
-            .map(|every| {
-                handle.set_pulse(&agent, every);
-                format!("{agent} pulses every {seconds}s")
-            }),
-        Op::Halt { agent, reason } => known(&agent).map(|()| {
-            handle.halt(&agent, &reason);
-            format!("halted {agent}")
-        }),
-        Op::Resume { agent } => known(&agent).map(|()| {
-            handle.resume(&agent);
-            format!("resumed {agent}")
-        }),
+        // Each answers once it is done: a message once its row is
+        // committed, a pulse setting or a halt once it is stored.
+        Op::Message { agent, text } => match known(&agent) {
+            Ok(()) => handle
+                .deliver(&agent, &text)
+                .await
+                .map(|()| format!("sent to {agent}")),
+            Err(e) => Err(e),
+        },
+        Op::Pulse { agent } => match known(&agent) {
+            Ok(()) => handle
+                .pulse_now(&agent)
+                .committed()
+                .await
+                .map(|()| format!("pulsed {agent}")),
+            Err(e) => Err(e),
+        },
+        Op::SetPulse { agent, seconds } => match known(&agent) {
+            Ok(()) => handle
+                .set_pulse(&agent, seconds.get())
+                .committed()
+                .await
+                .map(|()| format!("{agent} pulses every {}s", seconds.as_secs())),
+            Err(e) => Err(e),
+        },
+        Op::Halt { agent, reason } => match known(&agent) {
+            Ok(()) => handle
+                .halt(&agent, &reason)
+                .committed()
+                .await
+                .map(|()| format!("halted {agent}")),
+            Err(e) => Err(e),
+        },
+        Op::Resume { agent } => match known(&agent) {
+            Ok(()) => handle
+                .resume(&agent)
+                .committed()
+                .await
+                .map(|()| format!("resumed {agent}")),
+            Err(e) => Err(e),
+        },
         Op::SetBlock { block } => blocking(daemon, move |ex| {
             ex.partner_set_block(block)
                 .map(|report| report.text)

@@ -233,7 +233,9 @@ impl Executor {
         &self.calc
     }
 
-    pub(super) fn now(&self) -> Millis {
+    /// The executor's clock, now (what its records and the rows written
+    /// beside them are stamped with).
+    pub fn now(&self) -> Millis {
         self.clock.now_ms()
     }
 

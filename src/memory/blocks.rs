@@ -290,6 +290,9 @@ pub fn create(
     by: &str,
     now: Millis,
 ) -> MemoryResult<(Block, MemoryChange)> {
+    crate::bounds::CharLimit::new(new.char_limit as u64).map_err(|e| {
+        MemoryError::Conflict(format!("block '{}': its character limit {e}", new.label))
+    })?;
     check_limit(&new.label, &new.value, new.char_limit)?;
     if get(conn, &new.agent, &new.label)?.is_some() {
         return Err(MemoryError::BlockExists {

@@ -126,8 +126,10 @@ impl Rule {
 #[serde(deny_unknown_fields)]
 pub struct RateLimit {
     /// Most actions at once.
+    #[serde(deserialize_with = "crate::bounds::burst")]
     pub burst: u32,
     /// Refill rate.
+    #[serde(deserialize_with = "crate::bounds::per_minute")]
     pub per_minute: f64,
 }
 
@@ -205,7 +207,10 @@ fn split_host_port(text: &str) -> (&str, Option<u16>) {
 #[serde(deny_unknown_fields)]
 pub struct Limits {
     /// Most bytes one archival entry may hold.
-    #[serde(default = "default_archival_bytes")]
+    #[serde(
+        default = "default_archival_bytes",
+        deserialize_with = "crate::bounds::archival_bytes"
+    )]
     pub archival_bytes: usize,
 }
 

@@ -19,6 +19,9 @@ pub const EVENT_TEXT: usize = 64 * 1024;
 /// reply carries, in bytes.
 pub const EVENT_CHUNK: usize = 256 * 1024;
 
+/// Longest refusal or error sent, in bytes.
+pub const ERROR_TEXT: usize = 1024;
+
 /// Room kept under [`MAX_LINE`] for the envelope around what is cut.
 const SLACK: usize = 4 * 1024;
 
@@ -178,9 +181,24 @@ pub fn fit(message: ServerMsg) -> ServerMsg {
             }
             message
         }
+        // A refusal may quote what it refused: a sentence's worth.
+        ServerMsg::Reply {
+            id,
+            ok: false,
+            mut message,
+            data,
+        } => {
+            cut_text(&mut message, ERROR_TEXT, 0);
+            ServerMsg::Reply {
+                id,
+                ok: false,
+                message,
+                data,
+            }
+        }
         reply @ ServerMsg::Reply { .. } if size(&reply) > MAX_LINE => fit_reply(reply),
         ServerMsg::Error { mut message } => {
-            cut_text(&mut message, 64 * 1024, 0);
+            cut_text(&mut message, ERROR_TEXT, 0);
             ServerMsg::Error { message }
         }
         other => other,

@@ -12,8 +12,6 @@
 pub mod client;
 pub mod fit;
 
-use std::time::Duration;
-
 use serde::{Deserialize, Serialize};
 
 use crate::agent::Event;
@@ -37,8 +35,8 @@ pub enum DecisionSpec {
     Always,
     /// Run it and the same verb and target for a while.
     For {
-        /// How long, in seconds.
-        seconds: u64,
+        /// How long, in seconds (at most ten years).
+        seconds: crate::clock::Span,
     },
     /// Refuse it.
     Deny {
@@ -73,7 +71,7 @@ impl DecisionSpec {
         Some(match self {
             DecisionSpec::Approve => Decision::ApproveOnce,
             DecisionSpec::Always => Decision::ApproveAlways,
-            DecisionSpec::For { seconds } => Decision::ApproveFor(Duration::from_secs(*seconds)),
+            DecisionSpec::For { seconds } => Decision::ApproveFor(seconds.get()),
             DecisionSpec::Deny { reason } => Decision::Deny(reason.clone()),
             DecisionSpec::DenyAlways { reason } => Decision::DenyAlways(reason.clone()),
             DecisionSpec::Escalate { reason } => Decision::Escalate(reason.clone()),
@@ -88,7 +86,7 @@ impl DecisionSpec {
             Decision::ApproveOnce => DecisionSpec::Approve,
             Decision::ApproveAlways => DecisionSpec::Always,
             Decision::ApproveFor(d) => DecisionSpec::For {
-                seconds: d.as_secs(),
+                seconds: crate::clock::Span::saturating(*d),
             },
             Decision::Deny(reason) => DecisionSpec::Deny {
                 reason: reason.clone(),
@@ -146,8 +144,8 @@ pub enum Op {
     SetPulse {
         /// The agent.
         agent: String,
-        /// Seconds between pulses.
-        seconds: u64,
+        /// Seconds between pulses (at most ten years).
+        seconds: crate::clock::Span,
     },
     /// Halts an agent.
     Halt {
@@ -341,8 +339,23 @@ pub fn parse<T: for<'de> Deserialize<'de>>(text: &str) -> Result<T, String> {
             text.len()
         ));
     }
-    serde_json::from_str(text.trim_end())
-        .map_err(|e| format!("not a message of this protocol: {e}"))
+    serde_json::from_str(text.trim_end()).map_err(|e| {
+        // Serde quotes the value it refused: a line's worth, at worst.
+        let mut said = e.to_string();
+        if said.len() > 300 {
+            let mut end = 240;
+            while !said.is_char_boundary(end) {
+                end -= 1;
+            }
+            said = format!(
+                "{}… (at line {}, column {})",
+                &said[..end],
+                e.line(),
+                e.column()
+            );
+        }
+        format!("not a message of this protocol: {said}")
+    })
 }
 
 /// Reads one line, at most [`MAX_LINE`] bytes: `None` at the end, an error

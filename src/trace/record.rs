@@ -55,7 +55,9 @@ pub struct BlockSpec {
     pub kind: BlockKind,
     /// Permission (used when the block is created).
     pub permission: BlockPermission,
-    /// Character limit (used when the block is created).
+    /// Character limit (used when the block is created; read as a
+    /// [`CharLimit`](crate::bounds::CharLimit)).
+    #[serde(deserialize_with = "crate::bounds::char_limit")]
     pub char_limit: usize,
     /// Description (used when the block is created).
     pub description: String,

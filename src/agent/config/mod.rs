@@ -44,7 +44,7 @@ struct BlockFile {
     description: String,
     kind: Option<String>,
     permission: Option<String>,
-    limit: Option<usize>,
+    limit: Option<crate::bounds::CharLimit>,
     #[serde(default)]
     shared: bool,
 }
@@ -62,18 +62,18 @@ struct AgentFile {
     greeting: Option<String>,
     profile: Option<Profile>,
     actions: Option<ActionFormat>,
-    context: Option<usize>,
+    context: Option<crate::bounds::ContextTokens>,
     sampling: Option<Sampling>,
 }
 
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct RuntimeFile {
-    max_passes: Option<u32>,
-    history: Option<usize>,
+    max_passes: Option<crate::bounds::MaxPasses>,
+    history: Option<crate::bounds::HistoryLen>,
     pulse: Option<String>,
-    max_tokens: Option<u32>,
-    max_reply_bytes: Option<usize>,
+    max_tokens: Option<crate::bounds::MaxTokens>,
+    max_reply_bytes: Option<crate::bounds::ReplyBytes>,
     profile: Option<Profile>,
     sampling: Option<Sampling>,
 }
@@ -146,7 +146,7 @@ struct ShellFile {
     /// Working directory (relative to the config file).
     dir: Option<PathBuf>,
     /// Time limit (`60s`, `5m`).
-    timeout: Option<String>,
+    timeout: Option<crate::clock::Span>,
     /// Bytes of output kept.
     max_output: Option<usize>,
     /// The gate's index of applications and packages.
@@ -225,6 +225,20 @@ pub const DEFAULT_MAX_REPLY_BYTES: usize = 128 * 1024;
 /// Default pulse interval.
 pub const DEFAULT_PULSE: Duration = Duration::from_secs(600);
 
+/// An error message cut to a sentence's worth: it may quote a value from
+/// the file, which may be long.
+fn brief(message: String) -> String {
+    const MOST: usize = 400;
+    if message.len() <= MOST {
+        return message;
+    }
+    let mut end = MOST;
+    while !message.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}…", &message[..end])
+}
+
 fn duration(text: &str, what: &str) -> Result<Duration, String> {
     crate::dialect::interval(text).map_err(|e| {
         if e.contains("too long") {
@@ -267,7 +281,7 @@ impl ConstellationConfig {
     ) -> Result<Self, ConfigError> {
         let err = |message: String| ConfigError {
             file: file.to_string(),
-            message,
+            message: brief(message),
         };
         let parsed: ConfigFile = toml::from_str(text).map_err(|e| {
             let at = e.span().map_or(0, |s| s.start);
@@ -378,7 +392,7 @@ impl ConstellationConfig {
                         .transpose()
                         .map_err(err)?
                         .unwrap_or(BlockPermission::ReadWrite),
-                    char_limit: b.limit.unwrap_or(DEFAULT_CHAR_LIMIT),
+                    char_limit: b.limit.map_or(DEFAULT_CHAR_LIMIT, |l| l.to_usize()),
                     description: b.description.clone(),
                     shared: b.shared,
                     value: b.value.trim().to_string(),
@@ -401,13 +415,8 @@ impl ConstellationConfig {
                 .map_err(|e| err(format!("agent {} sampling: {e}", a.name)))?;
             let context = a
                 .context
-                .or_else(|| parsed.providers.get(provider).and_then(|p| p.context));
-            if context.is_some_and(|c| !(256..=10_000_000).contains(&c)) {
-                return Err(err(format!(
-                    "agent {}: context must be between 256 and 10000000 tokens",
-                    a.name
-                )));
-            }
+                .or_else(|| parsed.providers.get(provider).and_then(|p| p.context))
+                .map(|c| c.to_usize());
             agents.push(AgentConfig {
                 name: a.name.clone(),
                 provider: provider.to_string(),
@@ -463,14 +472,13 @@ impl ConstellationConfig {
             policy,
             providers,
             exec,
-            max_passes: parsed.runtime.max_passes.unwrap_or(4).max(1),
-            history: parsed.runtime.history.unwrap_or(30),
-            max_tokens: parsed.runtime.max_tokens.unwrap_or(1024),
+            max_passes: parsed.runtime.max_passes.map_or(4, |n| n.get() as u32),
+            history: parsed.runtime.history.map_or(30, |n| n.to_usize()),
+            max_tokens: parsed.runtime.max_tokens.map_or(1024, |n| n.get() as u32),
             max_reply_bytes: parsed
                 .runtime
                 .max_reply_bytes
-                .unwrap_or(DEFAULT_MAX_REPLY_BYTES)
-                .max(1024),
+                .map_or(DEFAULT_MAX_REPLY_BYTES, |n| n.to_usize()),
             console: parsed.console.clone(),
             verbs,
             tool_warnings,
@@ -532,9 +540,12 @@ fn shell_config(file: &ShellFile, base: &Path) -> Result<crate::exec::ShellConfi
         ..crate::exec::ShellConfig::default()
     };
     if let Some(t) = &file.timeout {
-        let span = crate::clock::parse_span(t).map_err(|e| format!("[shell] timeout: {e}"))?;
+        let span = t.get();
         if span.is_zero() || span > std::time::Duration::from_secs(3600) {
-            return Err(format!("[shell] timeout: {t} is not between 1s and 1h"));
+            return Err(format!(
+                "[shell] timeout: {} is not between 1s and 1h",
+                humantime::format_duration(span)
+            ));
         }
         shell.timeout = span;
     }

@@ -7,6 +7,8 @@ use std::time::Duration;
 
 use serde::Deserialize;
 
+use crate::clock::Span;
+
 use crate::agent::provider::{
     AnthropicProvider, HttpSettings, OpenAiProvider, Provider, RetryPolicy, Sampling, Script,
     ScriptedProvider,
@@ -28,13 +30,13 @@ pub(super) struct ProviderFile {
     pub base_url: Option<String>,
     pub api_key: Option<String>,
     pub api_key_env: Option<String>,
-    pub timeout: Option<String>,
-    pub retries: Option<u32>,
-    pub backoff: Option<String>,
+    pub timeout: Option<Span>,
+    pub retries: Option<crate::bounds::Retries>,
+    pub backoff: Option<Span>,
     pub script: Option<PathBuf>,
-    pub connect_timeout: Option<String>,
-    pub reply_deadline: Option<String>,
-    pub context: Option<usize>,
+    pub connect_timeout: Option<Span>,
+    pub reply_deadline: Option<Span>,
+    pub context: Option<crate::bounds::ContextTokens>,
     pub sampling: Option<Sampling>,
 }
 
@@ -72,28 +74,31 @@ pub(super) fn http_settings(
         .or_else(|| default_env.and_then(|v| std::env::var(v).ok()));
     let mut retry = RetryPolicy::default();
     if let Some(r) = file.retries {
-        retry.retries = r;
+        retry.retries = r.get() as u32;
     }
-    if let Some(b) = &file.backoff {
-        retry.backoff =
-            crate::clock::parse_span(b).map_err(|e| format!("provider {name} backoff: {e}"))?;
+    if let Some(b) = file.backoff {
+        retry.backoff = b.get();
     }
-    let timeout = match &file.timeout {
-        Some(t) => {
-            crate::clock::parse_span(t).map_err(|e| format!("provider {name} timeout: {e}"))?
-        }
-        None => Duration::from_secs(60),
+    // A wait of no time at all would fail every call: at least a second.
+    let at_least_a_second = |span: Option<Span>, what: &str, default: Duration| match span {
+        Some(s) if s.get() < Duration::from_secs(1) => Err(format!(
+            "provider {name} {what}: {}s is too short; at least 1s",
+            s.get().as_secs_f64()
+        )),
+        Some(s) => Ok(s.get()),
+        None => Ok(default),
     };
-    let connect_timeout = match &file.connect_timeout {
-        Some(t) => crate::clock::parse_span(t)
-            .map_err(|e| format!("provider {name} connect_timeout: {e}"))?,
-        None => DEFAULT_CONNECT_TIMEOUT,
-    };
-    let reply_deadline = match &file.reply_deadline {
-        Some(t) => crate::clock::parse_span(t)
-            .map_err(|e| format!("provider {name} reply_deadline: {e}"))?,
-        None => DEFAULT_REPLY_DEADLINE,
-    };
+    let timeout = at_least_a_second(file.timeout, "timeout", Duration::from_secs(60))?;
+    let connect_timeout = at_least_a_second(
+        file.connect_timeout,
+        "connect_timeout",
+        DEFAULT_CONNECT_TIMEOUT,
+    )?;
+    let reply_deadline = at_least_a_second(
+        file.reply_deadline,
+        "reply_deadline",
+        DEFAULT_REPLY_DEADLINE,
+    )?;
     Ok(HttpSettings {
         base_url,
         api_key,

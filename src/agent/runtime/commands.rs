@@ -6,12 +6,19 @@ use super::*;
 impl Runtime {
     pub(super) fn command(&mut self, command: Command) {
         match command {
-            Command::Message { agent, text } => {
+            Command::Message {
+                agent,
+                text,
+                stored,
+                ack,
+            } => {
                 if !self.slots.contains_key(&agent) {
+                    let message = format!("there is no agent named {agent}");
                     self.emit(Event::Error {
                         agent: None,
-                        message: format!("there is no agent named {agent}"),
+                        message: message.clone(),
                     });
+                    let _ = acked(ack, Err(message));
                     return;
                 }
                 self.emit(Event::MessageReceived {
@@ -25,10 +32,11 @@ impl Runtime {
                         thread: "main".into(),
                         from: "user".into(),
                         text,
-                        store: true,
+                        store: !stored,
                         lineage: Vec::new(),
                     },
                 );
+                let _ = acked(ack, Ok(()));
             }
             Command::Decide {
                 id,
@@ -48,15 +56,26 @@ impl Runtime {
                             .get(&agent)
                             .map(watch::Sender::subscribe)
                     });
-                    let answer = executor
-                        .decide_cancellable(&id, decision, &Authority::Partner, cancel)
-                        .map(|_| ())
-                        .map_err(|e| e.to_string());
+                    let answer = crate::isolate::contain(|| {
+                        executor
+                            .decide_cancellable(&id, decision, &Authority::Partner, cancel)
+                            .map(|_| ())
+                            .map_err(|e| e.to_string())
+                    })
+                    .unwrap_or_else(|panic| {
+                        Err(format!(
+                            "deciding {id} stopped on an internal error: {panic}"
+                        ))
+                    });
                     let _ = reply.send(answer);
                     Done::Decided
                 });
             }
-            Command::SetPulse { agent, interval } => {
+            Command::SetPulse {
+                agent,
+                interval,
+                ack,
+            } => {
                 // Whatever path it came by, an interval is at most the
                 // longest span partner accepts (no time arithmetic overflows).
                 let interval = interval.min(crate::clock::MAX_SPAN);
@@ -67,11 +86,13 @@ impl Runtime {
                 self.announce_state(&agent);
                 let now = self.env.clock.now_ms();
                 self.write(move |ex| {
-                    set_pulse(&ex.store().conn(), &agent, interval.as_secs() as i64, now)
-                        .map_err(|e| format!("could not store {agent}'s pulse: {e}"))
+                    let stored =
+                        set_pulse(&ex.store().conn(), &agent, interval.as_secs() as i64, now)
+                            .map_err(|e| format!("could not store {agent}'s pulse: {e}"));
+                    acked(ack, stored)
                 });
             }
-            Command::PulseNow { agent } => {
+            Command::PulseNow { agent, ack } => {
                 let interval = self.slots.get(&agent).map_or(Duration::ZERO, |s| s.pulse);
                 self.emit(Event::PulseFired {
                     agent: agent.clone(),
@@ -84,16 +105,18 @@ impl Runtime {
                         reason: "the partner asked".into(),
                     },
                 );
+                let _ = acked(ack, Ok(()));
             }
-            Command::Halt { agent, reason } => {
+            Command::Halt { agent, reason, ack } => {
                 self.halt(&agent, &reason);
                 let now = self.env.clock.now_ms();
                 self.write(move |ex| {
-                    set_halted(&ex.store().conn(), &agent, true, Some(&reason), now)
-                        .map_err(|e| format!("could not store that {agent} is halted: {e}"))
+                    let stored = set_halted(&ex.store().conn(), &agent, true, Some(&reason), now)
+                        .map_err(|e| format!("could not store that {agent} is halted: {e}"));
+                    acked(ack, stored)
                 });
             }
-            Command::Resume { agent } => {
+            Command::Resume { agent, ack } => {
                 if let Some(slot) = self.slots.get(&agent)
                     && slot.state == RunState::Halted
                 {
@@ -108,7 +131,7 @@ impl Runtime {
                     };
                     self.set_state(&agent, next);
                 }
-                self.write(move |ex| ex.resume(&agent).map_err(|e| e.to_string()));
+                self.write(move |ex| acked(ack, ex.resume(&agent).map_err(|e| e.to_string())));
             }
             Command::Status { reply } => {
                 let now = Instant::now();

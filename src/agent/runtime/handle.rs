@@ -30,12 +30,57 @@ impl RuntimeHandle {
         &self.executor
     }
 
-    /// Sends the partner's message to an agent.
-    pub fn send_message(&self, agent: &str, text: &str) {
-        let _ = self.tx.send(Command::Message {
+    /// Sends the partner's message to an agent; the turn that answers
+    /// stores it. The receipt says when the runtime has queued it.
+    pub fn send_message(&self, agent: &str, text: &str) -> Receipt {
+        self.ask(|ack| Command::Message {
             agent: agent.into(),
             text: text.into(),
-        });
+            stored: false,
+            ack,
+        })
+    }
+
+    /// Writes the partner's message to an agent's history, then hands it
+    /// to the runtime: `Ok` means the row is committed and the agent will
+    /// answer it. (If the runtime stops in between, the message is still
+    /// in the history, and the error says so.)
+    pub async fn deliver(&self, agent: &str, text: &str) -> Result<(), String> {
+        if self.tx.is_closed() {
+            return Err("the runtime has stopped".into());
+        }
+        let executor = Arc::clone(&self.executor);
+        let (who, what) = (agent.to_string(), text.to_string());
+        tokio::task::spawn_blocking(move || {
+            crate::memory::records::add_message(
+                &executor.store().conn(),
+                &who,
+                "main",
+                "user",
+                &what,
+                executor.now(),
+            )
+            .map(|_| ())
+            .map_err(|e| format!("could not store the message: {e}"))
+        })
+        .await
+        .map_err(|e| format!("storing the message failed: {e}"))??;
+        self.ask(|ack| Command::Message {
+            agent: agent.into(),
+            text: text.into(),
+            stored: true,
+            ack,
+        })
+        .committed()
+        .await
+        .map_err(|e| format!("the message is stored, but {e}"))
+    }
+
+    /// Sends a command whose end the runtime acknowledges.
+    fn ask(&self, command: impl FnOnce(super::Ack) -> Command) -> Receipt {
+        let (ack, done) = oneshot::channel();
+        let _ = self.tx.send(command(Some(ack)));
+        Receipt(done)
     }
 
     /// Decides a request as the partner; the result goes to the agent that
@@ -55,35 +100,41 @@ impl RuntimeHandle {
             .map_err(|_| "the runtime has stopped".to_string())?
     }
 
-    /// Changes an agent's pulse interval (zero turns it off).
-    pub fn set_pulse(&self, agent: &str, interval: Duration) {
-        let _ = self.tx.send(Command::SetPulse {
+    /// Changes an agent's pulse interval (zero turns it off); the receipt
+    /// says when it is stored.
+    pub fn set_pulse(&self, agent: &str, interval: Duration) -> Receipt {
+        self.ask(|ack| Command::SetPulse {
             agent: agent.into(),
             interval,
-        });
+            ack,
+        })
     }
 
-    /// Pulses an agent now.
-    pub fn pulse_now(&self, agent: &str) {
-        let _ = self.tx.send(Command::PulseNow {
+    /// Pulses an agent now; the receipt says when the pulse is queued.
+    pub fn pulse_now(&self, agent: &str) -> Receipt {
+        self.ask(|ack| Command::PulseNow {
             agent: agent.into(),
-        });
+            ack,
+        })
     }
 
     /// Halts an agent, cancelling what it is generating and any effect of
-    /// its still running.
-    pub fn halt(&self, agent: &str, reason: &str) {
-        let _ = self.tx.send(Command::Halt {
+    /// its still running; the receipt says when the halt is stored.
+    pub fn halt(&self, agent: &str, reason: &str) -> Receipt {
+        self.ask(|ack| Command::Halt {
             agent: agent.into(),
             reason: reason.into(),
-        });
+            ack,
+        })
     }
 
-    /// Lets a halted agent run again.
-    pub fn resume(&self, agent: &str) {
-        let _ = self.tx.send(Command::Resume {
+    /// Lets a halted agent run again; the receipt says when that is
+    /// stored.
+    pub fn resume(&self, agent: &str) -> Receipt {
+        self.ask(|ack| Command::Resume {
             agent: agent.into(),
-        });
+            ack,
+        })
     }
 
     /// Every agent's state (answered from memory, never waiting on the
@@ -105,5 +156,20 @@ impl RuntimeHandle {
     /// Stops the runtime (turns in flight are cancelled).
     pub fn shutdown(&self) {
         let _ = self.tx.send(Command::Shutdown);
+    }
+}
+
+/// How a command sent to the runtime ended, for those who wait: dropping
+/// it waits for nothing.
+#[derive(Debug)]
+pub struct Receipt(oneshot::Receiver<Result<(), String>>);
+
+impl Receipt {
+    /// Waits until the runtime has done it (stored it, for what is
+    /// stored): `Ok`, or why not.
+    pub async fn committed(self) -> Result<(), String> {
+        self.0
+            .await
+            .unwrap_or_else(|_| Err("the runtime stopped before it was done".into()))
     }
 }

@@ -37,7 +37,7 @@ use tokio::task::JoinSet;
 use tokio::time::Instant;
 
 pub use approvals::approval_request_message;
-pub use handle::RuntimeHandle;
+pub use handle::{Receipt, RuntimeHandle};
 
 use super::config::{AgentRole, ConstellationConfig};
 use super::events::Event;
@@ -97,11 +97,26 @@ pub struct AgentStatus {
     pub waiting: Vec<String>,
 }
 
+/// Where the runtime says a command is done (committed, when it is
+/// stored); `None` when nobody waits.
+type Ack = Option<oneshot::Sender<Result<(), String>>>;
+
+/// Tells whoever waits how a command ended, and passes the outcome on.
+fn acked(ack: Ack, outcome: Result<(), String>) -> Result<(), String> {
+    if let Some(ack) = ack {
+        let _ = ack.send(outcome.clone());
+    }
+    outcome
+}
+
 /// What a handle asks of the runtime.
 enum Command {
     Message {
         agent: String,
         text: String,
+        /// Already in the history (the handle wrote it first).
+        stored: bool,
+        ack: Ack,
     },
     Decide {
         id: String,
@@ -111,16 +126,20 @@ enum Command {
     SetPulse {
         agent: String,
         interval: Duration,
+        ack: Ack,
     },
     PulseNow {
         agent: String,
+        ack: Ack,
     },
     Halt {
         agent: String,
         reason: String,
+        ack: Ack,
     },
     Resume {
         agent: String,
+        ack: Ack,
     },
     Status {
         reply: oneshot::Sender<Vec<AgentStatus>>,
@@ -141,6 +160,22 @@ enum Done {
     Swept(Swept),
     Decided,
     Wrote(Option<String>),
+    /// A task of this kind stopped on an internal error (a panic).
+    Failed(Work, String),
+}
+
+/// The kinds of background work, so one that failed can be cleared.
+#[derive(Debug, Clone, Copy)]
+enum Work {
+    Sync,
+    Sweep,
+    Write,
+}
+
+/// Runs background work of `kind`, a panic in it contained: the loop is
+/// told it failed and clears what was waiting on it.
+fn contained(kind: Work, work: impl FnOnce() -> Done) -> Done {
+    crate::isolate::contain(work).unwrap_or_else(|panic| Done::Failed(kind, panic))
 }
 
 struct Slot {
@@ -166,6 +201,9 @@ struct Runtime {
     effects: Effects,
     rx: mpsc::UnboundedReceiver<Command>,
     turns: JoinSet<(String, TurnOutcome)>,
+    /// Whose turn each running turn task is (a turn that panics returns
+    /// nothing to say so).
+    turn_of: std::collections::HashMap<tokio::task::Id, String>,
     work: JoinSet<Done>,
     /// The runtime's own writes (halt, resume, pulse), applied one at a
     /// time in the order asked, so a quick halt-then-resume ends resumed.
@@ -308,6 +346,7 @@ pub fn start(
         effects,
         rx,
         turns: JoinSet::new(),
+        turn_of: std::collections::HashMap::new(),
         work: JoinSet::new(),
         writes: VecDeque::new(),
         writing: false,
@@ -359,6 +398,53 @@ impl Runtime {
         }
     }
 
+    /// One step of the loop, a panic in it contained and reported: the
+    /// runtime goes on with every agent.
+    fn step(&mut self, work: impl FnOnce(&mut Self)) {
+        if let Err(panic) = crate::isolate::contain(|| work(self)) {
+            tracing::error!(%panic, "the runtime met an internal error");
+            self.emit(Event::Error {
+                agent: None,
+                message: format!("the runtime met an internal error and goes on: {panic}"),
+            });
+        }
+    }
+
+    /// An agent's turn stopped on an internal error: it is reported, and
+    /// the agent is ready again (the others never stopped).
+    fn turn_failed(&mut self, agent: Option<String>, error: tokio::task::JoinError) {
+        let why = if error.is_panic() {
+            crate::isolate::panic_message(error.into_panic().as_ref())
+        } else {
+            error.to_string()
+        };
+        let Some(agent) = agent else {
+            self.emit(Event::Error {
+                agent: None,
+                message: format!("a turn stopped on an internal error: {why}"),
+            });
+            return;
+        };
+        tracing::error!(%agent, %why, "a turn stopped on an internal error");
+        self.emit(Event::Error {
+            agent: Some(agent.clone()),
+            message: format!(
+                "{agent}'s turn stopped on an internal error ({why}); nothing more of it runs, and {agent} is ready again"
+            ),
+        });
+        let halted = self
+            .slots
+            .get(&agent)
+            .is_some_and(|s| s.state == RunState::Halted);
+        if let Some(slot) = self.slots.get_mut(&agent) {
+            slot.cancel = None;
+        }
+        if !halted {
+            self.set_state(&agent, RunState::Idle);
+        }
+        self.request_sync();
+    }
+
     async fn run(mut self) {
         let names: Vec<String> = self.slots.keys().cloned().collect();
         for name in &names {
@@ -381,22 +467,29 @@ impl Runtime {
             tokio::select! {
                 command = self.rx.recv() => match command {
                     None | Some(Command::Shutdown) => break,
-                    Some(command) => self.command(command),
+                    Some(command) => self.step(|me| me.command(command)),
                 },
-                Some(joined) = self.turns.join_next(), if !self.turns.is_empty() => {
-                    if let Ok((agent, outcome)) = joined {
-                        self.turn_done(&agent, outcome);
+                Some(joined) = self.turns.join_next_with_id(), if !self.turns.is_empty() => {
+                    match joined {
+                        Ok((id, (agent, outcome))) => {
+                            self.turn_of.remove(&id);
+                            self.step(|me| me.turn_done(&agent, outcome));
+                        }
+                        Err(e) => {
+                            let agent = self.turn_of.remove(&e.id());
+                            self.turn_failed(agent, e);
+                        }
                     }
                 }
                 Some(done) = self.work.join_next(), if !self.work.is_empty() => match done {
-                    Ok(done) => self.work_done(done),
+                    Ok(done) => self.step(|me| me.work_done(done)),
                     Err(e) => self.emit(Event::Error {
                         agent: None,
                         message: format!("a background task of the runtime failed: {e}"),
                     }),
                 },
-                _ = requests.notified() => self.request_sync(),
-                _ = tokio::time::sleep_until(wake) => self.tick(),
+                _ = requests.notified() => self.step(Runtime::request_sync),
+                _ = tokio::time::sleep_until(wake) => self.step(Runtime::tick),
             }
         }
         for slot in self.slots.values() {
@@ -436,10 +529,12 @@ impl Runtime {
             let (info, pulse, turns) = (Arc::clone(&slot.info), slot.pulse, slot.turns);
             let env = Arc::clone(&self.env);
             self.set_state(&name, RunState::Generating);
-            self.turns.spawn(async move {
+            let agent = name.clone();
+            let task = self.turns.spawn(async move {
                 let outcome = run_turn(env, info, trigger, pulse, turns, cancel_rx).await;
-                (name, outcome)
+                (agent, outcome)
             });
+            self.turn_of.insert(task.id(), name);
         }
     }
 
@@ -469,8 +564,9 @@ impl Runtime {
         if let Some(work) = self.writes.pop_front() {
             self.writing = true;
             let executor = Arc::clone(&self.env.executor);
-            self.work
-                .spawn_blocking(move || Done::Wrote(work(&executor).err()));
+            self.work.spawn_blocking(move || {
+                contained(Work::Write, || Done::Wrote(work(&executor).err()))
+            });
         }
     }
 

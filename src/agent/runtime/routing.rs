@@ -48,8 +48,11 @@ impl Runtime {
             .collect();
         let executor = Arc::clone(&self.env.executor);
         let learned_seen = self.learned_seen;
-        self.work
-            .spawn_blocking(move || Done::Synced(sync::sync(&executor, &agents, learned_seen)));
+        self.work.spawn_blocking(move || {
+            contained(Work::Sync, || {
+                Done::Synced(sync::sync(&executor, &agents, learned_seen))
+            })
+        });
     }
 
     pub(super) fn work_done(&mut self, done: Done) {
@@ -74,6 +77,27 @@ impl Runtime {
                         agent: None,
                         message,
                     });
+                }
+            }
+            Done::Failed(kind, panic) => {
+                self.emit(Event::Error {
+                    agent: None,
+                    message: format!(
+                        "the runtime's {kind:?} work stopped on an internal error ({panic}); it goes on"
+                    ),
+                });
+                match kind {
+                    Work::Sync => {
+                        self.syncing = false;
+                        if self.sync_again {
+                            self.request_sync();
+                        }
+                    }
+                    Work::Sweep => self.sweeping = false,
+                    Work::Write => {
+                        self.writing = false;
+                        self.next_write();
+                    }
                 }
             }
         }
@@ -281,8 +305,9 @@ impl Runtime {
                 self.sweeping = true;
                 let executor = Arc::clone(&self.env.executor);
                 let wall = self.env.clock.now_ms();
-                self.work
-                    .spawn_blocking(move || Done::Swept(sync::sweep(&executor, wall)));
+                self.work.spawn_blocking(move || {
+                    contained(Work::Sweep, || Done::Swept(sync::sweep(&executor, wall)))
+                });
             }
             self.request_sync();
         }

@@ -392,7 +392,7 @@ impl RuntimeLink for Arc<RemoteRuntime> {
     fn set_pulse(&self, agent: &str, every: Duration) {
         self.fire(Op::SetPulse {
             agent: agent.into(),
-            seconds: every.as_secs(),
+            seconds: crate::clock::Span::saturating(every),
         });
     }
 
