@@ -203,6 +203,17 @@ pub enum Event {
         /// All of it, in words.
         summary: String,
     },
+    /// A model pass ended without a reply: the call failed (the server
+    /// is down, refused, stalled, or sent something unreadable). The turn
+    /// is over; nothing of it runs.
+    TurnFailed {
+        /// The agent.
+        agent: String,
+        /// Pass number.
+        pass: u32,
+        /// What failed, with the provider, model and URL.
+        message: String,
+    },
     /// Something went wrong.
     Error {
         /// The agent, if it concerns one.
@@ -231,6 +242,7 @@ impl Event {
             Event::ParseFailed { .. } => "parse_failed",
             Event::PromptFitted { .. } => "prompt_fitted",
             Event::ActionProposed { .. } => "action_proposed",
+            Event::TurnFailed { .. } => "turn_failed",
             Event::Error { .. } => "error",
         }
     }

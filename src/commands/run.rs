@@ -229,6 +229,7 @@ pub fn describe(event: &Event) -> Option<String> {
         } => format!("  {id}: {} by {by}", decision.as_str()),
         Event::PulseFired { agent, reason } => format!("· pulse for {agent} ({reason})"),
         Event::AgentHalted { agent, reason } => format!("■ {agent} halted: {reason}"),
+        Event::TurnFailed { message, .. } => format!("! {message}"),
         Event::Error { agent, message } => format!(
             "! {}{message}",
             agent.as_ref().map(|a| format!("{a}: ")).unwrap_or_default()

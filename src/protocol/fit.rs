@@ -239,7 +239,9 @@ impl Event {
             Event::MemoryChanged { label, .. } => vec![label],
             Event::PulseFired { reason, .. } | Event::AgentHalted { reason, .. } => vec![reason],
             Event::MessageReceived { from, text, .. } => vec![from, text],
-            Event::ParseFailed { message, .. } | Event::Error { message, .. } => vec![message],
+            Event::ParseFailed { message, .. }
+            | Event::Error { message, .. }
+            | Event::TurnFailed { message, .. } => vec![message],
             Event::ActionProposed { words, action, .. } => vec![words, action],
             Event::PromptFitted { summary, .. } => vec![summary],
         }

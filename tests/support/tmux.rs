@@ -12,6 +12,11 @@ pub struct Tmux {
 impl Tmux {
     /// A 200×50 terminal running `command` (its session named after `name`).
     pub fn start(name: &str, command: &str) -> Tmux {
+        Tmux::sized(name, command, 200, 50)
+    }
+
+    /// A `width`×`height` terminal running `command`.
+    pub fn sized(name: &str, command: &str, width: u16, height: u16) -> Tmux {
         let session = format!("partner-{name}-{}", std::process::id());
         let status = Command::new("tmux")
             .args([
@@ -20,9 +25,9 @@ impl Tmux {
                 "-s",
                 &session,
                 "-x",
-                "200",
+                &width.to_string(),
                 "-y",
-                "50",
+                &height.to_string(),
                 command,
             ])
             .status()

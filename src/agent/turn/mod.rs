@@ -328,8 +328,9 @@ pub async fn run_turn(
             return outcome;
         }
         if let Err(message) = ended {
-            env.emit(Event::Error {
-                agent: Some(name.clone()),
+            env.emit(Event::TurnFailed {
+                agent: name.clone(),
+                pass,
                 message: format!(
                     "{name}'s model call failed ({}): {message}",
                     agent.provider.describe(&agent.model)

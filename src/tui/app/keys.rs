@@ -94,7 +94,10 @@ impl App {
             Action::Rules => return self.open_rules(),
             Action::Notifications => {
                 self.model.unseen = 0;
-                self.overlay = Overlay::Log { scroll: 0 };
+                self.overlay = Overlay::Log {
+                    scroll: 0,
+                    open: false,
+                };
             }
             Action::Message => {
                 let agent = self

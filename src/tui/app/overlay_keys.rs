@@ -45,23 +45,25 @@ impl App {
                 };
                 Some(Vec::new())
             }
-            Overlay::Log { scroll } => {
+            Overlay::Log { scroll, open } => {
                 let max = self.model.notifications.len().saturating_sub(1);
+                let list = |scroll: usize| Overlay::Log {
+                    scroll: scroll.min(max),
+                    open: false,
+                };
                 self.overlay = match key.code {
+                    KeyCode::Esc | KeyCode::Char('q' | '!') if open => list(scroll),
                     KeyCode::Esc | KeyCode::Char('q' | '!') => Overlay::None,
-                    KeyCode::Down | KeyCode::Char('j') => Overlay::Log {
-                        scroll: (scroll + 1).min(max),
+                    KeyCode::Enter | KeyCode::Right | KeyCode::Char('l') if !open => Overlay::Log {
+                        scroll,
+                        open: !self.model.notifications.is_empty(),
                     },
-                    KeyCode::Up | KeyCode::Char('k') => Overlay::Log {
-                        scroll: scroll.saturating_sub(1),
-                    },
-                    KeyCode::PageDown => Overlay::Log {
-                        scroll: (scroll + 10).min(max),
-                    },
-                    KeyCode::PageUp => Overlay::Log {
-                        scroll: scroll.saturating_sub(10),
-                    },
-                    _ => Overlay::Log { scroll },
+                    KeyCode::Enter | KeyCode::Left | KeyCode::Char('h') => list(scroll),
+                    KeyCode::Down | KeyCode::Char('j') => list(scroll + 1),
+                    KeyCode::Up | KeyCode::Char('k') => list(scroll.saturating_sub(1)),
+                    KeyCode::PageDown => list(scroll + 10),
+                    KeyCode::PageUp => list(scroll.saturating_sub(10)),
+                    _ => Overlay::Log { scroll, open },
                 };
                 Some(Vec::new())
             }

@@ -128,8 +128,11 @@ pub struct TurnEntry {
     pub text: String,
     /// Actions found in it.
     pub actions: Vec<ActionEntry>,
-    /// True once the reply finished.
+    /// True once the reply finished (or failed).
     pub done: bool,
+    /// Why the model call failed, when it did: the turn ended without a
+    /// reply.
+    pub failed: Option<String>,
 }
 
 /// An agent's state line.

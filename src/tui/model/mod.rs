@@ -107,6 +107,7 @@ impl Model {
                     text: String::new(),
                     actions: Vec::new(),
                     done: false,
+                    failed: None,
                 });
                 self.trim();
                 let i = self.turns.len() - 1;
@@ -138,6 +139,7 @@ impl Model {
                     text: String::new(),
                     actions: Vec::new(),
                     done: false,
+                    failed: None,
                 });
                 self.current.insert(agent.clone(), self.turns.len() - 1);
                 self.trim();
@@ -153,6 +155,7 @@ impl Model {
                     text: text.clone(),
                     actions: Vec::new(),
                     done: true,
+                    failed: None,
                 });
                 self.trim();
             }
@@ -299,6 +302,14 @@ impl Model {
                 row.next_pulse_at = None;
                 self.current.remove(agent);
                 self.notify(now, Some(agent), NoticeKind::Halt, reason.clone());
+            }
+            Event::TurnFailed { agent, message, .. } => {
+                // The turn in progress is over, and says why.
+                let turn = self.turn_of(agent, now);
+                turn.done = true;
+                turn.failed = Some(message.clone());
+                self.current.remove(agent);
+                self.notify(now, Some(agent), NoticeKind::Error, message.clone());
             }
             Event::Error { agent, message } => {
                 self.notify(now, agent.as_deref(), NoticeKind::Error, message.clone());

@@ -138,6 +138,7 @@ impl TurnsPane {
             PromptKind::Continuation => "continuation",
         };
         let quiet = turn.done
+            && turn.failed.is_none()
             && turn.text.trim().is_empty()
             && turn.actions.is_empty()
             && turn.errors.is_empty();
@@ -168,6 +169,14 @@ impl TurnsPane {
                 ),
                 theme.style("ui.header"),
             ),
+            Span::styled(
+                if turn.failed.is_some() {
+                    " · failed"
+                } else {
+                    ""
+                },
+                theme.style("ui.error"),
+            ),
         ])];
         lines.extend(wrap_words(turn_spans(view, turn), width));
         for action in &turn.actions {
@@ -194,7 +203,11 @@ impl TurnsPane {
                 Span::styled(label, theme.style(action.state.role())),
             ]));
         }
-        for (_, message) in &turn.errors {
+        for message in turn
+            .failed
+            .iter()
+            .chain(turn.errors.iter().map(|(_, message)| message))
+        {
             let mut first = true;
             for line in wrap_words(
                 vec![(message.clone(), theme.style("ui.error"))],
