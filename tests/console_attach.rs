@@ -99,7 +99,7 @@ fn two_consoles_attach_decide_detach_and_the_agents_keep_running() {
     );
     let three = Tmux::start("attach-three", &command);
     three.wait("the attached console", Duration::from_secs(20), |s| {
-        s.contains("Turns") && s.contains("served · attached")
+        s.contains("Turns") && s.contains("served") && s.contains(" attached ")
     });
     three.wait("the turns so far", Duration::from_secs(10), |s| {
         s.contains("Noting the launch.") && s.contains("Stored, thanks.")
@@ -110,9 +110,19 @@ fn two_consoles_attach_decide_detach_and_the_agents_keep_running() {
     // attaches again when a daemon is back.
     daemon.child.kill().unwrap();
     daemon.child.wait().unwrap();
-    three.wait("the daemon gone", Duration::from_secs(10), |s| {
-        s.contains("the daemon went away") && s.contains("Stored, thanks.")
+    let gone = three.wait("the daemon gone", Duration::from_secs(10), |s| {
+        s.contains("daemon gone since") && s.contains("Stored, thanks.")
     });
+    // The status line says so for as long as it lasts, and shows no agent
+    // state it cannot know; a decision is refused at once, saying why.
+    let status = gone
+        .lines()
+        .rev()
+        .find(|l| !l.trim().is_empty())
+        .unwrap_or("");
+    assert!(status.contains("daemon gone since"), "{gone}");
+    assert!(status.contains("? ada"), "{gone}");
+    assert!(!status.contains(" attached "), "{gone}");
     let daemon = serve(dir.path());
     three.wait("attached again", Duration::from_secs(20), |s| {
         s.contains("attached again to the daemon")

@@ -349,3 +349,21 @@ fn the_trace_detail_says_how_it_was_decided_in_words() {
     assert!(shown.contains("project_notes v2 → v3"), "{shown}");
     assert!(!shown.contains("Some("), "no Rust debug text:\n{shown}");
 }
+
+#[test]
+fn a_decision_is_refused_at_once_while_the_daemon_is_gone() {
+    let mut app = wide();
+    app.connection = partner::tui::backend::link::Connection::Gone { since: NOW };
+    key(&mut app, KeyCode::Char('a'));
+    assert!(
+        decisions(&after_window(&mut app)).is_empty(),
+        "a decision nobody would receive was sent"
+    );
+    let shown = screen(&mut app, 120, 30);
+    assert!(shown.contains("not decided"), "{shown}");
+    assert!(shown.contains("daemon gone since"), "{shown}");
+    // Back: the same key decides.
+    app.connection = partner::tui::backend::link::Connection::Attached;
+    key(&mut app, KeyCode::Char('a'));
+    assert_eq!(decisions(&after_window(&mut app)).len(), 1);
+}

@@ -76,7 +76,7 @@ pub fn run_attach(options: &AttachOptions) -> Result<i32> {
             crate::exec::ExecConfig::default(),
         )?);
         let link: Arc<dyn RuntimeLink> = Arc::new(remote);
-        let title = format!("{} · attached", status.name);
+        let title = status.name.clone();
         let mut app = crate::tui::app::App::new(&title, &db.display().to_string(), theme, keymap);
         app.verb_words = crate::tui::completion::verb_words(executor.registry().table());
         let settings = crate::tui::driver::ConsoleSettings {

@@ -305,6 +305,9 @@ pub async fn run_with(
             _ = tick.tick() => {
                 let elapsed = last_tick.elapsed().as_secs_f64();
                 last_tick = Instant::now();
+                let connection = backend.connection();
+                dirty |= connection != app.connection;
+                app.connection = connection;
                 let commands = app.tick(clock.now_ms(), elapsed);
                 if let Some(panic) = crate::isolate::take_background_panics().pop() {
                     app.warn(format!("internal error in a background task (please report it): {panic}"));

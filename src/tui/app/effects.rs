@@ -120,6 +120,14 @@ impl App {
 
     /// Holds a decision for the undo window (sending one held before).
     fn hold(&mut self, id: String, decision: crate::permission::Decision) -> Vec<Command> {
+        if !self.connection.reaches() {
+            // Nobody would receive it: refused now, not three seconds on.
+            self.warn(format!(
+                "{id} not decided: the {}; decide again once it is back",
+                self.connection.label()
+            ));
+            return Vec::new();
+        }
         let commands = self.flush_held();
         self.queue.decided(&id, &self.model);
         let name = decision.name().replace('_', " ");

@@ -64,6 +64,8 @@ pub struct App {
     pub highlighter: Arc<DialectHighlighter>,
     /// Constellation name.
     pub title: String,
+    /// How the console reaches the runtime (the driver keeps it current).
+    pub connection: crate::tui::backend::link::Connection,
     /// Database path.
     pub db: String,
     /// Focused pane.
@@ -126,6 +128,7 @@ impl App {
             keymap,
             highlighter: Arc::new(DialectHighlighter::new()),
             title: title.to_string(),
+            connection: Default::default(),
             db: db.to_string(),
             focus: Pane::Turns,
             zoom: false,

@@ -99,7 +99,22 @@ fn render_status(app: &App, frame: &mut Frame, area: Rect) {
     if app.replay.is_some() {
         spans.push(Span::styled(" REPLAY ", theme.style("ui.selection")));
     }
+    let gone = !app.connection.reaches();
+    if app.connection != crate::tui::backend::link::Connection::Embedded {
+        spans.push(Span::styled(
+            format!(" {} ", app.connection.label()),
+            theme.style(if gone { "ui.error" } else { "ui.dim" }),
+        ));
+    }
     for a in &app.model.agents {
+        if gone {
+            // What the agents do now is not known: no state, no countdown.
+            spans.push(Span::styled(
+                format!(" ? {}", a.name),
+                theme.style("ui.dim"),
+            ));
+            continue;
+        }
         let (mark, role) = match a.state {
             RunState::Generating => ("●", "ui.ok"),
             RunState::Waiting => ("◐", "ui.waiting"),

@@ -39,9 +39,45 @@ pub trait RuntimeLink: Send + Sync {
     fn halt(&self, agent: &str, reason: &str);
     /// Lets a halted agent run again.
     fn resume(&self, agent: &str);
-    /// Whether the console runs the constellation itself (`embedded`) or
-    /// watches a daemon's (`attached`), for the status line.
-    fn mode(&self) -> &'static str;
+    /// Whether the console runs the constellation itself, or reaches a
+    /// daemon's now, or lost it: for the status line and for refusing
+    /// decisions nobody would receive.
+    fn connection(&self) -> Connection;
+}
+
+/// How a console reaches the runtime it shows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Connection {
+    /// It runs the constellation itself.
+    #[default]
+    Embedded,
+    /// It is attached to a daemon that answers.
+    Attached,
+    /// The daemon went away at this time; the console tries again every
+    /// second.
+    Gone {
+        /// When it went away.
+        since: crate::clock::Millis,
+    },
+}
+
+impl Connection {
+    /// True when decisions and commands reach a runtime.
+    pub fn reaches(self) -> bool {
+        !matches!(self, Connection::Gone { .. })
+    }
+
+    /// The words for the status line.
+    pub fn label(self) -> String {
+        match self {
+            Connection::Embedded => "embedded".into(),
+            Connection::Attached => "attached".into(),
+            Connection::Gone { since } => format!(
+                "daemon gone since {} · reconnecting…",
+                &crate::clock::format_time(since)[11..19]
+            ),
+        }
+    }
 }
 
 impl RuntimeLink for RuntimeHandle {
@@ -110,7 +146,7 @@ impl RuntimeLink for RuntimeHandle {
         RuntimeHandle::resume(self, agent);
     }
 
-    fn mode(&self) -> &'static str {
-        "embedded"
+    fn connection(&self) -> Connection {
+        Connection::Embedded
     }
 }

@@ -55,11 +55,6 @@ impl LocalBackend {
         }
     }
 
-    /// `embedded` or `attached`.
-    pub fn mode(&self) -> &'static str {
-        self.handle.mode()
-    }
-
     /// Runs `work` on the blocking pool and sends its reply.
     fn blocking(&self, work: impl FnOnce(&Executor) -> Reply + Send + 'static) {
         let executor = Arc::clone(&self.executor);
@@ -142,6 +137,10 @@ fn save_block(
 impl Backend for LocalBackend {
     fn events(&self) -> broadcast::Receiver<Event> {
         self.handle.events()
+    }
+
+    fn connection(&self) -> super::link::Connection {
+        self.handle.connection()
     }
 
     fn send(&self, op: Op) {

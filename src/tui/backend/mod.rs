@@ -235,4 +235,8 @@ pub trait Backend: Send + Sync {
     fn send(&self, op: Op);
     /// A new subscription to the constellation's events.
     fn events(&self) -> broadcast::Receiver<Event>;
+    /// How the console reaches the runtime now.
+    fn connection(&self) -> link::Connection {
+        link::Connection::Embedded
+    }
 }

@@ -47,6 +47,8 @@ pub struct RemoteRuntime {
     /// the snapshot's events reach it (a broadcast keeps nothing for
     /// receivers to come).
     subscribed: std::sync::atomic::AtomicBool,
+    /// Whether the daemon answers now.
+    connection: Arc<Mutex<super::link::Connection>>,
 }
 
 /// Connects and says hello (and subscribes, when `subscribe`): the two
@@ -114,6 +116,7 @@ impl RemoteRuntime {
             events,
             pid: Arc::new(AtomicU64::new(u64::from(pid))),
             subscribed: std::sync::atomic::AtomicBool::new(false),
+            connection: Arc::new(Mutex::new(super::link::Connection::Attached)),
         });
         tokio::spawn(follow(
             Arc::downgrade(&runtime),
@@ -123,6 +126,7 @@ impl RemoteRuntime {
             Arc::clone(&runtime.writer),
             Arc::clone(&runtime.pid),
             runtime.socket.clone(),
+            Arc::clone(&runtime.connection),
         ));
         Ok(runtime)
     }
@@ -174,7 +178,11 @@ async fn follow(
     writer: Arc<tokio::sync::Mutex<Option<OwnedWriteHalf>>>,
     pid: Arc<AtomicU64>,
     socket: PathBuf,
+    connection: Arc<Mutex<super::link::Connection>>,
 ) {
+    let set = |state: super::link::Connection| {
+        *connection.lock().unwrap_or_else(|e| e.into_inner()) = state;
+    };
     let mut last_seq = 0u64;
     loop {
         let mut reader = BufReader::new(read);
@@ -235,6 +243,9 @@ async fn follow(
             }
         }
         *writer.lock().await = None;
+        set(super::link::Connection::Gone {
+            since: crate::clock::system_clock().now_ms(),
+        });
         replies.lock().unwrap_or_else(|e| e.into_inner()).clear();
         let _ = events.send(Event::Error {
             agent: None,
@@ -252,6 +263,7 @@ async fn follow(
                     last_seq = 0;
                 }
                 *writer.lock().await = Some(w);
+                set(super::link::Connection::Attached);
                 read = r;
                 let _ = events.send(Event::Error {
                     agent: None,
@@ -415,7 +427,7 @@ impl RuntimeLink for Arc<RemoteRuntime> {
         });
     }
 
-    fn mode(&self) -> &'static str {
-        "attached"
+    fn connection(&self) -> super::link::Connection {
+        *self.connection.lock().unwrap_or_else(|e| e.into_inner())
     }
 }
