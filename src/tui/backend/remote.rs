@@ -121,12 +121,14 @@ impl RemoteRuntime {
         tokio::spawn(follow(
             Arc::downgrade(&runtime),
             read,
-            runtime.events.clone(),
-            Arc::clone(&runtime.replies),
-            Arc::clone(&runtime.writer),
-            Arc::clone(&runtime.pid),
-            runtime.socket.clone(),
-            Arc::clone(&runtime.connection),
+            Wires {
+                events: runtime.events.clone(),
+                replies: Arc::clone(&runtime.replies),
+                writer: Arc::clone(&runtime.writer),
+                pid: Arc::clone(&runtime.pid),
+                socket: runtime.socket.clone(),
+                connection: Arc::clone(&runtime.connection),
+            },
         ));
         Ok(runtime)
     }
@@ -168,18 +170,27 @@ impl RemoteRuntime {
     }
 }
 
-/// Reads the daemon's messages for as long as the console keeps the link:
-/// events on, replies to their requests; connects again when it goes away.
-async fn follow(
-    link: std::sync::Weak<RemoteRuntime>,
-    mut read: OwnedReadHalf,
+/// What the reader of a link shares with the link itself.
+struct Wires {
     events: broadcast::Sender<Event>,
     replies: Replies,
     writer: Arc<tokio::sync::Mutex<Option<OwnedWriteHalf>>>,
     pid: Arc<AtomicU64>,
     socket: PathBuf,
     connection: Arc<Mutex<super::link::Connection>>,
-) {
+}
+
+/// Reads the daemon's messages for as long as the console keeps the link:
+/// events on, replies to their requests; connects again when it goes away.
+async fn follow(link: std::sync::Weak<RemoteRuntime>, mut read: OwnedReadHalf, wires: Wires) {
+    let Wires {
+        events,
+        replies,
+        writer,
+        pid,
+        socket,
+        connection,
+    } = wires;
     let set = |state: super::link::Connection| {
         *connection.lock().unwrap_or_else(|e| e.into_inner()) = state;
     };
