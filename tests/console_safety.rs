@@ -123,7 +123,7 @@ fn a_request_timing_out_never_moves_a_decision_to_another() {
     });
     assert_eq!(queue_ids(&screen), ["r1", "r2", "r3"]);
     // Select r2.
-    tmux.keys(&["j"]);
+    tmux.keys(&["J"]);
     tmux.wait("r2 selected", Duration::from_secs(5), |s| s.contains("▸r2"));
     // r1 times out under the partner's eyes.
     tmux.wait("r1 to time out", Duration::from_secs(20), |s| {

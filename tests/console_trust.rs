@@ -19,7 +19,7 @@ use support::driving::*;
 fn the_selection_follows_its_request_and_never_jumps_to_another() {
     let mut app = wide();
     assert_eq!(app.queue.selected.as_deref(), Some("r1"));
-    key(&mut app, KeyCode::Char('j'));
+    key(&mut app, KeyCode::Char('J'));
     assert_eq!(app.queue.selected.as_deref(), Some("r2"));
     // r1 times out: r2 stays selected although its row moved up.
     app.on_event(&Event::PermissionDecided {
@@ -366,4 +366,24 @@ fn a_decision_is_refused_at_once_while_the_daemon_is_gone() {
     app.connection = partner::tui::backend::link::Connection::Attached;
     key(&mut app, KeyCode::Char('a'));
     assert_eq!(decisions(&after_window(&mut app)).len(), 1);
+}
+
+#[test]
+fn j_and_k_move_the_focused_list_and_shift_moves_the_queue_from_anywhere() {
+    let mut app = wide();
+    // The trace pane has focus: j moves it, not the queue.
+    app.focus = Pane::Trace;
+    let before = app.queue.selected.clone();
+    key(&mut app, KeyCode::Char('j'));
+    assert_eq!(app.queue.selected, before, "j moved the queue from another pane");
+    // In the queue, j is the next request.
+    app.focus = Pane::Pending;
+    key(&mut app, KeyCode::Char('j'));
+    assert_eq!(app.queue.selected.as_deref(), Some("r2"));
+    key(&mut app, KeyCode::Char('k'));
+    assert_eq!(app.queue.selected.as_deref(), Some("r1"));
+    // J moves the queue from any pane.
+    app.focus = Pane::Turns;
+    key(&mut app, KeyCode::Char('J'));
+    assert_eq!(app.queue.selected.as_deref(), Some("r2"));
 }
