@@ -240,3 +240,80 @@ fn plain_words_are_proposed_and_wait_for_the_partner() {
         "{found}"
     );
 }
+
+#[test]
+fn serve_demo_starts_fresh_like_run_demo() {
+    let home = tempfile::tempdir().unwrap();
+    let data = home.path().join("data");
+    let partner = |args: &[&str]| {
+        std::process::Command::new(env!("CARGO_BIN_EXE_partner"))
+            .current_dir(home.path())
+            .env("HOME", home.path())
+            .env("XDG_DATA_HOME", &data)
+            .env("XDG_CONFIG_HOME", home.path().join("config"))
+            .args(args)
+            .output()
+            .unwrap()
+    };
+    // A demo ran, and ended as the demo does: with its agents halted.
+    let out = partner(&[
+        "run",
+        "--headless",
+        "--demo",
+        "--for",
+        "2s",
+        "--approve-all",
+    ]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let name = partner::agent::demo_config().unwrap().name;
+    let db = data.join("partner").join(format!("{name}.db"));
+    assert!(db.exists(), "{}", db.display());
+    let conn = rusqlite::Connection::open(&db).unwrap();
+    conn.execute(
+        "UPDATE agents SET halted = 1, halt_reason = 'the demo ended'",
+        [],
+    )
+    .unwrap();
+    drop(conn);
+    // serve --demo starts fresh: no agent halted.
+    let mut daemon = std::process::Command::new(env!("CARGO_BIN_EXE_partner"))
+        .current_dir(home.path())
+        .env("HOME", home.path())
+        .env("XDG_DATA_HOME", &data)
+        .env("XDG_CONFIG_HOME", home.path().join("config"))
+        .args(["serve", "--demo"])
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let socket = partner::protocol::socket_for(&db);
+    let started = std::time::Instant::now();
+    let client = loop {
+        if let Ok(c) = partner::protocol::client::Client::connect(&socket, "test") {
+            break c;
+        }
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(20),
+            "no daemon"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    };
+    let mut client = client;
+    let (_, data) = client.request(partner::protocol::Op::Status).unwrap();
+    let status: partner::protocol::Status = serde_json::from_value(data.unwrap()).unwrap();
+    let _ = daemon.kill();
+    let _ = daemon.wait();
+    assert!(
+        status
+            .agents
+            .iter()
+            .all(|a| a.state != partner::agent::RunState::Halted),
+        "{status:?}"
+    );
+}

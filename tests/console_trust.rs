@@ -375,7 +375,10 @@ fn j_and_k_move_the_focused_list_and_shift_moves_the_queue_from_anywhere() {
     app.focus = Pane::Trace;
     let before = app.queue.selected.clone();
     key(&mut app, KeyCode::Char('j'));
-    assert_eq!(app.queue.selected, before, "j moved the queue from another pane");
+    assert_eq!(
+        app.queue.selected, before,
+        "j moved the queue from another pane"
+    );
     // In the queue, j is the next request.
     app.focus = Pane::Pending;
     key(&mut app, KeyCode::Char('j'));

@@ -187,16 +187,23 @@ pub fn database_for(
     )
     .map_err(Error::Usage)?;
     if demo && options.db.is_none() {
-        for path in [
-            db.clone(),
-            legacy_file_for(&db),
-            db.with_extension("db-wal"),
-            db.with_extension("db-shm"),
-        ] {
-            let _ = std::fs::remove_file(path);
-        }
+        start_demo_fresh(&db);
     }
     Ok((db, lock))
+}
+
+/// Removes what an earlier demo left in its database in the data
+/// directory, so the demo starts fresh each time (`run` and `serve` alike).
+/// The caller holds the database's runtime lock.
+pub fn start_demo_fresh(db: &Path) {
+    for path in [
+        db.to_path_buf(),
+        legacy_file_for(db),
+        db.with_extension("db-wal"),
+        db.with_extension("db-shm"),
+    ] {
+        let _ = std::fs::remove_file(path);
+    }
 }
 
 /// A readable line for an event (`None` for tokens and state changes).

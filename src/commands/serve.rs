@@ -107,7 +107,7 @@ pub fn run_serve(options: &ServeOptions) -> Result<i32> {
         demo: options.demo,
         ..RunOptions::default()
     };
-    let (config, _demo) = load_constellation(&run)?;
+    let (config, demo) = load_constellation(&run)?;
     // Absolute, so clients anywhere (`partner attach --socket`) find it.
     let db = std::path::absolute(database_path(options.db.as_deref(), &config.name)?).map_err(
         |source| Error::Read {
@@ -136,6 +136,9 @@ pub fn run_serve(options: &ServeOptions) -> Result<i32> {
         },
     )
     .map_err(Error::Usage)?;
+    if demo && options.db.is_none() {
+        super::run::start_demo_fresh(&db);
+    }
     let token = match options.listen {
         Some(_) => Some(tcp_token()?),
         None => None,
