@@ -1,6 +1,10 @@
 //! `partner run` as scripts use it: a warning for a policy that names an
 //! authority the constellation does not have, and a quiet end when the
-//! reader of the event stream goes away (`| head`).
+//! reader of the event stream goes away (`| head`); `serve --demo` starts
+//! fresh; `--db` goes anywhere, and a read of a missing database is
+//! refused.
+
+mod support;
 
 use std::io::{BufRead, BufReader};
 use std::process::{Command, Stdio};
@@ -316,4 +320,39 @@ fn serve_demo_starts_fresh_like_run_demo() {
             .all(|a| a.state != partner::agent::RunState::Halted),
         "{status:?}"
     );
+}
+
+#[test]
+fn db_goes_anywhere_and_a_read_of_a_missing_database_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let (code, _, err) = support::partner_in(
+        d,
+        &["exec", "--db", "c.db", "--agent", "ada", "-"],
+        "/recall insert \"hello\"",
+    );
+    assert_eq!(code, Some(0), "{err}");
+    for args in [
+        vec!["--db", "c.db", "pending", "list"],
+        vec!["pending", "--db", "c.db", "list"],
+        vec!["pending", "list", "--db", "c.db"],
+        vec!["--db", "c.db", "trace", "show"],
+        vec!["trace", "show", "--db", "c.db"],
+        vec!["memory", "search", "hello", "--db", "c.db"],
+        vec!["--db", "c.db", "memory", "list"],
+    ] {
+        let (code, out, err) = support::partner_in(d, &args, "");
+        assert_eq!(code, Some(0), "{args:?}: {out}{err}");
+    }
+    for args in [
+        vec!["pending", "list", "--db", "typo.db"],
+        vec!["memory", "list", "--db", "typo.db"],
+        vec!["trace", "show", "--db", "typo.db"],
+        vec!["replay", "--verify", "--db", "typo.db"],
+    ] {
+        let (code, out, err) = support::partner_in(d, &args, "");
+        assert_eq!(code, Some(2), "{args:?}: {out}{err}");
+        assert!(err.contains("no database at typo.db"), "{args:?}: {err}");
+        assert!(!d.join("typo.db").exists(), "{args:?} created the database");
+    }
 }

@@ -263,6 +263,20 @@ fn bad_input_gets_a_clear_one_line_error() {
         "{err}"
     );
     assert_eq!(err.lines().count(), 1);
+    // A database that does not exist is said to be missing; in one that
+    // does, a block that does not.
+    let missing = partner(d, &["memory", "--db", "c.db", "show", "ada", "ghost"], "");
+    assert!(
+        String::from_utf8_lossy(&missing.stderr).starts_with("partner: no database at c.db"),
+        "{}",
+        String::from_utf8_lossy(&missing.stderr)
+    );
+    let made = partner(
+        d,
+        &["exec", "--db", "c.db", "--agent", "ada", "-"],
+        "/recall insert \"x\"",
+    );
+    assert!(made.status.success());
     let missing = partner(d, &["memory", "--db", "c.db", "show", "ada", "ghost"], "");
     assert_eq!(
         String::from_utf8_lossy(&missing.stderr),

@@ -279,12 +279,24 @@ fn the_binary_creates_private_files_and_directories() {
     assert_eq!(mode(&db), 0o600);
     let home = dir.path().join("home");
     std::fs::create_dir(&home).unwrap();
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_partner"))
-        .args(["pending", "list"])
+    // A command that creates the default database in the data directory.
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_partner"))
+        .args(["exec", "--agent", "ada", "-"])
         .env("HOME", &home)
         .env_remove("XDG_DATA_HOME")
-        .output()
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
         .unwrap();
+    use std::io::Write;
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(b"/recall insert \"x\"")
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
     assert!(
         out.status.success(),
         "{}",

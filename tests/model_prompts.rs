@@ -340,7 +340,8 @@ fn a_server_that_never_answers_is_asked_once_and_named() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let errors = named(&events, "error");
+    // The failed call ends the turn, saying so.
+    let errors = named(&events, "turn_failed");
     let error = errors
         .iter()
         .find(|e| e["message"].as_str().unwrap().contains("model call failed"))

@@ -138,19 +138,26 @@ fn many_processes_may_open_a_new_database_at_once() {
         let dir = tempfile::tempdir().unwrap();
         let children: Vec<_> = (0..8)
             .map(|i| {
+                // Commands that create the database when it is missing
+                // (reads refuse a database that does not exist).
                 let args: Vec<String> = if i % 2 == 0 {
                     vec![
                         "memory".into(),
                         "--db".into(),
                         "new.db".into(),
-                        "list".into(),
+                        "set".into(),
+                        "ada".into(),
+                        format!("notes{i}"),
+                        format!("value {i}"),
                     ]
                 } else {
                     vec![
-                        "pending".into(),
+                        "exec".into(),
                         "--db".into(),
                         "new.db".into(),
-                        "list".into(),
+                        "--agent".into(),
+                        "ada".into(),
+                        "/recall insert \"x\"".into(),
                     ]
                 };
                 Command::new(env!("CARGO_BIN_EXE_partner"))

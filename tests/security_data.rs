@@ -354,7 +354,11 @@ fn a_database_with_a_bad_schema_version_is_refused_in_one_line() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
     for version in [-3, 0] {
-        let out = partner(d, &["memory", "--db", "v.db", "list"], "");
+        let out = partner(
+            d,
+            &["memory", "--db", "v.db", "set", "ada", "notes", "v"],
+            "",
+        );
         assert!(out.status.success(), "{}", text(&out));
         {
             let conn = rusqlite::Connection::open(d.join("v.db")).unwrap();

@@ -45,7 +45,7 @@ async fn a_reply_too_large_is_cut_off_and_nothing_in_it_runs() {
         if let Ok(Some(e)) = tokio::time::timeout(
             Duration::from_millis(20),
             wait_for(&mut r.events, Duration::from_millis(20), |e| {
-                matches!(e, Event::Error { .. })
+                matches!(e, Event::TurnFailed { .. })
             }),
         )
         .await
@@ -57,7 +57,7 @@ async fn a_reply_too_large_is_cut_off_and_nothing_in_it_runs() {
             "no error event"
         );
     };
-    let Event::Error { message, .. } = error else {
+    let Event::TurnFailed { message, .. } = error else {
         unreachable!()
     };
     assert!(message.contains("grew past"), "{message}");
@@ -116,11 +116,11 @@ async fn the_reply_limit_is_configurable() {
     let mut r = running(&long, "[runtime]\nmax_reply_bytes = 1024\n");
     r.handle.send_message("ada", "go");
     let e = wait_for(&mut r.events, Duration::from_secs(30), |e| {
-        matches!(e, Event::Error { .. })
+        matches!(e, Event::TurnFailed { .. })
     })
     .await
-    .expect("an error");
-    let Event::Error { message, .. } = e else {
+    .expect("a failed turn");
+    let Event::TurnFailed { message, .. } = e else {
         unreachable!()
     };
     assert!(message.contains("1024 bytes"), "{message}");

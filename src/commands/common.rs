@@ -62,8 +62,9 @@ pub fn line(out: &mut dyn Write, text: impl std::fmt::Display) -> Result<()> {
 pub struct DbArg {
     /// The constellation's database file (created if missing). Default: the
     /// database `partner` itself uses (for ./partner.toml, else the demo),
-    /// in the platform's data directory.
-    #[arg(long, value_name = "FILE")]
+    /// in the platform's data directory. Accepted before or after any
+    /// subcommand.
+    #[arg(long, value_name = "FILE", global = true)]
     pub db: Option<PathBuf>,
 }
 
@@ -75,6 +76,20 @@ impl DbArg {
         }
         let (config, _) = super::run::load_constellation(&super::run::RunOptions::default())?;
         super::run::database_path(None, &config.name)
+    }
+
+    /// The database to read, which must exist: a mistyped path is an
+    /// error, never a new empty database answering that nothing is there.
+    pub fn existing(&self) -> Result<PathBuf> {
+        let path = self.path()?;
+        if path.exists() {
+            Ok(path)
+        } else {
+            Err(Error::Usage(format!(
+                "no database at {} (check the path; partner, partner serve and partner exec create one)",
+                path.display()
+            )))
+        }
     }
 }
 

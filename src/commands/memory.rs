@@ -198,7 +198,12 @@ pub fn run_memory(
     stdin: &mut dyn Read,
     out: &mut dyn Write,
 ) -> Result<i32> {
-    let db = options.db.path()?;
+    // Setting a block may start a database; everything else reads one.
+    let db = if matches!(options.command, MemoryCommand::Set { .. }) {
+        options.db.path()?
+    } else {
+        options.db.existing()?
+    };
     let mut executor = open_executor(&db, None, &[])?;
     if matches!(
         options.command,

@@ -112,7 +112,7 @@ fn row(r: &PendingRequest) -> RequestRow<'_> {
 
 /// Runs `partner pending`.
 pub fn run_pending(options: &PendingOptions, out: &mut dyn Write) -> Result<i32> {
-    let db = options.db.path()?;
+    let db = options.db.existing()?;
     let executor = open_executor(&db, options.policy.as_deref(), &[])?;
     let decide = |id: &str, decision: Decision, out: &mut dyn Write| -> Result<i32> {
         // A daemon runs the agents: decide through it, so the agent that

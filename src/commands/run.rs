@@ -30,8 +30,9 @@ pub struct RunOptions {
     /// Run the built-in demo constellation.
     #[arg(long, conflicts_with = "config")]
     pub demo: bool,
-    /// The database (default: in the platform's data directory).
-    #[arg(long, value_name = "FILE")]
+    /// The database (default: in the platform's data directory). Accepted
+    /// before or after any subcommand.
+    #[arg(long, value_name = "FILE", global = true)]
     pub db: Option<PathBuf>,
     /// Stop after this long (`30s`, `5m`).
     #[arg(long = "for", value_name = "DURATION")]

@@ -30,7 +30,7 @@ impl TraceSourceArgs {
     pub fn input(&self) -> Result<TraceInput> {
         Ok(match &self.file {
             Some(path) => TraceInput::guess(path),
-            None => TraceInput::Database(self.db.path()?),
+            None => TraceInput::Database(self.db.existing()?),
         })
     }
 }
@@ -85,7 +85,7 @@ fn read(input: &TraceInput, err: &mut dyn Write) -> Result<Vec<TraceRecord>> {
 /// Runs `partner trace export`: every record of the database's trace as
 /// JSON lines on standard output.
 pub fn run_trace_export(options: &TraceExportOptions, out: &mut dyn Write) -> Result<i32> {
-    let store = crate::exec::open_store(&options.db.path()?)?;
+    let store = crate::exec::open_store(&options.db.existing()?)?;
     let reader = store.read();
     crate::trace::store::export_jsonl(&reader, out).map_err(Error::Write)?;
     Ok(0)
