@@ -160,6 +160,11 @@ fn dispatch(cli: Cli) -> ExitCode {
 fn exit(result: partner::error::Result<i32>) -> ExitCode {
     match result {
         Ok(code) => ExitCode::from(code as u8),
+        // The reader went away (`partner trace show | head -1`): nothing
+        // more to say, and nothing wrong.
+        Err(partner::error::Error::Write(e)) if e.kind() == std::io::ErrorKind::BrokenPipe => {
+            ExitCode::SUCCESS
+        }
         Err(err) => {
             eprintln!("partner: {err}");
             ExitCode::from(2)

@@ -356,3 +356,117 @@ fn db_goes_anywhere_and_a_read_of_a_missing_database_is_refused() {
         assert!(!d.join("typo.db").exists(), "{args:?} created the database");
     }
 }
+
+#[test]
+fn a_reader_that_stops_early_ends_a_command_quietly_and_msg_takes_the_rest_of_the_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    // A trace far longer than a pipe holds.
+    let turn: String = (0..1500)
+        .map(|i| format!("/recall insert \"note {i} {}\"\n", "x".repeat(40)))
+        .collect();
+    let (code, _, err) = support::partner_in(
+        d,
+        &[
+            "exec",
+            "--db",
+            "c.db",
+            "--agent",
+            "ada",
+            "--approve-all",
+            "-",
+        ],
+        &turn,
+    );
+    assert!(matches!(code, Some(0 | 1)), "{err}");
+    let out = Command::new("sh")
+        .current_dir(d)
+        .arg("-c")
+        .arg(format!(
+            "{} trace show --db c.db | head -1",
+            env!("CARGO_BIN_EXE_partner")
+        ))
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.is_empty(), "the closed pipe was reported: {err}");
+    let status = Command::new("bash")
+        .current_dir(d)
+        .arg("-c")
+        .arg(format!(
+            "{} trace show --db c.db | head -1 > /dev/null; exit ${{PIPESTATUS[0]}}",
+            env!("CARGO_BIN_EXE_partner")
+        ))
+        .status()
+        .unwrap();
+    assert_eq!(status.code(), Some(0));
+    // `partner msg AGENT WORDS…` takes the rest of the line: with no
+    // daemon it is refused for that reason, not for the words.
+    let (code, _, err) =
+        support::partner_in(d, &["msg", "--db", "c.db", "ada", "hello", "there"], "");
+    assert_eq!(code, Some(2));
+    assert!(err.contains("no daemon runs"), "{err}");
+}
+
+#[test]
+fn filters_and_names_the_console_refuses_are_refused_on_the_command_line_too() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let (code, _, err) = support::partner_in(
+        d,
+        &["exec", "--db", "c.db", "--agent", "ada", "-"],
+        "/recall insert \"x\"",
+    );
+    assert_eq!(code, Some(0), "{err}");
+    for (args, says) in [
+        (
+            vec!["trace", "show", "--db", "c.db", "--agent", "nosuch"],
+            "no agent 'nosuch'",
+        ),
+        (
+            vec!["trace", "show", "--db", "c.db", "--outcome", "bogus"],
+            "no outcome 'bogus'",
+        ),
+        (
+            vec!["trace", "show", "--db", "c.db", "--verb", "fly"],
+            "no verb 'fly'",
+        ),
+        (
+            vec![
+                "run",
+                "--headless",
+                "--demo",
+                "--for",
+                "1s",
+                "--db",
+                "t.db",
+                "--theme",
+                "nope",
+            ],
+            "no theme 'nope'",
+        ),
+        (
+            vec![
+                "run",
+                "--headless",
+                "--demo",
+                "--for",
+                "1s",
+                "--db",
+                "t.db",
+                "--keymap",
+                "nope",
+            ],
+            "nope",
+        ),
+    ] {
+        let (code, out, err) = support::partner_in(d, &args, "");
+        assert_eq!(code, Some(2), "{args:?}: {out}{err}");
+        assert!(err.contains(says), "{args:?}: {err}");
+    }
+    // A filter that exists and matches is taken.
+    let (code, out, _) =
+        support::partner_in(d, &["trace", "show", "--db", "c.db", "--agent", "ada"], "");
+    assert_eq!(code, Some(0));
+    assert!(out.contains("/recall insert"), "{out}");
+}

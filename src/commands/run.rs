@@ -258,6 +258,13 @@ pub fn run_run(options: &RunOptions, out: &mut dyn Write, err: &mut dyn Write) -
         })
         .transpose()?;
     let (config, demo) = load_constellation(options)?;
+    // A theme or keymap that does not exist is an error whether or not a
+    // console starts: the same command must not fail only in a terminal.
+    let dir = config_dir();
+    crate::tui::driver::load_theme(options.theme.as_deref(), dir.as_deref())
+        .map_err(Error::Usage)?;
+    crate::tui::driver::load_keymap(options.keymap.as_deref(), dir.as_deref())
+        .map_err(Error::Usage)?;
     // A daemon already runs this database: the console attaches to it.
     let console = !options.headless && std::io::IsTerminal::is_terminal(&std::io::stdout());
     if console && duration.is_none() && options.messages.is_empty() {

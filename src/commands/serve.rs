@@ -56,8 +56,17 @@ pub struct MsgOptions {
     pub db: super::common::DbArg,
     /// The agent.
     pub agent: String,
-    /// The message.
-    pub text: String,
+    /// The message: the rest of the line (`partner msg ada what is on
+    /// today?`), no quotes needed.
+    #[arg(required = true, num_args = 1.., trailing_var_arg = true, allow_hyphen_values = true)]
+    pub words: Vec<String>,
+}
+
+impl MsgOptions {
+    /// The message, its words joined by spaces.
+    pub fn text(&self) -> String {
+        self.words.join(" ")
+    }
 }
 
 /// The token TCP clients present: partner's config directory's `token`,
@@ -277,7 +286,7 @@ pub fn run_msg(options: &MsgOptions, out: &mut dyn Write) -> Result<i32> {
     let (message, _) = client
         .request(Op::Message {
             agent: options.agent.clone(),
-            text: options.text.clone(),
+            text: options.text(),
         })
         .map_err(client_error)?;
     line(out, message)?;

@@ -91,13 +91,66 @@ pub fn run_trace_export(options: &TraceExportOptions, out: &mut dyn Write) -> Re
     Ok(0)
 }
 
+/// Refuses filters that can match nothing, as the console does: an
+/// outcome that does not exist, an agent or a verb the trace never saw.
+fn check_filters(options: &TraceShowOptions, records: &[TraceRecord]) -> Result<()> {
+    use crate::tui::command::OUTCOMES;
+    if let Some(outcome) = &options.outcome
+        && !OUTCOMES.contains(&outcome.as_str())
+    {
+        return Err(Error::Usage(format!(
+            "no outcome '{outcome}' (outcomes: {})",
+            OUTCOMES.join(", ")
+        )));
+    }
+    let seen = |field: fn(&TraceRecord) -> &str| -> Vec<String> {
+        let mut names: Vec<String> = records.iter().map(|r| field(r).to_string()).collect();
+        names.sort();
+        names.dedup();
+        names
+    };
+    if let Some(agent) = &options.agent {
+        let agents = seen(|r| r.agent.as_str());
+        if !agents.contains(agent) {
+            return Err(Error::Usage(format!(
+                "no agent '{agent}' in this trace (agents: {})",
+                if agents.is_empty() {
+                    "none".into()
+                } else {
+                    agents.join(", ")
+                }
+            )));
+        }
+    }
+    if let Some(verb) = &options.verb {
+        let verbs = seen(|r| r.verb.as_str());
+        let known = crate::dialect::VerbTable::builtin()
+            .specs()
+            .iter()
+            .any(|s| s.verb.name() == verb.as_str());
+        if !known && !verbs.contains(verb) {
+            return Err(Error::Usage(format!(
+                "no verb '{verb}' (verbs in this trace: {})",
+                if verbs.is_empty() {
+                    "none".into()
+                } else {
+                    verbs.join(", ")
+                }
+            )));
+        }
+    }
+    Ok(())
+}
+
 /// Runs `partner trace show`.
 pub fn run_trace_show(
     options: &TraceShowOptions,
     out: &mut dyn Write,
     err: &mut dyn Write,
 ) -> Result<i32> {
-    let records: Vec<TraceRecord> = read(&options.source.input()?, err)?
+    let all = read(&options.source.input()?, err)?;
+    check_filters(options, &all)?;
+    let records: Vec<TraceRecord> = all
         .into_iter()
         .filter(|r| options.agent.as_deref().is_none_or(|a| r.agent == a))
         .filter(|r| options.verb.as_deref().is_none_or(|v| r.verb == v))
