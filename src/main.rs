@@ -141,7 +141,7 @@ fn dispatch(cli: Cli) -> ExitCode {
             command: TraceCommand::Export(options),
         }) => partner::commands::run_trace_export(&options, stdout),
         Some(Command::Replay(options)) => partner::commands::run_replay(&options, stdout, stderr),
-        Some(Command::Eval(options)) => partner::commands::run_eval(&options, stdout),
+        Some(Command::Eval(options)) => partner::commands::run_eval(&options, stdout, stderr),
         Some(Command::Grammar(options)) => partner::commands::run_grammar(&options, stdin, stdout),
         Some(Command::Gate(options)) => partner::commands::run_gate(&options, stdin, stdout),
         Some(Command::Serve(_)) => unreachable!("served above"),

@@ -225,3 +225,35 @@ fn a_real_wire_is_scored_in_both_modes() {
     let system = bodies[1]["messages"][0]["content"].as_str().unwrap();
     assert!(system.contains("call the tools"), "{system}");
 }
+
+#[test]
+fn eval_shows_progress_says_how_to_start_and_fails_when_every_call_failed() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    // No partner.toml: a hint, not a bare file error.
+    let (code, _, err) = support::partner_in(d, &["eval"], "");
+    assert_eq!(code, Some(2));
+    assert!(err.contains("--config") && err.contains("--demo"), "{err}");
+    // The demo, offline: a line per task as it goes.
+    let (code, out, err) = support::partner_in(d, &["eval", "--demo", "--mode", "dialect"], "");
+    assert_eq!(code, Some(0), "{err}");
+    assert!(err.contains("dialect 1/"), "{err}");
+    assert!(!out.is_empty());
+    // A model server that is down: every call fails, and the exit says so.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    std::fs::write(
+        d.join("partner.toml"),
+        format!(
+            "[providers.local]\nkind = \"openai\"\nbase_url = \"http://127.0.0.1:{port}/v1\"\nretries = 0\n[[agents]]\nname = \"ada\"\nmodel = \"local:m\"\n"
+        ),
+    )
+    .unwrap();
+    let (code, _, err) = support::partner_in(d, &["eval", "--mode", "dialect"], "");
+    assert_eq!(code, Some(1), "{err}");
+    assert!(err.contains("the call failed"), "{err}");
+    assert!(err.contains("every one of the"), "{err}");
+}

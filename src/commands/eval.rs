@@ -15,8 +15,12 @@ use crate::eval::{EvalTarget, TaskSet};
 pub struct EvalOptions {
     /// The constellation config whose agent and provider are evaluated
     /// (default: ./partner.toml).
-    #[arg(long, value_name = "FILE")]
+    #[arg(long, value_name = "FILE", conflicts_with = "demo")]
     pub config: Option<PathBuf>,
+    /// Evaluate the built-in demo's scripted agent: offline, to see what
+    /// the command does.
+    #[arg(long)]
+    pub demo: bool,
     /// The agent whose model, sampling and profile are used (default: the
     /// first one).
     #[arg(long, value_name = "NAME")]
@@ -38,13 +42,28 @@ pub struct EvalOptions {
     pub json: bool,
 }
 
-/// Runs `partner eval`.
-pub fn run_eval(options: &EvalOptions, out: &mut dyn Write) -> Result<i32> {
+/// The constellation evaluated: `--demo`, `--config`, or `./partner.toml`
+/// (with a hint when there is none).
+fn constellation(options: &EvalOptions) -> Result<ConstellationConfig> {
+    if options.demo {
+        return crate::agent::demo_config().map_err(|e| Error::Usage(e.to_string()));
+    }
     let path = options
         .config
         .clone()
         .unwrap_or_else(|| PathBuf::from("partner.toml"));
-    let config = ConstellationConfig::load(&path).map_err(|e| Error::Usage(e.to_string()))?;
+    if options.config.is_none() && !path.exists() {
+        return Err(Error::Usage(
+            "no partner.toml here: pass --config FILE for the constellation whose model to evaluate, or --demo to try the built-in demo".into(),
+        ));
+    }
+    ConstellationConfig::load(&path).map_err(|e| Error::Usage(e.to_string()))
+}
+
+/// Runs `partner eval`: a progress line per task on `err`, the report on
+/// `out`; exit 1 when every model call failed.
+pub fn run_eval(options: &EvalOptions, out: &mut dyn Write, err: &mut dyn Write) -> Result<i32> {
+    let config = constellation(options)?;
     let agent = match &options.agent {
         Some(name) => config
             .agent(name)
@@ -101,8 +120,25 @@ pub fn run_eval(options: &EvalOptions, out: &mut dyn Write) -> Result<i32> {
         .enable_all()
         .build()
         .map_err(|e| Error::Runtime(format!("cannot start the async runtime: {e}")))?;
+    let progress = |mode: ActionFormat, i: usize, n: usize, r: &crate::eval::TaskResult| {
+        let outcome = match &r.error {
+            Some(e) => format!("the call failed: {}", e.lines().next().unwrap_or("")),
+            None if r.matched => "matched".into(),
+            None => format!("did not match ({} actions)", r.actions.len()),
+        };
+        let _ = writeln!(
+            err,
+            "{} {i}/{n} {}: {outcome} ({:.1}s)",
+            match mode {
+                ActionFormat::Dialect => "dialect",
+                ActionFormat::Tools => "tools",
+            },
+            r.id,
+            r.millis as f64 / 1000.0
+        );
+    };
     let report = runtime
-        .block_on(crate::eval::run(&target, &set, &modes))
+        .block_on(crate::eval::run(&target, &set, &modes, progress))
         .map_err(Error::Runtime)?;
     let text = if options.json {
         serde_json::to_string_pretty(&report).map_err(|e| Error::Write(e.into()))? + "\n"
@@ -110,5 +146,16 @@ pub fn run_eval(options: &EvalOptions, out: &mut dyn Write) -> Result<i32> {
         report.to_text()
     };
     out.write_all(text.as_bytes()).map_err(Error::Write)?;
+    // A report of nothing but failed calls says nothing of the model.
+    let calls: usize = report.modes.iter().map(|m| m.tasks).sum();
+    let failed: usize = report.modes.iter().map(|m| m.failed_calls).sum();
+    if calls > 0 && failed == calls {
+        writeln!(
+            err,
+            "partner: every one of the {calls} model calls failed; the report above says nothing of the model"
+        )
+        .map_err(Error::Write)?;
+        return Ok(1);
+    }
     Ok(0)
 }

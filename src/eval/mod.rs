@@ -48,6 +48,7 @@ pub async fn run(
     target: &EvalTarget,
     set: &TaskSet,
     modes: &[ActionFormat],
+    mut progress: impl FnMut(ActionFormat, usize, usize, &TaskResult),
 ) -> Result<Report, String> {
     let table = VerbTable::builtin();
     let registry = crate::exec::registry::Registry::new(table.clone())
@@ -70,8 +71,10 @@ pub async fn run(
     };
     for &mode in modes {
         let mut results = Vec::new();
-        for task in &set.tasks {
-            results.push(run_task(target, task, mode, &verbs, &blocks, &parser).await);
+        for (i, task) in set.tasks.iter().enumerate() {
+            let result = run_task(target, task, mode, &verbs, &blocks, &parser).await;
+            progress(mode, i + 1, set.tasks.len(), &result);
+            results.push(result);
         }
         report.modes.push(ModeReport::new(mode, results));
     }
