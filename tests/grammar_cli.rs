@@ -315,3 +315,59 @@ fn learned_phrasings_persist_and_can_be_removed() {
     assert_eq!(code, Some(2));
     assert!(err.contains("no learned phrasing #1"));
 }
+
+/// The README's `partner grammar` examples, run as written (in a copy of
+/// `grammars/`), and every shipped grammar checked.
+#[test]
+fn the_readme_grammar_examples_run_and_every_shipped_grammar_checks() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let readme = std::fs::read_to_string(root.join("README.md")).unwrap();
+    let section = &readme[readme.find("## Action grammars").unwrap()..];
+    let block = &section[section.find("```sh\n").unwrap() + 6..];
+    let block = &block[..block.find("```").unwrap()];
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir(dir.path().join("grammars")).unwrap();
+    for entry in std::fs::read_dir(root.join("grammars")).unwrap().flatten() {
+        std::fs::copy(
+            entry.path(),
+            dir.path().join("grammars").join(entry.file_name()),
+        )
+        .unwrap();
+    }
+    let bin = env!("CARGO_BIN_EXE_partner");
+    let mut ran = 0;
+    for line in block.lines().filter(|l| !l.trim().is_empty()) {
+        // The command, without its comment, with the binary built here.
+        let command = line.split("   #").next().unwrap().trim();
+        let command = command.replace("partner grammar", &format!("{bin} grammar"));
+        let out = std::process::Command::new("sh")
+            .current_dir(dir.path())
+            .arg("-c")
+            .arg(&command)
+            .output()
+            .unwrap();
+        // Each says something, on standard output or into the file it names.
+        let said = !out.stdout.is_empty() || command.contains(" > ");
+        assert!(
+            out.status.success() && said,
+            "{line}\n{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        ran += 1;
+    }
+    assert!(ran >= 7, "{ran} commands");
+    for entry in std::fs::read_dir(root.join("grammars")).unwrap().flatten() {
+        let out = std::process::Command::new(bin)
+            .args(["grammar", "check"])
+            .arg(entry.path())
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}: {}",
+            entry.path().display(),
+            String::from_utf8_lossy(&out.stdout)
+        );
+    }
+}

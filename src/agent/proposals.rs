@@ -6,9 +6,7 @@
 
 use std::sync::Arc;
 
-use crate::grammar::{
-    Grammar, LoadOptions, MatchOptions, NoFiles, Value, load_grammar, match_grammar,
-};
+use crate::grammar::{Grammar, LoadOptions, MatchOptions, Value, load_grammar, match_grammar};
 
 /// The phrasings partner ships with.
 pub const DIALECT_GRAMMAR: &str = include_str!("../../grammars/dialect.agr");
@@ -129,9 +127,9 @@ impl Proposer {
             };
             load_grammar(
                 "dialect.agr",
-                &format!("{DIALECT_GRAMMAR}\n{learned}\n"),
+                DIALECT_GRAMMAR,
                 &options,
-                &NoFiles,
+                &crate::grammar::InMemory(vec![("learned.agr".into(), learned)]),
             )
         };
         let good: Vec<&String> = learned.iter().filter(|r| build(&[*r]).is_ok()).collect();

@@ -115,6 +115,49 @@ fn load(file: &Path) -> Result<std::result::Result<Grammar, String>> {
     Ok(load_grammar(&name, &text, &options, &RootLoader { root }).map_err(|e| e.to_string()))
 }
 
+/// Checks a grammar file: `ok`, or — for a file of rules with no
+/// `<Start>` that other grammars import (`builtin.agr`,
+/// `console-names.agr`) — every rule checked through a start that names
+/// them all, said as a library.
+fn check(file: &Path) -> Result<std::result::Result<String, String>> {
+    let text = std::fs::read_to_string(file).map_err(|source| Error::Read {
+        path: file.to_path_buf(),
+        source,
+    })?;
+    let rules: Vec<String> = match crate::grammar::library_rules(&text) {
+        Some(rules) if !rules.is_empty() => rules,
+        _ => return Ok(load(file)?.map(|_| "ok".to_string())),
+    };
+    let start = format!(
+        "\n<Start> = {};\n",
+        rules
+            .iter()
+            .map(|r| format!("<{r}>"))
+            .collect::<Vec<_>>()
+            .join(" | ")
+    );
+    let root = file.parent().unwrap_or(Path::new(".")).to_path_buf();
+    let name = file.file_name().map_or_else(
+        || file.display().to_string(),
+        |n| n.to_string_lossy().into_owned(),
+    );
+    let options = LoadOptions {
+        enable_value_expressions: true,
+        start_value_required: false,
+    };
+    Ok(
+        load_grammar(&name, &format!("{text}{start}"), &options, &RootLoader { root })
+            .map(|_| {
+                format!(
+                    "ok (a library of {} rule{} with no <Start>, for other grammars to use; it is not matched on its own)",
+                    rules.len(),
+                    if rules.len() == 1 { "" } else { "s" }
+                )
+            })
+            .map_err(|e| e.to_string()),
+    )
+}
+
 /// Runs `partner grammar`.
 pub fn run_grammar(
     options: &GrammarOptions,
@@ -125,9 +168,9 @@ pub fn run_grammar(
         out.write_all(text.as_bytes()).map_err(Error::Write)
     };
     match &options.command {
-        GrammarCommand::Check { file } => match load(file)? {
-            Ok(_) => {
-                write(out, format!("{}: ok\n", file.display()))?;
+        GrammarCommand::Check { file } => match check(file)? {
+            Ok(said) => {
+                write(out, format!("{}: {said}\n", file.display()))?;
                 Ok(0)
             }
             Err(e) => {

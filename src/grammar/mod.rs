@@ -35,7 +35,9 @@ mod values;
 mod viable;
 mod work;
 
-pub use compile::{FileLoader, LoadError, LoadOptions, NoFiles, load_grammar};
+pub use compile::{
+    BUILTIN_LIBRARY, FileLoader, InMemory, LoadError, LoadOptions, NoFiles, load_grammar,
+};
 pub use complete::{Completion, Direction, Group, Property, complete};
 pub use expr::Expr;
 pub use matcher::{MAX_STEPS, MatchOptions, MatchResult, Policy, match_grammar};
@@ -43,3 +45,21 @@ pub use model::{FirstWords, Grammar, Part, Rule, RuleSet};
 pub use parse::{Spacing, line_col};
 pub use text::is_sep as is_separator;
 pub use value::{Text, Value};
+
+/// The rules a library file defines — a file with no `<Start>`, whose
+/// rules other grammars import — leaving out helpers (`__…`); `None` when
+/// the file has a `<Start>` or does not read.
+pub fn library_rules(text: &str) -> Option<Vec<String>> {
+    let source = parse::parse_source(text, true).ok()?;
+    if source.defs.iter().any(|d| d.name == "Start") {
+        return None;
+    }
+    Some(
+        source
+            .defs
+            .iter()
+            .map(|d| d.name.clone())
+            .filter(|n| !n.starts_with("__"))
+            .collect(),
+    )
+}

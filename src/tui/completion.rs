@@ -3,9 +3,7 @@
 //! agent names, the dialect's verbs and aliases, block labels, waiting
 //! request ids — completed forward as the grammar engine does.
 
-use crate::grammar::{
-    Direction, Grammar, LoadOptions, MatchOptions, NoFiles, complete, load_grammar,
-};
+use crate::grammar::{Direction, Grammar, LoadOptions, MatchOptions, complete, load_grammar};
 use crate::tui::prompt::Completer;
 
 /// The console's command grammar.
@@ -76,20 +74,21 @@ pub struct GrammarCompleter {
 impl GrammarCompleter {
     /// The console grammar with `names` filled in.
     pub fn new(names: &Names) -> Self {
-        let text = format!(
-            "{CONSOLE}\n{}{}{}{}{}",
+        let live = format!(
+            "{}{}{}{}{}",
             rule("Agent", &names.agents),
             rule("Verb", &names.verbs),
             rule("Block", &names.blocks),
             rule("Request", &names.requests),
             rule("Outcome", &names.outcomes),
         );
+        let names = crate::grammar::InMemory(vec![("console-names.agr".into(), live)]);
         let options = LoadOptions {
             enable_value_expressions: false,
             start_value_required: false,
         };
         GrammarCompleter {
-            grammar: load_grammar("console.agr", &text, &options, &NoFiles).ok(),
+            grammar: load_grammar("console.agr", CONSOLE, &options, &names).ok(),
         }
     }
 

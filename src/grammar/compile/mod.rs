@@ -36,7 +36,8 @@ impl Default for LoadOptions {
 
 /// Reads imported files.
 pub trait FileLoader {
-    /// The text of `path` as imported from `from` (a file name).
+    /// `path` as imported from `from` (a file name): the name it goes by,
+    /// and its text.
     fn load(&self, path: &str, from: &str) -> Result<(String, String), String>;
 }
 
@@ -49,6 +50,25 @@ impl FileLoader for NoFiles {
         Err(format!("cannot import '{path}' here"))
     }
 }
+
+/// A loader of files held in memory by name: for a grammar whose imports
+/// are made at run time (the console's names, the learned phrasings).
+#[derive(Debug, Default, Clone)]
+pub struct InMemory(pub Vec<(String, String)>);
+
+impl FileLoader for InMemory {
+    fn load(&self, path: &str, _from: &str) -> Result<(String, String), String> {
+        self.0
+            .iter()
+            .find(|(name, _)| name == path)
+            .map(|(name, text)| (name.clone(), text.clone()))
+            .ok_or_else(|| format!("cannot import '{path}' here"))
+    }
+}
+
+/// partner's built-in rules (`grammars/builtin.agr`): a library, with no
+/// `<Start>` of its own.
+pub const BUILTIN_LIBRARY: &str = BUILTIN;
 
 /// A grammar that did not load.
 #[derive(Debug, Clone, PartialEq, Eq)]
