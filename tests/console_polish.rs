@@ -145,7 +145,7 @@ fn each_agent_has_its_own_colour() {
 }
 
 #[test]
-fn an_empty_pulse_is_one_line() {
+fn empty_pulses_in_a_row_are_one_line_with_a_count() {
     let mut app = scene("dark");
     app.model.turns.clear();
     for _ in 0..3 {
@@ -153,11 +153,8 @@ fn an_empty_pulse_is_one_line() {
     }
     app.zoom = true;
     let shown = text_of(&draw(&mut app, 60, 12));
-    assert_eq!(
-        shown.matches("pulse · nothing to say").count(),
-        3,
-        "{shown}"
-    );
+    assert_eq!(shown.matches("nothing to say").count(), 1, "{shown}");
+    assert!(shown.contains("pulse · nothing to say ×3"), "{shown}");
     assert!(
         !shown.contains("(nothing to say)\n┃ "),
         "no blank line after each:\n{shown}"

@@ -390,3 +390,47 @@ fn j_and_k_move_the_focused_list_and_shift_moves_the_queue_from_anywhere() {
     key(&mut app, KeyCode::Char('J'));
     assert_eq!(app.queue.selected.as_deref(), Some("r2"));
 }
+
+#[test]
+fn pulses_with_nothing_to_say_fold_into_one_line_with_a_count() {
+    let mut app = wide();
+    let quiet = |app: &mut partner::tui::app::App, agent: &str| {
+        app.on_event(&Event::TurnStarted {
+            agent: agent.into(),
+            kind: partner::agent::provider::PromptKind::Pulse,
+            pass: 1,
+        });
+        app.on_event(&Event::ReplyFinished {
+            agent: agent.into(),
+            pass: 1,
+            text: String::new(),
+        });
+    };
+    let before = app.model.turns.len();
+    for _ in 0..40 {
+        quiet(&mut app, "sage");
+    }
+    assert_eq!(
+        app.model.turns.len(),
+        before + 1,
+        "forty quiet pulses, one entry"
+    );
+    let shown = screen(&mut app, 120, 30);
+    assert!(shown.contains("nothing to say ×40"), "{shown}");
+    // Something said in between starts a new run.
+    app.on_event(&Event::TurnStarted {
+        agent: "sage".into(),
+        kind: partner::agent::provider::PromptKind::Pulse,
+        pass: 1,
+    });
+    app.on_event(&Event::ReplyFinished {
+        agent: "sage".into(),
+        pass: 1,
+        text: "Morning: nothing new.".into(),
+    });
+    quiet(&mut app, "sage");
+    quiet(&mut app, "sage");
+    assert_eq!(app.model.turns.len(), before + 3);
+    let shown = screen(&mut app, 120, 30);
+    assert!(shown.contains("nothing to say ×2"), "{shown}");
+}

@@ -133,6 +133,22 @@ pub struct TurnEntry {
     /// Why the model call failed, when it did: the turn ended without a
     /// reply.
     pub failed: Option<String>,
+    /// Quiet turns folded into this one: how many in a row said nothing
+    /// (1: just this one), and when the last of them started.
+    pub quiet_run: (u32, Millis),
+}
+
+impl TurnEntry {
+    /// True when the turn said nothing at all: no text, no action, no
+    /// error, no failure.
+    pub fn is_quiet(&self) -> bool {
+        self.done
+            && self.from.is_none()
+            && self.failed.is_none()
+            && self.text.trim().is_empty()
+            && self.actions.is_empty()
+            && self.errors.is_empty()
+    }
 }
 
 /// An agent's state line.

@@ -108,6 +108,7 @@ impl Model {
                     actions: Vec::new(),
                     done: false,
                     failed: None,
+                    quiet_run: (1, now),
                 });
                 self.trim();
                 let i = self.turns.len() - 1;
@@ -116,6 +117,26 @@ impl Model {
             }
         };
         &mut self.turns[index]
+    }
+
+    /// Folds an agent's turn that just said nothing into the quiet turn of
+    /// the same agent and kind right before it, if there is one: a line
+    /// with a count, instead of a screenful of "nothing to say".
+    fn fold_quiet(&mut self, agent: &str) {
+        let Some(&last) = self.current.get(agent) else {
+            return;
+        };
+        if last + 1 != self.turns.len() || last == 0 || !self.turns[last].is_quiet() {
+            return;
+        }
+        let (before, newest) = self.turns.split_at_mut(last);
+        let previous = &mut before[last - 1];
+        let newest = &newest[0];
+        if previous.agent == newest.agent && previous.kind == newest.kind && previous.is_quiet() {
+            previous.quiet_run = (previous.quiet_run.0 + 1, newest.time);
+            self.turns.pop();
+            self.current.remove(agent);
+        }
     }
 
     /// The action with this id, if the console saw it parsed.
@@ -140,6 +161,7 @@ impl Model {
                     actions: Vec::new(),
                     done: false,
                     failed: None,
+                    quiet_run: (1, now),
                 });
                 self.current.insert(agent.clone(), self.turns.len() - 1);
                 self.trim();
@@ -156,6 +178,7 @@ impl Model {
                     actions: Vec::new(),
                     done: true,
                     failed: None,
+                    quiet_run: (1, now),
                 });
                 self.trim();
             }
@@ -174,6 +197,7 @@ impl Model {
                 let turn = self.turn_of(agent, now);
                 turn.text = text.clone();
                 turn.done = true;
+                self.fold_quiet(agent);
             }
             Event::ActionParsed {
                 agent,

@@ -137,22 +137,23 @@ impl TurnsPane {
             PromptKind::Pulse => "pulse",
             PromptKind::Continuation => "continuation",
         };
-        let quiet = turn.done
-            && turn.failed.is_none()
-            && turn.text.trim().is_empty()
-            && turn.actions.is_empty()
-            && turn.errors.is_empty();
-        if quiet {
-            // Nothing said: one dim line, no gap.
+        if turn.is_quiet() {
+            // Nothing said: one dim line, no gap; a run of them, counted.
+            let (count, last) = turn.quiet_run;
+            let said = if count > 1 {
+                format!(
+                    " · {time}–{} · {kind} · nothing to say ×{count}",
+                    &format_time(last)[11..19]
+                )
+            } else {
+                format!(" · {time} · {kind} · nothing to say")
+            };
             return vec![Line::from(vec![
                 Span::styled(
                     turn.agent.clone(),
                     agent_style(theme, view.model, &turn.agent),
                 ),
-                Span::styled(
-                    format!(" · {time} · {kind} · nothing to say"),
-                    theme.style("ui.dim"),
-                ),
+                Span::styled(said, theme.style("ui.dim")),
             ])];
         }
         let mut lines = vec![Line::from(vec![
