@@ -434,3 +434,29 @@ fn pulses_with_nothing_to_say_fold_into_one_line_with_a_count() {
     let shown = screen(&mut app, 120, 30);
     assert!(shown.contains("nothing to say ×2"), "{shown}");
 }
+
+#[test]
+fn a_request_arriving_while_another_is_selected_is_announced_and_takes_no_key() {
+    let mut app = wide();
+    assert_eq!(app.queue.selected.as_deref(), Some("r1"));
+    let mut more = three();
+    let mut r4 = more[0].clone();
+    r4.id = "r4".into();
+    r4.agent = "partner".into();
+    r4.canonical = "/shell rm -r build".into();
+    more.push(r4);
+    app.on_reply(pending(more));
+    assert_eq!(
+        app.queue.selected.as_deref(),
+        Some("r1"),
+        "the selection moved"
+    );
+    let shown = screen(&mut app, 160, 30);
+    assert!(shown.contains("r4 arrived"), "{shown}");
+    assert!(shown.contains("r1 is still selected"), "{shown}");
+    key(&mut app, KeyCode::Char('a'));
+    assert_eq!(
+        decisions(&after_window(&mut app)),
+        [("r1".to_string(), Decision::ApproveOnce)]
+    );
+}

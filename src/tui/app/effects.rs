@@ -246,10 +246,33 @@ impl App {
                 self.fresh.memory = true;
             }
             Reply::Pending(pending, previews) => {
+                let arrived: Vec<String> = pending
+                    .iter()
+                    .filter(|r| !self.model.pending.iter().any(|old| old.id == r.id))
+                    .map(|r| {
+                        format!(
+                            "{} arrived ({} · {})",
+                            r.id,
+                            r.agent,
+                            crate::tui::model::first_line(&r.canonical, 48)
+                        )
+                    })
+                    .collect();
+                let selected_before = self.queue.selected.clone();
                 self.model.pending = pending;
                 self.model.previews = previews;
                 if let Some(notice) = self.queue.refreshed(&self.model) {
                     self.warn(notice);
+                } else if let Some(selected) = selected_before
+                    && !arrived.is_empty()
+                    && self.queue.selected.as_deref() == Some(selected.as_str())
+                {
+                    // The selection stays where it was: say what came, so a
+                    // key meant for the newcomer is not taken for it.
+                    self.say(format!(
+                        "{}; {selected} is still selected",
+                        arrived.join(", ")
+                    ));
                 }
                 if let Some(held) = &self.held
                     && !self.model.pending.iter().any(|r| r.id == held.id)
