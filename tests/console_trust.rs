@@ -460,3 +460,23 @@ fn a_request_arriving_while_another_is_selected_is_announced_and_takes_no_key() 
         [("r1".to_string(), Decision::ApproveOnce)]
     );
 }
+
+#[test]
+fn a_lisp_answer_replaces_evaluating_on_the_status_line() {
+    let mut app = wide();
+    app.focus = Pane::Memory;
+    app.memory.agent = Some("sage".into());
+    typed(&mut app, ":lisp (+ 1 2)");
+    key(&mut app, KeyCode::Enter);
+    let shown = screen(&mut app, 160, 30);
+    assert!(shown.contains("evaluating"), "{shown}");
+    app.on_reply(Reply::Lisp(partner::tui::panes::LispView {
+        title: "(+ 1 2) as sage".into(),
+        lines: vec!["3".into()],
+        scroll: 0,
+        failed: false,
+    }));
+    let shown = screen(&mut app, 160, 30);
+    assert!(!shown.contains("evaluating"), "{shown}");
+    assert!(shown.contains("done"), "{shown}");
+}

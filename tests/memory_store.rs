@@ -158,7 +158,22 @@ fn search_ranks_filters_and_survives_any_query() {
             SearchDomain::Conversations
         ]
     );
-    assert!(hits[0].snippet.contains("[launch]"), "{}", hits[0].snippet);
+    // The matched term is marked, and the marks are not characters the
+    // text could hold; written out for an agent, they are brackets.
+    assert!(
+        hits[0].snippet.contains("\u{2}launch\u{3}"),
+        "{:?}",
+        hits[0].snippet
+    );
+    assert!(search::bracketed(&hits[0].snippet).contains("[launch]"));
+    assert_eq!(
+        search::marked("a \u{2}b\u{3} [c]"),
+        vec![
+            ("a ".to_string(), false),
+            ("b".to_string(), true),
+            (" [c]".to_string(), false)
+        ]
+    );
 
     let mut everyone = SearchQuery::new("launching", None);
     everyone.domains = vec![SearchDomain::Archival];

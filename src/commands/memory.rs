@@ -340,7 +340,12 @@ pub fn run_memory(
                 eprintln!("note: {note}");
             }
             if options.json {
-                write_json(out, &found.hits)?;
+                // Matched terms in brackets, as in the text output.
+                let mut hits = found.hits.clone();
+                for h in &mut hits {
+                    h.hit.snippet = crate::memory::search::bracketed(&h.hit.snippet);
+                }
+                write_json(out, &hits)?;
             } else if found.hits.is_empty() {
                 line(out, format!("nothing found for \"{query}\""))?;
             } else {
@@ -354,7 +359,7 @@ pub fn run_memory(
                         format!(
                             "{domain}  {}/{place}  {}  [{via} {:.4}]",
                             hit.agent,
-                            hit.snippet.replace('\n', " "),
+                            crate::memory::search::bracketed(&hit.snippet),
                             h.score
                         ),
                     )?;

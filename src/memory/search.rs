@@ -143,7 +143,8 @@ pub struct SearchHit {
     pub label: Option<String>,
     /// Message role (conversations).
     pub role: Option<String>,
-    /// Matching text with the matched terms in `[` `]`.
+    /// Matching text with the matched terms between [`MARK_START`] and
+    /// [`MARK_END`] (see [`bracketed`] and [`marked`]).
     pub snippet: String,
     /// bm25 score (lower is better).
     pub rank: f64,
@@ -250,7 +251,7 @@ fn search_domain(
                 if query.role.is_some() {
                     return Ok(hits);
                 }
-                "SELECT b.agent, b.id, b.label, NULL, snippet(blocks_fts, 1, '[', ']', '…', 12), bm25(blocks_fts), b.updated_at
+                "SELECT b.agent, b.id, b.label, NULL, snippet(blocks_fts, 1, char(2), char(3), '…', 12), bm25(blocks_fts), b.updated_at
                  FROM blocks_fts JOIN blocks b ON b.id = blocks_fts.rowid
                  WHERE blocks_fts MATCH ?1 AND b.deleted_at IS NULL
                    AND (?2 IS NULL OR b.agent = ?2 OR ?7 = 2 OR (?7 = 1 AND b.shared = 1))
@@ -261,14 +262,14 @@ fn search_domain(
                 if query.role.is_some() {
                     return Ok(hits);
                 }
-                "SELECT a.agent, a.id, NULL, NULL, snippet(archival_fts, 0, '[', ']', '…', 12), bm25(archival_fts), a.created_at
+                "SELECT a.agent, a.id, NULL, NULL, snippet(archival_fts, 0, char(2), char(3), '…', 12), bm25(archival_fts), a.created_at
                  FROM archival_fts JOIN archival a ON a.id = archival_fts.rowid
                  WHERE archival_fts MATCH ?1 AND (?2 IS NULL OR a.agent = ?2 OR ?7 = 2)
                    AND a.created_at >= ?3 AND a.created_at < ?4 AND ?5 IS NULL
                  ORDER BY bm25(archival_fts) LIMIT ?6"
             }
             SearchDomain::Conversations => {
-                "SELECT m.agent, m.id, m.thread, m.role, snippet(messages_fts, 0, '[', ']', '…', 12), bm25(messages_fts), m.created_at
+                "SELECT m.agent, m.id, m.thread, m.role, snippet(messages_fts, 0, char(2), char(3), '…', 12), bm25(messages_fts), m.created_at
                  FROM messages_fts JOIN messages m ON m.id = messages_fts.rowid
                  WHERE messages_fts MATCH ?1
                    AND (?2 IS NULL OR m.agent = ?2 OR m.role = 'agent:' || ?2 OR ?7 = 2)
@@ -312,4 +313,47 @@ mod tests {
         );
         assert_eq!(fts_query("*** ---"), None);
     }
+}
+
+/// Where a matched term of a snippet starts (a control character, so it
+/// is never mistaken for text the item holds).
+pub const MARK_START: char = '\u{2}';
+/// Where a matched term of a snippet ends.
+pub const MARK_END: char = '\u{3}';
+
+/// A snippet as plain text, its matched terms in `[` `]`, on one line:
+/// for agents and the command line.
+pub fn bracketed(snippet: &str) -> String {
+    snippet
+        .replace(MARK_START, "[")
+        .replace(MARK_END, "]")
+        .replace('\n', " ")
+}
+
+/// A snippet in pieces, each with whether it is a matched term: for the
+/// console to highlight, on one line.
+pub fn marked(snippet: &str) -> Vec<(String, bool)> {
+    let mut out = Vec::new();
+    let mut matched = false;
+    let mut piece = String::new();
+    for c in snippet.chars() {
+        let mark = match c {
+            MARK_START => Some(true),
+            MARK_END => Some(false),
+            _ => None,
+        };
+        match mark {
+            Some(next) => {
+                if !piece.is_empty() {
+                    out.push((std::mem::take(&mut piece), matched));
+                }
+                matched = next;
+            }
+            None => piece.push(if c == '\n' { ' ' } else { c }),
+        }
+    }
+    if !piece.is_empty() {
+        out.push((piece, matched));
+    }
+    out
 }

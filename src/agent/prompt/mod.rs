@@ -159,7 +159,7 @@ pub fn recalled_context(hits: &[SearchHit]) -> String {
         out.push_str(&format!(
             "\n  - [{place}, {}] {}",
             format_time(h.time),
-            h.snippet
+            crate::memory::search::bracketed(&h.snippet)
         ));
     }
     out.push_str("\n</recalled_context>");

@@ -74,7 +74,7 @@ pub(super) fn format_hits(query: &str, found: &Found) -> Effect {
             text.push_str(&format!(
                 "\n  - [{who}{place}, {}] {}{how}",
                 format_time(hit.time),
-                hit.snippet.replace('\n', " ")
+                crate::memory::search::bracketed(&hit.snippet)
             ));
         }
     }

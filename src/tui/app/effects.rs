@@ -444,7 +444,16 @@ impl App {
                 }
             }
             Reply::Notice(text) => self.say(text),
-            Reply::Lisp(view) => self.overlay = super::overlays::Overlay::Lisp(view),
+            Reply::Lisp(view) => {
+                // The answer replaces "evaluating…": the status line says
+                // how it went.
+                if view.failed {
+                    self.warn(format!("{}: failed (Esc closes)", view.title));
+                } else {
+                    self.say(format!("{}: done (Esc closes)", view.title));
+                }
+                self.overlay = super::overlays::Overlay::Lisp(view);
+            }
             Reply::Failed(text) => {
                 self.model
                     .notify(self.now, None, NoticeKind::Error, text.clone());

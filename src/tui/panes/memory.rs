@@ -263,14 +263,28 @@ impl Component for MemoryPane {
                     Via::Vector => "meaning",
                     Via::Both => "both   ",
                 };
-                lines.push(Line::from(vec![
+                let mut spans = vec![
                     Span::styled(
                         format!("{via} {:>4.1} ", h.score * 1000.0),
                         theme.style("ui.dim"),
                     ),
                     Span::styled(format!("{}/{place} ", hit.agent), theme.style("ui.agent")),
-                    Span::styled(hit.snippet.replace('\n', " "), style),
-                ]));
+                ];
+                // The matched terms highlighted, not bracketed.
+                for (piece, matched) in crate::memory::search::marked(&hit.snippet) {
+                    spans.push(Span::styled(
+                        piece,
+                        if matched {
+                            style.add_modifier(
+                                ratatui::style::Modifier::BOLD
+                                    | ratatui::style::Modifier::UNDERLINED,
+                            )
+                        } else {
+                            style
+                        },
+                    ));
+                }
+                lines.push(Line::from(spans));
             }
             frame.render_widget(Paragraph::new(lines).wrap(Wrap { trim: true }), area);
             return;
