@@ -297,24 +297,6 @@ fn search_domain(
     Ok(hits)
 }
 
-#[cfg(test)]
-mod tests {
-    use super::fts_query;
-
-    #[test]
-    fn fts_queries_quote_every_term() {
-        assert_eq!(
-            fts_query("launch date").as_deref(),
-            Some("\"launch\" \"date\"")
-        );
-        assert_eq!(
-            fts_query("NEAR(a b) OR \"x").as_deref(),
-            Some("\"NEAR\" \"a\" \"b\" \"OR\" \"x\"")
-        );
-        assert_eq!(fts_query("*** ---"), None);
-    }
-}
-
 /// Where a matched term of a snippet starts (a control character, so it
 /// is never mistaken for text the item holds).
 pub const MARK_START: char = '\u{2}';
@@ -356,4 +338,22 @@ pub fn marked(snippet: &str) -> Vec<(String, bool)> {
         out.push((piece, matched));
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::fts_query;
+
+    #[test]
+    fn fts_queries_quote_every_term() {
+        assert_eq!(
+            fts_query("launch date").as_deref(),
+            Some("\"launch\" \"date\"")
+        );
+        assert_eq!(
+            fts_query("NEAR(a b) OR \"x").as_deref(),
+            Some("\"NEAR\" \"a\" \"b\" \"OR\" \"x\"")
+        );
+        assert_eq!(fts_query("*** ---"), None);
+    }
 }
