@@ -480,3 +480,15 @@ fn a_lisp_answer_replaces_evaluating_on_the_status_line() {
     assert!(!shown.contains("evaluating"), "{shown}");
     assert!(shown.contains("done"), "{shown}");
 }
+
+#[test]
+fn help_lists_the_focused_panes_keys_first() {
+    let mut app = wide();
+    app.focus = Pane::Memory;
+    key(&mut app, KeyCode::Char('?'));
+    let shown = screen(&mut app, 100, 30);
+    let first = shown.find("In the Memory pane").expect(&shown);
+    let all = shown.find("Keys").expect(&shown);
+    assert!(first < all, "{shown}");
+    assert!(shown[first..all].contains("edit"), "{shown}");
+}

@@ -200,6 +200,25 @@ pub fn help_lines(app: &App, width: usize) -> Vec<Line<'static>> {
     let theme = &app.theme;
     let head = |t: &str| Line::from(Span::styled(t.to_string(), theme.style("ui.header")));
     let mut rows: Vec<(Option<&str>, String, String)> = Vec::new();
+    // The focused pane's own keys first, then every key.
+    let pane = format!("In the {} pane", app.focus.title());
+    let mut here: Vec<(String, String)> = Vec::new();
+    let moves = [
+        crate::tui::keymap::Action::Down,
+        crate::tui::keymap::Action::Up,
+    ];
+    let hinted = super::render::hints(app).into_iter().map(|(a, _)| a);
+    for action in moves.into_iter().chain(hinted) {
+        for b in app.keymap.bindings().iter().filter(|b| b.action == action) {
+            if !here.iter().any(|(k, _)| *k == b.keys_text()) {
+                here.push((b.keys_text(), b.desc.clone()));
+            }
+        }
+    }
+    if !here.is_empty() {
+        rows.push((Some(pane.as_str()), String::new(), String::new()));
+        rows.extend(here.into_iter().map(|(k, d)| (None, k, d)));
+    }
     rows.push((Some("Keys"), String::new(), String::new()));
     for b in app.keymap.bindings() {
         rows.push((None, b.keys_text(), b.desc.clone()));

@@ -68,8 +68,9 @@ fn render_tabs(app: &App, frame: &mut Frame, area: Rect) {
     );
 }
 
-/// The key hints for the focused pane.
-fn hints(app: &App) -> Vec<(Action, &'static str)> {
+/// The key hints for the focused pane (the footer shows them; help lists
+/// them first).
+pub(super) fn hints(app: &App) -> Vec<(Action, &'static str)> {
     let mut hints: Vec<(Action, &'static str)> = match app.focus {
         Pane::Turns => vec![(Action::Follow, "follow"), (Action::NextAction, "actions")],
         Pane::Memory => vec![
