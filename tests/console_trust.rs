@@ -492,3 +492,28 @@ fn help_lists_the_focused_panes_keys_first() {
     assert!(first < all, "{shown}");
     assert!(shown[first..all].contains("edit"), "{shown}");
 }
+
+#[test]
+fn open_needs_a_file_and_replay_opens_the_live_trace() {
+    let mut app = wide();
+    typed(&mut app, ":open trace");
+    let commands = key(&mut app, KeyCode::Enter);
+    assert!(
+        !commands
+            .iter()
+            .any(|c| matches!(c, Command::Op(Op::OpenReplay(_)))),
+        "{commands:?}"
+    );
+    let shown = screen(&mut app, 160, 30);
+    assert!(shown.contains("open trace takes a file"), "{shown}");
+    typed(&mut app, ":replay");
+    let commands = key(&mut app, KeyCode::Enter);
+    let opened = commands.iter().find_map(|c| match c {
+        Command::Op(Op::OpenReplay(input)) => Some(input.clone()),
+        _ => None,
+    });
+    assert_eq!(
+        opened,
+        Some(partner::trace::TraceInput::Database(app.db.clone().into()))
+    );
+}

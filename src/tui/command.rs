@@ -13,6 +13,8 @@ use crate::dialect::parse_interval;
 pub enum ConsoleCommand {
     /// `:open trace FILE` (or `:open FILE`): replay a trace file.
     OpenTrace(PathBuf),
+    /// `:replay`: the running constellation's own trace, from its database.
+    ReplayLive,
     /// `:q` / `:quit`.
     Quit,
     /// `:close`: leave the replay.
@@ -70,15 +72,15 @@ pub enum AgentControl {
 
 /// The commands, for the error shown on anything else.
 const COMMANDS: &str = "pulse AGENT [EVERY], halt [AGENT], resume [AGENT], msg AGENT TEXT, \
-     rules, learned, log, lisp EXPR, open trace FILE, close, filter verb|outcome|clear, step N, help, quit, or a /dialect action";
+     rules, learned, log, lisp EXPR, open trace FILE, replay, close, filter verb|outcome|clear, step N, help, quit, or a /dialect action";
 
 /// The outcomes a trace can be filtered by.
 pub const OUTCOMES: &[&str] = &["executed", "denied", "failed", "cancelled", "timed_out"];
 
 /// The command words, for completion.
 pub const COMMAND_WORDS: &[&str] = &[
-    "pulse", "halt", "resume", "msg", "rules", "learned", "log", "lisp", "open", "trace", "close",
-    "filter", "verb", "outcome", "clear", "step", "help", "quit", "all",
+    "pulse", "halt", "resume", "msg", "rules", "learned", "log", "lisp", "open", "trace", "replay",
+    "close", "filter", "verb", "outcome", "clear", "step", "help", "quit", "all",
 ];
 
 /// Parses one command line; `agents` are the agents running now.
@@ -106,6 +108,15 @@ pub fn parse_command(text: &str, agents: &[String]) -> Result<ConsoleCommand, St
         if text.starts_with("lisp ") {
             return Ok(ConsoleCommand::Lisp(rest.to_string()));
         }
+    }
+    if text == "replay" {
+        return Ok(ConsoleCommand::ReplayLive);
+    }
+    if matches!(text, "open" | "open trace") {
+        return Err(
+            "open trace takes a file: open trace FILE (:replay replays this constellation's own trace)"
+                .into(),
+        );
     }
     if let Some(path) = text
         .strip_prefix("open trace ")

@@ -123,6 +123,11 @@ impl App {
     /// Carries out a parsed command line.
     pub(super) fn run_command(&mut self, command: ConsoleCommand) -> Vec<Command> {
         match command {
+            ConsoleCommand::ReplayLive => {
+                return vec![Command::Op(Op::OpenReplay(
+                    crate::trace::TraceInput::Database(std::path::PathBuf::from(&self.db)),
+                ))];
+            }
             ConsoleCommand::OpenTrace(path) => {
                 return vec![Command::Op(Op::OpenReplay(
                     crate::trace::TraceInput::guess(&path),

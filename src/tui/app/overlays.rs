@@ -161,6 +161,10 @@ const COMMANDS: &[(&str, &str)] = &[
     (":lisp tool NAME ARGS", "what a tool would do (a dry run)"),
     (":log", "notifications: errors, flags, halts, timeouts"),
     (":open trace FILE", "replay a trace (Esc or :close leaves)"),
+    (
+        ":replay",
+        "replay this constellation's own trace, from its database",
+    ),
     (":step N", "jump the replay to step N"),
     (":filter verb V | outcome O", "filter the trace"),
     (":filter clear", "drop every filter"),
