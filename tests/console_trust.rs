@@ -218,10 +218,22 @@ fn replay_is_a_mode_in_which_nothing_is_decided() {
         path: "old.jsonl".into(),
         records,
     }));
-    assert!(matches!(
-        commands.as_slice(),
-        [Command::Op(Op::VerifyReplay(_))]
-    ));
+    // Verified, and the memory asked for as it was before step 1: never
+    // the live blocks under a replay.
+    assert!(
+        matches!(
+            commands.as_slice(),
+            [
+                Command::Op(Op::VerifyReplay(_)),
+                Command::Op(Op::ReplayMemory { step: 0, .. })
+            ]
+        ),
+        "{commands:?}"
+    );
+    app.focus = Pane::Memory;
+    let shown = screen(&mut app, 180, 48);
+    assert!(shown.contains("as it was at step 0"), "{shown}");
+    app.focus = Pane::Replay;
     let shown = screen(&mut app, 180, 48);
     assert!(shown.contains("REPLAY"), "the mode is marked:\n{shown}");
     assert!(shown.contains("decisions are off"));

@@ -430,6 +430,8 @@ impl App {
                 self.focus = Pane::Replay;
                 self.say("replay: n/p step, Space plays, +/- speed, Esc leaves; decisions are off");
                 commands.push(Command::Op(Op::VerifyReplay(records)));
+                // The memory as it was before the first step, not as it is.
+                commands.extend(self.replay_memory_if_moved());
             }
             Reply::Verified(divergence) => {
                 if let Some(r) = &mut self.replay {

@@ -290,8 +290,23 @@ impl Component for MemoryPane {
             return;
         }
         let agent = self.agent(view.model).unwrap_or_default();
-        let shown: &[Block] = match view.replay.and_then(|r| r.memory.as_ref()) {
-            Some((_, blocks)) => blocks,
+        let shown: &[Block] = match view.replay {
+            Some(r) => match &r.memory {
+                Some((_, blocks)) => blocks,
+                None => {
+                    // Never the live blocks under a replay: they are not
+                    // what was so at this step.
+                    frame.render_widget(
+                        Paragraph::new(format!(
+                            "reading {agent}'s memory as it was at step {}…",
+                            r.state.step
+                        ))
+                        .style(view.theme.style("ui.dim")),
+                        area,
+                    );
+                    return;
+                }
+            },
             None => &view.model.blocks,
         };
         // The list: label, kind and permission, a usage bar, chars. Its
