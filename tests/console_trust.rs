@@ -529,3 +529,24 @@ fn open_needs_a_file_and_replay_opens_the_live_trace() {
         Some(partner::trace::TraceInput::Database(app.db.clone().into()))
     );
 }
+
+#[test]
+fn at_80x24_the_status_line_keeps_help_and_a_long_message_is_kept_whole() {
+    let mut app = wide();
+    let long = "the daemon went away at 12:03:04 while r7 was being decided; the agents may be stopped and nothing you decide reaches them until it is back";
+    app.warn(long);
+    let shown = screen(&mut app, 80, 24);
+    let status = shown.lines().rev().find(|l| !l.trim().is_empty()).unwrap();
+    assert!(status.contains("? help"), "{status}");
+    assert!(status.contains('…'), "{status}");
+    // N shows it whole.
+    key(&mut app, KeyCode::Char('N'));
+    key(&mut app, KeyCode::Enter);
+    let whole = screen(&mut app, 80, 24);
+    let flat = whole
+        .lines()
+        .map(|l| l.trim_matches(|c: char| c == '║' || c == '"' || c == ' ' || c == '┃'))
+        .collect::<Vec<_>>()
+        .join(" ");
+    assert!(flat.contains("until it is back"), "{whole}");
+}

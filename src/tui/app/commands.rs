@@ -79,7 +79,7 @@ impl App {
                         match proposal {
                             Some(action) => {
                                 self.say(format!(
-                                    "read as {action}: Enter runs it, or change it first"
+                                    "Enter runs it, or change it first: read as {action}"
                                 ));
                                 self.overlay = Overlay::Prompt {
                                     purpose: PromptPurpose::Command,

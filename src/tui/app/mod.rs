@@ -208,16 +208,34 @@ impl App {
 
     /// Says something on the status line.
     pub fn say(&mut self, text: impl Into<String>) {
+        let text = text.into();
+        self.keep_if_long(&text);
         self.notice = Some(Notice {
-            text: text.into(),
+            text,
             warning: false,
         });
     }
 
+    /// A status message too long for the status line is kept whole in the
+    /// notifications, one key (`N`) away.
+    fn keep_if_long(&mut self, text: &str) {
+        use unicode_width::UnicodeWidthStr;
+        if text.width() + 48 > usize::from(self.size.0) {
+            self.model.notify(
+                self.now,
+                None,
+                crate::tui::model::NoticeKind::System,
+                text.to_string(),
+            );
+        }
+    }
+
     /// Warns on the status line.
     pub fn warn(&mut self, text: impl Into<String>) {
+        let text = text.into();
+        self.keep_if_long(&text);
         self.notice = Some(Notice {
-            text: text.into(),
+            text,
             warning: true,
         });
     }

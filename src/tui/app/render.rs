@@ -156,19 +156,33 @@ fn render_status(app: &App, frame: &mut Frame, area: Rect) {
         ));
     }
     let used: usize = spans.iter().map(|s| s.content.width()).sum();
-    let room = width.saturating_sub(used + 3);
+    // `? help` is always there, at the end: whatever else is cut, the way
+    // to every key is not.
+    let help_keys = app
+        .keymap
+        .keys_for(Action::Help)
+        .unwrap_or_else(|| "?".into());
+    let help = help_keys.width() + " help".width() + 1;
+    let room = width.saturating_sub(used + 3 + help);
     match &app.notice {
-        Some(notice) => spans.push(Span::styled(
-            format!("│ {} ", first_line(&notice.text, room)),
-            theme.style(if notice.warning {
-                "ui.denied"
-            } else {
-                "ui.waiting"
-            }),
-        )),
+        Some(notice) => {
+            // Cut to fit; a long message is also in the notifications
+            // (`N`), whole.
+            spans.push(Span::styled(
+                format!("│ {} ", first_line(&notice.text, room.saturating_sub(1))),
+                theme.style(if notice.warning {
+                    "ui.denied"
+                } else {
+                    "ui.waiting"
+                }),
+            ));
+        }
         None => {
             let mut left = room;
             for (action, name) in hints(app) {
+                if action == Action::Help {
+                    continue;
+                }
                 let Some(keys) = app.keymap.keys_for(action) else {
                     continue;
                 };
@@ -185,12 +199,17 @@ fn render_status(app: &App, frame: &mut Frame, area: Rect) {
             }
             if room > 20 && left == room {
                 spans.push(Span::styled(
-                    format!("│ {}", app.db),
+                    format!("│ {}", first_line(&app.db, room.saturating_sub(2))),
                     theme.style("ui.status_bar"),
                 ));
             }
         }
     }
+    spans.push(Span::styled(
+        format!(" {help_keys}"),
+        theme.style("ui.key_hint"),
+    ));
+    spans.push(Span::styled(" help", theme.style("ui.status_bar")));
     frame.render_widget(
         Paragraph::new(Line::from(spans)).style(theme.style("ui.status_bar")),
         area,
