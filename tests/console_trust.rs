@@ -550,3 +550,34 @@ fn at_80x24_the_status_line_keeps_help_and_a_long_message_is_kept_whole() {
         .join(" ");
     assert!(flat.contains("until it is back"), "{whole}");
 }
+
+#[test]
+fn a_popup_is_as_large_as_what_it_shows() {
+    let mut app = wide();
+    app.on_reply(Reply::Lisp(partner::tui::panes::LispView {
+        title: "(+ 1 2) as sage".into(),
+        lines: vec!["3".into()],
+        scroll: 0,
+        failed: false,
+    }));
+    let shown = screen(&mut app, 190, 50);
+    let top = shown
+        .lines()
+        .find(|l| l.contains("Lisp —"))
+        .expect(&shown)
+        .trim_matches('"');
+    let border = top.chars().filter(|c| "╔═╗╭─╮┌┐".contains(*c)).count();
+    assert!(
+        border < 100,
+        "a popup {border} columns wide for a 3:\n{shown}"
+    );
+    // And as tall: its bottom border is a few lines under its top.
+    let lines: Vec<&str> = shown.lines().collect();
+    let at = lines.iter().position(|l| l.contains("Lisp —")).unwrap();
+    let column = lines[at].chars().position(|c| "╔╭┌".contains(c)).unwrap();
+    let bottom = lines[at + 1..]
+        .iter()
+        .position(|l| l.chars().nth(column).is_some_and(|c| "╚╰└".contains(c)))
+        .expect(&shown);
+    assert!(bottom < 5, "a popup {bottom} lines tall for a 3:\n{shown}");
+}

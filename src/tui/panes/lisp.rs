@@ -8,7 +8,7 @@ use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Clear, Paragraph};
 
-use super::{centered, popup};
+use super::popup;
 use crate::exec::Executor;
 use crate::exec::tools::{StateChange, changes, state_of};
 use crate::lisp::show::tree;
@@ -129,11 +129,15 @@ impl LispView {
 
     /// Draws the view over the screen.
     pub fn render(&self, theme: &Theme, frame: &mut Frame, size: Rect) {
-        let area = centered(
-            size,
-            size.width.saturating_sub(6),
-            size.height.saturating_sub(4),
-        );
+        let title = format!("Lisp — {} — ↑/↓ scroll, Esc closes", self.title);
+        let widest = self
+            .lines
+            .iter()
+            .map(|l| unicode_width::UnicodeWidthStr::width(l.as_str()))
+            .max()
+            .unwrap_or(0);
+        // As large as the answer: a `3` is a small box, not the screen.
+        let area = super::render::fitted(size, widest, self.lines.len(), &title);
         frame.render_widget(Clear, area);
         let inner_h = usize::from(area.height.saturating_sub(2));
         let role = if self.failed { "ui.error" } else { "ui.text" };
@@ -144,7 +148,6 @@ impl LispView {
             .take(inner_h)
             .map(|l| Line::from(Span::styled(l.clone(), theme.style(role))))
             .collect();
-        let title = format!("Lisp — {} — ↑/↓ scroll, Esc closes", self.title);
         frame.render_widget(Paragraph::new(lines).block(popup(theme, &title)), area);
     }
 }

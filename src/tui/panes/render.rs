@@ -53,6 +53,22 @@ pub fn centered(area: Rect, width: u16, height: u16) -> Rect {
     )
 }
 
+/// A popup as large as what it shows — its widest line or its title, and
+/// its lines — within `area` less a margin, and at least 40 columns wide.
+pub fn fitted(area: Rect, widest: usize, lines: usize, title: &str) -> Rect {
+    use unicode_width::UnicodeWidthStr;
+    let most_w = area.width.saturating_sub(6);
+    let most_h = area.height.saturating_sub(4);
+    let want_w = widest.max(title.width() + 2).saturating_add(2);
+    let w = u16::try_from(want_w)
+        .unwrap_or(u16::MAX)
+        .clamp(40.min(most_w), most_w);
+    let h = u16::try_from(lines.saturating_add(2))
+        .unwrap_or(u16::MAX)
+        .clamp(3.min(most_h), most_h);
+    centered(area, w, h)
+}
+
 /// A duration in the largest unit that keeps it readable: `45s`, `14m`,
 /// `2h 5m`, `3d`.
 pub fn human_duration(ms: Millis) -> String {
