@@ -581,3 +581,21 @@ fn a_popup_is_as_large_as_what_it_shows() {
         .expect(&shown);
     assert!(bottom < 5, "a popup {bottom} lines tall for a 3:\n{shown}");
 }
+
+#[test]
+fn the_block_editor_wraps_long_lines_at_80x24() {
+    let mut app = wide();
+    let long = "The partner prefers short morning updates, sent before nine, with the launch date first and anything that needs a decision marked at the top so nothing waits.";
+    app.overlay = Overlay::Editor(partner::tui::app::Editor::new(
+        partner::tui::panes::EditTarget::Block {
+            agent: "sage".into(),
+            label: "human".into(),
+            base_version: 1,
+        },
+        long,
+        long.into(),
+    ));
+    let shown = screen(&mut app, 80, 24);
+    // The end of the line is on screen, on a line of its own.
+    assert!(shown.contains("nothing waits."), "{shown}");
+}

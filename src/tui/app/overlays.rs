@@ -62,9 +62,13 @@ impl Editor {
     /// An editor on `text`.
     pub fn new(target: EditTarget, text: &str, original: String) -> Self {
         let lines: Vec<String> = text.split('\n').map(str::to_string).collect();
+        let mut area = TextArea::new(lines);
+        // Long lines wrap at word boundaries on screen (soft: the text
+        // keeps its own lines).
+        area.set_wrap_mode(ratatui_textarea::WrapMode::Word);
         Editor {
             target,
-            area: Box::new(TextArea::new(lines)),
+            area: Box::new(area),
             original,
             error: None,
             waiting: false,
