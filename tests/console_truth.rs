@@ -11,11 +11,7 @@ use support::tmux::Tmux;
 fn a_failed_model_call_is_a_failed_turn_with_its_cause_at_80x24() {
     let dir = tempfile::tempdir().unwrap();
     // A port nothing listens on: the model server is down.
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
+    let port = support::closed_port();
     std::fs::write(
         dir.path().join("partner.toml"),
         format!(

@@ -163,24 +163,16 @@ fn serve_tcp(dir: &Path) -> (support::daemon::Daemon, std::net::SocketAddr) {
         .unwrap()
         .local_addr()
         .unwrap();
-    let child = std::process::Command::new(env!("CARGO_BIN_EXE_partner"))
-        .current_dir(dir)
-        .env("HOME", &home)
-        .env("XDG_CONFIG_HOME", home.join(".config"))
-        .args(["serve", "--config", "partner.toml", "--db", "c.db"])
-        .args(["--listen", &addr.to_string()])
-        .stdin(std::process::Stdio::null())
-        .stdout(std::process::Stdio::null())
-        .stderr(std::fs::File::create(dir.join("serve.log")).unwrap())
-        .spawn()
-        .unwrap();
-    let socket = dir.join("c.db.sock");
-    let started = Instant::now();
-    while Client::connect(&socket, "test").is_err() {
-        assert!(started.elapsed() < Duration::from_secs(20), "no daemon");
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    (support::daemon::Daemon { child, socket }, addr)
+    let listen = addr.to_string();
+    let daemon = support::daemon::serve_with(
+        dir,
+        &["--listen", &listen],
+        &[
+            ("HOME", home.clone()),
+            ("XDG_CONFIG_HOME", home.join(".config")),
+        ],
+    );
+    (daemon, addr)
 }
 
 #[test]

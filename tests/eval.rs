@@ -240,11 +240,7 @@ fn eval_shows_progress_says_how_to_start_and_fails_when_every_call_failed() {
     assert!(err.contains("dialect 1/"), "{err}");
     assert!(!out.is_empty());
     // A model server that is down: every call fails, and the exit says so.
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
+    let port = support::closed_port();
     std::fs::write(
         d.join("partner.toml"),
         format!(

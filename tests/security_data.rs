@@ -396,14 +396,20 @@ fn egress_table(name: &str) -> Vec<String> {
         .collect()
 }
 
-#[test]
-fn encoded_secrets_ask_the_partner_and_name_what_they_hold() {
+/// A rig whose agents may reach a recording server on this machine (and
+/// act a thousand times a minute), for the egress tables.
+fn egress_rig() -> (Rig, String, Arc<Mutex<Vec<String>>>) {
     let (base, seen) = recording_server(|_| (200, None));
     let mut policy =
         Policy::from_toml("[rate_limits]\ndefault = { burst = 1000, per_minute = 1000 }\n")
             .unwrap();
     policy.network.allow_hosts = vec!["127.0.0.1".into()];
-    let r = rig(policy);
+    (rig(policy), base, seen)
+}
+
+#[test]
+fn encoded_secrets_ask_the_partner_and_name_what_they_hold() {
+    let (r, base, seen) = egress_rig();
     let rows = egress_table("encoded_secrets.tsv");
     assert!(rows.len() >= 100, "{} rows", rows.len());
     let mut missed = Vec::new();
@@ -445,12 +451,7 @@ fn encoded_secrets_ask_the_partner_and_name_what_they_hold() {
 
 #[test]
 fn ordinary_urls_go_without_asking() {
-    let (base, seen) = recording_server(|_| (200, None));
-    let mut policy =
-        Policy::from_toml("[rate_limits]\ndefault = { burst = 1000, per_minute = 1000 }\n")
-            .unwrap();
-    policy.network.allow_hosts = vec!["127.0.0.1".into()];
-    let r = rig(policy);
+    let (r, base, seen) = egress_rig();
     let urls = egress_table("ordinary_urls.txt");
     assert!(urls.len() >= 100, "{} urls", urls.len());
     let mut asked = Vec::new();

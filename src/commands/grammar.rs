@@ -103,6 +103,16 @@ fn load(file: &Path) -> Result<std::result::Result<Grammar, String>> {
     if file.extension().is_some_and(|e| e == "json") {
         return Ok(crate::grammar::serial::from_json(&text));
     }
+    Ok(load_text(file, &text, true).map_err(|e| e.to_string()))
+}
+
+/// Loads `text` as the grammar in `file` (its name in errors, its folder
+/// for imports).
+fn load_text(
+    file: &Path,
+    text: &str,
+    start_value_required: bool,
+) -> std::result::Result<Grammar, crate::grammar::LoadError> {
     let root = file.parent().unwrap_or(Path::new(".")).to_path_buf();
     let name = file.file_name().map_or_else(
         || file.display().to_string(),
@@ -110,9 +120,9 @@ fn load(file: &Path) -> Result<std::result::Result<Grammar, String>> {
     );
     let options = LoadOptions {
         enable_value_expressions: true,
-        start_value_required: true,
+        start_value_required,
     };
-    Ok(load_grammar(&name, &text, &options, &RootLoader { root }).map_err(|e| e.to_string()))
+    load_grammar(&name, text, &options, &RootLoader { root })
 }
 
 /// Checks a grammar file: `ok`, or — for a file of rules with no
@@ -136,17 +146,8 @@ fn check(file: &Path) -> Result<std::result::Result<String, String>> {
             .collect::<Vec<_>>()
             .join(" | ")
     );
-    let root = file.parent().unwrap_or(Path::new(".")).to_path_buf();
-    let name = file.file_name().map_or_else(
-        || file.display().to_string(),
-        |n| n.to_string_lossy().into_owned(),
-    );
-    let options = LoadOptions {
-        enable_value_expressions: true,
-        start_value_required: false,
-    };
     Ok(
-        load_grammar(&name, &format!("{text}{start}"), &options, &RootLoader { root })
+        load_text(file, &format!("{text}{start}"), false)
             .map(|_| {
                 format!(
                     "ok (a library of {} rule{} with no <Start>, for other grammars to use; it is not matched on its own)",

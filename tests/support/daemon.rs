@@ -26,9 +26,16 @@ impl Drop for Daemon {
 /// Serves `dir`'s `partner.toml` over `dir/c.db`, its log in
 /// `dir/serve.log`, once it answers on its socket.
 pub fn serve(dir: &Path) -> Daemon {
+    serve_with(dir, &[], &[])
+}
+
+/// [`serve`] with more arguments and environment variables.
+pub fn serve_with(dir: &Path, extra: &[&str], env: &[(&str, PathBuf)]) -> Daemon {
     let child = Command::new(env!("CARGO_BIN_EXE_partner"))
         .current_dir(dir)
+        .envs(env.iter().map(|(k, v)| (*k, v.as_os_str())))
         .args(["serve", "--config", "partner.toml", "--db", "c.db"])
+        .args(extra)
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(std::fs::File::create(dir.join("serve.log")).unwrap())

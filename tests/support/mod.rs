@@ -298,3 +298,12 @@ pub fn partner_in(
         String::from_utf8_lossy(&out.stderr).into_owned(),
     )
 }
+
+/// A port on 127.0.0.1 nothing listens on (a model server that is down).
+pub fn closed_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
