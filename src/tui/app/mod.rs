@@ -9,6 +9,7 @@ mod commands;
 mod effects;
 mod keys;
 mod layout;
+mod log;
 mod overlay_keys;
 mod overlays;
 mod render;
