@@ -49,6 +49,55 @@ pub struct Listen {
     pub token: Option<String>,
 }
 
+/// Numbers every event of the runtime once, for every client.
+fn publish(handle: &RuntimeHandle, hub: Hub) -> tokio::task::JoinHandle<()> {
+    let mut events = handle.subscribe();
+    tokio::spawn(async move {
+        loop {
+            match events.recv().await {
+                Ok(event) => hub.publish(event),
+                Err(tokio::sync::broadcast::error::RecvError::Lagged(n)) => {
+                    tracing::warn!(dropped = n, "the daemon fell behind the runtime's events");
+                }
+                Err(tokio::sync::broadcast::error::RecvError::Closed) => break,
+            }
+        }
+    })
+}
+
+/// Serves an owner's connection when the Unix budget has room.
+fn admit_unix(daemon: &Arc<Daemon>, stream: tokio::net::UnixStream) {
+    match daemon.budget.admit(Door::Unix) {
+        Ok(slot) => {
+            tokio::spawn(conn::serve(Arc::clone(daemon), stream, slot, None));
+        }
+        Err(why) => {
+            tracing::warn!("refused a connection: {why}");
+            let _ = stream.try_write(refusal(why).as_bytes());
+        }
+    }
+}
+
+/// Serves a TCP connection when its budget, and its peer's, have room.
+fn admit_tcp(
+    daemon: &Arc<Daemon>,
+    stream: tokio::net::TcpStream,
+    peer: std::net::SocketAddr,
+    token: Option<String>,
+) {
+    match daemon.budget.admit(Door::Tcp(peer.ip())) {
+        Ok(slot) => {
+            tracing::info!(%peer, "TCP client");
+            let _ = stream.set_nodelay(true);
+            tokio::spawn(conn::serve(Arc::clone(daemon), stream, slot, token));
+        }
+        Err(why) => {
+            tracing::debug!(%peer, "refused a TCP connection: {why}");
+            let _ = stream.try_write(refusal(why).as_bytes());
+        }
+    }
+}
+
 /// The line a refused connection is sent, without waiting for it.
 fn refusal(message: String) -> String {
     crate::protocol::line(&crate::protocol::ServerMsg::Error { message })
@@ -107,19 +156,7 @@ pub async fn run(
         clients: AtomicUsize::new(0),
         budget: Arc::new(Budget::default()),
     });
-    // Number every event once, for every client.
-    let mut events = handle.subscribe();
-    let publisher = tokio::spawn(async move {
-        loop {
-            match events.recv().await {
-                Ok(event) => hub.publish(event),
-                Err(tokio::sync::broadcast::error::RecvError::Lagged(n)) => {
-                    tracing::warn!(dropped = n, "the daemon fell behind the runtime's events");
-                }
-                Err(tokio::sync::broadcast::error::RecvError::Closed) => break,
-            }
-        }
-    });
+    let publisher = publish(&handle, hub);
     tracing::info!(
         name = %config.name,
         db = %db.display(),
@@ -149,15 +186,7 @@ pub async fn run(
             _ = term.recv() => { tracing::info!("SIGTERM: stopping"); break; }
             _ = int.recv() => { tracing::info!("SIGINT: stopping"); break; }
             accepted = unix.accept() => match accepted {
-                Ok((stream, _)) => match daemon.budget.admit(Door::Unix) {
-                    Ok(slot) => {
-                        tokio::spawn(conn::serve(Arc::clone(&daemon), stream, slot, None));
-                    }
-                    Err(why) => {
-                        tracing::warn!("refused a connection: {why}");
-                        let _ = stream.try_write(refusal(why).as_bytes());
-                    }
-                },
+                Ok((stream, _)) => admit_unix(&daemon, stream),
                 Err(e) => tracing::warn!(error = %e, "accepting a client failed"),
             },
             accepted = async {
@@ -166,22 +195,7 @@ pub async fn run(
                     None => std::future::pending().await,
                 }
             } => match accepted {
-                Ok((stream, peer)) => match daemon.budget.admit(Door::Tcp(peer.ip())) {
-                    Ok(slot) => {
-                        tracing::info!(%peer, "TCP client");
-                        let _ = stream.set_nodelay(true);
-                        tokio::spawn(conn::serve(
-                            Arc::clone(&daemon),
-                            stream,
-                            slot,
-                            listen.token.clone(),
-                        ));
-                    }
-                    Err(why) => {
-                        tracing::debug!(%peer, "refused a TCP connection: {why}");
-                        let _ = stream.try_write(refusal(why).as_bytes());
-                    }
-                },
+                Ok((stream, peer)) => admit_tcp(&daemon, stream, peer, listen.token.clone()),
                 Err(e) => tracing::warn!(error = %e, "accepting a TCP client failed"),
             },
         }

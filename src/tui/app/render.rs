@@ -90,13 +90,11 @@ pub(super) fn hints(app: &App) -> Vec<(Action, &'static str)> {
     hints
 }
 
-fn render_status(app: &App, frame: &mut Frame, area: Rect) {
+/// The mode and connection, then each agent's state and next pulse (none
+/// while the daemon is gone: they are not known).
+fn agent_spans(app: &App) -> Vec<Span<'static>> {
     let theme = &app.theme;
-    let width = usize::from(area.width);
-    let mut spans = vec![Span::styled(
-        format!(" {} ", app.title),
-        theme.style("ui.title"),
-    )];
+    let mut spans = Vec::new();
     if app.replay.is_some() {
         spans.push(Span::styled(" REPLAY ", theme.style("ui.selection")));
     }
@@ -131,6 +129,14 @@ fn render_status(app: &App, frame: &mut Frame, area: Rect) {
             theme.style(role),
         ));
     }
+    spans
+}
+
+/// What waits: the pending count, search by meaning catching up (or its
+/// embedder down), unseen notifications.
+fn count_spans(app: &App) -> Vec<Span<'static>> {
+    let theme = &app.theme;
+    let mut spans = Vec::new();
     spans.push(Span::styled(
         format!("  │ {} pending ", app.model.pending.len()),
         theme.style("ui.status_bar"),
@@ -155,6 +161,18 @@ fn render_status(app: &App, frame: &mut Frame, area: Rect) {
             theme.style("ui.error"),
         ));
     }
+    spans
+}
+
+fn render_status(app: &App, frame: &mut Frame, area: Rect) {
+    let theme = &app.theme;
+    let width = usize::from(area.width);
+    let mut spans = vec![Span::styled(
+        format!(" {} ", app.title),
+        theme.style("ui.title"),
+    )];
+    spans.extend(agent_spans(app));
+    spans.extend(count_spans(app));
     let used: usize = spans.iter().map(|s| s.content.width()).sum();
     // `? help` is always there, at the end: whatever else is cut, the way
     // to every key is not.
