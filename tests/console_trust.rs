@@ -599,3 +599,20 @@ fn the_block_editor_wraps_long_lines_at_80x24() {
     // The end of the line is on screen, on a line of its own.
     assert!(shown.contains("nothing waits."), "{shown}");
 }
+
+#[test]
+fn a_trace_record_read_twice_is_shown_once() {
+    let mut app = wide();
+    let before = app.model.trace.len();
+    let fresh = support::console::record(
+        999,
+        "ada",
+        ":memory set ada persona \"I am Ada.\"",
+        partner::trace::TraceOutcome::Executed,
+        "persona is now v1",
+    );
+    // Two reads asked before either answered: the same record twice.
+    app.on_reply(Reply::Trace(vec![fresh.clone()], 999));
+    app.on_reply(Reply::Trace(vec![fresh], 999));
+    assert_eq!(app.model.trace.len(), before + 1);
+}

@@ -286,7 +286,19 @@ impl App {
             }
             Reply::Trace(records, next) => {
                 self.fresh.trace_after = next.max(self.fresh.trace_after);
-                self.model.trace.extend(records);
+                // Two reads asked before either answered bring the same
+                // records: each is shown once.
+                let known: std::collections::HashSet<String> = self
+                    .model
+                    .trace
+                    .iter()
+                    .rev()
+                    .take(records.len() + 1024)
+                    .map(|r| r.id.clone())
+                    .collect();
+                self.model
+                    .trace
+                    .extend(records.into_iter().filter(|r| !known.contains(&r.id)));
                 if self.model.trace.len() > MAX_TRACE {
                     let drop = self.model.trace.len() - MAX_TRACE;
                     self.model.trace.drain(..drop);
