@@ -535,6 +535,11 @@ fn at_80x24_the_status_line_keeps_help_and_a_long_message_is_kept_whole() {
     let mut app = wide();
     let long = "the daemon went away at 12:03:04 while r7 was being decided; the agents may be stopped and nothing you decide reaches them until it is back";
     app.warn(long);
+    // Kept as what it is: a status message, not partner's own trouble.
+    assert_eq!(
+        app.model.notifications.back().map(|n| n.kind),
+        Some(partner::tui::model::NoticeKind::Status)
+    );
     let shown = screen(&mut app, 80, 24);
     let status = shown.lines().rev().find(|l| !l.trim().is_empty()).unwrap();
     assert!(status.contains("? help"), "{status}");

@@ -225,7 +225,7 @@ impl App {
             self.model.notify(
                 self.now,
                 None,
-                crate::tui::model::NoticeKind::System,
+                crate::tui::model::NoticeKind::Status,
                 text.to_string(),
             );
         }

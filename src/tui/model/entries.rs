@@ -181,6 +181,8 @@ pub enum NoticeKind {
     Context,
     /// An agent's words were read as an action, waiting for the partner.
     Proposal,
+    /// A status-line message too long for the status line, kept whole.
+    Status,
 }
 
 impl NoticeKind {
@@ -190,6 +192,7 @@ impl NoticeKind {
             NoticeKind::Error => "error",
             NoticeKind::Parse => "parse",
             NoticeKind::System => "system",
+            NoticeKind::Status => "status",
             NoticeKind::Flag => "flag",
             NoticeKind::Halt => "halt",
             NoticeKind::Timeout => "timeout",
