@@ -93,16 +93,19 @@ pub async fn snapshot(daemon: &Arc<Daemon>, recent: Vec<crate::protocol::Sequenc
 /// Does what request `id` asks (all but hello and subscribe) and answers.
 pub async fn run(daemon: &Arc<Daemon>, id: u64, op: Op) -> ServerMsg {
     let handle = &daemon.handle;
-    let known = |agent: &str| -> Result<(), String> {
-        if daemon.agents.iter().any(|a| a == agent) {
-            Ok(())
-        } else {
+    // An op that names an agent runs only for an agent of the
+    // constellation: never under a name that would store what nobody runs.
+    if let Some(agent) = op.agent()
+        && !daemon.agents.iter().any(|a| a == agent)
+    {
+        return reply(
+            id,
             Err(format!(
                 "there is no agent {agent}; the agents are {}",
                 daemon.agents.join(", ")
-            ))
-        }
-    };
+            )),
+        );
+    }
     let outcome = match op {
         Op::Hello { .. } => Err("hello comes once, first".into()),
         Op::Subscribe => Err("subscribe is answered with a snapshot".into()),
@@ -172,45 +175,30 @@ pub async fn run(daemon: &Arc<Daemon>, id: u64, op: Op) -> ServerMsg {
         }
         // Each answers once it is done: a message once its row is
         // committed, a pulse setting or a halt once it is stored.
-        Op::Message { agent, text } => match known(&agent) {
-            Ok(()) => handle
-                .deliver(&agent, &text)
-                .await
-                .map(|()| format!("sent to {agent}")),
-            Err(e) => Err(e),
-        },
-        Op::Pulse { agent } => match known(&agent) {
-            Ok(()) => handle
-                .pulse_now(&agent)
-                .committed()
-                .await
-                .map(|()| format!("pulsed {agent}")),
-            Err(e) => Err(e),
-        },
-        Op::SetPulse { agent, seconds } => match known(&agent) {
-            Ok(()) => handle
-                .set_pulse(&agent, seconds.get())
-                .committed()
-                .await
-                .map(|()| format!("{agent} pulses every {}s", seconds.as_secs())),
-            Err(e) => Err(e),
-        },
-        Op::Halt { agent, reason } => match known(&agent) {
-            Ok(()) => handle
-                .halt(&agent, &reason)
-                .committed()
-                .await
-                .map(|()| format!("halted {agent}")),
-            Err(e) => Err(e),
-        },
-        Op::Resume { agent } => match known(&agent) {
-            Ok(()) => handle
-                .resume(&agent)
-                .committed()
-                .await
-                .map(|()| format!("resumed {agent}")),
-            Err(e) => Err(e),
-        },
+        Op::Message { agent, text } => handle
+            .deliver(&agent, &text)
+            .await
+            .map(|()| format!("sent to {agent}")),
+        Op::Pulse { agent } => handle
+            .pulse_now(&agent)
+            .committed()
+            .await
+            .map(|()| format!("pulsed {agent}")),
+        Op::SetPulse { agent, seconds } => handle
+            .set_pulse(&agent, seconds.get())
+            .committed()
+            .await
+            .map(|()| format!("{agent} pulses every {}s", seconds.as_secs())),
+        Op::Halt { agent, reason } => handle
+            .halt(&agent, &reason)
+            .committed()
+            .await
+            .map(|()| format!("halted {agent}")),
+        Op::Resume { agent } => handle
+            .resume(&agent)
+            .committed()
+            .await
+            .map(|()| format!("resumed {agent}")),
         Op::SetBlock { block } => blocking(daemon, move |ex| {
             ex.partner_set_block(block)
                 .map(|report| report.text)
@@ -226,21 +214,14 @@ pub async fn run(daemon: &Arc<Daemon>, id: u64, op: Op) -> ServerMsg {
         .await
         .and_then(|r| r),
         Op::Run { agent, text } => {
-            // Only as an agent of the constellation: never under a name
-            // that would store memory nobody runs.
-            match known(&agent) {
-                Err(e) => Err(e),
-                Ok(()) => {
-                    let sync = handle.clone();
-                    blocking(daemon, move |ex| {
-                        let lines = ex.run_line_as(&agent, &text);
-                        // Requests it made are announced now.
-                        sync.sync();
-                        lines.join("\n")
-                    })
-                    .await
-                }
-            }
+            let sync = handle.clone();
+            blocking(daemon, move |ex| {
+                let lines = ex.run_line_as(&agent, &text);
+                // Requests it made are announced now.
+                sync.sync();
+                lines.join("\n")
+            })
+            .await
         }
     };
     reply(id, outcome)

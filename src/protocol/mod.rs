@@ -193,6 +193,22 @@ pub enum Op {
     },
 }
 
+impl Op {
+    /// The agent the op acts on or for, when it names one (the daemon
+    /// runs it only for an agent of the constellation).
+    pub fn agent(&self) -> Option<&str> {
+        match self {
+            Op::Message { agent, .. }
+            | Op::Pulse { agent }
+            | Op::SetPulse { agent, .. }
+            | Op::Halt { agent, .. }
+            | Op::Resume { agent }
+            | Op::Run { agent, .. } => Some(agent),
+            _ => None,
+        }
+    }
+}
+
 /// One request: an id the reply repeats, and the operation.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Request {
