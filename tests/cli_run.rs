@@ -412,12 +412,7 @@ fn a_reader_that_stops_early_ends_a_command_quietly_and_msg_takes_the_rest_of_th
 fn filters_and_names_the_console_refuses_are_refused_on_the_command_line_too() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
-    let (code, _, err) = support::partner_in(
-        d,
-        &["exec", "--db", "c.db", "--agent", "ada", "-"],
-        "/recall insert \"x\"",
-    );
-    assert_eq!(code, Some(0), "{err}");
+    support::made_database(d);
     for (args, says) in [
         (
             vec!["trace", "show", "--db", "c.db", "--agent", "nosuch"],

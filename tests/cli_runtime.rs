@@ -1,6 +1,8 @@
 //! The runtime commands as scripts use them: `partner exec`, `memory`,
 //! `pending`, `trace show` and `replay --verify`, on a real database file.
 
+mod support;
+
 use std::io::Write;
 use std::path::Path;
 use std::process::{Command, Output, Stdio};
@@ -271,12 +273,7 @@ fn bad_input_gets_a_clear_one_line_error() {
         "{}",
         String::from_utf8_lossy(&missing.stderr)
     );
-    let made = partner(
-        d,
-        &["exec", "--db", "c.db", "--agent", "ada", "-"],
-        "/recall insert \"x\"",
-    );
-    assert!(made.status.success());
+    support::made_database(d);
     let missing = partner(d, &["memory", "--db", "c.db", "show", "ada", "ghost"], "");
     assert_eq!(
         String::from_utf8_lossy(&missing.stderr),

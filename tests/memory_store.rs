@@ -1,5 +1,7 @@
 //! The memory store over a real SQLite file in a temp dir.
 
+mod support;
+
 use partner::memory::records::{add_archival, add_message, messages_from_agents};
 use partner::memory::{
     BlockKind, MemoryError, MemoryStore, NewBlock, SearchDomain, SearchQuery, blocks, search,
@@ -295,28 +297,13 @@ fn the_binary_creates_private_files_and_directories() {
     let home = dir.path().join("home");
     std::fs::create_dir(&home).unwrap();
     // A command that creates the default database in the data directory.
-    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_partner"))
-        .args(["exec", "--agent", "ada", "-"])
-        .env("HOME", &home)
-        .env_remove("XDG_DATA_HOME")
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    use std::io::Write;
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(b"/recall insert \"x\"")
-        .unwrap();
-    let out = child.wait_with_output().unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    let (code, _, err) = support::partner_env(
+        dir.path(),
+        &["exec", "--agent", "ada", "-"],
+        "/recall insert \"x\"",
+        &[("HOME", Some(&home)), ("XDG_DATA_HOME", None)],
     );
+    assert_eq!(code, Some(0), "{err}");
     let data = home.join(".local/share/partner");
     assert_eq!(mode(&data), 0o700, "{}", data.display());
     for entry in std::fs::read_dir(&data).unwrap().flatten() {

@@ -165,12 +165,7 @@ fn durations_from_configs_and_the_command_line_are_bounded() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
     // The database the commands below read.
-    let made = partner(
-        d,
-        &["exec", "--db", "c.db", "--agent", "ada", "-"],
-        "/recall insert \"x\"",
-    );
-    assert_eq!(made.status.code(), Some(0), "{}", text(&made));
+    support::made_database(d);
     std::fs::write(d.join("p.toml"), "request_timeout = \"400000000y\"\n").unwrap();
     let out = partner(
         d,

@@ -277,7 +277,24 @@ pub fn partner_in(
     args: &[&str],
     stdin: &str,
 ) -> (Option<i32>, String, String) {
-    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_partner"))
+    partner_env(dir, args, stdin, &[])
+}
+
+/// [`partner_in`] with environment variables set (`None` removes one).
+pub fn partner_env(
+    dir: &std::path::Path,
+    args: &[&str],
+    stdin: &str,
+    env: &[(&str, Option<&std::path::Path>)],
+) -> (Option<i32>, String, String) {
+    let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_partner"));
+    for (name, value) in env {
+        match value {
+            Some(v) => command.env(name, v),
+            None => command.env_remove(name),
+        };
+    }
+    let mut child = command
         .current_dir(dir)
         .args(args)
         .stdin(std::process::Stdio::piped())
@@ -306,4 +323,15 @@ pub fn closed_port() -> u16 {
         .local_addr()
         .unwrap()
         .port()
+}
+
+/// Creates `dir/c.db` the way a user would (`partner exec`), for commands
+/// that read a database and refuse one that does not exist.
+pub fn made_database(dir: &std::path::Path) {
+    let (code, _, err) = partner_in(
+        dir,
+        &["exec", "--db", "c.db", "--agent", "ada", "-"],
+        "/recall insert \"x\"",
+    );
+    assert_eq!(code, Some(0), "{err}");
 }
