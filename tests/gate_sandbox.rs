@@ -269,3 +269,55 @@ fn the_sandbox_stops_writes_outside_secret_reads_and_the_network() {
     );
     drop(watcher);
 }
+
+/// Whatever descriptors are free when a sandboxed command starts, it
+/// starts: the pipes the supervisor needs at 3 and 4 never overwrite the
+/// sandbox's own (they did whenever the ruleset landed on 3 or 4).
+#[test]
+fn a_sandboxed_command_starts_whatever_descriptors_are_free() {
+    if let Support::Missing(why) = sandbox::support() {
+        panic!("this machine must offer Landlock for this test: {why}");
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let scene = partner::gate::Scene::current().in_dir(dir.path());
+    let plan = sandbox::Plan::for_command("echo ok", &scene);
+    let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    // Descriptors opened and closed all the while, so that every low
+    // number is sometimes free.
+    let churn = {
+        let stop = Arc::clone(&stop);
+        let file = dir.path().join("churn");
+        std::fs::write(&file, "x").unwrap();
+        std::thread::spawn(move || {
+            while !stop.load(Ordering::Relaxed) {
+                let held: Vec<std::fs::File> = (0..6)
+                    .filter_map(|_| std::fs::File::open(&file).ok())
+                    .collect();
+                drop(held);
+            }
+        })
+    };
+    let failures = AtomicUsize::new(0);
+    std::thread::scope(|s| {
+        for _ in 0..4 {
+            s.spawn(|| {
+                for _ in 0..15 {
+                    let opts = RunOptions {
+                        sandbox: Some((&plan, &scene)),
+                        ..options(dir.path(), Duration::from_secs(20), false)
+                    };
+                    match run("echo ok", &opts) {
+                        Ok(ran) if ran.stdout == "ok\n" && ran.status == Some(0) => {}
+                        other => {
+                            eprintln!("{other:?}");
+                            failures.fetch_add(1, Ordering::Relaxed);
+                        }
+                    }
+                }
+            });
+        }
+    });
+    stop.store(true, Ordering::Relaxed);
+    churn.join().unwrap();
+    assert_eq!(failures.into_inner(), 0, "some runs did not start");
+}

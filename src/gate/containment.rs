@@ -41,12 +41,24 @@ pub(super) fn join_cgroup(procs: &CString) {
     }
 }
 
-/// Puts `fd` at `target` without close-on-exec (between fork and exec).
-pub(super) fn place_fd(fd: i32, target: i32) -> std::io::Result<()> {
-    // SAFETY: fcntl/dup2/close on descriptors this process holds.
+/// A copy of `fd` at 10 or above (between fork and exec): descriptors
+/// lifted first cannot be overwritten when others are placed at low
+/// numbers, nor overwrite one still needed (the sandbox's ruleset).
+pub(super) fn lift_fd(fd: i32) -> std::io::Result<i32> {
+    // SAFETY: fcntl on a descriptor this process holds.
+    let high = unsafe { libc::fcntl(fd, libc::F_DUPFD, 10) };
+    if high < 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    Ok(high)
+}
+
+/// Puts a lifted descriptor at `target` without close-on-exec, and closes
+/// the lifted copy (between fork and exec).
+pub(super) fn place_fd(high: i32, target: i32) -> std::io::Result<()> {
+    // SAFETY: dup2/close on descriptors this process holds.
     unsafe {
-        let high = libc::fcntl(fd, libc::F_DUPFD, 10);
-        if high < 0 || libc::dup2(high, target) < 0 {
+        if libc::dup2(high, target) < 0 {
             return Err(std::io::Error::last_os_error());
         }
         libc::close(high);

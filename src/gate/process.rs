@@ -235,11 +235,15 @@ fn prepare_child(
             if let Some(path) = &join {
                 containment::join_cgroup(path);
             }
-            containment::place_fd(status_fd, 3)?;
-            containment::place_fd(hold_fd, 4)?;
+            // The pipes go to 3 and 4 only once the sandbox is applied:
+            // its ruleset may be at either until then.
+            let status = containment::lift_fd(status_fd)?;
+            let hold = containment::lift_fd(hold_fd)?;
             if let Some(p) = prepared.as_mut() {
                 p.apply()?;
             }
+            containment::place_fd(status, 3)?;
+            containment::place_fd(hold, 4)?;
             Ok(())
         });
     }
