@@ -1,11 +1,140 @@
 //! The console says what is so, in a real terminal: a model call that
-//! failed is a failed turn with its cause one key away, at 80×24.
+//! failed is a failed turn with its cause one key away, at 80×24. The
+//! partner's own command (`!`) is judged, asked about with its risk and
+//! run as the partner — never a request in the queue.
 
 mod support;
 
 use std::time::Duration;
 
+use crossterm::event::KeyCode;
+use partner::exec::{ExecConfig, PARTNER};
+use partner::permission::Policy;
+use partner::tui::app::{Command, Overlay};
+use partner::tui::backend::{Op, Reply};
+use partner::tui::panes::OutputView;
+use support::driving::*;
 use support::tmux::Tmux;
+
+/// An executor whose commands run in its own temporary directory.
+fn shell_rig() -> support::Rig {
+    let mut config = ExecConfig::default();
+    config.shell.dir = Some(tempfile::tempdir().unwrap().keep());
+    support::rig_with(Policy::permissive(), config)
+}
+
+#[test]
+fn the_partners_own_command_is_judged_asked_and_run_outside_the_queue() {
+    let rig = shell_rig();
+    let mut app = wide();
+    assert_eq!(app.queue.selected.as_deref(), Some("r1"));
+    key(&mut app, KeyCode::Char('!'));
+    typed(&mut app, r"printf 'a\tb\n'");
+    let commands = key(&mut app, KeyCode::Enter);
+    let [Command::Op(Op::PlanCommand { text })] = commands.as_slice() else {
+        panic!("only a plan is asked for: {commands:?}");
+    };
+    app.on_reply(Reply::CommandPlan(rig.exec.plan_command(text)));
+    let shown = screen(&mut app, 80, 24);
+    let flat = shown.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(flat.contains("risk LOW"), "{shown}");
+    assert!(flat.contains("y: yes"), "the keys fit at 80×24: {shown}");
+    // `a` is no answer: nothing runs and nothing is decided.
+    let commands = key(&mut app, KeyCode::Char('a'));
+    assert!(commands.is_empty(), "{commands:?}");
+    assert!(matches!(app.overlay, Overlay::None));
+    app.on_reply(Reply::CommandPlan(rig.exec.plan_command(text)));
+    let commands = key(&mut app, KeyCode::Char('y'));
+    assert!(decisions(&commands).is_empty());
+    let [Command::Op(Op::RunCommand { command, stop })] = commands.as_slice() else {
+        panic!("the command runs: {commands:?}");
+    };
+    assert_eq!(app.queue.selected.as_deref(), Some("r1"));
+    let report = rig.exec.run_partner_command(command, Some(stop)).unwrap();
+    app.on_reply(Reply::CommandRan(OutputView::ended(command, Ok(&report))));
+    let shown = screen(&mut app, 80, 24);
+    assert!(
+        shown.contains("a       b"),
+        "tabs keep their columns: {shown}"
+    );
+    assert!(shown.contains("exit 0"), "{shown}");
+    let commands = key(&mut app, KeyCode::Char('y'));
+    assert!(
+        matches!(commands.as_slice(), [Command::Copy(text)] if text == "a       b\n"),
+        "{commands:?}"
+    );
+    // Recorded as the partner's, outside any request.
+    let trace = rig.trace();
+    let record = trace.last().unwrap();
+    assert_eq!(
+        (record.agent.as_str(), record.verb.as_str()),
+        (PARTNER, "shell")
+    );
+    assert_eq!(record.data["stdout"], "a\tb\n");
+    assert!(record.decision.request.is_none());
+    assert!(rig.exec.pending().unwrap().is_empty());
+}
+
+#[test]
+fn the_partner_stops_their_own_command_with_esc() {
+    let rig = shell_rig();
+    let mut app = wide();
+    app.on_reply(Reply::CommandPlan(rig.exec.plan_command("sleep 30")));
+    let commands = key(&mut app, KeyCode::Char('y'));
+    let [Command::Op(Op::RunCommand { command, stop })] = commands.as_slice() else {
+        panic!("the command runs: {commands:?}");
+    };
+    assert!(screen(&mut app, 80, 24).contains("Esc stops"));
+    key(&mut app, KeyCode::Esc);
+    assert!(*stop.borrow(), "Esc asked it to stop");
+    assert!(matches!(app.overlay, Overlay::Output(_)), "the view stays");
+    let started = std::time::Instant::now();
+    let report = rig.exec.run_partner_command(command, Some(stop)).unwrap();
+    assert!(started.elapsed() < Duration::from_secs(10));
+    app.on_reply(Reply::CommandRan(OutputView::ended(command, Ok(&report))));
+    let shown = screen(&mut app, 80, 24);
+    assert!(shown.contains("you stopped it"), "{shown}");
+    key(&mut app, KeyCode::Esc);
+    assert!(
+        matches!(app.overlay, Overlay::None),
+        "Esc closes it once ended"
+    );
+    app.on_reply(Reply::Pending(Vec::new(), Default::default()));
+    let commands = key(&mut app, KeyCode::Char(':'));
+    assert!(commands.is_empty());
+    typed(&mut app, "output");
+    key(&mut app, KeyCode::Enter);
+    assert!(
+        matches!(app.overlay, Overlay::Output(_)),
+        ":output shows it again"
+    );
+}
+
+#[test]
+fn a_blocked_command_of_the_partners_is_never_asked_about_nor_run() {
+    let rig = shell_rig();
+    let mut app = wide();
+    let blocked = "cat ~/.ssh/id_partner_test_absent";
+    let plan = rig.exec.plan_command(blocked);
+    app.on_reply(Reply::CommandPlan(plan));
+    assert!(matches!(app.overlay, Overlay::None), "nothing is asked");
+    let notice = app.notice.clone().unwrap();
+    assert!(
+        notice.warning && notice.text.starts_with("blocked, not run"),
+        "{notice:?}"
+    );
+    // Sent anyway (a stale console, a hostile client): refused and recorded.
+    let report = rig.exec.run_partner_command(blocked, None).unwrap();
+    assert_eq!(report.status.as_str(), "failed", "{report:?}");
+    assert!(report.text.contains("blocked, not run"), "{}", report.text);
+    assert!(
+        report.data["stdout"].is_null(),
+        "it did not run: {report:?}"
+    );
+    // A request in words the system cannot propose for says so.
+    let plan = rig.exec.plan_command("could you tidy things up a little?");
+    assert!(plan.runnable().is_err(), "{plan:?}");
+}
 
 #[test]
 fn a_failed_model_call_is_a_failed_turn_with_its_cause_at_80x24() {

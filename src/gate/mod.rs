@@ -16,6 +16,7 @@ pub mod index;
 pub mod intent;
 mod meaning;
 pub mod paths;
+pub mod plan;
 pub mod process;
 pub mod propose;
 pub mod protected;
@@ -27,5 +28,6 @@ pub mod wrappers;
 
 pub use extract::{Extracted, extract, validate};
 pub use intent::{Intent, IntentKind, analyze};
+pub use plan::CommandPlan;
 pub use safety::{Assessment, Risk, assess, assess_in};
 pub use scene::Scene;

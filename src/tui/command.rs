@@ -55,6 +55,11 @@ pub enum ConsoleCommand {
     /// `:lisp EXPR` (with `state` bound to the agent in view's state) or
     /// `:lisp tool NAME ARGS` (a dry run of a tool).
     Lisp(String),
+    /// `!df -h`, `!install gimp`: the partner's own command (or request in
+    /// words), run as the partner once its risk is confirmed.
+    Shell(String),
+    /// `:output`: the last command's output again.
+    Output,
 }
 
 /// What the partner can do to a running agent.
@@ -72,15 +77,15 @@ pub enum AgentControl {
 
 /// The commands, for the error shown on anything else.
 const COMMANDS: &str = "pulse AGENT [EVERY], halt [AGENT], resume [AGENT], msg AGENT TEXT, \
-     rules, learned, log, lisp EXPR, open trace FILE, replay, close, filter verb|outcome|clear, step N, help, quit, or a /dialect action";
+     rules, learned, log, output, lisp EXPR, !COMMAND, open trace FILE, replay, close, filter verb|outcome|clear, step N, help, quit, or a /dialect action";
 
 /// The outcomes a trace can be filtered by.
 pub const OUTCOMES: &[&str] = &["executed", "denied", "failed", "cancelled", "timed_out"];
 
 /// The command words, for completion.
 pub const COMMAND_WORDS: &[&str] = &[
-    "pulse", "halt", "resume", "msg", "rules", "learned", "log", "lisp", "open", "trace", "replay",
-    "close", "filter", "verb", "outcome", "clear", "step", "help", "quit", "all",
+    "pulse", "halt", "resume", "msg", "rules", "learned", "log", "output", "lisp", "open", "trace",
+    "replay", "close", "filter", "verb", "outcome", "clear", "step", "help", "quit", "all",
 ];
 
 /// Parses one command line; `agents` are the agents running now.
@@ -89,14 +94,14 @@ pub fn parse_command(text: &str, agents: &[String]) -> Result<ConsoleCommand, St
     if text.starts_with('/') {
         return Ok(ConsoleCommand::Action(text.to_string()));
     }
-    // `!df -h`, `!install a picture editor`: through the parse gate, as a
-    // shell request that waits in the queue like an agent's.
+    // `!df -h`, `!install a picture editor`: through the parse gate, for
+    // the partner to confirm, never into the agents' queue.
     if let Some(shell) = text.strip_prefix('!') {
         let shell = shell.trim();
         if shell.is_empty() {
             return Err("write a command or a request after !: !df -h, !install gimp".into());
         }
-        return Ok(ConsoleCommand::Action(format!("/shell {shell}")));
+        return Ok(ConsoleCommand::Shell(shell.to_string()));
     }
     if let Some(rest) = text.strip_prefix("lisp") {
         let rest = rest.trim();
@@ -151,6 +156,7 @@ pub fn parse_command(text: &str, agents: &[String]) -> Result<ConsoleCommand, St
         ["rules"] => ConsoleCommand::Rules,
         ["learned"] => ConsoleCommand::Learned,
         ["log"] => ConsoleCommand::Log,
+        ["output"] => ConsoleCommand::Output,
         ["help"] => ConsoleCommand::Help,
         ["filter"] | ["filter", "clear"] => ConsoleCommand::FilterClear,
         ["filter", "verb", verb] => ConsoleCommand::FilterVerb(verb.trim_start_matches('/').into()),
@@ -288,7 +294,7 @@ mod tests {
         );
         assert_eq!(
             parse_command(":!df -h", &a),
-            Ok(ConsoleCommand::Action("/shell df -h".into()))
+            Ok(ConsoleCommand::Shell("df -h".into()))
         );
         assert!(parse_command("!  ", &a).is_err());
         assert_eq!(

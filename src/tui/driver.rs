@@ -337,6 +337,12 @@ pub async fn run_with(
                     let _ = out.flush();
                 }
                 Command::Bell => {}
+                Command::Copy(text) => {
+                    let _ = crossterm::execute!(
+                        std::io::stdout(),
+                        crossterm::clipboard::CopyToClipboard::to_clipboard_from(text)
+                    );
+                }
                 Command::Quit => {
                     stop.store(true, Ordering::Relaxed);
                     return Ok(());

@@ -15,7 +15,7 @@ mod data;
 mod intentions;
 mod lookup;
 mod memory;
-mod shell;
+pub(super) mod shell;
 mod tool;
 mod web;
 

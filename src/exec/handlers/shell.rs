@@ -20,7 +20,7 @@ use crate::exec::registry::{ActionError, Cx, Outcome, Stage, VerbHandler};
 use crate::gate::context::SystemProbe;
 use crate::gate::extract::extract_script;
 use crate::gate::process::{RunOptions, run};
-use crate::gate::propose::{model_prompt, propose};
+use crate::gate::propose::{Proposal, model_prompt, propose};
 use crate::gate::sandbox::{self, Plan, Support};
 use crate::gate::{Assessment, Scene, assess_in};
 use crate::permission::VerbTraits;
@@ -103,26 +103,14 @@ impl VerbHandler for Shell {
 
     fn prepare(&self, exec: &Executor, action: &mut ParsedAction) -> Result<(), String> {
         let text = action.content.clone().unwrap_or_default();
-        let probe = SystemProbe {
-            index: exec.config().shell.index.clone(),
-            embedder: exec.recall().and_then(|r| r.embedder().ok()),
-        };
-        let proposal = propose(&text, &probe);
-        let Some(command) = proposal.command else {
-            return Err(format!(
+        let (command, note) = proposed(exec, &text).map_err(|proposal| {
+            format!(
                 "nothing was run and nothing was asked: {}.\n{}",
                 proposal.note,
                 model_prompt(&text, proposal.context.as_ref())
-            ));
-        };
-        if proposal.context.is_some() || proposal.intent.intent.is_some() {
-            let mut note = format!("proposed for \"{}\": {}", text.trim(), proposal.note);
-            for line in proposal.context.iter().flat_map(|c| c.lines()) {
-                note.push_str("; ");
-                note.push_str(line.trim_start_matches("- "));
-            }
-            action.proposal = Some(note);
-        }
+            )
+        })?;
+        action.proposal = note;
         action.content = Some(command);
         let dir = work_dir(exec).map_err(|e| format!("no working directory: {e}"))?;
         action.workdir = Some(dir.display().to_string());
@@ -146,7 +134,7 @@ impl VerbHandler for Shell {
         let command = command(action).map_err(ActionError::Agent)?;
         let config = &cx.exec.config().shell;
         let dir = work_dir(cx.exec).map_err(|e| ActionError::System(e.to_string()))?;
-        let scene = Scene::current().in_dir(&dir).protecting(own_files(cx.exec));
+        let scene = scene_for(cx.exec).map_err(|e| ActionError::System(e.to_string()))?;
         let safety = assess_in(&command, &scene);
         if safety.blocked() {
             return Err(ActionError::Agent(format!(
@@ -167,8 +155,13 @@ impl VerbHandler for Shell {
         let ran =
             run(&command, &options).map_err(|e| ActionError::Agent(format!("`{command}` {e}")))?;
         if ran.cancelled {
+            let why = if cx.ctx.agent == crate::exec::PARTNER {
+                "you stopped it"
+            } else {
+                "the agent was halted"
+            };
             return Err(ActionError::Agent(format!(
-                "`{command}` was stopped before it finished: the agent was halted"
+                "`{command}` was stopped before it finished: {why}"
             )));
         }
         let status = match (ran.status, ran.timed_out) {
@@ -213,8 +206,43 @@ impl VerbHandler for Shell {
     }
 }
 
+/// The command for a request: the text itself when it is one, else the
+/// command the system proposes for it, with how it was proposed; or the
+/// proposal that found none (the model is to propose).
+pub(crate) fn proposed(
+    exec: &Executor,
+    text: &str,
+) -> Result<(String, Option<String>), Box<Proposal>> {
+    let probe = SystemProbe {
+        index: exec.config().shell.index.clone(),
+        embedder: exec.recall().and_then(|r| r.embedder().ok()),
+    };
+    let proposal = propose(text, &probe);
+    let Some(command) = proposal.command.clone() else {
+        return Err(Box::new(proposal));
+    };
+    let mut note = None;
+    if proposal.context.is_some() || proposal.intent.intent.is_some() {
+        let mut said = format!("proposed for \"{}\": {}", text.trim(), proposal.note);
+        for line in proposal.context.iter().flat_map(|c| c.lines()) {
+            said.push_str("; ");
+            said.push_str(line.trim_start_matches("- "));
+        }
+        note = Some(said);
+    }
+    Ok((command, note))
+}
+
+/// Where a command would run, as the gate judges it: the working
+/// directory, the partner's home, partner's own files protected.
+pub(crate) fn scene_for(exec: &Executor) -> std::io::Result<Scene> {
+    Ok(Scene::current()
+        .in_dir(&work_dir(exec)?)
+        .protecting(own_files(exec)))
+}
+
 /// The directory commands run in: the configured one, else partner's own.
-fn work_dir(exec: &Executor) -> std::io::Result<PathBuf> {
+pub(crate) fn work_dir(exec: &Executor) -> std::io::Result<PathBuf> {
     match &exec.config().shell.dir {
         Some(d) => Ok(d.clone()),
         None => std::env::current_dir(),

@@ -150,6 +150,8 @@ impl App {
                 return vec![Command::Op(Op::LoadLearned)];
             }
             ConsoleCommand::Log => return self.act(Action::Notifications),
+            ConsoleCommand::Shell(text) => return self.plan_command(text),
+            ConsoleCommand::Output => self.show_output(),
             ConsoleCommand::Help => self.overlay = Overlay::Help { scroll: 0 },
             ConsoleCommand::FilterVerb(verb) => {
                 let known = crate::dialect::BUILTIN_VERBS

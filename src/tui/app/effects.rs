@@ -108,6 +108,7 @@ impl App {
             Confirmed::Learn { words, action } => {
                 vec![Command::Op(Op::Learn { words, action })]
             }
+            Confirmed::RunCommand(command) => self.run_confirmed(command),
             Confirmed::Forget(id) => {
                 self.overlay = Overlay::Learned {
                     rules: Vec::new(),
@@ -235,6 +236,8 @@ impl App {
     pub fn on_reply(&mut self, reply: Reply) -> Vec<Command> {
         let mut commands = Vec::new();
         match reply {
+            Reply::CommandPlan(plan) => self.on_command_plan(plan),
+            Reply::CommandRan(view) => self.on_command_ran(view),
             Reply::Agents(rows) => {
                 for row in rows {
                     match self.model.agents.iter_mut().find(|a| a.name == row.name) {

@@ -12,6 +12,7 @@ mod layout;
 mod log;
 mod overlay_keys;
 mod overlays;
+mod own_command;
 mod render;
 
 use std::sync::Arc;
@@ -40,6 +41,8 @@ pub enum Command {
     Op(Op),
     /// Ring the terminal bell.
     Bell,
+    /// Put text on the clipboard (through the terminal: OSC 52).
+    Copy(String),
     /// Leave.
     Quit,
 }
@@ -108,6 +111,8 @@ pub struct App {
     pub now: Millis,
     /// The screen size last drawn (for what is visible).
     pub size: (u16, u16),
+    /// The partner's last own command's output (`:output` shows it again).
+    pub last_output: Option<crate::tui::panes::OutputView>,
     /// What needs reading again.
     pub fresh: effects::Freshness,
 }
@@ -150,6 +155,7 @@ impl App {
             wide_from: 120,
             now: 0,
             size: (200, 60),
+            last_output: None,
             fresh: effects::Freshness::default(),
         }
     }

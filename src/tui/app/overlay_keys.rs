@@ -22,6 +22,7 @@ impl App {
                 }
                 Some(Vec::new())
             }
+            Overlay::Output(view) => Some(self.output_key(view, key.code)),
             Overlay::Help { scroll } => {
                 let max = super::overlays::help_max_scroll(self, self.size);
                 let scroll = scroll.min(max);

@@ -31,6 +31,8 @@ pub enum Confirmed {
     RevokeRule(i64),
     /// Forget a learned phrasing.
     Forget(i64),
+    /// Run the partner's own command.
+    RunCommand(String),
     /// Quit although drafts are unsaved.
     Quit,
     /// Learn that these words stand for this action.
@@ -146,12 +148,19 @@ pub enum Overlay {
     Merge(Merge),
     /// A `:lisp` result.
     Lisp(crate::tui::panes::LispView),
+    /// The partner's own command's output.
+    Output(crate::tui::panes::OutputView),
 }
 
 /// The `:` commands, for the help.
 const COMMANDS: &[(&str, &str)] = &[
     (":msg AGENT TEXT", "send a message to an agent"),
     (":/ACTION", "run a dialect action as the agent in view"),
+    (
+        "!COMMAND",
+        "your own shell command or request: its risk asked, run as you",
+    ),
+    (":output", "your last command's output again"),
     (":halt [AGENT]", "halt an agent, or every agent"),
     (":resume [AGENT]", "let it run again"),
     (":pulse AGENT [EVERY]", "pulse now, or every 30m"),
@@ -295,6 +304,7 @@ pub fn render_overlay(app: &App, frame: &mut Frame, size: Rect) {
     match &app.overlay {
         Overlay::None => {}
         Overlay::Lisp(view) => view.render(theme, frame, size),
+        Overlay::Output(view) => view.render(theme, frame, size),
         Overlay::Help { scroll } => {
             let lines = help_lines(app, help_width(size.width));
             let area = centered(size, 84, size.height.saturating_sub(2));
@@ -405,19 +415,33 @@ pub fn render_overlay(app: &App, frame: &mut Frame, size: Rect) {
             }
         }
         Overlay::Confirm { question, .. } => {
-            let area = centered(size, 70.min(size.width), 6);
+            // As tall as the question needs: a command's reasons can run long.
+            let wanted = u16::try_from(question.width() + 2).unwrap_or(u16::MAX);
+            let width = wanted
+                .clamp(40, 76)
+                .min(size.width.saturating_sub(4))
+                .max(20);
+            let mut lines = crate::tui::panes::wrap_words(
+                vec![(question.clone(), theme.style("ui.text"))],
+                usize::from(width - 2),
+            );
+            let height = u16::try_from(lines.len() + 4).unwrap_or(u16::MAX);
+            let area = centered(size, width, height);
+            // On a screen too small for all of it, the question is cut
+            // and the keys stay.
+            let room = usize::from(area.height.saturating_sub(4)).max(1);
+            if lines.len() > room {
+                lines.truncate(room.saturating_sub(1));
+                lines.push(Line::from(Span::styled("…", theme.style("ui.dim"))));
+            }
+            lines.push(Line::default());
+            lines.push(Line::from(Span::styled(
+                "y: yes · any other key: no",
+                theme.style("ui.key_hint"),
+            )));
             frame.render_widget(Clear, area);
             frame.render_widget(
-                Paragraph::new(vec![
-                    Line::from(Span::styled(question.clone(), theme.style("ui.text"))),
-                    Line::default(),
-                    Line::from(Span::styled(
-                        "y: yes · any other key: no",
-                        theme.style("ui.key_hint"),
-                    )),
-                ])
-                .wrap(Wrap { trim: true })
-                .block(popup(theme, "Are you sure?")),
+                Paragraph::new(lines).block(popup(theme, "Are you sure?")),
                 area,
             );
         }

@@ -326,6 +326,17 @@ impl Backend for LocalBackend {
                     let _ = replies.send(Reply::Notice(format!("as {agent}: {summary}")));
                 });
             }
+            Op::PlanCommand { text } => {
+                self.blocking(move |ex| Reply::CommandPlan(ex.plan_command(&text)))
+            }
+            Op::RunCommand { command, stop } => self.blocking(move |ex| {
+                let ran = ex.run_partner_command(&command, Some(&stop));
+                let report = match &ran {
+                    Ok(report) => Ok(report),
+                    Err(e) => Err(format!("not run: {e}")),
+                };
+                Reply::CommandRan(crate::tui::panes::OutputView::ended(&command, report))
+            }),
             Op::OpenReplay(input) => self.blocking(move |_| match input.load() {
                 Ok((records, _)) => Reply::Replay(OpenedTrace {
                     path: input.path().to_path_buf(),

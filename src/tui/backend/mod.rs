@@ -139,6 +139,19 @@ pub enum Op {
         /// The action.
         text: String,
     },
+    /// Judge the partner's own command (or request in words): what would
+    /// run, its risk and how. Nothing runs.
+    PlanCommand {
+        /// What the partner typed after `!`.
+        text: String,
+    },
+    /// Run the partner's own command, its plan confirmed.
+    RunCommand {
+        /// The command.
+        command: String,
+        /// Set to stop it.
+        stop: crate::net::Cancel,
+    },
     /// Open a trace (a database or a JSON-lines file) for replay.
     OpenReplay(TraceInput),
     /// Re-execute a replayed trace and find where it diverges.
@@ -216,6 +229,10 @@ pub enum Reply {
         /// The outcome.
         outcome: SaveOutcome,
     },
+    /// What the partner's own command would do.
+    CommandPlan(crate::gate::CommandPlan),
+    /// How the partner's own command went.
+    CommandRan(crate::tui::panes::OutputView),
     /// A trace opened for replay.
     Replay(OpenedTrace),
     /// Where a re-execution of the replayed trace diverged (none: it matched).

@@ -6,6 +6,7 @@
 
 mod lisp;
 mod memory;
+mod output;
 mod queue;
 mod render;
 mod replay;
@@ -19,6 +20,7 @@ use ratatui::layout::Rect;
 
 pub use lisp::LispView;
 pub use memory::{Draft, MemoryPane};
+pub use output::{OutputKey, OutputView, RunState};
 pub use queue::{Held, QueuePane, rule_scope};
 pub use render::{
     age, agent_style, centered, diff_lines, human_duration, pane_block, popup, wrap_words,
