@@ -52,3 +52,34 @@ fn a_partial_command_completes_with_tab_and_runs() {
         Some("0")
     );
 }
+
+/// `:open trace` completes paths: a directory with its slash, then the
+/// files in it; the completed path opens. The console runs in `dir`, so
+/// relative paths are the partner's own.
+#[test]
+fn open_trace_completes_paths_and_opens_the_file() {
+    let dir = tempfile::tempdir().unwrap();
+    constellation(dir.path(), "", "", "\"Quiet.\"");
+    std::fs::create_dir(dir.path().join("saved-traces")).unwrap();
+    let record = r#"{"id":"t1","seq":1,"time":1795262400000,"agent":"ada","turn_id":"ada-1","source":"agent","text":"/recall notes","span":[0,13],"canonical":"/recall notes","verb":"recall","op":null,"decision":{"verdict":"allow","steps":[]},"outcome":"executed","result":"nothing found","data":null,"memory":null,"duration_ms":1,"external":false}"#;
+    std::fs::write(
+        dir.path().join("saved-traces/monday.jsonl"),
+        format!("{record}\n"),
+    )
+    .unwrap();
+    let tmux = console("complete-path", dir.path(), "");
+    tmux.keys(&[":"]);
+    tmux.keys(&["-l", "open trace sav"]);
+    tmux.keys(&["Tab"]);
+    tmux.wait("the directory completed", Duration::from_secs(5), |s| {
+        s.contains(":open trace saved-traces/")
+    });
+    tmux.keys(&["m", "Tab"]);
+    tmux.wait("the file completed", Duration::from_secs(5), |s| {
+        s.contains(":open trace saved-traces/monday.jsonl")
+    });
+    tmux.keys(&["Enter"]);
+    tmux.wait("the replay", Duration::from_secs(10), |s| {
+        s.contains("Replay") && s.contains("monday.jsonl")
+    });
+}

@@ -141,9 +141,114 @@ impl Completer for GrammarCompleter {
     }
 }
 
+/// Most directory entries read to complete one path.
+const MAX_ENTRIES: usize = 5_000;
+
+/// Completes the path after `open` / `open trace` on the `:` line; other
+/// lines go to `rest`.
+pub struct PathCompleter<C> {
+    /// What completes every other line.
+    pub rest: C,
+    /// The home directory, for `~/`.
+    pub home: Option<std::path::PathBuf>,
+}
+
+/// Where the path starts on an `open` line (a byte offset), if it is one.
+fn path_start(before: &str) -> Option<usize> {
+    let trimmed = before.trim_start().trim_start_matches(':').trim_start();
+    let lead = before.len() - trimmed.len();
+    ["open trace ", "open "]
+        .iter()
+        .find(|p| trimmed.starts_with(*p))
+        .map(|p| {
+            lead + p.len() + (trimmed[p.len()..].len() - trimmed[p.len()..].trim_start().len())
+        })
+}
+
+impl<C: Completer> PathCompleter<C> {
+    /// The entries of the directory `typed` is in that begin as its last
+    /// part does; directories end with `/`. Hidden ones only when asked
+    /// for with a leading dot.
+    fn paths(&self, typed: &str) -> Vec<String> {
+        let (dir_part, name) = match typed.rfind('/') {
+            Some(at) => (&typed[..=at], &typed[at + 1..]),
+            None => ("", typed),
+        };
+        let dir = match (dir_part.strip_prefix("~/"), &self.home) {
+            (Some(rest), Some(home)) => home.join(rest),
+            _ if dir_part.is_empty() => std::path::PathBuf::from("."),
+            _ => std::path::PathBuf::from(dir_part),
+        };
+        let Ok(entries) = std::fs::read_dir(&dir) else {
+            return Vec::new();
+        };
+        let mut found: Vec<String> = entries
+            .take(MAX_ENTRIES)
+            .filter_map(Result::ok)
+            .filter_map(|e| {
+                let file = e.file_name().to_str()?.to_string();
+                if !file.starts_with(name) || (file.starts_with('.') && !name.starts_with('.')) {
+                    return None;
+                }
+                let slash = if e.path().is_dir() { "/" } else { "" };
+                Some(format!("{dir_part}{file}{slash}"))
+            })
+            .collect();
+        found.sort();
+        found
+    }
+}
+
+impl<C: Completer> Completer for PathCompleter<C> {
+    fn complete(&self, line: &str, cursor: usize) -> (usize, Vec<String>) {
+        let before = &line[..cursor.min(line.len())];
+        match path_start(before) {
+            Some(start) => (start, self.paths(&before[start..])),
+            None => self.rest.complete(line, cursor),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn open_completes_paths_directories_with_a_slash() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir(dir.path().join("traces")).unwrap();
+        std::fs::write(dir.path().join("traces/demo.jsonl"), "").unwrap();
+        std::fs::write(dir.path().join("traces/demo2.jsonl"), "").unwrap();
+        std::fs::write(dir.path().join("traces/.hidden"), "").unwrap();
+        let paths = PathCompleter {
+            rest: completer(),
+            home: Some(dir.path().to_path_buf()),
+        };
+        let root = dir.path().display().to_string();
+        let line = format!("open trace {root}/tr");
+        assert_eq!(
+            paths.complete(&line, line.len()),
+            (11, vec![format!("{root}/traces/")])
+        );
+        let line = "open ~/traces/d";
+        assert_eq!(
+            paths.complete(line, line.len()),
+            (
+                5,
+                vec![
+                    "~/traces/demo.jsonl".to_string(),
+                    "~/traces/demo2.jsonl".to_string()
+                ]
+            )
+        );
+        let line = ":open trace ~/traces/.h";
+        assert_eq!(
+            paths.complete(line, line.len()).1,
+            vec!["~/traces/.hidden".to_string()]
+        );
+        // Other lines complete as before.
+        assert_eq!(paths.complete("pu", 2), (0, vec!["pulse".to_string()]));
+    }
 
     fn completer() -> GrammarCompleter {
         GrammarCompleter::new(&Names {

@@ -380,7 +380,10 @@ impl Prompt {
                         self.line.set_cursor(start + common.len());
                     }
                     if found.len() == 1 {
-                        self.line.insert(" ");
+                        // A directory goes on: its entries come next.
+                        if !first.ends_with('/') {
+                            self.line.insert(" ");
+                        }
                         self.cycling = None;
                     } else {
                         self.cycling = Some((start, found.len() - 1));

@@ -5,7 +5,7 @@ use super::overlays::{Confirmed, Overlay};
 use super::{App, Command};
 use crate::tui::backend::Op;
 use crate::tui::command::{ConsoleCommand, OUTCOMES, parse_command};
-use crate::tui::completion::{GrammarCompleter, Names};
+use crate::tui::completion::{GrammarCompleter, Names, PathCompleter};
 use crate::tui::keymap::Action;
 use crate::tui::panes::{Effect, Pane, PromptPurpose};
 use crate::tui::prompt::{Completer, WordCompleter};
@@ -24,7 +24,10 @@ impl App {
             };
             let grammar = GrammarCompleter::new(&names);
             if grammar.ready() {
-                return Box::new(grammar);
+                return Box::new(PathCompleter {
+                    rest: grammar,
+                    home: std::env::var_os("HOME").map(std::path::PathBuf::from),
+                });
             }
         }
         Box::new(WordCompleter {
