@@ -318,14 +318,20 @@ fn the_status_line_fits_and_reads_in_human_units() {
     app.model.agents[0].next_pulse_at = Some(NOW + 895_000);
     app.warn("a very long notice ".repeat(20));
     let t = draw(&mut app, 80, 24);
-    let status = rows(&t).pop().unwrap();
+    let mut rows = rows(&t);
+    let status = rows.pop().unwrap();
     assert!(status.contains("anchor 14m"), "{status}");
-    assert!(status.contains('…'), "the notice is cut to fit: {status}");
+    assert!(status.contains("? help"), "{status}");
     assert_eq!(
         unicode_width::UnicodeWidthStr::width(status.as_str()),
         80,
         "{status}"
     );
+    // Too long for the bar: on lines of its own above it, three at most,
+    // the last saying where it is whole.
+    let above = rows.pop().unwrap();
+    assert!(above.contains("… (N shows it whole)"), "{above}");
+    assert!(rows.pop().unwrap().contains("a very long notice"));
 }
 
 #[test]

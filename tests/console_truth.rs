@@ -12,7 +12,7 @@ use partner::exec::{ExecConfig, PARTNER};
 use partner::permission::Policy;
 use partner::tui::app::{Command, Overlay};
 use partner::tui::backend::{Op, Reply};
-use partner::tui::panes::OutputView;
+use partner::tui::panes::{OutputView, Pane};
 use support::driving::*;
 use support::tmux::Tmux;
 
@@ -182,4 +182,94 @@ fn a_failed_model_call_is_a_failed_turn_with_its_cause_at_80x24() {
         "the cause is not shown:\n{whole}"
     );
     assert!(flat.contains(&format!("127.0.0.1:{port}")), "{whole}");
+}
+
+/// At 80×24 every pane and overlay keeps `? help` on the status bar, and
+/// what the console says is there whole: a message too long for the bar
+/// wraps onto a line of its own above it, a question is as tall as it
+/// needs. Status messages do not count as unseen problems.
+#[test]
+fn every_pane_and_overlay_fits_80x24() {
+    let mut app = support::console::scene("dark");
+    // The screen's words in reading order; inside a popup, only its own.
+    let flat = |screen: &str| -> String {
+        screen
+            .lines()
+            .map(|l| {
+                let l = l.trim_matches('"');
+                match (l.find('║'), l.rfind('║')) {
+                    (Some(a), Some(b)) if a < b => &l[a + '║'.len_utf8()..b],
+                    _ => l.trim_matches(|c| c == '┃' || c == ' '),
+                }
+            })
+            .collect::<Vec<_>>()
+            .join(" ")
+            .split_whitespace()
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
+    let check = |app: &mut partner::tui::app::App, what: &str, whole: &[&str]| {
+        let shown = screen(app, 80, 24);
+        let last = shown.lines().nth(23).unwrap_or("");
+        assert!(
+            last.contains("? help"),
+            "{what}: the footer lost `? help`:\n{shown}"
+        );
+        for text in whole {
+            assert!(
+                flat(&shown).contains(text),
+                "{what}: `{text}` is not whole:\n{shown}"
+            );
+        }
+    };
+    for pane in [Pane::Turns, Pane::Pending, Pane::Memory, Pane::Trace] {
+        app.focus = pane;
+        check(&mut app, &format!("{pane:?}"), &[]);
+    }
+    app.focus = Pane::Turns;
+    key(&mut app, KeyCode::Enter);
+    check(
+        &mut app,
+        "Enter in turns",
+        &["select an action first ([ and ] move between actions)"],
+    );
+    app.focus = Pane::Pending;
+    key(&mut app, KeyCode::Char('a'));
+    check(&mut app, "a", &["approve once r1 in 3s — U takes it back"]);
+    key(&mut app, KeyCode::Char('A'));
+    check(
+        &mut app,
+        "A",
+        &[
+            "Approve r2 and make a standing rule: from now on scout's /recall runs without asking?",
+            "y: yes",
+        ],
+    );
+    key(&mut app, KeyCode::Esc);
+    key(&mut app, KeyCode::Char('i'));
+    check(
+        &mut app,
+        "i in the queue",
+        &["i works in the Memory pane (Tab moves there)"],
+    );
+    key(&mut app, KeyCode::Char(':'));
+    typed(&mut app, "filter verb nosuch");
+    key(&mut app, KeyCode::Enter);
+    check(
+        &mut app,
+        ":filter verb nosuch",
+        &["no verb 'nosuch' in the dialect or the trace; :filter clear drops every filter"],
+    );
+    for overlay in ['N', '?'] {
+        key(&mut app, KeyCode::Char(overlay));
+        check(&mut app, &format!("{overlay}"), &[]);
+        key(&mut app, KeyCode::Esc);
+    }
+    assert_eq!(
+        app.model.unseen, 0,
+        "status messages are no problems to count"
+    );
+    // A message longer than three lines ends with where it is whole.
+    app.warn("word ".repeat(80));
+    check(&mut app, "a very long message", &["… (N shows it whole)"]);
 }

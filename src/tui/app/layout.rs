@@ -15,6 +15,8 @@ pub struct Areas {
     pub panes: Vec<(Pane, Rect)>,
     /// Status line.
     pub status: Rect,
+    /// A status message too long for the status line, above it.
+    pub message: Option<Rect>,
 }
 
 /// Width of one tab in the tab bar.
@@ -36,13 +38,20 @@ impl Areas {
 impl App {
     /// Lays out a screen of `size`.
     pub fn areas(&self, size: Rect) -> Areas {
-        let [main, status] =
-            Layout::vertical([Constraint::Min(1), Constraint::Length(1)]).areas(size);
+        let lines = super::render::message_lines(self, size.width).len();
+        let [main, message, status] = Layout::vertical([
+            Constraint::Min(1),
+            Constraint::Length(u16::try_from(lines).unwrap_or(0)),
+            Constraint::Length(1),
+        ])
+        .areas(size);
+        let message = (lines > 0).then_some(message);
         if self.zoom {
             return Areas {
                 tabs: None,
                 panes: vec![(self.focus, main)],
                 status,
+                message,
             };
         }
         if size.width < self.wide_from {
@@ -52,6 +61,7 @@ impl App {
                 tabs: Some(tabs),
                 panes: vec![(self.focus, body)],
                 status,
+                message,
             };
         }
         let [left, right] =
@@ -80,6 +90,7 @@ impl App {
             tabs: None,
             panes,
             status,
+            message,
         }
     }
 

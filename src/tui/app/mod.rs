@@ -223,11 +223,11 @@ impl App {
         });
     }
 
-    /// A status message too long for the status line is kept whole in the
-    /// notifications, one key (`N`) away.
+    /// A status message longer than the lines the status bar gives it is
+    /// kept whole in the notifications, one key (`N`) away.
     fn keep_if_long(&mut self, text: &str) {
         use unicode_width::UnicodeWidthStr;
-        if text.width() + 48 > usize::from(self.size.0) {
+        if text.width() + 8 > 3 * usize::from(self.size.0).saturating_sub(2) {
             self.model.notify(
                 self.now,
                 None,

@@ -340,7 +340,13 @@ pub fn render_overlay(app: &App, frame: &mut Frame, size: Rect) {
                 PromptPurpose::SearchTrace => "filter the trace: ".into(),
                 PromptPurpose::Message(agent) => format!("message to {agent}: "),
             };
-            let area = Rect::new(size.x, size.bottom().saturating_sub(2), size.width, 1);
+            // Above the status message, when there is one: it may be what
+            // the line is for ("Enter runs it").
+            let row = app
+                .areas(size)
+                .message
+                .map_or(size.bottom().saturating_sub(2), |m| m.y.saturating_sub(1));
+            let area = Rect::new(size.x, row, size.width, 1);
             frame.render_widget(Clear, area);
             let text = prompt.line.text();
             let cursor = prompt.line.cursor();

@@ -40,7 +40,7 @@ pub fn render(app: &App, frame: &mut Frame) {
         frame.render_widget(block, *rect);
         component.render(frame, inner, &view);
     }
-    render_status(app, frame, areas.status);
+    render_status(app, frame, areas.status, areas.message);
     render_overlay(app, frame, size);
 }
 
@@ -164,28 +164,86 @@ fn count_spans(app: &App) -> Vec<Span<'static>> {
     spans
 }
 
-fn render_status(app: &App, frame: &mut Frame, area: Rect) {
-    let theme = &app.theme;
-    let width = usize::from(area.width);
+/// Most lines a status message takes above the status bar.
+const MESSAGE_LINES: usize = 3;
+
+/// The status bar's fixed parts: title, agents and counts.
+fn fixed_spans(app: &App) -> Vec<Span<'static>> {
     let mut spans = vec![Span::styled(
         format!(" {} ", app.title),
-        theme.style("ui.title"),
+        app.theme.style("ui.title"),
     )];
     spans.extend(agent_spans(app));
     spans.extend(count_spans(app));
-    let used: usize = spans.iter().map(|s| s.content.width()).sum();
+    spans
+}
+
+/// The `? help` keys that end the status bar.
+fn help_keys(app: &App) -> String {
+    app.keymap
+        .keys_for(Action::Help)
+        .unwrap_or_else(|| "?".into())
+}
+
+/// Columns left on a status bar `width` wide for a message or hints.
+fn room(app: &App, width: usize) -> usize {
+    let used: usize = fixed_spans(app).iter().map(|s| s.content.width()).sum();
+    let help = help_keys(app).width() + " help".width() + 1;
+    width.saturating_sub(used + 3 + help)
+}
+
+/// The status message on lines of its own above the status bar, when it
+/// does not fit on the bar (none when it does): wrapped, at most
+/// [`MESSAGE_LINES`]; a longer one ends with where it is kept whole.
+pub(super) fn message_lines(app: &App, width: u16) -> Vec<Line<'static>> {
+    let Some(notice) = &app.notice else {
+        return Vec::new();
+    };
+    let width = usize::from(width);
+    if notice.text.width() + 2 <= room(app, width) && !notice.text.contains('\n') {
+        return Vec::new();
+    }
+    let style = app.theme.style(if notice.warning {
+        "ui.denied"
+    } else {
+        "ui.waiting"
+    });
+    let mut lines =
+        crate::tui::panes::wrap_words(vec![(notice.text.clone(), style)], width.saturating_sub(2));
+    if lines.len() > MESSAGE_LINES {
+        lines.truncate(MESSAGE_LINES - 1);
+        lines.push(Line::styled(
+            "… (N shows it whole)",
+            app.theme.style("ui.dim"),
+        ));
+    }
+    lines
+        .into_iter()
+        .map(|l| {
+            let mut spans = vec![Span::raw(" ")];
+            spans.extend(l.spans);
+            Line::from(spans)
+        })
+        .collect()
+}
+
+fn render_status(app: &App, frame: &mut Frame, area: Rect, message: Option<Rect>) {
+    let theme = &app.theme;
+    let width = usize::from(area.width);
+    let mut spans = fixed_spans(app);
     // `? help` is always there, at the end: whatever else is cut, the way
     // to every key is not.
-    let help_keys = app
-        .keymap
-        .keys_for(Action::Help)
-        .unwrap_or_else(|| "?".into());
-    let help = help_keys.width() + " help".width() + 1;
-    let room = width.saturating_sub(used + 3 + help);
-    match &app.notice {
+    let help_keys = help_keys(app);
+    let room = room(app, width);
+    if let Some(rect) = message {
+        frame.render_widget(
+            Paragraph::new(message_lines(app, area.width)).style(theme.style("ui.status_bar")),
+            rect,
+        );
+    }
+    let notice = app.notice.as_ref().filter(|_| message.is_none());
+    match notice {
         Some(notice) => {
-            // Cut to fit; a long message is also in the notifications
-            // (`N`), whole.
             spans.push(Span::styled(
                 format!("│ {} ", first_line(&notice.text, room.saturating_sub(1))),
                 theme.style(if notice.warning {

@@ -399,7 +399,11 @@ impl Model {
             kind,
             text,
         });
-        self.unseen = (self.unseen + 1).min(MAX_NOTIFICATIONS);
+        // The `!` count is for what went wrong or was flagged; a status
+        // message kept whole was already on screen.
+        if kind != NoticeKind::Status {
+            self.unseen = (self.unseen + 1).min(MAX_NOTIFICATIONS);
+        }
     }
 
     /// Drops the oldest tenth of the turns once there are more than
