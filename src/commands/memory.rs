@@ -198,6 +198,10 @@ pub fn run_memory(
     stdin: &mut dyn Read,
     out: &mut dyn Write,
 ) -> Result<i32> {
+    // The relevance set has a database of its own, in memory.
+    if let MemoryCommand::Relevance { set, k } = &options.command {
+        return relevance(options, set.as_deref(), *k, out);
+    }
     // Setting a block may start a database; everything else reads one.
     let db = if matches!(options.command, MemoryCommand::Set { .. }) {
         options.db.path()?
@@ -335,6 +339,7 @@ pub fn run_memory(
             line(out, &report.text)?;
         }
         MemoryCommand::Search { query, agent } => {
+            embed_what_waits(&executor);
             let found = executor.search_memory(&SearchQuery::new(query, agent.as_deref()))?;
             if let Some(note) = &found.note {
                 eprintln!("note: {note}");
@@ -366,9 +371,8 @@ pub fn run_memory(
                 }
             }
         }
-        MemoryCommand::Relevance { set, k } => {
-            return relevance(options, set.as_deref(), *k, out);
-        }
+        // Measured above, before any database is opened.
+        MemoryCommand::Relevance { .. } => {}
         MemoryCommand::Reindex { all } => {
             return reindex(&executor, *all, options.json, out);
         }
@@ -440,18 +444,42 @@ fn relevance(
     line(
         out,
         format!(
-            "{} questions over {} memories, recall@{}:",
+            "{} questions over {} memories: recall@1, recall@{}",
             report.questions.len(),
             report.memories,
             report.k
         ),
     )?;
-    line(out, format!("  keyword (FTS5)   {:.3}", report.keyword))?;
+    let figure = |x: Option<f64>| x.map_or("-    ".to_string(), |x| format!("{x:.3}"));
+    line(
+        out,
+        format!(
+            "  keyword (FTS5)      {}  {:.3}",
+            figure(report.at1[0]),
+            report.keyword
+        ),
+    )?;
     match &report.hybrid {
-        Some((id, recall)) => line(out, format!("  hybrid           {recall:.3}  ({id})"))?,
+        Some((id, recall)) => {
+            line(
+                out,
+                format!(
+                    "  hybrid              {}  {recall:.3}  ({id})",
+                    figure(report.at1[1])
+                ),
+            )?;
+            line(
+                out,
+                format!(
+                    "  meaning alone       {}  {}",
+                    figure(report.at1[2]),
+                    figure(report.vector)
+                ),
+            )?;
+        }
         None => line(
             out,
-            "  hybrid           -      (no [embeddings] configured)",
+            "  hybrid              -      -      (no [embeddings] configured)",
         )?,
     }
     Ok(0)
@@ -459,6 +487,30 @@ fn relevance(
 
 /// `partner memory reindex`: embeds in batches until nothing waits,
 /// telling progress about once a second.
+/// Longest a search from the command line spends embedding what has no
+/// vector yet before it searches (what is left is found by keyword only,
+/// and the search says so).
+const EMBED_BEFORE_SEARCH: std::time::Duration = std::time::Duration::from_secs(30);
+
+/// Embeds what waits for a vector from the configured embedder, within
+/// [`EMBED_BEFORE_SEARCH`], saying so on standard error when there is any.
+fn embed_what_waits(executor: &crate::exec::Executor) {
+    let Some(recall) = executor.recall() else {
+        return;
+    };
+    let started = std::time::Instant::now();
+    let mut embedded = 0usize;
+    while started.elapsed() < EMBED_BEFORE_SEARCH {
+        match recall.catch_up(executor.store(), crate::embed::MAX_BATCH) {
+            Ok(0) | Err(_) => break,
+            Ok(n) => embedded += n,
+        }
+    }
+    if embedded > 0 {
+        eprintln!("embedded {embedded} item(s) that had no vector yet");
+    }
+}
+
 fn reindex(
     executor: &crate::exec::Executor,
     all: bool,

@@ -233,8 +233,68 @@ impl Recall {
         };
         index.refresh(conn)?;
         let hits = vectors::hybrid(conn, query, Some(&vector), index)?;
-        Ok(Found { hits, note: None })
+        // Waiting as this process's own indexing last counted it (exact),
+        // or as the index's size against memory's says (cheap).
+        let counted = {
+            let status = lock(&self.status);
+            (status.embedder == id).then_some(status.waiting)
+        };
+        Ok(Found {
+            hits,
+            note: coverage(conn, index, counted.unwrap_or(0))?,
+        })
     }
+}
+
+impl Recall {
+    /// The nearest items by meaning alone (no keywords), for measuring
+    /// hybrid search against pure vector search.
+    pub fn nearest_only(
+        &self,
+        conn: &Connection,
+        query: &SearchQuery,
+    ) -> Result<Vec<HybridHit>, EmbedError> {
+        let failed = |e: crate::memory::MemoryError| EmbedError::Failed(e.to_string());
+        let embedder = self.embedder()?;
+        let id = embedder.id().to_string();
+        let vector = embedder
+            .embed(std::slice::from_ref(&query.text))?
+            .pop()
+            .ok_or_else(|| EmbedError::Failed("the embedder gave no vector".into()))?;
+        let mut index = lock(&self.index);
+        let index = match &mut *index {
+            Some(index) if index.embedder() == id => index,
+            slot => slot.insert(VectorIndex::new(&id)),
+        };
+        index.refresh(conn).map_err(failed)?;
+        vectors::nearest_only(conn, query, &vector, index).map_err(failed)
+    }
+}
+
+/// What a search by meaning could not see: items with no vector from this
+/// embedder yet are found by keyword only, and the search says so (a
+/// change of embedder leaves everything to embed again).
+fn coverage(
+    conn: &Connection,
+    index: &VectorIndex,
+    counted: usize,
+) -> MemoryResult<Option<String>> {
+    let items: i64 = conn.query_row(
+        "SELECT (SELECT count(*) FROM blocks WHERE deleted_at IS NULL AND value != '')
+              + (SELECT count(*) FROM archival) + (SELECT count(*) FROM messages)",
+        [],
+        |r| r.get(0),
+    )?;
+    let held = i64::try_from(index.len()).unwrap_or(i64::MAX);
+    let waiting = (items - held).max(i64::try_from(counted).unwrap_or(i64::MAX));
+    Ok((waiting > 0).then(|| {
+        format!(
+            "searched by meaning only {} of {items} items ({waiting} not yet embedded by {}; \
+             found by keyword only until they are: `partner memory reindex` embeds them now)",
+            (items - waiting).max(0),
+            index.embedder()
+        )
+    }))
 }
 
 /// Full-text search only, shaped as a hybrid search's result (every hit
@@ -259,10 +319,11 @@ pub fn search(
 ) -> MemoryResult<Found> {
     match recall {
         Some(recall) => recall.search(conn, query),
-        None => Ok(Found {
-            hits: by_keyword(conn, query)?,
-            note: None,
-        }),
+        None => keywords(
+            conn,
+            query,
+            "no embedder is configured ([embeddings] in partner.toml)",
+        ),
     }
 }
 

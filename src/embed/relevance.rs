@@ -55,6 +55,10 @@ pub struct Answered {
     pub keyword: f64,
     /// The same with meaning (when an embedder was given).
     pub hybrid: Option<f64>,
+    /// The same by meaning alone (when an embedder was given).
+    pub vector: Option<f64>,
+    /// Recall@1 by keyword, hybrid and meaning alone.
+    pub at1: [Option<f64>; 3],
 }
 
 /// Recall@k of a set, by keyword and hybrid.
@@ -68,6 +72,10 @@ pub struct Report {
     pub keyword: f64,
     /// The mean recall@k by keyword and meaning, with the embedder named.
     pub hybrid: Option<(String, f64)>,
+    /// The mean recall@k by meaning alone.
+    pub vector: Option<f64>,
+    /// The mean recall@1 by keyword, hybrid and meaning alone.
+    pub at1: [Option<f64>; 3],
     /// Each question.
     pub questions: Vec<Answered>,
 }
@@ -122,7 +130,7 @@ pub fn evaluate(
     if let Some(recall) = &recall {
         while recall.catch_up(&store, super::MAX_BATCH)? > 0 {}
     }
-    let share = |found: Vec<i64>, relevant: &[String]| -> f64 {
+    let share = |found: &[i64], relevant: &[String]| -> f64 {
         let found: Vec<&str> = found
             .iter()
             .filter_map(|id| names.get(id).copied())
@@ -133,48 +141,68 @@ pub fn evaluate(
             .count();
         hits as f64 / relevant.len().max(1) as f64
     };
+    // Recall@k and recall@1 of one list of hits.
+    let scores = |hits: Vec<crate::memory::vectors::HybridHit>, relevant: &[String]| {
+        let ids: Vec<i64> = hits.into_iter().map(|h| h.hit.id).collect();
+        (
+            share(&ids, relevant),
+            share(&ids[..ids.len().min(1)], relevant),
+        )
+    };
     let mut questions = Vec::new();
     for q in &set.queries {
         let mut query = SearchQuery::new(&q.query, Some("eval"));
         query.domains = vec![SearchDomain::Archival];
         query.limit = k;
-        let ids = |hits: Vec<crate::memory::vectors::HybridHit>| {
-            hits.into_iter().map(|h| h.hit.id).collect::<Vec<_>>()
-        };
-        let keyword = share(
-            ids(by_keyword(&store.read(), &query).map_err(failed)?),
+        let (keyword, keyword1) = scores(
+            by_keyword(&store.read(), &query).map_err(failed)?,
             &q.relevant,
         );
-        let hybrid = match &recall {
+        let (hybrid, vector) = match &recall {
             Some(recall) => {
                 let found = recall.search(&store.read(), &query).map_err(failed)?;
                 if let Some(note) = found.note {
                     return Err(EmbedError::Failed(note));
                 }
-                Some(share(ids(found.hits), &q.relevant))
+                let nearest = recall.nearest_only(&store.read(), &query)?;
+                (
+                    Some(scores(found.hits, &q.relevant)),
+                    Some(scores(nearest, &q.relevant)),
+                )
             }
-            None => None,
+            None => (None, None),
         };
         questions.push(Answered {
             query: q.query.clone(),
             keyword,
-            hybrid,
+            hybrid: hybrid.map(|h| h.0),
+            vector: vector.map(|v| v.0),
+            at1: [Some(keyword1), hybrid.map(|h| h.1), vector.map(|v| v.1)],
         });
     }
     let n = questions.len().max(1) as f64;
-    let keyword = questions.iter().map(|q| q.keyword).sum::<f64>() / n;
+    let mean = |f: &dyn Fn(&Answered) -> Option<f64>| -> Option<f64> {
+        let all: Vec<f64> = questions.iter().filter_map(f).collect();
+        (!all.is_empty()).then(|| all.iter().sum::<f64>() / n)
+    };
+    let keyword = mean(&|q| Some(q.keyword)).unwrap_or(0.0);
+    let vector = mean(&|q| q.vector);
+    let at1 = [
+        mean(&|q| q.at1[0]),
+        mean(&|q| q.at1[1]),
+        mean(&|q| q.at1[2]),
+    ];
     let hybrid = recall.map(|r| {
         let id = r.embedder().map(|e| e.id().to_string()).unwrap_or_default();
-        (
-            id,
-            questions.iter().filter_map(|q| q.hybrid).sum::<f64>() / n,
-        )
+        (id, mean(&|q| q.hybrid).unwrap_or(0.0))
     });
     Ok(Report {
         k,
         memories: set.memories.len(),
         keyword,
         hybrid,
+        vector,
+        at1,
         questions,
     })
 }

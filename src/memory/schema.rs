@@ -272,6 +272,24 @@ pub const MIGRATIONS: &[&str] = &[
         PRIMARY KEY (domain, ref_id)
     );
     "#,
+    // 7: vectors kept per embedder: reindexing with another embedder no
+    // longer replaces the first one's, so going back to it finds what it
+    // found before (its index catches up from the rowid it saw).
+    r#"
+    CREATE TABLE vectors_by_embedder (
+        domain TEXT NOT NULL,
+        ref_id INTEGER NOT NULL,
+        embedder TEXT NOT NULL,
+        item_time INTEGER NOT NULL,
+        dims INTEGER NOT NULL,
+        vec BLOB NOT NULL,
+        PRIMARY KEY (domain, ref_id, embedder)
+    );
+    INSERT INTO vectors_by_embedder (domain, ref_id, embedder, item_time, dims, vec)
+        SELECT domain, ref_id, embedder, item_time, dims, vec FROM vectors ORDER BY rowid;
+    DROP TABLE vectors;
+    ALTER TABLE vectors_by_embedder RENAME TO vectors;
+    "#,
 ];
 
 /// The schema version this binary writes.
