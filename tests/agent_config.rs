@@ -217,3 +217,23 @@ fn every_config_and_policy_field_with_extreme_values_is_a_clear_error_or_in_boun
         }
     }
 }
+
+/// `pulse = "off"` means the same under `[runtime]` as on an agent; a
+/// one-agent config with no policy of its own is not warned about the
+/// built-in policy's example authorities, while a policy the user wrote
+/// that names a missing agent is.
+#[test]
+fn pulse_off_everywhere_and_warnings_only_about_what_the_user_wrote() {
+    let one = "name = \"solo\"\n[runtime]\npulse = \"off\"\n[providers.s]\nkind = \"openai\"\nbase_url = \"http://127.0.0.1:9/v1\"\n\n[[agents]]\nname = \"ada\"\nmodel = \"s:m\"\n";
+    let config =
+        ConstellationConfig::from_toml(one, "partner.toml", Path::new("."), None, None).unwrap();
+    assert_eq!(config.agents[0].pulse, std::time::Duration::ZERO);
+    assert_eq!(config.warnings(), Vec::<String>::new());
+    let policy = "[[rules]]\nverb = \"post\"\ndecide = \"ask\"\nauthority = [\"agent:anchor\", \"partner\"]\n";
+    let config =
+        ConstellationConfig::from_toml(one, "partner.toml", Path::new("."), Some(policy), None)
+            .unwrap();
+    let warnings = config.warnings();
+    assert_eq!(warnings.len(), 1, "{warnings:?}");
+    assert!(warnings[0].contains("agent:anchor"), "{warnings:?}");
+}

@@ -1,5 +1,5 @@
 //! The four prompt types, as sent to the model and as stored: role order,
-//! the pulse prompt sent but `[System Pulse]` stored, continuations reusing
+//! the pulse prompt stored as it was sent, continuations reusing
 //! the system prompt with one line added, and the pass cap.
 
 mod support;
@@ -8,7 +8,7 @@ use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
 
 use partner::agent::Event;
-use partner::agent::prompt::{CONTINUATION_NOTE, PULSE_STORED};
+use partner::agent::prompt::CONTINUATION_NOTE;
 use partner::agent::provider::{
     Cancel, ChatMessage, ChatRequest, PromptKind, Provider, Role, StreamEvent,
 };
@@ -202,11 +202,14 @@ async fn first_pass_response_sends_history_and_the_message() {
         !r.system.contains("/approve"),
         "a worker is not told about authority verbs"
     );
+    // The message is stored as sent, its changing context included.
+    let sent = r.messages.last().unwrap().content.clone();
+    assert!(sent.starts_with("hello\n\n<temporal_context>"), "{sent}");
     let stored = stored(&s);
     assert_eq!(
         &stored[2..],
         [
-            ("user".to_string(), "hello".to_string()),
+            ("user".to_string(), sent),
             ("assistant".to_string(), "Hello Sam!".to_string())
         ]
     );
@@ -241,7 +244,8 @@ async fn first_pass_pulse_sends_the_pulse_prompt_but_stores_the_short_form() {
         "{sent}"
     );
     let stored = stored(&s);
-    assert_eq!(stored[2], ("user".to_string(), PULSE_STORED.to_string()));
+    // Stored as sent, so the next request starts with this one's bytes.
+    assert_eq!(stored[2], ("user".to_string(), sent.clone()));
     assert_eq!(
         stored[3],
         ("assistant".to_string(), "Nothing to do.".to_string())
@@ -350,7 +354,7 @@ async fn second_pass_pulse_follows_the_pulse_prompt() {
     assert_eq!(second.messages[3].content, "/calc 6 * 7");
     assert!(second.messages[4].content.contains("6 * 7 = 42"));
     let stored = stored(&s);
-    assert_eq!(stored[2].1, PULSE_STORED);
+    assert_eq!(stored[2].1, second.messages[2].content);
     assert!(stored[4].1.starts_with("[Action Results]"));
 }
 

@@ -14,27 +14,35 @@ use std::time::{Duration, Instant};
 fn a_policy_naming_a_missing_authority_is_warned_about() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
-    // The built-in policy asks agent:anchor; this constellation has none.
+    // A policy the user wrote asks agent:anchor; this constellation has none.
     std::fs::write(
         d.join("partner.toml"),
-        "name = \"solo\"\n[providers.scripted]\nkind = \"scripted\"\nscript = \"s.toml\"\n[[agents]]\nname = \"ada\"\nmodel = \"scripted:x\"\npulse = \"1h\"\n",
+        "name = \"solo\"\npolicy = \"policy.toml\"\n[providers.scripted]\nkind = \"scripted\"\nscript = \"s.toml\"\n[[agents]]\nname = \"ada\"\nmodel = \"scripted:x\"\npulse = \"1h\"\n",
+    )
+    .unwrap();
+    std::fs::write(
+        d.join("policy.toml"),
+        "[[rules]]\nverb = \"post\"\ndecide = \"ask\"\nauthority = [\"agent:anchor\", \"partner\"]\n",
     )
     .unwrap();
     std::fs::write(d.join("s.toml"), "[agents.ada]\n").unwrap();
-    let out = Command::new(env!("CARGO_BIN_EXE_partner"))
-        .current_dir(d)
-        .args([
-            "run",
-            "--headless",
-            "--config",
-            "partner.toml",
-            "--db",
-            "c.db",
-            "--for",
-            "1s",
-        ])
-        .output()
-        .unwrap();
+    let run = || {
+        Command::new(env!("CARGO_BIN_EXE_partner"))
+            .current_dir(d)
+            .args([
+                "run",
+                "--headless",
+                "--config",
+                "partner.toml",
+                "--db",
+                "c.db",
+                "--for",
+                "1s",
+            ])
+            .output()
+            .unwrap()
+    };
+    let out = run();
     assert_eq!(out.status.code(), Some(0));
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(
@@ -43,6 +51,18 @@ fn a_policy_naming_a_missing_authority_is_warned_about() {
         ),
         "{stderr}"
     );
+    // With no policy of its own, the built-in one's example authorities
+    // are not warned about on every run.
+    let config = std::fs::read_to_string(d.join("partner.toml")).unwrap();
+    std::fs::write(
+        d.join("partner.toml"),
+        config.replace("policy = \"policy.toml\"\n", ""),
+    )
+    .unwrap();
+    let out = run();
+    assert_eq!(out.status.code(), Some(0));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!stderr.contains("warning"), "{stderr}");
 }
 
 #[test]

@@ -177,23 +177,31 @@ fn history_travels_once_and_the_prompt_grows_only_at_its_end() {
         .map(|m| m["role"].as_str().unwrap())
         .collect();
     assert_eq!(roles, ["system", "user", "assistant", "user"]);
-    // Each prompt starts with the whole of the one before, up to where the
-    // turn's changing context began: a server's cache reuses all of it.
+    // Each request starts with the whole of the one before, the turn's
+    // changing context included, then the reply: a server's cache reuses
+    // all of it and reads only what is new.
     for pair in calls.windows(2) {
         let before = flat(&pair[0]);
-        let cut = before
-            .rfind("\n\n<temporal_context>")
-            .expect("the turn's context ends the prompt");
+        assert!(before.contains("<temporal_context>"));
         let after = flat(&pair[1]);
         assert!(
-            after.starts_with(&before[..cut]),
-            "the next prompt re-reads from character {} of {}",
+            after.starts_with(&before),
+            "the next request re-reads from character {} of {}",
             before
                 .chars()
                 .zip(after.chars())
                 .take_while(|(a, b)| a == b)
                 .count(),
-            cut
+            before.chars().count()
+        );
+        let (old, new) = (
+            pair[0]["messages"].as_array().unwrap(),
+            pair[1]["messages"].as_array().unwrap(),
+        );
+        assert_eq!(
+            old[..],
+            new[..old.len()],
+            "the messages array is carried over as it was"
         );
     }
 }
@@ -388,9 +396,7 @@ fn a_long_conversation_keeps_its_prompt_start_for_several_turns() {
     assert_eq!(calls.len(), 10);
     let mut kept = 0;
     for pair in calls.windows(2) {
-        let before = flat(&pair[0]);
-        let cut = before.rfind("\n\n<temporal_context>").unwrap();
-        if flat(&pair[1]).starts_with(&before[..cut]) {
+        if flat(&pair[1]).starts_with(&flat(&pair[0])) {
             kept += 1;
         }
     }
@@ -401,4 +407,44 @@ fn a_long_conversation_keeps_its_prompt_start_for_several_turns() {
     // A window sliding by one exchange a turn would keep it 6 times of 9:
     // cut at page starts, the prompt keeps its start 8 times.
     assert!(kept >= 8, "the prompt kept its start in {kept} of 9 turns");
+}
+
+/// What the request already carries is not recalled into it again: a
+/// message in the history is not repeated in `<recalled_context>`, and no
+/// memory is recalled twice.
+#[test]
+fn recall_leaves_out_what_the_request_already_carries() {
+    let dir = tempfile::tempdir().unwrap();
+    let (base, seen) = model(|_| "Noted.".into());
+    constellation(dir.path(), &base, "", "");
+    let (out, _) = run(
+        dir.path(),
+        "3s",
+        &[
+            "--message",
+            "ada=Remember that Dana prefers email.",
+            "--message",
+            "ada=How does Dana prefer to be contacted, email?",
+        ],
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let calls = calls(&seen);
+    assert_eq!(calls.len(), 2, "{calls:?}");
+    let second = flat(&calls[1]);
+    assert!(
+        second.contains("Remember that Dana prefers email."),
+        "{second}"
+    );
+    let recalled = second
+        .split("<recalled_context>")
+        .nth(1)
+        .map_or("", |r| r.split("</recalled_context>").next().unwrap_or(""));
+    assert!(
+        !recalled.contains("prefers"),
+        "the history's message is recalled again: {recalled}"
+    );
 }

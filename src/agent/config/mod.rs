@@ -186,6 +186,9 @@ pub struct ConstellationConfig {
     pub agents: Vec<AgentConfig>,
     /// The permission policy (roles of supervisors added).
     pub policy: Policy,
+    /// True when the config names no policy and the built-in one applies
+    /// (its authorities are examples, not the user's intent).
+    pub builtin_policy: bool,
     /// Providers by name.
     pub providers: HashMap<String, Arc<dyn Provider>>,
     /// Executor settings (agents, web, data sources).
@@ -320,7 +323,10 @@ impl ConstellationConfig {
             }
             (None, None) => Policy::default(),
         };
+        let builtin_policy = policy_text.is_none() && parsed.policy.is_none();
+        // `off` means the same here as on an agent: no pulses.
         let default_pulse = match &parsed.runtime.pulse {
+            Some(p) if p == "off" => Duration::ZERO,
             Some(p) => duration(p, "runtime.pulse").map_err(err)?,
             None => DEFAULT_PULSE,
         };
@@ -470,6 +476,7 @@ impl ConstellationConfig {
                 .unwrap_or_else(|| "the partner".into()),
             agents,
             policy,
+            builtin_policy,
             providers,
             exec,
             max_passes: parsed.runtime.max_passes.map_or(4, |n| n.get() as u32),
@@ -492,6 +499,7 @@ impl ConstellationConfig {
             partner: "the partner".into(),
             agents: Vec::new(),
             policy: Policy::permissive(),
+            builtin_policy: false,
             providers: HashMap::new(),
             exec: ExecConfig::default(),
             max_passes: 1,
@@ -504,14 +512,18 @@ impl ConstellationConfig {
         }
     }
 
-    /// What is odd about the constellation, in words: the authorities the
-    /// policy names that are not among the agents (requests that would
-    /// wait on them wait for the partner instead), and tools that did not
+    /// What is odd about the constellation, in words: the authorities a
+    /// policy the user wrote names that are not among the agents (requests
+    /// that would wait on them wait for the partner instead; the built-in
+    /// policy's are examples, not warned about), and tools that did not
     /// load.
     pub fn warnings(&self) -> Vec<String> {
-        let mut out: Vec<String> = self
-            .policy
-            .named_agents()
+        let named = if self.builtin_policy {
+            Vec::new()
+        } else {
+            self.policy.named_agents()
+        };
+        let mut out: Vec<String> = named
             .into_iter()
             .filter(|name| self.agent(name).is_none())
             .map(|name| {

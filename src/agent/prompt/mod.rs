@@ -23,10 +23,6 @@ use crate::dialect::{VerbSpec, format_interval};
 use crate::exec::{ActionReport, ActionStatus};
 use crate::memory::{Block, BlockKind, Intention, IntentionStatus, Message, SearchHit};
 
-/// What the conversation history stores for a pulse (the full pulse prompt
-/// is sent to the model but not stored).
-pub const PULSE_STORED: &str = "[System Pulse]";
-
 /// How a results message ends: what the model should do with them.
 pub const CONTINUATION_NOTE: &str = "These are the results of your actions. Use them and carry on; do not repeat actions that already ran.";
 

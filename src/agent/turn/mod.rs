@@ -3,14 +3,15 @@
 //! `[Action Results]` message — up to a cap. The same system prompt is
 //! reused for every pass; every pass is fitted to the agent's context
 //! budget. The first message carries the turn's changing context (time,
-//! recalled memories) at its end.
+//! recalled memories) at its end, and is stored as sent: the next turn's
+//! request starts with this one's bytes.
 //!
 //! What is sent and what is stored:
 //!
 //! | prompt type | messages sent | stored in history |
 //! |---|---|---|
-//! | first pass, message | history + user message | the user message |
-//! | first pass, pulse | history + full pulse prompt | `[System Pulse]` |
+//! | first pass, message | history + user message | the user message as sent |
+//! | first pass, pulse | history + full pulse prompt | the pulse prompt as sent |
 //! | continuation | … + assistant reply + `[Action Results]…` | the reply and the results |
 //! | continuation of a pulse | as above, after the pulse prompt | the same |
 
@@ -29,7 +30,7 @@ use report::wants_continuation;
 
 use super::events::Event;
 use super::prompt::assemble::{TurnPrompt, TurnPromptParts};
-use super::prompt::{self, ActionFormat, PULSE_STORED, PromptInputs, budget};
+use super::prompt::{self, ActionFormat, PromptInputs, budget};
 use super::provider::{ChatMessage, ChatRequest, PromptKind, StreamEvent, ToolSpec};
 use super::settings::{DEFAULT_CONTEXT, prompt_budget};
 use crate::exec::{Executor, TurnContext};
@@ -87,6 +88,56 @@ async fn store_message(env: &Arc<TurnEnv>, agent: &str, thread: &str, role: &str
     }
 }
 
+/// Stores the turn's first message as sent.
+async fn store_first(
+    env: &Arc<TurnEnv>,
+    agent: &str,
+    thread: &str,
+    from: &str,
+    text: &str,
+    now: crate::clock::Millis,
+) -> Result<(), String> {
+    let executor = Arc::clone(&env.executor);
+    let (agent, thread, from, text) = (
+        agent.to_string(),
+        thread.to_string(),
+        from.to_string(),
+        text.to_string(),
+    );
+    tokio::task::spawn_blocking(move || {
+        add_message(&executor.store().conn(), &agent, &thread, &from, &text, now)
+            .map(|_| ())
+            .map_err(|e| format!("could not store {agent}'s message: {e}"))
+    })
+    .await
+    .unwrap_or_else(|e| Err(e.to_string()))
+}
+
+/// Most memories recalled into a turn's first message.
+const RECALLED: usize = 3;
+
+/// Memories recalled for `text`: archival entries and past messages,
+/// leaving out the messages the request already carries (its history) and
+/// any text recalled twice.
+fn recall(
+    read: &rusqlite::Connection,
+    agent: &str,
+    text: &str,
+    sent: &[crate::memory::Message],
+) -> crate::memory::MemoryResult<Vec<crate::memory::SearchHit>> {
+    let mut query = SearchQuery::new(text, Some(agent));
+    query.domains = vec![SearchDomain::Archival, SearchDomain::Conversations];
+    query.limit = RECALLED + sent.len();
+    let mut seen = std::collections::HashSet::new();
+    let mut hits = search(read, &query)?;
+    hits.retain(|h| {
+        let carried = h.domain == SearchDomain::Conversations && sent.iter().any(|m| m.id == h.id);
+        !carried && seen.insert(h.snippet.clone())
+    });
+    hits.truncate(RECALLED);
+    Ok(hits)
+}
+
 /// The verbs an agent may use — all but the authority verbs, unless it has
 /// an authority role; the constellation's own verbs included — from the
 /// verb registry.
@@ -110,6 +161,8 @@ pub async fn run_turn(
 ) -> TurnOutcome {
     let name = agent.name.clone();
     let now = env.clock.now_ms();
+    // Whether the incoming message is to be stored (a message already
+    // stored by whoever sent it is not stored twice).
     let (thread, kind, first, stored, from) = match &trigger {
         Trigger::Message {
             thread,
@@ -121,14 +174,14 @@ pub async fn run_turn(
             thread.clone(),
             PromptKind::Response,
             text.clone(),
-            store.then(|| text.clone()),
+            *store,
             from.clone(),
         ),
         Trigger::Pulse { interval, reason } => (
             "main".to_string(),
             PromptKind::Pulse,
             prompt::pulse_prompt(*interval, reason),
-            Some(PULSE_STORED.to_string()),
+            true,
             "user".to_string(),
         ),
         Trigger::Results {
@@ -138,8 +191,8 @@ pub async fn run_turn(
             (
                 thread.clone(),
                 PromptKind::Continuation,
-                text.clone(),
-                Some(text),
+                text,
+                true,
                 "user".to_string(),
             )
         }
@@ -169,28 +222,15 @@ pub async fn run_turn(
             });
             let memory = blocks::list(&read, Some(&name));
             let intentions = list_intentions(&read, &name, true);
-            let mut query = SearchQuery::new(&first, Some(&name));
-            query.domains = vec![SearchDomain::Archival, SearchDomain::Conversations];
-            query.limit = 3;
-            let recalled = if kind == PromptKind::Response {
-                search(&read, &query)
-            } else {
-                Ok(Vec::new())
+            let recalled = match (&history, kind) {
+                (Ok((_, sent)), PromptKind::Response) => recall(&read, &name, &first, sent),
+                _ => Ok(Vec::new()),
             };
-            drop(read);
-            let stored_ok = match &stored {
-                Some(text) => {
-                    add_message(&executor.store().conn(), &name, &thread, &from, text, now)
-                        .map(|_| ())
-                }
-                None => Ok(()),
-            };
-            (history, memory, intentions, recalled, stored_ok)
+            (history, memory, intentions, recalled)
         })
         .await
     };
-    let Ok((Ok((first_number, history)), Ok(memory), Ok(intentions), Ok(recalled), Ok(()))) =
-        gathered
+    let Ok((Ok((first_number, history)), Ok(memory), Ok(intentions), Ok(recalled))) = gathered
     else {
         let message = "could not read this agent's memory from the database".to_string();
         env.emit(Event::Error {
@@ -268,6 +308,23 @@ pub async fn run_turn(
             pass,
         });
         let (messages, fitted) = turn_prompt.next_pass();
+        // The incoming message is stored as it was sent, its changing
+        // context included: the next turn's request then starts with this
+        // one's bytes, and a server's cache reads none of it again.
+        if pass == 1
+            && stored
+            && let Some(sent) = messages.last()
+            && let Err(message) = store_first(&env, &name, &thread, &from, &sent.content, now).await
+        {
+            env.emit(Event::Error {
+                agent: Some(name),
+                message: message.clone(),
+            });
+            return TurnOutcome {
+                error: Some(message),
+                ..TurnOutcome::default()
+            };
+        }
         if let Some(fitted) = fitted {
             env.emit(Event::PromptFitted {
                 agent: name.clone(),
