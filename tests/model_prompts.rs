@@ -448,3 +448,51 @@ fn recall_leaves_out_what_the_request_already_carries() {
         "the history's message is recalled again: {recalled}"
     );
 }
+
+/// A model that rewrites its instructions as actions (the verb list with
+/// slashes, the way small models do) runs none of them: each such line is
+/// an echo, read as text and shown to the partner as one. An action of its
+/// own in the same reply still runs.
+#[test]
+fn reworded_echoes_of_the_prompt_never_act() {
+    let dir = tempfile::tempdir().unwrap();
+    let (base, seen) = model(|body| {
+        let system = body["messages"][0]["content"].as_str().unwrap_or("");
+        let mut reply = String::from("Here is what I can do:\n");
+        for line in system.lines() {
+            // `  reply: reply to a message in words` → `/reply "reply to a message in words"`
+            if let Some((verb, summary)) = line.strip_prefix("  ").and_then(|l| l.split_once(": "))
+                && verb.chars().all(|c| c.is_ascii_lowercase())
+            {
+                reply.push_str(&format!("/{verb} \"{summary}\"\n"));
+            }
+        }
+        reply.push_str("/calc 6 * 7\n");
+        reply
+    });
+    constellation(dir.path(), &base, "", "");
+    let (out, events) = run(dir.path(), "3s", &["--message", "ada=what can you do?"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(!calls(&seen).is_empty());
+    let parsed: Vec<&str> = named(&events, "action_parsed")
+        .iter()
+        .filter_map(|e| e["canonical"].as_str())
+        .collect();
+    // Every pass repeats the reply; in each, only the model's own action is one.
+    assert!(
+        !parsed.is_empty() && parsed.iter().all(|c| *c == "/calc \"6 * 7\""),
+        "{parsed:?}"
+    );
+    let echoes = named(&events, "echo_ignored");
+    assert!(echoes.len() >= 10, "each echoed line is shown: {echoes:?}");
+    assert!(
+        echoes
+            .iter()
+            .any(|e| e["text"].as_str().is_some_and(|t| t.starts_with("/reply"))),
+        "{echoes:?}"
+    );
+}

@@ -173,6 +173,17 @@ pub enum Event {
         /// What the model is told.
         message: String,
     },
+    /// A line of a reply was an echo of the agent's own instructions (an
+    /// example, or the instructions reworded with a slash in front): read
+    /// as text, not run.
+    EchoIgnored {
+        /// The agent.
+        agent: String,
+        /// Where it is in the reply.
+        span: Span,
+        /// The line.
+        text: String,
+    },
     /// A reply held no action, but its words read as one: the action is
     /// proposed to the partner (it waits for them, whatever the policy).
     ActionProposed {
@@ -240,6 +251,7 @@ impl Event {
             Event::AgentState { .. } => "agent_state",
             Event::MessageReceived { .. } => "message_received",
             Event::ParseFailed { .. } => "parse_failed",
+            Event::EchoIgnored { .. } => "echo_ignored",
             Event::PromptFitted { .. } => "prompt_fitted",
             Event::ActionProposed { .. } => "action_proposed",
             Event::TurnFailed { .. } => "turn_failed",

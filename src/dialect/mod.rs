@@ -90,6 +90,7 @@ mod blocks;
 mod builtin;
 mod cancel;
 mod canonical;
+mod echo;
 mod error;
 mod legacy;
 mod lexer;

@@ -4,6 +4,7 @@ use std::collections::HashSet;
 use std::sync::Arc;
 
 use super::blocks::BlockRegistry;
+use super::echo::PromptEcho;
 use super::error::ParseErrorKind;
 use super::link::LinkParser;
 use super::scan::scan_turn;
@@ -20,6 +21,9 @@ pub struct DialectParser {
     /// Lines the agent was shown as examples: written back alone on a line,
     /// they are an echo of its instructions, not an action.
     echoes: Option<Arc<HashSet<String>>>,
+    /// The agent's instructions: an action line mostly copied from them is
+    /// an echo too ([`PromptEcho`]).
+    prompt: Option<Arc<PromptEcho>>,
     /// The verbs an error may suggest (all, when unset): an agent is never
     /// pointed at a verb it may not use.
     usable: Option<Arc<HashSet<String>>>,
@@ -49,6 +53,13 @@ impl DialectParser {
         self.echoes = Some(Arc::new(
             lines.into_iter().map(|l| l.trim().to_string()).collect(),
         ));
+        self
+    }
+
+    /// Treats an action line mostly copied from `instructions` (reworded,
+    /// with a slash in front) as an echo of them: prose, not an action.
+    pub fn with_prompt_echoes(mut self, instructions: &str) -> Self {
+        self.prompt = Some(Arc::new(PromptEcho::new(instructions)));
         self
     }
 
@@ -94,14 +105,17 @@ impl DialectParser {
     /// The turn with its echoed example lines blanked (same length, so
     /// every span still points into the original), and where they were.
     fn mask_echoes(&self, turn: &str) -> (Option<String>, Vec<Span>) {
-        let Some(echoes) = &self.echoes else {
+        if self.echoes.is_none() && self.prompt.is_none() {
             return (None, Vec::new());
-        };
+        }
         let mut spans = Vec::new();
         let mut start = 0;
         for line in turn.split_inclusive('\n') {
             let trimmed = echo_core(line);
-            if !trimmed.is_empty() && echoes.contains(trimmed) {
+            let example = self.echoes.as_ref().is_some_and(|e| e.contains(trimmed));
+            let copied =
+                trimmed.starts_with('/') && self.prompt.as_ref().is_some_and(|p| p.copies(trimmed));
+            if !trimmed.is_empty() && (example || copied) {
                 spans.push(Span::new(start, start + line.trim_end_matches('\n').len()));
             }
             start += line.len();

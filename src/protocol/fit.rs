@@ -239,6 +239,7 @@ impl Event {
             Event::MemoryChanged { label, .. } => vec![label],
             Event::PulseFired { reason, .. } | Event::AgentHalted { reason, .. } => vec![reason],
             Event::MessageReceived { from, text, .. } => vec![from, text],
+            Event::EchoIgnored { text, .. } => vec![text],
             Event::ParseFailed { message, .. }
             | Event::Error { message, .. }
             | Event::TurnFailed { message, .. } => vec![message],

@@ -256,6 +256,19 @@ pub async fn run_turn(
         format: settings.actions,
         now,
     });
+    // The instructions alone (no memory, no intentions): a reply line
+    // mostly copied from them is an echo, never an action.
+    let instructions = prompt::system_prompt(&PromptInputs {
+        agent: &name,
+        partner: &env.partner,
+        blocks: &[],
+        intentions: &[],
+        pulse,
+        verbs: &verb_refs,
+        profile: settings.profile,
+        format: settings.actions,
+        now,
+    });
     let tools: Vec<ToolSpec> = match settings.actions {
         ActionFormat::Tools => super::tools::tool_specs(&verb_refs),
         ActionFormat::Dialect => Vec::new(),
@@ -423,10 +436,12 @@ pub async fn run_turn(
         let text = reply.clone();
         let parse_for = name.clone();
         let usable: Vec<String> = verbs.iter().map(|v| v.verb.name().to_string()).collect();
+        let instructions = instructions.clone();
         let Ok(parsed) = tokio::task::spawn_blocking(move || {
             executor
                 .parser_for(&parse_for)
                 .with_echoes(prompt::example_lines().map(str::to_string))
+                .with_prompt_echoes(&instructions)
                 .with_usable_verbs(usable)
                 .parse(&text)
         })
@@ -440,6 +455,13 @@ pub async fn run_turn(
             return outcome;
         };
         ctx.pass = pass;
+        for span in &parsed.echoes {
+            env.emit(Event::EchoIgnored {
+                agent: name.clone(),
+                span: *span,
+                text: span.slice(&reply).trim().chars().take(500).collect(),
+            });
+        }
         // Words without an action may still mean one: it is proposed, and
         // waits for the partner (`?ask`), whatever the policy says.
         let mut run_text = reply.clone();

@@ -26,6 +26,9 @@ fn advice(n: &crate::tui::model::Notification) -> Option<&'static str> {
                 "Nobody decided the request in time, so it was refused; the agent was told."
             }
             NoticeKind::Proposal => "The proposed action waits in the queue for you.",
+            NoticeKind::Echo => {
+                "The model repeated its instructions as if they were actions; none of those lines ran. A model this small may do better with `profile = \"compact\"`, or a larger model."
+            }
             NoticeKind::Context => {
                 "Older history was left out of the prompt to fit the model's context; raise `context` for the agent to keep more."
             }

@@ -183,6 +183,8 @@ pub enum NoticeKind {
     Proposal,
     /// A status-line message too long for the status line, kept whole.
     Status,
+    /// A reply echoed the agent's instructions; the lines were not run.
+    Echo,
 }
 
 impl NoticeKind {
@@ -198,6 +200,7 @@ impl NoticeKind {
             NoticeKind::Timeout => "timeout",
             NoticeKind::Context => "context",
             NoticeKind::Proposal => "proposal",
+            NoticeKind::Echo => "echo",
         }
     }
 }

@@ -182,6 +182,7 @@ impl Model {
                 });
                 self.trim();
             }
+            Event::EchoIgnored { agent, text, .. } => self.echoed(agent, text, now),
             Event::ParseFailed {
                 agent,
                 span,
@@ -386,6 +387,30 @@ impl Model {
                 _ => None,
             })
         })
+    }
+
+    /// A line a reply echoed from the agent's instructions: one
+    /// notification for the lines of one reply (they come together),
+    /// bounded.
+    fn echoed(&mut self, agent: &str, line: &str, now: Millis) {
+        const MOST: usize = 4096;
+        if let Some(last) = self.notifications.back_mut()
+            && last.kind == NoticeKind::Echo
+            && last.agent.as_deref() == Some(agent)
+            && now - last.time < 5_000
+        {
+            if last.text.len() + line.len() < MOST {
+                last.text.push('\n');
+                last.text.push_str(line);
+            }
+            return;
+        }
+        self.notify(
+            now,
+            Some(agent),
+            NoticeKind::Echo,
+            format!("echoed its own instructions; read as text, not run:\n{line}"),
+        );
     }
 
     /// Keeps a notification (the oldest go past [`MAX_NOTIFICATIONS`]).
