@@ -496,3 +496,72 @@ fn reworded_echoes_of_the_prompt_never_act() {
         "{echoes:?}"
     );
 }
+
+/// The prompt is fitted in the server's own tokens: once a call has
+/// reported its usage, no later prompt exceeds the budget as the server
+/// counts it, even where partner's estimate (about four bytes a token)
+/// runs low — here the server counts a token every three bytes.
+#[test]
+fn the_prompt_never_exceeds_its_budget_as_the_server_counts_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let counted = |body: &Value| -> u64 {
+        let bytes: usize = body["messages"]
+            .as_array()
+            .map(|m| {
+                m.iter()
+                    .map(|m| m["content"].as_str().unwrap_or("").len() + 12)
+                    .sum()
+            })
+            .unwrap_or(0);
+        (bytes / 3) as u64
+    };
+    let (base, seen) = streaming_server(move |_, seen| {
+        if seen.path != "/v1/chat/completions" {
+            return Answer::status(404, "{}");
+        }
+        let body: Value = serde_json::from_str(&seen.body).unwrap_or(Value::Null);
+        let usage = serde_json::json!({
+            "choices": [],
+            "usage": { "prompt_tokens": counted(&body), "completion_tokens": 50 }
+        });
+        Answer::sse(vec![
+            chunk(&format!("{}noted", "word ".repeat(60))),
+            format!("data: {usage}\n\n"),
+            "data: [DONE]\n\n".into(),
+        ])
+    });
+    constellation(
+        dir.path(),
+        &base,
+        "context = 1600\nsampling = { max_tokens = 160 }",
+        "",
+    );
+    let mut args = Vec::new();
+    for i in 0..8 {
+        args.push("--message".to_string());
+        args.push(format!(
+            "ada=question number {i}, with a few more words to say"
+        ));
+    }
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let (out, _) = run(dir.path(), "5s", &args);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let calls = calls(&seen);
+    assert_eq!(calls.len(), 8);
+    let budget = 1600 - 160;
+    let over: Vec<u64> = calls[1..]
+        .iter()
+        .map(counted)
+        .filter(|n| *n > budget)
+        .collect();
+    assert!(
+        over.is_empty(),
+        "prompts over {budget} server tokens: {over:?}"
+    );
+    // And the history was cut to fit, not the budget ignored.
+    assert!(counted(calls.last().unwrap()) > budget / 2);
+}

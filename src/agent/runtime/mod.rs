@@ -302,6 +302,7 @@ pub fn start(
                     authority: agent.role == AgentRole::Supervisor
                         || config.policy.has_role(&agent.name),
                     settings: agent.settings.clone(),
+                    tokens: Default::default(),
                 }),
                 state: if halted {
                     RunState::Halted

@@ -62,6 +62,42 @@ pub struct AgentInfo {
     pub authority: bool,
     /// Profile, action format, sampling and context.
     pub settings: ModelSettings,
+    /// How the server's own token counts compare with partner's estimate.
+    pub tokens: Arc<TokenScale>,
+}
+
+/// The ratio of the tokens a model server reported for a prompt to
+/// partner's estimate of it (bytes and words), learned from each call's
+/// reported usage: prompts are fitted to the budget in the server's
+/// tokens, not in an estimate that runs a few percent low.
+#[derive(Debug, Default)]
+pub struct TokenScale {
+    /// The ratio × 1000 (0: nothing reported yet).
+    milli: std::sync::atomic::AtomicU32,
+}
+
+impl TokenScale {
+    /// The budget, in partner's estimated tokens, that holds `budget` of
+    /// the server's (2% kept back, as prompts differ a little).
+    pub fn budget(&self, budget: usize) -> usize {
+        let milli = self.milli.load(std::sync::atomic::Ordering::Relaxed);
+        let milli = if milli == 0 { 1000 } else { milli as usize };
+        budget.saturating_mul(1000) / milli * 98 / 100
+    }
+
+    /// Learns from a call: the server counted `reported` tokens for a
+    /// prompt partner estimated at `estimated` (a ratio outside ½–4 is
+    /// taken as a count of something else and ignored).
+    pub fn learn(&self, reported: u64, estimated: usize) {
+        if reported == 0 || estimated == 0 {
+            return;
+        }
+        let milli = reported.saturating_mul(1000) / estimated as u64;
+        if (500..=4000).contains(&milli) {
+            self.milli
+                .store(milli as u32, std::sync::atomic::Ordering::Relaxed);
+        }
+    }
 }
 
 impl AgentInfo {
@@ -73,6 +109,7 @@ impl AgentInfo {
             model: model.to_string(),
             authority,
             settings: ModelSettings::default(),
+            tokens: Arc::default(),
         }
     }
 }

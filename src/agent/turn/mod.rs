@@ -23,7 +23,7 @@ use tokio::sync::watch;
 mod env;
 mod report;
 
-pub use env::{AgentInfo, Trigger, TurnEnv, TurnOutcome};
+pub use env::{AgentInfo, TokenScale, Trigger, TurnEnv, TurnOutcome};
 
 pub use report::emit_report;
 use report::wants_continuation;
@@ -282,7 +282,8 @@ pub async fn run_turn(
             .await
             .unwrap_or(DEFAULT_CONTEXT),
     };
-    let budget = prompt_budget(context, max_tokens);
+    // In the server's tokens, as its reported usage showed them.
+    let budget = agent.tokens.budget(prompt_budget(context, max_tokens));
     // What changes every turn goes last, after the message, so everything
     // before it is the same as last turn's prompt (a server's cache keeps it).
     let mut turn_prompt = TurnPrompt::new(TurnPromptParts {
@@ -352,6 +353,7 @@ pub async fn run_turn(
                 ),
             });
         }
+        let sent_estimate = budget::prompt_tokens(&turn_prompt.system, &messages);
         let request = ChatRequest {
             agent: name.clone(),
             model: agent.model.clone(),
@@ -385,7 +387,9 @@ pub async fn run_turn(
                             calls.push(call);
                         }
                     }
-                    Some(StreamEvent::Usage { .. }) => {}
+                    Some(StreamEvent::Usage { input, .. }) => {
+                        agent.tokens.learn(input, sent_estimate);
+                    }
                     Some(StreamEvent::Done) => break Ok(()),
                     Some(StreamEvent::Error(e)) => break Err(e.to_string()),
                     None => break Err("the model stopped without finishing".to_string()),
