@@ -87,6 +87,20 @@ fn scores_are_exact_against_the_scripted_provider() {
         assert_eq!(mode["mode"], name);
         assert_eq!(mode["tasks"], 5);
         assert_eq!(mode["matched"], 3, "{name}: {mode:#}");
+        // Scored apart: the action tasks are the headline.
+        assert_eq!(
+            (
+                mode["action_matched"].as_u64(),
+                mode["action_tasks"].as_u64()
+            ),
+            (Some(1), Some(3)),
+            "{name}"
+        );
+        assert_eq!(
+            (mode["words_matched"].as_u64(), mode["words_tasks"].as_u64()),
+            (Some(2), Some(2)),
+            "{name}"
+        );
         assert_eq!(mode["accidental"], 1, "{name}");
         assert_eq!(mode["replies_with_parse_errors"], 1, "{name}");
         assert_eq!(mode["failed_calls"], 0);
@@ -108,11 +122,22 @@ fn scores_are_exact_against_the_scripted_provider() {
         out.contains("scripted:x with the compact profile, 5 tasks"),
         "{out}"
     );
-    assert!(out.contains("3/5 60%"), "{out}");
+    assert!(out.contains("1/3 33%") && out.contains("2/2 100%"), "{out}");
     assert!(
         out.contains("post") && out.contains("/tell @scout"),
         "{out}"
     );
+    // A model that never acts scores nothing where it counts.
+    let never: Vec<String> = (0..10)
+        .map(|_| serde_json::to_string("Sure, I can help with that.").unwrap())
+        .collect();
+    std::fs::write(
+        d.join("s.toml"),
+        format!("[agents.ada]\nreplies = [{}]\n", never.join(", ")),
+    )
+    .unwrap();
+    let (_, out, _) = eval(d, &["--tasks", "tasks.toml", "--mode", "dialect"]);
+    assert!(out.contains("0/3 0%") && out.contains("2/2 100%"), "{out}");
 }
 
 #[test]

@@ -180,6 +180,7 @@ async fn run_task(
     });
     TaskResult {
         id: task.id.clone(),
+        acts: !task.expect.is_empty(),
         matched: matched && error.is_none(),
         actions: actions.iter().map(|a| a.canonical()).collect(),
         parse_errors: parsed.errors.len() + call_errors,

@@ -9,6 +9,8 @@ use crate::agent::prompt::{ActionFormat, Profile};
 pub struct TaskResult {
     /// The task.
     pub id: String,
+    /// True when the task calls for actions (false: words only are right).
+    pub acts: bool,
     /// True when the reply held exactly the actions the task called for.
     pub matched: bool,
     /// The actions found, canonical.
@@ -39,6 +41,15 @@ pub struct ModeReport {
     pub tasks: usize,
     /// Tasks whose reply matched.
     pub matched: usize,
+    /// Tasks that call for actions — the headline: a model that never
+    /// acts scores 0 here, whatever it scores on words-only tasks.
+    pub action_tasks: usize,
+    /// Of those, the ones whose reply did what was asked.
+    pub action_matched: usize,
+    /// Tasks whose right answer is words only.
+    pub words_tasks: usize,
+    /// Of those, the ones answered without an action.
+    pub words_matched: usize,
     /// Replies with at least one parse error.
     pub replies_with_parse_errors: usize,
     /// Actions nobody asked for, in all replies.
@@ -66,6 +77,10 @@ impl ModeReport {
             mode,
             tasks: results.len(),
             matched: results.iter().filter(|r| r.matched).count(),
+            action_tasks: results.iter().filter(|r| r.acts).count(),
+            action_matched: results.iter().filter(|r| r.acts && r.matched).count(),
+            words_tasks: results.iter().filter(|r| !r.acts).count(),
+            words_matched: results.iter().filter(|r| !r.acts && r.matched).count(),
             replies_with_parse_errors: results.iter().filter(|r| r.parse_errors > 0).count(),
             accidental: results.iter().map(|r| r.accidental).sum(),
             failed_calls: results.iter().filter(|r| r.error.is_some()).count(),
@@ -77,13 +92,9 @@ impl ModeReport {
         }
     }
 
-    /// The share of tasks matched, in percent.
+    /// The share of action tasks matched, in percent: the headline.
     pub fn match_rate(&self) -> f64 {
-        if self.tasks == 0 {
-            0.0
-        } else {
-            100.0 * self.matched as f64 / self.tasks as f64
-        }
+        percent(self.action_matched, self.action_tasks)
     }
 }
 
@@ -96,6 +107,14 @@ pub struct Report {
     pub profile: Profile,
     /// One per mode.
     pub modes: Vec<ModeReport>,
+}
+
+fn percent(part: usize, whole: usize) -> f64 {
+    if whole == 0 {
+        0.0
+    } else {
+        100.0 * part as f64 / whole as f64
+    }
 }
 
 fn seconds(millis: u64) -> String {
@@ -111,13 +130,15 @@ impl Report {
             Profile::Compact => "compact",
         };
         let mut out = format!(
-            "partner eval: {} with the {profile} profile, {tasks} tasks\n\n",
+            "partner eval: {} with the {profile} profile, {tasks} tasks\n\
+             (actions: tasks that call for actions, the score; words only: tasks whose right answer is no action)\n\n",
             self.model
         );
         out.push_str(&format!(
-            "{:<8} {:>14} {:>13} {:>11} {:>7} {:>10} {:>10} {:>8} {:>8}\n",
+            "{:<8} {:>14} {:>14} {:>13} {:>11} {:>7} {:>10} {:>10} {:>8} {:>8}\n",
             "mode",
-            "matched",
+            "actions",
+            "words only",
             "parse errors",
             "accidental",
             "failed",
@@ -132,9 +153,20 @@ impl Report {
                 ActionFormat::Tools => "tools",
             };
             out.push_str(&format!(
-                "{:<8} {:>14} {:>13} {:>11} {:>7} {:>10} {:>10} {:>8} {:>8}\n",
+                "{:<8} {:>14} {:>14} {:>13} {:>11} {:>7} {:>10} {:>10} {:>8} {:>8}\n",
                 mode,
-                format!("{}/{} {:.0}%", m.matched, m.tasks, m.match_rate()),
+                format!(
+                    "{}/{} {:.0}%",
+                    m.action_matched,
+                    m.action_tasks,
+                    m.match_rate()
+                ),
+                format!(
+                    "{}/{} {:.0}%",
+                    m.words_matched,
+                    m.words_tasks,
+                    percent(m.words_matched, m.words_tasks)
+                ),
                 m.replies_with_parse_errors,
                 m.accidental,
                 m.failed_calls,
