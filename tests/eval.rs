@@ -278,3 +278,88 @@ fn eval_shows_progress_says_how_to_start_and_fails_when_every_call_failed() {
     assert!(err.contains("the call failed"), "{err}");
     assert!(err.contains("every one of the"), "{err}");
 }
+
+/// The eval sends the runtime's own prompt: for the same message, the
+/// request body's system prompt and message are the runtime's, byte for
+/// byte (the time in the message's context aside).
+#[test]
+fn the_eval_prompt_is_the_runtimes() {
+    let (base, seen) = streaming_server(|_, request| {
+        if request.path != "/v1/chat/completions" {
+            return Answer::status(404, "{}");
+        }
+        Answer::sse(vec![
+            sse(serde_json::json!({"choices": [{"delta": {"content": "Noted."}}]})),
+            "data: [DONE]\n\n".into(),
+        ])
+    });
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::write(
+        d.join("partner.toml"),
+        format!(
+            "name = \"e\"\npartner = \"Sam\"\n[providers.local]\nbase_url = \"{base}/v1\"\ntimeout = \"5s\"\n[[agents]]\nname = \"ada\"\nmodel = \"local:tiny\"\npulse = \"30m\"\npersona = \"You keep the studio's notes.\"\nblocks = [{{ label = \"projects\", value = \"launch on Friday\" }}]\n"
+        ),
+    )
+    .unwrap();
+    std::fs::write(
+        d.join("tasks.toml"),
+        "[[tasks]]\nid = \"remember\"\nsay = \"Remember that Dana prefers email.\"\n",
+    )
+    .unwrap();
+    let run = Command::new(env!("CARGO_BIN_EXE_partner"))
+        .current_dir(d)
+        .args([
+            "run",
+            "--headless",
+            "--config",
+            "partner.toml",
+            "--db",
+            "c.db",
+            "--for",
+            "2s",
+        ])
+        .args(["--message", "ada=Remember that Dana prefers email."])
+        .output()
+        .unwrap();
+    assert!(
+        run.status.success(),
+        "{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    let (code, _, err) = eval(d, &["--tasks", "tasks.toml", "--mode", "dialect"]);
+    assert_eq!(code, Some(0), "{err}");
+    let bodies: Vec<Value> = seen
+        .lock()
+        .unwrap()
+        .iter()
+        .filter(|s| s.path == "/v1/chat/completions")
+        .map(|s| serde_json::from_str(&s.body).unwrap())
+        .collect();
+    assert_eq!(bodies.len(), 2, "{bodies:?}");
+    // The time differs between the two runs; everything else may not.
+    let untimed = |body: &Value| -> Vec<String> {
+        body["messages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|m| {
+                let text = m["content"].as_str().unwrap_or("");
+                match (
+                    text.find("<temporal_context>"),
+                    text.find("</temporal_context>"),
+                ) {
+                    (Some(a), Some(b)) => format!("{}{}", &text[..a], &text[b..]),
+                    _ => text.to_string(),
+                }
+            })
+            .collect()
+    };
+    let (runtime, evaluated) = (untimed(&bodies[0]), untimed(&bodies[1]));
+    assert!(
+        runtime[0].contains("You keep the studio's notes."),
+        "{runtime:?}"
+    );
+    assert!(runtime[0].contains("Sam"), "{runtime:?}");
+    assert_eq!(runtime, evaluated);
+}

@@ -115,6 +115,9 @@ pub fn run_eval(options: &EvalOptions, out: &mut dyn Write, err: &mut dyn Write)
         settings,
         max_tokens: config.max_tokens,
         timeout,
+        partner: config.partner.clone(),
+        blocks: EvalTarget::blocks_of(&agent.blocks),
+        pulse: agent.pulse,
     };
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()

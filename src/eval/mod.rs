@@ -41,6 +41,30 @@ pub struct EvalTarget {
     pub max_tokens: u32,
     /// Longest wait for one reply.
     pub timeout: Duration,
+    /// The partner's name, as the runtime's prompt gives it.
+    pub partner: String,
+    /// The agent's own blocks (its persona, its configured blocks), as
+    /// the runtime's prompt shows them on a first run.
+    pub blocks: Vec<Block>,
+    /// Its pulse interval (the prompt says how it is woken).
+    pub pulse: Duration,
+}
+
+impl EvalTarget {
+    /// The blocks a config gives an agent, as a first run stores them.
+    pub fn blocks_of(specs: &[crate::trace::BlockSpec]) -> Vec<Block> {
+        specs
+            .iter()
+            .map(|b| Block {
+                kind: b.kind,
+                description: b.description.clone(),
+                char_limit: b.char_limit,
+                permission: b.permission,
+                shared: b.shared,
+                ..block(&b.agent, &b.label, &b.value)
+            })
+            .collect()
+    }
 }
 
 /// Runs every task in each of `modes` and scores the replies.
@@ -89,22 +113,32 @@ async fn run_task(
     blocks: &[Block],
     parser: &DialectParser,
 ) -> TaskResult {
+    // The runtime's prompt for a first message on a first run: the same
+    // system prompt (name, partner, the agent's blocks and the task's,
+    // pulse), the message with its time context at its end.
+    let now = crate::clock::SystemClock.now_ms_public();
+    let mut shown: Vec<Block> = target.blocks.clone();
+    shown.extend(blocks.iter().cloned());
     let system = prompt::system_prompt(&PromptInputs {
         agent: &target.agent,
-        partner: "the partner",
-        blocks,
+        partner: &target.partner,
+        blocks: &shown,
         intentions: &[],
-        pulse: Duration::ZERO,
+        pulse: target.pulse,
         verbs,
         profile: target.settings.profile,
         format: mode,
-        now: 0,
+        now,
     });
     let tools = match mode {
         ActionFormat::Tools => crate::agent::tools::tool_specs(verbs),
         ActionFormat::Dialect => Vec::new(),
     };
-    let messages = vec![ChatMessage::user(task.say.clone())];
+    let messages = vec![ChatMessage::user(format!(
+        "{}\n\n{}",
+        task.say,
+        prompt::temporal_context(now, now, 1)
+    ))];
     let request = ChatRequest {
         agent: target.agent.clone(),
         model: target.model.clone(),
