@@ -363,3 +363,58 @@ fn the_eval_prompt_is_the_runtimes() {
     assert!(runtime[0].contains("Sam"), "{runtime:?}");
     assert_eq!(runtime, evaluated);
 }
+
+/// Where the server's chat template drops the tools (its `/apply-template`
+/// shows none of them), tools mode is not scored, and the report says why;
+/// dialect mode still is.
+#[test]
+fn tools_mode_is_not_scored_when_the_template_drops_the_tools() {
+    let (base, seen) = streaming_server(|_, request| match request.path.as_str() {
+        "/apply-template" => Answer::status(
+            200,
+            r#"{"prompt": "<|im_start|>system\nYou are ada.<|im_end|>\n<|im_start|>user\nhello<|im_end|>\n"}"#,
+        ),
+        "/v1/chat/completions" => Answer::sse(vec![
+            sse(serde_json::json!({"choices": [{"delta": {"content": "Noted."}}]})),
+            "data: [DONE]\n\n".into(),
+        ]),
+        _ => Answer::status(404, "{}"),
+    });
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::write(
+        d.join("partner.toml"),
+        format!(
+            "name = \"e\"\n[providers.local]\nbase_url = \"{base}/v1\"\ntimeout = \"5s\"\n[[agents]]\nname = \"ada\"\nmodel = \"local:tiny\"\n"
+        ),
+    )
+    .unwrap();
+    std::fs::write(d.join("tasks.toml"), TASKS).unwrap();
+    let (code, out, err) = eval(d, &["--tasks", "tasks.toml", "--json"]);
+    assert_eq!(code, Some(0), "{err}");
+    let report: Value = serde_json::from_str(&out).unwrap();
+    let modes: Vec<&str> = report["modes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["mode"].as_str().unwrap())
+        .collect();
+    assert_eq!(modes, ["dialect"], "{report:#}");
+    assert!(
+        report["refused"][0]
+            .as_str()
+            .is_some_and(|r| r.contains("drops the") && r.contains("/apply-template")),
+        "{report:#}"
+    );
+    // No chat call went out with tools.
+    assert!(
+        !seen
+            .lock()
+            .unwrap()
+            .iter()
+            .any(|s| s.path == "/v1/chat/completions" && s.body.contains("\"tools\"")),
+    );
+    let (code, _, err) = eval(d, &["--tasks", "tasks.toml", "--mode", "tools"]);
+    assert_eq!(code, Some(1), "nothing was scored");
+    assert!(err.contains("tools mode was not scored"), "{err}");
+}

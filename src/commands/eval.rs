@@ -160,5 +160,12 @@ pub fn run_eval(options: &EvalOptions, out: &mut dyn Write, err: &mut dyn Write)
         .map_err(Error::Write)?;
         return Ok(1);
     }
+    // Nothing was scored: every mode asked for was refused.
+    if report.modes.is_empty() && !report.refused.is_empty() {
+        for why in &report.refused {
+            writeln!(err, "partner: {why}").map_err(Error::Write)?;
+        }
+        return Ok(1);
+    }
     Ok(0)
 }

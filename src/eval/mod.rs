@@ -92,8 +92,15 @@ pub async fn run(
         model: format!("{}:{}", target.provider.name(), target.model),
         profile: target.settings.profile,
         modes: Vec::new(),
+        refused: Vec::new(),
     };
     for &mode in modes {
+        if mode == ActionFormat::Tools
+            && let Some(why) = tools_dropped(target, set, &verbs, &blocks).await
+        {
+            report.refused.push(why);
+            continue;
+        }
         let mut results = Vec::new();
         for (i, task) in set.tasks.iter().enumerate() {
             let result = run_task(target, task, mode, &verbs, &blocks, &parser).await;
@@ -105,17 +112,37 @@ pub async fn run(
     Ok(report)
 }
 
-async fn run_task(
+/// Why tools mode cannot be scored, when the server shows that its chat
+/// template drops the tools partner sends (the model would never see
+/// them, and its score would say nothing of how it uses them).
+async fn tools_dropped(
+    target: &EvalTarget,
+    set: &TaskSet,
+    verbs: &[&VerbSpec],
+    blocks: &[Block],
+) -> Option<String> {
+    let task = set.tasks.first()?;
+    let (request, _, _) = request_for(target, task, ActionFormat::Tools, verbs, blocks);
+    match target.provider.template_keeps_tools(&request).await {
+        Some(false) => Some(format!(
+            "tools mode was not scored: the server's chat template drops the {} tools partner sends (its /apply-template shows none of them), so the model never sees them; use dialect mode, or a model whose template takes tools",
+            request.tools.len()
+        )),
+        _ => None,
+    }
+}
+
+/// The request for `task` in `mode` — the runtime's prompt for a first
+/// message on a first run: the same system prompt (name, partner, the
+/// agent's blocks and the task's, pulse), the message with its time
+/// context at its end — with its system prompt and messages.
+fn request_for(
     target: &EvalTarget,
     task: &Task,
     mode: ActionFormat,
     verbs: &[&VerbSpec],
     blocks: &[Block],
-    parser: &DialectParser,
-) -> TaskResult {
-    // The runtime's prompt for a first message on a first run: the same
-    // system prompt (name, partner, the agent's blocks and the task's,
-    // pulse), the message with its time context at its end.
+) -> (ChatRequest, String, Vec<ChatMessage>) {
     let now = crate::clock::SystemClock.now_ms_public();
     let mut shown: Vec<Block> = target.blocks.clone();
     shown.extend(blocks.iter().cloned());
@@ -154,6 +181,19 @@ async fn run_task(
         sampling: target.settings.sampling.clone(),
         tools: tools.clone(),
     };
+    (request, system, messages)
+}
+
+async fn run_task(
+    target: &EvalTarget,
+    task: &Task,
+    mode: ActionFormat,
+    verbs: &[&VerbSpec],
+    blocks: &[Block],
+    parser: &DialectParser,
+) -> TaskResult {
+    let (request, system, messages) = request_for(target, task, mode, verbs, blocks);
+    let tools = request.tools.clone();
     let started = Instant::now();
     let (_cancel_tx, cancel) = tokio::sync::watch::channel(false);
     let mut rx = target.provider.stream(request, cancel);

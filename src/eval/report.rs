@@ -105,8 +105,11 @@ pub struct Report {
     pub model: String,
     /// The prompt profile used.
     pub profile: Profile,
-    /// One per mode.
+    /// One per mode scored.
     pub modes: Vec<ModeReport>,
+    /// Why a mode asked for was not scored.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub refused: Vec<String>,
 }
 
 fn percent(part: usize, whole: usize) -> f64 {
@@ -175,6 +178,9 @@ impl Report {
                 seconds(m.median_millis),
                 seconds(m.total_millis),
             ));
+        }
+        for why in &self.refused {
+            out.push_str(&format!("\n{why}\n"));
         }
         for m in &self.modes {
             let missed: Vec<&TaskResult> = m.results.iter().filter(|r| !r.matched).collect();

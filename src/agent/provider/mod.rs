@@ -168,6 +168,17 @@ pub trait Provider: Send + Sync + fmt::Debug {
     ) -> std::pin::Pin<Box<dyn std::future::Future<Output = Option<usize>> + Send + 'a>> {
         Box::pin(async { None })
     }
+
+    /// Whether the tools `request` carries reach the model through the
+    /// server's chat template: `Some(false)` when the server shows its
+    /// rendered prompt (llama.cpp's `/apply-template`) and no tool is in
+    /// it; `None` when the server cannot show it.
+    fn template_keeps_tools<'a>(
+        &'a self,
+        _request: &'a ChatRequest,
+    ) -> std::pin::Pin<Box<dyn std::future::Future<Output = Option<bool>> + Send + 'a>> {
+        Box::pin(async { None })
+    }
 }
 
 /// Collects a whole reply from a stream (for tests and simple callers),

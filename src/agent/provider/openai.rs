@@ -183,6 +183,51 @@ impl Provider for OpenAiProvider {
         )
     }
 
+    /// llama.cpp's server renders a request's prompt at `/apply-template`:
+    /// the tools are kept when their descriptions are in it.
+    fn template_keeps_tools<'a>(
+        &'a self,
+        request: &'a ChatRequest,
+    ) -> std::pin::Pin<Box<dyn std::future::Future<Output = Option<bool>> + Send + 'a>> {
+        Box::pin(async move {
+            if request.tools.is_empty() {
+                return None;
+            }
+            let url = format!("{}/apply-template", self.root());
+            let body = Self::body(request);
+            let ask = async {
+                let mut response = self
+                    .client
+                    .post(&url)
+                    .header("content-type", "application/json")
+                    .body(body.to_string())
+                    .send()
+                    .await
+                    .ok()?;
+                if !response.status().is_success() {
+                    return None;
+                }
+                let (bytes, _) = crate::net::read_limited(&mut response, 4 * 1024 * 1024)
+                    .await
+                    .ok()?;
+                let value: Value = serde_json::from_slice(&bytes).ok()?;
+                let prompt = value["prompt"].as_str()?;
+                // A tool's description, not its name: the instructions
+                // name verbs too.
+                Some(
+                    request
+                        .tools
+                        .iter()
+                        .any(|t| !t.description.is_empty() && prompt.contains(&t.description)),
+                )
+            };
+            tokio::time::timeout(std::time::Duration::from_secs(5), ask)
+                .await
+                .ok()
+                .flatten()
+        })
+    }
+
     /// llama.cpp's server reports its context size at `/props`; asked once.
     fn context_window<'a>(
         &'a self,
