@@ -88,6 +88,18 @@ async fn store_message(env: &Arc<TurnEnv>, agent: &str, thread: &str, role: &str
     }
 }
 
+/// A turn that could not go on: the partner is told why.
+fn failed(env: &TurnEnv, agent: String, message: String) -> TurnOutcome {
+    env.emit(Event::Error {
+        agent: Some(agent),
+        message: message.clone(),
+    });
+    TurnOutcome {
+        error: Some(message),
+        ..TurnOutcome::default()
+    }
+}
+
 /// Stores the turn's first message as sent.
 async fn store_first(
     env: &Arc<TurnEnv>,
@@ -232,20 +244,16 @@ pub async fn run_turn(
     };
     let Ok((Ok((first_number, history)), Ok(memory), Ok(intentions), Ok(recalled))) = gathered
     else {
-        let message = "could not read this agent's memory from the database".to_string();
-        env.emit(Event::Error {
-            agent: Some(name),
-            message: message.clone(),
-        });
-        return TurnOutcome {
-            error: Some(message),
-            ..TurnOutcome::default()
-        };
+        return failed(
+            &env,
+            name,
+            "could not read this agent's memory from the database".into(),
+        );
     };
     let verbs = allowed_verbs(&env.executor, agent.authority);
     let verb_refs: Vec<&crate::dialect::VerbSpec> = verbs.iter().collect();
     let settings = &agent.settings;
-    let system = prompt::system_prompt(&PromptInputs {
+    let inputs = PromptInputs {
         agent: &name,
         partner: &env.partner,
         blocks: &memory,
@@ -255,19 +263,14 @@ pub async fn run_turn(
         profile: settings.profile,
         format: settings.actions,
         now,
-    });
+    };
+    let system = prompt::system_prompt(&inputs);
     // The instructions alone (no memory, no intentions): a reply line
     // mostly copied from them is an echo, never an action.
     let instructions = prompt::system_prompt(&PromptInputs {
-        agent: &name,
-        partner: &env.partner,
         blocks: &[],
         intentions: &[],
-        pulse,
-        verbs: &verb_refs,
-        profile: settings.profile,
-        format: settings.actions,
-        now,
+        ..inputs
     });
     let tools: Vec<ToolSpec> = match settings.actions {
         ActionFormat::Tools => super::tools::tool_specs(&verb_refs),
@@ -330,14 +333,7 @@ pub async fn run_turn(
             && let Some(sent) = messages.last()
             && let Err(message) = store_first(&env, &name, &thread, &from, &sent.content, now).await
         {
-            env.emit(Event::Error {
-                agent: Some(name),
-                message: message.clone(),
-            });
-            return TurnOutcome {
-                error: Some(message),
-                ..TurnOutcome::default()
-            };
+            return failed(&env, name, message);
         }
         if let Some(fitted) = fitted {
             env.emit(Event::PromptFitted {
