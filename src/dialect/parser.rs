@@ -58,8 +58,11 @@ impl DialectParser {
 
     /// Treats an action line mostly copied from `instructions` (reworded,
     /// with a slash in front) as an echo of them: prose, not an action.
+    /// Call it after [`Self::with_echoes`]: the example lines are left out
+    /// of what a line is compared with.
     pub fn with_prompt_echoes(mut self, instructions: &str) -> Self {
-        self.prompt = Some(Arc::new(PromptEcho::new(instructions)));
+        let examples = self.echoes.as_deref().cloned().unwrap_or_default();
+        self.prompt = Some(Arc::new(PromptEcho::new(instructions, &examples)));
         self
     }
 
