@@ -208,6 +208,8 @@ fn every_grammar_typeagent_ships_loads_here() {
         let options = partner::grammar::LoadOptions {
             enable_value_expressions: true,
             start_value_required: true,
+            // TypeAgent's reading: its quotes are part of a literal.
+            single_quotes: partner::grammar::SingleQuotes::Literal,
         };
         if let Err(e) = partner::grammar::load_grammar(
             &name,
@@ -262,6 +264,7 @@ fn compiled_grammars_round_trip_through_json() {
             start_value_required: record["loadOptions"]["startValueRequired"]
                 .as_bool()
                 .unwrap_or(true),
+            single_quotes: partner::grammar::SingleQuotes::Literal,
         };
         let Ok(grammar) = load_grammar(
             "g.agr",

@@ -17,6 +17,7 @@ fn grammar() -> partner::grammar::Grammar {
     let options = LoadOptions {
         enable_value_expressions: true,
         start_value_required: false,
+        ..Default::default()
     };
     load_grammar("numbers.agr", GRAMMAR, &options, &NoFiles).unwrap()
 }
@@ -94,4 +95,31 @@ fn after_a_the_quantity_words_are_offered() {
         );
     }
     assert!(!words.iter().any(|x| x == "last"), "{words:?}");
+}
+
+/// Single quotes: a phrase of words by default (what a grammar's author
+/// means: `'send' 'an' 'email'` matches "send an email"), the quotes part
+/// of the literal in TypeAgent's reading, chosen with `single_quotes`.
+#[test]
+fn single_quotes_are_words_by_default_and_literal_for_conformance() {
+    use partner::grammar::SingleQuotes;
+    let text = "<Start> = 'send' 'an' 'email' -> \"email\";";
+    let load = |single_quotes| {
+        let options = LoadOptions {
+            single_quotes,
+            ..LoadOptions::default()
+        };
+        load_grammar("email.agr", text, &options, &NoFiles).unwrap()
+    };
+    let words = load(SingleQuotes::Phrase);
+    assert_eq!(
+        match_grammar(&words, "send an email", &MatchOptions::default()).len(),
+        1
+    );
+    let literal = load(SingleQuotes::Literal);
+    assert!(match_grammar(&literal, "send an email", &MatchOptions::default()).is_empty());
+    assert_eq!(
+        match_grammar(&literal, "'send' 'an' 'email'", &MatchOptions::default()).len(),
+        1
+    );
 }

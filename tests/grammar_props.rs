@@ -79,7 +79,7 @@ proptest! {
 
     #[test]
     fn completion_is_bounded_and_direction_sensitive_when_it_matched(g in grammar(), text in input()) {
-        let options = LoadOptions { enable_value_expressions: false, start_value_required: true };
+        let options = LoadOptions { enable_value_expressions: false, start_value_required: true, ..Default::default() };
         let Ok(grammar) = load_grammar("g.agr", &g, &options, &NoFiles) else { return Ok(()); };
         for direction in [Direction::Forward, Direction::Backward] {
             let c = complete(&grammar, &text, direction, None, &MatchOptions::default());
@@ -91,7 +91,7 @@ proptest! {
 
     #[test]
     fn completing_the_reported_prefix_forward_gives_the_same_words(g in grammar(), text in input()) {
-        let options = LoadOptions { enable_value_expressions: false, start_value_required: true };
+        let options = LoadOptions { enable_value_expressions: false, start_value_required: true, ..Default::default() };
         let Ok(grammar) = load_grammar("g.agr", &g, &options, &NoFiles) else { return Ok(()); };
         let first = complete(&grammar, &text, Direction::Forward, None, &MatchOptions::default());
         // Where the position is pinned (no open wildcard boundary) and

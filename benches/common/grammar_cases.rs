@@ -59,6 +59,7 @@ pub fn load(dir: &Path, file: &str) -> Result<Grammar, String> {
     let options = LoadOptions {
         enable_value_expressions: true,
         start_value_required: true,
+        ..Default::default()
     };
     load_grammar(file, &text, &options, &loader).map_err(|e| e.to_string())
 }

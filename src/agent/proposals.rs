@@ -111,6 +111,7 @@ impl Proposer {
         let options = LoadOptions {
             enable_value_expressions: true,
             start_value_required: true,
+            ..Default::default()
         };
         let build = |rules: &[&String]| {
             let learned = if rules.is_empty() {

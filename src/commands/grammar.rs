@@ -121,6 +121,7 @@ fn load_text(
     let options = LoadOptions {
         enable_value_expressions: true,
         start_value_required,
+        ..LoadOptions::default()
     };
     load_grammar(&name, text, &options, &RootLoader { root })
 }

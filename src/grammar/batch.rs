@@ -74,6 +74,9 @@ fn load_options(record: &Json) -> LoadOptions {
     LoadOptions {
         enable_value_expressions: o["enableValueExpressions"].as_bool().unwrap_or(false),
         start_value_required: o["startValueRequired"].as_bool().unwrap_or(true),
+        // The batch protocol answers as the reference does: its quotes
+        // are part of a literal.
+        single_quotes: crate::grammar::SingleQuotes::Literal,
     }
 }
 

@@ -182,6 +182,7 @@ pub(super) mod tests {
         let options = LoadOptions {
             enable_value_expressions: true,
             start_value_required: false,
+            ..Default::default()
         };
         let policies = [
             MatchOptions::default(),

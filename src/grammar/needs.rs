@@ -222,6 +222,7 @@ pub(super) mod tests {
         let options = LoadOptions {
             enable_value_expressions: true,
             start_value_required: true,
+            ..Default::default()
         };
         LEFT_OUT.with(|c| c.set(0));
         for text in grammars {

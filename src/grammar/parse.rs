@@ -16,6 +16,17 @@ const MAX_NESTING: usize = 64;
 
 /// Reads an `.agr` file. `expressions` allows operators in values.
 pub fn parse_source(src: &str, expressions: bool) -> Result<SourceFile, SyntaxError> {
+    parse_source_with(src, expressions, false)
+}
+
+/// [`parse_source`], with `'…'` read as a literal whose quotes are part of
+/// it when `literal_single_quotes` (TypeAgent's reading) instead of as a
+/// phrase.
+pub fn parse_source_with(
+    src: &str,
+    expressions: bool,
+    literal_single_quotes: bool,
+) -> Result<SourceFile, SyntaxError> {
     if src.len() > MAX_SOURCE {
         return Err(SyntaxError {
             pos: 0,
@@ -26,6 +37,7 @@ pub fn parse_source(src: &str, expressions: bool) -> Result<SourceFile, SyntaxEr
         src,
         pos: 0,
         expressions,
+        literal_single_quotes,
         depth: 0,
     };
     let mut file = SourceFile::default();
@@ -54,6 +66,7 @@ struct Reader<'a> {
     src: &'a str,
     pos: usize,
     expressions: bool,
+    literal_single_quotes: bool,
     depth: usize,
 }
 
@@ -381,6 +394,7 @@ impl Reader<'_> {
         }
         let line_end = rest.find('\n').unwrap_or(rest.len());
         if let Some(q @ ('\'' | '"')) = rest.chars().next()
+            && !(q == '\'' && self.literal_single_quotes)
             && rest[1..line_end].contains(q)
         {
             // A quoted phrase: its words, literally.

@@ -203,6 +203,7 @@ pub(super) mod tests {
         let options = LoadOptions {
             enable_value_expressions: true,
             start_value_required: true,
+            ..Default::default()
         };
         for (text, inputs) in cases {
             let g = load_grammar("t.agr", text, &options, &NoFiles).expect("the grammar loads");

@@ -86,6 +86,7 @@ impl GrammarCompleter {
         let options = LoadOptions {
             enable_value_expressions: false,
             start_value_required: false,
+            ..Default::default()
         };
         GrammarCompleter {
             grammar: load_grammar("console.agr", CONSOLE, &options, &names).ok(),

@@ -8,7 +8,9 @@
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
-use super::parse::{Alternative, Definition, Import, Item, Spacing, line_col, parse_source};
+use super::parse::{
+    Alternative, Definition, Import, Item, Spacing, line_col, parse_source, parse_source_with,
+};
 
 mod checks;
 mod typed;
@@ -23,6 +25,21 @@ pub struct LoadOptions {
     pub enable_value_expressions: bool,
     /// Every start alternative must produce a value (the default).
     pub start_value_required: bool,
+    /// How `'…'` reads: a phrase of words (partner's way, the default) or
+    /// a literal whose quotes are part of it (the reference's).
+    pub single_quotes: SingleQuotes,
+}
+
+/// How a grammar's single quotes read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum SingleQuotes {
+    /// `'send an email'` is the words send, an, email — what a grammar's
+    /// author means, as with double quotes.
+    #[default]
+    Phrase,
+    /// `'send'` is the literal `'send'`, quotes included — TypeAgent's
+    /// reading, for conformance with its answers.
+    Literal,
 }
 
 impl Default for LoadOptions {
@@ -30,6 +47,7 @@ impl Default for LoadOptions {
         LoadOptions {
             enable_value_expressions: false,
             start_value_required: true,
+            single_quotes: SingleQuotes::Phrase,
         }
     }
 }
@@ -210,7 +228,11 @@ impl Compiler {
             ));
             return;
         }
-        let source = match parse_source(text, self.options.enable_value_expressions) {
+        let source = match parse_source_with(
+            text,
+            self.options.enable_value_expressions,
+            self.options.single_quotes == SingleQuotes::Literal,
+        ) {
             Ok(s) => s,
             Err(e) => {
                 let (l, c) = line_col(text, e.pos);
