@@ -565,3 +565,57 @@ fn the_prompt_never_exceeds_its_budget_as_the_server_counts_it() {
     // And the history was cut to fit, not the budget ignored.
     assert!(counted(calls.last().unwrap()) > budget / 2);
 }
+
+/// A message another agent sent (stored when it was sent) travels once in
+/// the receiver's request, and the receiver's next request starts with
+/// this one's bytes.
+#[test]
+fn a_message_from_another_agent_travels_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let (base, seen) = model(|body| {
+        let system = body["messages"][0]["content"].as_str().unwrap_or("");
+        if system.starts_with("You are ada") {
+            "/tell @bo \"the launch moved to Monday\"".into()
+        } else {
+            "Noted.".into()
+        }
+    });
+    std::fs::write(
+        dir.path().join("partner.toml"),
+        format!(
+            "name = \"wire\"\n[providers.local]\nbase_url = \"{base}/v1\"\ntimeout = \"5s\"\n\n[[agents]]\nname = \"ada\"\nmodel = \"local:tiny\"\npulse = \"off\"\n\n[[agents]]\nname = \"bo\"\nmodel = \"local:tiny\"\npulse = \"off\"\n"
+        ),
+    )
+    .unwrap();
+    let (out, _) = run(
+        dir.path(),
+        "4s",
+        &[
+            "--message",
+            "ada=tell bo about the launch",
+            "--message",
+            "bo=and what else?",
+        ],
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let to_bo: Vec<Value> = calls(&seen)
+        .into_iter()
+        .filter(|c| {
+            c["messages"][0]["content"]
+                .as_str()
+                .is_some_and(|s| s.starts_with("You are bo"))
+        })
+        .collect();
+    assert!(!to_bo.is_empty());
+    for call in &to_bo {
+        let text = flat(call);
+        assert!(
+            text.matches("the launch moved to Monday").count() <= 1,
+            "the message travels twice: {text}"
+        );
+    }
+}

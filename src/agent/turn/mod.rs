@@ -217,20 +217,30 @@ pub async fn run_turn(
     // Read what the prompt needs, then store the incoming message (on the
     // blocking pool: the database is no work for an async worker).
     let gathered = {
-        let (executor, name, thread, first) = (
+        let (executor, name, thread, first, from) = (
             Arc::clone(&env.executor),
             name.clone(),
             thread.clone(),
             first.clone(),
+            from.clone(),
         );
         // A page more than is sent, so the history can start where a page
         // does (see `budget::stable_start`).
         let history_len = env.history + budget::PAGE as usize;
         tokio::task::spawn_blocking(move || {
             let read = executor.store().read();
-            let history = recent_messages(&read, &name, &thread, history_len).and_then(|h| {
+            let history = recent_messages(&read, &name, &thread, history_len).and_then(|mut h| {
                 let total = count_messages(&read, &name, &thread)?;
-                Ok((total.saturating_sub(h.len() as u64), h))
+                let first_number = total.saturating_sub(h.len() as u64);
+                // A message stored when it was sent (another agent's) is
+                // in the history already: it travels once, as this
+                // turn's first message, with its context.
+                if !stored
+                    && let Some(at) = h.iter().rposition(|m| m.role == from && m.content == first)
+                {
+                    h.remove(at);
+                }
+                Ok((first_number, h))
             });
             let memory = blocks::list(&read, Some(&name));
             let intentions = list_intentions(&read, &name, true);
