@@ -26,25 +26,8 @@ fn a_policy_naming_a_missing_authority_is_warned_about() {
     )
     .unwrap();
     std::fs::write(d.join("s.toml"), "[agents.ada]\n").unwrap();
-    let run = || {
-        Command::new(env!("CARGO_BIN_EXE_partner"))
-            .current_dir(d)
-            .args([
-                "run",
-                "--headless",
-                "--config",
-                "partner.toml",
-                "--db",
-                "c.db",
-                "--for",
-                "1s",
-            ])
-            .output()
-            .unwrap()
-    };
-    let out = run();
-    assert_eq!(out.status.code(), Some(0));
-    let stderr = String::from_utf8_lossy(&out.stderr);
+    let (code, _, stderr) = headless(d, "1s", &[]);
+    assert_eq!(code, Some(0));
     assert!(
         stderr.contains(
             "warning: the policy names agent:anchor as an authority, but solo has no agent anchor"
@@ -59,9 +42,8 @@ fn a_policy_naming_a_missing_authority_is_warned_about() {
         config.replace("policy = \"policy.toml\"\n", ""),
     )
     .unwrap();
-    let out = run();
-    assert_eq!(out.status.code(), Some(0));
-    let stderr = String::from_utf8_lossy(&out.stderr);
+    let (code, _, stderr) = headless(d, "1s", &[]);
+    assert_eq!(code, Some(0));
     assert!(!stderr.contains("warning"), "{stderr}");
 }
 

@@ -307,9 +307,9 @@ fn the_eval_prompt_is_the_runtimes() {
         "[[tasks]]\nid = \"remember\"\nsay = \"Remember that Dana prefers email.\"\n",
     )
     .unwrap();
-    let run = Command::new(env!("CARGO_BIN_EXE_partner"))
-        .current_dir(d)
-        .args([
+    let (code, _, err) = support::partner_in(
+        d,
+        &[
             "run",
             "--headless",
             "--config",
@@ -318,15 +318,12 @@ fn the_eval_prompt_is_the_runtimes() {
             "c.db",
             "--for",
             "2s",
-        ])
-        .args(["--message", "ada=Remember that Dana prefers email."])
-        .output()
-        .unwrap();
-    assert!(
-        run.status.success(),
-        "{}",
-        String::from_utf8_lossy(&run.stderr)
+            "--message",
+            "ada=Remember that Dana prefers email.",
+        ],
+        "",
     );
+    assert_eq!(code, Some(0), "{err}");
     let (code, _, err) = eval(d, &["--tasks", "tasks.toml", "--mode", "dialect"]);
     assert_eq!(code, Some(0), "{err}");
     let bodies: Vec<Value> = seen

@@ -226,12 +226,8 @@ impl Recall {
             Ok(_) => return keywords(conn, query, "the embedder gave no vector"),
             Err(e) => return keywords(conn, query, &e.to_string()),
         };
-        let mut index = lock(&self.index);
-        let index = match &mut *index {
-            Some(index) if index.embedder() == id => index,
-            slot => slot.insert(VectorIndex::new(&id)),
-        };
-        index.refresh(conn)?;
+        let mut slot = lock(&self.index);
+        let index = current(&mut slot, conn, &id)?;
         let hits = vectors::hybrid(conn, query, Some(&vector), index)?;
         // Waiting as this process's own indexing last counted it (exact),
         // or as the index's size against memory's says (cheap).
@@ -261,14 +257,25 @@ impl Recall {
             .embed(std::slice::from_ref(&query.text))?
             .pop()
             .ok_or_else(|| EmbedError::Failed("the embedder gave no vector".into()))?;
-        let mut index = lock(&self.index);
-        let index = match &mut *index {
-            Some(index) if index.embedder() == id => index,
-            slot => slot.insert(VectorIndex::new(&id)),
-        };
-        index.refresh(conn).map_err(failed)?;
+        let mut slot = lock(&self.index);
+        let index = current(&mut slot, conn, &id).map_err(failed)?;
         vectors::nearest_only(conn, query, &vector, index).map_err(failed)
     }
+}
+
+/// The index of embedder `id`'s vectors (a new one when the slot held
+/// another embedder's), caught up with the database.
+fn current<'a>(
+    slot: &'a mut Option<VectorIndex>,
+    conn: &Connection,
+    id: &str,
+) -> MemoryResult<&'a mut VectorIndex> {
+    if slot.as_ref().is_some_and(|index| index.embedder() != id) {
+        *slot = None;
+    }
+    let index = slot.get_or_insert_with(|| VectorIndex::new(id));
+    index.refresh(conn)?;
+    Ok(index)
 }
 
 /// What a search by meaning could not see: items with no vector from this
