@@ -1,4 +1,4 @@
-//! Hybrid search (full text and meaning, fused by reciprocal rank) over
+//! Hybrid search (full text and meaning, fused by relative score) over
 //! 100,000 archival entries with 256-dimensional vectors, the size of a
 //! small Model2Vec model's: the target is a median of at most
 //! 10 ms on this machine. Also the vector side alone, full text alone, and

@@ -190,6 +190,24 @@ fn with_the_real_model_hybrid_finds_what_meaning_alone_finds() {
         hybrid >= vector,
         "hybrid {hybrid} below meaning alone {vector}"
     );
+    let (hybrid1, vector1) = (report.at1[1].unwrap(), report.at1[2].unwrap());
+    assert!(
+        hybrid1 >= vector1,
+        "hybrid recall@1 {hybrid1} below meaning alone {vector1}"
+    );
+    // Keyword search's answers that hold every word of the question
+    // survive fusion; only a partial word match may give way to meaning.
+    let lost: Vec<&str> = report
+        .questions
+        .iter()
+        .filter(|q| q.hybrid.unwrap() < q.keyword)
+        .map(|q| q.query.as_str())
+        .collect();
+    let whole = whole_word_answers(&set, &lost);
+    assert!(
+        whole.is_empty(),
+        "fusion lost whole word matches: {whole:?}"
+    );
     assert!(
         hybrid > report.keyword + 0.15,
         "{hybrid} {}",
@@ -205,6 +223,31 @@ fn with_the_real_model_hybrid_finds_what_meaning_alone_finds() {
         .find(|q| q.query == "car maintenance")
         .unwrap();
     assert_eq!(car.hybrid, Some(1.0), "both answers are found: {car:?}");
+}
+
+/// Those of `questions` whose answer keyword search finds holding every
+/// word of the question.
+fn whole_word_answers<'a>(set: &RelevanceSet, questions: &[&'a str]) -> Vec<&'a str> {
+    let store = MemoryStore::open_in_memory().unwrap();
+    let mut ids = std::collections::HashMap::new();
+    for (i, m) in set.memories.iter().enumerate() {
+        let id = records::add_archival(&store.conn(), "eval", &m.text, i as i64 + 1).unwrap();
+        ids.insert(id, m.id.clone());
+    }
+    let mut whole = Vec::new();
+    for &question in questions {
+        let q = set.queries.iter().find(|q| q.query == question).unwrap();
+        let mut query = SearchQuery::new(question, Some("eval"));
+        query.domains = vec![SearchDomain::Archival];
+        let hits = partner::memory::search::search(&store.read(), &query).unwrap();
+        if hits
+            .iter()
+            .any(|h| h.rank <= 0.0 && q.relevant.contains(&ids[&h.id]))
+        {
+            whole.push(question);
+        }
+    }
+    whole
 }
 
 /// Recall@5 of `questions` searched as `agent` in `store`.

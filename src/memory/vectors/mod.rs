@@ -1,7 +1,7 @@
 //! Vectors for search by meaning, in the same database as the text: what
 //! still needs a vector (for the embedder in use), storing one, an index
 //! held in memory that catches up with new rows, and hybrid search — the
-//! full-text hits and the nearest vectors fused by reciprocal rank, with
+//! full-text hits and the nearest vectors fused by relative score, with
 //! the same filters (agent and reach, time, role) as full-text search.
 //!
 //! The store never calls an embedder: whoever has one embeds what

@@ -256,8 +256,8 @@ impl Component for MemoryPane {
                 } else {
                     theme.style("ui.text")
                 };
-                // Which side found it, and the fused score (×1000, so
-                // the first hit of both sides reads about 33).
+                // Which side found it, and the fused score (×100: the
+                // nearest item holding every word reads 120).
                 let via = match h.via {
                     Via::Fts => "words  ",
                     Via::Vector => "meaning",
@@ -265,7 +265,7 @@ impl Component for MemoryPane {
                 };
                 let mut spans = vec![
                     Span::styled(
-                        format!("{via} {:>4.1} ", h.score * 1000.0),
+                        format!("{via} {:>3.0} ", h.score * 100.0),
                         theme.style("ui.dim"),
                     ),
                     Span::styled(format!("{}/{place} ", hit.agent), theme.style("ui.agent")),
