@@ -1,8 +1,10 @@
-//! Time to lay out and render one full console frame (200×60) with the
-//! console full: 100,000 turns pushed (it keeps at most
-//! `partner::tui::model::MAX_TURNS`, dropping the oldest tenth past it) and
-//! 100,000 trace records (ratatui's TestBackend, so only the layout and
-//! rendering are measured, not the terminal's I/O).
+//! Time to lay out and render one full console frame (200×60) after
+//! 100,000 and 1,000,000 turns and as many trace records reached the
+//! console the way the runtime and the database hand them over (it holds a
+//! window of each: `partner::tui::model::MAX_TURNS` turns and `MAX_TRACE`
+//! trace records), with the process's resident memory after each load.
+//! ratatui's TestBackend, so only the layout and rendering are measured,
+//! not the terminal's I/O.
 
 #[path = "../tests/support/console.rs"]
 mod console;
@@ -17,10 +19,10 @@ use partner::tui::panes::Pane;
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 
-fn loaded() -> partner::tui::app::App {
+fn loaded(n: usize) -> partner::tui::app::App {
     let mut app = console::scene("dark");
     let text = "Checking the notes before I answer.\n/recall project_notes -> /summarize\nThe launch is on Friday; I'll keep you posted.";
-    for i in 0..100_000 {
+    for i in 0..n {
         let agent = ["sage", "anchor", "scout"][i % 3];
         console::turn(
             &mut app,
@@ -39,45 +41,70 @@ fn loaded() -> partner::tui::app::App {
             console::NOW - 1000,
         );
     }
-    app.model.trace = (1..=100_000u64)
-        .map(|i| {
-            console::record(
-                i,
-                ["sage", "anchor", "scout"][(i % 3) as usize],
-                "/recall read project_notes",
-                TraceOutcome::Executed,
-                "project_notes (archival, v1)",
-            )
-        })
-        .collect();
+    // The trace arrives in reads of at most 100,000 records, oldest first.
+    let mut seq = 1u64;
+    while seq <= n as u64 {
+        let batch: Vec<_> = (seq..=(seq + 99_999).min(n as u64))
+            .map(|i| {
+                console::record(
+                    i,
+                    ["sage", "anchor", "scout"][(i % 3) as usize],
+                    "/recall read project_notes",
+                    TraceOutcome::Executed,
+                    "project_notes (archival, v1)",
+                )
+            })
+            .collect();
+        seq += batch.len() as u64;
+        app.model.receive_trace(batch, false);
+    }
     app
 }
 
+/// The process's resident memory, in MB.
+fn resident_mb() -> f64 {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<f64>().ok())
+        .map_or(0.0, |kb| kb / 1024.0)
+}
+
 fn bench(c: &mut Criterion) {
-    let mut app = loaded();
-    assert!(app.model.turns.len() >= 90_000 && app.model.trace.len() == 100_000);
-    let mut terminal = Terminal::new(TestBackend::new(200, 60)).unwrap();
     let mut group = c.benchmark_group("console");
     group
         .sample_size(50)
         .measurement_time(Duration::from_secs(6));
-    group.bench_function("frame_200x60_100k", |b| {
-        b.iter(|| {
-            terminal
-                .draw(|f| partner::tui::app::render(black_box(&app), f))
-                .unwrap();
-        })
-    });
-    app.turns.agent = Some("scout".into());
-    app.trace.agent = Some("scout".into());
-    app.focus = Pane::Trace;
-    group.bench_function("frame_200x60_100k_filtered", |b| {
-        b.iter(|| {
-            terminal
-                .draw(|f| partner::tui::app::render(black_box(&app), f))
-                .unwrap();
-        })
-    });
+    for (n, name) in [(100_000, "100k"), (1_000_000, "1m")] {
+        let before = resident_mb();
+        let mut app = loaded(n);
+        println!(
+            "console after {n} turns and trace records: holds {} turns, {} records; resident {:.0} MB (+{:.0} MB)",
+            app.model.turns.len(),
+            app.model.trace.len(),
+            resident_mb(),
+            resident_mb() - before
+        );
+        let mut terminal = Terminal::new(TestBackend::new(200, 60)).unwrap();
+        group.bench_function(format!("frame_200x60_{name}"), |b| {
+            b.iter(|| {
+                terminal
+                    .draw(|f| partner::tui::app::render(black_box(&app), f))
+                    .unwrap();
+            })
+        });
+        app.turns.agent = Some("scout".into());
+        app.trace.agent = Some("scout".into());
+        app.focus = Pane::Trace;
+        group.bench_function(format!("frame_200x60_{name}_filtered"), |b| {
+            b.iter(|| {
+                terminal
+                    .draw(|f| partner::tui::app::render(black_box(&app), f))
+                    .unwrap();
+            })
+        });
+    }
     group.finish();
 }
 

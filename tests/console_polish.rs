@@ -460,3 +460,67 @@ fn learned_phrasings_are_listed_and_forgotten() {
         "{forgot:?}"
     );
 }
+
+/// The shortest times of frames of `a` and `b` (200×60), drawn in turns
+/// so that the machine's load weighs on both alike.
+fn frame_times(a: &App, b: &App) -> (std::time::Duration, std::time::Duration) {
+    let mut terminal = Terminal::new(TestBackend::new(200, 60)).unwrap();
+    let mut time = |app: &App| {
+        let start = std::time::Instant::now();
+        terminal
+            .draw(|f| partner::tui::app::render(app, f))
+            .unwrap();
+        start.elapsed()
+    };
+    let mut best = (std::time::Duration::MAX, std::time::Duration::MAX);
+    for _ in 0..9 {
+        best.0 = best.0.min(time(a));
+        best.1 = best.1.min(time(b));
+    }
+    best
+}
+
+/// A frame walks a window of the history, not all of it: with a hundred
+/// times more turns (requests waiting, the trace pane filtered), a frame
+/// takes about as long.
+#[test]
+fn a_frame_costs_the_same_whatever_the_history_holds() {
+    let load = |n: usize| {
+        let mut app = scene("dark");
+        let text = "Checking the notes.\n/recall project_notes\nDone.";
+        for i in 0..n {
+            let agent = ["sage", "anchor", "scout"][i % 3];
+            turn(
+                &mut app,
+                agent,
+                PromptKind::Pulse,
+                text,
+                &[(
+                    "/recall project_notes",
+                    "/recall read project_notes",
+                    executed(agent, "/recall read project_notes", "project_notes (v1)"),
+                )],
+                NOW - 1000,
+            );
+        }
+        app.trace.agent = Some("scout".into());
+        app
+    };
+    let small = load(1_000);
+    let large = load(100_000);
+    assert!(
+        !small.model.pending.is_empty(),
+        "requests wait in the scene"
+    );
+    assert!(
+        large.model.turns.len() > 50_000,
+        "{}",
+        large.model.turns.len()
+    );
+    let (a, b) = frame_times(&small, &large);
+    println!("frame with 1,000 turns {a:?}, with 100,000 turns {b:?}");
+    assert!(
+        b < a * 4 / 3,
+        "a frame with 100× the turns took {b:?} against {a:?}"
+    );
+}

@@ -621,7 +621,7 @@ fn a_trace_record_read_twice_is_shown_once() {
         "persona is now v1",
     );
     // Two reads asked before either answered: the same record twice.
-    app.on_reply(Reply::Trace(vec![fresh.clone()], 999));
-    app.on_reply(Reply::Trace(vec![fresh], 999));
+    app.on_reply(Reply::Trace(vec![fresh.clone()], 999, false));
+    app.on_reply(Reply::Trace(vec![fresh], 999, false));
     assert_eq!(app.model.trace.len(), before + 1);
 }

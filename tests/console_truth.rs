@@ -273,3 +273,90 @@ fn every_pane_and_overlay_fits_80x24() {
     app.warn("word ".repeat(80));
     check(&mut app, "a very long message", &["… (N shows it whole)"]);
 }
+
+/// The console holds a window of a long trace (its memory does not grow
+/// with the database), and a filter still finds a record older than the
+/// window, read from the database page by page; until the start of the
+/// trace is reached it does not say that nothing matches.
+#[test]
+fn the_trace_pane_holds_a_window_and_its_filter_reaches_older_records() {
+    use partner::trace::query::{newest_after, older};
+    use partner::tui::model::MAX_TRACE;
+    let dir = tempfile::tempdir().unwrap();
+    let store = partner::memory::MemoryStore::open(dir.path().join("long.db")).unwrap();
+    let total = 3 * MAX_TRACE as u64 / 2;
+    store
+        .transaction(|tx| -> Result<(), partner::memory::MemoryError> {
+            for seq in 1..=total {
+                let agent = if seq == 3 {
+                    "rare"
+                } else {
+                    ["sage", "anchor"][(seq % 2) as usize]
+                };
+                let r = support::console::record(
+                    seq,
+                    agent,
+                    &format!("/recall read note_{seq}"),
+                    partner::trace::TraceOutcome::Executed,
+                    "note (archival, v1)",
+                );
+                partner::trace::store::insert(tx, &r)?;
+            }
+            Ok(())
+        })
+        .unwrap();
+    let mut app = wide();
+    let (records, restart) = newest_after(&store.read(), 0, MAX_TRACE).unwrap();
+    assert!(restart, "older records were left out");
+    app.on_reply(Reply::Trace(records, total, restart));
+    assert_eq!(app.model.trace.len(), MAX_TRACE);
+    assert_eq!(app.model.trace[0].seq, total - MAX_TRACE as u64 + 1);
+
+    app.focus = Pane::Trace;
+    app.trace.agent = Some("rare".into());
+    let shown = screen(&mut app, 120, 30);
+    assert!(!shown.contains("No record matches"), "{shown}");
+    assert!(shown.contains("Reading older records"), "{shown}");
+    let mut pages = 0;
+    let mut rounds = 0;
+    let shown = loop {
+        rounds += 1;
+        let asked: Vec<(partner::trace::query::TraceFilter, u64)> = app
+            .tick(support::console::NOW, 0.1)
+            .into_iter()
+            .filter_map(|c| match c {
+                Command::Op(Op::LoadOlderTrace { filter, before }) => Some((filter, before)),
+                _ => None,
+            })
+            .collect();
+        for (filter, before) in asked {
+            pages += 1;
+            let page = older(&store.read(), before, &filter, 1_000).unwrap();
+            app.on_reply(Reply::OlderTrace(filter, before, page));
+        }
+        let shown = screen(&mut app, 120, 30);
+        if shown.contains(" t3 ") || rounds > 20 {
+            break shown;
+        }
+    };
+    assert!(
+        shown.contains(" t3 ") && shown.contains(" rare "),
+        "{shown}"
+    );
+    assert!(pages >= 1, "the record came from the database");
+    assert!(app.model.trace.len() <= MAX_TRACE);
+
+    // A filter nothing admits says so once the start was reached.
+    app.trace.agent = Some("nobody".into());
+    for _ in 0..5 {
+        screen(&mut app, 120, 30);
+        for c in app.tick(support::console::NOW, 0.1) {
+            if let Command::Op(Op::LoadOlderTrace { filter, before }) = c {
+                let page = older(&store.read(), before, &filter, 1_000).unwrap();
+                app.on_reply(Reply::OlderTrace(filter, before, page));
+            }
+        }
+    }
+    let shown = screen(&mut app, 120, 30);
+    assert!(shown.contains("No record matches the filters"), "{shown}");
+}

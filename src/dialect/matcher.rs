@@ -147,8 +147,18 @@ fn fuzzy(table: &VerbTable, written: &str, lower: &str) -> Result<VerbMatch, Par
     let mut nearby: Vec<(usize, String)> = Vec::new();
 
     for (phrase, entries) in table.single_word_phrases() {
-        let distance = damerau_levenshtein(lower, phrase);
         let plen = phrase.chars().count();
+        // Every use below wants a distance of at most 2 or a prefix, and
+        // the distance is at least the difference in length: a phrase
+        // further off in length is not compared (a prefix is exactly that
+        // far), so an unknown word costs little.
+        let distance = if plen.abs_diff(len) <= 2 {
+            damerau_levenshtein(lower, phrase)
+        } else if len >= 2 && phrase.starts_with(lower) {
+            plen - len
+        } else {
+            continue;
+        };
         let name_of = |e: &PhraseEntry| table.spec(e.spec).verb.name().to_string();
         if distance <= 2 || (len >= 2 && phrase.starts_with(lower)) {
             for e in entries {

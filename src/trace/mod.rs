@@ -4,6 +4,7 @@
 //! Replaying a trace is the executor's job (`crate::exec::replay`).
 
 mod jsonl;
+pub mod query;
 mod record;
 pub mod store;
 

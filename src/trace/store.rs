@@ -48,7 +48,7 @@ pub fn insert(conn: &Connection, record: &TraceRecord) -> MemoryResult<()> {
     Ok(())
 }
 
-fn decode(seq: i64, json: Option<String>) -> Result<TraceRecord, TraceWarning> {
+pub(super) fn decode(seq: i64, json: Option<String>) -> Result<TraceRecord, TraceWarning> {
     let line = usize::try_from(seq).unwrap_or(0);
     let Some(json) = json else {
         return Err(TraceWarning {

@@ -14,9 +14,6 @@ use crate::tui::prompt::Prompt;
 /// How often what other processes changed is read again.
 pub const REFRESH_EVERY: Millis = 2_000;
 
-/// Most trace records the console keeps (older ones stay in the database).
-pub const MAX_TRACE: usize = 200_000;
-
 /// When the console last read what might have changed, and what it knows
 /// is stale.
 #[derive(Debug, Clone, Default)]
@@ -287,25 +284,12 @@ impl App {
                     ));
                 }
             }
-            Reply::Trace(records, next) => {
+            Reply::Trace(records, next, restart) => {
                 self.fresh.trace_after = next.max(self.fresh.trace_after);
-                // Two reads asked before either answered bring the same
-                // records: each is shown once.
-                let known: std::collections::HashSet<String> = self
-                    .model
-                    .trace
-                    .iter()
-                    .rev()
-                    .take(records.len() + 1024)
-                    .map(|r| r.id.clone())
-                    .collect();
-                self.model
-                    .trace
-                    .extend(records.into_iter().filter(|r| !known.contains(&r.id)));
-                if self.model.trace.len() > MAX_TRACE {
-                    let drop = self.model.trace.len() - MAX_TRACE;
-                    self.model.trace.drain(..drop);
-                }
+                self.model.receive_trace(records, restart);
+            }
+            Reply::OlderTrace(filter, before, page) => {
+                self.model.receive_older_trace(&filter, before, page);
             }
             Reply::Blocks(agent, list) => {
                 if Some(&agent) == self.memory.agent(&self.model).as_ref() {
@@ -520,6 +504,9 @@ impl App {
             commands.push(Command::Op(Op::LoadTrace {
                 after: self.fresh.trace_after,
             }));
+        }
+        if let Some((filter, before)) = self.trace.wants_older(&mut self.model) {
+            commands.push(Command::Op(Op::LoadOlderTrace { filter, before }));
         }
         if std::mem::take(&mut self.fresh.memory)
             && let Some(agent) = self.memory.agent(&self.model)

@@ -15,6 +15,10 @@ use crate::agent::{Event, RuntimeHandle};
 use crate::clock::Clock;
 use crate::exec::{ExecError, Executor};
 use crate::memory::{MemoryError, blocks};
+use crate::tui::model::MAX_TRACE;
+
+/// Older trace records read in one page.
+const OLDER_PAGE: usize = 1_000;
 use crate::permission::{PendingRequest, pending};
 use crate::trace::BlockSpec;
 use crate::tui::command::AgentControl;
@@ -165,11 +169,19 @@ impl Backend for LocalBackend {
             }
             Op::LoadPending => self.blocking(load_pending),
             Op::LoadTrace { after } => self.blocking(move |ex| {
-                match crate::trace::store::since(&ex.store().read(), after, 100_000) {
-                    Ok((records, _)) => {
+                let conn = ex.store().read();
+                match crate::trace::query::newest_after(&conn, after, MAX_TRACE) {
+                    Ok((records, restart)) => {
                         let next = records.last().map_or(after, |r| r.seq);
-                        Reply::Trace(records, next)
+                        Reply::Trace(records, next, restart)
                     }
+                    Err(e) => Reply::Failed(format!("could not read the trace: {e}")),
+                }
+            }),
+            Op::LoadOlderTrace { filter, before } => self.blocking(move |ex| {
+                let conn = ex.store().read();
+                match crate::trace::query::older(&conn, before, &filter, OLDER_PAGE) {
+                    Ok(page) => Reply::OlderTrace(filter, before, page),
                     Err(e) => Reply::Failed(format!("could not read the trace: {e}")),
                 }
             }),

@@ -25,6 +25,7 @@ use crate::exec::replay::Divergence;
 use crate::memory::vectors::HybridHit;
 use crate::memory::{Block, BlockVersion};
 use crate::permission::{Decision, PendingRequest, StandingRule};
+use crate::trace::query::{OlderPage, TraceFilter};
 use crate::trace::{TraceInput, TraceRecord};
 
 /// One thing the console asks for.
@@ -34,10 +35,17 @@ pub enum Op {
     Status,
     /// The waiting requests, with the memory diff each would make.
     LoadPending,
-    /// Trace records after `seq`.
+    /// Trace records after `seq` (the newest `MAX_TRACE` of them).
     LoadTrace {
         /// The last record already shown.
         after: u64,
+    },
+    /// A page of trace records older than `before` that `filter` admits.
+    LoadOlderTrace {
+        /// What the trace pane shows.
+        filter: TraceFilter,
+        /// The page starts below this sequence number.
+        before: u64,
     },
     /// An agent's blocks.
     LoadMemory {
@@ -194,8 +202,11 @@ pub enum Reply {
     Agents(Vec<AgentRow>),
     /// The waiting requests and the diffs of those that write memory.
     Pending(Vec<PendingRequest>, HashMap<String, String>),
-    /// Trace records, and the last seq read.
-    Trace(Vec<TraceRecord>, u64),
+    /// Trace records, the last seq read, and whether older new ones were
+    /// left out (what is held starts anew).
+    Trace(Vec<TraceRecord>, u64, bool),
+    /// A page of older trace records for a filter, read from `before`.
+    OlderTrace(TraceFilter, u64, OlderPage),
     /// An agent's blocks.
     Blocks(String, Vec<Block>),
     /// A block's versions.

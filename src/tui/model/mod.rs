@@ -4,6 +4,7 @@
 //! agents' states.
 
 mod entries;
+mod trace;
 
 use std::collections::{HashMap, VecDeque};
 
@@ -11,6 +12,7 @@ pub use entries::{
     ActionEntry, ActionState, AgentRow, MAX_NOTIFICATIONS, NoticeKind, Notification, TurnEntry,
     first_line,
 };
+pub use trace::{MAX_OLDER, MAX_TRACE, OlderTrace};
 
 use crate::agent::provider::PromptKind;
 use crate::agent::{Event, RunState};
@@ -36,6 +38,9 @@ pub struct Model {
     /// Where each action is: its turn and its place among the turn's
     /// actions, by action id.
     actions: HashMap<String, (usize, usize)>,
+    /// The action each request waits for, by request id (so a frame finds
+    /// it without walking the history).
+    waiting: HashMap<String, String>,
     /// The pending queue, oldest first.
     pub pending: Vec<PendingRequest>,
     /// Agents and their states.
@@ -50,8 +55,10 @@ pub struct Model {
     pub hits_note: Option<String>,
     /// How far search by meaning has caught up (none without an embedder).
     pub index: Option<IndexStatus>,
-    /// Trace records, oldest first.
+    /// The newest trace records (at most [`MAX_TRACE`]), oldest first.
     pub trace: Vec<TraceRecord>,
+    /// Older trace records read for the trace pane's filter.
+    pub trace_older: Option<OlderTrace>,
     /// Requests that arrived for the partner since the last bell.
     pub new_for_partner: usize,
     /// The memory change each waiting request would make, by request id.
@@ -237,6 +244,9 @@ impl Model {
                         id: id.clone(),
                         on: waiting_on.to_string(),
                     };
+                    if let Some(action_id) = action_id {
+                        self.waiting.insert(id.clone(), action_id.clone());
+                    }
                 }
                 if waiting_on.is_partner() {
                     self.new_for_partner += 1;
@@ -251,6 +261,7 @@ impl Model {
                 ..
             } => {
                 if *decision != crate::permission::DecisionKind::Escalate {
+                    self.waiting.remove(id);
                     if self.departed.len() >= 10_000 {
                         self.departed.clear();
                     }
@@ -379,14 +390,26 @@ impl Model {
     /// The plain words the action waiting as request `id` was proposed
     /// from, if it was.
     pub fn proposed_words(&self, id: &str) -> Option<String> {
-        self.turns.iter().rev().find_map(|t| {
-            t.actions.iter().find_map(|a| match &a.state {
-                ActionState::Waiting { id: waiting, .. } if waiting == id => {
-                    a.proposed_from.clone()
-                }
-                _ => None,
-            })
-        })
+        let (_, action) = self.waiting_action(id)?;
+        action.proposed_from.clone()
+    }
+
+    /// The turn and the action that request `id` waits for, while the
+    /// console holds that turn.
+    pub fn waiting_action(&self, id: &str) -> Option<(&TurnEntry, &ActionEntry)> {
+        let &(turn, index) = self.actions.get(self.waiting.get(id)?)?;
+        let turn = self.turns.get(turn)?;
+        let action = turn.actions.get(index)?;
+        match &action.state {
+            ActionState::Waiting { id: waiting, .. } if waiting == id => Some((turn, action)),
+            _ => None,
+        }
+    }
+
+    /// The turn holding the action with this id, while the console holds
+    /// that turn.
+    pub fn turn_of_action(&self, action_id: &str) -> Option<&TurnEntry> {
+        self.turns.get(self.actions.get(action_id)?.0)
     }
 
     /// A line a reply echoed from the agent's instructions: one
@@ -456,6 +479,9 @@ impl Model {
                 false
             }
         });
+        let actions = &self.actions;
+        self.waiting
+            .retain(|_, action| actions.contains_key(action));
     }
 }
 

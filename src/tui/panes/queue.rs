@@ -432,13 +432,12 @@ impl Component for QueuePane {
 /// What the agent wrote around a request's action in the turn it came
 /// from: its prose, without the actions.
 fn stated_reason(model: &Model, r: &PendingRequest) -> Option<String> {
-    let turn = model.turns.iter().rev().take(500).find(|t| {
-        t.agent == r.agent
-            && t.actions.iter().any(|a| {
-                r.action_id.as_deref() == Some(a.action_id.as_str())
-                    || matches!(&a.state, crate::tui::model::ActionState::Waiting { id, .. } if *id == r.id)
-            })
-    })?;
+    let turn = r
+        .action_id
+        .as_deref()
+        .and_then(|a| model.turn_of_action(a))
+        .or_else(|| model.waiting_action(&r.id).map(|(turn, _)| turn))
+        .filter(|t| t.agent == r.agent)?;
     let mut prose = String::new();
     let mut at = 0;
     let mut spans: Vec<_> = turn.actions.iter().map(|a| a.span).collect();

@@ -12,6 +12,7 @@ use super::render::{agent_style, human_duration};
 use super::{Component, Effect, PromptPurpose, View};
 use crate::clock::format_time;
 use crate::trace::TraceRecord;
+use crate::trace::query::TraceFilter;
 use crate::tui::keymap::Action;
 use crate::tui::model::{Model, first_line};
 
@@ -30,47 +31,64 @@ pub struct TracePane {
     pub agent: Option<String>,
     /// The first row drawn last time (for clicks).
     first_shown: std::cell::Cell<usize>,
+    /// The last frame had fewer rows than the selection plus a screenful
+    /// (older records may be wanted).
+    short: std::cell::Cell<bool>,
 }
 
 impl TracePane {
-    /// The records shown, newest first.
-    pub fn rows<'a>(&self, model: &'a Model) -> Vec<&'a TraceRecord> {
-        let search = self.search.as_deref().map(str::to_lowercase);
-        let agent = self.agent.as_deref();
-        model
-            .trace
-            .iter()
-            .rev()
-            .filter(|r| agent.is_none_or(|a| r.agent == a))
-            .filter(|r| self.verb.as_deref().is_none_or(|v| r.verb == v))
-            .filter(|r| {
-                self.outcome
-                    .as_deref()
-                    .is_none_or(|o| r.outcome.as_str() == o)
-            })
-            .filter(|r| {
-                search
-                    .as_deref()
-                    .is_none_or(|s| r.canonical.to_lowercase().contains(s))
-            })
-            .collect()
+    /// What the pane's filters admit.
+    pub fn filter(&self) -> TraceFilter {
+        TraceFilter {
+            agent: self.agent.clone(),
+            verb: self.verb.clone(),
+            outcome: self.outcome.clone(),
+            search: self.search.clone(),
+        }
     }
 
-    fn position(&self, rows: &[&TraceRecord]) -> usize {
-        self.selected
-            .as_deref()
-            .and_then(|id| rows.iter().position(|r| r.id == id))
-            .unwrap_or(0)
+    /// The records shown, newest first (every one the console holds for
+    /// the filters; a test's view of what a frame walks lazily).
+    pub fn rows<'a>(&self, model: &'a Model) -> Vec<&'a TraceRecord> {
+        let filter = self.filter();
+        model.trace_rows(&filter).collect()
+    }
+
+    /// Where the selected record is among `rows` (0, the newest, when it
+    /// is not there), walking no further than it.
+    fn position<'a>(&self, mut rows: impl Iterator<Item = &'a TraceRecord>) -> usize {
+        match self.selected.as_deref() {
+            Some(id) => rows.position(|r| r.id == id).unwrap_or(0),
+            None => 0,
+        }
     }
 
     fn step(&mut self, model: &Model, delta: isize) {
-        let rows = self.rows(model);
-        if rows.is_empty() {
-            return;
+        let filter = self.filter();
+        let at = self.position(model.trace_rows(&filter)) as isize;
+        let want = (at + delta).max(0) as usize;
+        // The wanted row, or the last there is.
+        let mut last = None;
+        for (i, r) in model.trace_rows(&filter).enumerate() {
+            last = Some(r);
+            if i == want {
+                break;
+            }
         }
-        let at = self.position(&rows) as isize;
-        let next = (at + delta).clamp(0, rows.len() as isize - 1) as usize;
-        self.selected = Some(rows[next].id.clone());
+        if let Some(r) = last {
+            self.selected = Some(r.id.clone());
+        }
+    }
+
+    /// The page of older records the pane needs, if it needs one: the
+    /// last frame ran out of rows before a screenful past the selection.
+    pub fn wants_older(&self, model: &mut Model) -> Option<(TraceFilter, u64)> {
+        if !self.short.get() {
+            return None;
+        }
+        let filter = self.filter();
+        let before = model.ask_older_trace(&filter)?;
+        Some((filter, before))
     }
 
     /// The filters in force, in words (for the title).
@@ -143,8 +161,8 @@ impl Component for TracePane {
     }
 
     fn click(&mut self, row: usize, model: &Model) -> Vec<Effect> {
-        let rows = self.rows(model);
-        if let Some(r) = rows.get(self.first_shown.get() + row) {
+        let filter = self.filter();
+        if let Some(r) = model.trace_rows(&filter).nth(self.first_shown.get() + row) {
             self.selected = Some(r.id.clone());
         }
         Vec::new()
@@ -161,17 +179,30 @@ impl Component for TracePane {
 
     fn render(&self, frame: &mut Frame, area: Rect, view: &View<'_>) {
         let theme = view.theme;
-        let rows = self.rows(view.model);
+        let model = view.model;
+        let filter = self.filter();
+        // Only the rows up to the selection and a screenful past it are
+        // walked, whatever the trace holds.
+        let sel = self.position(model.trace_rows(&filter));
+        let list_height = usize::from(area.height);
+        let rows: Vec<&TraceRecord> = model
+            .trace_rows(&filter)
+            .take(sel + 2 * list_height.max(1) + 1)
+            .collect();
+        self.short
+            .set(rows.len() < sel + 2 * list_height.max(1) + 1);
         if rows.is_empty() {
-            let text = if view.model.trace.is_empty() {
-                "No actions executed yet.".to_string()
-            } else {
-                "No record matches the filters (:filter clears them).".to_string()
+            let text = match (model.trace.is_empty(), model.older_trace_left(&filter)) {
+                (_, None | Some(true)) if !model.trace.is_empty() => {
+                    "Reading older records…".to_string()
+                }
+                (true, _) => "No actions executed yet.".to_string(),
+                _ => "No record matches the filters (:filter clears them).".to_string(),
             };
             frame.render_widget(Paragraph::new(text).style(theme.style("ui.dim")), area);
             return;
         }
-        let sel = self.position(&rows);
+        let sel = sel.min(rows.len() - 1);
         // A tool run has more to say: the states it read and returned.
         let wanted = if rows[sel].data["tool"].is_object() {
             12
@@ -187,6 +218,8 @@ impl Component for TracePane {
         let width = usize::from(area.width);
         let agent_w = rows
             .iter()
+            .skip(first)
+            .take(height)
             .map(|r| r.agent.width())
             .max()
             .unwrap_or(4)

@@ -388,16 +388,19 @@ impl Component for TurnsPane {
         let model = view.model;
         let dropped = model.dropped;
         let entries: Vec<usize> = {
-            // Only as many as a screenful (plus the scroll) needs: the walk
-            // below reads them lazily.
-            let mut out = Vec::new();
-            for (i, _) in self.shown(model) {
-                out.push(i);
-                if out.len() > 20_000 {
-                    break;
-                }
-            }
-            out
+            // Only as many as a screenful past the anchor (plus the
+            // scroll) needs, whatever the history holds: each entry is at
+            // least one line.
+            let anchor_at = match self.anchor.get() {
+                Some((abs, _)) => self
+                    .shown(model)
+                    .position(|(i, _)| dropped + i <= abs)
+                    .unwrap_or(usize::MAX - 1),
+                None => 0,
+            };
+            let reach = self.scroll.get().unsigned_abs() + self.anchor.get().map_or(0, |a| a.1);
+            let need = anchor_at.saturating_add(height + reach + 2);
+            self.shown(model).take(need).map(|(i, _)| i).collect()
         };
         if entries.is_empty() {
             let hint =
