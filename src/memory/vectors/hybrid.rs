@@ -165,8 +165,10 @@ pub fn hybrid(
         let last = nearest.last().map_or(0.0, |n| n.1);
         let spread = f64::from(best - last);
         for (key, similarity) in nearest {
+            // From 0.01 for the last candidate (a hit found by meaning
+            // always scores above nothing) to 1 for the nearest.
             let scaled = if spread > 0.0 {
-                f64::from(similarity - last) / spread
+                0.01 + 0.99 * f64::from(similarity - last) / spread
             } else {
                 1.0
             };
