@@ -337,9 +337,9 @@ fn memory_search_shows_which_side_found_each_hit_and_the_index_catching_up() {
     };
     app.on_reply(Reply::Hits(
         vec![
-            hit(1, "dates", "the [launch] date moved", 0.0328, Via::Both),
-            hit(2, "plans", "Dana: we ship on Friday", 0.0161, Via::Vector),
-            hit(3, "notes", "[launch] party ideas", 0.0159, Via::Fts),
+            hit(1, "dates", "the [launch] date moved", 1.2, Via::Both),
+            hit(2, "plans", "Dana: we ship on Friday", 0.85, Via::Vector),
+            hit(3, "notes", "[launch] party ideas", 0.2, Via::Fts),
         ],
         None,
     ));
