@@ -74,10 +74,7 @@ fn sentence(i: u64) -> String {
 
 fn executed_actions(c: &mut Criterion) {
     let dir = tempfile::tempdir().unwrap();
-    let policy = Policy::from_toml(
-        "[rate_limits]\ndefault = { burst = 1000000000, per_minute = 1000000000 }\n",
-    )
-    .unwrap();
+    let policy = Policy::permissive();
     let exec = Executor::open(&dir.path().join("bench.db"), policy, ExecConfig::default()).unwrap();
     let mut group = c.benchmark_group("runtime");
     group.throughput(Throughput::Elements(1));

@@ -291,3 +291,58 @@ fn bad_input_gets_a_clear_one_line_error() {
         out(&parse_error)
     );
 }
+
+/// The largest resident memory of the children waited for so far, in KB.
+fn children_peak_kb() -> i64 {
+    // SAFETY: getrusage fills the struct it is given.
+    unsafe {
+        let mut usage: libc::rusage = std::mem::zeroed();
+        libc::getrusage(libc::RUSAGE_CHILDREN, &mut usage);
+        usage.ru_maxrss
+    }
+}
+
+/// A database whose trace holds `steps` calculations, one turn each.
+fn calculations(path: &Path, steps: usize) {
+    use partner::exec::{ExecConfig, Executor, TurnContext};
+    let policy = partner::permission::Policy::permissive();
+    let exec = Executor::open(path, policy, ExecConfig::default()).unwrap();
+    exec.store()
+        .conn()
+        .pragma_update(None, "synchronous", "OFF")
+        .unwrap();
+    for i in 0..steps {
+        let mut ctx = TurnContext::new("ada", "main", &format!("turn-{i}"));
+        let report = exec.run_turn(&mut ctx, &format!("/calc {i} + 1"));
+        assert_eq!(report.actions.len(), 1);
+    }
+}
+
+/// Replay reads the trace a page at a time and keeps no copy of what it
+/// redid: ten times the steps take no more memory.
+#[test]
+fn replay_holds_a_page_of_the_trace_whatever_its_length() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    calculations(&d.join("small.db"), 1_000);
+    calculations(&d.join("large.db"), 10_000);
+    let small = partner(d, &["replay", "--db", "small.db", "--verify"], "");
+    assert!(
+        out(&small).starts_with("all 1000 steps matched"),
+        "{}",
+        out(&small)
+    );
+    let peak_small = children_peak_kb();
+    let large = partner(d, &["replay", "--db", "large.db", "--verify"], "");
+    assert!(
+        out(&large).starts_with("all 10000 steps matched"),
+        "{}",
+        out(&large)
+    );
+    let peak_large = children_peak_kb();
+    println!("replay peak: 1,000 steps {peak_small} KB, 10,000 steps {peak_large} KB");
+    assert!(
+        peak_large < peak_small + 8_000,
+        "1,000 steps peaked at {peak_small} KB, 10,000 at {peak_large} KB"
+    );
+}

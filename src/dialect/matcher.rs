@@ -127,7 +127,7 @@ pub fn match_verb(
         }
     }
 
-    fuzzy(table, first, lower)
+    table.near.get_or(first, || fuzzy(table, first, lower))
 }
 
 /// Words longer than this are no verb's misspelling; they are not compared.
@@ -152,7 +152,7 @@ fn fuzzy(table: &VerbTable, written: &str, lower: &str) -> Result<VerbMatch, Par
         // the distance is at least the difference in length: a phrase
         // further off in length is not compared (a prefix is exactly that
         // far), so an unknown word costs little.
-        let distance = if plen.abs_diff(len) <= 2 {
+        let distance = if plen.abs_diff(len) <= 2 && letters_apart(lower, phrase) <= 4 {
             damerau_levenshtein(lower, phrase)
         } else if len >= 2 && phrase.starts_with(lower) {
             plen - len
@@ -240,6 +240,21 @@ fn fuzzy(table: &VerbTable, written: &str, lower: &str) -> Result<VerbMatch, Par
         written: written.to_string(),
         suggestions,
     })
+}
+
+/// How many letters one word has that the other lacks, counted both ways
+/// (letters grouped in 64 buckets, which can only lower the count): each
+/// edit changes it by at most 2, so words more than 4 apart are more than
+/// two edits apart. Cheap, so most phrases are never compared in full.
+fn letters_apart(a: &str, b: &str) -> usize {
+    let mut counts = [0i32; 64];
+    for c in a.chars() {
+        counts[c as usize % 64] += 1;
+    }
+    for c in b.chars() {
+        counts[c as usize % 64] -= 1;
+    }
+    counts.iter().map(|n| n.unsigned_abs() as usize).sum()
 }
 
 /// Candidate base forms of an inflected word, most likely first.

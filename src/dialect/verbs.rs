@@ -280,6 +280,41 @@ pub struct VerbTable {
     /// First words of multi-word phrases (`look` of `look up`).
     phrase_starts: HashSet<String>,
     max_words: usize,
+    /// What words no phrase holds matched to, by edit distance (the
+    /// search compares the word with every phrase; a turn that repeats
+    /// an unknown verb pays for it once). Emptied when the table changes.
+    pub(super) near: NearMemo,
+}
+
+/// What matching a word by edit distance gave.
+type Near = Result<super::matcher::VerbMatch, super::error::ParseErrorKind>;
+
+/// Most words [`NearMemo`] remembers; past it, it starts again.
+const NEAR_MEMO: usize = 4_096;
+
+/// Remembered results of matching a word by edit distance, shared by the
+/// clones of one table.
+#[derive(Debug, Clone, Default)]
+pub(super) struct NearMemo(std::sync::Arc<std::sync::Mutex<HashMap<String, Near>>>);
+
+impl NearMemo {
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, Near>> {
+        self.0.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// The remembered result for `word`, or `find`'s, remembered.
+    pub(super) fn get_or(&self, word: &str, find: impl FnOnce() -> Near) -> Near {
+        if let Some(found) = self.lock().get(word) {
+            return found.clone();
+        }
+        let found = find();
+        let mut memo = self.lock();
+        if memo.len() >= NEAR_MEMO {
+            memo.clear();
+        }
+        memo.insert(word.to_string(), found.clone());
+        found
+    }
 }
 
 impl Default for VerbTable {
@@ -311,12 +346,14 @@ impl VerbTable {
             phrases: HashMap::new(),
             phrase_starts: HashSet::new(),
             max_words: 1,
+            near: NearMemo::default(),
         };
         table.reindex();
         table
     }
 
     pub(super) fn reindex(&mut self) {
+        self.near = NearMemo::default();
         self.phrases.clear();
         self.phrase_starts.clear();
         self.max_words = 1;

@@ -77,7 +77,7 @@ impl Executor {
     /// Takes the waiting requests whose current authority has not been told
     /// yet (made by any process, or escalated), marking them told.
     pub fn take_unannounced(&self) -> Result<Vec<PendingRequest>, ExecError> {
-        Ok(self.store.transaction(|tx| pending::take_unannounced(tx))?)
+        Ok(self.store.transaction(pending::take_unannounced)?)
     }
 
     /// Decides a waiting request. `by` must be the partner or the authority

@@ -99,7 +99,6 @@ fn scratch(
     records: &[TraceRecord],
     verbs: Option<&VerbTable>,
 ) -> Result<(Executor, ManualClock), crate::exec::ExecError> {
-    let clock = ManualClock::new(records.first().map_or(0, |r| r.time));
     let mut agents: Vec<String> = records.iter().map(|r| r.agent.clone()).collect();
     agents.extend(
         records
@@ -108,6 +107,17 @@ fn scratch(
     );
     agents.sort();
     agents.dedup();
+    scratch_for(agents, records.first().map_or(0, |r| r.time), verbs)
+}
+
+/// A scratch executor over an in-memory store whose roster is `agents`,
+/// its clock at `start`.
+fn scratch_for(
+    agents: Vec<String>,
+    start: crate::clock::Millis,
+    verbs: Option<&VerbTable>,
+) -> Result<(Executor, ManualClock), crate::exec::ExecError> {
+    let clock = ManualClock::new(start);
     let config = ExecConfig {
         agents,
         ..ExecConfig::default()
@@ -119,6 +129,85 @@ fn scratch(
         executor.set_verbs(verbs.clone())?;
     }
     Ok((executor, clock))
+}
+
+/// Steps redone between two commits of the scratch store.
+const BATCH: usize = 1_000;
+
+/// A verification in progress: records are handed to it in order and
+/// redone on a scratch store in batches (one commit each), the scratch's
+/// own trace emptied after each, so its memory holds the replayed state,
+/// not the trace.
+struct Verifier {
+    executor: Executor,
+    clock: ManualClock,
+    parser: DialectParser,
+    steps: usize,
+    redone: usize,
+    in_batch: usize,
+    divergence: Option<Divergence>,
+}
+
+impl Verifier {
+    fn new((executor, clock): (Executor, ManualClock)) -> Self {
+        let parser = DialectParser::new().with_table(executor.registry.table().clone());
+        Verifier {
+            executor,
+            clock,
+            parser,
+            steps: 0,
+            redone: 0,
+            in_batch: 0,
+            divergence: None,
+        }
+    }
+
+    /// Redoes `record` if replay redoes it; false once one diverged.
+    fn step(&mut self, record: &TraceRecord) -> Result<bool, ExecError> {
+        self.steps += 1;
+        if !redoes(record) {
+            return Ok(true);
+        }
+        let store = self.executor.store();
+        if self.in_batch == 0 {
+            store.begin_batch()?;
+        }
+        // An agent a message went to was on the roster.
+        if let Some(to) = record.data["to"].as_str() {
+            crate::memory::records::ensure_agent(&store.conn(), to, record.time)?;
+        }
+        self.clock.set(record.time);
+        let now = self.executor.redo_with(&self.parser, record)?;
+        self.redone += 1;
+        self.in_batch += 1;
+        if self.in_batch >= BATCH {
+            self.flush()?;
+        }
+        if let Some(what) = differs(record, &now) {
+            self.divergence = Some(Divergence {
+                step: self.steps,
+                id: record.id.clone(),
+                canonical: record.canonical.clone(),
+                what,
+            });
+            return Ok(false);
+        }
+        Ok(true)
+    }
+
+    /// Commits the batch and empties the scratch's trace.
+    fn flush(&mut self) -> Result<(), ExecError> {
+        if self.in_batch > 0 {
+            let store = self.executor.store();
+            store.end_batch(true)?;
+            store
+                .conn()
+                .execute("DELETE FROM trace", [])
+                .map_err(crate::memory::MemoryError::from)?;
+            self.in_batch = 0;
+        }
+        Ok(())
+    }
 }
 
 /// True for records replay redoes (the rest were recorded external effects
@@ -205,39 +294,40 @@ pub fn verify_records_with(
     records: &[TraceRecord],
     verbs: Option<&VerbTable>,
 ) -> Result<(usize, Option<Divergence>), crate::exec::ExecError> {
-    let (executor, clock) = scratch(records, verbs)?;
-    let mut redone = 0;
-    for (index, record) in records.iter().enumerate() {
-        if !redoes(record) {
-            continue;
-        }
-        clock.set(record.time);
-        let now = executor.redo(record)?;
-        redone += 1;
-        if let Some(what) = differs(record, &now) {
-            return Ok((
-                redone,
-                Some(Divergence {
-                    step: index + 1,
-                    id: record.id.clone(),
-                    canonical: record.canonical.clone(),
-                    what,
-                }),
-            ));
+    let mut verifier = Verifier::new(scratch(records, verbs)?);
+    for record in records {
+        if !verifier.step(record)? {
+            break;
         }
     }
-    Ok((redone, None))
+    verifier.flush()?;
+    Ok((verifier.redone, verifier.divergence))
 }
 
-/// Reads a trace (from a database or a file) and verifies it.
+/// Reads a trace (from a database or a file) and verifies it, a page of
+/// records at a time.
 pub fn verify(input: &TraceInput) -> Result<Verification, crate::exec::ExecError> {
-    let (records, warnings) = input.load().map_err(crate::exec::ExecError::Refused)?;
     let verbs = input.verbs().map_err(crate::exec::ExecError::Refused)?;
-    let (redone, divergence) = verify_records_with(&records, verbs.as_ref())?;
+    let agents = input.agents().map_err(crate::exec::ExecError::Refused)?;
+    let mut verifier = Verifier::new(scratch_for(agents, 0, verbs.as_ref())?);
+    let mut failed = None;
+    let warnings = input
+        .each(|record| match verifier.step(&record) {
+            Ok(go_on) => go_on,
+            Err(e) => {
+                failed = Some(e);
+                false
+            }
+        })
+        .map_err(crate::exec::ExecError::Refused)?;
+    if let Some(e) = failed {
+        return Err(e);
+    }
+    verifier.flush()?;
     Ok(Verification {
-        steps: records.len(),
-        redone,
-        divergence,
+        steps: verifier.steps,
+        redone: verifier.redone,
+        divergence: verifier.divergence,
         warnings,
     })
 }
@@ -247,6 +337,17 @@ impl Executor {
     /// (used by replay verification): what it gave now. A tool runs the
     /// source the record kept, not today's file.
     pub fn redo(&self, record: &TraceRecord) -> Result<Redone, ExecError> {
+        let parser = DialectParser::new().with_table(self.registry.table().clone());
+        self.redo_with(&parser, record)
+    }
+
+    /// [`Executor::redo`] with a parser already made for this executor's
+    /// verbs (a long replay makes one).
+    pub fn redo_with(
+        &self,
+        parser: &DialectParser,
+        record: &TraceRecord,
+    ) -> Result<Redone, ExecError> {
         let ctx = TurnContext::new(&record.agent, "", &record.turn_id);
         let tool = &record.data["tool"];
         if let (Some(name), Some(source)) = (tool["name"].as_str(), tool["source"].as_str()) {
@@ -261,9 +362,7 @@ impl Executor {
             TraceOp::SetBlock { block } => self.partner_set_block(block.clone()),
             TraceOp::Undo { agent, label } => self.partner_undo(agent, label),
             TraceOp::Action => {
-                let parsed = DialectParser::new()
-                    .with_table(self.registry.table().clone())
-                    .parse(&record.canonical);
+                let parsed = parser.parse(&record.canonical);
                 let Some(action) = parsed.actions.into_iter().next() else {
                     return Ok(Redone {
                         outcome: TraceOutcome::Failed,

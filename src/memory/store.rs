@@ -22,6 +22,9 @@ pub struct MemoryStore {
     readers: Mutex<Vec<Connection>>,
     path: PathBuf,
     in_memory: bool,
+    /// A batch is open ([`MemoryStore::batched`]): transactions are
+    /// savepoints of it.
+    batch: std::sync::atomic::AtomicBool,
 }
 
 /// Most idle read connections kept.
@@ -119,6 +122,7 @@ impl MemoryStore {
             readers: Mutex::new(Vec::new()),
             path,
             in_memory: false,
+            batch: std::sync::atomic::AtomicBool::new(false),
         })
     }
 
@@ -169,18 +173,42 @@ impl MemoryStore {
     /// back otherwise. The transaction takes the database's write lock as it
     /// begins, so what it reads (a next sequence number) no other process
     /// can write before it commits.
-    pub fn transaction<T, E>(
-        &self,
-        f: impl FnOnce(&rusqlite::Transaction<'_>) -> Result<T, E>,
-    ) -> Result<T, E>
+    pub fn transaction<T, E>(&self, f: impl FnOnce(&Connection) -> Result<T, E>) -> Result<T, E>
     where
         E: From<rusqlite::Error>,
     {
         let mut conn = self.conn();
+        if self.batch.load(std::sync::atomic::Ordering::Acquire) {
+            // Inside a batch: a savepoint, undone alone when `f` fails.
+            let savepoint = conn.savepoint()?;
+            let value = f(&savepoint)?;
+            savepoint.commit()?;
+            return Ok(value);
+        }
         let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
         let value = f(&tx)?;
         tx.commit()?;
         Ok(value)
+    }
+
+    /// Opens a batch: every transaction begun until [`MemoryStore::end_batch`]
+    /// joins one (each a savepoint of it, undone alone when it fails),
+    /// committed once at the end. For a store one thread works through
+    /// step by step with no step needing its own commit (replay's scratch
+    /// store): nothing is durable before the end.
+    pub fn begin_batch(&self) -> MemoryResult<()> {
+        self.conn().execute_batch("BEGIN IMMEDIATE")?;
+        self.batch.store(true, std::sync::atomic::Ordering::Release);
+        Ok(())
+    }
+
+    /// Ends the batch: commits it (`keep`) or rolls it back.
+    pub fn end_batch(&self, keep: bool) -> MemoryResult<()> {
+        self.batch
+            .store(false, std::sync::atomic::Ordering::Release);
+        self.conn()
+            .execute_batch(if keep { "COMMIT" } else { "ROLLBACK" })?;
+        Ok(())
     }
 
     /// The schema version of the open database.

@@ -4,7 +4,7 @@
 //! crash mid-write) and damaged lines: they are skipped with a warning.
 
 use std::fs::File;
-use std::io::{BufRead, BufReader};
+use std::io::{BufRead, BufReader, Read};
 use std::path::Path;
 
 use super::record::TraceRecord;
@@ -48,19 +48,68 @@ pub fn read_trace_from(
 pub fn read_trace(
     path: impl AsRef<Path>,
 ) -> std::io::Result<(Vec<TraceRecord>, Vec<TraceWarning>)> {
-    let file = File::open(path.as_ref())?;
     let mut records = Vec::new();
+    let warnings = each_in_file(path, |record| {
+        records.push(record);
+        true
+    })?;
+    Ok((records, warnings))
+}
+
+/// The longest line read as a record.
+const MAX_LINE: usize = 64 << 20;
+
+/// Reads past the rest of a line without holding it.
+fn skip_line(reader: &mut impl BufRead) -> std::io::Result<()> {
+    loop {
+        let buf = reader.fill_buf()?;
+        if buf.is_empty() {
+            return Ok(());
+        }
+        match memchr::memchr(b'\n', buf) {
+            Some(at) => {
+                reader.consume(at + 1);
+                return Ok(());
+            }
+            None => {
+                let n = buf.len();
+                reader.consume(n);
+            }
+        }
+    }
+}
+
+/// Hands each record of a trace file to `f`, in order, until `f` returns
+/// false; lines that do not parse are skipped and reported as warnings.
+/// Holds one line at a time.
+pub fn each_in_file(
+    path: impl AsRef<Path>,
+    mut f: impl FnMut(TraceRecord) -> bool,
+) -> std::io::Result<Vec<TraceWarning>> {
+    let file = File::open(path.as_ref())?;
     let mut warnings = Vec::new();
     let mut reader = BufReader::new(file);
     let mut line = Vec::new();
     let mut number = 0;
     loop {
         line.clear();
-        let read = reader.read_until(b'\n', &mut line)?;
+        let read = (&mut reader)
+            .take(MAX_LINE as u64 + 1)
+            .read_until(b'\n', &mut line)?;
         if read == 0 {
             break;
         }
         number += 1;
+        if line.len() > MAX_LINE && !line.ends_with(b"\n") {
+            // Past any record partner writes: the rest of the line is
+            // passed over, never held.
+            skip_line(&mut reader)?;
+            warnings.push(TraceWarning {
+                line: number,
+                message: format!("skipped a line longer than {} MB", MAX_LINE >> 20),
+            });
+            continue;
+        }
         let complete = line.ends_with(b"\n");
         let text = String::from_utf8_lossy(&line);
         let text = text.trim();
@@ -68,7 +117,11 @@ pub fn read_trace(
             continue;
         }
         match serde_json::from_str::<TraceRecord>(text) {
-            Ok(record) => records.push(record),
+            Ok(record) => {
+                if !f(record) {
+                    break;
+                }
+            }
             Err(e) => warnings.push(TraceWarning {
                 line: number,
                 message: if complete {
@@ -79,5 +132,5 @@ pub fn read_trace(
             }),
         }
     }
-    Ok((records, warnings))
+    Ok(warnings)
 }

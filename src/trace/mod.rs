@@ -13,6 +13,9 @@ pub use record::{BlockSpec, DecisionPath, TraceOp, TraceOutcome, TraceRecord, Tr
 
 use std::path::{Path, PathBuf};
 
+/// Records read from a database at a time by [`TraceInput::each`].
+const PAGE: usize = 1_000;
+
 /// Where to read a trace from: a constellation's database, or a JSON-lines
 /// file (an export, or a trace from an older partner).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -64,6 +67,72 @@ impl TraceInput {
             }
             _ => Ok(None),
         }
+    }
+
+    /// Hands each record to `f`, oldest first, until `f` returns false,
+    /// holding a page at a time whatever the trace's length; returns what
+    /// could not be read.
+    pub fn each(
+        &self,
+        mut f: impl FnMut(TraceRecord) -> bool,
+    ) -> Result<Vec<TraceWarning>, String> {
+        match self {
+            TraceInput::File(path) => jsonl::each_in_file(path, f)
+                .map_err(|e| format!("cannot read {}: {e}", path.display())),
+            TraceInput::Database(path) => {
+                let store = crate::memory::MemoryStore::open(path).map_err(|e| e.to_string())?;
+                store::import_legacy(&mut store.conn(), path).map_err(|e| e.to_string())?;
+                let conn = store.read();
+                let mut warnings = Vec::new();
+                let mut after = 0;
+                loop {
+                    let (page, mut problems) =
+                        store::since(&conn, after, PAGE).map_err(|e| e.to_string())?;
+                    warnings.append(&mut problems);
+                    let Some(last) = page.last().map(|r| r.seq) else {
+                        return Ok(warnings);
+                    };
+                    after = last;
+                    for record in page {
+                        if !f(record) {
+                            return Ok(warnings);
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// Every agent that acted in the trace, sorted (for a database, read
+    /// without decoding its records).
+    pub fn agents(&self) -> Result<Vec<String>, String> {
+        let mut agents = Vec::new();
+        match self {
+            TraceInput::File(_) => {
+                self.each(|r| {
+                    if !agents.contains(&r.agent) {
+                        agents.push(r.agent);
+                    }
+                    true
+                })?;
+            }
+            TraceInput::Database(path) => {
+                let store = crate::memory::MemoryStore::open(path).map_err(|e| e.to_string())?;
+                store::import_legacy(&mut store.conn(), path).map_err(|e| e.to_string())?;
+                let conn = store.read();
+                let mut stmt = conn
+                    .prepare("SELECT DISTINCT agent FROM trace")
+                    .map_err(|e| e.to_string())?;
+                let rows = stmt
+                    .query_map([], |r| r.get::<_, String>(0))
+                    .map_err(|e| e.to_string())?;
+                for agent in rows {
+                    agents.push(agent.map_err(|e| e.to_string())?);
+                }
+            }
+        }
+        agents.sort();
+        Ok(agents)
     }
 
     /// Every record, oldest first, and what could not be read.
