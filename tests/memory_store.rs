@@ -312,3 +312,63 @@ fn the_binary_creates_private_files_and_directories() {
         }
     }
 }
+
+/// Transactions from several threads at once share commits (group
+/// commit), each is committed — readable from another connection — when
+/// it returns `Ok`, and one that fails is undone alone.
+#[test]
+fn concurrent_transactions_share_commits_and_each_ok_is_committed() {
+    use std::sync::Arc;
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("group.db");
+    let store = Arc::new(partner::memory::MemoryStore::open(&path).unwrap());
+    let workers: Vec<_> = (0..8)
+        .map(|w| {
+            let store = store.clone();
+            let path = path.clone();
+            std::thread::spawn(move || {
+                let other = rusqlite::Connection::open(&path).unwrap();
+                for i in 0..60 {
+                    let text = format!("entry {w}-{i}");
+                    let fails = i % 10 == 9;
+                    let result =
+                        store.transaction(|tx| -> Result<(), partner::memory::MemoryError> {
+                            partner::memory::records::add_archival(tx, "ada", &text, i)?;
+                            if fails {
+                                return Err(partner::memory::MemoryError::Corrupt {
+                                    what: "test",
+                                    value: "a failing transaction".into(),
+                                });
+                            }
+                            Ok(())
+                        });
+                    let seen: i64 = other
+                        .query_row(
+                            "SELECT count(*) FROM archival WHERE content = ?1",
+                            [&text],
+                            |r| r.get(0),
+                        )
+                        .unwrap();
+                    assert_eq!(result.is_ok(), !fails, "{text}");
+                    assert_eq!(
+                        seen,
+                        i64::from(!fails),
+                        "{text}: committed when Ok, undone when not"
+                    );
+                }
+            })
+        })
+        .collect();
+    for w in workers {
+        w.join().unwrap();
+    }
+    let (commits, held) = store.commits();
+    println!("{held} transactions in {commits} commits");
+    assert_eq!(held, 8 * 60);
+    assert!(commits < held, "{held} transactions took {commits} commits");
+    let rows: i64 = store
+        .conn()
+        .query_row("SELECT count(*) FROM archival", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(rows, 8 * 54);
+}

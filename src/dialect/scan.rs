@@ -223,6 +223,8 @@ impl Hidden {
 
     /// The region a line opens and does not close on the same line.
     fn opened_in(line: &str) -> Option<Hidden> {
+        // Every region opens with `<`; most lines have none.
+        memchr::memchr(b'<', line.as_bytes())?;
         [Hidden::Comment, Hidden::Pre, Hidden::Code]
             .into_iter()
             .filter_map(|h| h.open_at(line).map(|at| (at, h)))

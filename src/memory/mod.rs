@@ -9,6 +9,7 @@
 
 pub mod blocks;
 mod error;
+mod group;
 pub mod learned;
 pub mod records;
 pub mod schema;

@@ -22,9 +22,11 @@ pub struct MemoryStore {
     readers: Mutex<Vec<Connection>>,
     path: PathBuf,
     in_memory: bool,
-    /// A batch is open ([`MemoryStore::batched`]): transactions are
+    /// A batch is open ([`MemoryStore::begin_batch`]): transactions are
     /// savepoints of it.
     batch: std::sync::atomic::AtomicBool,
+    /// Transactions from several threads sharing one commit.
+    group: super::group::GroupCommit,
 }
 
 /// Most idle read connections kept.
@@ -123,6 +125,7 @@ impl MemoryStore {
             path,
             in_memory: false,
             batch: std::sync::atomic::AtomicBool::new(false),
+            group: Default::default(),
         })
     }
 
@@ -170,25 +173,24 @@ impl MemoryStore {
     }
 
     /// Runs `f` in one transaction: committed when it returns `Ok`, rolled
-    /// back otherwise. The transaction takes the database's write lock as it
-    /// begins, so what it reads (a next sequence number) no other process
-    /// can write before it commits.
+    /// back otherwise, and `Ok` only once committed. The transaction takes
+    /// the database's write lock as it begins, so what it reads (a next
+    /// sequence number) no other process can write before it commits.
+    /// Transactions that queue for the connection meanwhile share one
+    /// commit (group commit: each a savepoint of one transaction).
     pub fn transaction<T, E>(&self, f: impl FnOnce(&Connection) -> Result<T, E>) -> Result<T, E>
     where
         E: From<rusqlite::Error>,
     {
-        let mut conn = self.conn();
         if self.batch.load(std::sync::atomic::Ordering::Acquire) {
             // Inside a batch: a savepoint, undone alone when `f` fails.
+            let mut conn = self.conn();
             let savepoint = conn.savepoint()?;
             let value = f(&savepoint)?;
             savepoint.commit()?;
             return Ok(value);
         }
-        let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
-        let value = f(&tx)?;
-        tx.commit()?;
-        Ok(value)
+        self.group.transaction(&self.conn, f)
     }
 
     /// Opens a batch: every transaction begun until [`MemoryStore::end_batch`]
@@ -209,6 +211,12 @@ impl MemoryStore {
         self.conn()
             .execute_batch(if keep { "COMMIT" } else { "ROLLBACK" })?;
         Ok(())
+    }
+
+    /// How many commits transactions have made, and how many transactions
+    /// they held (more transactions than commits: group commit at work).
+    pub fn commits(&self) -> (u64, u64) {
+        self.group.counts()
     }
 
     /// The schema version of the open database.

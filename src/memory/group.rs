@@ -1,0 +1,166 @@
+//! Group commit: transactions that arrive while another runs share its
+//! commit. Each runs as a savepoint of one open transaction (undone alone
+//! when it fails); the last of them — the one that finds nobody waiting
+//! for the connection — commits for all, and each returns only once the
+//! commit that holds its work is durable. One writer alone commits at
+//! once, as before; eight writers pay for one `fsync` between them.
+
+use std::collections::VecDeque;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Condvar, Mutex, MutexGuard};
+use std::time::{Duration, Instant};
+
+use rusqlite::Connection;
+
+/// Most transactions one commit takes before it is made anyway.
+const MAX_MEMBERS: usize = 512;
+
+/// Longest a transaction waits for the commit that holds its work.
+const COMMIT_WAIT: Duration = Duration::from_secs(60);
+
+/// Failed commits remembered for those that wait on them.
+const FAILURES_KEPT: usize = 64;
+
+/// The store's group commit.
+#[derive(Debug, Default)]
+pub(super) struct GroupCommit {
+    /// Transactions waiting for the writer connection.
+    queued: AtomicUsize,
+    groups: Mutex<Groups>,
+    settled: Condvar,
+    /// Commits made, and transactions they held.
+    counts: Mutex<(u64, u64)>,
+}
+
+#[derive(Debug, Default)]
+struct Groups {
+    /// The open group's number and how many transactions it holds.
+    open: Option<(u64, usize)>,
+    /// The last number given to a group.
+    last: u64,
+    /// Every group up to this number is committed or failed.
+    settled: u64,
+    /// Groups whose commit failed, and why.
+    failed: VecDeque<(u64, String)>,
+}
+
+/// An error that reaches every member of a failed commit.
+fn commit_error(message: String) -> rusqlite::Error {
+    rusqlite::Error::SqliteFailure(
+        rusqlite::ffi::Error::new(rusqlite::ffi::SQLITE_IOERR),
+        Some(message),
+    )
+}
+
+impl GroupCommit {
+    fn groups(&self) -> MutexGuard<'_, Groups> {
+        self.groups.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Runs `f` in a transaction of `conn`'s, sharing its commit with the
+    /// transactions that queue meanwhile; `Ok` only once it is durable.
+    pub(super) fn transaction<T, E>(
+        &self,
+        conn: &Mutex<Connection>,
+        f: impl FnOnce(&Connection) -> Result<T, E>,
+    ) -> Result<T, E>
+    where
+        E: From<rusqlite::Error>,
+    {
+        self.queued.fetch_add(1, Ordering::SeqCst);
+        let mut guard = conn.lock().unwrap_or_else(|e| e.into_inner());
+        self.queued.fetch_sub(1, Ordering::SeqCst);
+        let group = self.join(&guard)?;
+        let outcome = (|| -> Result<T, E> {
+            let savepoint = guard.savepoint()?;
+            let value = f(&savepoint)?;
+            savepoint.commit()?;
+            Ok(value)
+        })();
+        let members = self.groups().open.map_or(0, |(_, n)| n);
+        if self.queued.load(Ordering::SeqCst) > 0 && members < MAX_MEMBERS {
+            // Whoever takes the connection next commits this work too.
+            drop(guard);
+            if outcome.is_ok() {
+                self.wait_for(group)?;
+            }
+            return outcome;
+        }
+        let committed = guard.execute_batch("COMMIT");
+        {
+            let mut counts = self.counts.lock().unwrap_or_else(|e| e.into_inner());
+            counts.0 += 1;
+            counts.1 += members as u64;
+        }
+        if committed.is_err() {
+            let _ = guard.execute_batch("ROLLBACK");
+        }
+        self.settle(group, committed.as_ref().err().map(ToString::to_string));
+        drop(guard);
+        match committed {
+            Err(e) if outcome.is_ok() => Err(e.into()),
+            _ => outcome,
+        }
+    }
+
+    /// Commits made so far, and the transactions they held.
+    pub(super) fn counts(&self) -> (u64, u64) {
+        *self.counts.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// The open group's number, opening one when none is.
+    fn join(&self, conn: &Connection) -> rusqlite::Result<u64> {
+        if let Some((group, members)) = self.groups().open.as_mut()
+            && !conn.is_autocommit()
+        {
+            *members += 1;
+            return Ok(*group);
+        }
+        conn.execute_batch("BEGIN IMMEDIATE")?;
+        let mut groups = self.groups();
+        groups.last += 1;
+        let group = groups.last;
+        groups.open = Some((group, 1));
+        Ok(group)
+    }
+
+    /// Marks `group` committed (or failed, with why) and wakes its members.
+    fn settle(&self, group: u64, failure: Option<String>) {
+        let mut groups = self.groups();
+        groups.open = None;
+        groups.settled = groups.settled.max(group);
+        if let Some(why) = failure {
+            if groups.failed.len() >= FAILURES_KEPT {
+                groups.failed.pop_front();
+            }
+            groups.failed.push_back((group, why));
+        }
+        drop(groups);
+        self.settled.notify_all();
+    }
+
+    /// Waits until `group` is settled: `Err` when its commit failed or did
+    /// not come within [`COMMIT_WAIT`].
+    fn wait_for(&self, group: u64) -> rusqlite::Result<()> {
+        let deadline = Instant::now() + COMMIT_WAIT;
+        let mut groups = self.groups();
+        while groups.settled < group {
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                return Err(commit_error(format!(
+                    "the commit holding this write did not finish within {} s",
+                    COMMIT_WAIT.as_secs()
+                )));
+            }
+            groups = self
+                .settled
+                .wait_timeout(groups, left)
+                .unwrap_or_else(|e| e.into_inner())
+                .0;
+        }
+        match groups.failed.iter().find(|(g, _)| *g == group) {
+            Some((_, why)) => Err(commit_error(format!("the commit failed: {why}"))),
+            None => Ok(()),
+        }
+    }
+}
