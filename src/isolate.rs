@@ -40,19 +40,10 @@ pub fn contain<T>(f: impl FnOnce() -> T) -> Result<T, String> {
 /// work goes.
 pub const BIG_STACK: usize = 256 * 1024 * 1024;
 
-/// Runs `f` on a new thread with a `stack`-byte stack, contained; waits
-/// for it.
+/// Runs `f` on a fresh `stack`-byte stack of the current thread (mapped
+/// for the call and unmapped after; no thread is started), contained.
 pub fn on_big_stack<T: Send>(stack: usize, f: impl FnOnce() -> T + Send) -> Result<T, String> {
-    std::thread::scope(|scope| {
-        let handle = std::thread::Builder::new()
-            .name("partner-deep".into())
-            .stack_size(stack)
-            .spawn_scoped(scope, || contain(f))
-            .map_err(|e| format!("could not start a worker thread: {e}"))?;
-        handle
-            .join()
-            .unwrap_or_else(|payload| Err(panic_message(payload.as_ref())))
-    })
+    stacker::grow(stack, || contain(f))
 }
 
 static BACKGROUND_PANICS: std::sync::Mutex<Vec<String>> = std::sync::Mutex::new(Vec::new());

@@ -1,0 +1,68 @@
+//! Durable executed actions per second: 1 and then 8 agents write memory
+//! at once through the whole pipeline — parse, permission check, execute,
+//! trace — each action acknowledged only once committed (SQLite WAL,
+//! `synchronous=FULL`). Prints actions/s, the p50 and p99 latency of an
+//! action, and how many commits the actions took (group commit).
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use partner::exec::{ExecConfig, Executor, TurnContext};
+use partner::permission::Policy;
+
+/// Actions each writer makes in a run.
+const PER_WRITER: usize = 2_000;
+
+fn run(exec: &Arc<Executor>, writers: usize) {
+    let before = exec.store().commits();
+    let started = Instant::now();
+    let threads: Vec<_> = (0..writers)
+        .map(|w| {
+            let exec = exec.clone();
+            std::thread::spawn(move || {
+                let agent = format!("agent{w}");
+                let mut latencies = Vec::with_capacity(PER_WRITER);
+                for i in 0..PER_WRITER {
+                    let mut ctx = TurnContext::new(&agent, "main", &format!("t{w}-{i}"));
+                    let text =
+                        format!("/recall insert \"note {i} from {agent}: the launch moved\"");
+                    let t = Instant::now();
+                    let report = exec.run_turn(&mut ctx, &text);
+                    latencies.push(t.elapsed());
+                    assert_eq!(report.actions.len(), 1);
+                }
+                latencies
+            })
+        })
+        .collect();
+    let mut all: Vec<Duration> = threads
+        .into_iter()
+        .flat_map(|t| t.join().unwrap())
+        .collect();
+    let took = started.elapsed();
+    all.sort();
+    let (commits, held) = exec.store().commits();
+    println!(
+        "{writers} writer(s): {:.0} actions/s, p50 {:?}, p99 {:?}; {} actions in {} commits",
+        all.len() as f64 / took.as_secs_f64(),
+        all[all.len() / 2],
+        all[all.len() * 99 / 100],
+        held - before.1,
+        commits - before.0,
+    );
+}
+
+fn main() {
+    let dir = tempfile::tempdir().unwrap();
+    let agents: Vec<String> = (0..8).map(|w| format!("agent{w}")).collect();
+    let config = ExecConfig {
+        agents,
+        ..ExecConfig::default()
+    };
+    let exec = Arc::new(
+        Executor::open(&dir.path().join("load.db"), Policy::permissive(), config).unwrap(),
+    );
+    for writers in [1, 8] {
+        run(&exec, writers);
+    }
+}
