@@ -258,7 +258,7 @@ impl Executor {
     /// count as working memory).
     pub fn parser_for(&self, agent: &str) -> DialectParser {
         let mut registry = BlockRegistry::new();
-        if let Ok(list) = blocks::list(&self.store.conn(), Some(agent)) {
+        if let Ok(list) = blocks::list(&self.store.read(), Some(agent)) {
             for block in list {
                 registry.add(block.label, block.kind != BlockKind::Archival);
             }

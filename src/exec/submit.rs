@@ -244,7 +244,9 @@ impl Executor {
         };
         let now = self.now();
         let (resolved, check) = {
-            let conn = self.store.conn();
+            // Read beside the writer (committed state): the writer stays
+            // free for the transactions that share its commits.
+            let conn = self.store.read();
             let state = agent_state(&conn, &ctx.agent)?;
             if state.halted {
                 drop(conn);
