@@ -9,6 +9,9 @@
 #[path = "../tests/support/console.rs"]
 mod console;
 
+#[path = "common/memory.rs"]
+mod memory;
+
 use std::hint::black_box;
 use std::time::Duration;
 
@@ -61,30 +64,20 @@ fn loaded(n: usize) -> partner::tui::app::App {
     app
 }
 
-/// The process's resident memory, in MB.
-fn resident_mb() -> f64 {
-    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
-    status
-        .lines()
-        .find_map(|l| l.strip_prefix("VmRSS:"))
-        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<f64>().ok())
-        .map_or(0.0, |kb| kb / 1024.0)
-}
-
 fn bench(c: &mut Criterion) {
     let mut group = c.benchmark_group("console");
     group
         .sample_size(50)
         .measurement_time(Duration::from_secs(6));
     for (n, name) in [(100_000, "100k"), (1_000_000, "1m")] {
-        let before = resident_mb();
+        let before = memory::status_mb("VmRSS");
         let mut app = loaded(n);
         println!(
             "console after {n} turns and trace records: holds {} turns, {} records; resident {:.0} MB (+{:.0} MB)",
             app.model.turns.len(),
             app.model.trace.len(),
-            resident_mb(),
-            resident_mb() - before
+            memory::status_mb("VmRSS"),
+            memory::status_mb("VmRSS") - before
         );
         let mut terminal = Terminal::new(TestBackend::new(200, 60)).unwrap();
         group.bench_function(format!("frame_200x60_{name}"), |b| {

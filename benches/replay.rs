@@ -6,22 +6,15 @@
 //! verification alone. The database is made once and kept under the
 //! target directory.
 
+#[path = "common/memory.rs"]
+mod memory;
+
 use std::path::PathBuf;
 use std::time::Instant;
 
 use partner::exec::{ExecConfig, Executor, TurnContext};
 use partner::permission::Policy;
 use partner::trace::TraceInput;
-
-/// The process's peak resident memory since the last reset, in MB.
-fn peak_mb() -> f64 {
-    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
-    status
-        .lines()
-        .find_map(|l| l.strip_prefix("VmHWM:"))
-        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<f64>().ok())
-        .map_or(0.0, |kb| kb / 1024.0)
-}
 
 /// A database with `steps` actions in its trace (made if missing).
 fn database(steps: usize) -> PathBuf {
@@ -65,7 +58,7 @@ fn main() {
     let path = database(steps);
     // Only the verification's own peak is reported.
     let _ = std::fs::write("/proc/self/clear_refs", "5");
-    let base = peak_mb();
+    let base = memory::status_mb("VmHWM");
     let started = Instant::now();
     let verification = partner::exec::replay::verify(&TraceInput::Database(path)).unwrap();
     let took = started.elapsed();
@@ -76,7 +69,7 @@ fn main() {
         verification.redone,
         took.as_secs_f64(),
         verification.steps as f64 / took.as_secs_f64(),
-        peak_mb(),
+        memory::status_mb("VmHWM"),
         base
     );
 }
