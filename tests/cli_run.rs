@@ -26,7 +26,7 @@ fn a_policy_naming_a_missing_authority_is_warned_about() {
     )
     .unwrap();
     std::fs::write(d.join("s.toml"), "[agents.ada]\n").unwrap();
-    let (code, _, stderr) = headless(d, "1s", &[]);
+    let (code, _, stderr) = support::headless(d, "1s", &[]);
     assert_eq!(code, Some(0));
     assert!(
         stderr.contains(
@@ -42,7 +42,7 @@ fn a_policy_naming_a_missing_authority_is_warned_about() {
         config.replace("policy = \"policy.toml\"\n", ""),
     )
     .unwrap();
-    let (code, _, stderr) = headless(d, "1s", &[]);
+    let (code, _, stderr) = support::headless(d, "1s", &[]);
     assert_eq!(code, Some(0));
     assert!(!stderr.contains("warning"), "{stderr}");
 }
@@ -83,38 +83,6 @@ fn a_reader_that_goes_away_ends_the_run_quietly() {
     );
 }
 
-/// `partner run --headless` in `dir` for `run_for`; exit code and events.
-fn headless(
-    dir: &std::path::Path,
-    run_for: &str,
-    args: &[&str],
-) -> (Option<i32>, Vec<serde_json::Value>, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_partner"))
-        .current_dir(dir)
-        .args([
-            "run",
-            "--headless",
-            "--config",
-            "partner.toml",
-            "--db",
-            "c.db",
-            "--for",
-            run_for,
-        ])
-        .args(args)
-        .output()
-        .unwrap();
-    let events = String::from_utf8_lossy(&out.stdout)
-        .lines()
-        .filter_map(|l| serde_json::from_str(l).ok())
-        .collect();
-    (
-        out.status.code(),
-        events,
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
-}
-
 fn replies_of(events: &[serde_json::Value], agent: &str) -> Vec<String> {
     events
         .iter()
@@ -137,19 +105,19 @@ fn a_headless_run_starts_conversations_with_greetings_and_messages() {
         "[agents.ada]\nreplies = [{ from = \"partner\", when = \"Good morning\", say = \"Morning!\" }]\nunexpected = \"?\"\n[agents.bo]\nreplies = [{ from = \"partner\", when = \"status\", say = \"All good.\" }]\n",
     )
     .unwrap();
-    let (code, events, stderr) = headless(d, "2s", &["--message", "bo=status please"]);
+    let (code, events, stderr) = support::headless(d, "2s", &["--message", "bo=status please"]);
     assert_eq!(code, Some(0), "{stderr}");
     assert_eq!(replies_of(&events, "ada"), ["Morning!"]);
     assert_eq!(replies_of(&events, "bo"), ["All good."]);
     // The greeting opens a conversation once: not again on the next run.
-    let (code, events, _) = headless(d, "1s", &[]);
+    let (code, events, _) = support::headless(d, "1s", &[]);
     assert_eq!(code, Some(0));
     assert!(replies_of(&events, "ada").is_empty(), "{events:?}");
     // A message for an agent that does not exist is refused up front.
-    let (code, _, stderr) = headless(d, "1s", &["--message", "nobody=hi"]);
+    let (code, _, stderr) = support::headless(d, "1s", &["--message", "nobody=hi"]);
     assert_eq!(code, Some(2));
     assert!(stderr.contains("talk has no agent nobody"), "{stderr}");
-    let (code, _, stderr) = headless(d, "1s", &["--message", "ada"]);
+    let (code, _, stderr) = support::headless(d, "1s", &["--message", "ada"]);
     assert_eq!(code, Some(2));
     assert!(stderr.contains("AGENT=TEXT"), "{stderr}");
 }
@@ -168,7 +136,7 @@ fn a_worker_is_never_pointed_at_a_verb_it_may_not_use() {
         "[agents.ada]\nreplies = [\"/repeat r1\\n/aprove r2\"]\ncontinuations = [\"Sorry.\"]\n",
     )
     .unwrap();
-    let (code, events, stderr) = headless(d, "2s", &["--message", "ada=go"]);
+    let (code, events, stderr) = support::headless(d, "2s", &["--message", "ada=go"]);
     assert_eq!(code, Some(0), "{stderr}");
     let failures: Vec<&str> = events
         .iter()
@@ -203,7 +171,7 @@ fn plain_words_are_proposed_and_wait_for_the_partner() {
         "[agents.ada]\nreplies = [\"Remember that the launch is on Friday.\"]\n",
     )
     .unwrap();
-    let (code, events, stderr) = headless(d, "2s", &["--message", "ada=noted?"]);
+    let (code, events, stderr) = support::headless(d, "2s", &["--message", "ada=noted?"]);
     assert_eq!(code, Some(0), "{stderr}");
     let proposed: Vec<&serde_json::Value> = events
         .iter()

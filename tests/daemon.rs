@@ -256,20 +256,7 @@ fn one_daemon_per_database_and_bad_clients_are_refused_without_harm() {
         err.contains(&format!("pid {pid}")) && err.contains("c.db.sock"),
         "{err}"
     );
-    let (code, _, err) = partner_in(
-        dir.path(),
-        &[
-            "run",
-            "--headless",
-            "--config",
-            "partner.toml",
-            "--db",
-            "c.db",
-            "--for",
-            "1s",
-        ],
-        "",
-    );
+    let (code, _, err) = support::headless(dir.path(), "1s", &[]);
     assert_eq!(code, Some(2), "{err}");
     assert!(err.contains("already runs this database"), "{err}");
 

@@ -307,21 +307,10 @@ fn the_eval_prompt_is_the_runtimes() {
         "[[tasks]]\nid = \"remember\"\nsay = \"Remember that Dana prefers email.\"\n",
     )
     .unwrap();
-    let (code, _, err) = support::partner_in(
+    let (code, _, err) = support::headless(
         d,
-        &[
-            "run",
-            "--headless",
-            "--config",
-            "partner.toml",
-            "--db",
-            "c.db",
-            "--for",
-            "2s",
-            "--message",
-            "ada=Remember that Dana prefers email.",
-        ],
-        "",
+        "2s",
+        &["--message", "ada=Remember that Dana prefers email."],
     );
     assert_eq!(code, Some(0), "{err}");
     let (code, _, err) = eval(d, &["--tasks", "tasks.toml", "--mode", "dialect"]);

@@ -280,6 +280,33 @@ pub fn partner_in(
     partner_env(dir, args, stdin, &[])
 }
 
+/// `partner run --headless --config partner.toml --db c.db --for
+/// run_for` in `dir`, with `args` after: its exit status, the events it
+/// printed (one JSON object a line) and its error output.
+pub fn headless(
+    dir: &std::path::Path,
+    run_for: &str,
+    args: &[&str],
+) -> (Option<i32>, Vec<serde_json::Value>, String) {
+    let mut all = vec![
+        "run",
+        "--headless",
+        "--config",
+        "partner.toml",
+        "--db",
+        "c.db",
+        "--for",
+        run_for,
+    ];
+    all.extend_from_slice(args);
+    let (code, out, err) = partner_in(dir, &all, "");
+    let events = out
+        .lines()
+        .filter_map(|l| serde_json::from_str(l).ok())
+        .collect();
+    (code, events, err)
+}
+
 /// [`partner_in`] with environment variables set (`None` removes one).
 pub fn partner_env(
     dir: &std::path::Path,
