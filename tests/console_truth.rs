@@ -359,4 +359,29 @@ fn the_trace_pane_holds_a_window_and_its_filter_reaches_older_records() {
     }
     let shown = screen(&mut app, 120, 30);
     assert!(shown.contains("No record matches the filters"), "{shown}");
+
+    // A page that cannot be read is said to be so, not awaited forever.
+    app.trace.agent = Some("ghost".into());
+    screen(&mut app, 120, 30);
+    let asked: Vec<_> = app
+        .tick(support::console::NOW, 0.1)
+        .into_iter()
+        .filter_map(|c| match c {
+            Command::Op(Op::LoadOlderTrace { filter, before }) => Some((filter, before)),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(asked.len(), 1, "one page is asked for");
+    for (filter, before) in asked {
+        app.on_reply(Reply::OlderTraceFailed(
+            filter,
+            before,
+            "disk I/O error".into(),
+        ));
+    }
+    let shown = screen(&mut app, 120, 30);
+    assert!(
+        shown.contains("not be read (disk I/O error)") && !shown.contains("Reading older records"),
+        "{shown}"
+    );
 }

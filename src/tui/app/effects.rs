@@ -291,6 +291,10 @@ impl App {
             Reply::OlderTrace(filter, before, page) => {
                 self.model.receive_older_trace(&filter, before, page);
             }
+            Reply::OlderTraceFailed(filter, before, why) => {
+                self.warn(format!("could not read older trace records: {why}"));
+                self.model.older_trace_failed(&filter, before, why);
+            }
             Reply::Blocks(agent, list) => {
                 if Some(&agent) == self.memory.agent(&self.model).as_ref() {
                     self.model.blocks = list;

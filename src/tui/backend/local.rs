@@ -182,7 +182,7 @@ impl Backend for LocalBackend {
                 let conn = ex.store().read();
                 match crate::trace::query::older(&conn, before, &filter, OLDER_PAGE) {
                     Ok(page) => Reply::OlderTrace(filter, before, page),
-                    Err(e) => Reply::Failed(format!("could not read the trace: {e}")),
+                    Err(e) => Reply::OlderTraceFailed(filter, before, e.to_string()),
                 }
             }),
             Op::LoadMemory { agent } => {

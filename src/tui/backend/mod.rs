@@ -207,6 +207,8 @@ pub enum Reply {
     Trace(Vec<TraceRecord>, u64, bool),
     /// A page of older trace records for a filter, read from `before`.
     OlderTrace(TraceFilter, u64, OlderPage),
+    /// That page could not be read, and why.
+    OlderTraceFailed(TraceFilter, u64, String),
     /// An agent's blocks.
     Blocks(String, Vec<Block>),
     /// A block's versions.

@@ -28,6 +28,9 @@ pub struct OlderTrace {
     pub from: Option<u64>,
     /// A page was asked for and has not come.
     pub asked: bool,
+    /// Why the last page could not be read (no more are asked for this
+    /// filter).
+    pub failed: Option<String>,
 }
 
 impl OlderTrace {
@@ -97,10 +100,11 @@ impl Model {
                 records: Vec::new(),
                 from: Some(oldest_held),
                 asked: false,
+                failed: None,
             });
         }
         let older = self.trace_older.as_mut()?;
-        if older.asked || older.full() {
+        if older.asked || older.full() || older.failed.is_some() {
             return None;
         }
         let from = older.from?;
@@ -122,6 +126,26 @@ impl Model {
         older.records.extend(page.records);
         older.records.truncate(MAX_OLDER);
         older.from = page.next;
+    }
+
+    /// A page of older records for `filter` from `before` could not be
+    /// read: the pane says so instead of waiting for it.
+    pub fn older_trace_failed(&mut self, filter: &TraceFilter, before: u64, why: String) {
+        if let Some(older) = &mut self.trace_older
+            && &older.filter == filter
+            && older.from == Some(before)
+        {
+            older.asked = false;
+            older.failed = Some(why);
+        }
+    }
+
+    /// Why older records for `filter` could not be read, if they could not.
+    pub fn older_trace_failure(&self, filter: &TraceFilter) -> Option<&str> {
+        self.trace_older
+            .as_ref()
+            .filter(|o| &o.filter == filter)
+            .and_then(|o| o.failed.as_deref())
     }
 
     /// The records `filter` admits, newest first: the held ones, then the

@@ -192,14 +192,24 @@ impl Component for TracePane {
         self.short
             .set(rows.len() < sel + 2 * list_height.max(1) + 1);
         if rows.is_empty() {
+            let failure = model.older_trace_failure(&filter);
             let text = match (model.trace.is_empty(), model.older_trace_left(&filter)) {
+                _ if failure.is_some() => format!(
+                    "None of the records held matches; older ones could not be read ({}).",
+                    failure.unwrap_or_default()
+                ),
                 (_, None | Some(true)) if !model.trace.is_empty() => {
                     "Reading older records…".to_string()
                 }
                 (true, _) => "No actions executed yet.".to_string(),
                 _ => "No record matches the filters (:filter clears them).".to_string(),
             };
-            frame.render_widget(Paragraph::new(text).style(theme.style("ui.dim")), area);
+            frame.render_widget(
+                Paragraph::new(text)
+                    .style(theme.style("ui.dim"))
+                    .wrap(Wrap { trim: true }),
+                area,
+            );
             return;
         }
         let sel = sel.min(rows.len() - 1);
