@@ -434,7 +434,8 @@ impl ParsedAction {
             cancelled: false,
             legacy: false,
             span,
-            parts: Vec::new(),
+            // A verb, its arguments, content and a marker, without regrowing.
+            parts: Vec::with_capacity(6),
             domain: None,
             time: None,
             role: None,

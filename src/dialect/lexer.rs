@@ -119,7 +119,8 @@ pub(crate) fn lex_link(
 ) -> Result<LinkTokens<'_>, ParseError> {
     let src = &src[..hard_end.min(src.len())];
     let bytes = src.as_bytes();
-    let mut tokens: Vec<Token<'_>> = Vec::new();
+    // Room for a usual action's tokens, so that they are not regrown.
+    let mut tokens: Vec<Token<'_>> = Vec::with_capacity(8);
     let mut pos = start;
     let mut limit = line_limit;
     // The line end past which a `"…"` (and a `“…”`) is known not to close:
@@ -234,35 +235,41 @@ fn quoted(src: &str, pos: usize, limit: usize) -> Option<(Token<'_>, usize)> {
     };
     let body_start = pos + open_len;
     let body = &src[body_start..limit];
-    let mut escaped = false;
+    let mut close_buf = [0u8; 4];
+    let close_bytes = close.encode_utf8(&mut close_buf).as_bytes();
+    let bytes = body.as_bytes();
     let mut has_escape = false;
-    for (i, c) in body.char_indices() {
-        if escaped {
-            escaped = false;
-            continue;
-        }
-        if c == '\\' {
-            escaped = true;
+    let mut from = 0;
+    // Only a backslash or the closer's first byte can matter: both are
+    // where a character starts, so the search jumps between them.
+    while let Some(offset) = memchr::memchr2(b'\\', close_bytes[0], &bytes[from..]) {
+        let i = from + offset;
+        if bytes[i] == b'\\' {
+            // The character after a backslash is taken as it is.
             has_escape = true;
+            let next = i + 1;
+            from = next + body[next..].chars().next().map_or(0, char::len_utf8);
             continue;
         }
-        if c == close {
-            let raw = &body[..i];
-            let value = if has_escape {
-                Cow::Owned(unescape(raw))
-            } else {
-                Cow::Borrowed(raw)
-            };
-            let end = body_start + i + close.len_utf8();
-            return Some((
-                Token {
-                    kind: TokenKind::Quoted,
-                    span: Span::new(pos, end),
-                    value,
-                },
-                end,
-            ));
+        if !bytes[i..].starts_with(close_bytes) {
+            from = i + 1;
+            continue;
         }
+        let raw = &body[..i];
+        let value = if has_escape {
+            Cow::Owned(unescape(raw))
+        } else {
+            Cow::Borrowed(raw)
+        };
+        let end = body_start + i + close_bytes.len();
+        return Some((
+            Token {
+                kind: TokenKind::Quoted,
+                span: Span::new(pos, end),
+                value,
+            },
+            end,
+        ));
     }
     None
 }
@@ -467,6 +474,26 @@ mod tests {
                 (TokenKind::Word, "?public".into()),
             ]
         );
+    }
+
+    /// The closer search jumps between backslashes and the closer's first
+    /// byte: an escaped closer, an escaped backslash before the closer, a
+    /// character sharing the curly closer's first byte, and a backslash
+    /// with nothing after it are each read as before.
+    #[test]
+    fn quotes_close_where_they_should() {
+        let quoted = |src: &str| {
+            kinds(src)
+                .into_iter()
+                .find(|(k, _)| *k == TokenKind::Quoted)
+                .map(|(_, v)| v)
+        };
+        assert_eq!(quoted(r#"a "x \"y\" z" b"#).as_deref(), Some(r#"x "y" z"#));
+        assert_eq!(quoted(r#"a "x\\" b"#).as_deref(), Some(r"x\"));
+        assert_eq!(quoted("a “one — two” b").as_deref(), Some("one — two"));
+        assert_eq!(quoted("a “é \\” still” b").as_deref(), Some("é ” still"));
+        assert_eq!(quoted(r#"a "never closed \"#), None);
+        assert_eq!(quoted("a “never closed — at all"), None);
     }
 
     #[test]

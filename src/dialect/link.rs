@@ -135,7 +135,10 @@ impl<'p> LinkParser<'p> {
         line_limit: usize,
         in_batch: bool,
     ) -> ParsedAt {
-        let mut links: Vec<ParsedAction> = Vec::new();
+        // The first link apart from the rest: most actions are one link,
+        // and then no vector is allocated for them.
+        let mut head: Option<ParsedAction> = None;
+        let mut chain: Vec<ParsedAction> = Vec::new();
         let mut errors: Vec<ParseError> = Vec::new();
         let mut arrows: Vec<Span> = Vec::new();
         let mut pos = slash;
@@ -151,9 +154,10 @@ impl<'p> LinkParser<'p> {
                 }
             };
             end = end.max(raw.end);
-            let index = links.len() + errors.len();
+            let index = usize::from(head.is_some()) + chain.len() + errors.len();
             match self.build_link(src, raw, index > 0) {
-                Ok(action) => links.push(action),
+                Ok(action) if head.is_none() => head = Some(action),
+                Ok(action) => chain.push(action),
                 Err(err) => errors.push(err),
             }
             match next {
@@ -167,7 +171,8 @@ impl<'p> LinkParser<'p> {
         }
         let span = Span::new(slash, end);
         if !errors.is_empty() {
-            let chained = links.len() + errors.len() > 1 || !arrows.is_empty();
+            let links = usize::from(head.is_some()) + chain.len();
+            let chained = links + errors.len() > 1 || !arrows.is_empty();
             if chained {
                 errors = errors
                     .into_iter()
@@ -188,14 +193,13 @@ impl<'p> LinkParser<'p> {
                 span,
             };
         }
-        let mut links = links.into_iter();
-        let Some(mut head) = links.next() else {
+        let Some(mut head) = head else {
             return ParsedAt {
                 result: Err(vec![ParseError::new(ParseErrorKind::DoWithoutAction, span)]),
                 span,
             };
         };
-        head.chain = links.collect();
+        head.chain = chain;
         for arrow in arrows {
             head.parts.push(super::action::Part {
                 kind: PartKind::ChainArrow,
@@ -276,8 +280,12 @@ impl<'p> LinkParser<'p> {
         // Up to a few following words on the same line, for multi-word aliases.
         let mut following: Vec<(&str, usize)> = Vec::new();
         let mut at = word_end;
-        let may_be_phrase =
-            first.contains(['_', '-']) || self.table.starts_phrase(&first.to_ascii_lowercase());
+        let may_be_phrase = first.contains(['_', '-'])
+            || if first.bytes().any(|b| b.is_ascii_uppercase()) {
+                self.table.starts_phrase(&first.to_ascii_lowercase())
+            } else {
+                self.table.starts_phrase(first)
+            };
         while may_be_phrase && following.len() + 1 < self.table.max_words() {
             let s = skip_blanks(bytes, at, limit);
             if s == at || s >= limit {

@@ -6,6 +6,10 @@ use strsim::damerau_levenshtein;
 use super::error::ParseErrorKind;
 use super::verbs::{PhraseEntry, Strictness, VerbTable};
 
+/// The verbs one phrase means: one, or two for an alias whose argument
+/// decides.
+pub type PhraseEntries = smallvec::SmallVec<[PhraseEntry; 2]>;
+
 /// How a written verb was matched.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum MatchKind {
@@ -26,7 +30,9 @@ pub enum MatchKind {
 pub struct VerbMatch {
     /// The verbs the phrase means: one, or two for an alias whose argument
     /// decides (`remember`, `get`).
-    pub entries: Vec<PhraseEntry>,
+    /// (Inline for two: a match is made per action, and allocating for
+    /// it showed in the parse profile.)
+    pub entries: PhraseEntries,
     /// How many whitespace-separated words the phrase used (2 for `look up`).
     pub words: usize,
     /// How it matched.
@@ -89,7 +95,7 @@ pub fn match_verb(
             }
             if let Some(entries) = table.lookup(&phrase) {
                 return Ok(VerbMatch {
-                    entries: entries.to_vec(),
+                    entries: PhraseEntries::from_slice(entries),
                     words: 1 + extra,
                     kind: exact_kind(entries),
                 });
@@ -99,17 +105,17 @@ pub fn match_verb(
 
     if let Some(entries) = table.lookup(&lower) {
         return Ok(VerbMatch {
-            entries: entries.to_vec(),
+            entries: PhraseEntries::from_slice(entries),
             words: 1,
             kind: exact_kind(entries),
         });
     }
 
-    let not_strict = |entries: &[PhraseEntry]| -> Vec<PhraseEntry> {
+    let not_strict = |entries: &[PhraseEntry]| -> PhraseEntries {
         entries
             .iter()
             .filter(|e| table.spec(e.spec).strictness != Strictness::Strict)
-            .cloned()
+            .copied()
             .collect()
     };
 
@@ -217,7 +223,7 @@ fn fuzzy(table: &VerbTable, written: &str, lower: &str) -> Result<VerbMatch, Par
         let one_phrase_explains_all = verbs.len() == first_entries.len();
         if verbs.len() == 1 || one_phrase_explains_all {
             return Ok(VerbMatch {
-                entries: first_entries.clone(),
+                entries: PhraseEntries::from_slice(first_entries),
                 words: 1,
                 kind: MatchKind::Fuzzy(best),
             });

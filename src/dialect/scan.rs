@@ -316,6 +316,17 @@ impl Scanner<'_, '_> {
             self.prose(line_start, line_end_at);
             return line_end_at;
         }
+        // Only a `/do ` or a `[[` starts an action inside a line: a line
+        // with neither (most prose) is prose without walking its bytes.
+        let line = &bytes[line_start..line_end_at];
+        let starts_inline = memchr::memchr2_iter(b'/', b'[', line).any(|at| {
+            let rest = &line[at..];
+            rest.starts_with(b"/do ") || rest.starts_with(b"[[")
+        });
+        if !starts_inline {
+            self.prose(line_start, line_end_at);
+            return line_end_at;
+        }
         // No legacy command can close after the line's last `]]`.
         let last_close =
             memchr::memmem::rfind(&bytes[line_start..line_end_at], b"]]").map(|i| line_start + i);

@@ -261,7 +261,7 @@ pub struct VerbSpec {
 }
 
 /// One verb a phrase can mean, with the op that phrase implies.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct PhraseEntry {
     /// Index into [`VerbTable::specs`].
     pub spec: usize,
@@ -276,9 +276,12 @@ pub struct PhraseEntry {
 #[derive(Debug, Clone)]
 pub struct VerbTable {
     pub(super) specs: Vec<VerbSpec>,
-    pub(super) phrases: HashMap<String, Vec<PhraseEntry>>,
+    /// (Hashed with foldhash: the keys are the table's own phrases, and
+    /// a lookup per action with the standard SipHash showed in the parse
+    /// profile.)
+    pub(super) phrases: HashMap<String, Vec<PhraseEntry>, foldhash::fast::RandomState>,
     /// First words of multi-word phrases (`look` of `look up`).
-    phrase_starts: HashSet<String>,
+    phrase_starts: HashSet<String, foldhash::fast::RandomState>,
     max_words: usize,
     /// What words no phrase holds matched to, by edit distance (the
     /// search compares the word with every phrase; a turn that repeats
@@ -343,8 +346,8 @@ impl VerbTable {
             .collect();
         let mut table = VerbTable {
             specs,
-            phrases: HashMap::new(),
-            phrase_starts: HashSet::new(),
+            phrases: HashMap::default(),
+            phrase_starts: HashSet::default(),
             max_words: 1,
             near: NearMemo::default(),
         };
