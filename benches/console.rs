@@ -6,7 +6,7 @@
 //! ratatui's TestBackend, so only the layout and rendering are measured,
 //! not the terminal's I/O.
 
-#[path = "../tests/support/console.rs"]
+#[path = "../tests/it/support/console.rs"]
 mod console;
 
 #[path = "common/memory.rs"]

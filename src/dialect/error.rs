@@ -157,6 +157,14 @@ pub enum ParseErrorKind {
     /// A batch inside a batch.
     #[error("a /batch cannot contain another /batch")]
     NestedBatch,
+    /// A chain of more links than [`super::link::MAX_CHAIN_LINKS`].
+    #[error(
+        "a chain of more than {max} links, so none of it was run; split it into shorter chains"
+    )]
+    ChainTooLong {
+        /// The most links a chain may have.
+        max: usize,
+    },
 }
 
 /// A parse error with the bytes it is about.

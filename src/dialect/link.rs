@@ -125,6 +125,10 @@ struct RawLink<'a> {
     end: usize,
 }
 
+/// Most links one chain may have: a longer one is a single error (no
+/// agent needs more, and each link is an action someone may have to judge).
+pub const MAX_CHAIN_LINKS: usize = 32;
+
 impl<'p> LinkParser<'p> {
     /// Parses the action whose `/` is at `slash`; the line it is on ends at
     /// `line_limit` (before any markdown wrapper closer).
@@ -141,6 +145,7 @@ impl<'p> LinkParser<'p> {
         let mut chain: Vec<ParsedAction> = Vec::new();
         let mut errors: Vec<ParseError> = Vec::new();
         let mut arrows: Vec<Span> = Vec::new();
+        let mut read = 0usize;
         let mut pos = slash;
         let mut limit = line_limit;
         let mut end = slash + 1;
@@ -154,11 +159,14 @@ impl<'p> LinkParser<'p> {
                 }
             };
             end = end.max(raw.end);
-            let index = usize::from(head.is_some()) + chain.len() + errors.len();
-            match self.build_link(src, raw, index > 0) {
-                Ok(action) if head.is_none() => head = Some(action),
-                Ok(action) => chain.push(action),
-                Err(err) => errors.push(err),
+            read += 1;
+            if read <= MAX_CHAIN_LINKS {
+                let index = usize::from(head.is_some()) + chain.len() + errors.len();
+                match self.build_link(src, raw, index > 0) {
+                    Ok(action) if head.is_none() => head = Some(action),
+                    Ok(action) => chain.push(action),
+                    Err(err) => errors.push(err),
+                }
             }
             match next {
                 Some(next) => {
@@ -170,6 +178,19 @@ impl<'p> LinkParser<'p> {
             }
         }
         let span = Span::new(slash, end);
+        if read > MAX_CHAIN_LINKS {
+            // Read to its end, so that none of its links is taken for an
+            // action of its own; built no further than the bound.
+            return ParsedAt {
+                result: Err(vec![ParseError::new(
+                    ParseErrorKind::ChainTooLong {
+                        max: MAX_CHAIN_LINKS,
+                    },
+                    span,
+                )]),
+                span,
+            };
+        }
         if !errors.is_empty() {
             let links = usize::from(head.is_some()) + chain.len();
             let chained = links + errors.len() > 1 || !arrows.is_empty();

@@ -1,0 +1,67 @@
+//! partner's integration tests, as one binary (one link of the library
+//! instead of one per file): each module is one subject, named as its file
+//! was. `cargo test --test it MODULE::` runs one subject.
+
+mod support;
+
+mod agent_config;
+mod agent_profiles;
+mod agent_prompts;
+mod agent_providers;
+mod agent_runtime;
+mod cli_parse;
+mod cli_run;
+mod cli_runtime;
+mod console_attach;
+mod console_completion;
+mod console_e2e;
+mod console_edits;
+mod console_polish;
+mod console_recall;
+mod console_safety;
+mod console_shell;
+mod console_tools;
+mod console_trust;
+mod console_truth;
+mod crash;
+mod daemon;
+mod daemon_bounds;
+mod demo_headless;
+mod dialect_forms;
+mod dialect_props;
+mod dialect_rules;
+mod embed;
+mod eval;
+mod fuzz;
+mod gate_attacks;
+mod gate_cli;
+mod gate_meaning;
+mod gate_safety;
+mod gate_sandbox;
+mod gate_shell;
+mod gate_words;
+mod grammar_cli;
+mod grammar_conformance;
+mod grammar_numbers;
+mod grammar_props;
+mod lisp_cli;
+mod lisp_codec;
+mod lisp_lang;
+mod lisp_tools;
+mod memory_store;
+mod model_prompts;
+mod recall;
+mod relevance;
+mod runtime_permissions;
+mod runtime_props;
+mod runtime_verbs;
+mod seams_console;
+mod seams_processes;
+mod seams_registry;
+mod seams_runtime;
+mod security_approvals;
+mod security_crashes;
+mod security_data;
+mod security_props;
+mod security_runtime;
+mod tui_snapshots;
