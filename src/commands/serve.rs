@@ -104,13 +104,33 @@ pub fn tcp_token() -> Result<String> {
     Ok(token)
 }
 
-/// Runs `partner serve`.
-pub fn run_serve(options: &ServeOptions) -> Result<i32> {
-    let _ = tracing_subscriber::fmt()
+/// Logs to stderr what `RUST_LOG` asks for (`partner=debug` adds a span
+/// per turn and per action), `info` when it is unset; a `RUST_LOG` that
+/// cannot be read is said so and the default kept.
+fn init_logging() {
+    use tracing_subscriber::filter::Targets;
+    use tracing_subscriber::prelude::*;
+    let asked = std::env::var("RUST_LOG").ok();
+    let parsed = asked.as_deref().map(str::parse::<Targets>);
+    let filter = match &parsed {
+        Some(Ok(targets)) => targets.clone(),
+        _ => Targets::new().with_default(tracing::Level::INFO),
+    };
+    let layer = tracing_subscriber::fmt::layer()
         .with_writer(std::io::stderr)
         .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
-        .with_target(false)
+        .with_target(false);
+    let _ = tracing_subscriber::registry()
+        .with(layer.with_filter(filter))
         .try_init();
+    if let Some(Err(e)) = parsed {
+        tracing::warn!("RUST_LOG could not be read ({e}); logging at info");
+    }
+}
+
+/// Runs `partner serve`.
+pub fn run_serve(options: &ServeOptions) -> Result<i32> {
+    init_logging();
     let run = RunOptions {
         config: options.config.clone(),
         demo: options.demo,

@@ -19,6 +19,9 @@ use crate::permission::pending::{self, NewRequest};
 use crate::permission::{Check, CheckInput, Verdict};
 use crate::trace::TraceOutcome;
 
+/// Most characters of an action a debug log line shows.
+const LOGGED_CHARS: usize = 200;
+
 impl Executor {
     /// Checks an action against the policy, with what the verb registry
     /// says about it and the block it would write.
@@ -141,13 +144,39 @@ impl Executor {
 
     fn submit_one(&self, ctx: &TurnContext, action: &ParsedAction, turn: &str) -> ActionReport {
         let info = ActionInfo::of(action, ctx.action_id(action));
+        let span = tracing::debug_span!(
+            "action",
+            agent = %ctx.agent,
+            verb = action.verb.name(),
+            id = info.action_id.as_deref().unwrap_or("-"),
+        );
+        let _entered = span.enter();
+        let report = self.contained_submit(ctx, action, turn, &info);
+        if tracing::enabled!(tracing::Level::DEBUG) {
+            // The agent's words, cut to a line's worth and with control
+            // characters escaped (`{:?}`), so a log stays readable.
+            let words: String = info.canonical.chars().take(LOGGED_CHARS).collect();
+            tracing::debug!(status = %report.status, "{words:?}");
+        }
+        report
+    }
+
+    /// [`Self::try_submit`] with a database failure or a panic turned into
+    /// one failed action.
+    fn contained_submit(
+        &self,
+        ctx: &TurnContext,
+        action: &ParsedAction,
+        turn: &str,
+        info: &ActionInfo,
+    ) -> ActionReport {
         match isolate::contain(|| self.try_submit(ctx, action, turn)) {
             Ok(Ok(report)) => report,
             Ok(Err(e)) => {
                 // The database could not even record it: not the agent's doing.
                 let mut report = ActionReport::new(
                     &ctx.agent,
-                    &info,
+                    info,
                     ActionStatus::Failed,
                     format!(
                         "partner could not run or record this right now because of a problem on its side, not yours ({e}); nothing was changed, and you may try again later"
@@ -167,7 +196,7 @@ impl Executor {
                 };
                 self.record(
                     ctx,
-                    &info,
+                    info,
                     &origin,
                     &check,
                     None,
@@ -180,7 +209,7 @@ impl Executor {
                 })
                 .unwrap_or_else(|_| {
                     let mut report =
-                        ActionReport::new(&ctx.agent, &info, ActionStatus::Failed, text);
+                        ActionReport::new(&ctx.agent, info, ActionStatus::Failed, text);
                     report.system_error = true;
                     report
                 })

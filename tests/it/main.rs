@@ -26,6 +26,7 @@ mod console_truth;
 mod crash;
 mod daemon;
 mod daemon_bounds;
+mod daemon_log;
 mod demo_headless;
 mod dialect_forms;
 mod dialect_props;

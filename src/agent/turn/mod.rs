@@ -162,8 +162,35 @@ pub fn allowed_verbs(executor: &Executor, authority: bool) -> Vec<crate::dialect
         .collect()
 }
 
-/// Runs one turn to its end (or until cancelled).
+/// Runs one turn to its end (or until cancelled), inside a `turn` span
+/// (agent, turn number, what started it) for `RUST_LOG=partner=debug`.
 pub async fn run_turn(
+    env: Arc<TurnEnv>,
+    agent: Arc<AgentInfo>,
+    trigger: Trigger,
+    pulse: Duration,
+    turns: u64,
+    cancel: watch::Receiver<bool>,
+) -> TurnOutcome {
+    use tracing::Instrument;
+    let started_by = match &trigger {
+        Trigger::Message { .. } => "message",
+        Trigger::Pulse { .. } => "pulse",
+        Trigger::Results { .. } => "results",
+    };
+    let span = tracing::debug_span!("turn", agent = %agent.name, turn = turns, started_by);
+    async move {
+        tracing::debug!("turn starts");
+        let outcome = run_turn_steps(env, agent, trigger, pulse, turns, cancel).await;
+        tracing::debug!("turn ends");
+        outcome
+    }
+    .instrument(span)
+    .await
+}
+
+/// The steps of one turn: prompt, stream, parse, act, continue.
+async fn run_turn_steps(
     env: Arc<TurnEnv>,
     agent: Arc<AgentInfo>,
     trigger: Trigger,
