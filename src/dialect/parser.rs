@@ -14,9 +14,11 @@ use super::verbs::VerbTable;
 
 /// Parses agent turns into actions, knowing the verb table and the block
 /// labels that exist (for recall/context inference).
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub struct DialectParser {
-    table: VerbTable,
+    /// Shared: parsers are made per turn, and a table is a few hundred
+    /// phrases.
+    table: Arc<VerbTable>,
     blocks: BlockRegistry,
     /// Lines the agent was shown as examples: written back alone on a line,
     /// they are an echo of its instructions, not an action.
@@ -29,10 +31,34 @@ pub struct DialectParser {
     usable: Option<Arc<HashSet<String>>>,
 }
 
+impl Default for DialectParser {
+    fn default() -> Self {
+        DialectParser::with_shared_table(builtin_table())
+    }
+}
+
+/// The built-in verb table, built once per process.
+fn builtin_table() -> Arc<VerbTable> {
+    static BUILTIN: std::sync::LazyLock<Arc<VerbTable>> =
+        std::sync::LazyLock::new(|| Arc::new(VerbTable::builtin()));
+    Arc::clone(&BUILTIN)
+}
+
 impl DialectParser {
     /// A parser with the built-in verbs and no known blocks.
     pub fn new() -> Self {
         DialectParser::default()
+    }
+
+    /// A parser over a table shared with others, and no known blocks.
+    pub fn with_shared_table(table: Arc<VerbTable>) -> Self {
+        DialectParser {
+            table,
+            blocks: BlockRegistry::default(),
+            echoes: None,
+            prompt: None,
+            usable: None,
+        }
     }
 
     /// Replaces the known blocks.
@@ -43,7 +69,7 @@ impl DialectParser {
 
     /// Replaces the verb table.
     pub fn with_table(mut self, table: VerbTable) -> Self {
-        self.table = table;
+        self.table = Arc::new(table);
         self
     }
 

@@ -17,7 +17,7 @@ use super::tools::ToolShelf;
 use crate::clock::{Millis, SharedClock, system_clock};
 use crate::dialect::{BlockRegistry, DialectParser, VerbTable};
 use crate::embed::{Found, Recall};
-use crate::memory::{BlockKind, MemoryError, MemoryStore, SearchQuery, blocks, records};
+use crate::memory::{MemoryError, MemoryStore, SearchQuery, blocks, records};
 use crate::permission::{PermissionEngine, Policy};
 use crate::trace::{TraceRecord, TraceWarning, store as trace_store};
 
@@ -258,14 +258,12 @@ impl Executor {
     /// count as working memory).
     pub fn parser_for(&self, agent: &str) -> DialectParser {
         let mut registry = BlockRegistry::new();
-        if let Ok(list) = blocks::list(&self.store.read(), Some(agent)) {
-            for block in list {
-                registry.add(block.label, block.kind != BlockKind::Archival);
+        if let Ok(labels) = blocks::labels(&self.store.read(), agent) {
+            for (label, working) in labels {
+                registry.add(label, working);
             }
         }
-        DialectParser::new()
-            .with_table(self.registry.table().clone())
-            .with_blocks(registry)
+        DialectParser::with_shared_table(self.registry.shared_table()).with_blocks(registry)
     }
 }
 

@@ -247,7 +247,9 @@ pub enum RegistryError {
 /// Every verb's handler, with the table the parser reads.
 #[derive(Clone)]
 pub struct Registry {
-    table: VerbTable,
+    /// Shared with every parser made from it (a turn's parser does not
+    /// copy the table).
+    table: Arc<VerbTable>,
     handlers: HashMap<String, Arc<dyn VerbHandler>>,
 }
 
@@ -284,12 +286,20 @@ impl Registry {
             };
             handlers.insert(name, handler);
         }
-        Ok(Registry { table, handlers })
+        Ok(Registry {
+            table: Arc::new(table),
+            handlers,
+        })
     }
 
     /// The table the parser reads.
     pub fn table(&self) -> &VerbTable {
         &self.table
+    }
+
+    /// The same table, shared: for a parser made per turn.
+    pub fn shared_table(&self) -> Arc<VerbTable> {
+        Arc::clone(&self.table)
     }
 
     /// The handler of `verb`.

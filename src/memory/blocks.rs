@@ -245,12 +245,24 @@ pub fn require(conn: &Connection, agent: &str, label: &str) -> MemoryResult<Bloc
 /// Live blocks of one agent (or of all when `agent` is `None`), pinned
 /// first, then by kind and label.
 pub fn list(conn: &Connection, agent: Option<&str>) -> MemoryResult<Vec<Block>> {
-    let mut stmt = conn.prepare(&format!(
+    let mut stmt = conn.prepare_cached(&format!(
         "SELECT {COLUMNS} FROM blocks WHERE deleted_at IS NULL AND (?1 IS NULL OR agent = ?1)
          ORDER BY agent, pinned DESC, CASE kind WHEN 'core' THEN 0 WHEN 'working' THEN 1 ELSE 2 END, label"
     ))?;
     let rows = stmt.query_map(params![agent], block_from_row)?;
     rows.map(|r| finish(r?)).collect()
+}
+
+/// An agent's live block labels, each with whether it is in working
+/// memory (core or working), in label order: what a turn's parser needs,
+/// without reading the blocks' text.
+pub fn labels(conn: &Connection, agent: &str) -> MemoryResult<Vec<(String, bool)>> {
+    let mut stmt = conn.prepare_cached(
+        "SELECT label, kind != 'archival' FROM blocks
+         WHERE agent = ?1 AND deleted_at IS NULL ORDER BY label",
+    )?;
+    let rows = stmt.query_map(params![agent], |r| Ok((r.get(0)?, r.get(1)?)))?;
+    Ok(rows.collect::<Result<_, _>>()?)
 }
 
 fn check_limit(label: &str, value: &str, limit: usize) -> MemoryResult<()> {
@@ -516,7 +528,7 @@ pub fn history(conn: &Connection, agent: &str, label: &str) -> MemoryResult<Vec<
             label: label.to_string(),
         });
     };
-    let mut stmt = conn.prepare(
+    let mut stmt = conn.prepare_cached(
         "SELECT version, value, deleted, changed_at, changed_by FROM block_history WHERE block_id = ?1 ORDER BY version",
     )?;
     let rows = stmt.query_map([id], |r| {

@@ -63,7 +63,7 @@ pub fn signature(conn: &Connection) -> MemoryResult<(i64, i64)> {
 
 /// Every rule, oldest first.
 pub fn list(conn: &Connection) -> MemoryResult<Vec<LearnedRule>> {
-    let mut stmt = conn.prepare(
+    let mut stmt = conn.prepare_cached(
         "SELECT id, rule, words, action, created_at FROM learned_rules ORDER BY id LIMIT ?1",
     )?;
     let rows = stmt.query_map([MAX_LEARNED as i64], |r| {

@@ -14,10 +14,8 @@ pub fn add_archival(
     content: &str,
     now: Millis,
 ) -> MemoryResult<i64> {
-    conn.execute(
-        "INSERT INTO archival (agent, content, created_at) VALUES (?1, ?2, ?3)",
-        params![agent, content, now],
-    )?;
+    conn.prepare_cached("INSERT INTO archival (agent, content, created_at) VALUES (?1, ?2, ?3)")?
+        .execute(params![agent, content, now])?;
     Ok(conn.last_insert_rowid())
 }
 
@@ -119,7 +117,7 @@ pub fn recent_messages(
     thread: &str,
     limit: usize,
 ) -> MemoryResult<Vec<Message>> {
-    let mut stmt = conn.prepare(&format!(
+    let mut stmt = conn.prepare_cached(&format!(
         "SELECT {MESSAGE_COLUMNS} FROM
            (SELECT * FROM messages WHERE agent = ?1 AND thread = ?2 ORDER BY id DESC LIMIT ?3)
          ORDER BY id"
@@ -241,7 +239,7 @@ pub fn list_intentions(
     agent: &str,
     open_only: bool,
 ) -> MemoryResult<Vec<Intention>> {
-    let mut stmt = conn.prepare(
+    let mut stmt = conn.prepare_cached(
         "SELECT id, agent, what, due_text, due_at, next_session, status, note, created_at FROM intentions
          WHERE agent = ?1 AND (?2 = 0 OR status IN ('pending', 'triggered'))
          ORDER BY status IN ('completed', 'dismissed'), due_at IS NULL, due_at, id",
@@ -295,7 +293,7 @@ pub fn set_intention_status(
 
 /// Intentions of all agents that are pending and due at or before `now`.
 pub fn due_intentions(conn: &Connection, now: Millis) -> MemoryResult<Vec<(String, i64)>> {
-    let mut stmt = conn.prepare(
+    let mut stmt = conn.prepare_cached(
         "SELECT agent, id FROM intentions WHERE status = 'pending' AND due_at IS NOT NULL AND due_at <= ?1 ORDER BY due_at",
     )?;
     let rows = stmt.query_map([now], |r| Ok((r.get(0)?, r.get(1)?)))?;
@@ -342,7 +340,7 @@ pub fn enqueue(
 
 /// The outbox, oldest first.
 pub fn outbox(conn: &Connection) -> MemoryResult<Vec<OutboxItem>> {
-    let mut stmt = conn.prepare(
+    let mut stmt = conn.prepare_cached(
         "SELECT id, agent, channel, target, content, public, created_at, delivered_at FROM outbox ORDER BY id",
     )?;
     let rows = stmt.query_map([], |r| {
@@ -453,7 +451,7 @@ pub fn parse_failures(
     conn: &Connection,
     limit: usize,
 ) -> MemoryResult<Vec<(String, String, String, Millis)>> {
-    let mut stmt = conn.prepare(
+    let mut stmt = conn.prepare_cached(
         "SELECT agent, text, message, created_at FROM parse_failures ORDER BY id DESC LIMIT ?1",
     )?;
     let rows = stmt.query_map([limit as i64], |r| {

@@ -29,8 +29,14 @@ pub struct MemoryStore {
     group: super::group::GroupCommit,
 }
 
-/// Most idle read connections kept.
-const READERS: usize = 4;
+/// Most idle read connections kept: enough for every agent's turn and
+/// the console's reads at once, so that a read does not open a connection
+/// (which loads the schema and has none of its statements prepared).
+const READERS: usize = 16;
+
+/// Prepared statements each connection keeps (rusqlite's default, 16, is
+/// fewer than an action's path uses, so they were prepared again and again).
+const STATEMENTS: usize = 96;
 
 /// A connection for reading: one of the pool's, or the writer's for an
 /// in-memory database (which has no second connection).
@@ -119,6 +125,7 @@ impl MemoryStore {
         }
         conn.pragma_update(None, "synchronous", "FULL")?;
         conn.pragma_update(None, "foreign_keys", "ON")?;
+        conn.set_prepared_statement_cache_capacity(STATEMENTS);
         Ok(MemoryStore {
             conn: Mutex::new(conn),
             readers: Mutex::new(Vec::new()),
@@ -143,6 +150,7 @@ impl MemoryStore {
             )
             .ok()?;
             conn.busy_timeout(std::time::Duration::from_secs(10)).ok()?;
+            conn.set_prepared_statement_cache_capacity(STATEMENTS);
             Some(conn)
         });
         match conn {

@@ -232,7 +232,7 @@ pub fn waiting(conn: &Connection) -> Result<Vec<PendingRequest>, MemoryError> {
 
 /// Every request, newest first, up to `limit`.
 pub fn all(conn: &Connection, limit: usize) -> Result<Vec<PendingRequest>, MemoryError> {
-    let mut stmt = conn.prepare(&format!(
+    let mut stmt = conn.prepare_cached(&format!(
         "SELECT {COLUMNS} FROM pending ORDER BY id DESC LIMIT ?1"
     ))?;
     let rows = stmt.query_map([limit as i64], from_row)?;
@@ -456,15 +456,22 @@ pub fn matching_rule(
     lineage: &[String],
     now: Millis,
 ) -> Result<Option<StandingRule>, MemoryError> {
+    // Filtered by time and ordered here (denials first, then newest): with
+    // an ORDER BY, SQLite prepared this statement again on every run after
+    // another connection wrote, which cost more than the rest of the check.
     let mut stmt = conn.prepare_cached(&format!(
         "SELECT {RULE_COLUMNS} FROM standing_rules
-         WHERE revoked_at IS NULL AND (expires_at IS NULL OR expires_at > ?4)
-           AND agent = ?1 AND verb = ?2 AND target IS ?3 AND op IS ?5
-         ORDER BY effect = 'deny' DESC, id DESC"
+         WHERE revoked_at IS NULL AND agent = ?1 AND verb = ?2 AND target IS ?3 AND op IS ?4"
     ))?;
-    let rules = stmt.query_map(params![agent, verb, target, now, op], rule_from_row)?;
+    let mut rules = stmt
+        .query_map(params![agent, verb, target, op], rule_from_row)?
+        .filter(|rule| {
+            rule.as_ref()
+                .map_or(true, |rule| rule.expires_at.is_none_or(|at| at > now))
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    rules.sort_by_key(|rule| (rule.effect != "deny", std::cmp::Reverse(rule.id)));
     for rule in rules {
-        let rule = rule?;
         let by_interested = rule
             .created_by
             .strip_prefix("agent:")
