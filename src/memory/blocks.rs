@@ -257,12 +257,15 @@ pub fn list(conn: &Connection, agent: Option<&str>) -> MemoryResult<Vec<Block>> 
 /// memory (core or working), in label order: what a turn's parser needs,
 /// without reading the blocks' text.
 pub fn labels(conn: &Connection, agent: &str) -> MemoryResult<Vec<(String, bool)>> {
+    // Ordered here: with an ORDER BY, SQLite prepares a statement again
+    // on every run after another connection has written.
     let mut stmt = conn.prepare_cached(
-        "SELECT label, kind != 'archival' FROM blocks
-         WHERE agent = ?1 AND deleted_at IS NULL ORDER BY label",
+        "SELECT label, kind != 'archival' FROM blocks WHERE agent = ?1 AND deleted_at IS NULL",
     )?;
     let rows = stmt.query_map(params![agent], |r| Ok((r.get(0)?, r.get(1)?)))?;
-    Ok(rows.collect::<Result<_, _>>()?)
+    let mut labels: Vec<(String, bool)> = rows.collect::<Result<_, _>>()?;
+    labels.sort();
+    Ok(labels)
 }
 
 fn check_limit(label: &str, value: &str, limit: usize) -> MemoryResult<()> {
