@@ -4,9 +4,11 @@
 //! collide; and a database from before the trace moved inside imports its
 //! trace file.
 
+use crate::support;
 use std::path::Path;
 use std::process::{Command, Output, Stdio};
 use std::sync::Arc;
+use support::output_text as text;
 
 use partner::exec::{ActionStatus, ExecConfig, Executor, TurnContext};
 use partner::memory::MemoryStore;
@@ -19,14 +21,6 @@ fn partner(dir: &Path, args: &[&str]) -> Output {
         .stdin(Stdio::null())
         .output()
         .unwrap()
-}
-
-fn text(o: &Output) -> String {
-    format!(
-        "{}{}",
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    )
 }
 
 fn executor(db: &Path, policy: Policy) -> Executor {

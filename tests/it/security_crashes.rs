@@ -5,36 +5,14 @@
 //! a panic, a hang or unbounded memory.
 
 use crate::support;
+use support::output_text as text;
+use support::partner_output as partner;
 
-use std::io::Write;
-use std::path::Path;
-use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
 use partner::exec::{ActionStatus, TurnContext};
 use partner::permission::Policy;
 use support::rig;
-
-fn partner(dir: &Path, args: &[&str], stdin: &str) -> Output {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_partner"))
-        .current_dir(dir)
-        .args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let _ = child.stdin.take().unwrap().write_all(stdin.as_bytes());
-    child.wait_with_output().unwrap()
-}
-
-fn text(o: &Output) -> String {
-    format!(
-        "{}{}",
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    )
-}
 
 fn nested(depth: usize) -> String {
     format!("/calc {}1{}", "(".repeat(depth), ")".repeat(depth))

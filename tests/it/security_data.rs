@@ -5,11 +5,12 @@
 //! what reaches them.
 
 use crate::support;
+use support::output_text as text;
+use support::partner_output as partner;
 
 use std::io::{BufRead, BufReader, Write};
 use std::net::TcpListener;
 use std::path::Path;
-use std::process::{Command, Output, Stdio};
 use std::sync::{Arc, Mutex};
 
 use partner::exec::{ActionStatus, TurnContext};
@@ -270,27 +271,6 @@ fn the_policy_decides_how_far_a_search_reads() {
     assert!(worker.text.contains("nothing found"), "{}", worker.text);
     let auditor = one(&r, "auditor", "/search in constellation vault");
     assert!(auditor.text.contains("hunter2"), "{}", auditor.text);
-}
-
-fn partner(dir: &Path, args: &[&str], stdin: &str) -> Output {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_partner"))
-        .current_dir(dir)
-        .args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let _ = child.stdin.take().unwrap().write_all(stdin.as_bytes());
-    child.wait_with_output().unwrap()
-}
-
-fn text(o: &Output) -> String {
-    format!(
-        "{}{}",
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    )
 }
 
 #[test]

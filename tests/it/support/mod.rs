@@ -270,6 +270,31 @@ pub fn streaming_server(
     (base, seen)
 }
 
+/// Runs the `partner` binary in `dir` with `args`, `stdin` on its input,
+/// and returns what it left: status, output and error output as bytes.
+pub fn partner_output(dir: &std::path::Path, args: &[&str], stdin: &str) -> std::process::Output {
+    use std::process::{Command, Stdio};
+    let mut child = Command::new(env!("CARGO_BIN_EXE_partner"))
+        .current_dir(dir)
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let _ = child.stdin.take().unwrap().write_all(stdin.as_bytes());
+    child.wait_with_output().unwrap()
+}
+
+/// A run's output and error output, one after the other.
+pub fn output_text(o: &std::process::Output) -> String {
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    )
+}
+
 /// Runs the `partner` binary in `dir` with `args`, `stdin` on its input:
 /// its exit status, output and error output.
 pub fn partner_in(
