@@ -76,7 +76,8 @@
 //!
 //! **Chains and batches.** `->` followed by `/` chains links (it may also
 //! start the next line); `"old" -> "new"` is the context-replace form, not a
-//! chain. A link that fails makes the whole chain an error. `/batch {` ends
+//! chain. A link that fails makes the whole chain an error, and so does a
+//! chain of more than [`MAX_CHAIN_LINKS`] links. `/batch {` ends
 //! its line; one action per line follows, then a line holding `}` (optionally
 //! followed by a marker). The batch is one action whose inner actions are in
 //! its `batch` field; its canonical form spans lines.
