@@ -182,7 +182,8 @@ impl PermissionEngine {
         &self.policy
     }
 
-    /// Checks one action at `now`.
+    /// Checks one action at `now`: each rule in the order the module doc
+    /// gives, the first refusal winning, every step said in `path`.
     pub fn check(
         &self,
         conn: &Connection,
@@ -190,107 +191,120 @@ impl PermissionEngine {
         now: Millis,
     ) -> Result<Check, MemoryError> {
         let mut path = Vec::new();
-        let action = input.action;
-        let agent = input.agent;
-        let verb = action.verb.name();
-        let deny = |path: Vec<String>, reason: String| Check::new(Verdict::Deny { reason }, path);
+        match self.decide(conn, input, now, &mut path)? {
+            Ok((verdict, charge)) => {
+                if let Verdict::Ask { authorities, .. } = &verdict {
+                    path.push(format!("asks {}", chain_text(authorities)));
+                }
+                Ok(Check {
+                    verdict,
+                    path,
+                    charge,
+                })
+            }
+            Err(reason) => Ok(Check::new(Verdict::Deny { reason }, path)),
+        }
+    }
 
-        let traits = input.traits;
-        // 1. Strict verbs need an authority role.
+    /// The verdict and the rate token it takes, or the reason it is refused.
+    fn decide(
+        &self,
+        conn: &Connection,
+        input: &CheckInput<'_>,
+        now: Millis,
+        path: &mut Vec<String>,
+    ) -> Result<Step<(Verdict, Option<RateCharge>)>, MemoryError> {
+        if let Err(reason) = self.gates(input, path) {
+            return Ok(Err(reason));
+        }
+        let charge = match self.rate_charge(conn, input, now, path)? {
+            Ok(charge) => charge,
+            Err(reason) => return Ok(Err(reason)),
+        };
+        let block_asks = match block_rule(input, path) {
+            Ok(asks) => asks,
+            Err(reason) => return Ok(Err(reason)),
+        };
+        let ruled = match self.rule_verdict(conn, input, now, path)? {
+            Ok(ruled) => ruled,
+            Err(reason) => return Ok(Err(reason)),
+        };
+        let verdict = apply_marker(input.action, &ruled, block_asks.is_some(), path);
+        let verdict = escalate(input, verdict, block_asks, path);
+        let verdict = skip_own(input, verdict, path);
+        Ok(Ok((verdict, charge)))
+    }
+
+    /// Rules 1, 2 and 2b: an authority role for strict verbs, a platform
+    /// configured for the agent, a public host unless the policy names it.
+    fn gates(&self, input: &CheckInput<'_>, path: &mut Vec<String>) -> Step<()> {
+        let (agent, verb, traits) = (input.agent, input.action.verb.name(), input.traits);
         if traits.needs_role {
             if !self.policy.has_role(agent) {
-                let reason = format!("/{verb} needs an authority role, and {agent} has none");
-                path.push(reason.clone());
-                return Ok(deny(path, reason));
+                return refuse(
+                    path,
+                    format!("/{verb} needs an authority role, and {agent} has none"),
+                );
             }
             path.push(format!("{agent} has the role {}", self.policy.roles[agent]));
         }
-
-        // 2. Platforms.
         if let Some(platform) = traits.platform.as_deref() {
             match self.policy.platforms.get(&platform.to_ascii_lowercase()) {
-                None => {
-                    let reason = format!("no platform '{platform}' is configured");
-                    path.push(reason.clone());
-                    return Ok(deny(path, reason));
-                }
+                None => return refuse(path, format!("no platform '{platform}' is configured")),
                 Some(p) if !p.agents.iter().any(|a| a == "*" || a == agent) => {
-                    let reason = format!("{agent} may not post to {platform}");
-                    path.push(reason.clone());
-                    return Ok(deny(path, reason));
+                    return refuse(path, format!("{agent} may not post to {platform}"));
                 }
                 Some(_) => path.push(format!("platform {platform} is configured for {agent}")),
             }
         }
-
-        // 2b. Connections go to public hosts only, unless the policy names them.
         if let Some((host, port)) = &traits.connects_to
             && let Some(what) = network::non_public_host(host)
             && !self.policy.network.allows(host, *port)
         {
-            let reason = format!(
-                "/{verb} may not reach {host}: it is {what}; the partner can allow the host in the policy ([network] allow_hosts)"
+            return refuse(
+                path,
+                format!(
+                    "/{verb} may not reach {host}: it is {what}; the partner can allow the host in the policy ([network] allow_hosts)"
+                ),
             );
-            path.push(reason.clone());
-            return Ok(deny(path, reason));
         }
+        Ok(())
+    }
 
-        // 3. Rate limit: a token must be there; it is taken when the
-        // outcome commits.
-        let mut charge = None;
-        if let Some(limit) = self.policy.rate_limit(verb) {
-            if let Err(wait) = rate::available(conn, agent, verb, limit, now)? {
-                let reason = rate::refusal(verb, agent, wait);
-                path.push(reason.clone());
-                return Ok(deny(path, reason));
-            }
-            charge = Some(RateCharge {
-                agent: agent.to_string(),
-                verb: verb.to_string(),
-                limit,
-            });
+    /// Rule 3: a rate token must be there; it is taken when the outcome
+    /// commits.
+    fn rate_charge(
+        &self,
+        conn: &Connection,
+        input: &CheckInput<'_>,
+        now: Millis,
+        path: &mut Vec<String>,
+    ) -> Result<Step<Option<RateCharge>>, MemoryError> {
+        let (agent, verb) = (input.agent, input.action.verb.name());
+        let Some(limit) = self.policy.rate_limit(verb) else {
+            return Ok(Ok(None));
+        };
+        if let Err(wait) = rate::available(conn, agent, verb, limit, now)? {
+            return Ok(refuse(path, rate::refusal(verb, agent, wait)));
         }
+        Ok(Ok(Some(RateCharge {
+            agent: agent.to_string(),
+            verb: verb.to_string(),
+            limit,
+        })))
+    }
 
-        // 4. Block permission.
-        let mut block_asks = None;
-        if let Some(write) = &traits.writes_block
-            && let Some(block) = input.block
-        {
-            let appending = write.kind == WriteKind::Append;
-            let deleting = write.kind == WriteKind::Delete;
-            let refusal = match block.permission {
-                BlockPermission::ReadOnly => Some(format!("block '{}' is read-only", block.label)),
-                BlockPermission::Append if !appending => {
-                    Some(format!("block '{}' only takes appends", block.label))
-                }
-                BlockPermission::ReadWrite | BlockPermission::Partner | BlockPermission::Human
-                    if deleting =>
-                {
-                    Some(format!(
-                        "block '{}' can be deleted only with admin permission",
-                        block.label
-                    ))
-                }
-                _ => None,
-            };
-            if let Some(reason) = refusal {
-                path.push(reason.clone());
-                return Ok(deny(path, reason));
-            }
-            if matches!(
-                block.permission,
-                BlockPermission::Partner | BlockPermission::Human
-            ) {
-                let reason = format!(
-                    "block '{}' needs the partner's consent to change",
-                    block.label
-                );
-                path.push(reason.clone());
-                block_asks = Some(reason);
-            }
-        }
-
-        // 5 and 6. Standing rule, else policy.
+    /// Rules 5 and 6: a standing rule, else the first matching policy
+    /// rule, else the policy's default.
+    fn rule_verdict(
+        &self,
+        conn: &Connection,
+        input: &CheckInput<'_>,
+        now: Millis,
+        path: &mut Vec<String>,
+    ) -> Result<Step<Ruled>, MemoryError> {
+        let (agent, action) = (input.agent, input.action);
+        let verb = action.verb.name();
         let standing = pending::matching_rule(
             conn,
             agent,
@@ -300,9 +314,12 @@ impl PermissionEngine {
             input.on_behalf_of,
             now,
         )?;
-        let mut rule_routine = false;
-        let mut rule_authorities = self.policy.default_authority.clone();
-        let mut verdict = match standing {
+        let mut ruled = Ruled {
+            verdict: Verdict::Allow,
+            routine: false,
+            authorities: self.policy.default_authority.clone(),
+        };
+        match standing {
             Some(rule) if rule.effect == "deny" => {
                 let reason = rule.reason.clone().unwrap_or_else(|| {
                     format!(
@@ -311,149 +328,215 @@ impl PermissionEngine {
                     )
                 });
                 path.push(format!("standing rule #{} denies", rule.id));
-                return Ok(deny(path, reason.trim().to_string()));
+                return Ok(Err(reason.trim().to_string()));
             }
             Some(rule) => {
                 path.push(format!(
                     "standing rule #{} allows (by {})",
                     rule.id, rule.created_by
                 ));
-                Verdict::Allow
+                return Ok(Ok(ruled));
             }
-            None => {
-                let matched = self.policy.rule_for(agent, action);
-                let (decision, reason) = match matched {
-                    Some((index, rule)) => {
-                        rule_routine = rule.routine == Some(RuleDecision::Allow);
-                        rule_authorities = self.policy.authorities_of(Some(rule));
-                        let reason = rule
-                            .reason
-                            .clone()
-                            .unwrap_or_else(|| format!("policy rule {}", index + 1));
-                        path.push(
-                            format!(
-                                "policy rule {} ({verb}) decides {:?}: {reason}",
-                                index + 1,
-                                rule.decide
-                            )
-                            .to_lowercase(),
-                        );
-                        (rule.decide, reason)
-                    }
-                    None => {
-                        path.push(
-                            format!("no rule matches; the default is {:?}", self.policy.default)
-                                .to_lowercase(),
-                        );
-                        (self.policy.default, "the policy default".to_string())
-                    }
-                };
-                match decision {
-                    RuleDecision::Allow => Verdict::Allow,
-                    RuleDecision::Ask => ask(rule_authorities.clone(), reason),
-                    RuleDecision::Deny => return Ok(deny(path, reason)),
-                }
-            }
-        };
-
-        // 7. Markers.
-        match action.marker {
-            Some(Marker::Serious) => {
-                path.push("marker ! asks the partner directly".into());
-                verdict = ask(
-                    vec![Authority::Partner],
-                    "the agent marked this serious (!)",
-                );
-            }
-            Some(Marker::Check | Marker::Ask) if verdict == Verdict::Allow => {
-                let marker = if action.marker == Some(Marker::Ask) {
-                    "?ask"
-                } else {
-                    "?"
-                };
-                path.push(format!(
-                    "marker {marker} always asks ({})",
-                    chain_text(&rule_authorities)
-                ));
-                verdict = ask(
-                    rule_authorities.clone(),
-                    format!("the agent asked for a check ({marker})"),
-                );
-            }
-            Some(Marker::Routine)
-                if rule_routine
-                    && matches!(verdict, Verdict::Ask { .. })
-                    && block_asks.is_none() =>
-            {
-                path.push("marker . is routine here, so it is allowed".into());
-                verdict = Verdict::Allow;
-            }
-            Some(_) => {}
             None => {}
         }
+        let (decision, reason) = match self.policy.rule_for(agent, action) {
+            Some((index, rule)) => {
+                ruled.routine = rule.routine == Some(RuleDecision::Allow);
+                ruled.authorities = self.policy.authorities_of(Some(rule));
+                let reason = rule
+                    .reason
+                    .clone()
+                    .unwrap_or_else(|| format!("policy rule {}", index + 1));
+                path.push(
+                    format!(
+                        "policy rule {} ({verb}) decides {:?}: {reason}",
+                        index + 1,
+                        rule.decide
+                    )
+                    .to_lowercase(),
+                );
+                (rule.decide, reason)
+            }
+            None => {
+                path.push(
+                    format!("no rule matches; the default is {:?}", self.policy.default)
+                        .to_lowercase(),
+                );
+                (self.policy.default, "the policy default".to_string())
+            }
+        };
+        ruled.verdict = match decision {
+            RuleDecision::Allow => Verdict::Allow,
+            RuleDecision::Ask => ask(ruled.authorities.clone(), reason),
+            RuleDecision::Deny => return Ok(Err(reason)),
+        };
+        Ok(Ok(ruled))
+    }
+}
 
-        // Block consent.
-        if let Some(reason) = block_asks
-            && !matches!(&verdict, Verdict::Ask { authorities, .. } if authorities.first() == Some(&Authority::Partner))
-        {
-            verdict = ask(vec![Authority::Partner], reason);
+/// A step of a check: `Err` holds why the action is refused.
+type Step<T> = Result<T, String>;
+
+/// Says `reason` in the path and refuses with it.
+fn refuse<T>(path: &mut Vec<String>, reason: String) -> Step<T> {
+    path.push(reason.clone());
+    Err(reason)
+}
+
+/// What a standing or policy rule decided, with what the marker rule
+/// needs from it.
+struct Ruled {
+    /// Allow or ask (a refusal ends the check before).
+    verdict: Verdict,
+    /// The matching policy rule lets a `.` marker waive its ask.
+    routine: bool,
+    /// Who that rule asks.
+    authorities: Vec<Authority>,
+}
+
+/// Rule 4: a memory write must respect the block's permission; a block
+/// that needs the partner's consent makes the action ask (the reason is
+/// returned).
+fn block_rule(input: &CheckInput<'_>, path: &mut Vec<String>) -> Step<Option<String>> {
+    let (Some(write), Some(block)) = (&input.traits.writes_block, input.block) else {
+        return Ok(None);
+    };
+    let appending = write.kind == WriteKind::Append;
+    let deleting = write.kind == WriteKind::Delete;
+    let refusal = match block.permission {
+        BlockPermission::ReadOnly => Some(format!("block '{}' is read-only", block.label)),
+        BlockPermission::Append if !appending => {
+            Some(format!("block '{}' only takes appends", block.label))
         }
+        BlockPermission::ReadWrite | BlockPermission::Partner | BlockPermission::Human
+            if deleting =>
+        {
+            Some(format!(
+                "block '{}' can be deleted only with admin permission",
+                block.label
+            ))
+        }
+        _ => None,
+    };
+    if let Some(reason) = refusal {
+        return refuse(path, reason);
+    }
+    if matches!(
+        block.permission,
+        BlockPermission::Partner | BlockPermission::Human
+    ) {
+        let reason = format!(
+            "block '{}' needs the partner's consent to change",
+            block.label
+        );
+        path.push(reason.clone());
+        return Ok(Some(reason));
+    }
+    Ok(None)
+}
 
-        // 8. Public post from a private conversation.
-        if input.private_context && traits.platform.is_some() && verdict == Verdict::Allow {
-            let reason = "this conversation is private, and the post is public".to_string();
+/// Rule 7: `!` asks the partner, `?` and `?ask` always ask, `.` allows
+/// where the rule says routine is fine (never past a block's consent).
+fn apply_marker(
+    action: &ParsedAction,
+    ruled: &Ruled,
+    block_asks: bool,
+    path: &mut Vec<String>,
+) -> Verdict {
+    let verdict = ruled.verdict.clone();
+    match action.marker {
+        Some(Marker::Serious) => {
+            path.push("marker ! asks the partner directly".into());
+            ask(
+                vec![Authority::Partner],
+                "the agent marked this serious (!)",
+            )
+        }
+        Some(Marker::Check | Marker::Ask) if verdict == Verdict::Allow => {
+            let marker = if action.marker == Some(Marker::Ask) {
+                "?ask"
+            } else {
+                "?"
+            };
+            path.push(format!(
+                "marker {marker} always asks ({})",
+                chain_text(&ruled.authorities)
+            ));
+            ask(
+                ruled.authorities.clone(),
+                format!("the agent asked for a check ({marker})"),
+            )
+        }
+        Some(Marker::Routine)
+            if ruled.routine && matches!(verdict, Verdict::Ask { .. }) && !block_asks =>
+        {
+            path.push("marker . is routine here, so it is allowed".into());
+            Verdict::Allow
+        }
+        _ => verdict,
+    }
+}
+
+/// What asks the partner whatever came before: a block's consent (rule
+/// 4), a public post from a private conversation (rule 8), sensitive
+/// content in any field that leaves (rule 9), a verb only the partner may
+/// let run.
+fn escalate(
+    input: &CheckInput<'_>,
+    mut verdict: Verdict,
+    block_asks: Option<String>,
+    path: &mut Vec<String>,
+) -> Verdict {
+    let traits = input.traits;
+    if let Some(reason) = block_asks
+        && !matches!(&verdict, Verdict::Ask { authorities, .. } if authorities.first() == Some(&Authority::Partner))
+    {
+        verdict = ask(vec![Authority::Partner], reason);
+    }
+    if input.private_context && traits.platform.is_some() && verdict == Verdict::Allow {
+        let reason = "this conversation is private, and the post is public".to_string();
+        path.push(reason.clone());
+        verdict = ask(vec![Authority::Partner], reason);
+    }
+    if traits.carries_text {
+        let found = sensitivity::findings(&fields_text(input.action));
+        let partner_only = matches!(&verdict, Verdict::Ask { authorities, .. } if authorities == &[Authority::Partner]);
+        if !found.is_empty() && !partner_only {
+            let reason = format!("the action looks like it holds {}", found.join(" and "));
             path.push(reason.clone());
             verdict = ask(vec![Authority::Partner], reason);
         }
+    }
+    if let Some(reason) = &traits.partner_only {
+        path.push(format!(
+            "/{} always asks the partner",
+            input.action.verb.name()
+        ));
+        verdict = ask(vec![Authority::Partner], reason.clone());
+    }
+    verdict
+}
 
-        // 9. Sensitive content, in any field that leaves: only the partner
-        // may let it out.
-        if traits.carries_text {
-            let found = sensitivity::findings(&fields_text(action));
-            let partner_only = matches!(&verdict, Verdict::Ask { authorities, .. } if authorities == &[Authority::Partner]);
-            if !found.is_empty() && !partner_only {
-                let reason = format!("the action looks like it holds {}", found.join(" and "));
-                path.push(reason.clone());
-                verdict = ask(vec![Authority::Partner], reason);
-            }
-        }
-
-        // What only the partner may let run asks the partner, always.
-        if let Some(reason) = &traits.partner_only {
-            path.push(format!("/{verb} always asks the partner"));
-            verdict = ask(vec![Authority::Partner], reason.clone());
-        }
-
-        // Nobody decides their own request, nor one made on their behalf.
-        if let Verdict::Ask {
-            authorities,
-            reason,
-        } = &verdict
-        {
-            let (kept, skipped) =
-                pending::independent_authorities(authorities, agent, input.on_behalf_of);
-            for authority in &skipped {
-                path.push(format!(
-                    "{authority} is skipped: the request is its own or made on its behalf"
-                ));
-            }
-            if !skipped.is_empty() {
-                verdict = ask(kept, reason.clone());
-            }
-        }
-
-        if let Verdict::Ask { authorities, .. } = &verdict {
-            path.push(format!("asks {}", chain_text(authorities)));
-        }
-        let charge = if matches!(verdict, Verdict::Deny { .. }) {
-            None
-        } else {
-            charge
-        };
-        Ok(Check {
-            verdict,
-            path,
-            charge,
-        })
+/// Nobody decides their own request, nor one made on their behalf: such
+/// authorities are taken out of the chain.
+fn skip_own(input: &CheckInput<'_>, verdict: Verdict, path: &mut Vec<String>) -> Verdict {
+    let Verdict::Ask {
+        authorities,
+        reason,
+    } = &verdict
+    else {
+        return verdict;
+    };
+    let (kept, skipped) =
+        pending::independent_authorities(authorities, input.agent, input.on_behalf_of);
+    for authority in &skipped {
+        path.push(format!(
+            "{authority} is skipped: the request is its own or made on its behalf"
+        ));
+    }
+    if skipped.is_empty() {
+        verdict
+    } else {
+        ask(kept, reason.clone())
     }
 }
