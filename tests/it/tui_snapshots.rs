@@ -360,3 +360,81 @@ fn memory_search_shows_which_side_found_each_hit_and_the_index_catching_up() {
     let screen = format!("{:?}", draw(&mut app, 120, 24).backend());
     assert!(screen.contains("search by words only"), "{screen}");
 }
+
+/// The rows of a drawn screen, as text.
+fn screen_text(terminal: &Terminal<TestBackend>) -> Vec<String> {
+    let buffer = terminal.backend().buffer();
+    (0..buffer.area.height)
+        .map(|y| {
+            (0..buffer.area.width)
+                .map(|x| buffer[(x, y)].symbol().to_string())
+                .collect::<String>()
+        })
+        .collect()
+}
+
+/// The standing rules and the learned phrasings share one list popup:
+/// each row numbered, the selected one marked, an empty list said so.
+#[test]
+fn the_rules_and_learned_lists_show_each_row_or_say_they_are_empty() {
+    use partner::memory::learned::LearnedRule;
+    use partner::permission::StandingRule;
+    use partner::tui::app::Overlay;
+    let mut app = scene("dark");
+    let rule = |id: i64, effect: &str, target: Option<&str>| StandingRule {
+        id,
+        agent: "ada".into(),
+        verb: "post".into(),
+        op: None,
+        target: target.map(Into::into),
+        effect: effect.into(),
+        reason: None,
+        created_by: "partner".into(),
+        created_at: 0,
+        expires_at: None,
+    };
+    app.overlay = Overlay::Rules {
+        rules: vec![rule(7, "allow", Some("bluesky")), rule(9, "deny", None)],
+        selected: 1,
+    };
+    let text = screen_text(&draw(&mut app, 120, 30)).join("\n");
+    assert!(
+        text.contains("Standing rules — ↑/↓ select, x revokes"),
+        "{text}"
+    );
+    assert!(
+        text.contains("#7   allow ada: /post bluesky (by partner)"),
+        "{text}"
+    );
+    assert!(text.contains("#9   deny ada: /post (by partner)"), "{text}");
+
+    app.overlay = Overlay::Rules {
+        rules: Vec::new(),
+        selected: 0,
+    };
+    let text = screen_text(&draw(&mut app, 120, 30)).join("\n");
+    assert!(
+        text.contains("No standing rules: every request is decided one at a time."),
+        "{text}"
+    );
+
+    app.overlay = Overlay::Learned {
+        rules: vec![LearnedRule {
+            id: 3,
+            rule: String::new(),
+            words: "jot down".into(),
+            action: "/recall insert".into(),
+            created_at: 0,
+        }],
+        selected: 0,
+    };
+    let text = screen_text(&draw(&mut app, 120, 30)).join("\n");
+    assert!(
+        text.contains("Learned phrasings — ↑/↓ select, x forgets"),
+        "{text}"
+    );
+    assert!(
+        text.contains("#3   \"jot down\"  →  /recall insert"),
+        "{text}"
+    );
+}

@@ -11,6 +11,7 @@ mod keys;
 mod layout;
 mod log;
 mod overlay_keys;
+mod overlay_render;
 mod overlays;
 mod own_command;
 mod render;

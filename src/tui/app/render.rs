@@ -9,7 +9,7 @@ use unicode_width::UnicodeWidthStr;
 
 use super::App;
 use super::layout::TAB_WIDTH;
-use super::overlays::render_overlay;
+use super::overlay_render::render_overlay;
 use crate::agent::RunState;
 use crate::tui::keymap::Action;
 use crate::tui::model::first_line;
