@@ -226,12 +226,7 @@ pub fn run_pending(options: &PendingOptions, out: &mut dyn Write) -> Result<i32>
                         .expires_at
                         .map(|t| format!(" until {}", format_time(t)))
                         .unwrap_or_default();
-                    // A rule covers exactly its verb, op and target.
-                    let covers = [Some(r.verb.as_str()), r.op.as_deref(), r.target.as_deref()]
-                        .into_iter()
-                        .flatten()
-                        .collect::<Vec<_>>()
-                        .join(" ");
+                    let covers = r.scope();
                     line(
                         out,
                         format!(

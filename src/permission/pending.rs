@@ -371,6 +371,23 @@ pub struct StandingRule {
     pub expires_at: Option<Millis>,
 }
 
+impl StandingRule {
+    /// What the rule covers, as written after a `/`: its verb, op and
+    /// target (`post bluesky`, `recall delete plan`). A rule covers
+    /// exactly these.
+    pub fn scope(&self) -> String {
+        [
+            Some(self.verb.as_str()),
+            self.op.as_deref(),
+            self.target.as_deref(),
+        ]
+        .into_iter()
+        .flatten()
+        .collect::<Vec<_>>()
+        .join(" ")
+    }
+}
+
 /// What a new standing rule covers and says.
 #[derive(Debug, Clone)]
 pub struct NewRule<'a> {

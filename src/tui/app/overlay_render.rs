@@ -253,11 +253,7 @@ fn list_popup(theme: &Theme, frame: &mut Frame, size: Rect, list: ListPopup) {
 
 /// A standing rule in one line: effect, agent, scope, who made it, until when.
 fn rule_text(r: &crate::permission::StandingRule) -> String {
-    let scope = [Some(r.verb.as_str()), r.op.as_deref(), r.target.as_deref()]
-        .into_iter()
-        .flatten()
-        .collect::<Vec<_>>()
-        .join(" ");
+    let scope = r.scope();
     let until = r
         .expires_at
         .map(|at| format!(" until {}", &format_time(at)[..16]))
