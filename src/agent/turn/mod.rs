@@ -22,11 +22,13 @@ use tokio::sync::watch;
 
 mod env;
 mod report;
+mod store;
 
 pub use env::{AgentInfo, TokenScale, Trigger, TurnEnv, TurnOutcome};
 
 pub use report::emit_report;
 use report::wants_continuation;
+use store::{recall, store_message, try_store_message, turn_id};
 
 use super::events::Event;
 use super::prompt::assemble::{TurnPrompt, TurnPromptParts};
@@ -35,58 +37,10 @@ use super::provider::{ChatMessage, ChatRequest, PromptKind, StreamEvent, ToolSpe
 use super::settings::{DEFAULT_CONTEXT, prompt_budget};
 use crate::exec::{Executor, TurnContext};
 use crate::memory::blocks;
-use crate::memory::records::{add_message, count_messages, list_intentions, recent_messages};
-use crate::memory::search::{SearchDomain, SearchQuery, search};
+use crate::memory::records::{count_messages, list_intentions, recent_messages};
 
 /// Most tool calls read from one reply.
 const MAX_TOOL_CALLS: usize = 32;
-
-/// A turn's id, unique across sessions: the agent, the session (when it
-/// started, base 36) and the turn's number in it (`ada-mh3k2p1a-4`).
-fn turn_id(env: &TurnEnv, agent: &str, turns: u64) -> String {
-    let mut session = String::new();
-    let mut n = env.session_start.max(0) as u64;
-    loop {
-        let digit = (n % 36) as u8;
-        session.insert(
-            0,
-            char::from(if digit < 10 {
-                b'0' + digit
-            } else {
-                b'a' + digit - 10
-            }),
-        );
-        n /= 36;
-        if n == 0 {
-            break;
-        }
-    }
-    format!("{agent}-{session}-{turns}")
-}
-
-/// Appends a message to an agent's conversation, on the blocking pool; a
-/// failure is an error event (the turn goes on).
-async fn store_message(env: &Arc<TurnEnv>, agent: &str, thread: &str, role: &str, text: &str) {
-    let executor = Arc::clone(&env.executor);
-    let (agent, thread, role, text) = (
-        agent.to_string(),
-        thread.to_string(),
-        role.to_string(),
-        text.to_string(),
-    );
-    let now = env.clock.now_ms();
-    let stored = tokio::task::spawn_blocking(move || {
-        add_message(&executor.store().conn(), &agent, &thread, &role, &text, now)
-            .map_err(|e| format!("could not store {agent}'s message: {e}"))
-    })
-    .await;
-    if let Ok(Err(message)) = stored {
-        env.emit(Event::Error {
-            agent: None,
-            message,
-        });
-    }
-}
 
 /// A turn that could not go on: the partner is told why.
 fn failed(env: &TurnEnv, agent: String, message: String) -> TurnOutcome {
@@ -98,56 +52,6 @@ fn failed(env: &TurnEnv, agent: String, message: String) -> TurnOutcome {
         error: Some(message),
         ..TurnOutcome::default()
     }
-}
-
-/// Stores the turn's first message as sent.
-async fn store_first(
-    env: &Arc<TurnEnv>,
-    agent: &str,
-    thread: &str,
-    from: &str,
-    text: &str,
-    now: crate::clock::Millis,
-) -> Result<(), String> {
-    let executor = Arc::clone(&env.executor);
-    let (agent, thread, from, text) = (
-        agent.to_string(),
-        thread.to_string(),
-        from.to_string(),
-        text.to_string(),
-    );
-    tokio::task::spawn_blocking(move || {
-        add_message(&executor.store().conn(), &agent, &thread, &from, &text, now)
-            .map(|_| ())
-            .map_err(|e| format!("could not store {agent}'s message: {e}"))
-    })
-    .await
-    .unwrap_or_else(|e| Err(e.to_string()))
-}
-
-/// Most memories recalled into a turn's first message.
-const RECALLED: usize = 3;
-
-/// Memories recalled for `text`: archival entries and past messages,
-/// leaving out the messages the request already carries (its history) and
-/// any text recalled twice.
-fn recall(
-    read: &rusqlite::Connection,
-    agent: &str,
-    text: &str,
-    sent: &[crate::memory::Message],
-) -> crate::memory::MemoryResult<Vec<crate::memory::SearchHit>> {
-    let mut query = SearchQuery::new(text, Some(agent));
-    query.domains = vec![SearchDomain::Archival, SearchDomain::Conversations];
-    query.limit = RECALLED + sent.len();
-    let mut seen = std::collections::HashSet::new();
-    let mut hits = search(read, &query)?;
-    hits.retain(|h| {
-        let carried = h.domain == SearchDomain::Conversations && sent.iter().any(|m| m.id == h.id);
-        !carried && seen.insert(h.snippet.clone())
-    });
-    hits.truncate(RECALLED);
-    Ok(hits)
 }
 
 /// The verbs an agent may use — all but the authority verbs, unless it has
@@ -368,7 +272,8 @@ async fn run_turn_steps(
         if pass == 1
             && stored
             && let Some(sent) = messages.last()
-            && let Err(message) = store_first(&env, &name, &thread, &from, &sent.content, now).await
+            && let Err(message) =
+                try_store_message(&env, &name, &thread, &from, &sent.content, now).await
         {
             return failed(&env, name, message);
         }
