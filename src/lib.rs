@@ -8,42 +8,21 @@
 //! - [`commands`]: the subcommands of the `partner` binary.
 //! - [`error`]: the crate-level error type.
 
-#![warn(missing_docs)]
-
 pub use error::{Error, Result};
-/// Lets a type that names itself on the wire be compared with that name:
-/// `status == "executed"` reads as the JSON does.
-macro_rules! wire_name_eq {
-    ($type:ty, $name:ident) => {
-        impl PartialEq<str> for $type {
-            fn eq(&self, other: &str) -> bool {
-                self.$name() == other
-            }
-        }
-        impl PartialEq<&str> for $type {
-            fn eq(&self, other: &&str) -> bool {
-                self.$name() == *other
-            }
-        }
-    };
-}
-pub(crate) use wire_name_eq;
+pub(crate) use partner_core::wire_name_eq;
+pub use partner_core::{bounds, clock, files, isolate};
+pub use partner_dialect as dialect;
+pub use partner_grammar as grammar;
+pub use partner_lisp as lisp;
 
 pub mod agent;
-pub mod bounds;
-pub mod clock;
 pub mod commands;
 pub mod daemon;
-pub mod dialect;
 pub mod embed;
 pub mod error;
 pub mod eval;
 pub mod exec;
-pub mod files;
 pub mod gate;
-pub mod grammar;
-pub mod isolate;
-pub mod lisp;
 pub mod memory;
 pub mod net;
 pub mod permission;

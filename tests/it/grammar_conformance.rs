@@ -3,7 +3,7 @@
 //! answered through the batch protocol and compared — match results
 //! exactly (values, counts, order), completions with their groups compared
 //! as sets, load errors by being detected. Prints the pass rate by kind;
-//! the known divergences are listed in `src/grammar/DIVERGENCES.md`.
+//! the known divergences are listed in `crates/partner-grammar/src/DIVERGENCES.md`.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

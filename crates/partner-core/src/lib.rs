@@ -1,0 +1,31 @@
+//! partner's foundations, which every other crate may use and which use
+//! no other partner crate: time ([`clock`]: the `Clock` trait, the system
+//! and manual clocks, spans and RFC 3339), the bounds a constellation
+//! configures ([`bounds`]), files only their owner may read ([`files`]),
+//! and work run on behalf of agents so that it cannot end the process
+//! ([`isolate`]: contained panics, deep work on a big stack).
+//!
+//! It may not import anything of partner's: it is the bottom of the graph.
+
+pub mod bounds;
+pub mod clock;
+pub mod files;
+pub mod isolate;
+
+/// Lets a type that names itself on the wire be compared with that name:
+/// `status == "executed"` reads as the JSON does.
+#[macro_export]
+macro_rules! wire_name_eq {
+    ($type:ty, $name:ident) => {
+        impl PartialEq<str> for $type {
+            fn eq(&self, other: &str) -> bool {
+                self.$name() == other
+            }
+        }
+        impl PartialEq<&str> for $type {
+            fn eq(&self, other: &&str) -> bool {
+                self.$name() == *other
+            }
+        }
+    };
+}

@@ -1,0 +1,453 @@
+//! The verb table: every verb of the dialect, its aliases and its strictness,
+//! in one declarative list ([`BUILTIN_VERBS`]), extensible from TOML (see
+//! `verb_file`).
+
+use std::collections::{HashMap, HashSet};
+use std::fmt;
+
+use serde::{Deserialize, Serialize};
+
+use super::action::Op;
+pub use super::builtin::{BUILTIN_VERBS, BuiltinVerb};
+
+/// A verb of the dialect, aliases resolved.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum Verb {
+    /// Long-term memory: read, search, insert, append, delete, patch.
+    Recall,
+    /// Working memory: append, replace, archive, load, swap.
+    Context,
+    /// Search across memory domains.
+    Search,
+    /// Send to an explicit domain and target.
+    Send,
+    /// Reply in the current thread.
+    Reply,
+    /// Post to a platform.
+    Post,
+    /// Direct message a user.
+    Dm,
+    /// Message another agent.
+    Tell,
+    /// Fetch a web page.
+    Fetch,
+    /// Web search.
+    Web,
+    /// Calculation.
+    Calc,
+    /// Data sources.
+    Data,
+    /// Grant a pending request (authority only).
+    Approve,
+    /// Refuse a pending request (authority only).
+    Deny,
+    /// Hand a request to the next authority.
+    Escalate,
+    /// Cancel the current chain or a pending request.
+    Cancel,
+    /// Emergency stop.
+    Halt,
+    /// Several independent actions at once.
+    Batch,
+    /// Summarize the previous output or a reference.
+    Summarize,
+    /// Flag uncertainty for review.
+    Uncertain,
+    /// Set a reminder (an intention).
+    Remind,
+    /// Complete an intention.
+    Complete,
+    /// Dismiss an intention.
+    Dismiss,
+    /// List intentions.
+    Intentions,
+    /// Change the pulse interval.
+    Pulse,
+    /// Propose a shell command (or a request in words) for the partner to
+    /// approve.
+    Shell,
+    /// Run a Pattern Lisp tool from the constellation's `tools/` folder.
+    Tool,
+    /// A verb added from a TOML verb file; its argument is free text.
+    Custom(String),
+}
+
+impl Verb {
+    /// The verb a canonical name means: a built-in one, or a verb from a
+    /// verb file.
+    pub fn from_name(name: &str) -> Verb {
+        BUILTIN_VERBS
+            .iter()
+            .find(|b| b.verb.name() == name)
+            .map_or_else(|| Verb::Custom(name.to_string()), |b| b.verb.clone())
+    }
+
+    /// How the verb's arguments are read: a built-in verb's signature from
+    /// the table, free text for a verb from a verb file.
+    pub fn signature(&self) -> Signature {
+        BUILTIN_VERBS
+            .iter()
+            .find(|b| &b.verb == self)
+            .map_or(Signature::Text, |b| b.signature)
+    }
+
+    /// The canonical name, as written after the slash.
+    pub fn name(&self) -> &str {
+        match self {
+            Verb::Recall => "recall",
+            Verb::Context => "context",
+            Verb::Search => "search",
+            Verb::Send => "send",
+            Verb::Reply => "reply",
+            Verb::Post => "post",
+            Verb::Dm => "dm",
+            Verb::Tell => "tell",
+            Verb::Fetch => "fetch",
+            Verb::Web => "web",
+            Verb::Calc => "calc",
+            Verb::Data => "data",
+            Verb::Approve => "approve",
+            Verb::Deny => "deny",
+            Verb::Escalate => "escalate",
+            Verb::Cancel => "cancel",
+            Verb::Halt => "halt",
+            Verb::Batch => "batch",
+            Verb::Summarize => "summarize",
+            Verb::Uncertain => "uncertain",
+            Verb::Remind => "remind",
+            Verb::Complete => "complete",
+            Verb::Dismiss => "dismiss",
+            Verb::Intentions => "intentions",
+            Verb::Pulse => "pulse",
+            Verb::Shell => "shell",
+            Verb::Tool => "tool",
+            Verb::Custom(name) => name,
+        }
+    }
+}
+
+impl Serialize for Verb {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.name())
+    }
+}
+
+impl<'de> Deserialize<'de> for Verb {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let name = String::deserialize(deserializer)?;
+        Ok(Verb::from_name(&name))
+    }
+}
+
+impl fmt::Display for Verb {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// How a verb's arguments are read and written back: the shape of what
+/// follows the verb. Each signature has one argument parser and one
+/// canonical layout; a verb names its signature as data.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Signature {
+    /// `/recall [op] [label] [+ content]`: intent from the argument's shape.
+    Recall,
+    /// `/context label + "text"`, `"old" -> "new"`, `archive|load|swap`.
+    Context,
+    /// `/search [in DOMAIN] query [> 2 weeks] [role:NAME]`.
+    Search,
+    /// `/send @domain @target "message"`.
+    Send,
+    /// `/reply message`.
+    Reply,
+    /// `/post platform "message"`.
+    Post,
+    /// `/dm @user "message"`.
+    Dm,
+    /// `/tell @agent "message"`; in a chain the message may be the
+    /// previous output.
+    Tell,
+    /// `/fetch URL [html]`, `/fetch continue`.
+    Fetch,
+    /// `/web query` (in a chain, the query may be the previous output).
+    Web,
+    /// `/calc expression`.
+    Calc,
+    /// `/data list|read|search|monitor|pause [source] ["query"]`.
+    Data,
+    /// `/approve|deny [id] [always] ["reason"]`.
+    Decision,
+    /// `/escalate|cancel [id] ["reason"]`.
+    IdAndReason,
+    /// `/remind "when" "what"`.
+    Remind,
+    /// `/complete id ["note"]` (also `id | note`).
+    Complete,
+    /// `/dismiss id ["why"]`.
+    Dismiss,
+    /// `/pulse 30m`.
+    Pulse,
+    /// `/shell COMMAND` or `/shell request in words`: the rest of the link
+    /// as written, markers included (`ls .` ends in a directory).
+    Shell,
+    /// `/uncertain "what is unclear"`: required free text.
+    Uncertain,
+    /// Optional free text (`/intentions`, `/summarize`, `/halt`, verbs
+    /// from a verb file).
+    Text,
+    /// `/batch {` … `}`.
+    Batch,
+}
+
+/// What a verb added from a verb file does (its `action`).
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(tag = "kind", rename_all = "lowercase", deny_unknown_fields)]
+pub enum CustomAction {
+    /// Sends the action's text to an agent.
+    Tell {
+        /// The agent.
+        agent: String,
+    },
+    /// Appends the action's text to one of the acting agent's blocks.
+    Append {
+        /// The block's label.
+        block: String,
+    },
+    /// Runs a Pattern Lisp tool with the action's text as its arguments.
+    Tool {
+        /// The tool's name (its file's stem in the tools folder).
+        tool: String,
+    },
+}
+
+/// How forgiving verb matching is for a verb.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Deserialize, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Strictness {
+    /// Exact spelling (any case) or an exact alias only: approve, deny, halt, escalate.
+    Strict,
+    /// Also morphology and edit distance 1.
+    Normal,
+    /// Also morphology and edit distance 2: recall, search.
+    Loose,
+}
+
+impl Strictness {
+    /// The largest edit distance accepted for this strictness.
+    pub fn max_distance(self) -> usize {
+        match self {
+            Strictness::Strict => 0,
+            Strictness::Normal => 1,
+            Strictness::Loose => 2,
+        }
+    }
+}
+
+/// One verb in a [`VerbTable`].
+#[derive(Debug, Clone)]
+pub struct VerbSpec {
+    /// The verb.
+    pub verb: Verb,
+    /// Its matching strictness.
+    pub strictness: Strictness,
+    /// Aliases (lowercase phrases) with the op each implies.
+    pub aliases: Vec<(String, Option<Op>)>,
+    /// One line for help and for the model's instructions.
+    pub summary: String,
+    /// How its arguments are read.
+    pub signature: Signature,
+    /// What it does, for a verb from a verb file.
+    pub action: Option<CustomAction>,
+}
+
+/// One verb a phrase can mean, with the op that phrase implies.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PhraseEntry {
+    /// Index into [`VerbTable::specs`].
+    pub spec: usize,
+    /// The op implied by the phrase (`forget` implies delete).
+    pub op: Option<Op>,
+    /// True when the phrase is the verb's canonical name.
+    pub canonical: bool,
+}
+
+/// The verb table used by the parser: built-ins plus any TOML extensions,
+/// indexed by phrase.
+#[derive(Debug, Clone)]
+pub struct VerbTable {
+    pub(super) specs: Vec<VerbSpec>,
+    /// (Hashed with foldhash: the keys are the table's own phrases, and
+    /// a lookup per action with the standard SipHash showed in the parse
+    /// profile.)
+    pub(super) phrases: HashMap<String, Vec<PhraseEntry>, foldhash::fast::RandomState>,
+    /// First words of multi-word phrases (`look` of `look up`).
+    phrase_starts: HashSet<String, foldhash::fast::RandomState>,
+    max_words: usize,
+    /// What words no phrase holds matched to, by edit distance (the
+    /// search compares the word with every phrase; a turn that repeats
+    /// an unknown verb pays for it once). Emptied when the table changes.
+    pub(super) near: NearMemo,
+}
+
+/// What matching a word by edit distance gave.
+type Near = Result<super::matcher::VerbMatch, super::error::ParseErrorKind>;
+
+/// Most words [`NearMemo`] remembers; past it, it starts again.
+const NEAR_MEMO: usize = 4_096;
+
+/// Remembered results of matching a word by edit distance, shared by the
+/// clones of one table.
+#[derive(Debug, Clone, Default)]
+pub(super) struct NearMemo(std::sync::Arc<std::sync::Mutex<HashMap<String, Near>>>);
+
+impl NearMemo {
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, Near>> {
+        self.0.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// The remembered result for `word`, or `find`'s, remembered.
+    pub(super) fn get_or(&self, word: &str, find: impl FnOnce() -> Near) -> Near {
+        if let Some(found) = self.lock().get(word) {
+            return found.clone();
+        }
+        let found = find();
+        let mut memo = self.lock();
+        if memo.len() >= NEAR_MEMO {
+            memo.clear();
+        }
+        memo.insert(word.to_string(), found.clone());
+        found
+    }
+}
+
+impl Default for VerbTable {
+    fn default() -> Self {
+        VerbTable::builtin()
+    }
+}
+
+impl VerbTable {
+    /// The table of built-in verbs.
+    pub fn builtin() -> Self {
+        let specs = BUILTIN_VERBS
+            .iter()
+            .map(|b| VerbSpec {
+                verb: b.verb.clone(),
+                strictness: b.strictness,
+                aliases: b
+                    .aliases
+                    .iter()
+                    .map(|(a, op)| (a.to_string(), *op))
+                    .collect(),
+                summary: b.summary.to_string(),
+                signature: b.signature,
+                action: None,
+            })
+            .collect();
+        let mut table = VerbTable {
+            specs,
+            phrases: HashMap::default(),
+            phrase_starts: HashSet::default(),
+            max_words: 1,
+            near: NearMemo::default(),
+        };
+        table.reindex();
+        table
+    }
+
+    pub(super) fn reindex(&mut self) {
+        self.near = NearMemo::default();
+        self.phrases.clear();
+        self.phrase_starts.clear();
+        self.max_words = 1;
+        for (i, spec) in self.specs.iter().enumerate() {
+            self.phrases
+                .entry(spec.verb.name().to_string())
+                .or_default()
+                .push(PhraseEntry {
+                    spec: i,
+                    op: None,
+                    canonical: true,
+                });
+            for (alias, op) in &spec.aliases {
+                self.max_words = self.max_words.max(alias.split(' ').count());
+                if let Some((first, _)) = alias.split_once(' ') {
+                    self.phrase_starts.insert(first.to_string());
+                }
+                let entries = self.phrases.entry(alias.clone()).or_default();
+                if !entries.iter().any(|e| e.spec == i) {
+                    entries.push(PhraseEntry {
+                        spec: i,
+                        op: *op,
+                        canonical: false,
+                    });
+                }
+            }
+        }
+    }
+
+    /// Every verb in the table, built-ins first.
+    pub fn specs(&self) -> &[VerbSpec] {
+        &self.specs
+    }
+
+    /// The spec at `index`.
+    pub fn spec(&self, index: usize) -> &VerbSpec {
+        &self.specs[index]
+    }
+
+    /// The spec of `verb`, if it is in the table.
+    pub fn spec_of(&self, verb: &Verb) -> Option<&VerbSpec> {
+        self.specs.iter().find(|s| &s.verb == verb)
+    }
+
+    /// The entry of `verb` under its own name (no alias, no implied op);
+    /// empty when the table does not have the verb.
+    pub fn entries_of(&self, verb: &Verb) -> Vec<PhraseEntry> {
+        self.phrases
+            .get(verb.name())
+            .map(|entries| {
+                entries
+                    .iter()
+                    .filter(|e| e.canonical && &self.specs[e.spec].verb == verb)
+                    .cloned()
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+
+    /// The verbs a lowercase phrase means, if any.
+    pub fn lookup(&self, phrase: &str) -> Option<&[PhraseEntry]> {
+        self.phrases.get(phrase).map(Vec::as_slice)
+    }
+
+    /// True when some multi-word alias starts with the lowercase `word`.
+    pub fn starts_phrase(&self, word: &str) -> bool {
+        self.phrase_starts.contains(word)
+    }
+
+    /// The most words any alias has.
+    pub fn max_words(&self) -> usize {
+        self.max_words
+    }
+
+    /// All single-word phrases (names and aliases), for fuzzy matching.
+    pub fn single_word_phrases(&self) -> impl Iterator<Item = (&str, &[PhraseEntry])> {
+        self.phrases
+            .iter()
+            .filter(|(p, _)| !p.contains(' '))
+            .map(|(p, e)| (p.as_str(), e.as_slice()))
+    }
+}
+
+/// Lowercases a phrase and turns `_`, `-` and runs of whitespace into single spaces.
+pub fn normalize_phrase(phrase: &str) -> String {
+    phrase
+        .split(|c: char| c.is_whitespace() || c == '_' || c == '-')
+        .filter(|w| !w.is_empty())
+        .map(str::to_lowercase)
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+partner_core::wire_name_eq!(Verb, name);

@@ -1,0 +1,553 @@
+//! The compiled form of a grammar: the start rule's alternatives, each a
+//! sequence of parts (literal words, wildcards, numbers, nested rules),
+//! with what each alternative can begin with, for skipping alternatives
+//! that cannot start where they would.
+
+use std::collections::HashSet;
+use std::sync::{Arc, OnceLock};
+
+use super::expr::Expr;
+use super::needs::Needs;
+use super::parse::Spacing;
+use super::text::literal_at;
+
+/// A compiled grammar: the start rule's alternatives.
+#[derive(Debug, Clone)]
+pub struct Grammar {
+    /// The top-level alternatives.
+    pub rules: Arc<RuleSet>,
+    /// The entity types it imports.
+    pub entities: Vec<String>,
+    /// What is odd but allowed: unused rules and imports, a rule whose
+    /// variables make no value (`file(line,col): warning: …`).
+    pub warnings: Vec<String>,
+    /// The alternatives matching starts from (see `entry`).
+    pub(super) entry: Arc<RuleSet>,
+}
+
+/// The alternatives of one rule (shared by every reference to it).
+#[derive(Debug, Default)]
+pub struct RuleSet {
+    /// The rule's name (none for a group).
+    pub name: Option<String>,
+    rules: OnceLock<Vec<Rule>>,
+    /// For each alternative, what it can begin with: lets the matcher skip
+    /// alternatives that cannot start at the current place.
+    firsts: OnceLock<Vec<Start>>,
+    /// The same, as a table from a place's first two bytes to the
+    /// alternatives that may begin there (at most 64 alternatives).
+    dispatch: OnceLock<Option<Dispatch>>,
+    /// The words each alternative cannot match without (none when no
+    /// alternative needs any).
+    needs: OnceLock<Option<Needs>>,
+}
+
+/// Which alternatives of a rule set (at most 64, a bit each) may begin at
+/// a place, looked up by the place's first two bytes, lowercase. It may
+/// let through an alternative that cannot begin there (only two bytes of
+/// its words are compared), never keep out one that can.
+#[derive(Debug, Clone, Default)]
+pub(super) struct Dispatch {
+    /// (first byte << 8 | second byte, or 0 for any second byte) → the
+    /// alternatives with a first word beginning so, sorted by key.
+    keys: Vec<(u16, u64)>,
+    /// Alternatives that may begin with anything (a wildcard, a number,
+    /// nothing, a word that is not ASCII).
+    always: u64,
+    /// Bit `b` set when some first word begins with byte `b`: most places
+    /// are turned down by this alone.
+    firsts: u128,
+    /// Bit `b` set when a key for byte `b` takes any second byte (a
+    /// one-letter word, or one whose second character is not ASCII).
+    any_second: u128,
+}
+
+impl Dispatch {
+    fn new(starts: &[Start]) -> Option<Dispatch> {
+        if starts.len() > 64 {
+            return None;
+        }
+        let mut d = Dispatch::default();
+        let mut keys: Vec<(u16, u64)> = Vec::new();
+        for (i, start) in starts.iter().enumerate() {
+            let bit = 1u64 << i;
+            let Start::Words(words) = start else {
+                d.always |= bit;
+                continue;
+            };
+            if !words.other.is_empty() {
+                d.always |= bit;
+            }
+            for w in &words.ascii {
+                let b = w.as_bytes();
+                let second = match b.get(1) {
+                    Some(&c) if c.is_ascii() => u16::from(c.to_ascii_lowercase()),
+                    _ => 0,
+                };
+                keys.push((u16::from(b[0]) << 8 | second, bit));
+                d.firsts |= 1u128 << b[0];
+                if second == 0 {
+                    d.any_second |= 1u128 << b[0];
+                }
+            }
+        }
+        keys.sort_unstable_by_key(|k| k.0);
+        for (key, bit) in keys {
+            match d.keys.last_mut() {
+                Some(last) if last.0 == key => last.1 |= bit,
+                _ => d.keys.push((key, bit)),
+            }
+        }
+        Some(d)
+    }
+
+    #[inline]
+    fn lookup(&self, key: u16) -> u64 {
+        self.keys
+            .binary_search_by_key(&key, |k| k.0)
+            .map_or(0, |i| self.keys[i].1)
+    }
+
+    /// The alternatives that may begin at byte `at` of `s`.
+    #[inline]
+    fn at(&self, s: &[u8], at: usize) -> u64 {
+        let Some(&b0) = s.get(at) else {
+            return 0;
+        };
+        let b0 = b0.to_ascii_lowercase();
+        if !b0.is_ascii() || self.firsts & (1u128 << b0) == 0 {
+            return 0;
+        }
+        let any_second = if self.any_second & (1u128 << b0) != 0 {
+            self.lookup(u16::from(b0) << 8)
+        } else {
+            0
+        };
+        let b0 = u16::from(b0) << 8;
+        match s.get(at + 1) {
+            Some(&b1) => any_second | self.lookup(b0 | u16::from(b1.to_ascii_lowercase())),
+            None => any_second,
+        }
+    }
+
+    /// The alternatives of `count` that may begin anywhere from byte
+    /// `index` of `s` on (where an open wildcard may end and they begin).
+    pub(super) fn mask_from(&self, s: &str, index: usize, count: usize) -> u64 {
+        let all = if count >= 64 {
+            u64::MAX
+        } else {
+            (1u64 << count) - 1
+        };
+        let bytes = s.as_bytes();
+        let mut mask = self.always;
+        for at in index..bytes.len() {
+            if mask & all == all {
+                break;
+            }
+            let b = bytes[at].to_ascii_lowercase();
+            if b.is_ascii() && self.firsts & (1u128 << b) != 0 {
+                mask |= self.at(bytes, at);
+            }
+        }
+        mask
+    }
+
+    /// The alternatives that may begin at byte `index` of `s` (after
+    /// separators when `lead`).
+    pub(super) fn mask_at(&self, s: &str, index: usize, lead: bool) -> u64 {
+        let bytes = s.as_bytes();
+        let mut mask = self.always;
+        let mut at = index;
+        loop {
+            mask |= self.at(bytes, at);
+            if !lead {
+                return mask;
+            }
+            match bytes.get(at) {
+                Some(b' ') => at += 1,
+                Some(b) if b.is_ascii_alphanumeric() => return mask,
+                _ => match super::text::char_at(s, at) {
+                    Some(c) if super::text::is_sep(c) => at += c.len_utf8(),
+                    _ => return mask,
+                },
+            }
+        }
+    }
+}
+
+/// What an alternative can begin with.
+#[derive(Debug, Clone)]
+pub(super) enum Start {
+    /// One of these words, and nothing else.
+    Words(FirstWords),
+    /// One of these words, or nothing at all (then it is whatever follows
+    /// the rule, which the alternative cannot know).
+    Nullable(Vec<String>),
+    /// Anything: a wildcard or a number may come first.
+    Any,
+}
+
+/// The words an alternative must begin with (lowercase), sorted so that
+/// the few that could begin at a place are found by binary search on the
+/// place's first two bytes.
+#[derive(Debug, Clone)]
+pub struct FirstWords {
+    /// ASCII words, sorted.
+    ascii: Vec<String>,
+    /// Words with other characters (case folding may change their bytes):
+    /// always checked.
+    other: Vec<String>,
+    /// Bit `b` set when an ASCII word begins with byte `b`.
+    firsts: u128,
+}
+
+impl FirstWords {
+    fn new(words: Vec<String>) -> Self {
+        let (mut ascii, mut other): (Vec<String>, Vec<String>) = words
+            .into_iter()
+            .filter(|w| !w.is_empty())
+            .partition(|w| w.is_ascii());
+        ascii.sort();
+        ascii.dedup();
+        other.sort();
+        other.dedup();
+        let firsts = ascii.iter().fold(0, |m, w| m | 1u128 << w.as_bytes()[0]);
+        FirstWords {
+            ascii,
+            other,
+            firsts,
+        }
+    }
+
+    /// True when one of the words begins at byte `at` of `s`
+    /// (case-insensitively).
+    pub fn any_at(&self, s: &str, at: usize) -> bool {
+        if !self.other.is_empty() && self.other.iter().any(|w| literal_at(s, at, w).is_some()) {
+            return true;
+        }
+        let bytes = s.as_bytes();
+        let Some(b0) = bytes.get(at).map(u8::to_ascii_lowercase) else {
+            return false;
+        };
+        if !b0.is_ascii() || self.firsts & (1u128 << b0) == 0 {
+            return false;
+        }
+        let lo = self.ascii.partition_point(|w| w.as_bytes()[0] < b0);
+        let n = self.ascii[lo..].partition_point(|w| w.as_bytes()[0] == b0);
+        let same_first = &self.ascii[lo..lo + n];
+        // A one-letter word sorts first among those it begins.
+        if same_first.first().is_some_and(|w| w.len() == 1) {
+            return true;
+        }
+        let Some(b1) = bytes.get(at + 1).map(u8::to_ascii_lowercase) else {
+            return false;
+        };
+        let lo = same_first.partition_point(|w| w.as_bytes()[1] < b1);
+        same_first[lo..]
+            .iter()
+            .take_while(|w| w.as_bytes()[1] == b1)
+            .any(|w| literal_at(s, at, w).is_some())
+    }
+
+    /// Every word, lowercase.
+    pub fn words(&self) -> impl Iterator<Item = &String> {
+        self.ascii.iter().chain(&self.other)
+    }
+}
+
+impl RuleSet {
+    /// The alternatives.
+    pub fn rules(&self) -> &[Rule] {
+        self.rules.get().map_or(&[], Vec::as_slice)
+    }
+
+    /// The words alternative `i` must begin with, when they are known.
+    pub fn firsts(&self, i: usize) -> Option<&FirstWords> {
+        match self.firsts.get()?.get(i)? {
+            Start::Words(w) => Some(w),
+            Start::Nullable(_) | Start::Any => None,
+        }
+    }
+
+    /// True when an alternative may match nothing at all (as far as is
+    /// known: an alternative not worked out counts as not).
+    pub(super) fn may_be_empty(&self) -> bool {
+        self.firsts
+            .get()
+            .is_some_and(|f| f.iter().any(|s| matches!(s, Start::Nullable(_))))
+    }
+
+    /// The table of which alternatives may begin where (none for more
+    /// than 64 alternatives, or before first words are worked out).
+    pub(super) fn dispatch(&self) -> Option<&Dispatch> {
+        self.dispatch.get()?.as_ref()
+    }
+
+    /// The words alternatives need anywhere in a request, when any does.
+    pub(super) fn needs(&self) -> Option<&Needs> {
+        self.needs.get()?.as_ref()
+    }
+
+    /// Binds the alternatives of a named rule, once all rules exist (so
+    /// rules may refer to each other in any order).
+    pub(super) fn bind(&self, rules: Vec<Rule>) {
+        let _ = self.rules.set(rules);
+    }
+
+    pub(super) fn new(name: Option<String>, rules: Option<Vec<Rule>>) -> Self {
+        let set = RuleSet {
+            name,
+            rules: OnceLock::new(),
+            firsts: OnceLock::new(),
+            dispatch: OnceLock::new(),
+            needs: OnceLock::new(),
+        };
+        if let Some(r) = rules {
+            let _ = set.rules.set(r);
+        }
+        set
+    }
+}
+
+/// Deepest nesting followed when working out first words.
+const MAX_FIRSTS_DEPTH: usize = 256;
+
+/// What a sequence of parts can begin with: its first literal's first
+/// word, or through rules (and optional parts) to what follows them;
+/// nullable when every part may match nothing, anything when a wildcard or
+/// number may come first.
+fn sequence_start(parts: &[Part], visiting: &mut HashSet<usize>) -> Start {
+    let mut words = Vec::new();
+    for part in parts {
+        match part {
+            Part::Str(w) => {
+                let Some(first) = w.first() else {
+                    return Start::Any;
+                };
+                words.push(first.to_lowercase());
+                return Start::Words(FirstWords::new(words));
+            }
+            Part::Rules {
+                rules, optional, ..
+            } => {
+                let mut nullable = *optional;
+                for start in compute_firsts(rules, visiting) {
+                    match start {
+                        Start::Any => return Start::Any,
+                        Start::Words(w) => words.extend(w.words().cloned()),
+                        Start::Nullable(w) => {
+                            words.extend(w);
+                            nullable = true;
+                        }
+                    }
+                }
+                if !nullable {
+                    return Start::Words(FirstWords::new(words));
+                }
+            }
+            Part::Wild { .. } | Part::Num { .. } => return Start::Any,
+        }
+    }
+    Start::Nullable(words)
+}
+
+/// Works out every rule set's first words, once all rules are bound.
+pub(super) fn compute_firsts(set: &Arc<RuleSet>, visiting: &mut HashSet<usize>) -> Vec<Start> {
+    if let Some(done) = set.firsts.get() {
+        return done.clone();
+    }
+    // Very deep nesting (a hostile compiled grammar): not known, never
+    // skipped, and no deeper recursion.
+    if visiting.len() > MAX_FIRSTS_DEPTH {
+        return vec![Start::Any; set.rules().len()];
+    }
+    let key = Arc::as_ptr(set) as usize;
+    if !visiting.insert(key) {
+        // Recursion: not known (never skipped).
+        return vec![Start::Any; set.rules().len()];
+    }
+    let mut out = Vec::new();
+    for rule in set.rules() {
+        out.push(sequence_start(&rule.parts, visiting));
+    }
+    // Walk inner sets too, so every group has its firsts.
+    for rule in set.rules() {
+        for part in &rule.parts {
+            if let Part::Rules { rules, .. } = part {
+                compute_firsts(rules, visiting);
+            }
+        }
+    }
+    let needs = Needs::new(
+        set.rules().iter().map(|r| r.parts.as_slice()),
+        &mut |part| match part {
+            Part::Rules { rules, .. } => Some(compute_firsts(rules, visiting)),
+            _ => None,
+        },
+    );
+    visiting.remove(&key);
+    let _ = set.needs.set((!needs.is_empty()).then_some(needs));
+    let _ = set.dispatch.set(Dispatch::new(&out));
+    let _ = set.firsts.set(out.clone());
+    out
+}
+
+/// One alternative, compiled.
+#[derive(Debug, Clone)]
+pub struct Rule {
+    /// Its parts, in order.
+    pub parts: Vec<Part>,
+    /// Its value expression.
+    pub value: Option<Arc<Expr>>,
+    /// How its parts are separated.
+    pub spacing: Spacing,
+}
+
+/// A part of a rule.
+#[derive(Debug, Clone)]
+pub enum Part {
+    /// Literal words, matched case-insensitively.
+    Str(Arc<Vec<String>>),
+    /// A wildcard capture (`string`, `wildcard`, `word` or an entity type).
+    Wild {
+        /// The variable.
+        var: Option<Arc<str>>,
+        /// The type named.
+        type_name: Arc<str>,
+        /// An entity type (not `string`, `wildcard`, `word` or `number`):
+        /// where its capture lands in a value is reported.
+        entity: bool,
+        /// Followed by `?`.
+        optional: bool,
+    },
+    /// A number.
+    Num {
+        /// The variable.
+        var: Option<Arc<str>>,
+        /// Followed by `?`.
+        optional: bool,
+    },
+    /// A rule reference or group.
+    Rules {
+        /// The alternatives.
+        rules: Arc<RuleSet>,
+        /// The variable capturing its value.
+        var: Option<Arc<str>>,
+        /// `?` or `*`.
+        optional: bool,
+        /// `*` or `+`.
+        repeat: bool,
+    },
+}
+
+impl Part {
+    /// A wildcard capture of `type_name`, knowing whether it is an entity.
+    pub fn wildcard(var: Option<Arc<str>>, type_name: Arc<str>, optional: bool) -> Part {
+        let entity = !matches!(&*type_name, "string" | "wildcard" | "word" | "number");
+        Part::Wild {
+            var,
+            type_name,
+            entity,
+            optional,
+        }
+    }
+
+    /// True for `?` parts (and `*` groups).
+    pub fn optional(&self) -> bool {
+        match self {
+            Part::Str(_) => false,
+            Part::Wild { optional, .. }
+            | Part::Num { optional, .. }
+            | Part::Rules { optional, .. } => *optional,
+        }
+    }
+
+    /// The variable the part binds.
+    pub fn var(&self) -> Option<&Arc<str>> {
+        match self {
+            Part::Str(_) => None,
+            Part::Wild { var, .. } | Part::Num { var, .. } | Part::Rules { var, .. } => {
+                var.as_ref()
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{Dispatch, FirstWords, Start};
+
+    fn words(list: &[&str]) -> FirstWords {
+        FirstWords::new(list.iter().map(|w| w.to_string()).collect())
+    }
+
+    #[test]
+    fn first_words_are_found_by_their_first_two_bytes() {
+        let w = words(&["play", "pause", "p", "skip", "über", "select"]);
+        assert!(w.any_at("Play it", 0));
+        assert!(w.any_at("now PAUSE", 4));
+        // A one-letter word begins wherever its letter does.
+        assert!(w.any_at("px", 0));
+        assert!(w.any_at("ÜBER alles", 0));
+        assert!(!w.any_at("sel", 0), "a prefix of a word is not the word");
+        assert!(!w.any_at("stop", 0));
+        assert!(!w.any_at("play", 4), "nothing begins at the end");
+        let none = words(&["skip", "select"]);
+        assert!(!none.any_at("sa", 0));
+        assert!(none.any_at("xSeLeCt", 1));
+    }
+
+    #[test]
+    fn the_dispatch_table_never_keeps_out_an_alternative_that_can_begin() {
+        let alts = [
+            vec!["play", "pause"],
+            vec!["p"],
+            vec!["select", "switch", "use"],
+            vec!["über"],
+            vec!["skip", "next"],
+        ];
+        let mut starts: Vec<Start> = alts.iter().map(|w| Start::Words(words(w))).collect();
+        starts.push(Start::Any);
+        let d = Dispatch::new(&starts).expect("six alternatives fit");
+        let requests = [
+            "play it",
+            "  Pause now",
+            "über alles",
+            "xyz",
+            "use the skip",
+            "SWITCH",
+            "p",
+            "",
+            "s",
+            " , next",
+        ];
+        for r in requests {
+            for at in (0..=r.len()).filter(|&i| r.is_char_boundary(i)) {
+                // After an open wildcard: a first word anywhere further on.
+                let from = d.mask_from(r, at, starts.len());
+                for (i, start) in starts.iter().enumerate().take(5) {
+                    let Start::Words(w) = start else { continue };
+                    if crate::viable::may_occur(r, at, Some(w)) {
+                        assert_ne!(from & (1 << i), 0, "{r:?} from {at}: alternative {i}");
+                    }
+                }
+                for lead in [false, true] {
+                    let mask = d.mask_at(r, at, lead);
+                    assert_ne!(mask & (1 << 5), 0, "anything may begin anywhere");
+                    for (i, start) in starts.iter().enumerate().take(5) {
+                        let Start::Words(w) = start else { continue };
+                        let exact = crate::viable::may_start(r, at, Some(w), lead);
+                        if exact {
+                            assert_ne!(mask & (1 << i), 0, "{r:?} at {at}: alternative {i}");
+                        }
+                    }
+                }
+            }
+        }
+        // And it does keep out what cannot begin (a word that is not ASCII
+        // is always let through: case folding may change its bytes).
+        assert_eq!(d.mask_at("xyz", 0, true) & 0b11111, 1 << 3);
+        assert_eq!(d.mask_at("next", 0, false) & 0b10111, 1 << 4);
+        assert_eq!(d.mask_from("go next", 1, 6) & 0b10111, 1 << 4);
+    }
+}
