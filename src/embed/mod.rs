@@ -13,46 +13,16 @@ mod remote;
 use std::sync::Arc;
 
 pub use model2vec::{Model2Vec, write_model};
+pub use partner_core::embedder::{EmbedError, Embedder, MAX_BATCH, cosine};
 pub use recall::{Found, IndexStatus, Recall};
 pub use remote::{RemoteEmbedder, RemoteSettings};
 
 /// Largest vector dimension accepted.
 pub const MAX_DIMS: usize = 8192;
 
-/// Most texts embedded in one call (more are split into batches).
-pub const MAX_BATCH: usize = 64;
-
 /// Longest text embedded, in bytes (longer text is cut at a character
 /// boundary: the start of a memory says most about it).
 pub const MAX_TEXT: usize = 16 * 1024;
-
-/// Why texts could not be embedded.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum EmbedError {
-    /// The embedder cannot be reached now (a server down or busy): try
-    /// again later; nothing is wrong with the texts.
-    #[error("the embedder is unavailable: {0}")]
-    Unavailable(String),
-    /// The model or the server's answer is not usable.
-    #[error("the embedder failed: {0}")]
-    Failed(String),
-}
-
-/// Turns texts into vectors.
-pub trait Embedder: Send + Sync {
-    /// What makes two vectors comparable: the kind and model (vectors from
-    /// another id are re-embedded).
-    fn id(&self) -> &str;
-
-    /// One vector per text, in order, all of one dimension.
-    fn embed(&self, texts: &[String]) -> Result<Vec<Vec<f32>>, EmbedError>;
-}
-
-impl std::fmt::Debug for dyn Embedder {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "Embedder({})", self.id())
-    }
-}
 
 /// Which embedder a constellation uses.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -137,22 +107,4 @@ pub fn checked(count: usize, vectors: Vec<Vec<f32>>) -> Result<Vec<Vec<f32>>, Em
         }
     }
     Ok(vectors)
-}
-
-/// The cosine similarity of two vectors (0 when either is all zeros or
-/// their lengths differ).
-pub fn cosine(a: &[f32], b: &[f32]) -> f32 {
-    if a.len() != b.len() {
-        return 0.0;
-    }
-    let (mut dot, mut na, mut nb) = (0.0f32, 0.0f32, 0.0f32);
-    for (x, y) in a.iter().zip(b) {
-        dot += x * y;
-        na += x * x;
-        nb += y * y;
-    }
-    if na == 0.0 || nb == 0.0 {
-        return 0.0;
-    }
-    dot / (na.sqrt() * nb.sqrt())
 }

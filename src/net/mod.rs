@@ -19,17 +19,8 @@ pub use body::{LineTooLong, Lines, read_limited};
 pub use bridge::{Interrupted, run};
 pub(crate) use guarded::error_chain;
 pub use guarded::{GuardedGet, MAX_REDIRECTS, get_public};
+pub use partner_core::cancel::{Cancel, cancelled};
 pub use retry::{backoff, retry_after};
-
-/// A signal that stops work when it turns true (the agent was halted).
-pub type Cancel = tokio::sync::watch::Receiver<bool>;
-
-/// Resolves when `cancel` turns true; never, if nobody can send it any more.
-pub async fn cancelled(cancel: &mut Cancel) {
-    if cancel.wait_for(|stop| *stop).await.is_err() {
-        std::future::pending::<()>().await;
-    }
-}
 
 /// The user agent partner sends.
 pub const USER_AGENT: &str = concat!("partner/", env!("CARGO_PKG_VERSION"));

@@ -2,13 +2,17 @@
 //! no other partner crate: time ([`clock`]: the `Clock` trait, the system
 //! and manual clocks, spans and RFC 3339), the bounds a constellation
 //! configures ([`bounds`]), files only their owner may read ([`files`]),
-//! and work run on behalf of agents so that it cannot end the process
-//! ([`isolate`]: contained panics, deep work on a big stack).
+//! work run on behalf of agents so that it cannot end the process
+//! ([`isolate`]: contained panics, deep work on a big stack), the signal
+//! that stops it ([`cancel`]), and what search by meaning needs of an
+//! embedder ([`embedder`]).
 //!
 //! It may not import anything of partner's: it is the bottom of the graph.
 
 pub mod bounds;
+pub mod cancel;
 pub mod clock;
+pub mod embedder;
 pub mod files;
 pub mod isolate;
 

@@ -11,8 +11,8 @@
 use super::scan::blocked_in;
 use super::tables::INTERPRETERS;
 use super::{Cx, Finding, OPAQUE, Risk, finding};
-use crate::gate::syntax::Invocation;
-use crate::gate::wrappers::is_shell;
+use crate::syntax::Invocation;
+use crate::wrappers::is_shell;
 
 /// Variables whose value a program runs (`PAGER`, `GIT_SSH_COMMAND`,
 /// `LD_PRELOAD`…).

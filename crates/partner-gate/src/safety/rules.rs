@@ -1,15 +1,15 @@
 //! What each command risks: the order in which one command is judged,
 //! and the rules for deletions, disks, permissions and writes. Targets
-//! are expanded ([`crate::gate::expand`]) and judged against the
-//! protected table ([`crate::gate::protected`]): a pattern that could
+//! are expanded ([`crate::expand`]) and judged against the
+//! protected table ([`crate::protected`]): a pattern that could
 //! match a protected path counts as that path.
 
 use super::system::{self, git, kill, network, packages, services};
 use super::tables::*;
 use super::{Cx, Finding, OPAQUE, Risk, allow, code, finding, reads, scan};
-use crate::gate::expand::{self, Candidate, Expansion, has_glob};
-use crate::gate::protected::{self, Reach};
-use crate::gate::syntax::{Arg, Invocation, Via};
+use crate::expand::{self, Candidate, Expansion, has_glob};
+use crate::protected::{self, Reach};
+use crate::syntax::{Arg, Invocation, Via};
 
 /// Every finding about one command (none: nothing to say, `low`).
 pub(super) fn findings(inv: &Invocation, cx: &Cx) -> Vec<Finding> {
@@ -239,8 +239,8 @@ fn find(inv: &Invocation, cx: &Cx, out: &mut Vec<Finding>) {
     if !inv.args().iter().any(|a| a.text == "-delete") {
         return;
     }
-    let roots = match crate::gate::wrappers::unwrap(&inv.argv) {
-        crate::gate::wrappers::Unwrapped::Find { roots, .. } => roots,
+    let roots = match crate::wrappers::unwrap(&inv.argv) {
+        crate::wrappers::Unwrapped::Find { roots, .. } => roots,
         _ => vec![".".into()],
     };
     for root in roots {

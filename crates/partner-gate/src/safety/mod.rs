@@ -65,7 +65,7 @@ impl Risk {
     }
 }
 
-crate::wire_name_eq!(Risk, as_str);
+partner_core::wire_name_eq!(Risk, as_str);
 
 /// A command's level and why.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]

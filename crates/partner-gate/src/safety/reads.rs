@@ -6,9 +6,9 @@
 //! key given to ssh as the key it should use.
 
 use super::{Cx, Finding, Risk, finding};
-use crate::gate::expand::{self, Candidate};
-use crate::gate::protected::{self, Reach};
-use crate::gate::syntax::{Arg, Invocation, Via};
+use crate::expand::{self, Candidate};
+use crate::protected::{self, Reach};
+use crate::syntax::{Arg, Invocation, Via};
 
 /// Programs that read a path's name or metadata, never its content.
 const METADATA: &[&str] = &[

@@ -5,7 +5,7 @@ use rusqlite::{Connection, OptionalExtension, params};
 use serde::Serialize;
 
 use super::error::{MemoryError, MemoryResult};
-use crate::clock::Millis;
+use partner_core::clock::Millis;
 
 /// Stores an archival entry (a memory without a label); returns its id.
 pub fn add_archival(

@@ -2,8 +2,8 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::clock::Millis;
 use crate::memory::{BlockKind, BlockPermission, MemoryChange};
+use partner_core::clock::Millis;
 
 /// Who an action came from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -56,8 +56,8 @@ pub struct BlockSpec {
     /// Permission (used when the block is created).
     pub permission: BlockPermission,
     /// Character limit (used when the block is created; read as a
-    /// [`CharLimit`](crate::bounds::CharLimit)).
-    #[serde(deserialize_with = "crate::bounds::char_limit")]
+    /// [`CharLimit`](partner_core::bounds::CharLimit)).
+    #[serde(deserialize_with = "partner_core::bounds::char_limit")]
     pub char_limit: usize,
     /// Description (used when the block is created).
     pub description: String,

@@ -11,9 +11,9 @@ use std::collections::HashMap;
 use rusqlite::{Connection, params};
 
 use super::domain_of;
-use crate::clock::Millis;
 use crate::memory::error::MemoryResult;
 use crate::memory::search::{Reach, SearchDomain, SearchQuery};
+use partner_core::clock::Millis;
 
 /// What a search filters on, for one row (interned names).
 #[derive(Debug, Clone, Copy)]

@@ -3,10 +3,10 @@
 
 use super::tables::{FETCHERS, GUARD_UNITS, INTERPRETERS};
 use super::{Cx, Finding, Risk, finding};
-use crate::gate::expand;
-use crate::gate::protected;
-use crate::gate::syntax::{Invocation, base_name};
-use crate::gate::wrappers::is_shell;
+use crate::expand;
+use crate::protected;
+use crate::syntax::{Invocation, base_name};
+use crate::wrappers::is_shell;
 
 pub(super) fn services(inv: &Invocation, out: &mut Vec<Finding>) {
     let args: Vec<String> = inv

@@ -7,7 +7,7 @@
 use super::scan::blocked_in;
 use super::tables::{CHANGERS, READERS, SYSTEM_CHANGERS};
 use super::{Cx, Finding, OPAQUE, Risk, finding};
-use crate::gate::syntax::Invocation;
+use crate::syntax::Invocation;
 
 /// True when a short flag letter is set in an option cluster (`-rf` has
 /// `r`).
@@ -96,7 +96,7 @@ pub(super) fn fallback(inv: &Invocation, cx: &Cx) -> Vec<Finding> {
             None => Vec::new(),
         };
     }
-    if crate::gate::wrappers::is_shell(name) {
+    if crate::wrappers::is_shell(name) {
         // `bash -c 'ls'` was read through; `bash` alone opens a shell.
         let with_c = inv.args().iter().any(|a| {
             a.text.starts_with('-') && !a.text.starts_with("--") && a.text[1..].contains('c')

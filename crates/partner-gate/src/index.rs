@@ -11,7 +11,7 @@ use rusqlite::{Connection, params};
 use super::context::Similar;
 use super::meaning;
 use super::process::probe;
-use crate::embed::Embedder;
+use partner_core::embedder::Embedder;
 
 /// Most `.desktop` files and packages read.
 const MAX_ENTRIES: usize = 50_000;

@@ -1,7 +1,7 @@
 //! The execution trace: one record per action outcome, kept in the
 //! constellation's database (`store`), written in the same transaction as
 //! the effect it records; exported and read as JSON lines (`jsonl`).
-//! Replaying a trace is the executor's job (`crate::exec::replay`).
+//! Replaying a trace is the executor's job (`partner::exec::replay`).
 
 mod jsonl;
 pub mod query;
@@ -52,7 +52,7 @@ impl TraceInput {
     }
 
     /// The constellation's own verbs a database keeps (none for a file).
-    pub fn verbs(&self) -> Result<Option<crate::dialect::VerbTable>, String> {
+    pub fn verbs(&self) -> Result<Option<partner_dialect::VerbTable>, String> {
         let TraceInput::Database(path) = self else {
             return Ok(None);
         };
@@ -61,7 +61,7 @@ impl TraceInput {
             crate::memory::records::meta(&store.read(), "verbs").map_err(|e| e.to_string())?;
         match toml {
             Some(toml) if !toml.is_empty() => {
-                let mut table = crate::dialect::VerbTable::builtin();
+                let mut table = partner_dialect::VerbTable::builtin();
                 table.extend_from_toml(&toml).map_err(|e| e.to_string())?;
                 Ok(Some(table))
             }

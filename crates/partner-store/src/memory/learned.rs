@@ -6,7 +6,7 @@
 use rusqlite::{Connection, params};
 
 use super::MemoryResult;
-use crate::clock::Millis;
+use partner_core::clock::Millis;
 
 /// One learned phrasing.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]

@@ -42,7 +42,7 @@ pub fn read(command: &str) -> Reading {
     } else {
         let state = Scope::default();
         // The parser is a dependency: a panic in it is an unreadable command.
-        let parsed = crate::isolate::contain(|| {
+        let parsed = partner_core::isolate::contain(|| {
             walker.script(command, &state, false, 0);
             walker
         });

@@ -82,7 +82,7 @@ impl MemoryStore {
         // A new database is the user's alone; SQLite gives its WAL and
         // shared-memory files the same mode.
         if path.parent().is_some_and(Path::is_dir) {
-            let _ = crate::files::create_private_file(&path);
+            let _ = partner_core::files::create_private_file(&path);
         }
         let conn = Connection::open_with_flags(
             &path,

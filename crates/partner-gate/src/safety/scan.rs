@@ -6,9 +6,9 @@
 //! against the secrets table. Bounded in size, pieces and depth.
 
 use super::{Cx, Finding, Risk, finding, findings_in};
-use crate::gate::expand::expand_text;
-use crate::gate::protected::{self, Reach};
-use crate::gate::syntax::Cwd;
+use crate::expand::expand_text;
+use crate::protected::{self, Reach};
+use crate::syntax::Cwd;
 
 /// Deepest scan inside a scan.
 const MAX_DEPTH: usize = 2;

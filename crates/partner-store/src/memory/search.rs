@@ -7,7 +7,7 @@ use rusqlite::{Connection, params};
 use serde::Serialize;
 
 use super::error::MemoryResult;
-use crate::clock::Millis;
+use partner_core::clock::Millis;
 
 /// Where to search.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]

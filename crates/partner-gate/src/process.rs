@@ -26,7 +26,7 @@ use serde::Serialize;
 use super::containment::{self, Cgroup, Live};
 use super::sandbox::{Plan, Prepared};
 use super::scene::Scene;
-use crate::net::Cancel;
+use partner_core::cancel::Cancel;
 
 /// What a run gave back.
 #[derive(Debug, Clone, Default, Serialize)]
@@ -224,7 +224,7 @@ fn prepare_child(
     use std::os::unix::process::CommandExt;
     let join = cgroup.map(Cgroup::procs_path);
     // The command creates files as the user would, not as partner does.
-    let umask = crate::files::user_umask() as libc::mode_t;
+    let umask = partner_core::files::user_umask() as libc::mode_t;
     // SAFETY: between fork and exec the closure makes only
     // async-signal-safe calls (umask, prctl, open, write, close, fcntl, dup2)
     // and applies rules built before the fork.

@@ -18,7 +18,7 @@ pub use index::VectorIndex;
 
 use super::error::MemoryResult;
 use super::search::SearchDomain;
-use crate::clock::Millis;
+use partner_core::clock::Millis;
 
 /// Something to embed: an item and its text as it is now.
 #[derive(Debug, Clone, PartialEq)]

@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 use rusqlite::{Connection, OptionalExtension, params};
 
 use super::context::Similar;
-use crate::embed::{Embedder, MAX_BATCH, cosine};
+use partner_core::embedder::{Embedder, MAX_BATCH, cosine};
 
 /// The entries of one kind without a vector from `embedder` (`?1`), after
 /// row `?3`, in row order (`?2` at most): row and the text that says what

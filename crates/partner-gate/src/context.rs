@@ -167,7 +167,7 @@ pub struct SystemProbe {
     pub index: Option<PathBuf>,
     /// The constellation's embedder, for finding programs by meaning when
     /// their words do not match.
-    pub embedder: Option<std::sync::Arc<dyn crate::embed::Embedder>>,
+    pub embedder: Option<std::sync::Arc<dyn partner_core::embedder::Embedder>>,
 }
 
 impl Probe for SystemProbe {

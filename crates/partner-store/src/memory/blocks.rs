@@ -9,7 +9,7 @@ use rusqlite::{Connection, OptionalExtension, Row, params};
 use serde::Serialize;
 
 use super::error::{MemoryError, MemoryResult};
-use crate::clock::Millis;
+use partner_core::clock::Millis;
 
 /// Where a block lives in an agent's memory.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, serde::Deserialize)]
@@ -305,7 +305,7 @@ pub fn create(
     by: &str,
     now: Millis,
 ) -> MemoryResult<(Block, MemoryChange)> {
-    crate::bounds::CharLimit::new(new.char_limit as u64).map_err(|e| {
+    partner_core::bounds::CharLimit::new(new.char_limit as u64).map_err(|e| {
         MemoryError::Conflict(format!("block '{}': its character limit {e}", new.label))
     })?;
     check_limit(&new.label, &new.value, new.char_limit)?;
