@@ -9,22 +9,19 @@
 //! - [`error`]: the crate-level error type.
 
 pub use error::{Error, Result};
-pub(crate) use partner_core::wire_name_eq;
 pub use partner_core::{bounds, clock, files, isolate};
 pub use partner_dialect as dialect;
+pub use partner_engine::{embed, exec, net};
 pub use partner_gate as gate;
 pub use partner_grammar as grammar;
 pub use partner_lisp as lisp;
+pub use partner_policy as permission;
+pub use partner_runtime as agent;
 pub use partner_store::{memory, trace};
 
-pub mod agent;
 pub mod commands;
 pub mod daemon;
-pub mod embed;
 pub mod error;
 pub mod eval;
-pub mod exec;
-pub mod net;
-pub mod permission;
 pub mod protocol;
 pub mod tui;

@@ -6,7 +6,6 @@
 //! message is made to fit; the daemon's writer calls it for every line.
 
 use super::{MAX_LINE, Sequenced, ServerMsg, Snapshot, line};
-use crate::agent::Event;
 
 /// Longest text of an event in a snapshot, in bytes (a snapshot carries
 /// up to two thousand events).
@@ -221,42 +220,10 @@ pub fn chunk(json: &str, offset: usize) -> (String, Option<usize>) {
     (json[start..end].to_string(), next)
 }
 
-impl Event {
-    /// Every free text of the event (what a model, an agent or the
-    /// partner wrote), for cutting to size.
-    pub fn texts_mut(&mut self) -> Vec<&mut String> {
-        match self {
-            Event::TurnStarted { .. } | Event::AgentState { .. } => vec![],
-            Event::Token { text, .. } | Event::ReplyFinished { text, .. } => vec![text],
-            Event::ActionParsed { canonical, .. } => vec![canonical],
-            Event::PermissionRequested {
-                canonical, reason, ..
-            } => vec![canonical, reason],
-            Event::PermissionDecided { canonical, by, .. } => vec![canonical, by],
-            Event::ActionExecuted {
-                canonical, result, ..
-            } => vec![canonical, result],
-            Event::MemoryChanged { label, .. } => vec![label],
-            Event::PulseFired { reason, .. } | Event::AgentHalted { reason, .. } => vec![reason],
-            Event::MessageReceived { from, text, .. } => vec![from, text],
-            Event::EchoIgnored { text, .. } => vec![text],
-            Event::ParseFailed { message, .. }
-            | Event::Error { message, .. }
-            | Event::TurnFailed { message, .. } => vec![message],
-            Event::ActionProposed { words, action, .. } => vec![words, action],
-            Event::PromptFitted { summary, .. } => vec![summary],
-        }
-    }
-
-    /// Bytes of free text the event holds.
-    pub fn text_len(&mut self) -> usize {
-        self.texts_mut().into_iter().map(|t| t.len()).sum()
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::agent::Event;
 
     fn reply(text: &str) -> Sequenced {
         Sequenced {

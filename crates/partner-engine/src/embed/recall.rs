@@ -1,0 +1,341 @@
+//! Search by meaning for one constellation: its embedder (opened when
+//! first needed), the index of its vectors held in memory, the background
+//! work of embedding what was written since, and searches that fuse
+//! full-text and vector hits. With no embedder configured, or one that is
+//! down, a search is full-text only and says so; a write never waits on
+//! the embedder.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, OnceLock};
+
+use rusqlite::Connection;
+use serde::Serialize;
+
+use super::{EmbedError, Embedder, EmbeddingsConfig, open};
+use partner_store::memory::search::SearchQuery;
+use partner_store::memory::vectors::{self, HybridHit, VectorIndex};
+use partner_store::memory::{MemoryResult, MemoryStore};
+
+/// How far the vectors have caught up with memory, for the status line
+/// and `partner memory reindex`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct IndexStatus {
+    /// The embedder whose vectors count.
+    pub embedder: String,
+    /// Items with a current vector.
+    pub done: usize,
+    /// Items waiting for one.
+    pub waiting: usize,
+    /// Why the last attempt failed (the embedder is down…), if it did.
+    pub problem: Option<String>,
+}
+
+/// What a search found, and what the partner or agent should know about
+/// how (searched by keyword only because the embedder is down).
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct Found {
+    /// Best first, at most the query's limit from each domain.
+    pub hits: Vec<HybridHit>,
+    /// Set when the search could not use meaning.
+    pub note: Option<String>,
+}
+
+/// A cheap fingerprint of what there is to embed: when it has not changed
+/// since nothing was waiting, there is still nothing to do.
+type Signature = (i64, i64, i64, i64);
+
+fn signature(conn: &Connection) -> MemoryResult<Signature> {
+    Ok(conn.query_row(
+        "SELECT (SELECT coalesce(max(rowid), 0) FROM archival),
+                (SELECT coalesce(max(rowid), 0) FROM messages),
+                (SELECT coalesce(max(updated_at), 0) FROM blocks),
+                (SELECT count(*) FROM blocks WHERE deleted_at IS NULL)",
+        [],
+        |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)),
+    )?)
+}
+
+/// A constellation's search by meaning.
+pub struct Recall {
+    config: EmbeddingsConfig,
+    embedder: OnceLock<Result<Arc<dyn Embedder>, EmbedError>>,
+    index: Mutex<Option<VectorIndex>>,
+    status: Mutex<IndexStatus>,
+    /// The fingerprint when nothing was last waiting.
+    settled: Mutex<Option<Signature>>,
+    /// A thread embeds in the background.
+    indexing: AtomicBool,
+    /// The last problem told to the partner.
+    told: Mutex<Option<String>>,
+}
+
+impl std::fmt::Debug for Recall {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Recall")
+            .field("config", &self.config)
+            .finish()
+    }
+}
+
+impl Recall {
+    fn of(config: EmbeddingsConfig) -> Self {
+        Recall {
+            config,
+            embedder: OnceLock::new(),
+            index: Mutex::new(None),
+            status: Mutex::new(IndexStatus::default()),
+            settled: Mutex::new(None),
+            indexing: AtomicBool::new(false),
+            told: Mutex::new(None),
+        }
+    }
+
+    /// Search by meaning with the embedder `config` names; `None` when it
+    /// names none.
+    pub fn new(config: &EmbeddingsConfig) -> Option<Self> {
+        (*config != EmbeddingsConfig::None).then(|| Recall::of(config.clone()))
+    }
+
+    /// Search by meaning with an embedder already made (evaluations, tests,
+    /// benchmarks).
+    pub fn with_embedder(embedder: Arc<dyn Embedder>) -> Self {
+        let recall = Recall::of(EmbeddingsConfig::None);
+        let _ = recall.embedder.set(Ok(embedder));
+        recall
+    }
+
+    /// The embedder, opened the first time it is needed (a model that
+    /// does not load stays an error until partner starts again).
+    pub fn embedder(&self) -> Result<Arc<dyn Embedder>, EmbedError> {
+        self.embedder
+            .get_or_init(|| {
+                open(&self.config).and_then(|e| {
+                    e.ok_or_else(|| EmbedError::Failed("no embedder is configured".into()))
+                })
+            })
+            .clone()
+    }
+
+    /// Claims the background indexing: true for the first caller only.
+    pub fn start_indexing(&self) -> bool {
+        !self.indexing.swap(true, Ordering::SeqCst)
+    }
+
+    /// Gives the claim back (the thread could not be started).
+    pub fn stop_indexing(&self) {
+        self.indexing.store(false, Ordering::SeqCst);
+    }
+
+    /// How far the vectors have caught up (as of the last catch-up).
+    pub fn status(&self) -> IndexStatus {
+        lock(&self.status).clone()
+    }
+
+    /// The embedder's problem, the first time it is seen (once per
+    /// problem: a server down for an hour is told once, and again if it
+    /// fails again after coming back).
+    pub fn new_problem(&self) -> Option<String> {
+        let now = lock(&self.status).problem.clone();
+        let mut told = lock(&self.told);
+        if now == *told {
+            return None;
+        }
+        told.clone_from(&now);
+        now.map(|p| format!("search by meaning: {p}; searching by keyword until it is back"))
+    }
+
+    fn note_problem(&self, problem: Option<String>) {
+        lock(&self.status).problem = problem;
+    }
+
+    /// Embeds up to `batch` items that wait for a vector and stores the
+    /// vectors: how many it embedded (0 when nothing waits). The embedder
+    /// runs outside any transaction; an item changed meanwhile is
+    /// embedded again next time.
+    pub fn catch_up(&self, store: &MemoryStore, batch: usize) -> Result<usize, EmbedError> {
+        let embedder = self.embedder().inspect_err(|e| {
+            self.note_problem(Some(e.to_string()));
+        })?;
+        let id = embedder.id().to_string();
+        let db = |e: partner_store::memory::MemoryError| {
+            EmbedError::Failed(format!("the database: {e}"))
+        };
+        let (now, items) = {
+            let conn = store.read();
+            let now = signature(&conn).map_err(db)?;
+            if *lock(&self.settled) == Some(now) {
+                return Ok(0);
+            }
+            (now, vectors::pending(&conn, &id, batch).map_err(db)?)
+        };
+        if items.is_empty() {
+            *lock(&self.settled) = Some(now);
+            self.refresh_status(store, &id, None);
+            return Ok(0);
+        }
+        let texts: Vec<String> = items.iter().map(|i| i.text.clone()).collect();
+        let made = embedder.embed(&texts).inspect_err(|e| {
+            self.refresh_status(store, &id, Some(e.to_string()));
+        })?;
+        store
+            .transaction(|tx| -> MemoryResult<()> {
+                for (item, vector) in items.iter().zip(&made) {
+                    vectors::put(tx, &id, item, vector)?;
+                }
+                Ok(())
+            })
+            .map_err(db)?;
+        self.refresh_status(store, &id, None);
+        Ok(items.len())
+    }
+
+    fn refresh_status(&self, store: &MemoryStore, id: &str, problem: Option<String>) {
+        let progress = vectors::progress(&store.read(), id);
+        let mut status = lock(&self.status);
+        status.embedder = id.to_string();
+        status.problem = problem;
+        if let Ok((done, waiting)) = progress {
+            status.done = done;
+            status.waiting = waiting;
+        }
+    }
+
+    /// Forgets every vector of the current embedder, so all is embedded
+    /// again (a model file replaced under the same name).
+    pub fn forget(&self, store: &MemoryStore) -> Result<usize, EmbedError> {
+        let id = self.embedder()?.id().to_string();
+        let removed = store
+            .conn()
+            .execute("DELETE FROM vectors WHERE embedder = ?1", [&id])
+            .map_err(|e| EmbedError::Failed(format!("the database: {e}")))?;
+        *lock(&self.index) = None;
+        *lock(&self.settled) = None;
+        Ok(removed)
+    }
+
+    /// Full-text and vector hits for `query`, fused. When the embedder is
+    /// unavailable the search is by keyword only and [`Found::note`] says
+    /// so.
+    pub fn search(&self, conn: &Connection, query: &SearchQuery) -> MemoryResult<Found> {
+        let embedded = self.embedder().and_then(|e| {
+            Ok((
+                e.id().to_string(),
+                e.embed(std::slice::from_ref(&query.text))?,
+            ))
+        });
+        let (id, vector) = match embedded {
+            Ok((id, mut v)) if v.len() == 1 => (id, v.remove(0)),
+            Ok(_) => return keywords(conn, query, "the embedder gave no vector"),
+            Err(e) => return keywords(conn, query, &e.to_string()),
+        };
+        let mut slot = lock(&self.index);
+        let index = current(&mut slot, conn, &id)?;
+        let hits = vectors::hybrid(conn, query, Some(&vector), index)?;
+        // Waiting as this process's own indexing last counted it (exact),
+        // or as the index's size against memory's says (cheap).
+        let counted = {
+            let status = lock(&self.status);
+            (status.embedder == id).then_some(status.waiting)
+        };
+        Ok(Found {
+            hits,
+            note: coverage(conn, index, counted.unwrap_or(0))?,
+        })
+    }
+}
+
+impl Recall {
+    /// The nearest items by meaning alone (no keywords), for measuring
+    /// hybrid search against pure vector search.
+    pub fn nearest_only(
+        &self,
+        conn: &Connection,
+        query: &SearchQuery,
+    ) -> Result<Vec<HybridHit>, EmbedError> {
+        let failed = |e: partner_store::memory::MemoryError| EmbedError::Failed(e.to_string());
+        let embedder = self.embedder()?;
+        let id = embedder.id().to_string();
+        let vector = embedder
+            .embed(std::slice::from_ref(&query.text))?
+            .pop()
+            .ok_or_else(|| EmbedError::Failed("the embedder gave no vector".into()))?;
+        let mut slot = lock(&self.index);
+        let index = current(&mut slot, conn, &id).map_err(failed)?;
+        vectors::nearest_only(conn, query, &vector, index).map_err(failed)
+    }
+}
+
+/// The index of embedder `id`'s vectors (a new one when the slot held
+/// another embedder's), caught up with the database.
+fn current<'a>(
+    slot: &'a mut Option<VectorIndex>,
+    conn: &Connection,
+    id: &str,
+) -> MemoryResult<&'a mut VectorIndex> {
+    if slot.as_ref().is_some_and(|index| index.embedder() != id) {
+        *slot = None;
+    }
+    let index = slot.get_or_insert_with(|| VectorIndex::new(id));
+    index.refresh(conn)?;
+    Ok(index)
+}
+
+/// What a search by meaning could not see: items with no vector from this
+/// embedder yet are found by keyword only, and the search says so (a
+/// change of embedder leaves everything to embed again).
+fn coverage(
+    conn: &Connection,
+    index: &VectorIndex,
+    counted: usize,
+) -> MemoryResult<Option<String>> {
+    let items: i64 = conn.query_row(
+        "SELECT (SELECT count(*) FROM blocks WHERE deleted_at IS NULL AND value != '')
+              + (SELECT count(*) FROM archival) + (SELECT count(*) FROM messages)",
+        [],
+        |r| r.get(0),
+    )?;
+    let held = i64::try_from(index.len()).unwrap_or(i64::MAX);
+    let waiting = (items - held).max(i64::try_from(counted).unwrap_or(i64::MAX));
+    Ok((waiting > 0).then(|| {
+        format!(
+            "searched by meaning only {} of {items} items ({waiting} not yet embedded by {}; \
+             found by keyword only until they are: `partner memory reindex` embeds them now)",
+            (items - waiting).max(0),
+            index.embedder()
+        )
+    }))
+}
+
+/// Full-text search only, shaped as a hybrid search's result (every hit
+/// found by keyword).
+pub fn by_keyword(conn: &Connection, query: &SearchQuery) -> MemoryResult<Vec<HybridHit>> {
+    vectors::hybrid(conn, query, None, &VectorIndex::default())
+}
+
+fn keywords(conn: &Connection, query: &SearchQuery, why: &str) -> MemoryResult<Found> {
+    Ok(Found {
+        hits: by_keyword(conn, query)?,
+        note: Some(format!("searched by keyword only: {why}")),
+    })
+}
+
+/// Searches memory: by meaning and keyword with `recall`, by keyword
+/// without.
+pub fn search(
+    conn: &Connection,
+    recall: Option<&Recall>,
+    query: &SearchQuery,
+) -> MemoryResult<Found> {
+    match recall {
+        Some(recall) => recall.search(conn, query),
+        None => keywords(
+            conn,
+            query,
+            "no embedder is configured ([embeddings] in partner.toml)",
+        ),
+    }
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}

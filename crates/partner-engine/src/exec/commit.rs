@@ -1,0 +1,528 @@
+//! The commit protocol: an action's database effects, its approval (and
+//! any standing rule the approval makes) and its trace record commit in one
+//! transaction; an effect outside the database (a fetch, a calculation) runs
+//! first and its result is recorded the same way.
+
+use std::time::{Duration, Instant};
+
+use rusqlite::Connection;
+
+use super::context::TurnContext;
+use super::executor::{ExecError, Executor};
+use super::handlers::Effect;
+use super::registry::{ActionError, Cancel, Cx, Stage};
+use super::report::{ActionInfo, ActionReport, ActionStatus};
+use partner_core::clock::Millis;
+use partner_core::isolate;
+use partner_dialect::ParsedAction;
+use partner_policy::pending::{self, NewRule};
+use partner_policy::{
+    Authority, Check, Decision, DecisionKind, PendingRequest, RequestStatus, Verdict,
+};
+use partner_store::memory::MemoryError;
+use partner_store::trace::{
+    DecisionPath, TraceOp, TraceOutcome, TraceRecord, TraceSource, store as trace_store,
+};
+
+/// An approval being carried out, recorded in the action's transaction.
+pub(super) struct Approval<'a> {
+    pub(super) request: &'a PendingRequest,
+    pub(super) decision: &'a Decision,
+    pub(super) by: &'a Authority,
+    /// The partner edited the action before approving it.
+    pub(super) edited: bool,
+}
+
+impl Approval<'_> {
+    /// How the request was decided.
+    pub(super) fn kind(&self) -> DecisionKind {
+        if self.edited {
+            DecisionKind::ApproveEdited
+        } else {
+            self.decision.kind()
+        }
+    }
+}
+
+/// What a decided request's requester hears, kept with the request until
+/// the runtime routes it (whichever process decided).
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
+pub(super) struct Settled {
+    pub(super) decision: DecisionKind,
+    pub(super) by: String,
+    pub(super) report: ActionReport,
+}
+
+/// Where an action came from in its turn.
+pub(super) struct Origin<'a> {
+    pub(super) text: &'a str,
+    pub(super) span: (usize, usize),
+    pub(super) source: TraceSource,
+    pub(super) op: TraceOp,
+}
+
+impl<'a> Origin<'a> {
+    pub(super) fn of(turn: &'a str, action: &ParsedAction) -> Self {
+        Origin {
+            text: action.span.slice(turn),
+            span: (action.span.start, action.span.end),
+            source: TraceSource::Agent,
+            op: TraceOp::Action,
+        }
+    }
+
+    /// An action that is the whole of `text` (a stored request, an edit).
+    pub(super) fn whole(text: &'a str, source: TraceSource) -> Self {
+        Origin {
+            text,
+            span: (0, text.len()),
+            source,
+            op: TraceOp::Action,
+        }
+    }
+}
+
+/// Why an action's transaction rolled back.
+pub(super) enum TxError {
+    /// The handler refused or failed.
+    Action(ActionError),
+    /// The rate-limit token the check saw was taken meanwhile (by another
+    /// process): the action is refused.
+    Limited(String),
+    /// The database failed.
+    Db(MemoryError),
+}
+
+impl From<rusqlite::Error> for TxError {
+    fn from(e: rusqlite::Error) -> Self {
+        TxError::Db(e.into())
+    }
+}
+
+impl From<MemoryError> for TxError {
+    fn from(e: MemoryError) -> Self {
+        TxError::Db(e)
+    }
+}
+
+pub(super) fn status_of(outcome: TraceOutcome) -> ActionStatus {
+    match outcome {
+        TraceOutcome::Executed => ActionStatus::Executed,
+        TraceOutcome::Denied => ActionStatus::Denied,
+        TraceOutcome::Failed => ActionStatus::Failed,
+        TraceOutcome::Cancelled => ActionStatus::Cancelled,
+        TraceOutcome::TimedOut => ActionStatus::TimedOut,
+    }
+}
+
+pub(super) fn verdict_name(verdict: &Verdict) -> &'static str {
+    match verdict {
+        Verdict::Allow => "allow",
+        Verdict::Ask { .. } => "ask",
+        Verdict::Deny { .. } => "deny",
+    }
+}
+
+/// What the agent hears when handling its action hit a bug in partner.
+pub(super) fn crashed(panic: &str) -> String {
+    format!(
+        "partner failed while handling this action, so nothing was changed (internal error: {panic}); this is not your mistake"
+    )
+}
+
+/// True for a system error worth retrying: the database was busy.
+fn transient(message: &str) -> bool {
+    message.contains("database is locked") || message.contains("busy")
+}
+
+impl Executor {
+    /// Runs an allowed (or approved) action and records it. The verb's
+    /// handler says where its work happens: in the action's transaction, or
+    /// before it (a calculation, a fetch, a decision on another request).
+    /// A failure is the agent's (recorded as failed, told to the model) or
+    /// the system's: retried while the database is busy, then recorded as a
+    /// system failure — or, for an approval, left undone so the request
+    /// stays pending and the partner sees the error.
+    pub(super) fn execute(
+        &self,
+        ctx: &TurnContext,
+        action: &ParsedAction,
+        origin: &Origin<'_>,
+        check: &Check,
+        approval: Option<&Approval<'_>>,
+        cancel: Option<&Cancel>,
+    ) -> Result<ActionReport, ExecError> {
+        let Some(handler) = self.registry.handler(&action.verb) else {
+            return Err(ExecError::System(format!(
+                "/{} has no handler in this constellation",
+                action.verb
+            )));
+        };
+        // A decided request keeps the id its action had in its turn.
+        let id = match approval {
+            Some(approval) => approval.request.action_id.clone(),
+            None => ctx.action_id(action),
+        };
+        let info = ActionInfo::of(action, id);
+        let started = Instant::now();
+        let external = !handler.reproducible(action);
+        // The rate-limit token: an approved request took it when it was
+        // made; otherwise it is taken in the action's own transaction, or,
+        // for work done before that transaction, just before the work.
+        let charge = check.charge.as_ref().filter(|_| approval.is_none());
+        let stage = handler.stage(action);
+        if stage != Stage::Store
+            && let Some(charge) = charge
+            && let Some(reason) = charge.take(&self.store.conn(), self.now())?
+        {
+            return self.refuse_limited(ctx, &info, origin, check, reason);
+        }
+        let mut attempt = 0;
+        // The time the handler was given is the record's time: replay gives
+        // it the same.
+        let (result, now) = loop {
+            let now = self.now();
+            let result = match stage {
+                Stage::Store => {
+                    let outcome = self.store.transaction(
+                        |tx| -> Result<(ActionReport, TraceRecord), TxError> {
+                            if let Some(charge) = charge
+                                && let Some(reason) = charge.take(tx, now)?
+                            {
+                                return Err(TxError::Limited(reason));
+                            }
+                            let cx = Cx {
+                                exec: self,
+                                ctx,
+                                conn: Some(tx),
+                                now,
+                                cancel,
+                            };
+                            let effect = isolate::contain(|| handler.run(&cx, action))
+                                .unwrap_or_else(|panic| Err(ActionError::System(crashed(&panic))))
+                                .map_err(TxError::Action)?;
+                            let mut record = self.build_record(
+                                ctx,
+                                &info,
+                                origin,
+                                check,
+                                approval,
+                                TraceOutcome::Executed,
+                                &effect,
+                                started,
+                                now,
+                                external,
+                            );
+                            self.finalize(tx, &mut record, approval, now)?;
+                            let report = self.report_of(ctx, &info, &record, &effect, check);
+                            self.settle(tx, approval, &report)?;
+                            Ok((report, record))
+                        },
+                    );
+                    match outcome {
+                        Ok((report, _)) => return Ok(report),
+                        Err(TxError::Action(e)) => Err(e),
+                        Err(TxError::Limited(reason)) => {
+                            return self.refuse_limited(ctx, &info, origin, check, reason);
+                        }
+                        Err(TxError::Db(e)) => Err(ActionError::from(e)),
+                    }
+                }
+                _ => {
+                    let cx = Cx {
+                        exec: self,
+                        ctx,
+                        conn: None,
+                        now,
+                        cancel,
+                    };
+                    isolate::contain(|| handler.run(&cx, action))
+                        .unwrap_or_else(|panic| Err(ActionError::System(crashed(&panic))))
+                }
+            };
+            match result {
+                Err(ActionError::System(message)) if attempt < 2 && transient(&message) => {
+                    attempt += 1;
+                    std::thread::sleep(Duration::from_millis(50 * 4u64.pow(attempt - 1)));
+                }
+                other => break (other, now),
+            }
+        };
+        let (outcome, effect, system) = match result {
+            Ok(effect) => (TraceOutcome::Executed, effect, false),
+            Err(ActionError::Agent(message)) => {
+                (TraceOutcome::Failed, Effect::text(message), false)
+            }
+            Err(ActionError::AgentWith(message, data)) => (
+                TraceOutcome::Failed,
+                Effect::text(message).with_data(data),
+                false,
+            ),
+            Err(ActionError::System(message)) => {
+                if approval.is_some() {
+                    // Not the decision's fault: the request stays pending.
+                    return Err(ExecError::System(message));
+                }
+                let text = format!(
+                    "partner could not do this right now because of a problem on its side, not yours ({message}); nothing was changed"
+                );
+                (TraceOutcome::Failed, Effect::text(text), true)
+            }
+        };
+        let mut record = self.build_record(
+            ctx, &info, origin, check, approval, outcome, &effect, started, now, external,
+        );
+        record.system_error = system;
+        let mut report = self.commit(ctx, &info, record, approval, &effect, check, now)?;
+        report.system_error = system;
+        Ok(report)
+    }
+
+    /// Records an action refused because its rate-limit token went to
+    /// another process between the check and the commit.
+    pub(super) fn refuse_limited(
+        &self,
+        ctx: &TurnContext,
+        info: &ActionInfo,
+        origin: &Origin<'_>,
+        check: &Check,
+        reason: String,
+    ) -> Result<ActionReport, ExecError> {
+        let mut path = check.path.clone();
+        path.push(reason.clone());
+        let check = Check::new(
+            Verdict::Deny {
+                reason: reason.clone(),
+            },
+            path,
+        );
+        self.record(
+            ctx,
+            info,
+            origin,
+            &check,
+            None,
+            TraceOutcome::Denied,
+            Effect::text(reason),
+        )
+    }
+
+    /// Commits a record that carries no database effect of its own (and the
+    /// approval it completes) and reports it.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn commit(
+        &self,
+        ctx: &TurnContext,
+        info: &ActionInfo,
+        mut record: TraceRecord,
+        approval: Option<&Approval<'_>>,
+        effect: &Effect,
+        check: &Check,
+        now: Millis,
+    ) -> Result<ActionReport, ExecError> {
+        self.store
+            .transaction(|tx| -> Result<ActionReport, MemoryError> {
+                self.finalize(tx, &mut record, approval, now)?;
+                let report = self.report_of(ctx, info, &record, effect, check);
+                self.settle(tx, approval, &report)?;
+                Ok(report)
+            })
+            .map_err(ExecError::from)
+    }
+
+    /// In a decision's transaction: keeps what the requester should hear,
+    /// for the runtime to route (whichever process made the decision).
+    pub(super) fn settle(
+        &self,
+        tx: &Connection,
+        approval: Option<&Approval<'_>>,
+        report: &ActionReport,
+    ) -> Result<(), MemoryError> {
+        let Some(approval) = approval else {
+            return Ok(());
+        };
+        let settled = Settled {
+            decision: approval.kind(),
+            by: approval.by.to_string(),
+            report: report.clone(),
+        };
+        let json = serde_json::to_string(&settled).map_err(|e| MemoryError::Corrupt {
+            what: "decision result",
+            value: e.to_string(),
+        })?;
+        pending::set_result(tx, &approval.request.id, &json)
+    }
+
+    /// Records an action that did not run (denied, failed before running,
+    /// cancelled, timed out).
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn record(
+        &self,
+        ctx: &TurnContext,
+        info: &ActionInfo,
+        origin: &Origin<'_>,
+        check: &Check,
+        approval: Option<&Approval<'_>>,
+        outcome: TraceOutcome,
+        effect: Effect,
+    ) -> Result<ActionReport, ExecError> {
+        let now = self.now();
+        let record = self.build_record(
+            ctx,
+            info,
+            origin,
+            check,
+            approval,
+            outcome,
+            &effect,
+            Instant::now(),
+            now,
+            false,
+        );
+        self.commit(ctx, info, record, approval, &effect, check, now)
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn build_record(
+        &self,
+        ctx: &TurnContext,
+        info: &ActionInfo,
+        origin: &Origin<'_>,
+        check: &Check,
+        approval: Option<&Approval<'_>>,
+        outcome: TraceOutcome,
+        effect: &Effect,
+        started: Instant,
+        now: Millis,
+        external: bool,
+    ) -> TraceRecord {
+        let mut decision = DecisionPath {
+            verdict: verdict_name(&check.verdict).to_string(),
+            steps: check.path.clone(),
+            ..DecisionPath::default()
+        };
+        if let Some(approval) = approval {
+            decision.request = Some(approval.request.id.clone());
+            decision.decided_by = Some(approval.by.to_string());
+            decision.decision = Some(approval.kind().as_str().to_string());
+            decision.decided_at = Some(now);
+            decision.requested_at = Some(approval.request.created_at);
+        }
+        TraceRecord {
+            // Allocated in the action's transaction (`finalize`).
+            id: String::new(),
+            seq: 0,
+            action_id: info.action_id.clone(),
+            time: now,
+            agent: ctx.agent.clone(),
+            turn_id: ctx.turn_id.clone(),
+            source: origin.source,
+            text: origin.text.to_string(),
+            span: origin.span,
+            canonical: info.canonical.clone(),
+            verb: info.verb.name().to_string(),
+            op: origin.op.clone(),
+            decision,
+            outcome,
+            result: effect.text.clone(),
+            data: effect.data.clone(),
+            duration_us: started.elapsed().as_micros() as u64,
+            memory: effect.memory.clone(),
+            external,
+            system_error: false,
+        }
+    }
+
+    /// In the action's transaction: the approval (and any standing rule it
+    /// creates) and the trace record, whose sequence number is allocated
+    /// here, under the transaction's write lock.
+    pub(super) fn finalize(
+        &self,
+        tx: &Connection,
+        record: &mut TraceRecord,
+        approval: Option<&Approval<'_>>,
+        now: Millis,
+    ) -> Result<(), MemoryError> {
+        if let Some(approval) = approval {
+            let request = approval.request;
+            let status = if approval.decision.approves() {
+                RequestStatus::Approved
+            } else if *approval.decision == Decision::Cancel {
+                RequestStatus::Cancelled
+            } else {
+                RequestStatus::Denied
+            };
+            let note = match approval.decision {
+                Decision::Deny(r) | Decision::DenyAlways(r) => r.as_deref(),
+                _ => None,
+            };
+            let by = approval.by.to_string();
+            let decided = pending::finish(
+                tx,
+                &request.id,
+                status,
+                approval.kind().as_str(),
+                &by,
+                note,
+                now,
+            )?;
+            if !decided {
+                // Decided elsewhere meanwhile: roll everything back.
+                return Err(MemoryError::Conflict(format!(
+                    "request {} was decided meanwhile, so this decision was not made",
+                    request.id
+                )));
+            }
+            // A standing rule covers exactly this verb, op and target, and an
+            // allowing one is made only when the approved action really ran.
+            let ran = record.outcome == TraceOutcome::Executed;
+            let standing = match approval.decision {
+                Decision::ApproveAlways if ran => Some((true, None, None)),
+                Decision::ApproveFor(d) if ran => {
+                    Some((true, None, Some(partner_core::clock::after(now, *d))))
+                }
+                Decision::DenyAlways(reason) => Some((false, reason.as_deref(), None)),
+                _ => None,
+            };
+            if let Some((allow, reason, expires_at)) = standing {
+                let rule = NewRule {
+                    agent: &request.agent,
+                    verb: &request.verb,
+                    op: request.action["op"].as_str(),
+                    target: request.action["target"].as_str(),
+                    allow,
+                    reason,
+                    by: &by,
+                    expires_at,
+                };
+                pending::add_rule(tx, &rule, now)?;
+            }
+        }
+        record.seq = trace_store::next_seq(tx)?;
+        record.id = format!("t{}", record.seq);
+        trace_store::insert(tx, record)
+    }
+
+    pub(super) fn report_of(
+        &self,
+        ctx: &TurnContext,
+        info: &ActionInfo,
+        record: &TraceRecord,
+        effect: &Effect,
+        check: &Check,
+    ) -> ActionReport {
+        let mut report = ActionReport::new(
+            &ctx.agent,
+            info,
+            status_of(record.outcome),
+            record.result.clone(),
+        );
+        report.data = effect.data.clone();
+        report.trace_id = Some(record.id.clone());
+        report.memory = effect.memory.clone();
+        report.path = check.path.clone();
+        report.needs_continuation =
+            effect.needs_continuation && record.outcome == TraceOutcome::Executed;
+        report
+    }
+}

@@ -1,0 +1,410 @@
+//! Deciding requests: by the partner or an authority, edited and approved,
+//! or timed out; and the decisions the runtime still has to route back to
+//! the agents that asked.
+
+use std::time::Instant;
+
+use super::commit::{Approval, Origin, Settled};
+use super::context::TurnContext;
+use super::executor::{ExecError, Executor};
+use super::handlers::Effect;
+use super::registry::Cancel;
+use super::report::{ActionInfo, ActionReport, ActionStatus};
+use partner_dialect::Verb;
+use partner_policy::pending::{self};
+use partner_policy::{
+    Authority, Check, Decision, DecisionKind, PendingRequest, RequestStatus, Verdict,
+};
+use partner_store::memory::MemoryError;
+use partner_store::trace::{TraceOutcome, TraceSource};
+
+/// The context a stored request was made in, for running it on decision.
+pub(super) fn request_context(request: &PendingRequest) -> TurnContext {
+    TurnContext {
+        agent: request.agent.clone(),
+        thread: request.thread.clone(),
+        turn_id: request.turn_id.clone(),
+        private: request.thread.starts_with("dm:"),
+        on_behalf_of: request.on_behalf_of.clone(),
+        ..TurnContext::default()
+    }
+}
+
+/// A request that was decided (or timed out), with the report for the agent
+/// that asked. Decisions are kept in the database with the request, by
+/// whichever process made them; the runtime takes them from there.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct DecidedRequest {
+    /// The request, as it stands after the decision.
+    pub request: PendingRequest,
+    /// How it was decided.
+    pub decision: DecisionKind,
+    /// Who decided.
+    pub by: String,
+    /// What the requesting agent should hear.
+    pub report: ActionReport,
+}
+
+impl Executor {
+    /// Waiting requests, oldest first.
+    pub fn pending(&self) -> Result<Vec<PendingRequest>, ExecError> {
+        Ok(pending::waiting(&self.store.conn())?)
+    }
+
+    /// Takes the decisions (made by any process) on requests of `agents`
+    /// whose results have not reached them yet, oldest first, marking them
+    /// routed.
+    pub fn take_decided(&self, agents: &[String]) -> Result<Vec<DecidedRequest>, ExecError> {
+        let now = self.now();
+        let ours = |agent: &str| agents.iter().any(|a| a == agent);
+        let rows = self
+            .store
+            .transaction(|tx| pending::take_unrouted(tx, now, &ours))?;
+        Ok(rows
+            .into_iter()
+            .filter_map(|(request, json)| {
+                let settled: Settled = serde_json::from_str(&json).ok()?;
+                Some(DecidedRequest {
+                    request,
+                    decision: settled.decision,
+                    by: settled.by,
+                    report: settled.report,
+                })
+            })
+            .collect())
+    }
+
+    /// Takes the waiting requests whose current authority has not been told
+    /// yet (made by any process, or escalated), marking them told.
+    pub fn take_unannounced(&self) -> Result<Vec<PendingRequest>, ExecError> {
+        Ok(self.store.transaction(pending::take_unannounced)?)
+    }
+
+    /// Decides a waiting request. `by` must be the partner or the authority
+    /// it waits on. Returns the report for the agent that asked: the
+    /// action's result when approved, the refusal otherwise. The decision
+    /// and that report are kept with the request in the same transaction;
+    /// the runtime routes them to the agent (see [`Executor::take_decided`]).
+    pub fn decide(
+        &self,
+        id: &str,
+        decision: Decision,
+        by: &Authority,
+    ) -> Result<ActionReport, ExecError> {
+        self.decide_cancellable(id, decision, by, None)
+    }
+
+    /// The agent that made request `id`, if it exists.
+    pub fn requester_of(&self, id: &str) -> Option<String> {
+        pending::get(&self.store.read(), id)
+            .ok()
+            .flatten()
+            .map(|r| r.agent)
+    }
+
+    /// [`Executor::decide`], with a signal that stops an effect of the
+    /// approved action still running (a fetch) when the requester is
+    /// halted.
+    pub fn decide_cancellable(
+        &self,
+        id: &str,
+        decision: Decision,
+        by: &Authority,
+        cancel: Option<Cancel>,
+    ) -> Result<ActionReport, ExecError> {
+        self.decide_inner(id, decision, by, cancel.as_ref())
+            .map_err(|e| match e {
+                ExecError::Memory(MemoryError::Conflict(_)) => ExecError::NotWaiting {
+                    id: id.to_string(),
+                    status: "already decided".into(),
+                },
+                other => other,
+            })
+    }
+
+    pub(super) fn decide_inner(
+        &self,
+        id: &str,
+        decision: Decision,
+        by: &Authority,
+        cancel: Option<&Cancel>,
+    ) -> Result<ActionReport, ExecError> {
+        let request = pending::get(&self.store.conn(), id)?
+            .ok_or_else(|| ExecError::NoRequest(id.to_string()))?;
+        if request.status != RequestStatus::Waiting {
+            return Err(ExecError::NotWaiting {
+                id: request.id.clone(),
+                status: request.status.as_str().to_string(),
+            });
+        }
+        let own_cancel =
+            decision == Decision::Cancel && *by == Authority::Agent(request.agent.clone());
+        if let Authority::Agent(name) = by
+            && request.made_by(name)
+            && !own_cancel
+        {
+            return Err(ExecError::OwnRequest {
+                id: request.id.clone(),
+                by: by.to_string(),
+            });
+        }
+        if !(request.decidable_by(by) || own_cancel) {
+            return Err(ExecError::NotYours {
+                id: request.id.clone(),
+                by: by.to_string(),
+                waiting_on: request.waiting_on().to_string(),
+            });
+        }
+        let ctx = request_context(&request);
+        let origin = Origin::whole(&request.raw_text, TraceSource::Agent);
+        let check = Check {
+            verdict: Verdict::Ask {
+                authorities: request.authorities.clone(),
+                reason: request.reason.clone(),
+            },
+            path: vec![
+                request.reason.clone(),
+                format!("{} by {by}", decision.name()),
+            ],
+            charge: None,
+        };
+        let approval = Approval {
+            request: &request,
+            decision: &decision,
+            by,
+            edited: false,
+        };
+        match &decision {
+            Decision::ApproveOnce | Decision::ApproveAlways | Decision::ApproveFor(_) => {
+                // With the constellation's verbs (its own verbs included),
+                // and the requester's blocks.
+                let parsed = self.parser_for(&request.agent).parse(&request.canonical);
+                let Some(action) = parsed.actions.into_iter().next() else {
+                    let text = format!("the stored action no longer parses: {}", request.canonical);
+                    return self.record(
+                        &ctx,
+                        &ActionInfo::of_request(&request),
+                        &origin,
+                        &check,
+                        Some(&approval),
+                        TraceOutcome::Failed,
+                        Effect::text(text),
+                    );
+                };
+                if let Some(handler) = self.registry.handler(&action.verb) {
+                    // A blocked command stays blocked; what only the
+                    // partner may allow is allowed once at a time.
+                    handler.approvable(&action).map_err(ExecError::Refused)?;
+                    if handler.traits(&action).partner_only.is_some()
+                        && decision != Decision::ApproveOnce
+                    {
+                        return Err(ExecError::Refused(format!(
+                            "/{} is approved one request at a time, not always",
+                            action.verb.name()
+                        )));
+                    }
+                }
+                self.execute(&ctx, &action, &origin, &check, Some(&approval), cancel)
+            }
+            Decision::Deny(reason) | Decision::DenyAlways(reason) => {
+                let text = match reason {
+                    Some(reason) => format!("{by} said no: {reason}"),
+                    None => format!("{by} said no"),
+                };
+                self.record(
+                    &ctx,
+                    &ActionInfo::of_request(&request),
+                    &origin,
+                    &check,
+                    Some(&approval),
+                    TraceOutcome::Denied,
+                    Effect::text(text),
+                )
+            }
+            Decision::Cancel => {
+                let text = format!("request {} was cancelled", request.id);
+                self.record(
+                    &ctx,
+                    &ActionInfo::of_request(&request),
+                    &origin,
+                    &check,
+                    Some(&approval),
+                    TraceOutcome::Cancelled,
+                    Effect::text(text),
+                )
+            }
+            Decision::Escalate(reason) => {
+                let next = pending::escalate(&self.store.conn(), &request)?
+                    .ok_or_else(|| ExecError::LastAuthority(request.id.clone()))?;
+                let updated =
+                    pending::get(&self.store.conn(), &request.id)?.unwrap_or(request.clone());
+                let why = reason
+                    .as_deref()
+                    .map(|r| format!(": {r}"))
+                    .unwrap_or_default();
+                let mut report = ActionReport::new(
+                    &request.agent,
+                    &ActionInfo::of_request(&request),
+                    ActionStatus::Pending,
+                    format!("{by} passed {} on to {next}{why}", request.id),
+                );
+                report.request = Some(updated);
+                Ok(report)
+            }
+        }
+    }
+
+    /// Approves a request with its action replaced by `text`, written by
+    /// `by` (the partner's "edit, then approve"). The new action is parsed
+    /// and checked against policy for the requesting agent first: a refusal
+    /// leaves the request waiting and is returned as an error.
+    pub fn approve_edited(
+        &self,
+        id: &str,
+        text: &str,
+        by: &Authority,
+    ) -> Result<ActionReport, ExecError> {
+        let request = pending::get(&self.store.conn(), id)?
+            .ok_or_else(|| ExecError::NoRequest(id.to_string()))?;
+        if request.status != RequestStatus::Waiting {
+            return Err(ExecError::NotWaiting {
+                id: request.id.clone(),
+                status: request.status.as_str().to_string(),
+            });
+        }
+        if !request.decidable_by(by) {
+            return Err(ExecError::NotYours {
+                id: request.id.clone(),
+                by: by.to_string(),
+                waiting_on: request.waiting_on().to_string(),
+            });
+        }
+        let parsed = self.parser_for(&request.agent).parse(text);
+        if let Some(error) = parsed.errors.first() {
+            return Err(ExecError::Refused(format!(
+                "the edited action does not parse: {}",
+                error.message()
+            )));
+        }
+        let [action] = parsed.actions.as_slice() else {
+            return Err(ExecError::Refused(format!(
+                "write exactly one action, not {}",
+                parsed.actions.len()
+            )));
+        };
+        if !action.chain.is_empty() || action.verb == Verb::Batch {
+            return Err(ExecError::Refused(
+                "write one action, not a chain or a batch".into(),
+            ));
+        }
+        let check = {
+            let conn = self.store.conn();
+            self.check(
+                &conn,
+                &request.agent,
+                action,
+                request.thread.starts_with("dm:"),
+                &request.on_behalf_of,
+                self.now(),
+            )?
+        };
+        if let Verdict::Deny { reason } = &check.verdict {
+            return Err(ExecError::Refused(format!(
+                "the edited action is refused: {reason}"
+            )));
+        }
+        if let Some(handler) = self.registry.handler(&action.verb) {
+            handler.approvable(action).map_err(|why| {
+                ExecError::Refused(format!("the edited action is refused: {why}"))
+            })?;
+        }
+        let ctx = request_context(&request);
+        let origin = Origin::whole(text, TraceSource::Partner);
+        let mut path = check.path.clone();
+        path.insert(0, format!("edited by {by} from {}", request.canonical));
+        let check = Check {
+            verdict: check.verdict,
+            path,
+            charge: None,
+        };
+        let decision = Decision::ApproveOnce;
+        let approval = Approval {
+            request: &request,
+            decision: &decision,
+            by,
+            edited: true,
+        };
+        self.execute(&ctx, action, &origin, &check, Some(&approval), None)
+    }
+
+    /// Denies every waiting request whose time is up.
+    pub fn expire_overdue(&self) -> Result<Vec<ActionReport>, ExecError> {
+        let overdue = pending::overdue(&self.store.conn(), self.now())?;
+        let mut reports = Vec::new();
+        for request in overdue {
+            let ctx = request_context(&request);
+            let origin = Origin::whole(&request.raw_text, TraceSource::Agent);
+            let now = self.now();
+            let info = ActionInfo::of_request(&request);
+            let mut record = self.build_record(
+                &ctx,
+                &info,
+                &origin,
+                &Check {
+                    verdict: Verdict::Ask {
+                        authorities: request.authorities.clone(),
+                        reason: request.reason.clone(),
+                    },
+                    path: vec![request.reason.clone(), "nobody decided in time".into()],
+                    charge: None,
+                },
+                None,
+                TraceOutcome::TimedOut,
+                &Effect::text(format!(
+                    "request {} timed out: nobody decided in time, so it is denied",
+                    request.id
+                )),
+                Instant::now(),
+                now,
+                false,
+            );
+            record.decision.request = Some(request.id.clone());
+            record.decision.decided_by = Some("timeout".into());
+            record.decision.decision = Some("timeout".into());
+            record.decision.decided_at = Some(now);
+            record.decision.requested_at = Some(request.created_at);
+            let report = self.store.transaction(|tx| -> Result<_, MemoryError> {
+                let timed_out = pending::finish(
+                    tx,
+                    &request.id,
+                    RequestStatus::TimedOut,
+                    DecisionKind::Timeout.as_str(),
+                    "timeout",
+                    None,
+                    now,
+                )?;
+                if !timed_out {
+                    return Ok(None);
+                }
+                self.finalize(tx, &mut record, None, now)?;
+                let mut report = ActionReport::new(
+                    &ctx.agent,
+                    &info,
+                    ActionStatus::TimedOut,
+                    record.result.clone(),
+                );
+                report.trace_id = Some(record.id.clone());
+                let settled = Settled {
+                    decision: DecisionKind::Timeout,
+                    by: "timeout".into(),
+                    report: report.clone(),
+                };
+                let json = serde_json::to_string(&settled).unwrap_or_default();
+                pending::set_result(tx, &request.id, &json)?;
+                Ok(Some(report))
+            })?;
+            reports.extend(report);
+        }
+        Ok(reports)
+    }
+}

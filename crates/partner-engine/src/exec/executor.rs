@@ -1,0 +1,317 @@
+//! [`Executor`]: runs agents' actions against one constellation's database.
+//! The work is split by responsibility: `submit` (turns, chains, batches,
+//! the permission check), `commit` (the one-transaction commit protocol),
+//! `decide` (decisions and timeouts), `authority` (the authority verbs),
+//! `partner` (the partner's own edits) and `replay` (redoing a trace).
+
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Duration;
+
+use rusqlite::Connection;
+
+use super::config::ExecConfig;
+use super::handlers::{CalcState, FetchPages};
+use super::registry::{Registry, RegistryError};
+use super::tools::ToolShelf;
+use crate::embed::{Found, Recall};
+use partner_core::clock::{Millis, SharedClock, system_clock};
+use partner_dialect::{BlockRegistry, DialectParser, VerbTable};
+use partner_policy::{PermissionEngine, Policy};
+use partner_store::memory::{MemoryError, MemoryStore, SearchQuery, blocks, records};
+use partner_store::trace::{TraceRecord, TraceWarning, store as trace_store};
+
+/// Something the executor could not do for the partner (as opposed to an
+/// agent's action failing, which is reported to the agent).
+#[derive(Debug, thiserror::Error)]
+pub enum ExecError {
+    /// The database failed.
+    #[error(transparent)]
+    Memory(#[from] MemoryError),
+    /// No request with that id.
+    #[error("there is no request {0}")]
+    NoRequest(String),
+    /// The request was already decided.
+    #[error("request {id} is already {status}")]
+    NotWaiting {
+        /// The request.
+        id: String,
+        /// Its status.
+        status: String,
+    },
+    /// Someone other than the authority it waits on tried to decide it.
+    #[error("request {id} waits on {waiting_on}, not {by}")]
+    NotYours {
+        /// The request.
+        id: String,
+        /// Who tried.
+        by: String,
+        /// Who it waits on.
+        waiting_on: String,
+    },
+    /// An agent tried to decide a request it made, or one made on its behalf.
+    #[error("{by} may not decide {id}: it made the request or it was made on its behalf")]
+    OwnRequest {
+        /// The request.
+        id: String,
+        /// Who tried.
+        by: String,
+    },
+    /// partner or the machine failed (a busy database, a bug); a decision
+    /// that met it was not recorded.
+    #[error("partner could not do this because of a problem on its side: {0}")]
+    System(String),
+    /// Escalation past the last authority.
+    #[error("request {0} already waits on its last authority")]
+    LastAuthority(String),
+    /// A partner edit was refused (over the limit, no such block…).
+    #[error("{0}")]
+    Refused(String),
+}
+
+impl From<rusqlite::Error> for ExecError {
+    fn from(e: rusqlite::Error) -> Self {
+        ExecError::Memory(e.into())
+    }
+}
+
+/// Runs actions against one constellation's database.
+#[derive(Debug)]
+pub struct Executor {
+    pub(super) store: Arc<MemoryStore>,
+    pub(super) engine: PermissionEngine,
+    pub(super) clock: SharedClock,
+    pub(super) config: ExecConfig,
+    pub(super) registry: Registry,
+    pub(super) pages: FetchPages,
+    pub(super) calc: CalcState,
+    pub(super) tools: ToolShelf,
+    pub(super) recall: Option<Arc<Recall>>,
+}
+
+impl Executor {
+    /// Opens the database at `db` with a policy (a trace file an older
+    /// partner kept beside it is imported into the database first).
+    pub fn open(db: &Path, policy: Policy, config: ExecConfig) -> Result<Self, ExecError> {
+        let store = open_store(db)?;
+        Self::with_parts(Arc::new(store), policy, config, system_clock())
+    }
+
+    /// An executor from its parts (tests use a manual clock; replay an
+    /// in-memory store). The constellation's own verbs, kept in the
+    /// database by whoever set them, are loaded.
+    pub fn with_parts(
+        store: Arc<MemoryStore>,
+        policy: Policy,
+        config: ExecConfig,
+        clock: SharedClock,
+    ) -> Result<Self, ExecError> {
+        // The constellation's roster lives in the database, for every process.
+        for agent in &config.agents {
+            records::ensure_agent(&store.conn(), agent, clock.now_ms())?;
+        }
+        let registry = match records::meta(&store.read(), VERBS_KEY)? {
+            Some(toml) if !toml.is_empty() => {
+                let mut table = VerbTable::builtin();
+                table
+                    .extend_from_toml(&toml)
+                    .map_err(|e| ExecError::Refused(format!("the database's verbs: {e}")))?;
+                Registry::new(table)
+                    .map_err(|e| ExecError::Refused(format!("the database's verbs: {e}")))?
+            }
+            _ => Registry::builtin(),
+        };
+        Ok(Executor {
+            store,
+            engine: PermissionEngine::new(policy),
+            clock,
+            config: config.clone(),
+            registry,
+            pages: FetchPages::default(),
+            calc: CalcState::default(),
+            tools: ToolShelf::new(config.tools.clone()),
+            recall: Recall::new(&config.embeddings).map(Arc::new),
+        })
+    }
+
+    /// Uses a verb table with extensions (verbs and aliases from a verb
+    /// file): every verb is bound to its handler, and parsing, checking,
+    /// running, deciding and replaying all use it.
+    /// They are kept in the database, so every other process on it (a
+    /// `partner pending approve` from another shell, a replay) knows them.
+    pub fn set_verbs(&mut self, table: VerbTable) -> Result<(), ExecError> {
+        let extensions = table.extensions_toml();
+        self.use_verbs(table)?;
+        records::set_meta(&self.store.conn(), VERBS_KEY, Some(&extensions))?;
+        Ok(())
+    }
+
+    /// Uses a verb table for this executor only (not kept in the database).
+    pub fn use_verbs(&mut self, table: VerbTable) -> Result<(), ExecError> {
+        self.registry =
+            Registry::new(table).map_err(|e: RegistryError| ExecError::Refused(e.to_string()))?;
+        Ok(())
+    }
+
+    /// What every verb means.
+    pub fn registry(&self) -> &Registry {
+        &self.registry
+    }
+
+    /// The database.
+    pub fn store(&self) -> &MemoryStore {
+        &self.store
+    }
+
+    /// The database, shared.
+    pub fn shared_store(&self) -> Arc<MemoryStore> {
+        Arc::clone(&self.store)
+    }
+
+    /// The permission engine.
+    pub fn engine(&self) -> &PermissionEngine {
+        &self.engine
+    }
+
+    /// The configuration.
+    pub fn config(&self) -> &ExecConfig {
+        &self.config
+    }
+
+    /// Every trace record, oldest first, and those that could not be read.
+    pub fn trace(&self) -> Result<(Vec<TraceRecord>, Vec<TraceWarning>), ExecError> {
+        Ok(trace_store::all(&self.store.read())?)
+    }
+
+    /// The constellation's Pattern Lisp tools.
+    pub fn tools(&self) -> &ToolShelf {
+        &self.tools
+    }
+
+    /// Search by meaning, when an embedder is configured.
+    pub fn recall(&self) -> Option<&Arc<Recall>> {
+        self.recall.as_ref()
+    }
+
+    /// Uses `recall` for memory search (tests and benchmarks give an
+    /// embedder they made).
+    pub fn set_recall(&mut self, recall: Recall) {
+        self.recall = Some(Arc::new(recall));
+    }
+
+    /// Searches memory as the constellation is configured to: by meaning
+    /// and keyword with an embedder, by keyword without. Reads beside the
+    /// writer, so a search never holds the write lock while a query is
+    /// embedded.
+    pub fn search_memory(&self, query: &SearchQuery) -> Result<Found, MemoryError> {
+        crate::embed::recall::search(&self.store.read(), self.recall.as_deref(), query)
+    }
+
+    /// Embeds what memory gains, on a thread of its own, for as long as
+    /// the executor lives (one thread however often it is asked). Nothing
+    /// to do without an embedder.
+    pub fn index_in_background(self: &Arc<Self>) {
+        let Some(recall) = &self.recall else {
+            return;
+        };
+        if recall.start_indexing() {
+            let exec = Arc::downgrade(self);
+            let spawned = std::thread::Builder::new()
+                .name("partner-index".into())
+                .spawn(move || background_index(exec));
+            if spawned.is_err() {
+                recall.stop_indexing();
+            }
+        }
+    }
+
+    pub(crate) fn fetch_pages(&self) -> &FetchPages {
+        &self.pages
+    }
+
+    pub(crate) fn calc_state(&self) -> &CalcState {
+        &self.calc
+    }
+
+    /// The executor's clock, now (what its records and the rows written
+    /// beside them are stamped with).
+    pub fn now(&self) -> Millis {
+        self.clock.now_ms()
+    }
+
+    /// Every agent of the constellation: configured ones and those the
+    /// database knows, sorted.
+    pub fn agents(&self, conn: &Connection) -> Vec<String> {
+        let mut agents = self.config.agents.clone();
+        if let Ok(mut stmt) =
+            conn.prepare_cached("SELECT agent FROM blocks UNION SELECT name FROM agents")
+            && let Ok(rows) = stmt.query_map([], |r| r.get::<_, String>(0))
+        {
+            agents.extend(rows.flatten());
+        }
+        agents.sort();
+        agents.dedup();
+        agents
+    }
+
+    /// A parser that knows `agent`'s block labels (core and working blocks
+    /// count as working memory).
+    pub fn parser_for(&self, agent: &str) -> DialectParser {
+        let mut registry = BlockRegistry::new();
+        if let Ok(labels) = blocks::labels(&self.store.read(), agent) {
+            for (label, working) in labels {
+                registry.add(label, working);
+            }
+        }
+        DialectParser::with_shared_table(self.registry.shared_table()).with_blocks(registry)
+    }
+}
+
+/// Opens a constellation's database, importing the trace file an older
+/// partner kept beside it (once).
+pub fn open_store(db: &Path) -> Result<MemoryStore, ExecError> {
+    let store = MemoryStore::open(db)?;
+    trace_store::import_legacy(&mut store.conn(), db)?;
+    Ok(store)
+}
+
+/// Embeds in batches while items wait, checks again every second when
+/// none do, and waits longer (up to a minute) while the embedder fails.
+fn background_index(exec: std::sync::Weak<Executor>) {
+    let mut backoff = Duration::from_secs(1);
+    loop {
+        let pause = {
+            let Some(exec) = exec.upgrade() else {
+                return;
+            };
+            let Some(recall) = exec.recall() else {
+                return;
+            };
+            match recall.catch_up(&exec.store, crate::embed::MAX_BATCH) {
+                Ok(0) => Duration::from_secs(1),
+                Ok(_) => {
+                    backoff = Duration::from_secs(1);
+                    Duration::ZERO
+                }
+                Err(_) => {
+                    backoff = (backoff * 2).min(Duration::from_secs(60));
+                    backoff
+                }
+            }
+        };
+        // Sleep in short steps, so a dropped executor ends the thread soon.
+        let until = std::time::Instant::now() + pause;
+        while std::time::Instant::now() < until {
+            if exec.strong_count() == 0 {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(100).min(pause));
+        }
+    }
+}
+
+/// The `meta` key under which the constellation's own verbs are kept.
+const VERBS_KEY: &str = "verbs";
+
+/// How long to wait between timeout sweeps, for runtimes that poll.
+pub const TIMEOUT_SWEEP: Duration = Duration::from_secs(30);

@@ -1,0 +1,196 @@
+//! `/send`, `/reply`, `/post`, `/dm`, `/tell` and `/uncertain`. Messages to
+//! people and platforms go to the outbox (the seam for platform adapters);
+//! `/tell` delivers straight into the other agent's conversation.
+
+use std::sync::Arc;
+
+use rusqlite::Connection;
+use serde_json::json;
+
+use super::{Effect, Handlers};
+use crate::exec::context::TurnContext;
+use crate::exec::executor::Executor;
+use crate::exec::registry::{Cx, Outcome, Stage, VerbHandler};
+use partner_core::clock::Millis;
+use partner_dialect::{ParsedAction, Verb};
+use partner_policy::VerbTraits;
+use partner_store::memory::records::{add_message, add_message_with_lineage, enqueue};
+
+/// Delivers a message to another agent, recording who it came through:
+/// the sender, then the agents the sender's turn acted on behalf of.
+pub(super) fn tell(
+    exec: &Executor,
+    conn: &Connection,
+    ctx: &TurnContext,
+    to: &str,
+    text: &str,
+    now: Millis,
+) -> Outcome {
+    let from = ctx.agent.as_str();
+    let agents = exec.agents(conn);
+    if !agents.iter().any(|a| a == to) {
+        return Err(format!(
+            "there is no agent named {to} in this constellation; the agents are {}",
+            agents.join(", ")
+        )
+        .into());
+    }
+    let thread = format!("agent:{from}");
+    let mut lineage = vec![from.to_string()];
+    for agent in &ctx.on_behalf_of {
+        if !lineage.contains(agent) {
+            lineage.push(agent.clone());
+        }
+    }
+    let id = add_message_with_lineage(
+        conn,
+        to,
+        &thread,
+        &format!("agent:{from}"),
+        text,
+        &lineage,
+        now,
+    )?;
+    Ok(Effect::text(format!("told {to}")).with_data(json!({ "to": to, "message_id": id })))
+}
+
+/// Delivers a message.
+fn deliver(
+    exec: &Executor,
+    conn: &Connection,
+    ctx: &TurnContext,
+    action: &ParsedAction,
+    now: Millis,
+) -> Outcome {
+    let from = ctx.agent.as_str();
+    let text = action
+        .content
+        .as_deref()
+        .ok_or_else(|| format!("/{} needs a message", action.verb))?;
+    let target = action.target.as_deref();
+    let queue = |channel: &str, target: Option<&str>, public: bool, said: String| -> Outcome {
+        let id = enqueue(conn, from, channel, target, text, public, now)?;
+        Ok(Effect::text(said)
+            .with_data(json!({ "outbox_id": id, "channel": channel, "target": target })))
+    };
+    match action.verb {
+        Verb::Tell => tell(
+            exec,
+            conn,
+            ctx,
+            target.ok_or("/tell needs an @agent")?,
+            text,
+            now,
+        ),
+        Verb::Reply => {
+            add_message(conn, from, &ctx.thread, "assistant", text, now)?;
+            queue("reply", Some(&ctx.thread), false, "replied".into())
+        }
+        Verb::Post => {
+            let platform = target.ok_or("/post needs a platform")?;
+            queue(
+                platform,
+                None,
+                true,
+                format!("queued a public post to {platform}"),
+            )
+        }
+        Verb::Dm => {
+            let user = target.ok_or("/dm needs a @user")?;
+            queue(
+                "dm",
+                Some(user),
+                false,
+                format!("queued a direct message to {user}"),
+            )
+        }
+        _ => {
+            let domain = action.domain.as_deref().unwrap_or("user");
+            match (domain, target) {
+                ("agent", Some(agent)) => tell(exec, conn, ctx, agent, text, now),
+                ("user", None) => {
+                    add_message(conn, from, &ctx.thread, "assistant", text, now)?;
+                    queue("user", None, false, "sent to the user".into())
+                }
+                (domain, target) => {
+                    let public = !matches!(domain, "user" | "agent");
+                    let to = target.map(|t| format!(" {t}")).unwrap_or_default();
+                    queue(domain, target, public, format!("queued for {domain}{to}"))
+                }
+            }
+        }
+    }
+}
+
+/// `/uncertain`: flags something for the partner to look at.
+fn uncertain(conn: &Connection, ctx: &TurnContext, action: &ParsedAction, now: Millis) -> Outcome {
+    let note = action.content.as_deref().ok_or("/uncertain needs a note")?;
+    let id = enqueue(conn, &ctx.agent, "partner", None, note, false, now)?;
+    Ok(Effect::text("flagged for the partner").with_data(json!({ "outbox_id": id })))
+}
+
+/// The platform a message publishes to, if it goes to one.
+fn platform_of(action: &ParsedAction) -> Option<String> {
+    match action.verb {
+        Verb::Post => action.target.clone(),
+        Verb::Send => action
+            .domain
+            .clone()
+            .filter(|d| !matches!(d.as_str(), "user" | "agent" | "channel")),
+        _ => None,
+    }
+}
+
+/// `/send`, `/reply`, `/post`, `/dm` and `/tell`: messages.
+struct Message;
+
+impl VerbHandler for Message {
+    fn stage(&self, _action: &ParsedAction) -> Stage {
+        Stage::Store
+    }
+
+    fn needs_content(&self) -> bool {
+        true
+    }
+
+    fn traits(&self, action: &ParsedAction) -> VerbTraits {
+        VerbTraits {
+            platform: platform_of(action),
+            carries_text: true,
+            ..VerbTraits::default()
+        }
+    }
+
+    fn run(&self, cx: &Cx<'_>, action: &ParsedAction) -> Outcome {
+        deliver(cx.exec, cx.conn()?, cx.ctx, action, cx.now)
+    }
+}
+
+/// `/uncertain`: a flag for the partner.
+struct Uncertain;
+
+impl VerbHandler for Uncertain {
+    fn stage(&self, _action: &ParsedAction) -> Stage {
+        Stage::Store
+    }
+
+    fn traits(&self, _action: &ParsedAction) -> VerbTraits {
+        VerbTraits::default()
+    }
+
+    fn run(&self, cx: &Cx<'_>, action: &ParsedAction) -> Outcome {
+        uncertain(cx.conn()?, cx.ctx, action, cx.now)
+    }
+}
+
+pub(super) fn handlers() -> Handlers {
+    let message: Arc<dyn VerbHandler> = Arc::new(Message);
+    vec![
+        (Verb::Send, Arc::clone(&message)),
+        (Verb::Reply, Arc::clone(&message)),
+        (Verb::Post, Arc::clone(&message)),
+        (Verb::Dm, Arc::clone(&message)),
+        (Verb::Tell, message),
+        (Verb::Uncertain, Arc::new(Uncertain)),
+    ]
+}

@@ -1,0 +1,346 @@
+//! `/recall` (long-term memory) and `/context` (working memory).
+
+use std::sync::Arc;
+
+use rusqlite::Connection;
+use serde_json::json;
+
+use super::{Effect, Handlers};
+use crate::exec::context::TurnContext;
+use crate::exec::executor::Executor;
+use crate::exec::registry::{ActionError, Cx, Outcome, Stage, VerbHandler};
+use partner_core::clock::Millis;
+use partner_dialect::{Op, ParsedAction, Verb};
+use partner_policy::{BlockWrite, Limits, VerbTraits, WriteKind};
+use partner_store::memory::records::add_archival;
+use partner_store::memory::search::{SearchDomain, SearchQuery};
+use partner_store::memory::{Block, BlockKind, NewBlock, blocks};
+
+fn describe(block: &Block) -> String {
+    format!(
+        "{} ({}, v{}, {}/{} chars)",
+        block.label,
+        block.kind,
+        block.version,
+        block.chars(),
+        block.char_limit
+    )
+}
+
+fn missing_block(conn: &Connection, agent: &str, label: &str) -> String {
+    let labels: Vec<String> = blocks::list(conn, Some(agent))
+        .map(|bs| bs.into_iter().map(|b| b.label).collect())
+        .unwrap_or_default();
+    if labels.is_empty() {
+        format!("you have no block '{label}' (you have no blocks yet)")
+    } else {
+        format!(
+            "you have no block '{label}'; your blocks are {}",
+            labels.join(", ")
+        )
+    }
+}
+
+fn block(conn: &Connection, agent: &str, label: &str) -> Result<Block, ActionError> {
+    blocks::get(conn, agent, label)?.ok_or_else(|| missing_block(conn, agent, label).into())
+}
+
+fn target(action: &ParsedAction) -> Result<&str, String> {
+    action
+        .target
+        .as_deref()
+        .ok_or_else(|| format!("/{} needs a block label", action.verb))
+}
+
+fn content(action: &ParsedAction) -> Result<&str, String> {
+    action
+        .content
+        .as_deref()
+        .ok_or_else(|| format!("/{} needs some text", action.verb))
+}
+
+fn written(
+    conn: &Connection,
+    agent: &str,
+    label: &str,
+    value: &str,
+    now: Millis,
+    verb: &str,
+) -> Outcome {
+    let (block, change) = blocks::write(conn, agent, label, value, agent, now)?;
+    Ok(Effect {
+        text: format!("{verb} {}", describe(&block)),
+        data: json!({ "block": block }),
+        memory: Some(change),
+        needs_continuation: false,
+    })
+}
+
+/// `/recall`: read, search, insert, append, delete, patch.
+fn recall(
+    conn: &Connection,
+    ctx: &TurnContext,
+    action: &ParsedAction,
+    now: Millis,
+    limits: Limits,
+) -> Outcome {
+    let agent = ctx.agent.as_str();
+    match action.op.unwrap_or(Op::Search) {
+        Op::Read => {
+            let block = block(conn, agent, target(action)?)?;
+            Ok(
+                Effect::text(format!("{}:\n{}", describe(&block), block.value))
+                    .with_data(json!({ "block": block }))
+                    .continued(),
+            )
+        }
+        Op::Insert => {
+            let text = content(action)?;
+            match action.target.as_deref() {
+                Some(label) => {
+                    let new = NewBlock::new(agent, label, BlockKind::Archival, text);
+                    let (block, change) = blocks::create(conn, &new, agent, now)?;
+                    Ok(Effect {
+                        text: format!("stored {}", describe(&block)),
+                        data: json!({ "block": block }),
+                        memory: Some(change),
+                        needs_continuation: false,
+                    })
+                }
+                None => {
+                    if text.len() > limits.archival_bytes {
+                        return Err(ActionError::Agent(format!(
+                            "that memory is {} bytes, over the {} bytes one archival entry may hold; store it in parts or summarize it first",
+                            text.len(),
+                            limits.archival_bytes
+                        )));
+                    }
+                    let id = add_archival(conn, agent, text, now)?;
+                    Ok(Effect::text(format!("stored in archival memory (#{id})"))
+                        .with_data(json!({ "archival_id": id })))
+                }
+            }
+        }
+        Op::Append => {
+            let label = target(action)?;
+            let current = block(conn, agent, label)?;
+            written(
+                conn,
+                agent,
+                label,
+                &blocks::appended(&current.value, content(action)?),
+                now,
+                "appended to",
+            )
+        }
+        Op::Delete => {
+            let label = target(action)?;
+            block(conn, agent, label)?;
+            let change = blocks::delete(conn, agent, label, agent, now)?;
+            Ok(Effect {
+                text: format!("deleted block {label} (the partner can undo this)"),
+                data: json!({ "deleted": label }),
+                memory: Some(change),
+                needs_continuation: false,
+            })
+        }
+        Op::Patch => {
+            let label = target(action)?;
+            let current = block(conn, agent, label)?;
+            let value = blocks::patched(label, &current.value, content(action)?)?;
+            written(conn, agent, label, &value, now, "patched")
+        }
+        _ => Err(ActionError::System(
+            "a memory search ran inside a write transaction".into(),
+        )),
+    }
+}
+
+/// True when a `/recall` searches (no operation, or `search`) rather than
+/// reading or writing a block.
+fn searches(action: &ParsedAction) -> bool {
+    !matches!(
+        action.op,
+        Some(Op::Read | Op::Insert | Op::Append | Op::Delete | Op::Patch)
+    )
+}
+
+/// `/recall "…"`: the agent's blocks and archival memory, by meaning and
+/// keyword when an embedder is configured.
+fn recall_search(exec: &Executor, ctx: &TurnContext, action: &ParsedAction) -> Outcome {
+    let mut query = SearchQuery::new(content(action)?, Some(&ctx.agent));
+    query.domains = vec![SearchDomain::Blocks, SearchDomain::Archival];
+    let found = exec.search_memory(&query)?;
+    Ok(super::lookup::format_hits(&query.text, &found).continued())
+}
+
+/// `/context`: append, replace, archive, load, swap.
+fn context(conn: &Connection, ctx: &TurnContext, action: &ParsedAction, now: Millis) -> Outcome {
+    let agent = ctx.agent.as_str();
+    let label = target(action)?;
+    let current = block(conn, agent, label)?;
+    let kind_change =
+        |label: &str, from: &[BlockKind], to: BlockKind| -> Result<Block, ActionError> {
+            let b = block(conn, agent, label)?;
+            if !from.contains(&b.kind) {
+                return Err(format!(
+                    "block {label} is {}, so it cannot become {to} this way",
+                    b.kind
+                )
+                .into());
+            }
+            Ok(blocks::set_kind(conn, agent, label, to, now)?)
+        };
+    match action.op.unwrap_or(Op::Append) {
+        Op::Append => written(
+            conn,
+            agent,
+            label,
+            &blocks::appended(&current.value, content(action)?),
+            now,
+            "appended to",
+        ),
+        Op::Replace => {
+            let old = action.old.as_deref().unwrap_or("");
+            let value = blocks::replaced(label, &current.value, old, content(action)?)?;
+            written(conn, agent, label, &value, now, "replaced text in")
+        }
+        Op::Archive => {
+            let b = kind_change(
+                label,
+                &[BlockKind::Working, BlockKind::Core],
+                BlockKind::Archival,
+            )?;
+            Ok(Effect::text(format!("archived {}", describe(&b))).with_data(json!({ "block": b })))
+        }
+        Op::Load => {
+            let b = kind_change(label, &[BlockKind::Archival], BlockKind::Working)?;
+            Ok(
+                Effect::text(format!("loaded {} into working memory", describe(&b)))
+                    .with_data(json!({ "block": b })),
+            )
+        }
+        Op::Swap => {
+            let other = action
+                .other
+                .as_deref()
+                .ok_or("/context swap needs an archival label")?;
+            block(conn, agent, other)?;
+            let out = kind_change(
+                label,
+                &[BlockKind::Working, BlockKind::Core],
+                BlockKind::Archival,
+            )?;
+            let inn = kind_change(other, &[BlockKind::Archival], BlockKind::Working)?;
+            Ok(Effect::text(format!(
+                "swapped: {} is archived, {} is in working memory",
+                out.label, inn.label
+            ))
+            .with_data(json!({ "archived": out, "loaded": inn })))
+        }
+        other => Err(format!("/context cannot {}", other.as_str()).into()),
+    }
+}
+
+/// The block an action writes, and how.
+fn block_write(action: &ParsedAction, kind: WriteKind) -> Option<BlockWrite> {
+    action
+        .target
+        .clone()
+        .map(|label| BlockWrite { label, kind })
+}
+
+/// `/recall`: long-term memory.
+struct Recall;
+
+impl VerbHandler for Recall {
+    /// A search reads beside the writer and may ask an embedder about the
+    /// query, so it runs before any transaction, and replay reuses its
+    /// result (the vectors are not in the trace).
+    fn stage(&self, action: &ParsedAction) -> Stage {
+        if searches(action) {
+            Stage::External
+        } else {
+            Stage::Store
+        }
+    }
+
+    fn traits(&self, action: &ParsedAction) -> VerbTraits {
+        let write = match action.op {
+            Some(Op::Append) => Some(WriteKind::Append),
+            Some(Op::Delete) => Some(WriteKind::Delete),
+            Some(Op::Patch) => Some(WriteKind::Change),
+            _ => None,
+        };
+        VerbTraits {
+            writes_block: write.and_then(|kind| block_write(action, kind)),
+            carries_text: matches!(action.op, Some(Op::Insert | Op::Append | Op::Patch)),
+            ..VerbTraits::default()
+        }
+    }
+
+    fn preview(&self, action: &ParsedAction, block: &Block) -> Option<String> {
+        match action.op {
+            Some(Op::Append) => Some(blocks::appended(&block.value, action.content.as_deref()?)),
+            Some(Op::Patch) => {
+                blocks::patched(&block.label, &block.value, action.content.as_deref()?).ok()
+            }
+            Some(Op::Delete) => Some(String::new()),
+            _ => None,
+        }
+    }
+
+    fn run(&self, cx: &Cx<'_>, action: &ParsedAction) -> Outcome {
+        if searches(action) {
+            return recall_search(cx.exec, cx.ctx, action);
+        }
+        let limits = cx.exec.engine().policy().limits;
+        recall(cx.conn()?, cx.ctx, action, cx.now, limits)
+    }
+}
+
+/// `/context`: working memory.
+struct Context;
+
+impl VerbHandler for Context {
+    fn stage(&self, _action: &ParsedAction) -> Stage {
+        Stage::Store
+    }
+
+    fn traits(&self, action: &ParsedAction) -> VerbTraits {
+        let kind = match action.op.unwrap_or(Op::Append) {
+            Op::Append => WriteKind::Append,
+            _ => WriteKind::Change,
+        };
+        VerbTraits {
+            writes_block: block_write(action, kind),
+            carries_text: matches!(action.op, Some(Op::Append | Op::Replace) | None),
+            ..VerbTraits::default()
+        }
+    }
+
+    fn preview(&self, action: &ParsedAction, block: &Block) -> Option<String> {
+        match action.op.unwrap_or(Op::Append) {
+            Op::Append => Some(blocks::appended(&block.value, action.content.as_deref()?)),
+            Op::Replace => blocks::replaced(
+                &block.label,
+                &block.value,
+                action.old.as_deref()?,
+                action.content.as_deref()?,
+            )
+            .ok(),
+            _ => None,
+        }
+    }
+
+    fn run(&self, cx: &Cx<'_>, action: &ParsedAction) -> Outcome {
+        context(cx.conn()?, cx.ctx, action, cx.now)
+    }
+}
+
+pub(super) fn handlers() -> Handlers {
+    vec![
+        (Verb::Recall, Arc::new(Recall)),
+        (Verb::Context, Arc::new(Context)),
+    ]
+}

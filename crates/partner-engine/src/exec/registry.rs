@@ -1,0 +1,323 @@
+//! The verb registry: what each verb of the dialect *means*, in one place
+//! per verb. The dialect's table says how a verb is written (names,
+//! aliases, strictness, summary, argument signature); the registry binds
+//! each of those verbs to a [`VerbHandler`] that says everything else —
+//! where its work happens, what the permission engine must know about it,
+//! what a memory write would look like, and how it runs. The parser, the
+//! permission checks, the executor, the prompt builder and the console all
+//! read it; none of them matches on verbs.
+//!
+//! Adding a verb is one [`VerbHandler`] in a family file under `handlers/`
+//! (listed by that file's `handlers()`) plus its row in the dialect's
+//! table. A verb added from a TOML verb file binds to a handler by its
+//! `action` kind (`tell` an agent, `append` to a block).
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use rusqlite::Connection;
+
+use super::context::TurnContext;
+use super::executor::Executor;
+use super::handlers;
+use partner_core::clock::Millis;
+use partner_dialect::{ParsedAction, Verb, VerbSpec, VerbTable};
+use partner_policy::VerbTraits;
+use partner_store::memory::{Block, MemoryChange, MemoryError};
+
+/// The key in an outcome's data that says this one outcome depended on
+/// something the trace does not hold (a deadline, the machine's speed):
+/// replay takes it from the record instead of redoing it.
+pub const RECORDED_ONLY: &str = "recorded_only";
+
+/// Where an action's work happens.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Stage {
+    /// Inside the action's transaction: memory, messages, intentions.
+    Store,
+    /// Before the transaction, local and deterministic (calculations):
+    /// redone on replay.
+    Compute,
+    /// Before the transaction, reaching outside partner (the web, data
+    /// files): its result is recorded and replay reuses it.
+    External,
+    /// Deciding other requests: the executor's own work, recorded, and its
+    /// result reused on replay.
+    Authority,
+    /// Not run itself: a `/batch` runs its members.
+    Structure,
+}
+
+/// What a handler did.
+#[derive(Debug, Clone, Default)]
+pub struct Effect {
+    /// For the model.
+    pub text: String,
+    /// For the console.
+    pub data: serde_json::Value,
+    /// The block changed, if any.
+    pub memory: Option<MemoryChange>,
+    /// The model should see this before going on.
+    pub needs_continuation: bool,
+}
+
+impl Effect {
+    /// An effect that is only text for the model.
+    pub fn text(text: impl Into<String>) -> Self {
+        Effect {
+            text: text.into(),
+            ..Effect::default()
+        }
+    }
+
+    /// With structured data for the console.
+    pub fn with_data(mut self, data: serde_json::Value) -> Self {
+        self.data = data;
+        self
+    }
+
+    /// The model should see it before going on.
+    pub fn continued(mut self) -> Self {
+        self.needs_continuation = true;
+        self
+    }
+}
+
+/// Why an action did not run, and whose it is.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ActionError {
+    /// The agent's mistake, or a refusal of what it asked: told to the
+    /// model, traced as a failure, the same again on replay.
+    Agent(String),
+    /// The agent's, with data the trace keeps beside the message (what a
+    /// replay needs to redo it: the tool that failed).
+    AgentWith(String, serde_json::Value),
+    /// partner's or the machine's trouble (a busy database, a full disk, a
+    /// bug): not the model's mistake. The action may be retried, a decision
+    /// stays pending, and the partner sees it.
+    System(String),
+}
+
+impl ActionError {
+    /// The message.
+    pub fn message(&self) -> &str {
+        match self {
+            ActionError::Agent(m) | ActionError::AgentWith(m, _) | ActionError::System(m) => m,
+        }
+    }
+}
+
+impl From<String> for ActionError {
+    fn from(message: String) -> Self {
+        ActionError::Agent(message)
+    }
+}
+
+impl From<&str> for ActionError {
+    fn from(message: &str) -> Self {
+        ActionError::Agent(message.to_string())
+    }
+}
+
+impl From<MemoryError> for ActionError {
+    /// A database failure is partner's; anything the store refused
+    /// (a missing block, a block over its limit) is the agent's.
+    fn from(e: MemoryError) -> Self {
+        match e {
+            MemoryError::Sqlite(_) | MemoryError::BadSchema(_) | MemoryError::Corrupt { .. } => {
+                ActionError::System(e.to_string())
+            }
+            other => ActionError::Agent(other.to_string()),
+        }
+    }
+}
+
+impl From<rusqlite::Error> for ActionError {
+    fn from(e: rusqlite::Error) -> Self {
+        ActionError::System(MemoryError::from(e).to_string())
+    }
+}
+
+/// A handler's result.
+pub type Outcome = Result<Effect, ActionError>;
+
+/// What a handler runs with.
+pub struct Cx<'a> {
+    /// The executor (configuration, services, the constellation's agents).
+    pub exec: &'a Executor,
+    /// The acting agent's situation.
+    pub ctx: &'a TurnContext,
+    /// The action's transaction, for [`Stage::Store`] handlers.
+    pub conn: Option<&'a Connection>,
+    /// The time the action runs at.
+    pub now: Millis,
+    /// Set when the work should stop (the agent was halted): external
+    /// effects watch it.
+    pub cancel: Option<&'a Cancel>,
+}
+
+pub use crate::net::Cancel;
+
+impl Cx<'_> {
+    /// The action's transaction.
+    pub fn conn(&self) -> Result<&Connection, ActionError> {
+        self.conn
+            .ok_or_else(|| ActionError::System("this verb ran outside its transaction".into()))
+    }
+}
+
+/// What one verb means.
+pub trait VerbHandler: Send + Sync {
+    /// Where the action's work happens.
+    fn stage(&self, action: &ParsedAction) -> Stage;
+
+    /// True when only agents with an authority role may use the verb.
+    fn needs_role(&self) -> bool {
+        false
+    }
+
+    /// True when a chain link without content of its own takes the
+    /// previous link's output as its content.
+    fn needs_content(&self) -> bool {
+        false
+    }
+
+    /// What the permission engine must know about this action.
+    fn traits(&self, action: &ParsedAction) -> VerbTraits;
+
+    /// True when replay can redo the action and expect the same result;
+    /// false when it must reuse the recorded one (the result depends on
+    /// things the trace does not hold). A single outcome that depended on
+    /// such things (a deadline) says so with [`RECORDED_ONLY`] in its data.
+    fn reproducible(&self, action: &ParsedAction) -> bool {
+        matches!(self.stage(action), Stage::Store | Stage::Compute)
+    }
+
+    /// The value a memory write would leave in `block` (for the console's
+    /// diff preview), when the action writes one.
+    fn preview(&self, _action: &ParsedAction, _block: &Block) -> Option<String> {
+        None
+    }
+
+    /// Turns what the agent wrote into the action the partner will be
+    /// asked about, before any check (a shell request in words becomes
+    /// the command proposed for it). An error is told to the agent and
+    /// nothing is asked.
+    fn prepare(&self, _cx: &Executor, _action: &mut ParsedAction) -> Result<(), String> {
+        Ok(())
+    }
+
+    /// Whether a pending request for `action` may be approved: an error
+    /// says why not (a blocked shell command), and the request stays
+    /// waiting.
+    fn approvable(&self, _action: &ParsedAction) -> Result<(), String> {
+        Ok(())
+    }
+
+    /// Does the work.
+    fn run(&self, cx: &Cx<'_>, action: &ParsedAction) -> Outcome;
+
+    /// Actions this one asks for once it has run, from its result's data
+    /// (a tool's memory writes). Each is submitted as the same agent's own
+    /// action: checked, and queued when it needs approval.
+    fn follow_ups(&self, _action: &ParsedAction, _data: &serde_json::Value) -> Vec<ParsedAction> {
+        Vec::new()
+    }
+
+    /// Whether agents are taught the verb, given the table (`/tool` only
+    /// when there are tools).
+    fn taught(&self, _table: &VerbTable) -> bool {
+        true
+    }
+}
+
+/// A problem building the registry from a verb table.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum RegistryError {
+    /// A verb from a verb file without an action.
+    #[error(
+        "verb '{0}' has no action; give it one: action = {{ kind = \"tell\", agent = \"NAME\" }}, action = {{ kind = \"append\", block = \"LABEL\" }} or action = {{ kind = \"tool\", tool = \"NAME\" }}"
+    )]
+    NoAction(String),
+    /// A built-in verb without a handler (a bug in partner).
+    #[error("verb '{0}' has no handler")]
+    NoHandler(String),
+}
+
+/// Every verb's handler, with the table the parser reads.
+#[derive(Clone)]
+pub struct Registry {
+    /// Shared with every parser made from it (a turn's parser does not
+    /// copy the table).
+    table: Arc<VerbTable>,
+    handlers: HashMap<String, Arc<dyn VerbHandler>>,
+}
+
+impl std::fmt::Debug for Registry {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Registry")
+            .field("verbs", &self.handlers.len())
+            .finish()
+    }
+}
+
+impl Registry {
+    /// The built-in verbs.
+    pub fn builtin() -> Self {
+        Registry::new(VerbTable::builtin()).expect("every built-in verb has a handler")
+    }
+
+    /// Binds every verb of `table` to its handler: built-in verbs to
+    /// theirs, verbs from a verb file to the handler of their action.
+    pub fn new(table: VerbTable) -> Result<Self, RegistryError> {
+        let mut builtin: HashMap<String, Arc<dyn VerbHandler>> = handlers::builtin()
+            .into_iter()
+            .map(|(verb, handler)| (verb.name().to_string(), handler))
+            .collect();
+        let mut handlers = HashMap::new();
+        for spec in table.specs() {
+            let name = spec.verb.name().to_string();
+            let handler = match (&spec.verb, &spec.action) {
+                (Verb::Custom(_), Some(action)) => handlers::custom(action),
+                (Verb::Custom(_), None) => return Err(RegistryError::NoAction(name)),
+                _ => builtin
+                    .remove(&name)
+                    .ok_or_else(|| RegistryError::NoHandler(name.clone()))?,
+            };
+            handlers.insert(name, handler);
+        }
+        Ok(Registry {
+            table: Arc::new(table),
+            handlers,
+        })
+    }
+
+    /// The table the parser reads.
+    pub fn table(&self) -> &VerbTable {
+        &self.table
+    }
+
+    /// The same table, shared: for a parser made per turn.
+    pub fn shared_table(&self) -> Arc<VerbTable> {
+        Arc::clone(&self.table)
+    }
+
+    /// The handler of `verb`.
+    pub fn handler(&self, verb: &Verb) -> Option<&dyn VerbHandler> {
+        self.handlers.get(verb.name()).map(|h| h.as_ref())
+    }
+
+    /// The verbs an agent may use (all but the authority verbs unless it
+    /// has an authority role), in table order, for its prompt.
+    pub fn verbs_for(&self, authority: bool) -> Vec<&VerbSpec> {
+        self.table
+            .specs()
+            .iter()
+            .filter(|s| {
+                self.handler(&s.verb).is_some_and(|handler| {
+                    (authority || !handler.needs_role()) && handler.taught(&self.table)
+                })
+            })
+            .collect()
+    }
+}

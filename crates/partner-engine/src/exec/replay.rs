@@ -1,0 +1,413 @@
+//! Replay verification: re-executes a trace against a fresh in-memory store
+//! and reports the first step whose outcome, result or memory change
+//! differs. External effects (fetch, web, data reads, authority decisions)
+//! are taken from their recorded results instead of being redone.
+
+use std::sync::Arc;
+
+use super::commit::Origin;
+use super::report::ActionStatus;
+use crate::exec::{ExecConfig, ExecError, Executor, TurnContext};
+use partner_core::clock::ManualClock;
+use partner_dialect::{DialectParser, VerbTable};
+use partner_policy::Policy;
+use partner_policy::{Check, Verdict};
+use partner_store::memory::MemoryStore;
+use partner_store::trace::TraceOp;
+use partner_store::trace::{TraceInput, TraceOutcome, TraceRecord, TraceWarning};
+
+/// Where a replay first differed.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Divergence {
+    /// One-based step number.
+    pub step: usize,
+    /// The record's id.
+    pub id: String,
+    /// The action.
+    pub canonical: String,
+    /// What differed, in words.
+    pub what: String,
+}
+
+/// The result of verifying a trace.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Verification {
+    /// Steps read.
+    pub steps: usize,
+    /// Steps redone (the rest were recorded external effects or did not run).
+    pub redone: usize,
+    /// The first divergence, if any.
+    pub divergence: Option<Divergence>,
+    /// Problems reading the file (a torn last line…).
+    pub warnings: Vec<TraceWarning>,
+}
+
+fn differs(record: &TraceRecord, redone: &Redone) -> Option<String> {
+    use super::difference::{gram, json, texts};
+    let Redone {
+        outcome,
+        text,
+        memory,
+        data,
+    } = redone;
+    if *outcome != record.outcome {
+        // Why it ended otherwise is in the result.
+        return Some(format!(
+            "outcome: was {}, now {} ({})",
+            record.outcome.as_str(),
+            outcome.as_str(),
+            texts("result", &record.result, text)
+        ));
+    }
+    if *text != record.result {
+        return Some(texts("result", &record.result, text).to_string());
+    }
+    if *memory != record.memory {
+        let as_json = |m: &Option<partner_store::memory::MemoryChange>| {
+            serde_json::to_value(m).unwrap_or(serde_json::Value::Null)
+        };
+        return json("memory", &as_json(&record.memory), &as_json(memory)).map(|d| d.to_string());
+    }
+    // What a handler asked replay to reproduce exactly (a tool's output
+    // state).
+    let check = &record.data["replay_check"];
+    if !check.is_null() && *check != data["replay_check"] {
+        return Some(match (check.as_str(), data["replay_check"].as_str()) {
+            (Some(was), Some(now)) => gram("check", was, now).to_string(),
+            _ => json("check", check, &data["replay_check"])?.to_string(),
+        });
+    }
+    None
+}
+
+/// What redoing a record gave.
+#[derive(Debug, Clone)]
+pub struct Redone {
+    /// How it ended.
+    pub outcome: TraceOutcome,
+    /// The result text.
+    pub text: String,
+    /// The memory change it made.
+    pub memory: Option<partner_store::memory::MemoryChange>,
+    /// The result's data.
+    pub data: serde_json::Value,
+}
+
+/// A scratch executor over an in-memory store, set up to redo `records`
+/// (with the constellation's own verbs, when it had some).
+fn scratch(
+    records: &[TraceRecord],
+    verbs: Option<&VerbTable>,
+) -> Result<(Executor, ManualClock), crate::exec::ExecError> {
+    let mut agents: Vec<String> = records.iter().map(|r| r.agent.clone()).collect();
+    agents.extend(
+        records
+            .iter()
+            .filter_map(|r| r.data["to"].as_str().map(str::to_string)),
+    );
+    agents.sort();
+    agents.dedup();
+    scratch_for(agents, records.first().map_or(0, |r| r.time), verbs)
+}
+
+/// A scratch executor over an in-memory store whose roster is `agents`,
+/// its clock at `start`.
+fn scratch_for(
+    agents: Vec<String>,
+    start: partner_core::clock::Millis,
+    verbs: Option<&VerbTable>,
+) -> Result<(Executor, ManualClock), crate::exec::ExecError> {
+    let clock = ManualClock::new(start);
+    let config = ExecConfig {
+        agents,
+        ..ExecConfig::default()
+    };
+    let store = Arc::new(MemoryStore::open_in_memory()?);
+    let mut executor =
+        Executor::with_parts(store, Policy::permissive(), config, Arc::new(clock.clone()))?;
+    if let Some(verbs) = verbs {
+        executor.set_verbs(verbs.clone())?;
+    }
+    Ok((executor, clock))
+}
+
+/// Steps redone between two commits of the scratch store.
+const BATCH: usize = 1_000;
+
+/// A verification in progress: records are handed to it in order and
+/// redone on a scratch store in batches (one commit each), the scratch's
+/// own trace emptied after each, so its memory holds the replayed state,
+/// not the trace.
+struct Verifier {
+    executor: Executor,
+    clock: ManualClock,
+    parser: DialectParser,
+    steps: usize,
+    redone: usize,
+    in_batch: usize,
+    divergence: Option<Divergence>,
+}
+
+impl Verifier {
+    fn new((executor, clock): (Executor, ManualClock)) -> Self {
+        let parser = DialectParser::new().with_table(executor.registry.table().clone());
+        Verifier {
+            executor,
+            clock,
+            parser,
+            steps: 0,
+            redone: 0,
+            in_batch: 0,
+            divergence: None,
+        }
+    }
+
+    /// Redoes `record` if replay redoes it; false once one diverged.
+    fn step(&mut self, record: &TraceRecord) -> Result<bool, ExecError> {
+        self.steps += 1;
+        if !redoes(record) {
+            return Ok(true);
+        }
+        let store = self.executor.store();
+        if self.in_batch == 0 {
+            store.begin_batch()?;
+        }
+        // An agent a message went to was on the roster.
+        if let Some(to) = record.data["to"].as_str() {
+            partner_store::memory::records::ensure_agent(&store.conn(), to, record.time)?;
+        }
+        self.clock.set(record.time);
+        let now = self.executor.redo_with(&self.parser, record)?;
+        self.redone += 1;
+        self.in_batch += 1;
+        if self.in_batch >= BATCH {
+            self.flush()?;
+        }
+        if let Some(what) = differs(record, &now) {
+            self.divergence = Some(Divergence {
+                step: self.steps,
+                id: record.id.clone(),
+                canonical: record.canonical.clone(),
+                what,
+            });
+            return Ok(false);
+        }
+        Ok(true)
+    }
+
+    /// Commits the batch and empties the scratch's trace.
+    fn flush(&mut self) -> Result<(), ExecError> {
+        if self.in_batch > 0 {
+            let store = self.executor.store();
+            store.end_batch(true)?;
+            store
+                .conn()
+                .execute("DELETE FROM trace", [])
+                .map_err(partner_store::memory::MemoryError::from)?;
+            self.in_batch = 0;
+        }
+        Ok(())
+    }
+}
+
+/// True for records replay redoes (the rest were recorded external effects
+/// or had no effect).
+fn redoes(record: &TraceRecord) -> bool {
+    matches!(
+        record.outcome,
+        TraceOutcome::Executed | TraceOutcome::Failed
+    ) && !record.external
+        && !record.system_error
+        && record.data[super::registry::RECORDED_ONLY].is_null()
+}
+
+/// The blocks `agent` had after the first `step` records of a trace.
+pub fn memory_at(
+    records: &[TraceRecord],
+    step: usize,
+    agent: &str,
+    verbs: Option<&VerbTable>,
+) -> Result<Vec<partner_store::memory::Block>, crate::exec::ExecError> {
+    let (executor, clock) = scratch(records, verbs)?;
+    for record in records.iter().take(step).filter(|r| redoes(r)) {
+        clock.set(record.time);
+        executor.redo(record)?;
+    }
+    Ok(partner_store::memory::blocks::list(
+        &executor.store().conn(),
+        Some(agent),
+    )?)
+}
+
+/// [`memory_at`], and the change the step itself made to a block, as a
+/// diff (when it changed one).
+pub fn memory_and_change_at(
+    records: &[TraceRecord],
+    step: usize,
+    agent: &str,
+    verbs: Option<&VerbTable>,
+) -> Result<(Vec<partner_store::memory::Block>, Option<String>), crate::exec::ExecError> {
+    let (executor, clock) = scratch(records, verbs)?;
+    let value_of = |agent: &str, label: &str| -> Option<(String, i64)> {
+        partner_store::memory::blocks::get(&executor.store().conn(), agent, label)
+            .ok()
+            .flatten()
+            .map(|b| (b.value, b.version))
+    };
+    let mut diff = None;
+    for (i, record) in records.iter().take(step).enumerate() {
+        let last = i + 1 == step;
+        let before = match (&record.memory, last) {
+            (Some(m), true) => value_of(&m.agent, &m.label),
+            _ => None,
+        };
+        if redoes(record) {
+            clock.set(record.time);
+            executor.redo(record)?;
+        }
+        if let (Some(m), true) = (&record.memory, last) {
+            let after = value_of(&m.agent, &m.label);
+            let (old, old_version) = before.unwrap_or_default();
+            let (new, new_version) = after.unwrap_or_default();
+            diff = Some(partner_store::memory::blocks::diff(
+                &m.label,
+                &old,
+                &new,
+                old_version,
+                new_version,
+            ));
+        }
+    }
+    let blocks = partner_store::memory::blocks::list(&executor.store().conn(), Some(agent))?;
+    Ok((blocks, diff))
+}
+
+/// Verifies the records of a trace, in order, with the built-in verbs.
+pub fn verify_records(
+    records: &[TraceRecord],
+) -> Result<(usize, Option<Divergence>), crate::exec::ExecError> {
+    verify_records_with(records, None)
+}
+
+/// Verifies the records of a trace, in order, with a constellation's verbs.
+pub fn verify_records_with(
+    records: &[TraceRecord],
+    verbs: Option<&VerbTable>,
+) -> Result<(usize, Option<Divergence>), crate::exec::ExecError> {
+    let mut verifier = Verifier::new(scratch(records, verbs)?);
+    for record in records {
+        if !verifier.step(record)? {
+            break;
+        }
+    }
+    verifier.flush()?;
+    Ok((verifier.redone, verifier.divergence))
+}
+
+/// Reads a trace (from a database or a file) and verifies it, a page of
+/// records at a time.
+pub fn verify(input: &TraceInput) -> Result<Verification, crate::exec::ExecError> {
+    let verbs = input.verbs().map_err(crate::exec::ExecError::Refused)?;
+    let agents = input.agents().map_err(crate::exec::ExecError::Refused)?;
+    let mut verifier = Verifier::new(scratch_for(agents, 0, verbs.as_ref())?);
+    let mut failed = None;
+    let warnings = input
+        .each(|record| match verifier.step(&record) {
+            Ok(go_on) => go_on,
+            Err(e) => {
+                failed = Some(e);
+                false
+            }
+        })
+        .map_err(crate::exec::ExecError::Refused)?;
+    if let Some(e) = failed {
+        return Err(e);
+    }
+    verifier.flush()?;
+    Ok(Verification {
+        steps: verifier.steps,
+        redone: verifier.redone,
+        divergence: verifier.divergence,
+        warnings,
+    })
+}
+
+impl Executor {
+    /// Replays one trace record's operation against this executor's store
+    /// (used by replay verification): what it gave now. A tool runs the
+    /// source the record kept, not today's file.
+    pub fn redo(&self, record: &TraceRecord) -> Result<Redone, ExecError> {
+        let parser = DialectParser::new().with_table(self.registry.table().clone());
+        self.redo_with(&parser, record)
+    }
+
+    /// [`Executor::redo`] with a parser already made for this executor's
+    /// verbs (a long replay makes one).
+    pub fn redo_with(
+        &self,
+        parser: &DialectParser,
+        record: &TraceRecord,
+    ) -> Result<Redone, ExecError> {
+        let ctx = TurnContext::new(&record.agent, "", &record.turn_id);
+        let tool = &record.data["tool"];
+        if let (Some(name), Some(source)) = (tool["name"].as_str(), tool["source"].as_str()) {
+            self.tools
+                .pin(name, source)
+                .map_err(|e| ExecError::Refused(format!("the recorded tool {name}: {e}")))?;
+        }
+        if let (Some(name), Some(why)) = (tool["name"].as_str(), tool["unavailable"].as_str()) {
+            self.tools.pin_unavailable(name, why);
+        }
+        let report = match &record.op {
+            TraceOp::SetBlock { block } => self.partner_set_block(block.clone()),
+            TraceOp::Undo { agent, label } => self.partner_undo(agent, label),
+            TraceOp::Action => {
+                let parsed = parser.parse(&record.canonical);
+                let Some(action) = parsed.actions.into_iter().next() else {
+                    return Ok(Redone {
+                        outcome: TraceOutcome::Failed,
+                        text: format!("does not parse: {}", record.canonical),
+                        memory: None,
+                        data: serde_json::Value::Null,
+                    });
+                };
+                let origin = Origin {
+                    text: &record.text,
+                    span: record.span,
+                    source: record.source,
+                    op: TraceOp::Action,
+                };
+                let check = Check {
+                    verdict: Verdict::Allow,
+                    path: vec!["replay".into()],
+                    charge: None,
+                };
+                self.execute(&ctx, &action, &origin, &check, None, None)
+            }
+        };
+        match report {
+            Ok(report) => {
+                let outcome = match report.status {
+                    ActionStatus::Executed => TraceOutcome::Executed,
+                    ActionStatus::Denied => TraceOutcome::Denied,
+                    ActionStatus::Cancelled => TraceOutcome::Cancelled,
+                    ActionStatus::TimedOut => TraceOutcome::TimedOut,
+                    _ => TraceOutcome::Failed,
+                };
+                Ok(Redone {
+                    outcome,
+                    text: report.text,
+                    memory: report.memory,
+                    data: report.data,
+                })
+            }
+            Err(ExecError::Refused(message)) => Ok(Redone {
+                outcome: TraceOutcome::Failed,
+                text: message,
+                memory: None,
+                data: serde_json::Value::Null,
+            }),
+            Err(e) => Err(e),
+        }
+    }
+}

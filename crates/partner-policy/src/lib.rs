@@ -1,0 +1,24 @@
+//! The permission engine: decides whether an action runs, waits for an
+//! authority, or is refused; keeps pending requests and standing rules
+//! durable in the constellation's database.
+//!
+//! This crate may import `partner-core`, `partner-dialect` (the actions it
+//! judges) and `partner-store` (where requests, decisions and rules are
+//! kept), nothing else of partner's: it decides, the engine executes.
+
+mod authority;
+mod decision;
+mod engine;
+pub mod network;
+pub mod pending;
+mod policy;
+pub mod rate;
+pub mod sensitivity;
+
+pub use authority::Authority;
+pub use engine::{BlockWrite, Check, CheckInput, PermissionEngine, VerbTraits, Verdict, WriteKind};
+pub use pending::{Decision, DecisionKind, PendingRequest, RequestStatus, StandingRule};
+pub use policy::{
+    DEFAULT_POLICY, Limits, Network, OneOrMany, Platform, Policy, PolicyError, RateLimit, Rule,
+    RuleDecision, Visibility,
+};

@@ -1,0 +1,509 @@
+//! Pending requests and standing rules, stored in the constellation's
+//! database. A request is committed before the agent is told it waits, so
+//! it survives a crash or restart.
+
+use rusqlite::{Connection, OptionalExtension, Row, params};
+use serde::Serialize;
+
+use super::authority::Authority;
+pub use super::decision::{Decision, DecisionKind, RequestStatus};
+use partner_core::clock::Millis;
+use partner_store::memory::MemoryError;
+
+/// A request waiting for (or past) a decision.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, serde::Deserialize)]
+pub struct PendingRequest {
+    /// Id, `r` and a number (`r12`).
+    pub id: String,
+    /// The agent that asked.
+    pub agent: String,
+    /// The action, canonical form.
+    pub canonical: String,
+    /// The action, structured (the parser's JSON).
+    pub action: serde_json::Value,
+    /// Its verb.
+    pub verb: String,
+    /// Its marker, if any.
+    pub marker: Option<String>,
+    /// Why it waits.
+    pub reason: String,
+    /// Who may decide, in escalation order.
+    pub authorities: Vec<Authority>,
+    /// Index of the authority it waits on now.
+    pub authority_index: usize,
+    /// The turn it came from.
+    pub turn_id: String,
+    /// The conversation it came from.
+    pub thread: String,
+    /// The raw text of the action as written.
+    pub raw_text: String,
+    /// The action's id (turn, pass and place), when it came from a turn.
+    pub action_id: Option<String>,
+    /// The agents whose messages led to the request (nearest first). With
+    /// the requester, none of them may decide it.
+    pub on_behalf_of: Vec<String>,
+    /// Status.
+    pub status: RequestStatus,
+    /// Who decided.
+    pub decided_by: Option<String>,
+    /// The decision's name.
+    pub decision: Option<String>,
+    /// The reason given with the decision.
+    pub decision_note: Option<String>,
+    /// When it was asked.
+    pub created_at: Millis,
+    /// When it times out.
+    pub expires_at: Option<Millis>,
+    /// When it was decided.
+    pub decided_at: Option<Millis>,
+}
+
+impl PendingRequest {
+    /// The authority it waits on now.
+    pub fn waiting_on(&self) -> &Authority {
+        self.authorities
+            .get(self.authority_index)
+            .or_else(|| self.authorities.last())
+            .unwrap_or(&Authority::Partner)
+    }
+
+    /// True when `agent` asked for it, or it was asked on `agent`'s behalf.
+    pub fn made_by(&self, agent: &str) -> bool {
+        self.agent == agent || self.on_behalf_of.iter().any(|a| a == agent)
+    }
+
+    /// True when `by` may decide it now: the partner always; an agent only
+    /// when the request waits on it and it is not the agent's own (or made
+    /// on its behalf).
+    pub fn decidable_by(&self, by: &Authority) -> bool {
+        match by {
+            Authority::Partner => true,
+            Authority::Agent(name) => self.waiting_on() == by && !self.made_by(name),
+        }
+    }
+}
+
+/// The authorities of a request `agent` makes (on behalf of `lineage`):
+/// `authorities` without any of those agents, who may not decide it; the
+/// partner when nobody else is left. Also says whom it skipped.
+pub fn independent_authorities(
+    authorities: &[Authority],
+    agent: &str,
+    lineage: &[String],
+) -> (Vec<Authority>, Vec<Authority>) {
+    let interested = |name: &str| name == agent || lineage.iter().any(|l| l == name);
+    let (skipped, kept): (Vec<Authority>, Vec<Authority>) = authorities
+        .iter()
+        .cloned()
+        .partition(|a| matches!(a, Authority::Agent(name) if interested(name)));
+    let mut kept = kept;
+    if kept.is_empty() {
+        kept.push(Authority::Partner);
+    }
+    (kept, skipped)
+}
+
+/// What to store for a new request.
+#[derive(Debug, Clone)]
+pub struct NewRequest<'a> {
+    /// The agent.
+    pub agent: &'a str,
+    /// Canonical form.
+    pub canonical: &'a str,
+    /// Structured form.
+    pub action: &'a serde_json::Value,
+    /// Verb.
+    pub verb: &'a str,
+    /// Marker.
+    pub marker: Option<&'a str>,
+    /// Why it waits.
+    pub reason: &'a str,
+    /// Who may decide.
+    pub authorities: &'a [Authority],
+    /// Turn id.
+    pub turn_id: &'a str,
+    /// Conversation.
+    pub thread: &'a str,
+    /// Raw text.
+    pub raw_text: &'a str,
+    /// The action's id.
+    pub action_id: Option<&'a str>,
+    /// Agents whose messages led to the request.
+    pub on_behalf_of: &'a [String],
+    /// Span in the turn.
+    pub span: (usize, usize),
+    /// Timeout.
+    pub expires_at: Option<Millis>,
+}
+
+const COLUMNS: &str = "id, agent, canonical, action_json, verb, marker, reason, authorities, authority_index, turn_id, raw_text, status, decided_by, decision, decision_note, created_at, expires_at, decided_at, thread, on_behalf_of, action_id";
+
+fn from_row(r: &Row<'_>) -> rusqlite::Result<PendingRequest> {
+    let authorities: String = r.get(7)?;
+    let action: String = r.get(3)?;
+    let status: String = r.get(11)?;
+    Ok(PendingRequest {
+        id: format!("r{}", r.get::<_, i64>(0)?),
+        agent: r.get(1)?,
+        canonical: r.get(2)?,
+        action: serde_json::from_str(&action).unwrap_or(serde_json::Value::Null),
+        verb: r.get(4)?,
+        marker: r.get(5)?,
+        reason: r.get(6)?,
+        authorities: serde_json::from_str(&authorities)
+            .unwrap_or_else(|_| vec![Authority::Partner]),
+        authority_index: r.get::<_, i64>(8)? as usize,
+        turn_id: r.get(9)?,
+        raw_text: r.get(10)?,
+        status: RequestStatus::parse(&status),
+        decided_by: r.get(12)?,
+        decision: r.get(13)?,
+        decision_note: r.get(14)?,
+        created_at: r.get(15)?,
+        expires_at: r.get(16)?,
+        decided_at: r.get(17)?,
+        thread: r.get(18)?,
+        on_behalf_of: serde_json::from_str(&r.get::<_, String>(19)?).unwrap_or_default(),
+        action_id: r.get(20)?,
+    })
+}
+
+/// Parses `r12` (or `12`) into the row id.
+pub fn row_id(id: &str) -> Option<i64> {
+    id.trim().trim_start_matches(['r', 'R']).parse().ok()
+}
+
+/// Stores a new waiting request.
+pub fn create(
+    conn: &Connection,
+    new: &NewRequest<'_>,
+    now: Millis,
+) -> Result<PendingRequest, MemoryError> {
+    conn.execute(
+        "INSERT INTO pending (agent, canonical, action_json, verb, marker, reason, authorities, turn_id, raw_text,
+                              span_start, span_end, created_at, expires_at, thread, on_behalf_of, action_id)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)",
+        params![
+            new.agent,
+            new.canonical,
+            new.action.to_string(),
+            new.verb,
+            new.marker,
+            new.reason,
+            serde_json::to_string(new.authorities).unwrap_or_else(|_| "[\"partner\"]".into()),
+            new.turn_id,
+            new.raw_text,
+            new.span.0 as i64,
+            new.span.1 as i64,
+            now,
+            new.expires_at,
+            new.thread,
+            serde_json::to_string(new.on_behalf_of).unwrap_or_else(|_| "[]".into()),
+            new.action_id
+        ],
+    )?;
+    let id = conn.last_insert_rowid();
+    get(conn, &format!("r{id}"))?
+        .ok_or_else(|| MemoryError::Sqlite(rusqlite::Error::QueryReturnedNoRows))
+}
+
+/// One request by id.
+pub fn get(conn: &Connection, id: &str) -> Result<Option<PendingRequest>, MemoryError> {
+    let Some(row) = row_id(id) else {
+        return Ok(None);
+    };
+    Ok(conn
+        .query_row(
+            &format!("SELECT {COLUMNS} FROM pending WHERE id = ?1"),
+            [row],
+            from_row,
+        )
+        .optional()?)
+}
+
+/// Waiting requests, oldest first.
+pub fn waiting(conn: &Connection) -> Result<Vec<PendingRequest>, MemoryError> {
+    let mut stmt = conn.prepare_cached(&format!(
+        "SELECT {COLUMNS} FROM pending WHERE status = 'waiting' ORDER BY id"
+    ))?;
+    let rows = stmt.query_map([], from_row)?;
+    Ok(rows.collect::<Result<_, _>>()?)
+}
+
+/// Every request, newest first, up to `limit`.
+pub fn all(conn: &Connection, limit: usize) -> Result<Vec<PendingRequest>, MemoryError> {
+    let mut stmt = conn.prepare_cached(&format!(
+        "SELECT {COLUMNS} FROM pending ORDER BY id DESC LIMIT ?1"
+    ))?;
+    let rows = stmt.query_map([limit as i64], from_row)?;
+    Ok(rows.collect::<Result<_, _>>()?)
+}
+
+/// Records a final status, if the request still waits. Call it in the
+/// decision's transaction and roll back when it returns `false`: someone
+/// (perhaps another process) decided the request meanwhile.
+pub fn finish(
+    conn: &Connection,
+    id: &str,
+    status: RequestStatus,
+    decision: &str,
+    by: &str,
+    note: Option<&str>,
+    now: Millis,
+) -> Result<bool, MemoryError> {
+    let changed = conn.execute(
+        "UPDATE pending SET status = ?2, decision = ?3, decided_by = ?4, decision_note = ?5, decided_at = ?6
+         WHERE id = ?1 AND status = 'waiting'",
+        params![row_id(id), status.as_str(), decision, by, note, now],
+    )?;
+    Ok(changed > 0)
+}
+
+/// Keeps what the requesting agent should hear of a decision (JSON), for
+/// whichever process routes it.
+pub fn set_result(conn: &Connection, id: &str, result: &str) -> Result<(), MemoryError> {
+    conn.execute(
+        "UPDATE pending SET result = ?2, routed_at = NULL WHERE id = ?1",
+        params![row_id(id), result],
+    )?;
+    Ok(())
+}
+
+/// Decided requests of the agents `ours` accepts whose result has not
+/// reached the agent that asked yet, oldest first, with their results; each
+/// is marked routed at `now`. Requests of other agents are left for the
+/// process that runs them.
+pub fn take_unrouted(
+    conn: &Connection,
+    now: Millis,
+    ours: &dyn Fn(&str) -> bool,
+) -> Result<Vec<(PendingRequest, String)>, MemoryError> {
+    let mut stmt = conn.prepare_cached(&format!(
+        "SELECT {COLUMNS}, result FROM pending
+         WHERE routed_at IS NULL AND status != 'waiting' AND result IS NOT NULL ORDER BY decided_at, id"
+    ))?;
+    let rows: Vec<(PendingRequest, String)> = stmt
+        .query_map([], |r| Ok((from_row(r)?, r.get::<_, String>(21)?)))?
+        .filter(|row| {
+            row.as_ref()
+                .map_or(true, |(request, _)| ours(&request.agent))
+        })
+        .collect::<Result<_, _>>()?;
+    for (request, _) in &rows {
+        conn.execute(
+            "UPDATE pending SET routed_at = ?2 WHERE id = ?1",
+            params![row_id(&request.id), now],
+        )?;
+    }
+    Ok(rows)
+}
+
+/// Waiting requests whose current authority has not been told yet (new
+/// ones, and escalated ones), oldest first; each is marked told.
+pub fn take_unannounced(conn: &Connection) -> Result<Vec<PendingRequest>, MemoryError> {
+    let mut stmt = conn.prepare_cached(&format!(
+        "SELECT {COLUMNS} FROM pending
+         WHERE status = 'waiting' AND notified != authority_index ORDER BY id"
+    ))?;
+    let rows: Vec<PendingRequest> = stmt.query_map([], from_row)?.collect::<Result<_, _>>()?;
+    for request in &rows {
+        conn.execute(
+            "UPDATE pending SET notified = authority_index WHERE id = ?1",
+            [row_id(&request.id)],
+        )?;
+    }
+    Ok(rows)
+}
+
+/// Moves a request to its next authority. Returns the new authority, or
+/// `None` when it already waits on the last one.
+pub fn escalate(
+    conn: &Connection,
+    request: &PendingRequest,
+) -> Result<Option<Authority>, MemoryError> {
+    // Never to the requester or anyone it asked on behalf of.
+    let Some((next, authority)) = request
+        .authorities
+        .iter()
+        .enumerate()
+        .skip(request.authority_index + 1)
+        .find(|(_, a)| !matches!(a, Authority::Agent(name) if request.made_by(name)))
+    else {
+        return Ok(None);
+    };
+    conn.execute(
+        "UPDATE pending SET authority_index = ?2 WHERE id = ?1",
+        params![row_id(&request.id), next as i64],
+    )?;
+    Ok(Some(authority.clone()))
+}
+
+/// Waiting requests whose time is up at `now`.
+pub fn overdue(conn: &Connection, now: Millis) -> Result<Vec<PendingRequest>, MemoryError> {
+    Ok(waiting(conn)?
+        .into_iter()
+        .filter(|r| r.expires_at.is_some_and(|t| t <= now))
+        .collect())
+}
+
+/// A persisted allow or deny for an agent's verb and target.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct StandingRule {
+    /// Id.
+    pub id: i64,
+    /// The agent it applies to.
+    pub agent: String,
+    /// The verb.
+    pub verb: String,
+    /// The verb's op (`read`, `delete`…; `None` for verbs without one).
+    pub op: Option<String>,
+    /// The target (`None` for actions without one).
+    pub target: Option<String>,
+    /// `allow` or `deny`.
+    pub effect: String,
+    /// Reason given.
+    pub reason: Option<String>,
+    /// Who made it.
+    pub created_by: String,
+    /// When.
+    pub created_at: Millis,
+    /// When it lapses (approve-for-a-duration).
+    pub expires_at: Option<Millis>,
+}
+
+impl StandingRule {
+    /// What the rule covers, as written after a `/`: its verb, op and
+    /// target (`post bluesky`, `recall delete plan`). A rule covers
+    /// exactly these.
+    pub fn scope(&self) -> String {
+        [
+            Some(self.verb.as_str()),
+            self.op.as_deref(),
+            self.target.as_deref(),
+        ]
+        .into_iter()
+        .flatten()
+        .collect::<Vec<_>>()
+        .join(" ")
+    }
+}
+
+/// What a new standing rule covers and says.
+#[derive(Debug, Clone)]
+pub struct NewRule<'a> {
+    /// The agent.
+    pub agent: &'a str,
+    /// The verb.
+    pub verb: &'a str,
+    /// The op.
+    pub op: Option<&'a str>,
+    /// The target.
+    pub target: Option<&'a str>,
+    /// Allow (true) or deny.
+    pub allow: bool,
+    /// Why.
+    pub reason: Option<&'a str>,
+    /// Who made it.
+    pub by: &'a str,
+    /// When it lapses.
+    pub expires_at: Option<Millis>,
+}
+
+/// Adds a standing rule for exactly the agent, verb, op and target given;
+/// returns its id.
+pub fn add_rule(conn: &Connection, rule: &NewRule<'_>, now: Millis) -> Result<i64, MemoryError> {
+    conn.execute(
+        "INSERT INTO standing_rules (agent, verb, op, target, effect, reason, created_by, created_at, expires_at)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+        params![
+            rule.agent,
+            rule.verb,
+            rule.op,
+            rule.target,
+            if rule.allow { "allow" } else { "deny" },
+            rule.reason,
+            rule.by,
+            now,
+            rule.expires_at
+        ],
+    )?;
+    Ok(conn.last_insert_rowid())
+}
+
+const RULE_COLUMNS: &str =
+    "id, agent, verb, target, effect, reason, created_by, created_at, expires_at, op";
+
+fn rule_from_row(r: &Row<'_>) -> rusqlite::Result<StandingRule> {
+    Ok(StandingRule {
+        id: r.get(0)?,
+        agent: r.get(1)?,
+        verb: r.get(2)?,
+        target: r.get(3)?,
+        effect: r.get(4)?,
+        reason: r.get(5)?,
+        created_by: r.get(6)?,
+        created_at: r.get(7)?,
+        expires_at: r.get(8)?,
+        op: r.get(9)?,
+    })
+}
+
+/// Standing rules in force at `now`.
+pub fn rules(conn: &Connection, now: Millis) -> Result<Vec<StandingRule>, MemoryError> {
+    let mut stmt = conn.prepare_cached(&format!(
+        "SELECT {RULE_COLUMNS} FROM standing_rules
+         WHERE revoked_at IS NULL AND (expires_at IS NULL OR expires_at > ?1) ORDER BY id"
+    ))?;
+    let rows = stmt.query_map([now], rule_from_row)?;
+    Ok(rows.collect::<Result<_, _>>()?)
+}
+
+/// The standing rule for an agent's verb, op and target in force at `now`
+/// that applies to an action made on behalf of `lineage`; a deny wins over
+/// an allow. A rule covers exactly the verb, op and target it was made for:
+/// approving `/recall read plan` always says nothing about `/recall delete
+/// plan`. An allowing rule an agent made does not cover actions made on
+/// that agent's behalf (it would be deciding its own request).
+pub fn matching_rule(
+    conn: &Connection,
+    agent: &str,
+    verb: &str,
+    op: Option<&str>,
+    target: Option<&str>,
+    lineage: &[String],
+    now: Millis,
+) -> Result<Option<StandingRule>, MemoryError> {
+    // Filtered by time and ordered here (denials first, then newest): with
+    // an ORDER BY, SQLite prepared this statement again on every run after
+    // another connection wrote, which cost more than the rest of the check.
+    let mut stmt = conn.prepare_cached(&format!(
+        "SELECT {RULE_COLUMNS} FROM standing_rules
+         WHERE revoked_at IS NULL AND agent = ?1 AND verb = ?2 AND target IS ?3 AND op IS ?4"
+    ))?;
+    let mut rules = stmt
+        .query_map(params![agent, verb, target, op], rule_from_row)?
+        .filter(|rule| {
+            rule.as_ref()
+                .map_or(true, |rule| rule.expires_at.is_none_or(|at| at > now))
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    rules.sort_by_key(|rule| (rule.effect != "deny", std::cmp::Reverse(rule.id)));
+    for rule in rules {
+        let by_interested = rule
+            .created_by
+            .strip_prefix("agent:")
+            .is_some_and(|by| by == agent || lineage.iter().any(|l| l == by));
+        if rule.effect == "deny" || !by_interested {
+            return Ok(Some(rule));
+        }
+    }
+    Ok(None)
+}
+
+/// Revokes a standing rule; false when there was none in force.
+pub fn revoke_rule(conn: &Connection, id: i64, now: Millis) -> Result<bool, MemoryError> {
+    Ok(conn.execute(
+        "UPDATE standing_rules SET revoked_at = ?2 WHERE id = ?1 AND revoked_at IS NULL",
+        params![id, now],
+    )? > 0)
+}

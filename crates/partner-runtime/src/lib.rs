@@ -1,0 +1,34 @@
+//! Agents that run: the constellation config, model providers, the prompt
+//! builder, the two-pass turn, the runtime with its pulse scheduler, the
+//! event stream, and the built-in demo.
+//!
+//! ```text
+//! partner.toml ─► ConstellationConfig ─► runtime::start ─► RuntimeHandle
+//!                                         │   (one tokio task)
+//!   message / pulse / decision ─► Trigger ─► turn::run_turn
+//!        prompt ─► Provider::stream ─► tokens ─► reply ─► dialect ─► Executor
+//!        └── continuation passes with [Action Results] while results matter
+//!   everything ─► Event (broadcast) ─► console, headless JSON lines
+//! ```
+//!
+//! This crate may import the crates below it (core, dialect, grammar,
+//! store, policy, engine) and nothing above: the protocol, the daemon
+//! and the console watch the runtime through its handle and events.
+
+pub mod config;
+pub mod demo;
+pub mod events;
+pub mod prompt;
+pub mod proposals;
+pub mod provider;
+pub mod runtime;
+pub mod settings;
+pub mod tools;
+pub mod turn;
+
+pub use config::{AgentConfig, AgentRole, ConfigError, ConsoleConfig, ConstellationConfig};
+pub use demo::{DEMO_OPENING, demo_config};
+pub use events::Event;
+pub use runtime::{AgentStatus, Receipt, RunState, RuntimeHandle, approval_request_message, start};
+pub use settings::ModelSettings;
+pub use turn::{AgentInfo, Trigger, TurnEnv, TurnOutcome};

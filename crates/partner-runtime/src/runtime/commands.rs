@@ -1,0 +1,181 @@
+//! The runtime's answers to its handle's commands: messages, decisions
+//! (each a task of its own), pulses, halts and resumes, status.
+
+use super::*;
+
+impl Runtime {
+    pub(super) fn command(&mut self, command: Command) {
+        match command {
+            Command::Message {
+                agent,
+                text,
+                stored,
+                ack,
+            } => {
+                if !self.slots.contains_key(&agent) {
+                    let message = format!("there is no agent named {agent}");
+                    self.emit(Event::Error {
+                        agent: None,
+                        message: message.clone(),
+                    });
+                    let _ = acked(ack, Err(message));
+                    return;
+                }
+                self.emit(Event::MessageReceived {
+                    agent: agent.clone(),
+                    from: "partner".into(),
+                    text: text.clone(),
+                });
+                self.push(
+                    &agent,
+                    Trigger::Message {
+                        thread: "main".into(),
+                        from: "user".into(),
+                        text,
+                        store: !stored,
+                        lineage: Vec::new(),
+                    },
+                );
+                let _ = acked(ack, Ok(()));
+            }
+            Command::Decide {
+                id,
+                decision,
+                reply,
+            } => {
+                // Its own task: a slow effect (a fetch to a server that does
+                // not answer) holds up nothing else, and halting the agent
+                // that asked cancels it.
+                let executor = Arc::clone(&self.env.executor);
+                let effects = Arc::clone(&self.effects);
+                self.work.spawn_blocking(move || {
+                    let cancel = executor.requester_of(&id).and_then(|agent| {
+                        effects
+                            .lock()
+                            .unwrap_or_else(|e| e.into_inner())
+                            .get(&agent)
+                            .map(watch::Sender::subscribe)
+                    });
+                    let answer = partner_core::isolate::contain(|| {
+                        executor
+                            .decide_cancellable(&id, decision, &Authority::Partner, cancel)
+                            .map(|_| ())
+                            .map_err(|e| e.to_string())
+                    })
+                    .unwrap_or_else(|panic| {
+                        Err(format!(
+                            "deciding {id} stopped on an internal error: {panic}"
+                        ))
+                    });
+                    let _ = reply.send(answer);
+                    Done::Decided
+                });
+            }
+            Command::SetPulse {
+                agent,
+                interval,
+                ack,
+            } => {
+                // Whatever path it came by, an interval is at most the
+                // longest span partner accepts (no time arithmetic overflows).
+                let interval = interval.min(partner_core::clock::MAX_SPAN);
+                if let Some(slot) = self.slots.get_mut(&agent) {
+                    slot.pulse = interval;
+                    slot.idle_since = Instant::now();
+                }
+                self.announce_state(&agent);
+                let now = self.env.clock.now_ms();
+                self.write(move |ex| {
+                    let stored =
+                        set_pulse(&ex.store().conn(), &agent, interval.as_secs() as i64, now)
+                            .map_err(|e| format!("could not store {agent}'s pulse: {e}"));
+                    acked(ack, stored)
+                });
+            }
+            Command::PulseNow { agent, ack } => {
+                let interval = self.slots.get(&agent).map_or(Duration::ZERO, |s| s.pulse);
+                self.emit(Event::PulseFired {
+                    agent: agent.clone(),
+                    reason: "the partner".into(),
+                });
+                self.push(
+                    &agent,
+                    Trigger::Pulse {
+                        interval,
+                        reason: "the partner asked".into(),
+                    },
+                );
+                let _ = acked(ack, Ok(()));
+            }
+            Command::Halt { agent, reason, ack } => {
+                self.halt(&agent, &reason);
+                let now = self.env.clock.now_ms();
+                self.write(move |ex| {
+                    let stored = set_halted(&ex.store().conn(), &agent, true, Some(&reason), now)
+                        .map_err(|e| format!("could not store that {agent} is halted: {e}"));
+                    acked(ack, stored)
+                });
+            }
+            Command::Resume { agent, ack } => {
+                if let Some(slot) = self.slots.get(&agent)
+                    && slot.state == RunState::Halted
+                {
+                    self.effects
+                        .lock()
+                        .unwrap_or_else(|e| e.into_inner())
+                        .insert(agent.clone(), watch::channel(false).0);
+                    let next = if slot.waiting.is_empty() {
+                        RunState::Idle
+                    } else {
+                        RunState::Waiting
+                    };
+                    self.set_state(&agent, next);
+                }
+                self.write(move |ex| acked(ack, ex.resume(&agent).map_err(|e| e.to_string())));
+            }
+            Command::Status { reply } => {
+                let now = Instant::now();
+                let status = self
+                    .slots
+                    .iter()
+                    .map(|(name, s)| AgentStatus {
+                        name: name.clone(),
+                        state: s.state,
+                        next_pulse: (s.state == RunState::Idle && !s.pulse.is_zero())
+                            .then(|| (s.idle_since + s.pulse).saturating_duration_since(now)),
+                        waiting: s.waiting.iter().cloned().collect(),
+                    })
+                    .collect();
+                let _ = reply.send(status);
+            }
+            Command::Sync => self.request_sync(),
+            Command::Shutdown => {}
+        }
+    }
+
+    pub(super) fn halt(&mut self, agent: &str, reason: &str) {
+        let Some(slot) = self.slots.get_mut(agent) else {
+            return;
+        };
+        if slot.state == RunState::Halted {
+            return;
+        }
+        if let Some(cancel) = slot.cancel.take() {
+            let _ = cancel.send(true);
+        }
+        if let Some(effects) = self
+            .effects
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(agent)
+        {
+            let _ = effects.send(true);
+        }
+        slot.mailbox.clear();
+        self.set_state(agent, RunState::Halted);
+        self.emit(Event::AgentHalted {
+            agent: agent.to_string(),
+            reason: reason.to_string(),
+        });
+    }
+}

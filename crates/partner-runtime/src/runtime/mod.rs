@@ -1,0 +1,585 @@
+//! The runtime: one tokio task per constellation that owns every agent's
+//! state. It starts turns (several agents at once, one turn per agent at a
+//! time), runs the pulse scheduler, fires pulses for due intentions, times
+//! out requests, and routes decisions back to the agents that asked.
+//! Everything it does is published on the event stream; the console and
+//! headless runs talk to it through a [`RuntimeHandle`].
+//!
+//! It never waits on effects: turns, decisions, database reads and writes
+//! all run as tasks of their own (database work on the blocking pool), and
+//! their completion is a message to the runtime's loop. So `status()`
+//! answers at once whatever a model, a fetch or another process's write
+//! lock is doing.
+//!
+//! Across processes, the database is the source of truth. Decisions made
+//! anywhere are kept with their request; requests made anywhere wait there
+//! with the authority last told about them. The runtime syncs with it after
+//! each turn and decision and at least every [`SWEEP`], so a request decided
+//! from a shell reaches the waiting agent within a second.
+//!
+//! Pulse scheduling: each agent has an idle timer reset by new input and by
+//! the end of each turn, paused while it generates or waits on approval.
+//! The interval comes from the config, `/pulse` (stored in the database) or
+//! the partner.
+
+mod approvals;
+mod commands;
+mod handle;
+mod routing;
+mod sync;
+
+use std::collections::{BTreeMap, HashSet, VecDeque};
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio::sync::{Notify, broadcast, mpsc, oneshot, watch};
+use tokio::task::JoinSet;
+use tokio::time::Instant;
+
+pub use approvals::approval_request_message;
+pub use handle::{Receipt, RuntimeHandle};
+
+use super::config::{AgentRole, ConstellationConfig};
+use super::events::Event;
+use super::turn::{AgentInfo, Trigger, TurnEnv, TurnOutcome, emit_report, run_turn};
+use partner_core::clock::{Millis, SharedClock};
+use partner_engine::exec::{ActionInfo, ActionStatus, DecidedRequest, Executor};
+use partner_policy::{Authority, Decision, DecisionKind, PendingRequest};
+use partner_store::memory::records::{agent_state, messages_from_agents, set_halted, set_pulse};
+use sync::{Swept, Synced};
+
+/// How often the runtime sweeps for due intentions and overdue requests,
+/// and looks for decisions and requests made by other processes.
+pub const SWEEP: Duration = Duration::from_secs(1);
+
+/// What an agent is doing.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum RunState {
+    /// Waiting for input or its pulse.
+    Idle,
+    /// A turn is running.
+    Generating,
+    /// Its requests wait for decisions.
+    Waiting,
+    /// Stopped until resumed.
+    Halted,
+}
+
+impl RunState {
+    /// The name, as in JSON.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RunState::Idle => "idle",
+            RunState::Generating => "generating",
+            RunState::Waiting => "waiting",
+            RunState::Halted => "halted",
+        }
+    }
+}
+
+impl std::fmt::Display for RunState {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// A snapshot of one agent, for status lines.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AgentStatus {
+    /// Name.
+    pub name: String,
+    /// State.
+    pub state: RunState,
+    /// Time to the next pulse, when idle with a pulse.
+    pub next_pulse: Option<Duration>,
+    /// Requests it waits on.
+    pub waiting: Vec<String>,
+}
+
+/// Where the runtime says a command is done (committed, when it is
+/// stored); `None` when nobody waits.
+type Ack = Option<oneshot::Sender<Result<(), String>>>;
+
+/// Tells whoever waits how a command ended, and passes the outcome on.
+fn acked(ack: Ack, outcome: Result<(), String>) -> Result<(), String> {
+    if let Some(ack) = ack {
+        let _ = ack.send(outcome.clone());
+    }
+    outcome
+}
+
+/// What a handle asks of the runtime.
+enum Command {
+    Message {
+        agent: String,
+        text: String,
+        /// Already in the history (the handle wrote it first).
+        stored: bool,
+        ack: Ack,
+    },
+    Decide {
+        id: String,
+        decision: Decision,
+        reply: oneshot::Sender<Result<(), String>>,
+    },
+    SetPulse {
+        agent: String,
+        interval: Duration,
+        ack: Ack,
+    },
+    PulseNow {
+        agent: String,
+        ack: Ack,
+    },
+    Halt {
+        agent: String,
+        reason: String,
+        ack: Ack,
+    },
+    Resume {
+        agent: String,
+        ack: Ack,
+    },
+    Status {
+        reply: oneshot::Sender<Vec<AgentStatus>>,
+    },
+    Sync,
+    Shutdown,
+}
+
+impl std::fmt::Debug for Command {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Command")
+    }
+}
+
+/// A background task's completion.
+enum Done {
+    Synced(Synced),
+    Swept(Swept),
+    Decided,
+    Wrote(Option<String>),
+    /// A task of this kind stopped on an internal error (a panic).
+    Failed(Work, String),
+}
+
+/// The kinds of background work, so one that failed can be cleared.
+#[derive(Debug, Clone, Copy)]
+enum Work {
+    Sync,
+    Sweep,
+    Write,
+}
+
+/// Runs background work of `kind`, a panic in it contained: the loop is
+/// told it failed and clears what was waiting on it.
+fn contained(kind: Work, work: impl FnOnce() -> Done) -> Done {
+    partner_core::isolate::contain(work).unwrap_or_else(|panic| Done::Failed(kind, panic))
+}
+
+struct Slot {
+    info: Arc<AgentInfo>,
+    state: RunState,
+    mailbox: VecDeque<Trigger>,
+    idle_since: Instant,
+    pulse: Duration,
+    waiting: HashSet<String>,
+    cancel: Option<watch::Sender<bool>>,
+    turns: u64,
+    /// The newest message from another agent already delivered.
+    last_told: i64,
+}
+
+/// Per agent, what cancels the effects of its decided requests still
+/// running (a fetch the partner approved): halting the agent sends it.
+type Effects = Arc<std::sync::Mutex<std::collections::HashMap<String, watch::Sender<bool>>>>;
+
+struct Runtime {
+    env: Arc<TurnEnv>,
+    slots: BTreeMap<String, Slot>,
+    effects: Effects,
+    rx: mpsc::UnboundedReceiver<Command>,
+    turns: JoinSet<(String, TurnOutcome)>,
+    /// Whose turn each running turn task is (a turn that panics returns
+    /// nothing to say so).
+    turn_of: std::collections::HashMap<tokio::task::Id, String>,
+    work: JoinSet<Done>,
+    /// The runtime's own writes (halt, resume, pulse), applied one at a
+    /// time in the order asked, so a quick halt-then-resume ends resumed.
+    writes: VecDeque<Write>,
+    writing: bool,
+    /// Counts writes asked for: a sync that read the database while one
+    /// was on its way does not apply the halts and pulses it read.
+    writes_asked: u64,
+    sync_started_at: u64,
+    syncing: bool,
+    sync_again: bool,
+    sweeping: bool,
+    next_sweep: Instant,
+    /// The learned phrasings the proposer was built from (their
+    /// signature): a sync that finds others rebuilds it.
+    learned_seen: Option<(i64, i64)>,
+}
+
+/// The proposer: shipped phrasings plus what the partner taught (read from
+/// the database); none when even the shipped grammar fails to load.
+pub(super) fn proposer(executor: &Executor) -> Option<Arc<super::proposals::Proposer>> {
+    let learned: Vec<String> = partner_store::memory::learned::list(&executor.store().read())
+        .map(|rules| rules.into_iter().map(|r| r.rule).collect())
+        .unwrap_or_default();
+    super::proposals::Proposer::new(&learned).ok().map(Arc::new)
+}
+
+/// Starts a constellation: creates its agents' initial memory blocks (those
+/// missing), then runs until shut down. `clock` is what the executor uses;
+/// pass a [`partner_core::clock::TokioClock`] so stored times follow tokio time.
+pub fn start(
+    config: &ConstellationConfig,
+    executor: Arc<Executor>,
+    clock: SharedClock,
+) -> (RuntimeHandle, tokio::task::JoinHandle<()>) {
+    let (events, _) = broadcast::channel(4096);
+    let (tx, rx) = mpsc::unbounded_channel();
+    let env = Arc::new(TurnEnv {
+        executor: Arc::clone(&executor),
+        events: events.clone(),
+        partner: config.partner.clone(),
+        max_passes: config.max_passes,
+        history: config.history,
+        max_tokens: config.max_tokens,
+        max_reply_bytes: config.max_reply_bytes,
+        session_start: clock.now_ms(),
+        clock,
+        requests: Arc::new(Notify::new()),
+        proposer: super::proposals::CurrentProposer::new(proposer(&executor)),
+    });
+    let learned_seen = partner_store::memory::learned::signature(&executor.store().read()).ok();
+    // Startup reads and creates what the agents start with, before the loop
+    // (the only database work not on the blocking pool).
+    for agent in &config.agents {
+        for block in &agent.blocks {
+            let exists = partner_store::memory::blocks::get(
+                &executor.store().read(),
+                &block.agent,
+                &block.label,
+            )
+            .ok()
+            .flatten()
+            .is_some();
+            if !exists && let Err(e) = executor.partner_set_block(block.clone()) {
+                env.emit(Event::Error {
+                    agent: Some(agent.name.clone()),
+                    message: format!("could not create block {}: {e}", block.label),
+                });
+            }
+        }
+    }
+    // What memory holds and gains is embedded beside the turns, for
+    // search by meaning (nothing to do without an embedder).
+    executor.index_in_background();
+    let mut slots = BTreeMap::new();
+    for agent in &config.agents {
+        let Some(provider) = config.providers.get(&agent.provider) else {
+            continue;
+        };
+        let conn = executor.store().read();
+        let stored = agent_state(&conn, &agent.name).ok();
+        let pulse = stored
+            .as_ref()
+            .and_then(|s| s.pulse_secs)
+            .map_or(agent.pulse, |secs| Duration::from_secs(secs.max(0) as u64));
+        let halted = stored.as_ref().is_some_and(|s| s.halted);
+        let last_told = messages_from_agents(&conn, &agent.name, 0)
+            .ok()
+            .and_then(|m| m.last().map(|m| m.id))
+            .unwrap_or(0);
+        drop(conn);
+        slots.insert(
+            agent.name.clone(),
+            Slot {
+                info: Arc::new(AgentInfo {
+                    name: agent.name.clone(),
+                    provider: Arc::clone(provider),
+                    model: agent.model.clone(),
+                    authority: agent.role == AgentRole::Supervisor
+                        || config.policy.has_role(&agent.name),
+                    settings: agent.settings.clone(),
+                    tokens: Default::default(),
+                }),
+                state: if halted {
+                    RunState::Halted
+                } else {
+                    RunState::Idle
+                },
+                mailbox: VecDeque::new(),
+                idle_since: Instant::now(),
+                pulse,
+                waiting: HashSet::new(),
+                cancel: None,
+                turns: 0,
+                last_told,
+            },
+        );
+    }
+    // Requests still waiting from an earlier run keep their agents waiting.
+    if let Ok(waiting) = executor.pending() {
+        for request in waiting {
+            if let Some(slot) = slots.get_mut(&request.agent) {
+                slot.waiting.insert(request.id.clone());
+                if slot.state == RunState::Idle {
+                    slot.state = RunState::Waiting;
+                }
+            }
+        }
+    }
+    let handle = RuntimeHandle {
+        tx,
+        events,
+        executor,
+    };
+    let effects: Effects = Arc::new(std::sync::Mutex::new(
+        slots
+            .keys()
+            .map(|name| (name.clone(), watch::channel(false).0))
+            .collect(),
+    ));
+    let runtime = Runtime {
+        env,
+        slots,
+        effects,
+        rx,
+        turns: JoinSet::new(),
+        turn_of: std::collections::HashMap::new(),
+        work: JoinSet::new(),
+        writes: VecDeque::new(),
+        writing: false,
+        writes_asked: 0,
+        sync_started_at: 0,
+        syncing: false,
+        learned_seen,
+        sync_again: false,
+        sweeping: false,
+        next_sweep: Instant::now(),
+    };
+    let task = tokio::spawn(runtime.run());
+    (handle, task)
+}
+
+impl Runtime {
+    pub(super) fn emit(&self, event: Event) {
+        self.env.emit(event);
+    }
+
+    /// When an idle agent pulses next, as wall time.
+    fn next_pulse_at(&self, slot: &Slot) -> Option<Millis> {
+        (slot.state == RunState::Idle && !slot.pulse.is_zero()).then(|| {
+            let left = (slot.idle_since + slot.pulse).saturating_duration_since(Instant::now());
+            partner_core::clock::after(self.env.clock.now_ms(), left)
+        })
+    }
+
+    /// Publishes an agent's state and when it pulses next.
+    pub(super) fn announce_state(&self, agent: &str) {
+        if let Some(slot) = self.slots.get(agent) {
+            self.emit(Event::AgentState {
+                agent: agent.to_string(),
+                state: slot.state,
+                next_pulse_at: self.next_pulse_at(slot),
+            });
+        }
+    }
+
+    pub(super) fn set_state(&mut self, agent: &str, state: RunState) {
+        if let Some(slot) = self.slots.get_mut(agent)
+            && slot.state != state
+        {
+            slot.state = state;
+            if state == RunState::Idle {
+                slot.idle_since = Instant::now();
+            }
+            self.announce_state(agent);
+        }
+    }
+
+    /// One step of the loop, a panic in it contained and reported: the
+    /// runtime goes on with every agent.
+    fn step(&mut self, work: impl FnOnce(&mut Self)) {
+        if let Err(panic) = partner_core::isolate::contain(|| work(self)) {
+            tracing::error!(%panic, "the runtime met an internal error");
+            self.emit(Event::Error {
+                agent: None,
+                message: format!("the runtime met an internal error and goes on: {panic}"),
+            });
+        }
+    }
+
+    /// An agent's turn stopped on an internal error: it is reported, and
+    /// the agent is ready again (the others never stopped).
+    fn turn_failed(&mut self, agent: Option<String>, error: tokio::task::JoinError) {
+        let why = if error.is_panic() {
+            partner_core::isolate::panic_message(error.into_panic().as_ref())
+        } else {
+            error.to_string()
+        };
+        let Some(agent) = agent else {
+            self.emit(Event::Error {
+                agent: None,
+                message: format!("a turn stopped on an internal error: {why}"),
+            });
+            return;
+        };
+        tracing::error!(%agent, %why, "a turn stopped on an internal error");
+        self.emit(Event::Error {
+            agent: Some(agent.clone()),
+            message: format!(
+                "{agent}'s turn stopped on an internal error ({why}); nothing more of it runs, and {agent} is ready again"
+            ),
+        });
+        let halted = self
+            .slots
+            .get(&agent)
+            .is_some_and(|s| s.state == RunState::Halted);
+        if let Some(slot) = self.slots.get_mut(&agent) {
+            slot.cancel = None;
+        }
+        if !halted {
+            self.set_state(&agent, RunState::Idle);
+        }
+        self.request_sync();
+    }
+
+    async fn run(mut self) {
+        let names: Vec<String> = self.slots.keys().cloned().collect();
+        for name in &names {
+            self.announce_state(name);
+        }
+        self.request_sync();
+        loop {
+            self.start_ready();
+            let now = Instant::now();
+            let next_pulse = self
+                .slots
+                .values()
+                .filter(|s| s.state == RunState::Idle && !s.pulse.is_zero())
+                .map(|s| s.idle_since + s.pulse)
+                .min();
+            let wake = next_pulse
+                .map_or(self.next_sweep, |p| p.min(self.next_sweep))
+                .max(now);
+            let requests = Arc::clone(&self.env.requests);
+            tokio::select! {
+                command = self.rx.recv() => match command {
+                    None | Some(Command::Shutdown) => break,
+                    Some(command) => self.step(|me| me.command(command)),
+                },
+                Some(joined) = self.turns.join_next_with_id(), if !self.turns.is_empty() => {
+                    match joined {
+                        Ok((id, (agent, outcome))) => {
+                            self.turn_of.remove(&id);
+                            self.step(|me| me.turn_done(&agent, outcome));
+                        }
+                        Err(e) => {
+                            let agent = self.turn_of.remove(&e.id());
+                            self.turn_failed(agent, e);
+                        }
+                    }
+                }
+                Some(done) = self.work.join_next(), if !self.work.is_empty() => match done {
+                    Ok(done) => self.step(|me| me.work_done(done)),
+                    Err(e) => self.emit(Event::Error {
+                        agent: None,
+                        message: format!("a background task of the runtime failed: {e}"),
+                    }),
+                },
+                _ = requests.notified() => self.step(Runtime::request_sync),
+                _ = tokio::time::sleep_until(wake) => self.step(Runtime::tick),
+            }
+        }
+        for slot in self.slots.values() {
+            if let Some(cancel) = &slot.cancel {
+                let _ = cancel.send(true);
+            }
+        }
+        for effects in self
+            .effects
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .values()
+        {
+            let _ = effects.send(true);
+        }
+        self.turns.shutdown().await;
+        self.work.shutdown().await;
+    }
+
+    fn start_ready(&mut self) {
+        let ready: Vec<String> = self
+            .slots
+            .iter()
+            .filter(|(_, s)| s.state == RunState::Idle && !s.mailbox.is_empty())
+            .map(|(n, _)| n.clone())
+            .collect();
+        for name in ready {
+            let Some(slot) = self.slots.get_mut(&name) else {
+                continue;
+            };
+            let Some(trigger) = slot.mailbox.pop_front() else {
+                continue;
+            };
+            let (cancel_tx, cancel_rx) = watch::channel(false);
+            slot.cancel = Some(cancel_tx);
+            slot.turns += 1;
+            let (info, pulse, turns) = (Arc::clone(&slot.info), slot.pulse, slot.turns);
+            let env = Arc::clone(&self.env);
+            self.set_state(&name, RunState::Generating);
+            let agent = name.clone();
+            let task = self.turns.spawn(async move {
+                let outcome = run_turn(env, info, trigger, pulse, turns, cancel_rx).await;
+                (agent, outcome)
+            });
+            self.turn_of.insert(task.id(), name);
+        }
+    }
+
+    pub(super) fn push(&mut self, agent: &str, trigger: Trigger) {
+        if let Some(slot) = self.slots.get_mut(agent) {
+            slot.mailbox.push_back(trigger);
+            slot.idle_since = Instant::now();
+        }
+    }
+
+    /// Runs database work on the blocking pool, after the writes asked for
+    /// before it; its result comes back to the loop as a message.
+    pub(super) fn write(
+        &mut self,
+        work: impl FnOnce(&Executor) -> Result<(), String> + Send + 'static,
+    ) {
+        self.writes_asked += 1;
+        self.writes.push_back(Box::new(work));
+        self.next_write();
+    }
+
+    /// Starts the next write, unless one is running.
+    pub(super) fn next_write(&mut self) {
+        if self.writing {
+            return;
+        }
+        if let Some(work) = self.writes.pop_front() {
+            self.writing = true;
+            let executor = Arc::clone(&self.env.executor);
+            self.work.spawn_blocking(move || {
+                contained(Work::Write, || Done::Wrote(work(&executor).err()))
+            });
+        }
+    }
+
+    /// True when a write was asked for since the running sync began, or is
+    /// still on its way: what that sync read of halts and pulses may be old.
+    pub(super) fn writes_since_sync(&self) -> bool {
+        self.writing || !self.writes.is_empty() || self.writes_asked != self.sync_started_at
+    }
+}
+
+/// A write the runtime asked for.
+type Write = Box<dyn FnOnce(&Executor) -> Result<(), String> + Send>;

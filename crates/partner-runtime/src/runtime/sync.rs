@@ -1,0 +1,155 @@
+//! What the runtime learns from the database, off its own task. The
+//! database is the one source of truth: decisions made by any process (the
+//! console, another console, `partner pending` in a shell) are kept there
+//! with what the requester should hear, and requests made anywhere wait
+//! there with the authority last told about them. A sync takes what is new;
+//! a sweep fires due intentions and times out overdue requests.
+
+use std::collections::{HashMap, HashSet};
+
+use partner_core::clock::Millis;
+use partner_engine::exec::{DecidedRequest, Executor};
+use partner_policy::PendingRequest;
+use partner_store::memory::records::{
+    agent_state, due_intentions, get_intention, messages_from_agents, set_intention_status,
+};
+use partner_store::memory::{IntentionStatus, Message};
+
+/// The learned phrasings' signature now, and the proposer rebuilt from
+/// them (none when even the shipped grammar fails to load).
+pub(super) type Relearned = (
+    (i64, i64),
+    Option<std::sync::Arc<crate::proposals::Proposer>>,
+);
+
+/// What a sync found.
+#[derive(Debug, Default)]
+pub(super) struct Synced {
+    /// Decisions to route to the agents that asked, oldest first.
+    pub decided: Vec<DecidedRequest>,
+    /// Requests whose current authority has not been told (new or escalated).
+    pub announce: Vec<PendingRequest>,
+    /// Each agent's waiting requests.
+    pub waiting: HashMap<String, HashSet<String>>,
+    /// Messages agents left each other since the last look, per recipient.
+    pub told: Vec<(String, Vec<Message>)>,
+    /// Agents halted in the database (by `/halt`, or another process).
+    pub halted: Vec<(String, String)>,
+    /// Pulse intervals stored for agents (an agent's own `/pulse`).
+    pub pulses: Vec<(String, i64)>,
+    /// The learned phrasings changed: their signature, and the proposer
+    /// rebuilt from them.
+    pub learned: Option<Relearned>,
+    /// What went wrong reading (shown to the partner, never fatal).
+    pub errors: Vec<String>,
+}
+
+/// Takes what is new in the database for `agents` (name and the newest
+/// message from another agent already delivered), and the learned
+/// phrasings when they are no longer those `learned_seen` describes.
+pub(super) fn sync(
+    executor: &Executor,
+    agents: &[(String, i64)],
+    learned_seen: Option<(i64, i64)>,
+) -> Synced {
+    let mut out = Synced::default();
+    match partner_store::memory::learned::signature(&executor.store().read()) {
+        Ok(now) if Some(now) != learned_seen => {
+            out.learned = Some((now, super::proposer(executor)));
+        }
+        Ok(_) => {}
+        Err(e) => out.errors.push(format!("reading learned phrasings: {e}")),
+    }
+    let names: Vec<String> = agents.iter().map(|(name, _)| name.clone()).collect();
+    match executor.take_decided(&names) {
+        Ok(decided) => out.decided = decided,
+        Err(e) => out.errors.push(format!("reading decisions: {e}")),
+    }
+    match executor.take_unannounced() {
+        Ok(announce) => out.announce = announce,
+        Err(e) => out.errors.push(format!("reading requests: {e}")),
+    }
+    match executor.pending() {
+        Ok(waiting) => {
+            for request in waiting {
+                out.waiting
+                    .entry(request.agent.clone())
+                    .or_default()
+                    .insert(request.id);
+            }
+        }
+        Err(e) => out.errors.push(format!("reading the queue: {e}")),
+    }
+    let conn = executor.store().read();
+    for (agent, last_told) in agents {
+        if let Ok(messages) = messages_from_agents(&conn, agent, *last_told)
+            && !messages.is_empty()
+        {
+            out.told.push((agent.clone(), messages));
+        }
+        if let Ok(state) = agent_state(&conn, agent) {
+            if state.halted {
+                out.halted
+                    .push((agent.clone(), state.halt_reason.unwrap_or_default()));
+            }
+            if let Some(secs) = state.pulse_secs {
+                out.pulses.push((agent.clone(), secs));
+            }
+        }
+    }
+    out
+}
+
+/// What a sweep found.
+#[derive(Debug, Default)]
+pub(super) struct Swept {
+    /// Intentions that fell due: agent, id, what.
+    pub due: Vec<(String, i64, String)>,
+    /// Requests that timed out (their results are routed by the next sync).
+    pub expired: usize,
+    /// What went wrong (shown to the partner, never fatal).
+    pub errors: Vec<String>,
+}
+
+/// Fires the intentions due at `now` (marking them triggered) and times out
+/// overdue requests.
+pub(super) fn sweep(executor: &Executor, now: Millis) -> Swept {
+    let mut out = Swept::default();
+    let due = {
+        let conn = executor.store().conn();
+        due_intentions(&conn, now).map(|due| {
+            due.into_iter()
+                .map(|(agent, id)| {
+                    let what = get_intention(&conn, &agent, id)
+                        .ok()
+                        .flatten()
+                        .map(|i| i.what)
+                        .unwrap_or_default();
+                    let _ = set_intention_status(
+                        &conn,
+                        &agent,
+                        id,
+                        IntentionStatus::Triggered,
+                        None,
+                        now,
+                    );
+                    (agent, id, what)
+                })
+                .collect::<Vec<_>>()
+        })
+    };
+    match due {
+        Ok(due) => out.due = due,
+        Err(e) => out.errors.push(format!("reading intentions: {e}")),
+    }
+    match executor.expire_overdue() {
+        Ok(expired) => out.expired = expired.len(),
+        Err(e) => out.errors.push(format!("timing out requests: {e}")),
+    }
+    // A tool file edited into something that does not load is the
+    // partner's to hear about now, not when an agent next calls it.
+    out.errors.extend(executor.tools().new_problems());
+    out.errors
+        .extend(executor.recall().and_then(|recall| recall.new_problem()));
+    out
+}

@@ -1,0 +1,136 @@
+//! Native tool calls as a second wire format (`actions = "tools"`): each
+//! verb an agent may use is offered as a function whose one required
+//! argument is what would follow the verb in the dialect, and each call
+//! the model makes becomes that dialect line — so parsing, permission,
+//! the trace and the console see the same actions either way.
+
+use serde_json::{Value, json};
+
+use super::provider::{ToolCall, ToolSpec};
+use partner_dialect::VerbSpec;
+
+/// Longest arguments text taken from one call.
+const MAX_ARGUMENTS: usize = 16 * 1024;
+
+/// The markers a call may carry.
+const MARKERS: &[&str] = &[".", "?", "?ask", "!"];
+
+/// The tools offered for `verbs`.
+pub fn tool_specs(verbs: &[&VerbSpec]) -> Vec<ToolSpec> {
+    verbs
+        .iter()
+        .map(|v| ToolSpec {
+            name: v.verb.name().to_string(),
+            description: v.summary.to_string(),
+            parameters: json!({
+                "type": "object",
+                "properties": {
+                    "args": {
+                        "type": "string",
+                        "description": format!("what follows /{} in the dialect: words, \"quoted text\", @targets", v.verb.name()),
+                    },
+                    "marker": {
+                        "type": "string",
+                        "enum": MARKERS,
+                        "description": ". routine, ? check, ?ask ask the partner first, ! serious",
+                    },
+                },
+                "required": ["args"],
+            }),
+        })
+        .collect()
+}
+
+/// The dialect line a tool call stands for, or why it cannot be one. Only
+/// verbs that were offered are accepted; the arguments stay on one line.
+pub fn call_to_line(call: &ToolCall, offered: &[ToolSpec]) -> Result<String, String> {
+    if !offered.iter().any(|t| t.name == call.name) {
+        return Err(format!(
+            "the model called {}, which is not a tool it was offered",
+            call.name.chars().take(40).collect::<String>()
+        ));
+    }
+    if call.arguments.len() > MAX_ARGUMENTS {
+        return Err(format!("the arguments of {} were too long", call.name));
+    }
+    let value: Value = if call.arguments.trim().is_empty() {
+        json!({})
+    } else {
+        serde_json::from_str(&call.arguments)
+            .map_err(|e| format!("the arguments of {} were not JSON: {e}", call.name))?
+    };
+    let args = match &value {
+        Value::Object(map) => match map.get("args") {
+            Some(Value::String(s)) => s.clone(),
+            Some(other) => other.to_string(),
+            None => String::new(),
+        },
+        Value::String(s) => s.clone(),
+        _ => return Err(format!("the arguments of {} were not an object", call.name)),
+    };
+    let marker = value
+        .get("marker")
+        .and_then(Value::as_str)
+        .filter(|m| MARKERS.contains(m));
+    // One line: a call never smuggles a second action in.
+    let args = args.replace(['\r', '\n'], " ");
+    let mut line = format!("/{} {}", call.name, args.trim());
+    if let Some(marker) = marker {
+        line.push(' ');
+        line.push_str(marker);
+    }
+    Ok(line.trim_end().to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use partner_dialect::VerbTable;
+
+    fn offered() -> Vec<ToolSpec> {
+        let table = VerbTable::builtin();
+        let verbs: Vec<&VerbSpec> = table
+            .specs()
+            .iter()
+            .filter(|s| matches!(s.verb.name(), "recall" | "post"))
+            .collect();
+        tool_specs(&verbs)
+    }
+
+    fn call(name: &str, arguments: &str) -> ToolCall {
+        ToolCall {
+            name: name.into(),
+            arguments: arguments.into(),
+        }
+    }
+
+    #[test]
+    fn calls_become_single_dialect_lines() {
+        let tools = offered();
+        assert_eq!(tools.len(), 2);
+        assert_eq!(
+            call_to_line(
+                &call("recall", r#"{"args": "insert \"Dana prefers email\""}"#),
+                &tools
+            ),
+            Ok("/recall insert \"Dana prefers email\"".into())
+        );
+        assert_eq!(
+            call_to_line(
+                &call("post", r#"{"args": "bluesky \"hi\"", "marker": "?ask"}"#),
+                &tools
+            ),
+            Ok("/post bluesky \"hi\" ?ask".into())
+        );
+        assert_eq!(
+            call_to_line(
+                &call("recall", "{\"args\": \"notes\\n/approve r1\"}"),
+                &tools
+            ),
+            Ok("/recall notes /approve r1".into()),
+            "a newline in the arguments never starts a second action"
+        );
+        assert!(call_to_line(&call("approve", r#"{"args": "r1"}"#), &tools).is_err());
+        assert!(call_to_line(&call("recall", "{not json"), &tools).is_err());
+    }
+}
