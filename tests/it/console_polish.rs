@@ -273,23 +273,26 @@ fn slash_searches_the_pane_that_has_the_keys() {
     assert!(
         matches!(commands.as_slice(), [Command::Op(Op::Search { query })] if query == "studio")
     );
-    app.on_reply(Reply::Hits(
-        vec![partner::memory::vectors::HybridHit {
-            hit: partner::memory::SearchHit {
-                domain: partner::memory::SearchDomain::Blocks,
-                id: 1,
-                agent: "anchor".into(),
-                label: Some("persona".into()),
-                snippet: "a small software studio".into(),
-                role: None,
-                rank: 1.0,
-                time: NOW,
-            },
-            score: 1.0 / 61.0,
-            via: partner::memory::vectors::Via::Fts,
-        }],
-        None,
-    ));
+    app.on_reply(Reply::Hits {
+        query: "studio".into(),
+        found: Ok((
+            vec![partner::memory::vectors::HybridHit {
+                hit: partner::memory::SearchHit {
+                    domain: partner::memory::SearchDomain::Blocks,
+                    id: 1,
+                    agent: "anchor".into(),
+                    label: Some("persona".into()),
+                    snippet: "a small software studio".into(),
+                    role: None,
+                    rank: 1.0,
+                    time: NOW,
+                },
+                score: 1.0 / 61.0,
+                via: partner::memory::vectors::Via::Fts,
+            }],
+            None,
+        )),
+    });
     let commands = key(&mut app, KeyCode::Enter);
     assert_eq!(app.memory.agent.as_deref(), Some("anchor"));
     assert_eq!(app.memory.selected.as_deref(), Some("persona"));

@@ -335,14 +335,17 @@ fn memory_search_shows_which_side_found_each_hit_and_the_index_catching_up() {
         score,
         via,
     };
-    app.on_reply(Reply::Hits(
-        vec![
-            hit(1, "dates", "the [launch] date moved", 1.2, Via::Both),
-            hit(2, "plans", "Dana: we ship on Friday", 0.85, Via::Vector),
-            hit(3, "notes", "[launch] party ideas", 0.2, Via::Fts),
-        ],
-        None,
-    ));
+    app.on_reply(Reply::Hits {
+        query: "launch".into(),
+        found: Ok((
+            vec![
+                hit(1, "dates", "the [launch] date moved", 1.2, Via::Both),
+                hit(2, "plans", "Dana: we ship on Friday", 0.85, Via::Vector),
+                hit(3, "notes", "[launch] party ideas", 0.2, Via::Fts),
+            ],
+            None,
+        )),
+    });
     app.on_reply(Reply::Index(Some(IndexStatus {
         embedder: "model2vec:potion-base-8M:256".into(),
         done: 1_200,
@@ -437,4 +440,45 @@ fn the_rules_and_learned_lists_show_each_row_or_say_they_are_empty() {
         text.contains("#3   \"jot down\"  →  /recall insert"),
         "{text}"
     );
+}
+
+#[test]
+fn a_memory_search_says_it_is_searching_until_its_own_answer_comes() {
+    use partner::tui::backend::Reply;
+    let mut app = scene("dark");
+    app.focus = Pane::Memory;
+    key(&mut app, KeyCode::Char('/'));
+    typed(&mut app, "launch");
+    key(&mut app, KeyCode::Enter);
+    let screen = format!("{:?}", draw(&mut app, 120, 24).backend());
+    assert!(screen.contains("searching memory for “launch”"), "{screen}");
+    assert!(
+        !screen.contains("0 hits"),
+        "nothing was searched yet:\n{screen}"
+    );
+    // An answer to an earlier search is not this one's.
+    app.on_reply(Reply::Hits {
+        query: "friday".into(),
+        found: Ok((Vec::new(), None)),
+    });
+    let screen = format!("{:?}", draw(&mut app, 120, 24).backend());
+    assert!(screen.contains("searching memory for “launch”"), "{screen}");
+    // A search that failed says so, never "0 hits".
+    app.on_reply(Reply::Hits {
+        query: "launch".into(),
+        found: Err("search failed: the database is locked".into()),
+    });
+    let screen = format!("{:?}", draw(&mut app, 120, 24).backend());
+    assert!(
+        screen.contains("the search for “launch” failed"),
+        "{screen}"
+    );
+    assert!(!screen.contains("0 hits"), "{screen}");
+    // Its own answer, empty: now "0 hits" is true.
+    app.on_reply(Reply::Hits {
+        query: "launch".into(),
+        found: Ok((Vec::new(), None)),
+    });
+    let screen = format!("{:?}", draw(&mut app, 120, 24).backend());
+    assert!(screen.contains("0 hits for “launch”"), "{screen}");
 }

@@ -102,6 +102,10 @@ impl App {
                 }
                 self.memory.search = Some(text.clone());
                 self.memory.hit = 0;
+                // Until its answer comes, nothing held answers it.
+                self.model.hits.clear();
+                self.model.hits_for = None;
+                self.model.hits_failed = None;
                 vec![Command::Op(Op::Search { query: text })]
             }
             PromptPurpose::SearchTurns => {

@@ -330,9 +330,15 @@ impl App {
             Reply::Index(status) => {
                 self.model.index = status;
             }
-            Reply::Hits(hits, note) => {
+            Reply::Hits { query, found } => {
+                let (hits, note, failed) = match found {
+                    Ok((hits, note)) => (hits, note, None),
+                    Err(e) => (Vec::new(), None, Some(e)),
+                };
                 self.model.hits = hits;
                 self.model.hits_note = note;
+                self.model.hits_failed = failed;
+                self.model.hits_for = Some(query);
                 self.memory.hit = 0;
             }
             Reply::Rules(rules) => {

@@ -203,10 +203,11 @@ impl Backend for LocalBackend {
             }
             Op::Search { query } => self.blocking(move |ex| {
                 let q = crate::memory::SearchQuery::new(&query, None);
-                match ex.search_memory(&q) {
-                    Ok(found) => Reply::Hits(found.hits, found.note),
-                    Err(e) => Reply::Failed(format!("search failed: {e}")),
-                }
+                let found = ex
+                    .search_memory(&q)
+                    .map(|found| (found.hits, found.note))
+                    .map_err(|e| format!("search failed: {e}"));
+                Reply::Hits { query, found }
             }),
             Op::LoadIndex => {
                 self.blocking(|ex| Reply::Index(ex.recall().map(|recall| recall.status())))

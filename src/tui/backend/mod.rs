@@ -213,9 +213,14 @@ pub enum Reply {
     Blocks(String, Vec<Block>),
     /// A block's versions.
     History(String, String, Vec<BlockVersion>),
-    /// Search hits, best first, and how the search went when it could not
-    /// use meaning.
-    Hits(Vec<HybridHit>, Option<String>),
+    /// A memory search's answer.
+    Hits {
+        /// The words it answers.
+        query: String,
+        /// The hits, best first, and how the search went when it could not
+        /// use meaning; or why it could not search.
+        found: Result<(Vec<HybridHit>, Option<String>), String>,
+    },
     /// How far search by meaning has caught up (none without an embedder).
     Index(Option<IndexStatus>),
     /// The standing rules.

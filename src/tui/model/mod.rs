@@ -53,6 +53,10 @@ pub struct Model {
     pub hits: Vec<HybridHit>,
     /// How the last search went when it could not use meaning.
     pub hits_note: Option<String>,
+    /// The words the held hits answer (none while a search runs).
+    pub hits_for: Option<String>,
+    /// Why the search `hits_for` names could not run.
+    pub hits_failed: Option<String>,
     /// How far search by meaning has caught up (none without an embedder).
     pub index: Option<IndexStatus>,
     /// The newest trace records (at most [`MAX_TRACE`]), oldest first.

@@ -237,17 +237,19 @@ impl Component for MemoryPane {
     fn render(&self, frame: &mut Frame, area: Rect, view: &View<'_>) {
         let theme = view.theme;
         if let Some(query) = &self.search {
-            let how = match &view.model.hits_note {
-                Some(note) => format!(" ({note})"),
-                None => String::new(),
-            };
-            let mut lines = vec![Line::from(Span::styled(
-                format!(
-                    "{} hits for “{query}”{how} — Enter opens a block, Esc closes",
-                    view.model.hits.len()
+            let model = view.model;
+            let answered = model.hits_for.as_deref() == Some(query.as_str());
+            let head = match (&model.hits_failed, &model.hits_note) {
+                // Nothing held answers these words yet: never "0 hits".
+                _ if !answered => format!("searching memory for “{query}”… Esc closes"),
+                (Some(why), _) => format!("the search for “{query}” failed: {why} — Esc closes"),
+                (None, note) => format!(
+                    "{} hits for “{query}”{} — Enter opens a block, Esc closes",
+                    model.hits.len(),
+                    note.as_ref().map(|n| format!(" ({n})")).unwrap_or_default()
                 ),
-                theme.style("ui.title"),
-            ))];
+            };
+            let mut lines = vec![Line::from(Span::styled(head, theme.style("ui.title")))];
             for (i, h) in view.model.hits.iter().enumerate() {
                 let hit = &h.hit;
                 let place = hit.label.clone().unwrap_or_else(|| format!("#{}", hit.id));
