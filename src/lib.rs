@@ -16,6 +16,7 @@ pub use partner_gate as gate;
 pub use partner_grammar as grammar;
 pub use partner_lisp as lisp;
 pub use partner_policy as permission;
+pub use partner_protocol as protocol;
 pub use partner_runtime as agent;
 pub use partner_store::{memory, trace};
 
@@ -23,5 +24,4 @@ pub mod commands;
 pub mod daemon;
 pub mod error;
 pub mod eval;
-pub mod protocol;
 pub mod tui;

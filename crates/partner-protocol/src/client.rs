@@ -177,13 +177,13 @@ impl EventPieces {
     }
 
     /// The event the pieces make.
-    pub fn event(self) -> Result<crate::agent::Event, String> {
+    pub fn event(self) -> Result<crate::Event, String> {
         serde_json::from_str(&self.json).map_err(|e| format!("an event that does not read: {e}"))
     }
 }
 
 /// Fetches recent event `seq` whole, however long its texts.
-pub fn fetch_event(client: &mut Client, seq: u64) -> Result<crate::agent::Event, ClientError> {
+pub fn fetch_event(client: &mut Client, seq: u64) -> Result<crate::Event, ClientError> {
     let mut pieces = EventPieces::default();
     loop {
         let offset = pieces.offset();

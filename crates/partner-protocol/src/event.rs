@@ -5,10 +5,8 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::provider::PromptKind;
-use super::runtime::RunState;
+use crate::{ActionStatus, PromptKind, RunState};
 use partner_dialect::{Op, Span, Verb};
-use partner_engine::exec::ActionStatus;
 use partner_policy::{Authority, DecisionKind};
 
 /// Something the runtime did.

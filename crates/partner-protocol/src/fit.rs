@@ -62,7 +62,7 @@ pub fn cut_event(event: &mut Sequenced, limit: usize) -> usize {
 
 /// Cuts a waiting request's texts, and the strings inside its structured
 /// action, to `limit` bytes each.
-fn cut_request(request: &mut crate::permission::PendingRequest, limit: usize) {
+fn cut_request(request: &mut partner_policy::PendingRequest, limit: usize) {
     fn cut_value(value: &mut serde_json::Value, limit: usize, depth: usize) {
         match value {
             serde_json::Value::String(s) => {
@@ -223,7 +223,7 @@ pub fn chunk(json: &str, offset: usize) -> (String, Option<usize>) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::agent::Event;
+    use crate::Event;
 
     fn reply(text: &str) -> Sequenced {
         Sequenced {

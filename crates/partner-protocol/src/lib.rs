@@ -8,16 +8,25 @@
 //! [`Op::Subscribe`] the client gets a [`Snapshot`] and then every event,
 //! each with the next sequence number; a client too slow to keep up is
 //! sent a fresh snapshot instead of a stream with holes.
+//!
+//! The vocabulary lives here, below the runtime: the runtime's [`Event`]s,
+//! an agent's [`RunState`], the [`PromptKind`] of a turn and the
+//! [`ActionStatus`] of an action are this crate's types, which the engine
+//! and the runtime re-export. It may import `partner-core`,
+//! `partner-dialect`, `partner-policy` and `partner-store` (the values
+//! requests, decisions and block specs are) and nothing that runs.
 
 pub mod client;
+pub mod event;
 pub mod fit;
+pub mod state;
 
 use serde::{Deserialize, Serialize};
 
-use crate::agent::Event;
-use crate::agent::RunState;
-use crate::permission::{Decision, PendingRequest};
-use crate::trace::BlockSpec;
+pub use event::Event;
+use partner_policy::{Decision, PendingRequest};
+use partner_store::trace::BlockSpec;
+pub use state::{ActionStatus, PromptKind, RunState};
 
 /// The protocol version this build speaks.
 pub const VERSION: u32 = 1;
@@ -36,7 +45,7 @@ pub enum DecisionSpec {
     /// Run it and the same verb and target for a while.
     For {
         /// How long, in seconds (at most ten years).
-        seconds: crate::clock::Span,
+        seconds: partner_core::clock::Span,
     },
     /// Refuse it.
     Deny {
@@ -86,7 +95,7 @@ impl DecisionSpec {
             Decision::ApproveOnce => DecisionSpec::Approve,
             Decision::ApproveAlways => DecisionSpec::Always,
             Decision::ApproveFor(d) => DecisionSpec::For {
-                seconds: crate::clock::Span::saturating(*d),
+                seconds: partner_core::clock::Span::saturating(*d),
             },
             Decision::Deny(reason) => DecisionSpec::Deny {
                 reason: reason.clone(),
@@ -145,7 +154,7 @@ pub enum Op {
         /// The agent.
         agent: String,
         /// Seconds between pulses (at most ten years).
-        seconds: crate::clock::Span,
+        seconds: partner_core::clock::Span,
     },
     /// Halts an agent.
     Halt {

@@ -17,7 +17,8 @@
 
 pub mod config;
 pub mod demo;
-pub mod events;
+/// The event stream's type, which the protocol defines.
+pub use partner_protocol::event as events;
 pub mod prompt;
 pub mod proposals;
 pub mod provider;

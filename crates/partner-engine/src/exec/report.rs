@@ -1,52 +1,12 @@
 //! What the executor reports back for each action: a short text for the
 //! model and structured data for the console.
 
+pub use partner_protocol::ActionStatus;
 use serde::Serialize;
 
 use partner_dialect::{Op, ParseError, ParsedAction, Verb};
 use partner_policy::PendingRequest;
 use partner_store::memory::MemoryChange;
-
-/// Where an action stands after the executor saw it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum ActionStatus {
-    /// It ran.
-    Executed,
-    /// It waits for an authority's decision.
-    Pending,
-    /// It was refused.
-    Denied,
-    /// It ran into an error.
-    Failed,
-    /// It was withdrawn or taken back.
-    Cancelled,
-    /// Nobody decided in time.
-    TimedOut,
-    /// A chain link that did not run because an earlier link did not.
-    NotRun,
-}
-
-impl ActionStatus {
-    /// The name, as in JSON.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            ActionStatus::Executed => "executed",
-            ActionStatus::Pending => "pending",
-            ActionStatus::Denied => "denied",
-            ActionStatus::Failed => "failed",
-            ActionStatus::Cancelled => "cancelled",
-            ActionStatus::TimedOut => "timed_out",
-            ActionStatus::NotRun => "not_run",
-        }
-    }
-}
-
-impl std::fmt::Display for ActionStatus {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
 
 /// What an action is, for its report, its trace record and the events
 /// about it: verb, op, canonical form and id.
@@ -164,5 +124,3 @@ pub struct TurnReport {
     /// Parse errors, worded for the model.
     pub errors: Vec<ParseError>,
 }
-
-partner_core::wire_name_eq!(ActionStatus, as_str);

@@ -10,6 +10,7 @@ mod sampling;
 mod scripted;
 mod sse;
 
+pub use partner_protocol::PromptKind;
 use std::fmt;
 use std::time::Duration;
 
@@ -58,18 +59,6 @@ impl ChatMessage {
             content: content.into(),
         }
     }
-}
-
-/// Which of the four prompt types a request is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum PromptKind {
-    /// First pass, answering a message.
-    Response,
-    /// First pass, woken by the pulse.
-    Pulse,
-    /// Second (or later) pass, with action results.
-    Continuation,
 }
 
 /// What is sent to a model.

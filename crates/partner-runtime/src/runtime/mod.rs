@@ -28,6 +28,7 @@ mod handle;
 mod routing;
 mod sync;
 
+pub use partner_protocol::RunState;
 use std::collections::{BTreeMap, HashSet, VecDeque};
 use std::sync::Arc;
 use std::time::Duration;
@@ -51,38 +52,6 @@ use sync::{Swept, Synced};
 /// How often the runtime sweeps for due intentions and overdue requests,
 /// and looks for decisions and requests made by other processes.
 pub const SWEEP: Duration = Duration::from_secs(1);
-
-/// What an agent is doing.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum RunState {
-    /// Waiting for input or its pulse.
-    Idle,
-    /// A turn is running.
-    Generating,
-    /// Its requests wait for decisions.
-    Waiting,
-    /// Stopped until resumed.
-    Halted,
-}
-
-impl RunState {
-    /// The name, as in JSON.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            RunState::Idle => "idle",
-            RunState::Generating => "generating",
-            RunState::Waiting => "waiting",
-            RunState::Halted => "halted",
-        }
-    }
-}
-
-impl std::fmt::Display for RunState {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
 
 /// A snapshot of one agent, for status lines.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -1,0 +1,282 @@
+//! A turn's first step: what started it, what its prompt needs from the
+//! database, and the prompt every pass is cut from.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio::sync::watch;
+
+use super::store::{recall, turn_id};
+use super::{AgentInfo, Trigger, TurnEnv, TurnOutcome, allowed_verbs, failed};
+use crate::prompt::assemble::{TurnPrompt, TurnPromptParts};
+use crate::prompt::{self, ActionFormat, PromptInputs, budget};
+use crate::provider::{PromptKind, ToolSpec};
+use crate::settings::{DEFAULT_CONTEXT, prompt_budget};
+use partner_core::clock::Millis;
+use partner_dialect::VerbSpec;
+use partner_engine::exec::TurnContext;
+use partner_store::memory::records::{count_messages, list_intentions, recent_messages};
+use partner_store::memory::{Block, Intention, MemoryResult, Message, SearchHit, blocks};
+
+/// A turn in progress: who runs it, what it answers, its prompt and its
+/// context, and what it has come to so far.
+pub(super) struct Turn {
+    pub env: Arc<TurnEnv>,
+    pub agent: Arc<AgentInfo>,
+    /// The agent's name.
+    pub name: String,
+    /// The conversation it answers in.
+    pub thread: String,
+    /// The first pass's prompt type.
+    pub kind: PromptKind,
+    /// Whether the incoming message is stored with the first pass (one
+    /// stored by whoever sent it is not stored twice).
+    pub stored: bool,
+    /// Who the incoming message is from, as stored.
+    pub from: String,
+    /// Who sent what this turn answers, as a provider is told it.
+    pub sender: String,
+    pub now: Millis,
+    /// The verbs the agent may use.
+    pub verbs: Vec<VerbSpec>,
+    /// The instructions alone (no memory, no intentions): a reply line
+    /// mostly copied from them is an echo, never an action.
+    pub instructions: String,
+    pub tools: Vec<ToolSpec>,
+    pub max_tokens: u32,
+    /// The prompt budget in the server's tokens.
+    pub budget: usize,
+    pub prompt: TurnPrompt,
+    pub ctx: TurnContext,
+    pub cancel: watch::Receiver<bool>,
+    pub outcome: TurnOutcome,
+}
+
+/// What started a turn, as its first pass sends and stores it.
+struct Incoming {
+    thread: String,
+    kind: PromptKind,
+    first: String,
+    stored: bool,
+    from: String,
+}
+
+impl Incoming {
+    fn of(trigger: &Trigger) -> Incoming {
+        match trigger {
+            Trigger::Message {
+                thread,
+                from,
+                text,
+                store,
+                ..
+            } => Incoming {
+                thread: thread.clone(),
+                kind: PromptKind::Response,
+                first: text.clone(),
+                stored: *store,
+                from: from.clone(),
+            },
+            Trigger::Pulse { interval, reason } => Incoming {
+                thread: "main".to_string(),
+                kind: PromptKind::Pulse,
+                first: prompt::pulse_prompt(*interval, reason),
+                stored: true,
+                from: "user".to_string(),
+            },
+            Trigger::Results {
+                thread, reports, ..
+            } => Incoming {
+                thread: thread.clone(),
+                kind: PromptKind::Continuation,
+                first: prompt::results_message(reports),
+                stored: true,
+                from: "user".to_string(),
+            },
+        }
+    }
+}
+
+/// What the prompt is built from, read from the database.
+struct Gathered {
+    first_number: u64,
+    history: Vec<Message>,
+    memory: Vec<Block>,
+    intentions: Vec<Intention>,
+    recalled: Vec<SearchHit>,
+}
+
+/// Reads what the prompt needs (on the blocking pool: the database is no
+/// work for an async worker); `None` if any of it could not be read.
+async fn gather(env: &TurnEnv, name: &str, incoming: &Incoming) -> Option<Gathered> {
+    let executor = Arc::clone(&env.executor);
+    let (name, thread, first, from) = (
+        name.to_string(),
+        incoming.thread.clone(),
+        incoming.first.clone(),
+        incoming.from.clone(),
+    );
+    let (stored, kind) = (incoming.stored, incoming.kind);
+    // A page more than is sent, so the history can start where a page
+    // does (see `budget::stable_start`).
+    let history_len = env.history + budget::PAGE as usize;
+    let read = tokio::task::spawn_blocking(move || -> MemoryResult<Gathered> {
+        let read = executor.store().read();
+        let mut history = recent_messages(&read, &name, &thread, history_len)?;
+        let total = count_messages(&read, &name, &thread)?;
+        let first_number = total.saturating_sub(history.len() as u64);
+        // A message stored when it was sent (another agent's) is in the
+        // history already: it travels once, as this turn's first message,
+        // with its context.
+        if !stored
+            && let Some(at) = history
+                .iter()
+                .rposition(|m| m.role == from && m.content == first)
+        {
+            history.remove(at);
+        }
+        let memory = blocks::list(&read, Some(&name))?;
+        let intentions = list_intentions(&read, &name, true)?;
+        let recalled = match kind {
+            PromptKind::Response => recall(&read, &name, &first, &history)?,
+            _ => Vec::new(),
+        };
+        Ok(Gathered {
+            first_number,
+            history,
+            memory,
+            intentions,
+            recalled,
+        })
+    })
+    .await;
+    read.ok()?.ok()
+}
+
+impl Turn {
+    /// Reads what the turn answers and what its prompt needs, and builds
+    /// the prompt; the outcome to end with if the database cannot be read.
+    pub(super) async fn prepare(
+        env: Arc<TurnEnv>,
+        agent: Arc<AgentInfo>,
+        trigger: &Trigger,
+        pulse: Duration,
+        turns: u64,
+        cancel: watch::Receiver<bool>,
+    ) -> Result<Turn, TurnOutcome> {
+        let name = agent.name.clone();
+        let now = env.clock.now_ms();
+        let incoming = Incoming::of(trigger);
+        let sender = match incoming.from.as_str() {
+            "user" => "partner".to_string(),
+            other => other.to_string(),
+        };
+        let Some(gathered) = gather(&env, &name, &incoming).await else {
+            return Err(failed(
+                &env,
+                name,
+                "could not read this agent's memory from the database".into(),
+            ));
+        };
+        let verbs = allowed_verbs(&env.executor, agent.authority);
+        let verb_refs: Vec<&VerbSpec> = verbs.iter().collect();
+        let settings = &agent.settings;
+        let inputs = PromptInputs {
+            agent: &name,
+            partner: &env.partner,
+            blocks: &gathered.memory,
+            intentions: &gathered.intentions,
+            pulse,
+            verbs: &verb_refs,
+            profile: settings.profile,
+            format: settings.actions,
+            now,
+        };
+        let system = prompt::system_prompt(&inputs);
+        let instructions = prompt::system_prompt(&PromptInputs {
+            blocks: &[],
+            intentions: &[],
+            ..inputs
+        });
+        let tools: Vec<ToolSpec> = match settings.actions {
+            ActionFormat::Tools => crate::tools::tool_specs(&verb_refs),
+            ActionFormat::Dialect => Vec::new(),
+        };
+        let max_tokens = settings.sampling.max_tokens.unwrap_or(env.max_tokens);
+        let context = match settings.context {
+            Some(c) => c,
+            None => agent
+                .provider
+                .context_window(&agent.model)
+                .await
+                .unwrap_or(DEFAULT_CONTEXT),
+        };
+        // In the server's tokens, as its reported usage showed them.
+        let budget = agent.tokens.budget(prompt_budget(context, max_tokens));
+        // What changes every turn goes last, after the message, so
+        // everything before it is the same as last turn's prompt (a
+        // server's cache keeps it).
+        let prompt = TurnPrompt::new(TurnPromptParts {
+            system,
+            stored: &gathered.history,
+            first_number: gathered.first_number,
+            max_history: env.history,
+            first: format!(
+                "{}\n\n{}",
+                incoming.first,
+                prompt::temporal_context(now, env.session_start, turns)
+            ),
+            recalled: prompt::recalled_context(&gathered.recalled),
+            budget,
+        });
+        let ctx = context_of(
+            &name,
+            &incoming.thread,
+            &turn_id(&env, &name, turns),
+            trigger,
+            &cancel,
+        );
+        Ok(Turn {
+            env,
+            agent,
+            name,
+            thread: incoming.thread,
+            kind: incoming.kind,
+            stored: incoming.stored,
+            from: incoming.from,
+            sender,
+            now,
+            verbs,
+            instructions,
+            tools,
+            max_tokens,
+            budget,
+            prompt,
+            ctx,
+            cancel,
+            outcome: TurnOutcome::default(),
+        })
+    }
+}
+
+/// The executor's context for the turn's actions.
+fn context_of(
+    name: &str,
+    thread: &str,
+    turn_id: &str,
+    trigger: &Trigger,
+    cancel: &watch::Receiver<bool>,
+) -> TurnContext {
+    let mut ctx = TurnContext::new(name, thread, turn_id);
+    ctx.cancel = Some(cancel.clone());
+    ctx.private = thread.starts_with("dm:");
+    ctx.last_message = match trigger {
+        Trigger::Message { text, .. } => Some(text.clone()),
+        _ => None,
+    };
+    ctx.on_behalf_of = match trigger {
+        Trigger::Message { lineage, .. } | Trigger::Results { lineage, .. } => lineage.clone(),
+        Trigger::Pulse { .. } => Vec::new(),
+    };
+    ctx
+}
