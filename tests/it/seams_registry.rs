@@ -128,6 +128,20 @@ fn a_verb_from_a_verb_file_runs_and_is_checked_like_any_other() {
         .find(|v| v.verb.name() == "shout")
         .expect("listed");
     assert_eq!(shout.summary, "tell anchor something loudly");
+    // The compact profile names the constellation's own verbs with the
+    // everyday ones, and not the rest (the verb table says which).
+    let refs: Vec<_> = verbs.iter().collect();
+    let compact = partner::agent::prompt::profile::instructions(
+        partner::agent::prompt::Profile::Compact,
+        partner::agent::prompt::ActionFormat::Dialect,
+        &refs,
+    );
+    let named = compact.lines().find(|l| l.starts_with("Verbs: ")).unwrap();
+    assert!(
+        named.contains("shout") && named.contains("recall"),
+        "{named}"
+    );
+    assert!(!named.contains("context"), "{named}");
 }
 
 #[test]

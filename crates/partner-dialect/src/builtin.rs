@@ -10,6 +10,8 @@ pub struct BuiltinVerb {
     pub verb: Verb,
     /// Its matching strictness.
     pub strictness: Strictness,
+    /// Named in the compact prompt profile (the everyday verbs).
+    pub everyday: bool,
     /// Aliases (lowercase, words separated by one space) with the op each implies.
     pub aliases: &'static [(&'static str, Option<Op>)],
     /// One line for help and for the model's instructions.
@@ -27,6 +29,7 @@ pub const BUILTIN_VERBS: &[BuiltinVerb] = &[
     BuiltinVerb {
         verb: Verb::Recall,
         strictness: Loose,
+        everyday: true,
         aliases: &[
             ("remember", Some(Op::Insert)),
             ("store", Some(Op::Insert)),
@@ -42,6 +45,7 @@ pub const BUILTIN_VERBS: &[BuiltinVerb] = &[
     BuiltinVerb {
         verb: Verb::Context,
         strictness: Normal,
+        everyday: false,
         aliases: &[("note", None), ("update", None), ("remember", None)],
         signature: Signature::Context,
         summary: "working memory: append, replace, archive, load, swap",
@@ -49,6 +53,7 @@ pub const BUILTIN_VERBS: &[BuiltinVerb] = &[
     BuiltinVerb {
         verb: Verb::Search,
         strictness: Loose,
+        everyday: true,
         aliases: &[
             ("find", None),
             ("query", None),
@@ -61,6 +66,7 @@ pub const BUILTIN_VERBS: &[BuiltinVerb] = &[
     BuiltinVerb {
         verb: Verb::Send,
         strictness: Normal,
+        everyday: false,
         aliases: &[],
         signature: Signature::Send,
         summary: "send to @domain @target",
@@ -68,6 +74,7 @@ pub const BUILTIN_VERBS: &[BuiltinVerb] = &[
     BuiltinVerb {
         verb: Verb::Reply,
         strictness: Normal,
+        everyday: true,
         aliases: &[("respond", None)],
         signature: Signature::Reply,
         summary: "reply in the current thread",
@@ -75,6 +82,7 @@ pub const BUILTIN_VERBS: &[BuiltinVerb] = &[
     BuiltinVerb {
         verb: Verb::Post,
         strictness: Normal,
+        everyday: true,
         aliases: &[("publish", None)],
         signature: Signature::Post,
         summary: "publish to a platform",
@@ -82,6 +90,7 @@ pub const BUILTIN_VERBS: &[BuiltinVerb] = &[
     BuiltinVerb {
         verb: Verb::Dm,
         strictness: Normal,
+        everyday: true,
         aliases: &[("pm", None)],
         signature: Signature::Dm,
         summary: "direct message a user",
@@ -89,6 +98,7 @@ pub const BUILTIN_VERBS: &[BuiltinVerb] = &[
     BuiltinVerb {
         verb: Verb::Tell,
         strictness: Normal,
+        everyday: true,
         aliases: &[],
         signature: Signature::Tell,
         summary: "message another agent",
@@ -96,6 +106,7 @@ pub const BUILTIN_VERBS: &[BuiltinVerb] = &[
     BuiltinVerb {
         verb: Verb::Fetch,
         strictness: Normal,
+        everyday: true,
         aliases: &[("get", None)],
         signature: Signature::Fetch,
         summary: "fetch a web page",
@@ -103,6 +114,7 @@ pub const BUILTIN_VERBS: &[BuiltinVerb] = &[
     BuiltinVerb {
         verb: Verb::Web,
         strictness: Normal,
+        everyday: true,
         aliases: &[("search web", None), ("google", None), ("look up", None)],
         signature: Signature::Web,
         summary: "search the web",
@@ -110,6 +122,7 @@ pub const BUILTIN_VERBS: &[BuiltinVerb] = &[
     BuiltinVerb {
         verb: Verb::Calc,
         strictness: Normal,
+        everyday: true,
         aliases: &[("calculate", None), ("compute", None), ("math", None)],
         signature: Signature::Calc,
         summary: "calculate (units, percentages, variables)",
@@ -117,6 +130,7 @@ pub const BUILTIN_VERBS: &[BuiltinVerb] = &[
     BuiltinVerb {
         verb: Verb::Data,
         strictness: Normal,
+        everyday: false,
         aliases: &[],
         signature: Signature::Data,
         summary: "data sources: list, read, search, monitor, pause",
@@ -124,6 +138,7 @@ pub const BUILTIN_VERBS: &[BuiltinVerb] = &[
     BuiltinVerb {
         verb: Verb::Approve,
         strictness: Strict,
+        everyday: true,
         aliases: &[
             ("allow", None),
             ("permit", None),
@@ -136,6 +151,7 @@ pub const BUILTIN_VERBS: &[BuiltinVerb] = &[
     BuiltinVerb {
         verb: Verb::Deny,
         strictness: Strict,
+        everyday: true,
         aliases: &[("reject", None), ("block", None), ("no", None)],
         signature: Signature::Decision,
         summary: "refuse a pending request",
@@ -143,6 +159,7 @@ pub const BUILTIN_VERBS: &[BuiltinVerb] = &[
     BuiltinVerb {
         verb: Verb::Escalate,
         strictness: Strict,
+        everyday: true,
         aliases: &[],
         signature: Signature::IdAndReason,
         summary: "hand a request to a higher authority",
@@ -150,6 +167,7 @@ pub const BUILTIN_VERBS: &[BuiltinVerb] = &[
     BuiltinVerb {
         verb: Verb::Cancel,
         strictness: Normal,
+        everyday: false,
         aliases: &[("abort", None), ("nevermind", None), ("stop", None)],
         signature: Signature::IdAndReason,
         summary: "cancel the current chain or a pending request",
@@ -157,6 +175,7 @@ pub const BUILTIN_VERBS: &[BuiltinVerb] = &[
     BuiltinVerb {
         verb: Verb::Halt,
         strictness: Strict,
+        everyday: true,
         aliases: &[],
         signature: Signature::Text,
         summary: "emergency stop",
@@ -164,6 +183,7 @@ pub const BUILTIN_VERBS: &[BuiltinVerb] = &[
     BuiltinVerb {
         verb: Verb::Batch,
         strictness: Normal,
+        everyday: false,
         aliases: &[],
         signature: Signature::Batch,
         summary: "run several actions at once, one per line inside { }",
@@ -171,6 +191,7 @@ pub const BUILTIN_VERBS: &[BuiltinVerb] = &[
     BuiltinVerb {
         verb: Verb::Summarize,
         strictness: Normal,
+        everyday: true,
         aliases: &[("summarise", None), ("summary", None), ("tldr", None)],
         signature: Signature::Text,
         summary: "summarize the previous result",
@@ -178,6 +199,7 @@ pub const BUILTIN_VERBS: &[BuiltinVerb] = &[
     BuiltinVerb {
         verb: Verb::Uncertain,
         strictness: Normal,
+        everyday: true,
         aliases: &[("unsure", None)],
         signature: Signature::Uncertain,
         summary: "flag uncertainty for review",
@@ -185,6 +207,7 @@ pub const BUILTIN_VERBS: &[BuiltinVerb] = &[
     BuiltinVerb {
         verb: Verb::Remind,
         strictness: Normal,
+        everyday: true,
         aliases: &[("remind me", None), ("reminder", None)],
         signature: Signature::Remind,
         summary: "set a reminder: /remind \"when\" \"what\"",
@@ -192,6 +215,7 @@ pub const BUILTIN_VERBS: &[BuiltinVerb] = &[
     BuiltinVerb {
         verb: Verb::Complete,
         strictness: Normal,
+        everyday: false,
         aliases: &[("done", None), ("finish", None)],
         signature: Signature::Complete,
         summary: "complete an intention",
@@ -199,6 +223,7 @@ pub const BUILTIN_VERBS: &[BuiltinVerb] = &[
     BuiltinVerb {
         verb: Verb::Dismiss,
         strictness: Normal,
+        everyday: false,
         aliases: &[],
         signature: Signature::Dismiss,
         summary: "dismiss an intention",
@@ -206,6 +231,7 @@ pub const BUILTIN_VERBS: &[BuiltinVerb] = &[
     BuiltinVerb {
         verb: Verb::Intentions,
         strictness: Normal,
+        everyday: false,
         aliases: &[("list intentions", None), ("reminders", None)],
         signature: Signature::Text,
         summary: "list intentions",
@@ -213,6 +239,7 @@ pub const BUILTIN_VERBS: &[BuiltinVerb] = &[
     BuiltinVerb {
         verb: Verb::Pulse,
         strictness: Normal,
+        everyday: true,
         aliases: &[],
         signature: Signature::Pulse,
         summary: "change the pulse interval",
@@ -220,6 +247,7 @@ pub const BUILTIN_VERBS: &[BuiltinVerb] = &[
     BuiltinVerb {
         verb: Verb::Shell,
         strictness: Normal,
+        everyday: false,
         aliases: &[("run", None), ("exec", None), ("sh", None), ("bash", None)],
         signature: Signature::Shell,
         summary: "propose a shell command, or a request in words; the partner approves each one",
@@ -227,6 +255,7 @@ pub const BUILTIN_VERBS: &[BuiltinVerb] = &[
     BuiltinVerb {
         verb: Verb::Tool,
         strictness: Normal,
+        everyday: false,
         aliases: &[],
         signature: Signature::Text,
         summary: "run one of the partner's tools: /tool NAME arguments",

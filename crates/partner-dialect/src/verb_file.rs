@@ -114,6 +114,7 @@ impl VerbTable {
                     self.specs.push(VerbSpec {
                         verb: Verb::Custom(name.clone()),
                         strictness: Strictness::Normal,
+                        everyday: true,
                         aliases: Vec::new(),
                         summary: String::new(),
                         signature: Signature::Text,

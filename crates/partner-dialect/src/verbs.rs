@@ -250,6 +250,9 @@ pub struct VerbSpec {
     pub verb: Verb,
     /// Its matching strictness.
     pub strictness: Strictness,
+    /// Named in the compact prompt profile: the everyday built-in verbs
+    /// and every verb of the constellation's own.
+    pub everyday: bool,
     /// Aliases (lowercase phrases) with the op each implies.
     pub aliases: Vec<(String, Option<Op>)>,
     /// One line for help and for the model's instructions.
@@ -334,6 +337,7 @@ impl VerbTable {
             .map(|b| VerbSpec {
                 verb: b.verb.clone(),
                 strictness: b.strictness,
+                everyday: b.everyday,
                 aliases: b
                     .aliases
                     .iter()

@@ -170,39 +170,14 @@ fn full(verbs: &[&VerbSpec]) -> String {
     out
 }
 
-/// The verbs the compact profile names (when the agent may use them):
-/// the everyday ones. The constellation's own verbs are always named.
-const COMPACT_VERBS: &[&str] = &[
-    "recall",
-    "search",
-    "reply",
-    "tell",
-    "post",
-    "dm",
-    "fetch",
-    "web",
-    "calc",
-    "remind",
-    "summarize",
-    "uncertain",
-    "pulse",
-    "approve",
-    "deny",
-    "escalate",
-    "halt",
-];
-
+/// The compact profile names the everyday verbs the agent may use (the
+/// verb table says which: `VerbSpec::everyday`), the constellation's own
+/// verbs among them.
 fn compact(verbs: &[&VerbSpec]) -> String {
     let names: Vec<&str> = verbs
         .iter()
+        .filter(|v| v.everyday)
         .map(|v| v.verb.name())
-        .filter(|name| {
-            COMPACT_VERBS.contains(name)
-                || matches!(
-                    partner_dialect::Verb::from_name(name),
-                    partner_dialect::Verb::Custom(_)
-                )
-        })
         .collect();
     let mut out = format!(
         "<actions>\nTo act, write a line that starts with a slash and a verb. Other text is just talk.\nVerbs: {}.\nEnd a line with ? to have it checked, ?ask to ask the partner, ! if serious.",
