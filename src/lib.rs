@@ -14,14 +14,14 @@ pub use partner_dialect as dialect;
 pub use partner_engine::{embed, exec, net};
 pub use partner_gate as gate;
 pub use partner_grammar as grammar;
+pub use partner_host as daemon;
 pub use partner_lisp as lisp;
 pub use partner_policy as permission;
 pub use partner_protocol as protocol;
 pub use partner_runtime as agent;
 pub use partner_store::{memory, trace};
+pub use partner_tui as tui;
 
 pub mod commands;
-pub mod daemon;
 pub mod error;
 pub mod eval;
-pub mod tui;

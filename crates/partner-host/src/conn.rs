@@ -1,0 +1,210 @@
+//! One client's connection: its hello (version, and a token over TCP),
+//! its requests answered in order, and — once it subscribes — a snapshot
+//! and then every event, through a bounded queue. A client that falls
+//! more than the queue behind gets a fresh snapshot instead of a stream
+//! with holes; a malformed or oversized line gets an error and the
+//! connection is closed; the daemon carries on either way.
+
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+use std::time::Duration;
+
+use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
+use tokio::sync::{broadcast, mpsc};
+
+use super::Daemon;
+use super::budget::{HELLO_DEADLINE, Slot};
+use super::hub::CLIENT_LAG;
+use partner_protocol::{Op, Request, ServerMsg, VERSION, line, parse, read_line};
+
+/// How long a write to a client may take before it is dropped.
+const WRITE_TIMEOUT: Duration = Duration::from_secs(10);
+/// Most requests of one client running at once; it waits for one to end
+/// before more of its lines are read.
+const MAX_IN_FLIGHT: usize = 32;
+
+/// Serves one client until it leaves or misbehaves, holding its `slot`
+/// in the connection budget. `token` is what a TCP client must present
+/// (none over the Unix socket, which is the owner's alone).
+pub async fn serve<S>(daemon: Arc<Daemon>, stream: S, mut slot: Slot, token: Option<String>)
+where
+    S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
+{
+    let (read, mut write) = tokio::io::split(stream);
+    let mut reader = BufReader::new(read);
+    // Everything the client is sent goes through one bounded queue and one
+    // writer, so replies and events never interleave within a line.
+    let (tx, mut rx) = mpsc::channel::<ServerMsg>(CLIENT_LAG);
+    let writer = tokio::spawn(async move {
+        while let Some(msg) = rx.recv().await {
+            let closing = matches!(msg, ServerMsg::Error { .. });
+            let text = line(&partner_protocol::fit::fit(msg));
+            match tokio::time::timeout(WRITE_TIMEOUT, write.write_all(text.as_bytes())).await {
+                Ok(Ok(())) => {}
+                _ => break,
+            }
+            if closing {
+                break;
+            }
+        }
+        let _ = write.shutdown().await;
+    });
+    let refuse = |message: String| ServerMsg::Error { message };
+    // The hello, within its deadline.
+    let hello = match tokio::time::timeout(HELLO_DEADLINE, read_line(&mut reader)).await {
+        Ok(Ok(Some(text))) => parse::<Request>(&text),
+        Ok(Ok(None)) => return,
+        Ok(Err(e)) => Err(e),
+        Err(_) => Err(format!(
+            "no hello within {} seconds",
+            HELLO_DEADLINE.as_secs()
+        )),
+    };
+    let who = match hello {
+        Ok(Request {
+            op:
+                Op::Hello {
+                    version,
+                    client,
+                    token: given,
+                },
+            ..
+        }) => {
+            if version != VERSION {
+                let _ = tx
+                    .send(refuse(format!(
+                        "protocol version {version}; this daemon speaks version {VERSION}"
+                    )))
+                    .await;
+                drop(tx);
+                let _ = writer.await;
+                return;
+            }
+            if let Some(token) = &token
+                && !same_token(token, given.as_deref().unwrap_or(""))
+            {
+                tracing::warn!(client = %client, "refused a client without the right token");
+                let _ = tx
+                    .send(refuse("a token is needed to connect over TCP".into()))
+                    .await;
+                drop(tx);
+                let _ = writer.await;
+                return;
+            }
+            client
+        }
+        Ok(_) => {
+            let _ = tx
+                .send(refuse("the first message must be hello".into()))
+                .await;
+            drop(tx);
+            let _ = writer.await;
+            return;
+        }
+        Err(e) => {
+            let _ = tx.send(refuse(e)).await;
+            drop(tx);
+            let _ = writer.await;
+            return;
+        }
+    };
+    slot.greeted();
+    let _ = tx
+        .send(ServerMsg::Welcome {
+            version: VERSION,
+            pid: std::process::id(),
+            name: daemon.name.clone(),
+        })
+        .await;
+    daemon.clients.fetch_add(1, Ordering::SeqCst);
+    tracing::info!(client = %who, "client connected");
+    let mut forward: Option<tokio::task::JoinHandle<()>> = None;
+    let in_flight = Arc::new(tokio::sync::Semaphore::new(MAX_IN_FLIGHT));
+    loop {
+        let text = match read_line(&mut reader).await {
+            Ok(Some(text)) => text,
+            Ok(None) => break,
+            Err(e) => {
+                tracing::warn!(client = %who, error = %e, "closed a client's connection");
+                let _ = tx.send(refuse(e)).await;
+                break;
+            }
+        };
+        if text.trim().is_empty() {
+            continue;
+        }
+        let request = match parse::<Request>(&text) {
+            Ok(request) => request,
+            Err(e) => {
+                tracing::warn!(client = %who, error = %e, "closed a client's connection");
+                let _ = tx.send(refuse(e)).await;
+                break;
+            }
+        };
+        match request.op {
+            Op::Subscribe => {
+                if forward.is_none() {
+                    forward = Some(tokio::spawn(follow(Arc::clone(&daemon), tx.clone())));
+                }
+            }
+            op => {
+                // Each request runs on its own, so a decision that waits on
+                // the database does not hold the client's other requests.
+                let Ok(permit) = Arc::clone(&in_flight).acquire_owned().await else {
+                    break;
+                };
+                let daemon = Arc::clone(&daemon);
+                let tx = tx.clone();
+                tokio::spawn(async move {
+                    let answer = super::ops::run(&daemon, request.id, op).await;
+                    let _ = tx.send(answer).await;
+                    drop(permit);
+                });
+            }
+        }
+    }
+    if let Some(forward) = forward {
+        forward.abort();
+    }
+    daemon.clients.fetch_sub(1, Ordering::SeqCst);
+    tracing::info!(client = %who, "client left");
+    drop(tx);
+    let _ = writer.await;
+}
+
+/// A snapshot, then every event; a fresh snapshot whenever the client
+/// fell too far behind.
+async fn follow(daemon: Arc<Daemon>, tx: mpsc::Sender<ServerMsg>) {
+    loop {
+        let (recent, mut events) = daemon.hub.join();
+        let snapshot = super::ops::snapshot(&daemon, recent).await;
+        if tx
+            .send(ServerMsg::Snapshot {
+                snapshot: Box::new(snapshot),
+            })
+            .await
+            .is_err()
+        {
+            return;
+        }
+        loop {
+            match events.recv().await {
+                Ok(event) => match tx.try_send(ServerMsg::Event(event)) {
+                    Ok(()) => {}
+                    // Too slow: start again from a snapshot.
+                    Err(mpsc::error::TrySendError::Full(_)) => break,
+                    Err(mpsc::error::TrySendError::Closed(_)) => return,
+                },
+                Err(broadcast::error::RecvError::Lagged(_)) => break,
+                Err(broadcast::error::RecvError::Closed) => return,
+            }
+        }
+        tracing::info!("a client fell behind; sending it a fresh snapshot");
+    }
+}
+
+/// Compares a token in constant time.
+fn same_token(expected: &str, given: &str) -> bool {
+    use subtle::ConstantTimeEq;
+    expected.len() == given.len() && bool::from(expected.as_bytes().ct_eq(given.as_bytes()))
+}

@@ -1,0 +1,221 @@
+//! `partner serve`: a constellation that keeps running with no terminal.
+//! It holds the database's runtime lock (one runtime per database),
+//! listens on a Unix socket beside the database (mode 0600) and, when
+//! asked, on loopback TCP with a token; every client speaks the one
+//! protocol (`partner_protocol`). SIGTERM or SIGINT stops it cleanly: turns
+//! in flight are cancelled, the socket removed, the lock released.
+//!
+//! This crate may import the runtime and what is below it, never the
+//! console or the commands: clients reach it only through the protocol.
+
+mod budget;
+mod conn;
+mod hub;
+pub mod lock;
+mod ops;
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::AtomicUsize;
+
+use budget::{Budget, Door};
+use std::time::Instant;
+
+pub use hub::Hub;
+pub use lock::{Holder, RuntimeLock};
+use partner_engine::exec::Executor;
+use partner_runtime::{ConstellationConfig, RuntimeHandle};
+
+/// A running daemon, shared by its connections.
+pub struct Daemon {
+    handle: RuntimeHandle,
+    hub: Hub,
+    name: String,
+    db: PathBuf,
+    socket: PathBuf,
+    started: Instant,
+    agents: Vec<String>,
+    /// Clients past hello.
+    clients: AtomicUsize,
+    /// Who may hold a connection open.
+    budget: Arc<Budget>,
+}
+
+/// How `partner serve` listens.
+#[derive(Debug, Clone, Default)]
+pub struct Listen {
+    /// The Unix socket (default: `FILE.sock` beside the database).
+    pub socket: Option<PathBuf>,
+    /// A TCP address too (clients need `token`).
+    pub tcp: Option<std::net::SocketAddr>,
+    /// The token TCP clients present.
+    pub token: Option<String>,
+}
+
+/// Numbers every event of the runtime once, for every client.
+fn publish(handle: &RuntimeHandle, hub: Hub) -> tokio::task::JoinHandle<()> {
+    let mut events = handle.subscribe();
+    tokio::spawn(async move {
+        loop {
+            match events.recv().await {
+                Ok(event) => hub.publish(event),
+                Err(tokio::sync::broadcast::error::RecvError::Lagged(n)) => {
+                    tracing::warn!(dropped = n, "the daemon fell behind the runtime's events");
+                }
+                Err(tokio::sync::broadcast::error::RecvError::Closed) => break,
+            }
+        }
+    })
+}
+
+/// Serves an owner's connection when the Unix budget has room.
+fn admit_unix(daemon: &Arc<Daemon>, stream: tokio::net::UnixStream) {
+    match daemon.budget.admit(Door::Unix) {
+        Ok(slot) => {
+            tokio::spawn(conn::serve(Arc::clone(daemon), stream, slot, None));
+        }
+        Err(why) => {
+            tracing::warn!("refused a connection: {why}");
+            let _ = stream.try_write(refusal(why).as_bytes());
+        }
+    }
+}
+
+/// Serves a TCP connection when its budget, and its peer's, have room.
+fn admit_tcp(
+    daemon: &Arc<Daemon>,
+    stream: tokio::net::TcpStream,
+    peer: std::net::SocketAddr,
+    token: Option<String>,
+) {
+    match daemon.budget.admit(Door::Tcp(peer.ip())) {
+        Ok(slot) => {
+            tracing::info!(%peer, "TCP client");
+            let _ = stream.set_nodelay(true);
+            tokio::spawn(conn::serve(Arc::clone(daemon), stream, slot, token));
+        }
+        Err(why) => {
+            tracing::debug!(%peer, "refused a TCP connection: {why}");
+            let _ = stream.try_write(refusal(why).as_bytes());
+        }
+    }
+}
+
+/// The line a refused connection is sent, without waiting for it.
+fn refusal(message: String) -> String {
+    partner_protocol::line(&partner_protocol::ServerMsg::Error { message })
+}
+
+/// Binds the Unix socket at `path`: a socket file left by a daemon that
+/// died is replaced (the caller holds the runtime lock, so no live daemon
+/// owns it), and only the owner may connect.
+fn bind(path: &Path) -> Result<tokio::net::UnixListener, String> {
+    use std::os::unix::fs::PermissionsExt;
+    if path.exists() {
+        std::fs::remove_file(path)
+            .map_err(|e| format!("cannot remove the old socket {}: {e}", path.display()))?;
+    }
+    let listener = tokio::net::UnixListener::bind(path)
+        .map_err(|e| format!("cannot listen on {}: {e}", path.display()))?;
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600))
+        .map_err(|e| format!("cannot restrict {}: {e}", path.display()))?;
+    Ok(listener)
+}
+
+/// Runs the constellation until SIGTERM or SIGINT: the runtime, its events
+/// numbered for clients, and the listeners. `lock` is the database's
+/// runtime lock, held until it returns.
+pub async fn run(
+    config: &ConstellationConfig,
+    executor: Arc<Executor>,
+    db: &Path,
+    listen: Listen,
+    lock: RuntimeLock,
+) -> Result<(), String> {
+    let socket = listen
+        .socket
+        .clone()
+        .unwrap_or_else(|| partner_protocol::socket_for(db));
+    let unix = bind(&socket)?;
+    let tcp = match listen.tcp {
+        Some(addr) => Some(
+            tokio::net::TcpListener::bind(addr)
+                .await
+                .map_err(|e| format!("cannot listen on {addr}: {e}"))?,
+        ),
+        None => None,
+    };
+    let (handle, mut task) = partner_runtime::start(
+        config,
+        executor,
+        Arc::new(partner_core::clock::TokioClock::now()),
+    );
+    let hub = Hub::new();
+    let daemon = Arc::new(Daemon {
+        handle: handle.clone(),
+        hub: hub.clone(),
+        name: config.name.clone(),
+        db: db.to_path_buf(),
+        socket: socket.clone(),
+        started: Instant::now(),
+        agents: config.agents.iter().map(|a| a.name.clone()).collect(),
+        clients: AtomicUsize::new(0),
+        budget: Arc::new(Budget::default()),
+    });
+    let publisher = publish(&handle, hub);
+    tracing::info!(
+        name = %config.name,
+        db = %db.display(),
+        socket = %socket.display(),
+        tcp = ?listen.tcp,
+        agents = config.agents.len(),
+        "serving"
+    );
+    let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
+        .map_err(|e| format!("cannot watch for SIGTERM: {e}"))?;
+    let mut int = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::interrupt())
+        .map_err(|e| format!("cannot watch for SIGINT: {e}"))?;
+    let mut stopped: Option<String> = None;
+    loop {
+        tokio::select! {
+            // A daemon whose runtime is gone would answer for agents that
+            // do not run: it stops instead, and says why.
+            ended = &mut task => {
+                let why = match ended {
+                    Ok(()) => "the runtime ended".to_string(),
+                    Err(e) => format!("the runtime stopped on an internal error: {e}"),
+                };
+                tracing::error!("{why}; stopping");
+                stopped = Some(why);
+                break;
+            }
+            _ = term.recv() => { tracing::info!("SIGTERM: stopping"); break; }
+            _ = int.recv() => { tracing::info!("SIGINT: stopping"); break; }
+            accepted = unix.accept() => match accepted {
+                Ok((stream, _)) => admit_unix(&daemon, stream),
+                Err(e) => tracing::warn!(error = %e, "accepting a client failed"),
+            },
+            accepted = async {
+                match &tcp {
+                    Some(l) => l.accept().await,
+                    None => std::future::pending().await,
+                }
+            } => match accepted {
+                Ok((stream, peer)) => admit_tcp(&daemon, stream, peer, listen.token.clone()),
+                Err(e) => tracing::warn!(error = %e, "accepting a TCP client failed"),
+            },
+        }
+    }
+    handle.shutdown();
+    if stopped.is_none() {
+        let _ = task.await;
+    }
+    publisher.abort();
+    let _ = std::fs::remove_file(&socket);
+    drop(lock);
+    tracing::info!("stopped");
+    match stopped {
+        Some(why) => Err(why),
+        None => Ok(()),
+    }
+}

@@ -1,0 +1,238 @@
+//! What the prompt's lines do: a deny reason, a search in the focused
+//! pane, a message, or a `:` command parsed and carried out.
+
+use super::overlays::{Confirmed, Overlay};
+use super::{App, Command};
+use crate::backend::Op;
+use crate::command::{ConsoleCommand, OUTCOMES, parse_command};
+use crate::completion::{GrammarCompleter, Names, PathCompleter};
+use crate::keymap::Action;
+use crate::panes::{Effect, Pane, PromptPurpose};
+use crate::prompt::{Completer, WordCompleter};
+
+impl App {
+    /// What Tab completes in a prompt: on the `:` line, the console's
+    /// command grammar with what is running now; elsewhere agent names.
+    pub(super) fn completer(&self, purpose: &PromptPurpose) -> Box<dyn Completer> {
+        if *purpose == PromptPurpose::Command {
+            let names = Names {
+                agents: self.agent_names(),
+                verbs: self.verb_words.clone(),
+                blocks: self.model.blocks.iter().map(|b| b.label.clone()).collect(),
+                requests: self.model.pending.iter().map(|r| r.id.clone()).collect(),
+                outcomes: OUTCOMES.iter().map(|w| (*w).to_string()).collect(),
+            };
+            let grammar = GrammarCompleter::new(&names);
+            if grammar.ready() {
+                return Box::new(PathCompleter {
+                    rest: grammar,
+                    home: std::env::var_os("HOME").map(std::path::PathBuf::from),
+                });
+            }
+        }
+        Box::new(WordCompleter {
+            words: self.agent_names(),
+        })
+    }
+
+    /// A prompt's line was entered.
+    pub(super) fn submit(&mut self, purpose: PromptPurpose, text: String) -> Vec<Command> {
+        let text = text.trim().to_string();
+        match purpose {
+            PromptPurpose::DenyReason { id, always } => {
+                let reason = (!text.is_empty()).then_some(text);
+                if always {
+                    let scope = self
+                        .model
+                        .pending
+                        .iter()
+                        .find(|r| r.id == id)
+                        .map(crate::panes::rule_scope)
+                        .unwrap_or_default();
+                    self.overlay = Overlay::Confirm {
+                        question: format!(
+                            "Deny {id} and make a standing rule: from now on {scope} is refused without asking?"
+                        ),
+                        on_yes: Confirmed::Decide {
+                            id,
+                            decision: partner_policy::Decision::DenyAlways(reason),
+                        },
+                    };
+                    return Vec::new();
+                }
+                self.apply(vec![Effect::Decide {
+                    id,
+                    decision: partner_policy::Decision::Deny(reason),
+                }])
+            }
+            PromptPurpose::Command if text.is_empty() => Vec::new(),
+            PromptPurpose::Command => {
+                let agents: Vec<String> =
+                    self.model.agents.iter().map(|a| a.name.clone()).collect();
+                match parse_command(&text, &agents) {
+                    Ok(command) => self.run_command(command),
+                    Err(message) => {
+                        // Plain words that read as an action: offered on
+                        // the line, to run with Enter or change first.
+                        let proposal = self
+                            .proposer
+                            .get_or_init(|| partner_runtime::proposals::Proposer::new(&[]).ok())
+                            .as_ref()
+                            .and_then(|p| p.propose(text.trim_start_matches(':')));
+                        match proposal {
+                            Some(action) => {
+                                self.say(format!(
+                                    "Enter runs it, or change it first: read as {action}"
+                                ));
+                                self.overlay = Overlay::Prompt {
+                                    purpose: PromptPurpose::Command,
+                                    prompt: crate::prompt::Prompt::new(&action),
+                                };
+                            }
+                            None => self.warn(message),
+                        }
+                        Vec::new()
+                    }
+                }
+            }
+            PromptPurpose::SearchMemory => {
+                if text.is_empty() {
+                    self.memory.search = None;
+                    return Vec::new();
+                }
+                self.memory.search = Some(text.clone());
+                self.memory.hit = 0;
+                // Until its answer comes, nothing held answers it.
+                self.model.hits.clear();
+                self.model.hits_for = None;
+                self.model.hits_failed = None;
+                vec![Command::Op(Op::Search { query: text })]
+            }
+            PromptPurpose::SearchTurns => {
+                if let Some(notice) = self.turns.find(&self.model, &text) {
+                    self.say(notice);
+                }
+                Vec::new()
+            }
+            PromptPurpose::SearchTrace => {
+                self.trace.search = (!text.is_empty()).then_some(text);
+                self.trace.selected = None;
+                Vec::new()
+            }
+            PromptPurpose::Message(agent) if !text.is_empty() => {
+                self.say(format!("sent to {agent}"));
+                vec![Command::Op(Op::SendMessage { agent, text })]
+            }
+            PromptPurpose::Message(_) => Vec::new(),
+        }
+    }
+
+    /// Carries out a parsed command line.
+    pub(super) fn run_command(&mut self, command: ConsoleCommand) -> Vec<Command> {
+        match command {
+            ConsoleCommand::ReplayLive => {
+                return vec![Command::Op(Op::OpenReplay(
+                    partner_store::trace::TraceInput::Database(std::path::PathBuf::from(&self.db)),
+                ))];
+            }
+            ConsoleCommand::OpenTrace(path) => {
+                return vec![Command::Op(Op::OpenReplay(
+                    partner_store::trace::TraceInput::guess(&path),
+                ))];
+            }
+            ConsoleCommand::Close => {
+                if self.replay.is_some() {
+                    self.close_replay();
+                } else {
+                    self.warn("no replay is open");
+                }
+            }
+            ConsoleCommand::Quit => return self.act(Action::Quit),
+            ConsoleCommand::Rules => return self.open_rules(),
+            ConsoleCommand::Learned => {
+                self.overlay = Overlay::Learned {
+                    rules: Vec::new(),
+                    selected: 0,
+                };
+                return vec![Command::Op(Op::LoadLearned)];
+            }
+            ConsoleCommand::Log => return self.act(Action::Notifications),
+            ConsoleCommand::Shell(text) => return self.plan_command(text),
+            ConsoleCommand::Output => self.show_output(),
+            ConsoleCommand::Help => self.overlay = Overlay::Help { scroll: 0 },
+            ConsoleCommand::FilterVerb(verb) => {
+                let known = partner_dialect::BUILTIN_VERBS
+                    .iter()
+                    .any(|v| v.verb.name() == verb)
+                    || self.model.trace.iter().any(|r| r.verb == verb);
+                if !known {
+                    self.warn(format!(
+                        "no verb '{verb}' in the dialect or the trace; :filter clear drops every filter"
+                    ));
+                    return Vec::new();
+                }
+                self.trace.verb = Some(verb);
+                self.trace.selected = None;
+                self.focus = Pane::Trace;
+            }
+            ConsoleCommand::FilterOutcome(outcome) => {
+                self.trace.outcome = Some(outcome);
+                self.trace.selected = None;
+                self.focus = Pane::Trace;
+            }
+            ConsoleCommand::FilterClear => {
+                self.trace.verb = None;
+                self.trace.outcome = None;
+                self.trace.search = None;
+                self.trace.agent = None;
+                self.turns.agent = None;
+                self.say("filters cleared");
+            }
+            ConsoleCommand::Step(n) => match &mut self.replay {
+                Some(r) => {
+                    r.state.step = n.min(r.state.records.len());
+                    self.focus = Pane::Replay;
+                    return self.replay_memory_if_moved();
+                }
+                None => self.warn("no replay is open: :open trace FILE"),
+            },
+            ConsoleCommand::Control { agents, control } => {
+                let who = agents.join(", ");
+                self.say(match control {
+                    crate::command::AgentControl::PulseNow => format!("pulsed {who}"),
+                    crate::command::AgentControl::SetPulse(every) if every.is_zero() => {
+                        format!("{who}: pulse off")
+                    }
+                    crate::command::AgentControl::SetPulse(every) => format!(
+                        "{who} now pulses every {}",
+                        crate::panes::human_duration(every.as_millis() as i64)
+                    ),
+                    crate::command::AgentControl::Halt => format!("halted {who}"),
+                    crate::command::AgentControl::Resume => format!("resumed {who}"),
+                });
+                return vec![Command::Op(Op::Control { agents, control })];
+            }
+            ConsoleCommand::Message { agent, text } => {
+                self.say(format!("sent to {agent}"));
+                return vec![Command::Op(Op::SendMessage { agent, text })];
+            }
+            ConsoleCommand::Lisp(text) => match self.acting_agent() {
+                Some(agent) => {
+                    self.say(format!("evaluating against {agent}'s state…"));
+                    return vec![Command::Op(Op::Lisp { agent, text })];
+                }
+                None => {
+                    self.warn("no agent's state to read: pick one with F or in the memory pane")
+                }
+            },
+            ConsoleCommand::Action(text) => match self.acting_agent() {
+                Some(agent) => {
+                    self.say(format!("running as {agent}…"));
+                    return vec![Command::Op(Op::RunAction { agent, text })];
+                }
+                None => self.warn("no agent to act for: pick one with F or in the memory pane"),
+            },
+        }
+        Vec::new()
+    }
+}

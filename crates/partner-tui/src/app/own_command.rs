@@ -1,0 +1,100 @@
+//! The partner's own command (`!` at the console), outside the agents'
+//! queue: judged first (`Op::PlanCommand`), then a question naming its
+//! risk and how it would run (a blocked command is refused without one),
+//! then run as the partner (`Op::RunCommand`) with its output in a view of
+//! its own, which `:output` opens again.
+
+use tokio::sync::watch;
+
+use super::overlays::{Confirmed, Overlay};
+use super::{App, Command};
+use crate::backend::Op;
+use crate::panes::{OutputKey, OutputView};
+use partner_gate::CommandPlan;
+
+impl App {
+    /// `!TEXT`: asks what running it would do.
+    pub(super) fn plan_command(&mut self, text: String) -> Vec<Command> {
+        self.say(format!("judging `{text}`…"));
+        vec![Command::Op(Op::PlanCommand { text })]
+    }
+
+    /// What running it would do: a question, or why it will not run.
+    pub(super) fn on_command_plan(&mut self, plan: CommandPlan) {
+        match plan.runnable() {
+            Ok(command) => {
+                self.notice = None;
+                self.overlay = Overlay::Confirm {
+                    question: plan.question(),
+                    on_yes: Confirmed::RunCommand(command.to_string()),
+                };
+            }
+            Err(why) => self.warn(why),
+        }
+    }
+
+    /// A yes to the question: runs it, its output in view.
+    pub(super) fn run_confirmed(&mut self, command: String) -> Vec<Command> {
+        let (stop, stopped) = watch::channel(false);
+        self.overlay = Overlay::Output(OutputView::running(&command, stop));
+        vec![Command::Op(Op::RunCommand {
+            command,
+            stop: stopped,
+        })]
+    }
+
+    /// It ended: shown where its running view is, else kept for `:output`.
+    pub(super) fn on_command_ran(&mut self, view: OutputView) {
+        let showing = matches!(&self.overlay, Overlay::Output(v) if v.command == view.command && v.is_running());
+        if !showing {
+            let how = match &view.state {
+                crate::panes::RunState::Ended { status, .. } => status.clone(),
+                crate::panes::RunState::Running(_) => String::new(),
+            };
+            self.say(format!(
+                "`{}` ended: {how} — :output shows it",
+                view.command
+            ));
+        }
+        if showing || matches!(self.overlay, Overlay::None) {
+            self.overlay = Overlay::Output(view.clone());
+        }
+        self.last_output = Some(view);
+    }
+
+    /// `:output`: the last command's output again.
+    pub(super) fn show_output(&mut self) {
+        match &self.last_output {
+            Some(view) => self.overlay = Overlay::Output(view.clone()),
+            None => self.warn("no command of yours has run yet: !COMMAND runs one"),
+        }
+    }
+
+    /// A key in the output view.
+    pub(super) fn output_key(
+        &mut self,
+        mut view: OutputView,
+        code: crossterm::event::KeyCode,
+    ) -> Vec<Command> {
+        match view.key(code) {
+            OutputKey::Stay => self.overlay = Overlay::Output(view),
+            OutputKey::Close => {}
+            OutputKey::Stop => {
+                if let crate::panes::RunState::Running(stop) = &view.state {
+                    let _ = stop.send(true);
+                }
+                self.say(format!("stopping `{}`…", view.command));
+                self.overlay = Overlay::Output(view);
+            }
+            OutputKey::Copy(text) => {
+                let lines = text.lines().count();
+                self.say(format!(
+                    "copied {lines} line(s) to the clipboard (through the terminal, OSC 52)"
+                ));
+                self.overlay = Overlay::Output(view);
+                return vec![Command::Copy(text)];
+            }
+        }
+        Vec::new()
+    }
+}

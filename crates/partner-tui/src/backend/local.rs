@@ -1,0 +1,385 @@
+//! [`LocalBackend`]: the console's ops carried out in this process — the
+//! runtime link for what the runtime does (decisions, messages, control:
+//! the runtime in this process, or a daemon's over its socket), the
+//! executor on the blocking pool for reads and the partner's edits.
+//! Nothing here runs on the console's task.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use tokio::sync::{broadcast, mpsc};
+
+use super::link::RuntimeLink;
+use super::{Backend, Op, OpenedTrace, Reply, SaveOutcome};
+use crate::model::MAX_TRACE;
+use partner_core::clock::Clock;
+use partner_engine::exec::{ExecError, Executor};
+use partner_runtime::{Event, RuntimeHandle};
+use partner_store::memory::{MemoryError, blocks};
+
+/// Older trace records read in one page.
+const OLDER_PAGE: usize = 1_000;
+use crate::command::AgentControl;
+use crate::model::AgentRow;
+use partner_policy::{PendingRequest, pending};
+use partner_store::trace::BlockSpec;
+
+/// The console's backend: the database read here, the runtime through
+/// its link.
+#[derive(Clone)]
+pub struct LocalBackend {
+    handle: Arc<dyn RuntimeLink>,
+    executor: Arc<Executor>,
+    replies: mpsc::UnboundedSender<Reply>,
+}
+
+impl LocalBackend {
+    /// A backend over a constellation running in this process, answering
+    /// on `replies`.
+    pub fn new(handle: RuntimeHandle, replies: mpsc::UnboundedSender<Reply>) -> Self {
+        let executor = Arc::clone(handle.executor());
+        LocalBackend {
+            handle: Arc::new(handle),
+            executor,
+            replies,
+        }
+    }
+
+    /// A backend over a runtime reached through `link`, reading the
+    /// database through `executor`.
+    pub fn linked(
+        link: Arc<dyn RuntimeLink>,
+        executor: Arc<Executor>,
+        replies: mpsc::UnboundedSender<Reply>,
+    ) -> Self {
+        LocalBackend {
+            handle: link,
+            executor,
+            replies,
+        }
+    }
+
+    /// Runs `work` on the blocking pool and sends its reply.
+    fn blocking(&self, work: impl FnOnce(&Executor) -> Reply + Send + 'static) {
+        let executor = Arc::clone(&self.executor);
+        let replies = self.replies.clone();
+        tokio::task::spawn_blocking(move || {
+            let _ = replies.send(work(&executor));
+        });
+    }
+}
+
+/// The memory change a request would make, as a diff (memory writes only):
+/// the verb registry says which block it writes and what it would leave.
+fn preview(executor: &Executor, request: &PendingRequest) -> Option<String> {
+    let action = executor
+        .parser_for(&request.agent)
+        .parse(&request.canonical)
+        .actions
+        .into_iter()
+        .next()?;
+    let handler = executor.registry().handler(&action.verb)?;
+    let write = handler.traits(&action).writes_block?;
+    let block = blocks::get(&executor.store().read(), &request.agent, &write.label).ok()??;
+    let new = handler.preview(&action, &block)?;
+    Some(blocks::diff(
+        &write.label,
+        &block.value,
+        &new,
+        block.version,
+        block.version + 1,
+    ))
+}
+
+fn load_pending(executor: &Executor) -> Reply {
+    match executor.pending() {
+        Ok(pending) => {
+            let previews: HashMap<String, String> = pending
+                .iter()
+                .filter_map(|r| preview(executor, r).map(|d| (r.id.clone(), d)))
+                .collect();
+            Reply::Pending(pending, previews)
+        }
+        Err(e) => Reply::Failed(format!("could not read the queue: {e}")),
+    }
+}
+
+fn save_block(
+    executor: &Executor,
+    agent: &str,
+    label: &str,
+    value: String,
+    base: i64,
+) -> SaveOutcome {
+    let current = match blocks::get(&executor.store().read(), agent, label) {
+        Ok(Some(block)) => block,
+        Ok(None) => return SaveOutcome::Failed(format!("block {label} no longer exists")),
+        Err(e) => return SaveOutcome::Failed(e.to_string()),
+    };
+    let spec = BlockSpec {
+        agent: agent.to_string(),
+        label: label.to_string(),
+        kind: current.kind,
+        permission: current.permission,
+        char_limit: current.char_limit,
+        description: current.description.clone(),
+        value,
+        shared: current.shared,
+    };
+    match executor.partner_write_block(spec, base) {
+        Ok(report) => SaveOutcome::Saved(report.text),
+        Err(ExecError::Memory(MemoryError::Conflict(_))) => {
+            match blocks::get(&executor.store().read(), agent, label) {
+                Ok(Some(theirs)) => SaveOutcome::Conflict(theirs),
+                _ => SaveOutcome::Failed(format!("block {label} changed and could not be read")),
+            }
+        }
+        Err(e) => SaveOutcome::Failed(e.to_string()),
+    }
+}
+
+impl Backend for LocalBackend {
+    fn events(&self) -> broadcast::Receiver<Event> {
+        self.handle.events()
+    }
+
+    fn connection(&self) -> super::link::Connection {
+        self.handle.connection()
+    }
+
+    fn send(&self, op: Op) {
+        match op {
+            Op::Status => {
+                let handle = self.handle.clone();
+                let replies = self.replies.clone();
+                tokio::spawn(async move {
+                    let wall = partner_core::clock::SystemClock.now_ms();
+                    let rows = handle
+                        .status()
+                        .await
+                        .into_iter()
+                        .map(|s| AgentRow {
+                            name: s.name,
+                            state: s.state,
+                            next_pulse_at: s
+                                .next_pulse
+                                .map(|d| partner_core::clock::after(wall, d)),
+                        })
+                        .collect();
+                    let _ = replies.send(Reply::Agents(rows));
+                });
+            }
+            Op::LoadPending => self.blocking(load_pending),
+            Op::LoadTrace { after } => self.blocking(move |ex| {
+                let conn = ex.store().read();
+                match partner_store::trace::query::newest_after(&conn, after, MAX_TRACE) {
+                    Ok((records, restart)) => {
+                        let next = records.last().map_or(after, |r| r.seq);
+                        Reply::Trace(records, next, restart)
+                    }
+                    Err(e) => Reply::Failed(format!("could not read the trace: {e}")),
+                }
+            }),
+            Op::LoadOlderTrace { filter, before } => self.blocking(move |ex| {
+                let conn = ex.store().read();
+                match partner_store::trace::query::older(&conn, before, &filter, OLDER_PAGE) {
+                    Ok(page) => Reply::OlderTrace(filter, before, page),
+                    Err(e) => Reply::OlderTraceFailed(filter, before, e.to_string()),
+                }
+            }),
+            Op::LoadMemory { agent } => {
+                self.blocking(
+                    move |ex| match blocks::list(&ex.store().read(), Some(&agent)) {
+                        Ok(list) => Reply::Blocks(agent, list),
+                        Err(e) => Reply::Failed(format!("could not read {agent}'s memory: {e}")),
+                    },
+                )
+            }
+            Op::LoadHistory { agent, label } => {
+                self.blocking(
+                    move |ex| match blocks::history(&ex.store().read(), &agent, &label) {
+                        Ok(list) => Reply::History(agent, label, list),
+                        Err(e) => Reply::Failed(format!("could not read {label}'s history: {e}")),
+                    },
+                )
+            }
+            Op::Search { query } => self.blocking(move |ex| {
+                let q = partner_store::memory::SearchQuery::new(&query, None);
+                let found = ex
+                    .search_memory(&q)
+                    .map(|found| (found.hits, found.note))
+                    .map_err(|e| format!("search failed: {e}"));
+                Reply::Hits { query, found }
+            }),
+            Op::LoadIndex => {
+                self.blocking(|ex| Reply::Index(ex.recall().map(|recall| recall.status())))
+            }
+            Op::LoadRules => self.blocking(|ex| {
+                let now = partner_core::clock::SystemClock.now_ms();
+                match pending::rules(&ex.store().read(), now) {
+                    Ok(rules) => Reply::Rules(rules),
+                    Err(e) => Reply::Failed(format!("could not read the standing rules: {e}")),
+                }
+            }),
+            Op::RevokeRule { id } => {
+                let replies = self.replies.clone();
+                self.blocking(move |ex| {
+                    let now = partner_core::clock::SystemClock.now_ms();
+                    let notice = match pending::revoke_rule(&ex.store().conn(), id, now) {
+                        Ok(true) => format!("standing rule #{id} revoked"),
+                        Ok(false) => format!("standing rule #{id} was not in force"),
+                        Err(e) => format!("could not revoke rule #{id}: {e}"),
+                    };
+                    if let Ok(rules) = pending::rules(&ex.store().read(), now) {
+                        let _ = replies.send(Reply::Rules(rules));
+                    }
+                    Reply::Notice(notice)
+                });
+            }
+            Op::Decide { id, decision } => {
+                let handle = self.handle.clone();
+                let replies = self.replies.clone();
+                let name = decision.name().replace('_', " ");
+                tokio::spawn(async move {
+                    let outcome = handle
+                        .decide(id.clone(), decision)
+                        .await
+                        .map(|()| format!("{name}: {id}"));
+                    let _ = replies.send(Reply::Decided { id, outcome });
+                });
+            }
+            Op::Lisp { agent, text } => self.blocking(move |ex| {
+                let now = partner_core::clock::SystemClock.now_ms_public();
+                Reply::Lisp(crate::panes::LispView::evaluate(ex, &agent, &text, now))
+            }),
+            Op::LoadLearned => {
+                self.blocking(
+                    |ex| match partner_store::memory::learned::list(&ex.store().read()) {
+                        Ok(rules) => Reply::LearnedRules(rules),
+                        Err(e) => {
+                            Reply::Failed(format!("could not read the learned phrasings: {e}"))
+                        }
+                    },
+                )
+            }
+            Op::Forget { id } => {
+                let replies = self.replies.clone();
+                self.blocking(move |ex| {
+                    let outcome =
+                        match partner_store::memory::learned::remove(&ex.store().conn(), id) {
+                            Ok(true) => Ok(format!("forgot #{id}")),
+                            Ok(false) => Err(format!("no learned phrasing #{id}")),
+                            Err(e) => Err(format!("could not forget #{id}: {e}")),
+                        };
+                    if let Ok(rules) = partner_store::memory::learned::list(&ex.store().read()) {
+                        let _ = replies.send(Reply::LearnedRules(rules));
+                    }
+                    Reply::Learned(outcome)
+                })
+            }
+            Op::Learn { words, action } => self.blocking(move |ex| {
+                Reply::Learned(partner_runtime::proposals::learn(
+                    &ex.store().conn(),
+                    &words,
+                    &action,
+                    partner_core::clock::SystemClock.now_ms_public(),
+                ))
+            }),
+            Op::ApproveEdited { id, text } => {
+                let handle = self.handle.clone();
+                let replies = self.replies.clone();
+                tokio::spawn(async move {
+                    let outcome = handle.approve_edited(id.clone(), text).await;
+                    let _ = replies.send(Reply::Decided { id, outcome });
+                });
+            }
+            Op::SaveBlock {
+                agent,
+                label,
+                value,
+                base_version,
+            } => self.blocking(move |ex| {
+                let outcome = save_block(ex, &agent, &label, value, base_version);
+                Reply::Saved {
+                    agent,
+                    label,
+                    outcome,
+                }
+            }),
+            Op::UndoBlock { agent, label } => {
+                let replies = self.replies.clone();
+                self.blocking(move |ex| {
+                    let notice = match ex.partner_undo(&agent, &label) {
+                        Ok(report) => report.text,
+                        Err(e) => format!("not undone: {e}"),
+                    };
+                    if let Ok(list) = blocks::list(&ex.store().read(), Some(&agent)) {
+                        let _ = replies.send(Reply::Blocks(agent, list));
+                    }
+                    Reply::Notice(notice)
+                });
+            }
+            Op::SendMessage { agent, text } => {
+                self.handle.send_message(&agent, &text);
+            }
+            Op::Control { agents, control } => {
+                for agent in &agents {
+                    match control {
+                        AgentControl::PulseNow => self.handle.pulse_now(agent),
+                        AgentControl::SetPulse(every) => self.handle.set_pulse(agent, every),
+                        AgentControl::Halt => self.handle.halt(agent, "halted by the partner"),
+                        AgentControl::Resume => self.handle.resume(agent),
+                    }
+                }
+            }
+            Op::RunAction { agent, text } => {
+                let handle = self.handle.clone();
+                let replies = self.replies.clone();
+                tokio::spawn(async move {
+                    let summary = handle.run_action(agent.clone(), text).await;
+                    let _ = replies.send(Reply::Notice(format!("as {agent}: {summary}")));
+                });
+            }
+            Op::PlanCommand { text } => {
+                self.blocking(move |ex| Reply::CommandPlan(ex.plan_command(&text)))
+            }
+            Op::RunCommand { command, stop } => self.blocking(move |ex| {
+                let ran = ex.run_partner_command(&command, Some(&stop));
+                let report = match &ran {
+                    Ok(report) => Ok(report),
+                    Err(e) => Err(format!("not run: {e}")),
+                };
+                Reply::CommandRan(crate::panes::OutputView::ended(&command, report))
+            }),
+            Op::OpenReplay(input) => self.blocking(move |_| match input.load() {
+                Ok((records, _)) => Reply::Replay(OpenedTrace {
+                    path: input.path().to_path_buf(),
+                    records,
+                }),
+                Err(e) => Reply::Failed(format!("cannot open the trace: {e}")),
+            }),
+            Op::VerifyReplay(records) => self.blocking(move |ex| {
+                match partner_engine::exec::replay::verify_records_with(
+                    &records,
+                    Some(ex.registry().table()),
+                ) {
+                    Ok((_, divergence)) => Reply::Verified(divergence),
+                    Err(e) => Reply::Failed(format!("verification failed: {e}")),
+                }
+            }),
+            Op::ReplayMemory {
+                records,
+                step,
+                agent,
+            } => self.blocking(move |ex| {
+                let verbs = Some(ex.registry().table());
+                match partner_engine::exec::replay::memory_and_change_at(
+                    &records, step, &agent, verbs,
+                ) {
+                    Ok((list, diff)) => Reply::ReplayMemory(step, list, diff),
+                    Err(e) => Reply::Failed(format!("cannot rebuild memory at step {step}: {e}")),
+                }
+            }),
+        }
+    }
+}

@@ -1,0 +1,277 @@
+//! What the console asks of the constellation, and what comes back: every
+//! effect the console has — decisions, edits, messages, typed actions,
+//! reads of memory, the queue and the trace — is an [`Op`] sent through a
+//! [`Backend`], answered later by a [`Reply`]. The panes never touch the
+//! executor or the database. [`LocalBackend`] carries ops out in this
+//! process; an attached console (the daemon) implements the same trait
+//! over a socket.
+
+pub mod link;
+mod local;
+pub mod remote;
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+
+use tokio::sync::broadcast;
+
+pub use local::LocalBackend;
+
+use super::command::AgentControl;
+use super::model::AgentRow;
+use partner_engine::embed::IndexStatus;
+use partner_engine::exec::replay::Divergence;
+use partner_policy::{Decision, PendingRequest, StandingRule};
+use partner_runtime::Event;
+use partner_store::memory::vectors::HybridHit;
+use partner_store::memory::{Block, BlockVersion};
+use partner_store::trace::query::{OlderPage, TraceFilter};
+use partner_store::trace::{TraceInput, TraceRecord};
+
+/// One thing the console asks for.
+#[derive(Debug, Clone)]
+pub enum Op {
+    /// Every agent's state now (changes then arrive as events).
+    Status,
+    /// The waiting requests, with the memory diff each would make.
+    LoadPending,
+    /// Trace records after `seq` (the newest `MAX_TRACE` of them).
+    LoadTrace {
+        /// The last record already shown.
+        after: u64,
+    },
+    /// A page of trace records older than `before` that `filter` admits.
+    LoadOlderTrace {
+        /// What the trace pane shows.
+        filter: TraceFilter,
+        /// The page starts below this sequence number.
+        before: u64,
+    },
+    /// An agent's blocks.
+    LoadMemory {
+        /// Agent.
+        agent: String,
+    },
+    /// A block's versions.
+    LoadHistory {
+        /// Agent.
+        agent: String,
+        /// Label.
+        label: String,
+    },
+    /// A memory search (by meaning too, when an embedder is configured).
+    Search {
+        /// The words.
+        query: String,
+    },
+    /// How far search by meaning has caught up with memory.
+    LoadIndex,
+    /// The standing rules in force.
+    LoadRules,
+    /// Decide a request as the partner.
+    Decide {
+        /// Request id.
+        id: String,
+        /// The decision.
+        decision: Decision,
+    },
+    /// Read the learned phrasings.
+    LoadLearned,
+    /// Evaluate Pattern Lisp against an agent's state (nothing written).
+    Lisp {
+        /// The agent whose state it reads.
+        agent: String,
+        /// An expression, or `tool NAME ARGS`.
+        text: String,
+    },
+    /// Forget a learned phrasing.
+    Forget {
+        /// Its id.
+        id: i64,
+    },
+    /// Learn that plain words stand for a dialect action (for proposals).
+    Learn {
+        /// The words.
+        words: String,
+        /// The action.
+        action: String,
+    },
+    /// Approve an edited action in place of a request's.
+    ApproveEdited {
+        /// Request id.
+        id: String,
+        /// The edited action.
+        text: String,
+    },
+    /// Write a block as the partner, if it is still at `base_version`.
+    SaveBlock {
+        /// Agent.
+        agent: String,
+        /// Label.
+        label: String,
+        /// The new value.
+        value: String,
+        /// The version the edit started from.
+        base_version: i64,
+    },
+    /// Undo a block's last change as the partner.
+    UndoBlock {
+        /// Agent.
+        agent: String,
+        /// Label.
+        label: String,
+    },
+    /// Revoke a standing rule.
+    RevokeRule {
+        /// Its id.
+        id: i64,
+    },
+    /// A message from the partner to an agent.
+    SendMessage {
+        /// Agent.
+        agent: String,
+        /// Text.
+        text: String,
+    },
+    /// Pulse, halt or resume agents.
+    Control {
+        /// The agents.
+        agents: Vec<String>,
+        /// What to do.
+        control: AgentControl,
+    },
+    /// Run a dialect action as an agent.
+    RunAction {
+        /// The agent it runs as.
+        agent: String,
+        /// The action.
+        text: String,
+    },
+    /// Judge the partner's own command (or request in words): what would
+    /// run, its risk and how. Nothing runs.
+    PlanCommand {
+        /// What the partner typed after `!`.
+        text: String,
+    },
+    /// Run the partner's own command, its plan confirmed.
+    RunCommand {
+        /// The command.
+        command: String,
+        /// Set to stop it.
+        stop: partner_engine::net::Cancel,
+    },
+    /// Open a trace (a database or a JSON-lines file) for replay.
+    OpenReplay(TraceInput),
+    /// Re-execute a replayed trace and find where it diverges.
+    VerifyReplay(Vec<TraceRecord>),
+    /// An agent's memory as at a replay's step.
+    ReplayMemory {
+        /// The trace.
+        records: Vec<TraceRecord>,
+        /// The step.
+        step: usize,
+        /// The agent.
+        agent: String,
+    },
+}
+
+/// How a save went.
+#[derive(Debug, Clone)]
+pub enum SaveOutcome {
+    /// Saved: what the executor said.
+    Saved(String),
+    /// The block changed since the edit began: its value now.
+    Conflict(Block),
+    /// It could not be saved (the draft is kept).
+    Failed(String),
+}
+
+/// A trace opened for replay.
+#[derive(Debug, Clone)]
+pub struct OpenedTrace {
+    /// Where it came from.
+    pub path: PathBuf,
+    /// Its records.
+    pub records: Vec<TraceRecord>,
+}
+
+/// An answer to an [`Op`].
+#[derive(Debug, Clone)]
+pub enum Reply {
+    /// Every agent's state.
+    Agents(Vec<AgentRow>),
+    /// The waiting requests and the diffs of those that write memory.
+    Pending(Vec<PendingRequest>, HashMap<String, String>),
+    /// Trace records, the last seq read, and whether older new ones were
+    /// left out (what is held starts anew).
+    Trace(Vec<TraceRecord>, u64, bool),
+    /// A page of older trace records for a filter, read from `before`.
+    OlderTrace(TraceFilter, u64, OlderPage),
+    /// That page could not be read, and why.
+    OlderTraceFailed(TraceFilter, u64, String),
+    /// An agent's blocks.
+    Blocks(String, Vec<Block>),
+    /// A block's versions.
+    History(String, String, Vec<BlockVersion>),
+    /// A memory search's answer.
+    Hits {
+        /// The words it answers.
+        query: String,
+        /// The hits, best first, and how the search went when it could not
+        /// use meaning; or why it could not search.
+        found: Result<(Vec<HybridHit>, Option<String>), String>,
+    },
+    /// How far search by meaning has caught up (none without an embedder).
+    Index(Option<IndexStatus>),
+    /// The standing rules.
+    Rules(Vec<StandingRule>),
+    /// How learning (or forgetting) a phrasing went.
+    Learned(Result<String, String>),
+    /// The learned phrasings.
+    LearnedRules(Vec<partner_store::memory::learned::LearnedRule>),
+    /// What a `:lisp` evaluation gave.
+    Lisp(crate::panes::LispView),
+    /// How a decision went: what happened, or why it could not be made.
+    Decided {
+        /// Request id.
+        id: String,
+        /// The outcome in words.
+        outcome: Result<String, String>,
+    },
+    /// How a save went.
+    Saved {
+        /// Agent.
+        agent: String,
+        /// Label.
+        label: String,
+        /// The outcome.
+        outcome: SaveOutcome,
+    },
+    /// What the partner's own command would do.
+    CommandPlan(partner_gate::CommandPlan),
+    /// How the partner's own command went.
+    CommandRan(crate::panes::OutputView),
+    /// A trace opened for replay.
+    Replay(OpenedTrace),
+    /// Where a re-execution of the replayed trace diverged (none: it matched).
+    Verified(Option<Divergence>),
+    /// Memory as at a replay step, and the change the step made (a diff).
+    ReplayMemory(usize, Vec<Block>, Option<String>),
+    /// Something to tell the partner on the status line.
+    Notice(String),
+    /// Something that went wrong, for the notifications.
+    Failed(String),
+}
+
+/// Where the console's ops go. Replies come back on the channel the
+/// backend was made with, in no particular order.
+pub trait Backend: Send + Sync {
+    /// Carries out `op` (without waiting for it).
+    fn send(&self, op: Op);
+    /// A new subscription to the constellation's events.
+    fn events(&self) -> broadcast::Receiver<Event>;
+    /// How the console reaches the runtime now.
+    fn connection(&self) -> link::Connection {
+        link::Connection::Embedded
+    }
+}

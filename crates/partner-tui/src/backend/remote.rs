@@ -1,0 +1,444 @@
+//! [`RemoteRuntime`]: a daemon's runtime reached over its socket, for a
+//! console attached to it. Events arrive in order, each once (a snapshot
+//! after a reconnection passes on only what came after the last event
+//! seen); replies find their request by id; when the daemon goes away the
+//! console is told, keeps its screen, and the link connects again every
+//! second until the daemon is back.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use tokio::io::{AsyncWriteExt, BufReader};
+use tokio::net::UnixStream;
+use tokio::net::unix::{OwnedReadHalf, OwnedWriteHalf};
+use tokio::sync::{broadcast, oneshot};
+
+use super::link::{Pending, RuntimeLink};
+use partner_policy::Decision;
+use partner_protocol::{
+    DecisionSpec, Op, Request, ServerMsg, Status, VERSION, line, parse, read_line,
+};
+use partner_runtime::{AgentStatus, Event};
+
+/// The subscription: answered with a snapshot, then the events.
+const SUBSCRIBE: Request = Request {
+    id: 0,
+    op: Op::Subscribe,
+};
+
+/// How long a request waits for its reply.
+const REPLY_TIMEOUT: Duration = Duration::from_secs(30);
+
+type Replies = Arc<Mutex<HashMap<u64, oneshot::Sender<(bool, String, Option<serde_json::Value>)>>>>;
+
+/// A daemon's runtime, over its socket.
+pub struct RemoteRuntime {
+    socket: PathBuf,
+    writer: Arc<tokio::sync::Mutex<Option<OwnedWriteHalf>>>,
+    replies: Replies,
+    next_id: AtomicU64,
+    events: broadcast::Sender<Event>,
+    /// The daemon's process id (it changes when the daemon restarts).
+    pub pid: Arc<AtomicU64>,
+    /// The console subscribed: the link subscribes to the daemon then, so
+    /// the snapshot's events reach it (a broadcast keeps nothing for
+    /// receivers to come).
+    subscribed: std::sync::atomic::AtomicBool,
+    /// Whether the daemon answers now.
+    connection: Arc<Mutex<super::link::Connection>>,
+}
+
+/// Connects and says hello (and subscribes, when `subscribe`): the two
+/// halves and the daemon's pid.
+async fn open(
+    socket: &Path,
+    subscribe: bool,
+) -> Result<(OwnedReadHalf, OwnedWriteHalf, u32), String> {
+    let stream = UnixStream::connect(socket)
+        .await
+        .map_err(|e| format!("no daemon listens on {}: {e}", socket.display()))?;
+    let (read, mut write) = stream.into_split();
+    let mut reader = BufReader::new(read);
+    let hello = Request {
+        id: 0,
+        op: Op::Hello {
+            version: VERSION,
+            client: format!("console {}", std::process::id()),
+            token: None,
+        },
+    };
+    write
+        .write_all(line(&hello).as_bytes())
+        .await
+        .map_err(|e| e.to_string())?;
+    let welcome = tokio::time::timeout(REPLY_TIMEOUT, read_message(&mut reader))
+        .await
+        .map_err(|_| "the daemon did not answer".to_string())??;
+    let pid = match welcome {
+        Some(ServerMsg::Welcome { pid, .. }) => pid,
+        Some(ServerMsg::Error { message }) => return Err(message),
+        other => return Err(format!("expected a welcome, got {other:?}")),
+    };
+    if subscribe {
+        write
+            .write_all(line(&SUBSCRIBE).as_bytes())
+            .await
+            .map_err(|e| e.to_string())?;
+    }
+    // Whatever the reader buffered past the welcome is still in `reader`:
+    // hand back its inner half only when nothing is buffered.
+    if !reader.buffer().is_empty() {
+        return Err("the daemon sent more than a welcome before the subscription".into());
+    }
+    Ok((reader.into_inner(), write, pid))
+}
+
+async fn read_message(reader: &mut BufReader<OwnedReadHalf>) -> Result<Option<ServerMsg>, String> {
+    match read_line(reader).await? {
+        Some(text) => parse(&text).map(Some),
+        None => Ok(None),
+    }
+}
+
+impl RemoteRuntime {
+    /// Attaches to the daemon listening on `socket`.
+    pub async fn connect(socket: &Path) -> Result<Arc<Self>, String> {
+        let (read, write, pid) = open(socket, false).await?;
+        let (events, _) = broadcast::channel(4096);
+        let runtime = Arc::new(RemoteRuntime {
+            socket: socket.to_path_buf(),
+            writer: Arc::new(tokio::sync::Mutex::new(Some(write))),
+            replies: Arc::new(Mutex::new(HashMap::new())),
+            next_id: AtomicU64::new(1),
+            events,
+            pid: Arc::new(AtomicU64::new(u64::from(pid))),
+            subscribed: std::sync::atomic::AtomicBool::new(false),
+            connection: Arc::new(Mutex::new(super::link::Connection::Attached)),
+        });
+        tokio::spawn(follow(
+            Arc::downgrade(&runtime),
+            read,
+            Wires {
+                events: runtime.events.clone(),
+                replies: Arc::clone(&runtime.replies),
+                writer: Arc::clone(&runtime.writer),
+                pid: Arc::clone(&runtime.pid),
+                socket: runtime.socket.clone(),
+                connection: Arc::clone(&runtime.connection),
+            },
+        ));
+        Ok(runtime)
+    }
+
+    async fn request(&self, op: Op) -> Result<(String, Option<serde_json::Value>), String> {
+        let id = self.next_id.fetch_add(1, Ordering::SeqCst);
+        let (tx, rx) = oneshot::channel();
+        self.replies
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(id, tx);
+        {
+            let mut writer = self.writer.lock().await;
+            let Some(w) = writer.as_mut() else {
+                return Err("the daemon is not reachable now".into());
+            };
+            if let Err(e) = w.write_all(line(&Request { id, op }).as_bytes()).await {
+                return Err(format!("the daemon is not reachable now: {e}"));
+            }
+        }
+        match tokio::time::timeout(REPLY_TIMEOUT, rx).await {
+            Ok(Ok((true, message, data))) => Ok((message, data)),
+            Ok(Ok((false, message, _))) => Err(message),
+            Ok(Err(_)) => Err("the daemon went away before answering".into()),
+            Err(_) => Err("the daemon did not answer in time".into()),
+        }
+    }
+
+    fn fire(self: &Arc<Self>, op: Op) {
+        let me = Arc::clone(self);
+        tokio::spawn(async move {
+            if let Err(message) = me.request(op).await {
+                let _ = me.events.send(Event::Error {
+                    agent: None,
+                    message,
+                });
+            }
+        });
+    }
+}
+
+/// What the reader of a link shares with the link itself.
+struct Wires {
+    events: broadcast::Sender<Event>,
+    replies: Replies,
+    writer: Arc<tokio::sync::Mutex<Option<OwnedWriteHalf>>>,
+    pid: Arc<AtomicU64>,
+    socket: PathBuf,
+    connection: Arc<Mutex<super::link::Connection>>,
+}
+
+/// Reads the daemon's messages for as long as the console keeps the link:
+/// events on, replies to their requests; connects again when it goes away.
+async fn follow(link: std::sync::Weak<RemoteRuntime>, mut read: OwnedReadHalf, wires: Wires) {
+    let Wires {
+        events,
+        replies,
+        writer,
+        pid,
+        socket,
+        connection,
+    } = wires;
+    let set = |state: super::link::Connection| {
+        *connection.lock().unwrap_or_else(|e| e.into_inner()) = state;
+    };
+    let mut last_seq = 0u64;
+    loop {
+        let mut reader = BufReader::new(read);
+        loop {
+            if link.strong_count() == 0 {
+                return;
+            }
+            match read_message(&mut reader).await {
+                Ok(Some(ServerMsg::Event(e))) => {
+                    if e.seq > last_seq {
+                        last_seq = e.seq;
+                        let mut budget = WHOLE_BUDGET;
+                        let _ = events.send(whole(&socket, e, &mut budget).await);
+                    }
+                }
+                Ok(Some(ServerMsg::Snapshot { snapshot })) => {
+                    if snapshot.left_out > 0 && last_seq == 0 {
+                        let _ = events.send(Event::Error {
+                            agent: None,
+                            message: format!(
+                                "{} older events did not fit the daemon's snapshot; `partner trace` has them",
+                                snapshot.left_out
+                            ),
+                        });
+                    }
+                    // What the console has not seen of the recent events,
+                    // their cut texts fetched whole.
+                    let mut budget = WHOLE_BUDGET;
+                    for e in snapshot.recent {
+                        if e.seq > last_seq {
+                            last_seq = e.seq;
+                            let _ = events.send(whole(&socket, e, &mut budget).await);
+                        }
+                    }
+                }
+                Ok(Some(ServerMsg::Reply {
+                    id,
+                    ok,
+                    message,
+                    data,
+                })) => {
+                    let waiting = replies
+                        .lock()
+                        .unwrap_or_else(|e| e.into_inner())
+                        .remove(&id);
+                    if let Some(tx) = waiting {
+                        let _ = tx.send((ok, message, data));
+                    }
+                }
+                Ok(Some(ServerMsg::Error { message })) => {
+                    let _ = events.send(Event::Error {
+                        agent: None,
+                        message: format!("the daemon: {message}"),
+                    });
+                }
+                Ok(Some(ServerMsg::Welcome { .. })) => {}
+                Ok(None) | Err(_) => break,
+            }
+        }
+        *writer.lock().await = None;
+        set(super::link::Connection::Gone {
+            since: partner_core::clock::system_clock().now_ms(),
+        });
+        replies.lock().unwrap_or_else(|e| e.into_inner()).clear();
+        let _ = events.send(Event::Error {
+            agent: None,
+            message: "the daemon went away; the agents may be stopped. Reconnecting…".into(),
+        });
+        // Connect again every second while the console keeps the link.
+        loop {
+            tokio::time::sleep(Duration::from_secs(1)).await;
+            if link.strong_count() == 0 {
+                return;
+            }
+            if let Ok((r, w, new_pid)) = open(&socket, true).await {
+                if u64::from(new_pid) != pid.swap(u64::from(new_pid), Ordering::SeqCst) {
+                    // A new daemon numbers its events from 1 again.
+                    last_seq = 0;
+                }
+                *writer.lock().await = Some(w);
+                set(super::link::Connection::Attached);
+                read = r;
+                let _ = events.send(Event::Error {
+                    agent: None,
+                    message: format!("attached again to the daemon (pid {new_pid})"),
+                });
+                break;
+            }
+        }
+    }
+}
+
+/// Most bytes of cut texts fetched whole for one snapshot or event; past
+/// it, events stay cut (their marker says so).
+const WHOLE_BUDGET: usize = 32 << 20;
+
+/// The event whole: when the daemon cut its texts to fit a line, they
+/// are fetched over a connection of their own (the stream waits), within
+/// `budget` bytes; on any failure the cut event, marker and all.
+async fn whole(socket: &Path, e: partner_protocol::Sequenced, budget: &mut usize) -> Event {
+    if e.cut == 0 || (e.cut as usize) > *budget {
+        return e.event;
+    }
+    let fetched = tokio::time::timeout(REPLY_TIMEOUT, fetch(socket, e.seq)).await;
+    match fetched {
+        Ok(Ok(event)) => {
+            *budget = budget.saturating_sub(e.cut as usize);
+            event
+        }
+        _ => e.event,
+    }
+}
+
+/// Fetches recent event `seq` whole, piece by piece.
+async fn fetch(socket: &Path, seq: u64) -> Result<Event, String> {
+    let (read, mut write, _) = open(socket, false).await?;
+    let mut reader = BufReader::new(read);
+    let mut pieces = partner_protocol::client::EventPieces::default();
+    for id in 1.. {
+        let ask = Request {
+            id,
+            op: Op::Event {
+                seq,
+                offset: pieces.offset(),
+            },
+        };
+        write
+            .write_all(line(&ask).as_bytes())
+            .await
+            .map_err(|e| e.to_string())?;
+        let data = match read_message(&mut reader).await? {
+            Some(ServerMsg::Reply {
+                ok: true,
+                data: Some(data),
+                ..
+            }) => data,
+            other => return Err(format!("no piece of event {seq}: {other:?}")),
+        };
+        if !pieces.add(&data)? {
+            break;
+        }
+    }
+    pieces.event()
+}
+
+impl RuntimeLink for Arc<RemoteRuntime> {
+    fn events(&self) -> broadcast::Receiver<Event> {
+        let receiver = self.events.subscribe();
+        if !self.subscribed.swap(true, Ordering::SeqCst) {
+            let writer = Arc::clone(&self.writer);
+            tokio::spawn(async move {
+                if let Some(w) = writer.lock().await.as_mut() {
+                    let _ = w.write_all(line(&SUBSCRIBE).as_bytes()).await;
+                }
+            });
+        }
+        receiver
+    }
+
+    fn status(&self) -> Pending<'_, Vec<AgentStatus>> {
+        Box::pin(async move {
+            let Ok((_, Some(data))) = self.request(Op::Status).await else {
+                return Vec::new();
+            };
+            let Ok(status) = serde_json::from_value::<Status>(data) else {
+                return Vec::new();
+            };
+            status
+                .agents
+                .into_iter()
+                .map(|a| AgentStatus {
+                    name: a.name,
+                    state: a.state,
+                    next_pulse: a.next_pulse_secs.map(Duration::from_secs),
+                    waiting: a.waiting,
+                })
+                .collect()
+        })
+    }
+
+    fn decide(&self, id: String, decision: Decision) -> Pending<'_, Result<(), String>> {
+        Box::pin(async move {
+            self.request(Op::Decide {
+                request: id,
+                decision: DecisionSpec::of(&decision),
+            })
+            .await
+            .map(|_| ())
+        })
+    }
+
+    fn approve_edited(&self, id: String, text: String) -> Pending<'_, Result<String, String>> {
+        Box::pin(async move {
+            self.request(Op::Decide {
+                request: id,
+                decision: DecisionSpec::Edited { text },
+            })
+            .await
+            .map(|(message, _)| message)
+        })
+    }
+
+    fn run_action(&self, agent: String, text: String) -> Pending<'_, String> {
+        Box::pin(async move {
+            match self.request(Op::Run { agent, text }).await {
+                Ok((message, _)) => message.replace('\n', "; "),
+                Err(e) => e,
+            }
+        })
+    }
+
+    fn send_message(&self, agent: &str, text: &str) {
+        self.fire(Op::Message {
+            agent: agent.into(),
+            text: text.into(),
+        });
+    }
+
+    fn set_pulse(&self, agent: &str, every: Duration) {
+        self.fire(Op::SetPulse {
+            agent: agent.into(),
+            seconds: partner_core::clock::Span::saturating(every),
+        });
+    }
+
+    fn pulse_now(&self, agent: &str) {
+        self.fire(Op::Pulse {
+            agent: agent.into(),
+        });
+    }
+
+    fn halt(&self, agent: &str, reason: &str) {
+        self.fire(Op::Halt {
+            agent: agent.into(),
+            reason: reason.into(),
+        });
+    }
+
+    fn resume(&self, agent: &str) {
+        self.fire(Op::Resume {
+            agent: agent.into(),
+        });
+    }
+
+    fn connection(&self) -> super::link::Connection {
+        *self.connection.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
