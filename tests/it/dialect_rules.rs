@@ -229,6 +229,48 @@ fn a_chain_longer_than_the_bound_is_one_error() {
 }
 
 #[test]
+fn a_reply_with_more_actions_than_the_bound_runs_none_of_them() {
+    use partner::dialect::{MAX_ACTIONS, SegmentKind};
+    let many = |n: usize| {
+        (0..n)
+            .map(|i| format!("/calc {i} + 1\n"))
+            .collect::<String>()
+    };
+    let at_bound = parse(&many(MAX_ACTIONS));
+    assert_eq!(at_bound.actions.len(), MAX_ACTIONS);
+    assert!(at_bound.errors.is_empty(), "{:?}", at_bound.errors);
+
+    // One more, with an error of its own and prose around: one error
+    // over every action, none of them left to run.
+    let text = format!("Here goes.\n/calc (\n{}Done.", many(MAX_ACTIONS + 1));
+    let turn = parse(&text);
+    assert!(
+        turn.actions.is_empty(),
+        "{} actions left",
+        turn.actions.len()
+    );
+    assert_eq!(turn.errors.len(), 1, "{:?}", turn.errors);
+    let message = turn.errors[0].message();
+    assert!(
+        message.contains(&format!("more than {MAX_ACTIONS} actions")),
+        "{message}"
+    );
+    assert_eq!(turn.errors[0].span.start, text.find("/calc (").unwrap());
+    assert_eq!(turn.errors[0].span.end, text.find("\nDone.").unwrap());
+    // Every byte is still prose or the invalid actions, in order.
+    let mut at = 0;
+    for segment in &turn.segments {
+        assert_eq!(segment.span.start, at, "{:?}", turn.segments);
+        assert_ne!(segment.kind, SegmentKind::Action);
+        if segment.kind == SegmentKind::Invalid {
+            assert_eq!(segment.index, Some(0));
+        }
+        at = segment.span.end;
+    }
+    assert_eq!(at, text.len());
+}
+
+#[test]
 fn batch_holds_one_action_per_line() {
     let src = "/batch {\n  /recall project_notes\n  /search conversations about project\n  /fetch https://project-docs.example.com\n}";
     let a = one(src);

@@ -165,6 +165,16 @@ pub enum ParseErrorKind {
         /// The most links a chain may have.
         max: usize,
     },
+    /// A reply with more actions than [`super::parser::MAX_ACTIONS`].
+    #[error(
+        "a reply of {found} actions is more than {max} actions, the most a reply may hold, so none of them was run; write at most {max}"
+    )]
+    TooManyActions {
+        /// The most actions a reply may hold.
+        max: usize,
+        /// How many it held.
+        found: usize,
+    },
 }
 
 /// A parse error with the bytes it is about.

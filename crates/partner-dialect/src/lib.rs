@@ -82,6 +82,9 @@
 //! followed by a marker). The batch is one action whose inner actions are in
 //! its `batch` field; its canonical form spans lines.
 //!
+//! **How many.** A reply holds at most [`MAX_ACTIONS`] actions: one with
+//! more is a single error over all of them, and none runs.
+//!
 //! **Errors** are sentences for the model. Every byte of a turn is in an
 //! action, an invalid action or prose ([`ParsedTurn::segments`]).
 //!
@@ -119,7 +122,7 @@ pub use canonical::{canonical, quote};
 pub use error::{ParseError, ParseErrorKind};
 pub use link::MAX_CHAIN_LINKS;
 pub use matcher::{MatchKind, PhraseEntries, VerbMatch, match_verb};
-pub use parser::DialectParser;
+pub use parser::{DialectParser, MAX_ACTIONS};
 pub use span::Span;
 pub use turn::{ParsedTurn, Segment, SegmentKind};
 pub use verb_file::VerbTableError;

@@ -5,11 +5,11 @@ use std::sync::Arc;
 
 use super::blocks::BlockRegistry;
 use super::echo::PromptEcho;
-use super::error::ParseErrorKind;
+use super::error::{ParseError, ParseErrorKind};
 use super::link::LinkParser;
 use super::scan::scan_turn;
 use super::span::Span;
-use super::turn::ParsedTurn;
+use super::turn::{ParsedTurn, Segment, SegmentKind};
 use super::verbs::VerbTable;
 
 /// Parses agent turns into actions, knowing the verb table and the block
@@ -42,6 +42,53 @@ fn builtin_table() -> Arc<VerbTable> {
     static BUILTIN: std::sync::LazyLock<Arc<VerbTable>> =
         std::sync::LazyLock::new(|| Arc::new(VerbTable::builtin()));
     Arc::clone(&BUILTIN)
+}
+
+/// Most actions one reply may hold. A reply with more runs none of them:
+/// each may ask the partner something, and thousands of requests from one
+/// reply are a flood, not a turn.
+pub const MAX_ACTIONS: usize = 64;
+
+/// A reply past [`MAX_ACTIONS`] becomes one error over all its actions,
+/// none of them left to run (every byte stays prose or that error).
+fn refuse_past_bound(parsed: &mut ParsedTurn) {
+    let found = parsed.actions.len();
+    let (Some(first), Some(last)) = (parsed.actions.first(), parsed.actions.last()) else {
+        return;
+    };
+    if found <= MAX_ACTIONS {
+        return;
+    }
+    let start = first
+        .span
+        .start
+        .min(parsed.errors.first().map_or(usize::MAX, |e| e.span.start));
+    let end = last
+        .span
+        .end
+        .max(parsed.errors.last().map_or(0, |e| e.span.end));
+    let span = Span::new(start, end);
+    parsed.actions.clear();
+    parsed.errors = vec![ParseError::new(
+        ParseErrorKind::TooManyActions {
+            max: MAX_ACTIONS,
+            found,
+        },
+        span,
+    )];
+    let mut segments: Vec<Segment> = Vec::with_capacity(3);
+    for segment in parsed.segments.drain(..) {
+        if segment.span.end <= start || segment.span.start >= end {
+            segments.push(segment);
+        } else if segments.last().is_none_or(|s| s.span.end <= start) {
+            segments.push(Segment {
+                kind: SegmentKind::Invalid,
+                span,
+                index: Some(0),
+            });
+        }
+    }
+    parsed.segments = segments;
 }
 
 impl DialectParser {
@@ -123,6 +170,7 @@ impl DialectParser {
         let (masked, echoes) = self.mask_echoes(turn);
         let mut parsed = scan_turn(&parser, masked.as_deref().unwrap_or(turn));
         parsed.echoes = echoes;
+        refuse_past_bound(&mut parsed);
         if let Some(usable) = &self.usable {
             for error in &mut parsed.errors {
                 self.limit_suggestions(&mut error.kind, usable);
