@@ -15,6 +15,7 @@ mod overlay_render;
 mod overlays;
 mod own_command;
 mod render;
+mod replies;
 
 use std::sync::Arc;
 
