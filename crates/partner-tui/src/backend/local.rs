@@ -149,150 +149,34 @@ impl Backend for LocalBackend {
 
     fn send(&self, op: Op) {
         match op {
-            Op::Status => {
-                let handle = self.handle.clone();
-                let replies = self.replies.clone();
-                tokio::spawn(async move {
-                    let wall = partner_core::clock::SystemClock.now_ms();
-                    let rows = handle
-                        .status()
-                        .await
-                        .into_iter()
-                        .map(|s| AgentRow {
-                            name: s.name,
-                            state: s.state,
-                            next_pulse_at: s
-                                .next_pulse
-                                .map(|d| partner_core::clock::after(wall, d)),
-                        })
-                        .collect();
-                    let _ = replies.send(Reply::Agents(rows));
-                });
-            }
+            Op::Status => self.status(),
             Op::LoadPending => self.blocking(load_pending),
-            Op::LoadTrace { after } => self.blocking(move |ex| {
-                let conn = ex.store().read();
-                match partner_store::trace::query::newest_after(&conn, after, MAX_TRACE) {
-                    Ok((records, restart)) => {
-                        let next = records.last().map_or(after, |r| r.seq);
-                        Reply::Trace(records, next, restart)
-                    }
-                    Err(e) => Reply::Failed(format!("could not read the trace: {e}")),
-                }
-            }),
-            Op::LoadOlderTrace { filter, before } => self.blocking(move |ex| {
-                let conn = ex.store().read();
-                match partner_store::trace::query::older(&conn, before, &filter, OLDER_PAGE) {
-                    Ok(page) => Reply::OlderTrace(filter, before, page),
-                    Err(e) => Reply::OlderTraceFailed(filter, before, e.to_string()),
-                }
-            }),
-            Op::LoadMemory { agent } => {
-                self.blocking(
-                    move |ex| match blocks::list(&ex.store().read(), Some(&agent)) {
-                        Ok(list) => Reply::Blocks(agent, list),
-                        Err(e) => Reply::Failed(format!("could not read {agent}'s memory: {e}")),
-                    },
-                )
+            Op::LoadTrace { after } => self.blocking(move |ex| load_trace(ex, after)),
+            Op::LoadOlderTrace { filter, before } => {
+                self.blocking(move |ex| load_older_trace(ex, filter, before))
             }
+            Op::LoadMemory { agent } => self.blocking(move |ex| load_memory(ex, agent)),
             Op::LoadHistory { agent, label } => {
-                self.blocking(
-                    move |ex| match blocks::history(&ex.store().read(), &agent, &label) {
-                        Ok(list) => Reply::History(agent, label, list),
-                        Err(e) => Reply::Failed(format!("could not read {label}'s history: {e}")),
-                    },
-                )
+                self.blocking(move |ex| load_history(ex, agent, label))
             }
-            Op::Search { query } => self.blocking(move |ex| {
-                let q = partner_store::memory::SearchQuery::new(&query, None);
-                let found = ex
-                    .search_memory(&q)
-                    .map(|found| (found.hits, found.note))
-                    .map_err(|e| format!("search failed: {e}"));
-                Reply::Hits { query, found }
-            }),
+            Op::Search { query } => self.blocking(move |ex| search(ex, query)),
             Op::LoadIndex => {
                 self.blocking(|ex| Reply::Index(ex.recall().map(|recall| recall.status())))
             }
-            Op::LoadRules => self.blocking(|ex| {
-                let now = partner_core::clock::SystemClock.now_ms();
-                match pending::rules(&ex.store().read(), now) {
-                    Ok(rules) => Reply::Rules(rules),
-                    Err(e) => Reply::Failed(format!("could not read the standing rules: {e}")),
-                }
-            }),
+            Op::LoadRules => self.blocking(load_rules),
             Op::RevokeRule { id } => {
                 let replies = self.replies.clone();
-                self.blocking(move |ex| {
-                    let now = partner_core::clock::SystemClock.now_ms();
-                    let notice = match pending::revoke_rule(&ex.store().conn(), id, now) {
-                        Ok(true) => format!("standing rule #{id} revoked"),
-                        Ok(false) => format!("standing rule #{id} was not in force"),
-                        Err(e) => format!("could not revoke rule #{id}: {e}"),
-                    };
-                    if let Ok(rules) = pending::rules(&ex.store().read(), now) {
-                        let _ = replies.send(Reply::Rules(rules));
-                    }
-                    Reply::Notice(notice)
-                });
+                self.blocking(move |ex| revoke_rule(ex, id, &replies));
             }
-            Op::Decide { id, decision } => {
-                let handle = self.handle.clone();
-                let replies = self.replies.clone();
-                let name = decision.name().replace('_', " ");
-                tokio::spawn(async move {
-                    let outcome = handle
-                        .decide(id.clone(), decision)
-                        .await
-                        .map(|()| format!("{name}: {id}"));
-                    let _ = replies.send(Reply::Decided { id, outcome });
-                });
-            }
-            Op::Lisp { agent, text } => self.blocking(move |ex| {
-                let now = partner_core::clock::SystemClock.now_ms_public();
-                Reply::Lisp(crate::panes::LispView::evaluate(ex, &agent, &text, now))
-            }),
-            Op::LoadLearned => {
-                self.blocking(
-                    |ex| match partner_store::memory::learned::list(&ex.store().read()) {
-                        Ok(rules) => Reply::LearnedRules(rules),
-                        Err(e) => {
-                            Reply::Failed(format!("could not read the learned phrasings: {e}"))
-                        }
-                    },
-                )
-            }
+            Op::Decide { id, decision } => self.decide(id, decision),
+            Op::Lisp { agent, text } => self.blocking(move |ex| lisp(ex, &agent, &text)),
+            Op::LoadLearned => self.blocking(load_learned),
             Op::Forget { id } => {
                 let replies = self.replies.clone();
-                self.blocking(move |ex| {
-                    let outcome =
-                        match partner_store::memory::learned::remove(&ex.store().conn(), id) {
-                            Ok(true) => Ok(format!("forgot #{id}")),
-                            Ok(false) => Err(format!("no learned phrasing #{id}")),
-                            Err(e) => Err(format!("could not forget #{id}: {e}")),
-                        };
-                    if let Ok(rules) = partner_store::memory::learned::list(&ex.store().read()) {
-                        let _ = replies.send(Reply::LearnedRules(rules));
-                    }
-                    Reply::Learned(outcome)
-                })
+                self.blocking(move |ex| forget(ex, id, &replies));
             }
-            Op::Learn { words, action } => self.blocking(move |ex| {
-                Reply::Learned(partner_runtime::proposals::learn(
-                    &ex.store().conn(),
-                    &words,
-                    &action,
-                    partner_core::clock::SystemClock.now_ms_public(),
-                ))
-            }),
-            Op::ApproveEdited { id, text } => {
-                let handle = self.handle.clone();
-                let replies = self.replies.clone();
-                tokio::spawn(async move {
-                    let outcome = handle.approve_edited(id.clone(), text).await;
-                    let _ = replies.send(Reply::Decided { id, outcome });
-                });
-            }
+            Op::Learn { words, action } => self.blocking(move |ex| learn(ex, &words, &action)),
+            Op::ApproveEdited { id, text } => self.approve_edited(id, text),
             Op::SaveBlock {
                 agent,
                 label,
@@ -308,78 +192,259 @@ impl Backend for LocalBackend {
             }),
             Op::UndoBlock { agent, label } => {
                 let replies = self.replies.clone();
-                self.blocking(move |ex| {
-                    let notice = match ex.partner_undo(&agent, &label) {
-                        Ok(report) => report.text,
-                        Err(e) => format!("not undone: {e}"),
-                    };
-                    if let Ok(list) = blocks::list(&ex.store().read(), Some(&agent)) {
-                        let _ = replies.send(Reply::Blocks(agent, list));
-                    }
-                    Reply::Notice(notice)
-                });
+                self.blocking(move |ex| undo_block(ex, agent, label, &replies));
             }
-            Op::SendMessage { agent, text } => {
-                self.handle.send_message(&agent, &text);
-            }
-            Op::Control { agents, control } => {
-                for agent in &agents {
-                    match control {
-                        AgentControl::PulseNow => self.handle.pulse_now(agent),
-                        AgentControl::SetPulse(every) => self.handle.set_pulse(agent, every),
-                        AgentControl::Halt => self.handle.halt(agent, "halted by the partner"),
-                        AgentControl::Resume => self.handle.resume(agent),
-                    }
-                }
-            }
-            Op::RunAction { agent, text } => {
-                let handle = self.handle.clone();
-                let replies = self.replies.clone();
-                tokio::spawn(async move {
-                    let summary = handle.run_action(agent.clone(), text).await;
-                    let _ = replies.send(Reply::Notice(format!("as {agent}: {summary}")));
-                });
-            }
+            Op::SendMessage { agent, text } => self.handle.send_message(&agent, &text),
+            Op::Control { agents, control } => self.control(&agents, control),
+            Op::RunAction { agent, text } => self.run_action(agent, text),
             Op::PlanCommand { text } => {
                 self.blocking(move |ex| Reply::CommandPlan(ex.plan_command(&text)))
             }
             Op::RunCommand { command, stop } => self.blocking(move |ex| {
                 let ran = ex.run_partner_command(&command, Some(&stop));
-                let report = match &ran {
-                    Ok(report) => Ok(report),
-                    Err(e) => Err(format!("not run: {e}")),
-                };
+                let report = ran.as_ref().map_err(|e| format!("not run: {e}"));
                 Reply::CommandRan(crate::panes::OutputView::ended(&command, report))
             }),
-            Op::OpenReplay(input) => self.blocking(move |_| match input.load() {
-                Ok((records, _)) => Reply::Replay(OpenedTrace {
-                    path: input.path().to_path_buf(),
-                    records,
-                }),
-                Err(e) => Reply::Failed(format!("cannot open the trace: {e}")),
-            }),
-            Op::VerifyReplay(records) => self.blocking(move |ex| {
-                match partner_engine::exec::replay::verify_records_with(
-                    &records,
-                    Some(ex.registry().table()),
-                ) {
-                    Ok((_, divergence)) => Reply::Verified(divergence),
-                    Err(e) => Reply::Failed(format!("verification failed: {e}")),
-                }
-            }),
+            Op::OpenReplay(input) => self.blocking(move |_| open_replay(input)),
+            Op::VerifyReplay(records) => self.blocking(move |ex| verify_replay(ex, &records)),
             Op::ReplayMemory {
                 records,
                 step,
                 agent,
-            } => self.blocking(move |ex| {
-                let verbs = Some(ex.registry().table());
-                match partner_engine::exec::replay::memory_and_change_at(
-                    &records, step, &agent, verbs,
-                ) {
-                    Ok((list, diff)) => Reply::ReplayMemory(step, list, diff),
-                    Err(e) => Reply::Failed(format!("cannot rebuild memory at step {step}: {e}")),
-                }
-            }),
+            } => self.blocking(move |ex| replay_memory(ex, &records, step, &agent)),
         }
+    }
+}
+
+impl LocalBackend {
+    /// Runs `work` on the runtime's tasks and sends what it answers.
+    fn spawn(&self, work: impl std::future::Future<Output = Reply> + Send + 'static) {
+        let replies = self.replies.clone();
+        tokio::spawn(async move {
+            let _ = replies.send(work.await);
+        });
+    }
+
+    /// The agents' rows, their next pulse in wall time.
+    fn status(&self) {
+        let handle = self.handle.clone();
+        self.spawn(async move {
+            let wall = partner_core::clock::SystemClock.now_ms();
+            let rows = handle
+                .status()
+                .await
+                .into_iter()
+                .map(|s| AgentRow {
+                    name: s.name,
+                    state: s.state,
+                    next_pulse_at: s.next_pulse.map(|d| partner_core::clock::after(wall, d)),
+                })
+                .collect();
+            Reply::Agents(rows)
+        });
+    }
+
+    /// Decides a request as the partner.
+    fn decide(&self, id: String, decision: partner_policy::Decision) {
+        let name = decision.name().replace('_', " ");
+        let handle = self.handle.clone();
+        self.spawn(async move {
+            let outcome = handle.decide(id.clone(), decision).await;
+            Reply::Decided {
+                outcome: outcome.map(|()| format!("{name}: {id}")),
+                id,
+            }
+        });
+    }
+
+    /// Approves a request with the partner's edit of its action.
+    fn approve_edited(&self, id: String, text: String) {
+        let handle = self.handle.clone();
+        self.spawn(async move {
+            let outcome = handle.approve_edited(id.clone(), text).await;
+            Reply::Decided { id, outcome }
+        });
+    }
+
+    /// Runs an action as `agent`, from the partner.
+    fn run_action(&self, agent: String, text: String) {
+        let handle = self.handle.clone();
+        self.spawn(async move {
+            let summary = handle.run_action(agent.clone(), text).await;
+            Reply::Notice(format!("as {agent}: {summary}"))
+        });
+    }
+
+    /// Pulses, re-times, halts or resumes each of `agents`.
+    fn control(&self, agents: &[String], control: AgentControl) {
+        for agent in agents {
+            match control {
+                AgentControl::PulseNow => self.handle.pulse_now(agent),
+                AgentControl::SetPulse(every) => self.handle.set_pulse(agent, every),
+                AgentControl::Halt => self.handle.halt(agent, "halted by the partner"),
+                AgentControl::Resume => self.handle.resume(agent),
+            }
+        }
+    }
+}
+
+/// Pattern Lisp evaluated against an agent's state (nothing written).
+fn lisp(ex: &Executor, agent: &str, text: &str) -> Reply {
+    let now = partner_core::clock::SystemClock.now_ms_public();
+    Reply::Lisp(crate::panes::LispView::evaluate(ex, agent, text, now))
+}
+
+/// Learns that `words` mean `action`.
+fn learn(ex: &Executor, words: &str, action: &str) -> Reply {
+    Reply::Learned(partner_runtime::proposals::learn(
+        &ex.store().conn(),
+        words,
+        action,
+        partner_core::clock::SystemClock.now_ms_public(),
+    ))
+}
+
+/// The newest trace records after `after`.
+fn load_trace(ex: &Executor, after: u64) -> Reply {
+    let conn = ex.store().read();
+    match partner_store::trace::query::newest_after(&conn, after, MAX_TRACE) {
+        Ok((records, restart)) => {
+            let next = records.last().map_or(after, |r| r.seq);
+            Reply::Trace(records, next, restart)
+        }
+        Err(e) => Reply::Failed(format!("could not read the trace: {e}")),
+    }
+}
+
+/// A page of the records before `before` that `filter` keeps.
+fn load_older_trace(
+    ex: &Executor,
+    filter: partner_store::trace::query::TraceFilter,
+    before: u64,
+) -> Reply {
+    let conn = ex.store().read();
+    match partner_store::trace::query::older(&conn, before, &filter, OLDER_PAGE) {
+        Ok(page) => Reply::OlderTrace(filter, before, page),
+        Err(e) => Reply::OlderTraceFailed(filter, before, e.to_string()),
+    }
+}
+
+/// An agent's blocks.
+fn load_memory(ex: &Executor, agent: String) -> Reply {
+    match blocks::list(&ex.store().read(), Some(&agent)) {
+        Ok(list) => Reply::Blocks(agent, list),
+        Err(e) => Reply::Failed(format!("could not read {agent}'s memory: {e}")),
+    }
+}
+
+/// A block's versions.
+fn load_history(ex: &Executor, agent: String, label: String) -> Reply {
+    match blocks::history(&ex.store().read(), &agent, &label) {
+        Ok(list) => Reply::History(agent, label, list),
+        Err(e) => Reply::Failed(format!("could not read {label}'s history: {e}")),
+    }
+}
+
+/// A memory search, by meaning too where an embedder is configured.
+fn search(ex: &Executor, query: String) -> Reply {
+    let q = partner_store::memory::SearchQuery::new(&query, None);
+    let found = ex
+        .search_memory(&q)
+        .map(|found| (found.hits, found.note))
+        .map_err(|e| format!("search failed: {e}"));
+    Reply::Hits { query, found }
+}
+
+/// The standing rules in force.
+fn load_rules(ex: &Executor) -> Reply {
+    let now = partner_core::clock::SystemClock.now_ms();
+    match pending::rules(&ex.store().read(), now) {
+        Ok(rules) => Reply::Rules(rules),
+        Err(e) => Reply::Failed(format!("could not read the standing rules: {e}")),
+    }
+}
+
+/// Revokes a standing rule; the rules as they are then go out too.
+fn revoke_rule(ex: &Executor, id: i64, replies: &mpsc::UnboundedSender<Reply>) -> Reply {
+    let now = partner_core::clock::SystemClock.now_ms();
+    let notice = match pending::revoke_rule(&ex.store().conn(), id, now) {
+        Ok(true) => format!("standing rule #{id} revoked"),
+        Ok(false) => format!("standing rule #{id} was not in force"),
+        Err(e) => format!("could not revoke rule #{id}: {e}"),
+    };
+    if let Ok(rules) = pending::rules(&ex.store().read(), now) {
+        let _ = replies.send(Reply::Rules(rules));
+    }
+    Reply::Notice(notice)
+}
+
+/// The learned phrasings.
+fn load_learned(ex: &Executor) -> Reply {
+    match partner_store::memory::learned::list(&ex.store().read()) {
+        Ok(rules) => Reply::LearnedRules(rules),
+        Err(e) => Reply::Failed(format!("could not read the learned phrasings: {e}")),
+    }
+}
+
+/// Forgets a learned phrasing; the list as it is then goes out too.
+fn forget(ex: &Executor, id: i64, replies: &mpsc::UnboundedSender<Reply>) -> Reply {
+    let outcome = match partner_store::memory::learned::remove(&ex.store().conn(), id) {
+        Ok(true) => Ok(format!("forgot #{id}")),
+        Ok(false) => Err(format!("no learned phrasing #{id}")),
+        Err(e) => Err(format!("could not forget #{id}: {e}")),
+    };
+    if let Ok(rules) = partner_store::memory::learned::list(&ex.store().read()) {
+        let _ = replies.send(Reply::LearnedRules(rules));
+    }
+    Reply::Learned(outcome)
+}
+
+/// Undoes a block's last change; its agent's blocks then go out too.
+fn undo_block(
+    ex: &Executor,
+    agent: String,
+    label: String,
+    replies: &mpsc::UnboundedSender<Reply>,
+) -> Reply {
+    let notice = match ex.partner_undo(&agent, &label) {
+        Ok(report) => report.text,
+        Err(e) => format!("not undone: {e}"),
+    };
+    if let Ok(list) = blocks::list(&ex.store().read(), Some(&agent)) {
+        let _ = replies.send(Reply::Blocks(agent, list));
+    }
+    Reply::Notice(notice)
+}
+
+/// A trace opened for replay.
+fn open_replay(input: partner_store::trace::TraceInput) -> Reply {
+    match input.load() {
+        Ok((records, _)) => Reply::Replay(OpenedTrace {
+            path: input.path().to_path_buf(),
+            records,
+        }),
+        Err(e) => Reply::Failed(format!("cannot open the trace: {e}")),
+    }
+}
+
+/// Where replaying `records` first differs, with this constellation's verbs.
+fn verify_replay(ex: &Executor, records: &[partner_store::trace::TraceRecord]) -> Reply {
+    match partner_engine::exec::replay::verify_records_with(records, Some(ex.registry().table())) {
+        Ok((_, divergence)) => Reply::Verified(divergence),
+        Err(e) => Reply::Failed(format!("verification failed: {e}")),
+    }
+}
+
+/// An agent's memory as at `step` of a replay, and that step's change.
+fn replay_memory(
+    ex: &Executor,
+    records: &[partner_store::trace::TraceRecord],
+    step: usize,
+    agent: &str,
+) -> Reply {
+    let verbs = Some(ex.registry().table());
+    match partner_engine::exec::replay::memory_and_change_at(records, step, agent, verbs) {
+        Ok((list, diff)) => Reply::ReplayMemory(step, list, diff),
+        Err(e) => Reply::Failed(format!("cannot rebuild memory at step {step}: {e}")),
     }
 }
