@@ -3,6 +3,7 @@
 //! action's live status, the pending queue, memory, the trace and the
 //! agents' states.
 
+mod apply;
 mod entries;
 mod trace;
 
@@ -16,10 +17,9 @@ pub use trace::{MAX_OLDER, MAX_TRACE, OlderTrace};
 
 use partner_core::clock::Millis;
 use partner_engine::embed::IndexStatus;
-use partner_engine::exec::ActionStatus;
 use partner_policy::PendingRequest;
+use partner_runtime::RunState;
 use partner_runtime::provider::PromptKind;
-use partner_runtime::{Event, RunState};
 use partner_store::memory::vectors::HybridHit;
 use partner_store::memory::{Block, BlockVersion};
 use partner_store::trace::TraceRecord;
@@ -156,228 +156,6 @@ impl Model {
         self.turns.get_mut(turn)?.actions.get_mut(index)
     }
 
-    /// Applies one runtime event at time `now`. Returns true when the
-    /// partner should hear a bell (a request now waits on them).
-    pub fn apply(&mut self, event: &Event, now: Millis) -> bool {
-        match event {
-            Event::TurnStarted { agent, kind, pass } => {
-                self.turns.push(TurnEntry {
-                    agent: agent.clone(),
-                    from: None,
-                    errors: Vec::new(),
-                    time: now,
-                    kind: *kind,
-                    pass: *pass,
-                    text: String::new(),
-                    actions: Vec::new(),
-                    done: false,
-                    failed: None,
-                    quiet_run: (1, now),
-                });
-                self.current.insert(agent.clone(), self.turns.len() - 1);
-                self.trim();
-            }
-            Event::MessageReceived { agent, from, text } => {
-                self.turns.push(TurnEntry {
-                    agent: agent.clone(),
-                    from: Some(from.clone()),
-                    errors: Vec::new(),
-                    time: now,
-                    kind: PromptKind::Response,
-                    pass: 0,
-                    text: text.clone(),
-                    actions: Vec::new(),
-                    done: true,
-                    failed: None,
-                    quiet_run: (1, now),
-                });
-                self.trim();
-            }
-            Event::EchoIgnored { agent, text, .. } => self.echoed(agent, text, now),
-            Event::ParseFailed {
-                agent,
-                span,
-                message,
-            } => {
-                self.turn_of(agent, now)
-                    .errors
-                    .push((*span, message.clone()));
-                self.notify(now, Some(agent), NoticeKind::Parse, message.clone());
-            }
-            Event::Token { agent, text } => self.turn_of(agent, now).text.push_str(text),
-            Event::ReplyFinished { agent, text, .. } => {
-                let turn = self.turn_of(agent, now);
-                turn.text = text.clone();
-                turn.done = true;
-                self.fold_quiet(agent);
-            }
-            Event::ActionParsed {
-                agent,
-                action_id,
-                canonical,
-                span,
-                cancelled,
-                ..
-            } => {
-                let turn = self.turn_of(agent, now);
-                let index = turn.actions.len();
-                turn.actions.push(ActionEntry {
-                    action_id: action_id.clone(),
-                    canonical: canonical.clone(),
-                    span: *span,
-                    state: if *cancelled {
-                        ActionState::Cancelled
-                    } else {
-                        ActionState::Queued
-                    },
-                    trace_id: None,
-                    proposed_from: None,
-                });
-                if let Some(&turn_index) = self.current.get(agent) {
-                    self.actions.insert(action_id.clone(), (turn_index, index));
-                }
-            }
-            Event::PermissionRequested {
-                action_id,
-                id,
-                waiting_on,
-                ..
-            } => {
-                if let Some(a) = self.action_mut(action_id.as_ref()) {
-                    a.state = ActionState::Waiting {
-                        id: id.clone(),
-                        on: waiting_on.to_string(),
-                    };
-                    if let Some(action_id) = action_id {
-                        self.waiting.insert(id.clone(), action_id.clone());
-                    }
-                }
-                if waiting_on.is_partner() {
-                    self.new_for_partner += 1;
-                    return true;
-                }
-            }
-            Event::PermissionDecided {
-                action_id,
-                id,
-                decision,
-                by,
-                ..
-            } => {
-                if *decision != partner_policy::DecisionKind::Escalate {
-                    self.waiting.remove(id);
-                    if self.departed.len() >= 10_000 {
-                        self.departed.clear();
-                    }
-                    self.departed.insert(
-                        id.clone(),
-                        format!("{} by {by}", decision.as_str().replace('_', " ")),
-                    );
-                }
-                if let Some(a) = self.action_mut(action_id.as_ref())
-                    && decision.approves()
-                {
-                    a.state = ActionState::Approved { by: by.clone() };
-                }
-            }
-            Event::ActionExecuted {
-                agent,
-                action_id,
-                verb,
-                canonical,
-                status,
-                result,
-                system_error,
-                trace_id,
-                ..
-            } => {
-                if *system_error {
-                    self.notify(
-                        now,
-                        Some(agent),
-                        NoticeKind::System,
-                        format!("{canonical}: {result}"),
-                    );
-                } else if *status == ActionStatus::TimedOut {
-                    self.notify(
-                        now,
-                        Some(agent),
-                        NoticeKind::Timeout,
-                        format!("{canonical}: {result}"),
-                    );
-                } else if *verb == partner_dialect::Verb::Uncertain
-                    && *status == ActionStatus::Executed
-                {
-                    self.notify(now, Some(agent), NoticeKind::Flag, canonical.clone());
-                }
-                if let Some(a) = self.action_mut(action_id.as_ref()) {
-                    a.trace_id = trace_id.clone();
-                    a.state = match status {
-                        ActionStatus::Executed => ActionState::Executed {
-                            result: result.clone(),
-                        },
-                        ActionStatus::Denied | ActionStatus::TimedOut => ActionState::Denied {
-                            reason: result.clone(),
-                        },
-                        ActionStatus::Cancelled | ActionStatus::NotRun => ActionState::Cancelled,
-                        ActionStatus::Pending => ActionState::Queued,
-                        ActionStatus::Failed => ActionState::Failed {
-                            error: result.clone(),
-                        },
-                    };
-                }
-            }
-            Event::AgentState {
-                agent,
-                state,
-                next_pulse_at,
-            } => {
-                let row = self.agent_row(agent);
-                row.state = *state;
-                row.next_pulse_at = *next_pulse_at;
-            }
-            Event::AgentHalted { agent, reason } => {
-                let row = self.agent_row(agent);
-                row.state = RunState::Halted;
-                row.next_pulse_at = None;
-                self.current.remove(agent);
-                self.notify(now, Some(agent), NoticeKind::Halt, reason.clone());
-            }
-            Event::TurnFailed { agent, message, .. } => {
-                // The turn in progress is over, and says why.
-                let turn = self.turn_of(agent, now);
-                turn.done = true;
-                turn.failed = Some(message.clone());
-                self.current.remove(agent);
-                self.notify(now, Some(agent), NoticeKind::Error, message.clone());
-            }
-            Event::Error { agent, message } => {
-                self.notify(now, agent.as_deref(), NoticeKind::Error, message.clone());
-            }
-            Event::ActionProposed {
-                agent,
-                action_id,
-                words,
-                action,
-            } => {
-                if let Some(a) = self.action_mut(Some(action_id)) {
-                    a.proposed_from = Some(words.clone());
-                }
-                self.notify(
-                    now,
-                    Some(agent),
-                    NoticeKind::Proposal,
-                    format!("{agent} said \"{words}\": proposed as {action}, waiting for you"),
-                );
-            }
-            Event::PromptFitted { agent, summary, .. } => {
-                self.notify(now, Some(agent), NoticeKind::Context, summary.clone());
-            }
-            Event::PulseFired { .. } | Event::MemoryChanged { .. } => {}
-        }
-        false
-    }
-
     /// The turns to show (all, or one agent's), newest first, lazily: a
     /// frame reads only as many as fit.
     pub fn turns_newest_first<'a>(
@@ -495,6 +273,7 @@ mod tests {
     use partner_dialect::{Span, Verb};
     use partner_engine::exec::ActionStatus;
     use partner_policy::Authority;
+    use partner_runtime::Event;
 
     #[test]
     fn events_build_turns_with_live_action_status() {
