@@ -54,12 +54,11 @@ impl Turn {
 
     /// The turn ends on an error the partner is told of.
     fn crashed(&mut self, message: &str) -> TurnOutcome {
-        self.outcome.error = Some(message.into());
-        self.env.emit(Event::Error {
-            agent: Some(self.name.clone()),
-            message: message.into(),
-        });
-        self.end()
+        let told = failed(&self.env, self.name.clone(), message.into());
+        TurnOutcome {
+            error: told.error,
+            ..self.end()
+        }
     }
 
     /// Sends this pass's prompt (storing the incoming message with the
