@@ -202,7 +202,12 @@ async fn main() {
         std::sync::Arc::new(partner::clock::TokioClock::now()),
     );
     let (tx, mut replies) = mpsc::unbounded_channel();
-    let backend = LocalBackend::new(handle.clone(), tx);
+    let host = std::sync::Arc::new(partner::daemon::InProcess::new(
+        handle.clone(),
+        &config,
+        &db,
+    ));
+    let backend = LocalBackend::new(host, std::sync::Arc::clone(handle.executor()), tx);
     let mut events = backend.events();
     let mut app = App::new(
         "demo",

@@ -9,10 +9,9 @@ use std::sync::Arc;
 
 use super::run::{config_dir, data_dir};
 use crate::daemon::lock;
+use crate::daemon::remote::RemoteHost;
 use crate::error::{Error, Result};
 use crate::protocol::Status;
-use crate::tui::backend::link::RuntimeLink;
-use crate::tui::backend::remote::RemoteRuntime;
 
 /// Options of `partner attach`.
 #[derive(Debug, Clone, Default, clap::Args)]
@@ -57,7 +56,7 @@ pub fn run_attach(options: &AttachOptions) -> Result<i32> {
         .build()
         .map_err(|e| Error::Runtime(format!("cannot start the async runtime: {e}")))?;
     runtime.block_on(async {
-        let remote = RemoteRuntime::connect(&socket).await.map_err(|e| {
+        let remote = RemoteHost::connect(&socket).await.map_err(|e| {
             Error::Usage(format!("{e} (is partner serve running for this database?)"))
         })?;
         let mut client = crate::protocol::client::Client::connect(&socket, "attach")
@@ -75,7 +74,6 @@ pub fn run_attach(options: &AttachOptions) -> Result<i32> {
             crate::permission::Policy::default(),
             crate::exec::ExecConfig::default(),
         )?);
-        let link: Arc<dyn RuntimeLink> = Arc::new(remote);
         let title = status.name.clone();
         let mut app = crate::tui::app::App::new(&title, &db.display().to_string(), theme, keymap);
         app.verb_words = crate::tui::completion::verb_words(executor.registry().table());
@@ -86,7 +84,7 @@ pub fn run_attach(options: &AttachOptions) -> Result<i32> {
             replay: None,
             history: data_dir().ok().map(|d| d.join("console_history")),
         };
-        crate::tui::driver::run_linked(link, executor, app, settings)
+        crate::tui::driver::run(remote, executor, app, settings)
             .await
             .map_err(|e| Error::Runtime(format!("the console failed: {e}")))?;
         Ok(0)

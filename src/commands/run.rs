@@ -332,7 +332,9 @@ pub fn run_run(options: &RunOptions, out: &mut dyn Write, err: &mut dyn Write) -
                 replay: None,
                 history: data_dir().ok().map(|d| d.join("console_history")),
             };
-            let result = crate::tui::driver::run(handle.clone(), app, settings).await;
+            let host = Arc::new(crate::daemon::InProcess::new(handle.clone(), &config, &db));
+            let executor = Arc::clone(handle.executor());
+            let result = crate::tui::driver::run(host, executor, app, settings).await;
             handle.shutdown();
             let _ = task.await;
             result.map_err(|e| Error::Runtime(format!("the console failed: {e}")))?;
@@ -488,7 +490,13 @@ pub fn run_replay_console(
             replay: Some(trace.clone()),
             history: data_dir().ok().map(|d| d.join("console_history")),
         };
-        let result = crate::tui::driver::run(handle.clone(), app, settings).await;
+        let host = Arc::new(crate::daemon::InProcess::new(
+            handle.clone(),
+            &config,
+            trace.path(),
+        ));
+        let executor = Arc::clone(handle.executor());
+        let result = crate::tui::driver::run(host, executor, app, settings).await;
         handle.shutdown();
         let _ = task.await;
         result.map_err(|e| Error::Runtime(format!("the console failed: {e}")))?;

@@ -365,7 +365,7 @@ fn the_trace_detail_says_how_it_was_decided_in_words() {
 #[test]
 fn a_decision_is_refused_at_once_while_the_daemon_is_gone() {
     let mut app = wide();
-    app.connection = partner::tui::backend::link::Connection::Gone { since: NOW };
+    app.connection = partner::protocol::Connection::Gone { since: NOW };
     key(&mut app, KeyCode::Char('a'));
     assert!(
         decisions(&after_window(&mut app)).is_empty(),
@@ -375,7 +375,7 @@ fn a_decision_is_refused_at_once_while_the_daemon_is_gone() {
     assert!(shown.contains("not decided"), "{shown}");
     assert!(shown.contains("daemon gone since"), "{shown}");
     // Back: the same key decides.
-    app.connection = partner::tui::backend::link::Connection::Attached;
+    app.connection = partner::protocol::Connection::Attached;
     key(&mut app, KeyCode::Char('a'));
     assert_eq!(decisions(&after_window(&mut app)).len(), 1);
 }

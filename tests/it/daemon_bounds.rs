@@ -133,8 +133,8 @@ fn a_console_attaches_after_ten_long_replies_and_two_long_messages_and_fetches_t
     // reply as the model wrote it.
     let runtime = tokio::runtime::Runtime::new().unwrap();
     let whole_replies = runtime.block_on(async {
-        use partner::tui::backend::link::RuntimeLink;
-        let link = partner::tui::backend::remote::RemoteRuntime::connect(&daemon.socket)
+        use partner::protocol::Host;
+        let link = partner::daemon::remote::RemoteHost::connect(&daemon.socket)
             .await
             .unwrap();
         let mut events = link.events();

@@ -113,10 +113,10 @@ where
         .send(ServerMsg::Welcome {
             version: VERSION,
             pid: std::process::id(),
-            name: daemon.name.clone(),
+            name: daemon.served.name.clone(),
         })
         .await;
-    daemon.clients.fetch_add(1, Ordering::SeqCst);
+    daemon.served.clients.fetch_add(1, Ordering::SeqCst);
     tracing::info!(client = %who, "client connected");
     let mut forward: Option<tokio::task::JoinHandle<()>> = None;
     let in_flight = Arc::new(tokio::sync::Semaphore::new(MAX_IN_FLIGHT));
@@ -156,7 +156,7 @@ where
                 let daemon = Arc::clone(&daemon);
                 let tx = tx.clone();
                 tokio::spawn(async move {
-                    let answer = super::ops::run(&daemon, request.id, op).await;
+                    let answer = super::ops::run(&daemon.served, request.id, op).await;
                     let _ = tx.send(answer).await;
                     drop(permit);
                 });
@@ -166,7 +166,7 @@ where
     if let Some(forward) = forward {
         forward.abort();
     }
-    daemon.clients.fetch_sub(1, Ordering::SeqCst);
+    daemon.served.clients.fetch_sub(1, Ordering::SeqCst);
     tracing::info!(client = %who, "client left");
     drop(tx);
     let _ = writer.await;
@@ -176,8 +176,8 @@ where
 /// fell too far behind.
 async fn follow(daemon: Arc<Daemon>, tx: mpsc::Sender<ServerMsg>) {
     loop {
-        let (recent, mut events) = daemon.hub.join();
-        let snapshot = super::ops::snapshot(&daemon, recent).await;
+        let (recent, mut events) = daemon.served.hub.join();
+        let snapshot = super::ops::snapshot(&daemon.served, recent).await;
         if tx
             .send(ServerMsg::Snapshot {
                 snapshot: Box::new(snapshot),

@@ -5,14 +5,21 @@
 //! protocol (`partner_protocol`). SIGTERM or SIGINT stops it cleanly: turns
 //! in flight are cancelled, the socket removed, the lock released.
 //!
+//! The same operations are served to a console in the constellation's own
+//! process by [`InProcess`], and a daemon is reached over its socket by
+//! [`remote::RemoteHost`]: both are `partner_protocol::Host`s, so a console
+//! runs one code path whether it runs the constellation or attaches.
+//!
 //! This crate may import the runtime and what is below it, never the
 //! console or the commands: clients reach it only through the protocol.
 
 mod budget;
 mod conn;
 mod hub;
+mod in_process;
 pub mod lock;
 mod ops;
+pub mod remote;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -22,21 +29,52 @@ use budget::{Budget, Door};
 use std::time::Instant;
 
 pub use hub::Hub;
+pub use in_process::InProcess;
 pub use lock::{Holder, RuntimeLock};
 use partner_engine::exec::Executor;
 use partner_runtime::{ConstellationConfig, RuntimeHandle};
 
-/// A running daemon, shared by its connections.
-pub struct Daemon {
+/// A constellation as its clients see it: what every operation of the
+/// protocol is carried out against, by a daemon or in process.
+pub struct Served {
     handle: RuntimeHandle,
     hub: Hub,
     name: String,
     db: PathBuf,
-    socket: PathBuf,
+    /// The socket clients connect to (none in process).
+    socket: Option<PathBuf>,
     started: Instant,
     agents: Vec<String>,
     /// Clients past hello.
     clients: AtomicUsize,
+}
+
+impl Served {
+    /// The constellation `config` describes, running behind `handle` over
+    /// the database `db`; events are numbered into `hub`.
+    fn new(
+        handle: RuntimeHandle,
+        config: &ConstellationConfig,
+        db: &Path,
+        socket: Option<PathBuf>,
+        hub: Hub,
+    ) -> Self {
+        Served {
+            handle,
+            hub,
+            name: config.name.clone(),
+            db: db.to_path_buf(),
+            socket,
+            started: Instant::now(),
+            agents: config.agents.iter().map(|a| a.name.clone()).collect(),
+            clients: AtomicUsize::new(0),
+        }
+    }
+}
+
+/// A running daemon, shared by its connections.
+pub struct Daemon {
+    served: Served,
     /// Who may hold a connection open.
     budget: Arc<Budget>,
 }
@@ -152,14 +190,13 @@ pub async fn run(
     );
     let hub = Hub::new();
     let daemon = Arc::new(Daemon {
-        handle: handle.clone(),
-        hub: hub.clone(),
-        name: config.name.clone(),
-        db: db.to_path_buf(),
-        socket: socket.clone(),
-        started: Instant::now(),
-        agents: config.agents.iter().map(|a| a.name.clone()).collect(),
-        clients: AtomicUsize::new(0),
+        served: Served::new(
+            handle.clone(),
+            config,
+            db,
+            Some(socket.clone()),
+            hub.clone(),
+        ),
         budget: Arc::new(Budget::default()),
     });
     let publisher = publish(&handle, hub);

@@ -4,18 +4,18 @@
 
 use std::sync::Arc;
 
-use super::Daemon;
+use super::Served;
 use partner_policy::Authority;
-use partner_protocol::{AgentRow, DecisionSpec, Op, ServerMsg, Snapshot, Status};
+use partner_protocol::{AgentRow, Answer, DecisionSpec, Op, ServerMsg, Snapshot, Status};
 
 /// The reply to request `id`.
-fn reply(id: u64, outcome: Result<String, String>) -> ServerMsg {
+fn reply(id: u64, outcome: Result<Answer, String>) -> ServerMsg {
     match outcome {
-        Ok(message) => ServerMsg::Reply {
+        Ok(Answer { message, data }) => ServerMsg::Reply {
             id,
             ok: true,
             message,
-            data: None,
+            data,
         },
         Err(message) => ServerMsg::Reply {
             id,
@@ -28,18 +28,18 @@ fn reply(id: u64, outcome: Result<String, String>) -> ServerMsg {
 
 /// Runs blocking executor work off the async threads.
 async fn blocking<T: Send + 'static>(
-    daemon: &Arc<Daemon>,
+    served: &Served,
     work: impl FnOnce(&partner_engine::exec::Executor) -> T + Send + 'static,
 ) -> Result<T, String> {
-    let executor = Arc::clone(daemon.handle.executor());
+    let executor = Arc::clone(served.handle.executor());
     tokio::task::spawn_blocking(move || work(&executor))
         .await
         .map_err(|e| format!("the work failed: {e}"))
 }
 
 /// The waiting requests, read on the blocking pool.
-async fn waiting(daemon: &Arc<Daemon>) -> Vec<partner_policy::PendingRequest> {
-    blocking(daemon, |ex| {
+async fn waiting(served: &Served) -> Vec<partner_policy::PendingRequest> {
+    blocking(served, |ex| {
         partner_policy::pending::waiting(&ex.store().read()).unwrap_or_default()
     })
     .await
@@ -47,8 +47,8 @@ async fn waiting(daemon: &Arc<Daemon>) -> Vec<partner_policy::PendingRequest> {
 }
 
 /// The daemon and every agent now, with `pending` requests waiting.
-async fn status_with(daemon: &Arc<Daemon>, pending: usize) -> Status {
-    let agents = daemon
+async fn status_with(served: &Served, pending: usize) -> Status {
+    let agents = served
         .handle
         .status()
         .await
@@ -62,27 +62,31 @@ async fn status_with(daemon: &Arc<Daemon>, pending: usize) -> Status {
         .collect();
     Status {
         pid: std::process::id(),
-        name: daemon.name.clone(),
-        db: daemon.db.display().to_string(),
-        socket: daemon.socket.display().to_string(),
-        uptime_secs: daemon.started.elapsed().as_secs(),
+        name: served.name.clone(),
+        db: served.db.display().to_string(),
+        socket: served
+            .socket
+            .as_ref()
+            .map(|s| s.display().to_string())
+            .unwrap_or_default(),
+        uptime_secs: served.started.elapsed().as_secs(),
         agents,
         pending,
-        clients: daemon.clients.load(std::sync::atomic::Ordering::SeqCst),
+        clients: served.clients.load(std::sync::atomic::Ordering::SeqCst),
     }
 }
 
 /// The daemon and every agent now.
-pub async fn status(daemon: &Arc<Daemon>) -> Status {
-    let pending = waiting(daemon).await.len();
-    status_with(daemon, pending).await
+pub async fn status(served: &Served) -> Status {
+    let pending = waiting(served).await.len();
+    status_with(served, pending).await
 }
 
 /// Everything a client needs before the events that follow `recent`.
-pub async fn snapshot(daemon: &Arc<Daemon>, recent: Vec<partner_protocol::Sequenced>) -> Snapshot {
-    let pending = waiting(daemon).await;
+pub async fn snapshot(served: &Served, recent: Vec<partner_protocol::Sequenced>) -> Snapshot {
+    let pending = waiting(served).await;
     Snapshot {
-        status: status_with(daemon, pending.len()).await,
+        status: status_with(served, pending.len()).await,
         pending,
         recent,
         left_out: 0,
@@ -91,90 +95,143 @@ pub async fn snapshot(daemon: &Arc<Daemon>, recent: Vec<partner_protocol::Sequen
 }
 
 /// Does what request `id` asks (all but hello and subscribe) and answers.
-pub async fn run(daemon: &Arc<Daemon>, id: u64, op: Op) -> ServerMsg {
-    let handle = &daemon.handle;
+pub async fn run(served: &Served, id: u64, op: Op) -> ServerMsg {
+    reply(id, answer(served, op).await)
+}
+
+/// Words alone, for the operations that return no data.
+fn said(outcome: Result<String, String>) -> Result<Answer, String> {
+    outcome.map(|message| Answer {
+        message,
+        data: None,
+    })
+}
+
+/// Does what `op` asks (all but hello and subscribe): the one place each
+/// operation of the protocol is carried out, for a daemon's clients and
+/// for a console in the constellation's own process alike.
+pub async fn answer(served: &Served, op: Op) -> Result<Answer, String> {
+    let handle = &served.handle;
     // An op that names an agent runs only for an agent of the
     // constellation: never under a name that would store what nobody runs.
     if let Some(agent) = op.agent()
-        && !daemon.agents.iter().any(|a| a == agent)
+        && !served.agents.iter().any(|a| a == agent)
     {
-        return reply(
-            id,
-            Err(format!(
-                "there is no agent {agent}; the agents are {}",
-                daemon.agents.join(", ")
-            )),
-        );
+        return Err(format!(
+            "there is no agent {agent}; the agents are {}",
+            served.agents.join(", ")
+        ));
     }
-    let outcome = match op {
+    match op {
         Op::Hello { .. } => Err("hello comes once, first".into()),
         Op::Subscribe => Err("subscribe is answered with a snapshot".into()),
         Op::Status => {
-            let status = status(daemon).await;
-            return ServerMsg::Reply {
-                id,
-                ok: true,
+            let status = status(served).await;
+            Ok(Answer {
                 message: format!("{} agents, {} pending", status.agents.len(), status.pending),
                 data: serde_json::to_value(&status).ok(),
-            };
+            })
         }
-        Op::Decide { request, decision } => match decision {
-            DecisionSpec::Edited { text } => {
-                let sync = handle.clone();
-                blocking(daemon, move |ex| {
-                    let done = ex
-                        .approve_edited(&request, &text, &Authority::Partner)
-                        .map(|report| {
-                            format!("approved the edited {request}: {}", report.summary())
-                        })
-                        .map_err(|e| e.to_string());
-                    sync.sync();
-                    done
-                })
-                .await
-                .and_then(|r| r)
-            }
-            other => match other.decision() {
-                Some(decision) => {
-                    let name = decision.name().replace('_', " ");
-                    handle
-                        .decide(&request, decision)
-                        .await
-                        .map(|()| format!("{name}: {request}"))
-                }
-                None => Err("not a decision".into()),
-            },
-        },
-        Op::Event { seq, offset } => {
-            return match daemon.hub.event(seq) {
-                Some(event) => {
-                    let json = serde_json::to_string(&event.event).unwrap_or_default();
-                    let (piece, next) = partner_protocol::fit::chunk(&json, offset);
-                    ServerMsg::Reply {
-                        id,
-                        ok: true,
-                        message: format!("event {seq}: {} bytes", json.len()),
-                        data: Some(serde_json::json!({
-                            "json": piece,
-                            "next": next,
-                            "total": json.len(),
-                        })),
-                    }
-                }
-                None => reply(
-                    id,
-                    Err(format!(
-                        "event {seq} is no longer held; only recent events are"
-                    )),
-                ),
-            };
-        }
+        Op::Decide { request, decision } => said(decide(served, request, decision).await),
+        Op::Event { seq, offset } => event_piece(served, seq, offset),
         Op::Sync => {
             handle.sync();
-            Ok("asked the runtime to look at the database now".into())
+            said(Ok("asked the runtime to look at the database now".into()))
         }
-        // Each answers once it is done: a message once its row is
-        // committed, a pulse setting or a halt once it is stored.
+        Op::SetBlock { block } => said(
+            blocking(served, move |ex| {
+                ex.partner_set_block(block)
+                    .map(|report| report.text)
+                    .map_err(|e| e.to_string())
+            })
+            .await
+            .and_then(|r| r),
+        ),
+        Op::UndoBlock { agent, label } => said(
+            blocking(served, move |ex| {
+                ex.partner_undo(&agent, &label)
+                    .map(|report| report.text)
+                    .map_err(|e| e.to_string())
+            })
+            .await
+            .and_then(|r| r),
+        ),
+        Op::Run { agent, text } => {
+            let sync = handle.clone();
+            said(
+                blocking(served, move |ex| {
+                    let lines = ex.run_line_as(&agent, &text);
+                    // Requests it made are announced now.
+                    sync.sync();
+                    lines.join("\n")
+                })
+                .await,
+            )
+        }
+        control => said(control_agent(served, control).await),
+    }
+}
+
+/// A decision as the partner: an edit runs the edited line in the
+/// request's place.
+async fn decide(
+    served: &Served,
+    request: String,
+    decision: DecisionSpec,
+) -> Result<String, String> {
+    let handle = &served.handle;
+    match decision {
+        DecisionSpec::Edited { text } => {
+            let sync = handle.clone();
+            blocking(served, move |ex| {
+                let done = ex
+                    .approve_edited(&request, &text, &Authority::Partner)
+                    .map(|report| format!("approved the edited {request}: {}", report.summary()))
+                    .map_err(|e| e.to_string());
+                // The agent that asked hears of it now, not at the next sweep.
+                sync.sync();
+                done
+            })
+            .await
+            .and_then(|r| r)
+        }
+        other => match other.decision() {
+            Some(decision) => {
+                let name = decision.name().replace('_', " ");
+                handle
+                    .decide(&request, decision)
+                    .await
+                    .map(|()| format!("{name}: {request}"))
+            }
+            None => Err("not a decision".into()),
+        },
+    }
+}
+
+/// A piece of recent event `seq`, whole, from `offset`.
+fn event_piece(served: &Served, seq: u64, offset: usize) -> Result<Answer, String> {
+    let event = served
+        .hub
+        .event(seq)
+        .ok_or_else(|| format!("event {seq} is no longer held; only recent events are"))?;
+    let json = serde_json::to_string(&event.event).unwrap_or_default();
+    let (piece, next) = partner_protocol::fit::chunk(&json, offset);
+    Ok(Answer {
+        message: format!("event {seq}: {} bytes", json.len()),
+        data: Some(serde_json::json!({
+            "json": piece,
+            "next": next,
+            "total": json.len(),
+        })),
+    })
+}
+
+/// A message to an agent, or a pulse, a pulse setting, a halt or a resume:
+/// each answers once it is done (a message once its row is committed, a
+/// setting or a halt once it is stored).
+async fn control_agent(served: &Served, op: Op) -> Result<String, String> {
+    let handle = &served.handle;
+    match op {
         Op::Message { agent, text } => handle
             .deliver(&agent, &text)
             .await
@@ -199,30 +256,6 @@ pub async fn run(daemon: &Arc<Daemon>, id: u64, op: Op) -> ServerMsg {
             .committed()
             .await
             .map(|()| format!("resumed {agent}")),
-        Op::SetBlock { block } => blocking(daemon, move |ex| {
-            ex.partner_set_block(block)
-                .map(|report| report.text)
-                .map_err(|e| e.to_string())
-        })
-        .await
-        .and_then(|r| r),
-        Op::UndoBlock { agent, label } => blocking(daemon, move |ex| {
-            ex.partner_undo(&agent, &label)
-                .map(|report| report.text)
-                .map_err(|e| e.to_string())
-        })
-        .await
-        .and_then(|r| r),
-        Op::Run { agent, text } => {
-            let sync = handle.clone();
-            blocking(daemon, move |ex| {
-                let lines = ex.run_line_as(&agent, &text);
-                // Requests it made are announced now.
-                sync.sync();
-                lines.join("\n")
-            })
-            .await
-        }
-    };
-    reply(id, outcome)
+        other => Err(format!("not an operation on an agent: {other:?}")),
+    }
 }

@@ -19,11 +19,13 @@
 pub mod client;
 pub mod event;
 pub mod fit;
+pub mod host;
 pub mod state;
 
 use serde::{Deserialize, Serialize};
 
 pub use event::Event;
+pub use host::{Answer, Connection, Host};
 use partner_policy::{Decision, PendingRequest};
 use partner_store::trace::BlockSpec;
 pub use state::{ActionStatus, PromptKind, RunState};

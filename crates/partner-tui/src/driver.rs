@@ -27,7 +27,6 @@ use super::backend::{Backend, LocalBackend, Op, Reply};
 use super::keymap::Keymap;
 use super::theme::{ColorDepth, Theme};
 use partner_core::clock::Clock;
-use partner_runtime::RuntimeHandle;
 use partner_store::trace::TraceInput;
 
 /// Settings of the console.
@@ -165,27 +164,17 @@ impl StopSignals {
     }
 }
 
-/// Runs the console over a running constellation until the partner quits.
+/// Runs the console over the constellation `host` serves (in this process
+/// or a daemon's), reading the database through `executor`, until the
+/// partner quits.
 pub async fn run(
-    handle: RuntimeHandle,
-    app: App,
-    settings: ConsoleSettings,
-) -> std::io::Result<()> {
-    let (replies_tx, replies) = mpsc::unbounded_channel::<Reply>();
-    let backend = LocalBackend::new(handle, replies_tx);
-    run_with(&backend, replies, app, settings).await
-}
-
-/// Runs the console over a runtime reached through `link` (a daemon's),
-/// reading the database through `executor`.
-pub async fn run_linked(
-    link: Arc<dyn crate::backend::link::RuntimeLink>,
+    host: Arc<dyn partner_protocol::Host>,
     executor: Arc<partner_engine::exec::Executor>,
     app: App,
     settings: ConsoleSettings,
 ) -> std::io::Result<()> {
     let (replies_tx, replies) = mpsc::unbounded_channel::<Reply>();
-    let backend = LocalBackend::linked(link, executor, replies_tx);
+    let backend = LocalBackend::new(host, executor, replies_tx);
     run_with(&backend, replies, app, settings).await
 }
 

@@ -9,7 +9,7 @@ use crate::backend::Op;
 use crate::panes::{EditTarget, Effect, Held, Pane};
 use crate::prompt::Prompt;
 use partner_core::clock::Millis;
-use partner_runtime::Event;
+use partner_protocol::Event;
 
 /// How often what other processes changed is read again.
 pub const REFRESH_EVERY: Millis = 2_000;

@@ -71,7 +71,7 @@ pub struct App {
     /// Constellation name.
     pub title: String,
     /// How the console reaches the runtime (the driver keeps it current).
-    pub connection: crate::backend::link::Connection,
+    pub connection: partner_protocol::Connection,
     /// Database path.
     pub db: String,
     /// Focused pane.

@@ -13,7 +13,7 @@ use super::overlay_render::render_overlay;
 use crate::keymap::Action;
 use crate::model::first_line;
 use crate::panes::{Component, Pane, human_duration, pane_block};
-use partner_runtime::RunState;
+use partner_protocol::RunState;
 
 /// Draws the whole console.
 pub fn render(app: &App, frame: &mut Frame) {
@@ -99,7 +99,7 @@ fn agent_spans(app: &App) -> Vec<Span<'static>> {
         spans.push(Span::styled(" REPLAY ", theme.style("ui.selection")));
     }
     let gone = !app.connection.reaches();
-    if app.connection != crate::backend::link::Connection::Embedded {
+    if app.connection != partner_protocol::Connection::Embedded {
         spans.push(Span::styled(
             format!(" {} ", app.connection.label()),
             theme.style(if gone { "ui.error" } else { "ui.dim" }),

@@ -1,20 +1,20 @@
-//! [`LocalBackend`]: the console's ops carried out in this process — the
-//! runtime link for what the runtime does (decisions, messages, control:
-//! the runtime in this process, or a daemon's over its socket), the
-//! executor on the blocking pool for reads and the partner's edits.
-//! Nothing here runs on the console's task.
+//! [`LocalBackend`]: the console's ops carried out — what the runtime does
+//! (decisions, messages, control, actions run as an agent) as the
+//! protocol's operations sent to a [`Host`] (the runtime in this process,
+//! or a daemon's over its socket: the same operations either way), and
+//! reads and the partner's edits through the executor on the blocking
+//! pool. Nothing here runs on the console's task.
 
 use std::collections::HashMap;
 use std::sync::Arc;
 
 use tokio::sync::{broadcast, mpsc};
 
-use super::link::RuntimeLink;
 use super::{Backend, Op, OpenedTrace, Reply, SaveOutcome};
 use crate::model::MAX_TRACE;
 use partner_core::clock::Clock;
 use partner_engine::exec::{ExecError, Executor};
-use partner_runtime::{Event, RuntimeHandle};
+use partner_protocol::{Connection, DecisionSpec, Event, Host, Op as HostOp};
 use partner_store::memory::{MemoryError, blocks};
 
 /// Older trace records read in one page.
@@ -25,35 +25,24 @@ use partner_policy::{PendingRequest, pending};
 use partner_store::trace::BlockSpec;
 
 /// The console's backend: the database read here, the runtime through
-/// its link.
+/// its host.
 #[derive(Clone)]
 pub struct LocalBackend {
-    handle: Arc<dyn RuntimeLink>,
+    host: Arc<dyn Host>,
     executor: Arc<Executor>,
     replies: mpsc::UnboundedSender<Reply>,
 }
 
 impl LocalBackend {
-    /// A backend over a constellation running in this process, answering
-    /// on `replies`.
-    pub fn new(handle: RuntimeHandle, replies: mpsc::UnboundedSender<Reply>) -> Self {
-        let executor = Arc::clone(handle.executor());
-        LocalBackend {
-            handle: Arc::new(handle),
-            executor,
-            replies,
-        }
-    }
-
-    /// A backend over a runtime reached through `link`, reading the
-    /// database through `executor`.
-    pub fn linked(
-        link: Arc<dyn RuntimeLink>,
+    /// A backend over the constellation `host` serves, reading the
+    /// database through `executor`, answering on `replies`.
+    pub fn new(
+        host: Arc<dyn Host>,
         executor: Arc<Executor>,
         replies: mpsc::UnboundedSender<Reply>,
     ) -> Self {
         LocalBackend {
-            handle: link,
+            host,
             executor,
             replies,
         }
@@ -140,11 +129,11 @@ fn save_block(
 
 impl Backend for LocalBackend {
     fn events(&self) -> broadcast::Receiver<Event> {
-        self.handle.events()
+        self.host.events()
     }
 
-    fn connection(&self) -> super::link::Connection {
-        self.handle.connection()
+    fn connection(&self) -> Connection {
+        self.host.connection()
     }
 
     fn send(&self, op: Op) {
@@ -194,7 +183,7 @@ impl Backend for LocalBackend {
                 let replies = self.replies.clone();
                 self.blocking(move |ex| undo_block(ex, agent, label, &replies));
             }
-            Op::SendMessage { agent, text } => self.handle.send_message(&agent, &text),
+            Op::SendMessage { agent, text } => self.send_message(agent, text),
             Op::Control { agents, control } => self.control(&agents, control),
             Op::RunAction { agent, text } => self.run_action(agent, text),
             Op::PlanCommand { text } => {
@@ -225,19 +214,44 @@ impl LocalBackend {
         });
     }
 
+    /// Carries out `op` on the host; a failure goes to the notifications.
+    fn call_host(&self, op: HostOp, done: impl FnOnce(String) -> Option<Reply> + Send + 'static) {
+        let host = Arc::clone(&self.host);
+        let replies = self.replies.clone();
+        tokio::spawn(async move {
+            let reply = match host.call(op).await {
+                Ok(answer) => done(answer.message),
+                Err(why) => Some(Reply::Failed(why)),
+            };
+            if let Some(reply) = reply {
+                let _ = replies.send(reply);
+            }
+        });
+    }
+
     /// The agents' rows, their next pulse in wall time.
     fn status(&self) {
-        let handle = self.handle.clone();
+        let host = Arc::clone(&self.host);
         self.spawn(async move {
             let wall = partner_core::clock::SystemClock.now_ms();
-            let rows = handle
-                .status()
-                .await
+            let status = match host.call(HostOp::Status).await {
+                Ok(answer) => answer
+                    .data
+                    .and_then(|d| serde_json::from_value::<partner_protocol::Status>(d).ok()),
+                Err(_) => None,
+            };
+            let Some(status) = status else {
+                return Reply::Failed("could not read the agents' state".into());
+            };
+            let rows = status
+                .agents
                 .into_iter()
-                .map(|s| AgentRow {
-                    name: s.name,
-                    state: s.state,
-                    next_pulse_at: s.next_pulse.map(|d| partner_core::clock::after(wall, d)),
+                .map(|a| AgentRow {
+                    name: a.name,
+                    state: a.state,
+                    next_pulse_at: a.next_pulse_secs.map(|s| {
+                        partner_core::clock::after(wall, std::time::Duration::from_secs(s))
+                    }),
                 })
                 .collect();
             Reply::Agents(rows)
@@ -246,44 +260,62 @@ impl LocalBackend {
 
     /// Decides a request as the partner.
     fn decide(&self, id: String, decision: partner_policy::Decision) {
-        let name = decision.name().replace('_', " ");
-        let handle = self.handle.clone();
-        self.spawn(async move {
-            let outcome = handle.decide(id.clone(), decision).await;
-            Reply::Decided {
-                outcome: outcome.map(|()| format!("{name}: {id}")),
-                id,
-            }
-        });
+        self.decide_as(id, DecisionSpec::of(&decision));
     }
 
     /// Approves a request with the partner's edit of its action.
     fn approve_edited(&self, id: String, text: String) {
-        let handle = self.handle.clone();
+        self.decide_as(id, DecisionSpec::Edited { text });
+    }
+
+    /// Sends a decision to the host; the console hears how it went.
+    fn decide_as(&self, id: String, decision: DecisionSpec) {
+        let host = Arc::clone(&self.host);
         self.spawn(async move {
-            let outcome = handle.approve_edited(id.clone(), text).await;
+            let outcome = host
+                .call(HostOp::Decide {
+                    request: id.clone(),
+                    decision,
+                })
+                .await
+                .map(|answer| answer.message);
             Reply::Decided { id, outcome }
         });
     }
 
     /// Runs an action as `agent`, from the partner.
     fn run_action(&self, agent: String, text: String) {
-        let handle = self.handle.clone();
-        self.spawn(async move {
-            let summary = handle.run_action(agent.clone(), text).await;
-            Reply::Notice(format!("as {agent}: {summary}"))
+        let who = agent.clone();
+        self.call_host(HostOp::Run { agent, text }, move |summary| {
+            Some(Reply::Notice(format!(
+                "as {who}: {}",
+                summary.replace('\n', "; ")
+            )))
         });
+    }
+
+    /// The partner's message to an agent.
+    fn send_message(&self, agent: String, text: String) {
+        self.call_host(HostOp::Message { agent, text }, |_| None);
     }
 
     /// Pulses, re-times, halts or resumes each of `agents`.
     fn control(&self, agents: &[String], control: AgentControl) {
         for agent in agents {
-            match control {
-                AgentControl::PulseNow => self.handle.pulse_now(agent),
-                AgentControl::SetPulse(every) => self.handle.set_pulse(agent, every),
-                AgentControl::Halt => self.handle.halt(agent, "halted by the partner"),
-                AgentControl::Resume => self.handle.resume(agent),
-            }
+            let agent = agent.clone();
+            let op = match control {
+                AgentControl::PulseNow => HostOp::Pulse { agent },
+                AgentControl::SetPulse(every) => HostOp::SetPulse {
+                    agent,
+                    seconds: partner_core::clock::Span::saturating(every),
+                },
+                AgentControl::Halt => HostOp::Halt {
+                    agent,
+                    reason: "halted by the partner".into(),
+                },
+                AgentControl::Resume => HostOp::Resume { agent },
+            };
+            self.call_host(op, |_| None);
         }
     }
 }

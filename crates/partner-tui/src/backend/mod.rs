@@ -2,13 +2,11 @@
 //! effect the console has — decisions, edits, messages, typed actions,
 //! reads of memory, the queue and the trace — is an [`Op`] sent through a
 //! [`Backend`], answered later by a [`Reply`]. The panes never touch the
-//! executor or the database. [`LocalBackend`] carries ops out in this
-//! process; an attached console (the daemon) implements the same trait
-//! over a socket.
+//! executor or the database. [`LocalBackend`] carries ops out: what the
+//! runtime does goes to a `partner_protocol::Host` (in this process or a
+//! daemon's), so an embedded and an attached console run the same code.
 
-pub mod link;
 mod local;
-pub mod remote;
 
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -22,7 +20,7 @@ use super::model::AgentRow;
 use partner_engine::embed::IndexStatus;
 use partner_engine::exec::replay::Divergence;
 use partner_policy::{Decision, PendingRequest, StandingRule};
-use partner_runtime::Event;
+use partner_protocol::{Connection, Event};
 use partner_store::memory::vectors::HybridHit;
 use partner_store::memory::{Block, BlockVersion};
 use partner_store::trace::query::{OlderPage, TraceFilter};
@@ -271,7 +269,7 @@ pub trait Backend: Send + Sync {
     /// A new subscription to the constellation's events.
     fn events(&self) -> broadcast::Receiver<Event>;
     /// How the console reaches the runtime now.
-    fn connection(&self) -> link::Connection {
-        link::Connection::Embedded
+    fn connection(&self) -> Connection {
+        Connection::Embedded
     }
 }

@@ -4,8 +4,8 @@
 use super::{ActionEntry, ActionState, Model, NoticeKind, TurnEntry};
 use partner_core::clock::Millis;
 use partner_engine::exec::ActionStatus;
-use partner_runtime::provider::PromptKind;
-use partner_runtime::{Event, RunState};
+use partner_protocol::PromptKind;
+use partner_protocol::{Event, RunState};
 
 impl Model {
     /// Applies one runtime event at time `now`. Returns true when the

@@ -3,8 +3,8 @@
 
 use partner_core::clock::Millis;
 use partner_dialect::Span;
-use partner_runtime::RunState;
-use partner_runtime::provider::PromptKind;
+use partner_protocol::PromptKind;
+use partner_protocol::RunState;
 
 /// Where an action stands, as the console shows it inline.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -18,8 +18,8 @@ pub use trace::{MAX_OLDER, MAX_TRACE, OlderTrace};
 use partner_core::clock::Millis;
 use partner_engine::embed::IndexStatus;
 use partner_policy::PendingRequest;
-use partner_runtime::RunState;
-use partner_runtime::provider::PromptKind;
+use partner_protocol::PromptKind;
+use partner_protocol::RunState;
 use partner_store::memory::vectors::HybridHit;
 use partner_store::memory::{Block, BlockVersion};
 use partner_store::trace::TraceRecord;
@@ -273,7 +273,7 @@ mod tests {
     use partner_dialect::{Span, Verb};
     use partner_engine::exec::ActionStatus;
     use partner_policy::Authority;
-    use partner_runtime::Event;
+    use partner_protocol::Event;
 
     #[test]
     fn events_build_turns_with_live_action_status() {

@@ -18,7 +18,7 @@ use super::{Component, Effect, Pane, PromptPurpose, View};
 use crate::keymap::Action;
 use crate::model::{ActionState, Model, TurnEntry, first_line};
 use partner_core::clock::format_time;
-use partner_runtime::provider::PromptKind;
+use partner_protocol::PromptKind;
 
 /// The turns pane's state.
 #[derive(Debug, Clone, Default)]

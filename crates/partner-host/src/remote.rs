@@ -1,5 +1,5 @@
-//! [`RemoteRuntime`]: a daemon's runtime reached over its socket, for a
-//! console attached to it. Events arrive in order, each once (a snapshot
+//! [`RemoteHost`]: a daemon reached over its socket, for a console
+//! attached to it. Events arrive in order, each once (a snapshot
 //! after a reconnection passes on only what came after the last event
 //! seen); replies find their request by id; when the daemon goes away the
 //! console is told, keeps its screen, and the link connects again every
@@ -16,12 +16,10 @@ use tokio::net::UnixStream;
 use tokio::net::unix::{OwnedReadHalf, OwnedWriteHalf};
 use tokio::sync::{broadcast, oneshot};
 
-use super::link::{Pending, RuntimeLink};
-use partner_policy::Decision;
+use partner_protocol::host::Pending;
 use partner_protocol::{
-    DecisionSpec, Op, Request, ServerMsg, Status, VERSION, line, parse, read_line,
+    Answer, Connection, Event, Host, Op, Request, ServerMsg, VERSION, line, parse, read_line,
 };
-use partner_runtime::{AgentStatus, Event};
 
 /// The subscription: answered with a snapshot, then the events.
 const SUBSCRIBE: Request = Request {
@@ -34,8 +32,8 @@ const REPLY_TIMEOUT: Duration = Duration::from_secs(30);
 
 type Replies = Arc<Mutex<HashMap<u64, oneshot::Sender<(bool, String, Option<serde_json::Value>)>>>>;
 
-/// A daemon's runtime, over its socket.
-pub struct RemoteRuntime {
+/// A daemon, over its socket.
+pub struct RemoteHost {
     socket: PathBuf,
     writer: Arc<tokio::sync::Mutex<Option<OwnedWriteHalf>>>,
     replies: Replies,
@@ -48,7 +46,7 @@ pub struct RemoteRuntime {
     /// receivers to come).
     subscribed: std::sync::atomic::AtomicBool,
     /// Whether the daemon answers now.
-    connection: Arc<Mutex<super::link::Connection>>,
+    connection: Arc<Mutex<Connection>>,
 }
 
 /// Connects and says hello (and subscribes, when `subscribe`): the two
@@ -103,12 +101,12 @@ async fn read_message(reader: &mut BufReader<OwnedReadHalf>) -> Result<Option<Se
     }
 }
 
-impl RemoteRuntime {
+impl RemoteHost {
     /// Attaches to the daemon listening on `socket`.
     pub async fn connect(socket: &Path) -> Result<Arc<Self>, String> {
         let (read, write, pid) = open(socket, false).await?;
         let (events, _) = broadcast::channel(4096);
-        let runtime = Arc::new(RemoteRuntime {
+        let runtime = Arc::new(RemoteHost {
             socket: socket.to_path_buf(),
             writer: Arc::new(tokio::sync::Mutex::new(Some(write))),
             replies: Arc::new(Mutex::new(HashMap::new())),
@@ -116,7 +114,7 @@ impl RemoteRuntime {
             events,
             pid: Arc::new(AtomicU64::new(u64::from(pid))),
             subscribed: std::sync::atomic::AtomicBool::new(false),
-            connection: Arc::new(Mutex::new(super::link::Connection::Attached)),
+            connection: Arc::new(Mutex::new(Connection::Attached)),
         });
         tokio::spawn(follow(
             Arc::downgrade(&runtime),
@@ -133,7 +131,7 @@ impl RemoteRuntime {
         Ok(runtime)
     }
 
-    async fn request(&self, op: Op) -> Result<(String, Option<serde_json::Value>), String> {
+    async fn request(&self, op: Op) -> Result<Answer, String> {
         let id = self.next_id.fetch_add(1, Ordering::SeqCst);
         let (tx, rx) = oneshot::channel();
         self.replies
@@ -150,23 +148,11 @@ impl RemoteRuntime {
             }
         }
         match tokio::time::timeout(REPLY_TIMEOUT, rx).await {
-            Ok(Ok((true, message, data))) => Ok((message, data)),
+            Ok(Ok((true, message, data))) => Ok(Answer { message, data }),
             Ok(Ok((false, message, _))) => Err(message),
             Ok(Err(_)) => Err("the daemon went away before answering".into()),
             Err(_) => Err("the daemon did not answer in time".into()),
         }
-    }
-
-    fn fire(self: &Arc<Self>, op: Op) {
-        let me = Arc::clone(self);
-        tokio::spawn(async move {
-            if let Err(message) = me.request(op).await {
-                let _ = me.events.send(Event::Error {
-                    agent: None,
-                    message,
-                });
-            }
-        });
     }
 }
 
@@ -177,12 +163,12 @@ struct Wires {
     writer: Arc<tokio::sync::Mutex<Option<OwnedWriteHalf>>>,
     pid: Arc<AtomicU64>,
     socket: PathBuf,
-    connection: Arc<Mutex<super::link::Connection>>,
+    connection: Arc<Mutex<Connection>>,
 }
 
 /// Reads the daemon's messages for as long as the console keeps the link:
 /// events on, replies to their requests; connects again when it goes away.
-async fn follow(link: std::sync::Weak<RemoteRuntime>, mut read: OwnedReadHalf, wires: Wires) {
+async fn follow(link: std::sync::Weak<RemoteHost>, mut read: OwnedReadHalf, wires: Wires) {
     let Wires {
         events,
         replies,
@@ -191,7 +177,7 @@ async fn follow(link: std::sync::Weak<RemoteRuntime>, mut read: OwnedReadHalf, w
         socket,
         connection,
     } = wires;
-    let set = |state: super::link::Connection| {
+    let set = |state: Connection| {
         *connection.lock().unwrap_or_else(|e| e.into_inner()) = state;
     };
     let mut last_seq = 0u64;
@@ -254,7 +240,7 @@ async fn follow(link: std::sync::Weak<RemoteRuntime>, mut read: OwnedReadHalf, w
             }
         }
         *writer.lock().await = None;
-        set(super::link::Connection::Gone {
+        set(Connection::Gone {
             since: partner_core::clock::system_clock().now_ms(),
         });
         replies.lock().unwrap_or_else(|e| e.into_inner()).clear();
@@ -274,7 +260,7 @@ async fn follow(link: std::sync::Weak<RemoteRuntime>, mut read: OwnedReadHalf, w
                     last_seq = 0;
                 }
                 *writer.lock().await = Some(w);
-                set(super::link::Connection::Attached);
+                set(Connection::Attached);
                 read = r;
                 let _ = events.send(Event::Error {
                     agent: None,
@@ -339,7 +325,7 @@ async fn fetch(socket: &Path, seq: u64) -> Result<Event, String> {
     pieces.event()
 }
 
-impl RuntimeLink for Arc<RemoteRuntime> {
+impl Host for RemoteHost {
     fn events(&self) -> broadcast::Receiver<Event> {
         let receiver = self.events.subscribe();
         if !self.subscribed.swap(true, Ordering::SeqCst) {
@@ -353,92 +339,11 @@ impl RuntimeLink for Arc<RemoteRuntime> {
         receiver
     }
 
-    fn status(&self) -> Pending<'_, Vec<AgentStatus>> {
-        Box::pin(async move {
-            let Ok((_, Some(data))) = self.request(Op::Status).await else {
-                return Vec::new();
-            };
-            let Ok(status) = serde_json::from_value::<Status>(data) else {
-                return Vec::new();
-            };
-            status
-                .agents
-                .into_iter()
-                .map(|a| AgentStatus {
-                    name: a.name,
-                    state: a.state,
-                    next_pulse: a.next_pulse_secs.map(Duration::from_secs),
-                    waiting: a.waiting,
-                })
-                .collect()
-        })
+    fn call(&self, op: Op) -> Pending<'_, Result<Answer, String>> {
+        Box::pin(self.request(op))
     }
 
-    fn decide(&self, id: String, decision: Decision) -> Pending<'_, Result<(), String>> {
-        Box::pin(async move {
-            self.request(Op::Decide {
-                request: id,
-                decision: DecisionSpec::of(&decision),
-            })
-            .await
-            .map(|_| ())
-        })
-    }
-
-    fn approve_edited(&self, id: String, text: String) -> Pending<'_, Result<String, String>> {
-        Box::pin(async move {
-            self.request(Op::Decide {
-                request: id,
-                decision: DecisionSpec::Edited { text },
-            })
-            .await
-            .map(|(message, _)| message)
-        })
-    }
-
-    fn run_action(&self, agent: String, text: String) -> Pending<'_, String> {
-        Box::pin(async move {
-            match self.request(Op::Run { agent, text }).await {
-                Ok((message, _)) => message.replace('\n', "; "),
-                Err(e) => e,
-            }
-        })
-    }
-
-    fn send_message(&self, agent: &str, text: &str) {
-        self.fire(Op::Message {
-            agent: agent.into(),
-            text: text.into(),
-        });
-    }
-
-    fn set_pulse(&self, agent: &str, every: Duration) {
-        self.fire(Op::SetPulse {
-            agent: agent.into(),
-            seconds: partner_core::clock::Span::saturating(every),
-        });
-    }
-
-    fn pulse_now(&self, agent: &str) {
-        self.fire(Op::Pulse {
-            agent: agent.into(),
-        });
-    }
-
-    fn halt(&self, agent: &str, reason: &str) {
-        self.fire(Op::Halt {
-            agent: agent.into(),
-            reason: reason.into(),
-        });
-    }
-
-    fn resume(&self, agent: &str) {
-        self.fire(Op::Resume {
-            agent: agent.into(),
-        });
-    }
-
-    fn connection(&self) -> super::link::Connection {
+    fn connection(&self) -> Connection {
         *self.connection.lock().unwrap_or_else(|e| e.into_inner())
     }
 }

@@ -1,0 +1,44 @@
+//! [`InProcess`]: the constellation in the console's own process, served
+//! as a [`Host`] by the same operations a daemon serves over its socket.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use tokio::sync::broadcast;
+
+use super::{Hub, Served};
+use partner_protocol::host::Pending;
+use partner_protocol::{Answer, Connection, Event, Host, Op};
+use partner_runtime::{ConstellationConfig, RuntimeHandle};
+
+/// A runtime in this process, answering the protocol's operations.
+#[derive(Clone)]
+pub struct InProcess {
+    served: Arc<Served>,
+}
+
+impl InProcess {
+    /// The host of the constellation `config` describes, running behind
+    /// `handle` over the database `db`.
+    pub fn new(handle: RuntimeHandle, config: &ConstellationConfig, db: &Path) -> Self {
+        // Nothing here numbers events for clients to fetch again: the
+        // console subscribes to the runtime itself.
+        InProcess {
+            served: Arc::new(Served::new(handle, config, db, None, Hub::new())),
+        }
+    }
+}
+
+impl Host for InProcess {
+    fn events(&self) -> broadcast::Receiver<Event> {
+        self.served.handle.subscribe()
+    }
+
+    fn call(&self, op: Op) -> Pending<'_, Result<Answer, String>> {
+        Box::pin(super::ops::answer(&self.served, op))
+    }
+
+    fn connection(&self) -> Connection {
+        Connection::Embedded
+    }
+}

@@ -1,0 +1,321 @@
+//! One code path for every console: the console's backend sends the
+//! protocol's operations to a `Host` — the constellation in its own
+//! process (`InProcess`) or a daemon over its socket (`RemoteHost`) — and
+//! both answer with the same words. A fake host shows what the console
+//! sends, with no runtime behind it.
+
+use crate::support;
+
+use std::path::Path;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use partner::exec::{ExecConfig, Executor};
+use partner::permission::{Decision, Policy};
+use partner::protocol::host::Pending;
+use partner::protocol::{Answer, Connection, DecisionSpec, Event, Host, Op as HostOp};
+use partner::tui::backend::{Backend, LocalBackend, Op, Reply};
+use tokio::sync::{broadcast, mpsc};
+
+/// What a console sees when it decides the waiting request, halts an
+/// agent that does not exist and runs a line as one that does.
+#[derive(Debug, PartialEq)]
+struct Seen {
+    decided: Result<String, String>,
+    halted_nobody: String,
+    ran: String,
+    archived: bool,
+}
+
+/// Waits for the next reply `pick` keeps.
+async fn reply<T>(
+    replies: &mut mpsc::UnboundedReceiver<Reply>,
+    mut pick: impl FnMut(Reply) -> Option<T>,
+) -> T {
+    tokio::time::timeout(Duration::from_secs(30), async {
+        loop {
+            let r = replies.recv().await.expect("the backend answers");
+            if let Some(kept) = pick(r) {
+                return kept;
+            }
+        }
+    })
+    .await
+    .expect("an answer within 30 s")
+}
+
+/// Drives a console's backend over `host` through a decision and two
+/// commands to the runtime.
+async fn drive(host: Arc<dyn Host>, executor: Arc<Executor>) -> Seen {
+    let (tx, mut replies) = mpsc::unbounded_channel();
+    let backend = LocalBackend::new(host, executor.clone(), tx);
+    let _events = backend.events();
+    // The agent's first pulse asks; the request waits for the partner.
+    let started = std::time::Instant::now();
+    let id = loop {
+        backend.send(Op::LoadPending);
+        let waiting = reply(&mut replies, |r| match r {
+            Reply::Pending(list, _) => Some(list),
+            _ => None,
+        })
+        .await;
+        if let Some(first) = waiting.first() {
+            break first.id.clone();
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(30),
+            "no request came"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    backend.send(Op::Decide {
+        id: id.clone(),
+        decision: Decision::ApproveOnce,
+    });
+    let decided = reply(&mut replies, |r| match r {
+        Reply::Decided { id: got, outcome } if got == id => Some(outcome),
+        _ => None,
+    })
+    .await;
+    backend.send(Op::Control {
+        agents: vec!["nobody".into()],
+        control: partner::tui::command::AgentControl::Halt,
+    });
+    let halted_nobody = reply(&mut replies, |r| match r {
+        Reply::Failed(why) => Some(why),
+        _ => None,
+    })
+    .await;
+    backend.send(Op::RunAction {
+        agent: "ada".into(),
+        text: "/recall insert \"from the partner\"".into(),
+    });
+    let ran = reply(&mut replies, |r| match r {
+        Reply::Notice(n) if n.starts_with("as ada") => Some(n),
+        _ => None,
+    })
+    .await;
+    // The approved action ran: the archival entry it inserts is there.
+    let started = std::time::Instant::now();
+    let archived = loop {
+        let found = executor
+            .search_memory(&partner::memory::SearchQuery::new("friday", None))
+            .map(|f| !f.hits.is_empty())
+            .unwrap_or(false);
+        if found || started.elapsed() > Duration::from_secs(30) {
+            break found;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    Seen {
+        decided: decided.map(|words| words.replace(&id, "ID")),
+        halted_nobody,
+        ran,
+        archived,
+    }
+}
+
+fn open(db: &Path) -> Arc<Executor> {
+    Arc::new(Executor::open(db, Policy::default(), ExecConfig::default()).unwrap())
+}
+
+#[test]
+fn an_embedded_and_an_attached_console_run_the_same_operations_with_the_same_answers() {
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    // Embedded: the runtime in this process, served by `InProcess`.
+    let here = tempfile::tempdir().unwrap();
+    crate::daemon::constellation(here.path());
+    let embedded = runtime.block_on(async {
+        let config =
+            partner::agent::ConstellationConfig::load(&here.path().join("partner.toml")).unwrap();
+        let db = here.path().join("c.db");
+        let executor = partner::commands::open_constellation(&config, &db).unwrap();
+        let (handle, _task) = partner::agent::start(
+            &config,
+            executor,
+            Arc::new(partner::clock::TokioClock::now()),
+        );
+        let host = Arc::new(partner::daemon::InProcess::new(
+            handle.clone(),
+            &config,
+            &db,
+        ));
+        assert_eq!(host.connection(), Connection::Embedded);
+        let seen = drive(host, Arc::clone(handle.executor())).await;
+        handle.shutdown();
+        seen
+    });
+    // Attached: a daemon in another process, over its socket.
+    let there = tempfile::tempdir().unwrap();
+    crate::daemon::constellation(there.path());
+    let daemon = support::daemon::serve(there.path());
+    let attached = runtime.block_on(async {
+        let host = partner::daemon::remote::RemoteHost::connect(&daemon.socket)
+            .await
+            .unwrap();
+        assert_eq!(host.connection(), Connection::Attached);
+        drive(host, open(&there.path().join("c.db"))).await
+    });
+    assert!(embedded.decided.is_ok(), "{embedded:?}");
+    assert!(embedded.archived, "the approved action ran: {embedded:?}");
+    assert!(
+        embedded.halted_nobody.contains("there is no agent nobody"),
+        "{embedded:?}"
+    );
+    assert!(embedded.ran.contains("recall"), "{embedded:?}");
+    assert_eq!(embedded, attached);
+}
+
+/// A host that answers every operation with `answer` and keeps what it
+/// was sent.
+struct FakeHost {
+    sent: Mutex<Vec<HostOp>>,
+    answer: Result<String, String>,
+    events: broadcast::Sender<Event>,
+}
+
+impl Host for FakeHost {
+    fn events(&self) -> broadcast::Receiver<Event> {
+        self.events.subscribe()
+    }
+
+    fn call(&self, op: HostOp) -> Pending<'_, Result<Answer, String>> {
+        self.sent.lock().unwrap().push(op);
+        let answer = self.answer.clone().map(|message| Answer {
+            message,
+            data: None,
+        });
+        Box::pin(async move { answer })
+    }
+
+    fn connection(&self) -> Connection {
+        Connection::Attached
+    }
+}
+
+fn fake(answer: Result<String, String>) -> Arc<FakeHost> {
+    Arc::new(FakeHost {
+        sent: Mutex::new(Vec::new()),
+        answer,
+        events: broadcast::channel(8).0,
+    })
+}
+
+#[tokio::test]
+async fn the_console_sends_the_protocols_operations_and_says_what_the_host_answered() {
+    let dir = tempfile::tempdir().unwrap();
+    let executor = open(&dir.path().join("c.db"));
+    let host = fake(Ok("approve once: r7".into()));
+    let (tx, mut replies) = mpsc::unbounded_channel();
+    let backend = LocalBackend::new(host.clone(), executor.clone(), tx);
+    assert_eq!(backend.connection(), Connection::Attached);
+    backend.send(Op::Decide {
+        id: "r7".into(),
+        decision: Decision::ApproveFor(Duration::from_secs(600)),
+    });
+    let outcome = reply(&mut replies, |r| match r {
+        Reply::Decided { id, outcome } if id == "r7" => Some(outcome),
+        _ => None,
+    })
+    .await;
+    assert_eq!(outcome, Ok("approve once: r7".into()));
+    backend.send(Op::ApproveEdited {
+        id: "r8".into(),
+        text: "/recall x".into(),
+    });
+    reply(&mut replies, |r| {
+        matches!(r, Reply::Decided { .. }).then_some(())
+    })
+    .await;
+    backend.send(Op::SendMessage {
+        agent: "ada".into(),
+        text: "hello".into(),
+    });
+    backend.send(Op::Control {
+        agents: vec!["ada".into(), "bo".into()],
+        control: partner::tui::command::AgentControl::SetPulse(Duration::from_secs(90)),
+    });
+    let started = std::time::Instant::now();
+    while host.sent.lock().unwrap().len() < 5 {
+        assert!(started.elapsed() < Duration::from_secs(10));
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    let mut sent = host.sent.lock().unwrap().clone();
+    // The two pulse settings go out concurrently: compare them as a set.
+    sent[3..].sort_by_key(|op| format!("{op:?}"));
+    let ninety = partner::clock::Span::from_secs(90).unwrap();
+    assert_eq!(
+        sent,
+        vec![
+            HostOp::Decide {
+                request: "r7".into(),
+                decision: DecisionSpec::For {
+                    seconds: partner::clock::Span::from_secs(600).unwrap()
+                },
+            },
+            HostOp::Decide {
+                request: "r8".into(),
+                decision: DecisionSpec::Edited {
+                    text: "/recall x".into()
+                },
+            },
+            HostOp::Message {
+                agent: "ada".into(),
+                text: "hello".into()
+            },
+            HostOp::SetPulse {
+                agent: "ada".into(),
+                seconds: ninety
+            },
+            HostOp::SetPulse {
+                agent: "bo".into(),
+                seconds: ninety
+            },
+        ]
+    );
+}
+
+#[tokio::test]
+async fn what_the_host_refuses_reaches_the_partner_instead_of_vanishing() {
+    let dir = tempfile::tempdir().unwrap();
+    let executor = open(&dir.path().join("c.db"));
+    let host = fake(Err("the daemon is not reachable now".into()));
+    let (tx, mut replies) = mpsc::unbounded_channel();
+    let backend = LocalBackend::new(host, executor, tx);
+    backend.send(Op::Decide {
+        id: "r1".into(),
+        decision: Decision::Deny(None),
+    });
+    let outcome = reply(&mut replies, |r| match r {
+        Reply::Decided { outcome, .. } => Some(outcome),
+        _ => None,
+    })
+    .await;
+    assert_eq!(outcome, Err("the daemon is not reachable now".into()));
+    // A message and a halt nobody received are said to have failed.
+    backend.send(Op::SendMessage {
+        agent: "ada".into(),
+        text: "hi".into(),
+    });
+    backend.send(Op::Control {
+        agents: vec!["ada".into()],
+        control: partner::tui::command::AgentControl::Halt,
+    });
+    for _ in 0..2 {
+        let why = reply(&mut replies, |r| match r {
+            Reply::Failed(why) => Some(why),
+            _ => None,
+        })
+        .await;
+        assert_eq!(why, "the daemon is not reachable now");
+    }
+    // The status: none is shown rather than an empty constellation.
+    backend.send(Op::Status);
+    let said = reply(&mut replies, |r| match r {
+        Reply::Agents(rows) => Some(format!("{} agents", rows.len())),
+        Reply::Failed(why) => Some(why),
+        _ => None,
+    })
+    .await;
+    assert_eq!(said, "could not read the agents' state");
+}
