@@ -227,8 +227,12 @@ fn fixing_a_proposed_action_offers_to_learn_the_words() {
     );
     let sent = app.on_key(KeyEvent::new(KeyCode::Char('s'), KeyModifiers::CONTROL));
     assert!(
-        sent.iter()
-            .any(|c| matches!(c, Command::Op(Op::ApproveEdited { id, .. }) if id == "r1")),
+        sent.iter().any(
+            |c| matches!(c, Command::Op(Op::Runtime(partner::protocol::Op::Decide {
+                request,
+                decision: partner::protocol::DecisionSpec::Edited { .. },
+            })) if request == "r1")
+        ),
         "{sent:?}"
     );
     app.on_reply(Reply::Decided {

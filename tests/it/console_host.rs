@@ -68,28 +68,27 @@ async fn drive(host: Arc<dyn Host>, executor: Arc<Executor>) -> Seen {
         );
         tokio::time::sleep(Duration::from_millis(50)).await;
     };
-    backend.send(Op::Decide {
-        id: id.clone(),
-        decision: Decision::ApproveOnce,
-    });
+    backend.send(Op::Runtime(HostOp::Decide {
+        request: id.clone(),
+        decision: DecisionSpec::of(&Decision::ApproveOnce),
+    }));
     let decided = reply(&mut replies, |r| match r {
         Reply::Decided { id: got, outcome } if got == id => Some(outcome),
         _ => None,
     })
     .await;
-    backend.send(Op::Control {
-        agents: vec!["nobody".into()],
-        control: partner::tui::command::AgentControl::Halt,
-    });
+    backend.send(Op::Runtime(
+        partner::tui::command::AgentControl::Halt.op("nobody".into()),
+    ));
     let halted_nobody = reply(&mut replies, |r| match r {
         Reply::Failed(why) => Some(why),
         _ => None,
     })
     .await;
-    backend.send(Op::RunAction {
+    backend.send(Op::Runtime(HostOp::Run {
         agent: "ada".into(),
         text: "/recall insert \"from the partner\"".into(),
-    });
+    }));
     let ran = reply(&mut replies, |r| match r {
         Reply::Notice(n) if n.starts_with("as ada") => Some(n),
         _ => None,
@@ -209,32 +208,34 @@ async fn the_console_sends_the_protocols_operations_and_says_what_the_host_answe
     let (tx, mut replies) = mpsc::unbounded_channel();
     let backend = LocalBackend::new(host.clone(), executor.clone(), tx);
     assert_eq!(backend.connection(), Connection::Attached);
-    backend.send(Op::Decide {
-        id: "r7".into(),
-        decision: Decision::ApproveFor(Duration::from_secs(600)),
-    });
+    backend.send(Op::Runtime(HostOp::Decide {
+        request: "r7".into(),
+        decision: DecisionSpec::of(&Decision::ApproveFor(Duration::from_secs(600))),
+    }));
     let outcome = reply(&mut replies, |r| match r {
         Reply::Decided { id, outcome } if id == "r7" => Some(outcome),
         _ => None,
     })
     .await;
     assert_eq!(outcome, Ok("approve once: r7".into()));
-    backend.send(Op::ApproveEdited {
-        id: "r8".into(),
-        text: "/recall x".into(),
-    });
+    backend.send(Op::Runtime(HostOp::Decide {
+        request: "r8".into(),
+        decision: DecisionSpec::Edited {
+            text: "/recall x".into(),
+        },
+    }));
     reply(&mut replies, |r| {
         matches!(r, Reply::Decided { .. }).then_some(())
     })
     .await;
-    backend.send(Op::SendMessage {
+    backend.send(Op::Runtime(HostOp::Message {
         agent: "ada".into(),
         text: "hello".into(),
-    });
-    backend.send(Op::Control {
-        agents: vec!["ada".into(), "bo".into()],
-        control: partner::tui::command::AgentControl::SetPulse(Duration::from_secs(90)),
-    });
+    }));
+    for agent in ["ada", "bo"] {
+        let every = partner::tui::command::AgentControl::SetPulse(Duration::from_secs(90));
+        backend.send(Op::Runtime(every.op(agent.into())));
+    }
     let started = std::time::Instant::now();
     while host.sent.lock().unwrap().len() < 5 {
         assert!(started.elapsed() < Duration::from_secs(10));
@@ -282,10 +283,10 @@ async fn what_the_host_refuses_reaches_the_partner_instead_of_vanishing() {
     let host = fake(Err("the daemon is not reachable now".into()));
     let (tx, mut replies) = mpsc::unbounded_channel();
     let backend = LocalBackend::new(host, executor, tx);
-    backend.send(Op::Decide {
-        id: "r1".into(),
-        decision: Decision::Deny(None),
-    });
+    backend.send(Op::Runtime(HostOp::Decide {
+        request: "r1".into(),
+        decision: DecisionSpec::of(&Decision::Deny(None)),
+    }));
     let outcome = reply(&mut replies, |r| match r {
         Reply::Decided { outcome, .. } => Some(outcome),
         _ => None,
@@ -293,14 +294,13 @@ async fn what_the_host_refuses_reaches_the_partner_instead_of_vanishing() {
     .await;
     assert_eq!(outcome, Err("the daemon is not reachable now".into()));
     // A message and a halt nobody received are said to have failed.
-    backend.send(Op::SendMessage {
+    backend.send(Op::Runtime(HostOp::Message {
         agent: "ada".into(),
         text: "hi".into(),
-    });
-    backend.send(Op::Control {
-        agents: vec!["ada".into()],
-        control: partner::tui::command::AgentControl::Halt,
-    });
+    }));
+    backend.send(Op::Runtime(
+        partner::tui::command::AgentControl::Halt.op("ada".into()),
+    ));
     for _ in 0..2 {
         let why = reply(&mut replies, |r| match r {
             Reply::Failed(why) => Some(why),

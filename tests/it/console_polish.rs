@@ -417,7 +417,7 @@ fn plain_words_at_the_command_line_are_offered_as_an_action() {
     assert!(
         commands.iter().any(|c| matches!(
             c,
-            Command::Op(partner::tui::backend::Op::RunAction { text, .. })
+            Command::Op(partner::tui::backend::Op::Runtime(partner::protocol::Op::Run { text, .. }))
                 if text == "/recall insert \"the launch moved to Monday\""
         )),
         "{commands:?}"

@@ -198,8 +198,8 @@ fn command_line_and_quit_confirmation() {
     assert!(
         matches!(
             commands.as_slice(),
-            [Command::Op(Op::Control { agents, control: partner::tui::command::AgentControl::SetPulse(every) })]
-                if agents == &["anchor".to_string()] && every.as_secs() == 30 * 60
+            [Command::Op(Op::Runtime(partner::protocol::Op::SetPulse { agent, seconds }))]
+                if agent == "anchor" && seconds.as_secs() == 30 * 60
         ),
         "{commands:?}"
     );

@@ -245,7 +245,10 @@ async fn control_agent(served: &Served, op: Op) -> Result<String, String> {
             .set_pulse(&agent, seconds.get())
             .committed()
             .await
-            .map(|()| format!("{agent} pulses every {}s", seconds.as_secs())),
+            .map(|()| match seconds.as_secs() {
+                0 => format!("{agent}: pulse off"),
+                n => format!("{agent} pulses every {n}s"),
+            }),
         Op::Halt { agent, reason } => handle
             .halt(&agent, &reason)
             .committed()

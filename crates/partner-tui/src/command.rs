@@ -75,6 +75,25 @@ pub enum AgentControl {
     Resume,
 }
 
+impl AgentControl {
+    /// The protocol's operation that does this to `agent`.
+    pub fn op(self, agent: String) -> partner_protocol::Op {
+        use partner_protocol::Op;
+        match self {
+            AgentControl::PulseNow => Op::Pulse { agent },
+            AgentControl::SetPulse(every) => Op::SetPulse {
+                agent,
+                seconds: partner_core::clock::Span::saturating(every),
+            },
+            AgentControl::Halt => Op::Halt {
+                agent,
+                reason: "halted by the partner".into(),
+            },
+            AgentControl::Resume => Op::Resume { agent },
+        }
+    }
+}
+
 /// The commands, for the error shown on anything else.
 const COMMANDS: &str = "pulse AGENT [EVERY], halt [AGENT], resume [AGENT], msg AGENT TEXT, \
      rules, learned, log, output, lisp EXPR, !COMMAND, open trace FILE, replay, close, filter verb|outcome|clear, step N, help, quit, or a /dialect action";

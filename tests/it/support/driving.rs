@@ -55,7 +55,9 @@ pub fn decisions(commands: &[Command]) -> Vec<(String, Decision)> {
     commands
         .iter()
         .filter_map(|c| match c {
-            Command::Op(Op::Decide { id, decision }) => Some((id.clone(), decision.clone())),
+            Command::Op(Op::Runtime(partner::protocol::Op::Decide { request, decision })) => {
+                Some((request.clone(), decision.decision()?))
+            }
             _ => None,
         })
         .collect()

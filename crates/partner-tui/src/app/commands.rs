@@ -120,8 +120,11 @@ impl App {
                 Vec::new()
             }
             PromptPurpose::Message(agent) if !text.is_empty() => {
-                self.say(format!("sent to {agent}"));
-                vec![Command::Op(Op::SendMessage { agent, text })]
+                self.say(format!("sending to {agent}…"));
+                vec![Command::Op(Op::Runtime(partner_protocol::Op::Message {
+                    agent,
+                    text,
+                }))]
             }
             PromptPurpose::Message(_) => Vec::new(),
         }
@@ -197,24 +200,31 @@ impl App {
                 None => self.warn("no replay is open: :open trace FILE"),
             },
             ConsoleCommand::Control { agents, control } => {
+                // Said as asked: the host's answer says when it is done.
                 let who = agents.join(", ");
                 self.say(match control {
-                    crate::command::AgentControl::PulseNow => format!("pulsed {who}"),
+                    crate::command::AgentControl::PulseNow => format!("pulsing {who}…"),
                     crate::command::AgentControl::SetPulse(every) if every.is_zero() => {
-                        format!("{who}: pulse off")
+                        format!("turning {who}'s pulse off…")
                     }
                     crate::command::AgentControl::SetPulse(every) => format!(
-                        "{who} now pulses every {}",
+                        "setting {who} to pulse every {}…",
                         crate::panes::human_duration(every.as_millis() as i64)
                     ),
-                    crate::command::AgentControl::Halt => format!("halted {who}"),
-                    crate::command::AgentControl::Resume => format!("resumed {who}"),
+                    crate::command::AgentControl::Halt => format!("halting {who}…"),
+                    crate::command::AgentControl::Resume => format!("resuming {who}…"),
                 });
-                return vec![Command::Op(Op::Control { agents, control })];
+                return agents
+                    .into_iter()
+                    .map(|agent| Command::Op(Op::Runtime(control.op(agent))))
+                    .collect();
             }
             ConsoleCommand::Message { agent, text } => {
-                self.say(format!("sent to {agent}"));
-                return vec![Command::Op(Op::SendMessage { agent, text })];
+                self.say(format!("sending to {agent}…"));
+                return vec![Command::Op(Op::Runtime(partner_protocol::Op::Message {
+                    agent,
+                    text,
+                }))];
             }
             ConsoleCommand::Lisp(text) => match self.acting_agent() {
                 Some(agent) => {
@@ -228,7 +238,10 @@ impl App {
             ConsoleCommand::Action(text) => match self.acting_agent() {
                 Some(agent) => {
                     self.say(format!("running as {agent}…"));
-                    return vec![Command::Op(Op::RunAction { agent, text })];
+                    return vec![Command::Op(Op::Runtime(partner_protocol::Op::Run {
+                        agent,
+                        text,
+                    }))];
                 }
                 None => self.warn("no agent to act for: pick one with F or in the memory pane"),
             },

@@ -149,10 +149,10 @@ impl App {
     pub fn flush_held(&mut self) -> Vec<Command> {
         match self.held.take() {
             Some(held) => {
-                let op = Op::Decide {
-                    id: held.id.clone(),
-                    decision: held.decision.clone(),
-                };
+                let op = Op::Runtime(partner_protocol::Op::Decide {
+                    request: held.id.clone(),
+                    decision: partner_protocol::DecisionSpec::of(&held.decision),
+                });
                 self.last_sent = Some(held);
                 vec![Command::Op(op)]
             }

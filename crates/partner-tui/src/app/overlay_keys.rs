@@ -274,10 +274,10 @@ impl App {
                             .model
                             .proposed_words(id)
                             .map(|words| (id.clone(), words, value.trim().to_string()));
-                        Op::ApproveEdited {
-                            id: id.clone(),
-                            text: value,
-                        }
+                        Op::Runtime(partner_protocol::Op::Decide {
+                            request: id.clone(),
+                            decision: partner_protocol::DecisionSpec::Edited { text: value },
+                        })
                     }
                 };
                 self.overlay = Overlay::Editor(editor);

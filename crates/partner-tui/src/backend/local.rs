@@ -14,12 +14,11 @@ use super::{Backend, Op, OpenedTrace, Reply, SaveOutcome};
 use crate::model::MAX_TRACE;
 use partner_core::clock::Clock;
 use partner_engine::exec::{ExecError, Executor};
-use partner_protocol::{Connection, DecisionSpec, Event, Host, Op as HostOp};
+use partner_protocol::{Connection, Event, Host, Op as HostOp};
 use partner_store::memory::{MemoryError, blocks};
 
 /// Older trace records read in one page.
 const OLDER_PAGE: usize = 1_000;
-use crate::command::AgentControl;
 use crate::model::AgentRow;
 use partner_policy::{PendingRequest, pending};
 use partner_store::trace::BlockSpec;
@@ -139,6 +138,7 @@ impl Backend for LocalBackend {
     fn send(&self, op: Op) {
         match op {
             Op::Status => self.status(),
+            Op::Runtime(op) => self.runtime(op),
             Op::LoadPending => self.blocking(load_pending),
             Op::LoadTrace { after } => self.blocking(move |ex| load_trace(ex, after)),
             Op::LoadOlderTrace { filter, before } => {
@@ -157,7 +157,6 @@ impl Backend for LocalBackend {
                 let replies = self.replies.clone();
                 self.blocking(move |ex| revoke_rule(ex, id, &replies));
             }
-            Op::Decide { id, decision } => self.decide(id, decision),
             Op::Lisp { agent, text } => self.blocking(move |ex| lisp(ex, &agent, &text)),
             Op::LoadLearned => self.blocking(load_learned),
             Op::Forget { id } => {
@@ -165,7 +164,6 @@ impl Backend for LocalBackend {
                 self.blocking(move |ex| forget(ex, id, &replies));
             }
             Op::Learn { words, action } => self.blocking(move |ex| learn(ex, &words, &action)),
-            Op::ApproveEdited { id, text } => self.approve_edited(id, text),
             Op::SaveBlock {
                 agent,
                 label,
@@ -183,9 +181,6 @@ impl Backend for LocalBackend {
                 let replies = self.replies.clone();
                 self.blocking(move |ex| undo_block(ex, agent, label, &replies));
             }
-            Op::SendMessage { agent, text } => self.send_message(agent, text),
-            Op::Control { agents, control } => self.control(&agents, control),
-            Op::RunAction { agent, text } => self.run_action(agent, text),
             Op::PlanCommand { text } => {
                 self.blocking(move |ex| Reply::CommandPlan(ex.plan_command(&text)))
             }
@@ -211,21 +206,6 @@ impl LocalBackend {
         let replies = self.replies.clone();
         tokio::spawn(async move {
             let _ = replies.send(work.await);
-        });
-    }
-
-    /// Carries out `op` on the host; a failure goes to the notifications.
-    fn call_host(&self, op: HostOp, done: impl FnOnce(String) -> Option<Reply> + Send + 'static) {
-        let host = Arc::clone(&self.host);
-        let replies = self.replies.clone();
-        tokio::spawn(async move {
-            let reply = match host.call(op).await {
-                Ok(answer) => done(answer.message),
-                Err(why) => Some(Reply::Failed(why)),
-            };
-            if let Some(reply) = reply {
-                let _ = replies.send(reply);
-            }
         });
     }
 
@@ -258,64 +238,46 @@ impl LocalBackend {
         });
     }
 
-    /// Decides a request as the partner.
-    fn decide(&self, id: String, decision: partner_policy::Decision) {
-        self.decide_as(id, DecisionSpec::of(&decision));
-    }
-
-    /// Approves a request with the partner's edit of its action.
-    fn approve_edited(&self, id: String, text: String) {
-        self.decide_as(id, DecisionSpec::Edited { text });
-    }
-
-    /// Sends a decision to the host; the console hears how it went.
-    fn decide_as(&self, id: String, decision: DecisionSpec) {
+    /// Sends what the runtime does to the host; the console hears how it
+    /// went: a decision's outcome, what a line run as an agent did, and
+    /// what the host said of the rest (or why it was not done).
+    fn runtime(&self, op: HostOp) {
         let host = Arc::clone(&self.host);
+        let answered = Answered::of(&op);
         self.spawn(async move {
-            let outcome = host
-                .call(HostOp::Decide {
-                    request: id.clone(),
-                    decision,
-                })
-                .await
-                .map(|answer| answer.message);
-            Reply::Decided { id, outcome }
+            let outcome = host.call(op).await.map(|answer| answer.message);
+            answered.reply(outcome)
         });
     }
+}
 
-    /// Runs an action as `agent`, from the partner.
-    fn run_action(&self, agent: String, text: String) {
-        let who = agent.clone();
-        self.call_host(HostOp::Run { agent, text }, move |summary| {
-            Some(Reply::Notice(format!(
-                "as {who}: {}",
-                summary.replace('\n', "; ")
-            )))
-        });
+/// What reply an operation on the runtime is answered with.
+enum Answered {
+    /// A decision of this request.
+    Decision(String),
+    /// A line run as this agent.
+    Run(String),
+    /// Anything else: the host's words.
+    Words,
+}
+
+impl Answered {
+    fn of(op: &HostOp) -> Self {
+        match op {
+            HostOp::Decide { request, .. } => Answered::Decision(request.clone()),
+            HostOp::Run { agent, .. } => Answered::Run(agent.clone()),
+            _ => Answered::Words,
+        }
     }
 
-    /// The partner's message to an agent.
-    fn send_message(&self, agent: String, text: String) {
-        self.call_host(HostOp::Message { agent, text }, |_| None);
-    }
-
-    /// Pulses, re-times, halts or resumes each of `agents`.
-    fn control(&self, agents: &[String], control: AgentControl) {
-        for agent in agents {
-            let agent = agent.clone();
-            let op = match control {
-                AgentControl::PulseNow => HostOp::Pulse { agent },
-                AgentControl::SetPulse(every) => HostOp::SetPulse {
-                    agent,
-                    seconds: partner_core::clock::Span::saturating(every),
-                },
-                AgentControl::Halt => HostOp::Halt {
-                    agent,
-                    reason: "halted by the partner".into(),
-                },
-                AgentControl::Resume => HostOp::Resume { agent },
-            };
-            self.call_host(op, |_| None);
+    fn reply(self, outcome: Result<String, String>) -> Reply {
+        match (self, outcome) {
+            (Answered::Decision(id), outcome) => Reply::Decided { id, outcome },
+            (Answered::Run(agent), Ok(summary)) => {
+                Reply::Notice(format!("as {agent}: {}", summary.replace('\n', "; ")))
+            }
+            (_, Ok(words)) => Reply::Notice(words),
+            (_, Err(why)) => Reply::Failed(why),
         }
     }
 }

@@ -15,11 +15,10 @@ use tokio::sync::broadcast;
 
 pub use local::LocalBackend;
 
-use super::command::AgentControl;
 use super::model::AgentRow;
 use partner_engine::embed::IndexStatus;
 use partner_engine::exec::replay::Divergence;
-use partner_policy::{Decision, PendingRequest, StandingRule};
+use partner_policy::{PendingRequest, StandingRule};
 use partner_protocol::{Connection, Event};
 use partner_store::memory::vectors::HybridHit;
 use partner_store::memory::{Block, BlockVersion};
@@ -31,6 +30,10 @@ use partner_store::trace::{TraceInput, TraceRecord};
 pub enum Op {
     /// Every agent's state now (changes then arrive as events).
     Status,
+    /// What the runtime does — a decision, a message, a pulse, a halt or
+    /// resume, a line run as an agent — as the protocol's operation, sent
+    /// to the host (in this process or a daemon's) as it is.
+    Runtime(partner_protocol::Op),
     /// The waiting requests, with the memory diff each would make.
     LoadPending,
     /// Trace records after `seq` (the newest `MAX_TRACE` of them).
@@ -66,13 +69,6 @@ pub enum Op {
     LoadIndex,
     /// The standing rules in force.
     LoadRules,
-    /// Decide a request as the partner.
-    Decide {
-        /// Request id.
-        id: String,
-        /// The decision.
-        decision: Decision,
-    },
     /// Read the learned phrasings.
     LoadLearned,
     /// Evaluate Pattern Lisp against an agent's state (nothing written).
@@ -93,13 +89,6 @@ pub enum Op {
         words: String,
         /// The action.
         action: String,
-    },
-    /// Approve an edited action in place of a request's.
-    ApproveEdited {
-        /// Request id.
-        id: String,
-        /// The edited action.
-        text: String,
     },
     /// Write a block as the partner, if it is still at `base_version`.
     SaveBlock {
@@ -123,27 +112,6 @@ pub enum Op {
     RevokeRule {
         /// Its id.
         id: i64,
-    },
-    /// A message from the partner to an agent.
-    SendMessage {
-        /// Agent.
-        agent: String,
-        /// Text.
-        text: String,
-    },
-    /// Pulse, halt or resume agents.
-    Control {
-        /// The agents.
-        agents: Vec<String>,
-        /// What to do.
-        control: AgentControl,
-    },
-    /// Run a dialect action as an agent.
-    RunAction {
-        /// The agent it runs as.
-        agent: String,
-        /// The action.
-        text: String,
     },
     /// Judge the partner's own command (or request in words): what would
     /// run, its risk and how. Nothing runs.
