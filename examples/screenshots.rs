@@ -243,14 +243,14 @@ async fn main() {
         a.model
             .pending
             .iter()
-            .any(|r| a.model.previews.contains_key(&r.id))
+            .any(|r| a.model.previews.diffs.contains_key(&r.id))
     })
     .await;
     if let Some(r) = app
         .model
         .pending
         .iter()
-        .find(|r| app.model.previews.contains_key(&r.id))
+        .find(|r| app.model.previews.diffs.contains_key(&r.id))
     {
         let id = r.id.clone();
         app.queue.select(&id);

@@ -260,7 +260,7 @@ fn unsandboxed_shell(executor: &crate::exec::Executor, id: &str) -> Result<Optio
     let Some(r) = pending::get(&executor.store().conn(), id)? else {
         return Ok(None);
     };
-    if r.verb != "shell" {
+    if executor.request_command(&r).is_none() {
         return Ok(None);
     }
     Ok(match crate::gate::sandbox::support() {

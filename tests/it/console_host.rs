@@ -319,3 +319,33 @@ async fn what_the_host_refuses_reaches_the_partner_instead_of_vanishing() {
     .await;
     assert_eq!(said, "could not read the agents' state");
 }
+
+#[test]
+fn the_console_flags_what_the_verbs_handler_flags_whatever_the_verb_is_called() {
+    use partner::dialect::Verb;
+    use partner::protocol::ActionStatus;
+    let executed = |verb: Verb, flagged: bool| Event::ActionExecuted {
+        agent: "ada".into(),
+        action_id: None,
+        verb,
+        op: None,
+        canonical: "/unsure \"sarcasm?\"".into(),
+        status: ActionStatus::Executed,
+        result: "done".into(),
+        trace_id: None,
+        system_error: false,
+        flagged,
+    };
+    let flags = |model: &partner::tui::model::Model| {
+        model
+            .notifications
+            .iter()
+            .filter(|n| n.kind == partner::tui::model::NoticeKind::Flag)
+            .count()
+    };
+    let mut model = partner::tui::model::Model::default();
+    model.apply(&executed(Verb::Uncertain, false), 0);
+    assert_eq!(flags(&model), 0, "a verb's name is not its meaning");
+    model.apply(&executed(Verb::Custom("doubt".into()), true), 0);
+    assert_eq!(flags(&model), 1);
+}

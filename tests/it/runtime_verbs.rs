@@ -256,6 +256,10 @@ fn messages_go_to_the_outbox_and_tell_reaches_the_agent() {
     );
     let flagged = r.ok("ada", "/uncertain \"sarcasm or not?\"");
     assert_eq!(flagged.text, "flagged for the partner");
+    // The handler says a run is a flag for review; nothing else is one.
+    assert!(flagged.flagged);
+    assert!(!unknown.flagged);
+    assert!(!r.ok("ada", "/recall insert \"a fact\"").flagged);
 }
 
 #[test]

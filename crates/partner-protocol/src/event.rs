@@ -114,6 +114,10 @@ pub enum Event {
         /// True when it failed because of partner, not the agent.
         #[serde(default, skip_serializing_if = "std::ops::Not::not")]
         system_error: bool,
+        /// True when it ran and its verb flags it for the partner's
+        /// review (`/uncertain`): the console notifies.
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        flagged: bool,
     },
     /// A memory block changed.
     MemoryChanged {

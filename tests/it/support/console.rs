@@ -197,6 +197,7 @@ pub fn executed(agent: &str, canonical: &str, result: &str) -> Event {
         result: result.into(),
         trace_id: None,
         system_error: false,
+        flagged: false,
     }
 }
 
@@ -281,6 +282,7 @@ pub fn scene(theme: &str) -> App {
                     result: "agent:anchor said no: not during launch week".into(),
                     trace_id: None,
                     system_error: false,
+                    flagged: false,
                 },
             ),
             (
@@ -335,7 +337,7 @@ pub fn scene(theme: &str) -> App {
     ];
     // As when the queue is read: the oldest request is selected.
     app.queue.refreshed(&app.model);
-    app.model.previews.insert(
+    app.model.previews.diffs.insert(
         "r2".into(),
         "--- checklist@2\n+++ checklist@3\n@@ -1,2 +1,3 @@\n docs\n binaries\n+verify the notes\n"
             .into(),

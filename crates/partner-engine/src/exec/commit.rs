@@ -523,6 +523,11 @@ impl Executor {
         report.path = check.path.clone();
         report.needs_continuation =
             effect.needs_continuation && record.outcome == TraceOutcome::Executed;
+        report.flagged = record.outcome == TraceOutcome::Executed
+            && self
+                .registry()
+                .handler(&info.verb)
+                .is_some_and(|h| h.flags_for_review());
         report
     }
 }

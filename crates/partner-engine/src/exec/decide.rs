@@ -10,7 +10,6 @@ use super::executor::{ExecError, Executor};
 use super::handlers::Effect;
 use super::registry::Cancel;
 use super::report::{ActionInfo, ActionReport, ActionStatus};
-use partner_dialect::Verb;
 use partner_policy::pending::{self};
 use partner_policy::{
     Authority, Check, Decision, DecisionKind, PendingRequest, RequestStatus, Verdict,
@@ -292,7 +291,7 @@ impl Executor {
                 parsed.actions.len()
             )));
         };
-        if !action.chain.is_empty() || action.verb == Verb::Batch {
+        if !action.chain.is_empty() || self.registry().holds_actions(action) {
             return Err(ExecError::Refused(
                 "write one action, not a chain or a batch".into(),
             ));

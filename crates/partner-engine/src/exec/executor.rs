@@ -8,6 +8,7 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
+use partner_dialect::ParsedAction;
 use rusqlite::Connection;
 
 use super::config::ExecConfig;
@@ -264,6 +265,24 @@ impl Executor {
             }
         }
         DialectParser::with_shared_table(self.registry.shared_table()).with_blocks(registry)
+    }
+
+    /// A waiting request's action, parsed again from its canonical form
+    /// as its agent's parser reads it.
+    pub fn request_action(&self, request: &partner_policy::PendingRequest) -> Option<ParsedAction> {
+        self.parser_for(&request.agent)
+            .parse(&request.canonical)
+            .actions
+            .into_iter()
+            .next()
+    }
+
+    /// The command line a waiting request would run, when its verb runs
+    /// one (its handler says).
+    pub fn request_command(&self, request: &partner_policy::PendingRequest) -> Option<String> {
+        let action = self.request_action(request)?;
+        let handler = self.registry.handler(&action.verb)?;
+        handler.command(&action).map(str::to_string)
     }
 }
 

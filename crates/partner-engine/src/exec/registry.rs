@@ -224,6 +224,18 @@ pub trait VerbHandler: Send + Sync {
         Vec::new()
     }
 
+    /// The command line the action would run on this machine, when it
+    /// runs one (`/shell`): the queue judges and sandboxes it.
+    fn command<'a>(&self, _action: &'a ParsedAction) -> Option<&'a str> {
+        None
+    }
+
+    /// True when a run of the verb is a flag the partner should see in
+    /// the notifications (`/uncertain`).
+    fn flags_for_review(&self) -> bool {
+        false
+    }
+
     /// Whether agents are taught the verb, given the table (`/tool` only
     /// when there are tools).
     fn taught(&self, _table: &VerbTable) -> bool {
@@ -305,6 +317,13 @@ impl Registry {
     /// The handler of `verb`.
     pub fn handler(&self, verb: &Verb) -> Option<&dyn VerbHandler> {
         self.handlers.get(verb.name()).map(|h| h.as_ref())
+    }
+
+    /// True when `action` is not run itself but runs the actions it holds
+    /// (its handler's stage is [`Stage::Structure`]: a `/batch`).
+    pub fn holds_actions(&self, action: &ParsedAction) -> bool {
+        self.handler(&action.verb)
+            .is_some_and(|h| h.stage(action) == Stage::Structure)
     }
 
     /// The verbs an agent may use (all but the authority verbs unless it

@@ -81,6 +81,9 @@ pub struct ActionReport {
     /// agent (the partner should see it).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub system_error: bool,
+    /// True when it ran and its verb flags it for the partner's review.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub flagged: bool,
 }
 
 impl ActionReport {
@@ -107,6 +110,7 @@ impl ActionReport {
             needs_continuation: false,
             children: Vec::new(),
             system_error: false,
+            flagged: false,
         }
     }
 

@@ -12,7 +12,7 @@ use super::handlers::Effect;
 use super::report::{ActionInfo, ActionReport, ActionStatus, TurnReport};
 use partner_core::clock::Millis;
 use partner_core::isolate;
-use partner_dialect::{ParsedAction, Verb};
+use partner_dialect::ParsedAction;
 use partner_policy::pending::{self, NewRequest};
 use partner_policy::{Check, CheckInput, Verdict};
 use partner_store::memory::blocks;
@@ -223,7 +223,7 @@ impl Executor {
         action: &ParsedAction,
         turn: &str,
     ) -> Result<ActionReport, ExecError> {
-        if action.verb == Verb::Batch {
+        if self.registry().holds_actions(action) {
             return Ok(self.run_batch(ctx, action, turn));
         }
         let origin = Origin::of(turn, action);

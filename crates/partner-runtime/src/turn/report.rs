@@ -28,6 +28,7 @@ pub fn emit_report(env: &TurnEnv, report: &ActionReport, requests: &mut Vec<Pend
                 result: report.text.clone(),
                 trace_id: report.trace_id.clone(),
                 system_error: report.system_error,
+                flagged: report.flagged,
             });
             if report.system_error {
                 env.emit(Event::Error {

@@ -10,7 +10,6 @@ use crate::panes::{EditTarget, Pane, ReplayPane};
 use partner_policy::{PendingRequest, StandingRule};
 use partner_store::memory::vectors::HybridHit;
 use partner_store::memory::{Block, BlockVersion};
-use std::collections::HashMap;
 
 impl App {
     /// Applies a backend reply; what it asks for next.
@@ -110,7 +109,7 @@ impl App {
     /// The queue as it is now: newcomers are announced when the selection
     /// stays on another request, and a held decision whose request was
     /// decided elsewhere is dropped, saying so.
-    fn on_pending(&mut self, pending: Vec<PendingRequest>, previews: HashMap<String, String>) {
+    fn on_pending(&mut self, pending: Vec<PendingRequest>, previews: crate::backend::Previews) {
         let arrived: Vec<String> = pending
             .iter()
             .filter(|r| !self.model.pending.iter().any(|old| old.id == r.id))

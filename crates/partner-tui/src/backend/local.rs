@@ -5,7 +5,6 @@
 //! reads and the partner's edits through the executor on the blocking
 //! pool. Nothing here runs on the console's task.
 
-use std::collections::HashMap;
 use std::sync::Arc;
 
 use tokio::sync::{broadcast, mpsc};
@@ -60,12 +59,7 @@ impl LocalBackend {
 /// The memory change a request would make, as a diff (memory writes only):
 /// the verb registry says which block it writes and what it would leave.
 fn preview(executor: &Executor, request: &PendingRequest) -> Option<String> {
-    let action = executor
-        .parser_for(&request.agent)
-        .parse(&request.canonical)
-        .actions
-        .into_iter()
-        .next()?;
+    let action = executor.request_action(request)?;
     let handler = executor.registry().handler(&action.verb)?;
     let write = handler.traits(&action).writes_block?;
     let block = blocks::get(&executor.store().read(), &request.agent, &write.label).ok()??;
@@ -82,10 +76,16 @@ fn preview(executor: &Executor, request: &PendingRequest) -> Option<String> {
 fn load_pending(executor: &Executor) -> Reply {
     match executor.pending() {
         Ok(pending) => {
-            let previews: HashMap<String, String> = pending
-                .iter()
-                .filter_map(|r| preview(executor, r).map(|d| (r.id.clone(), d)))
-                .collect();
+            let previews = super::Previews {
+                diffs: pending
+                    .iter()
+                    .filter_map(|r| preview(executor, r).map(|d| (r.id.clone(), d)))
+                    .collect(),
+                commands: pending
+                    .iter()
+                    .filter_map(|r| executor.request_command(r).map(|c| (r.id.clone(), c)))
+                    .collect(),
+            };
             Reply::Pending(pending, previews)
         }
         Err(e) => Reply::Failed(format!("could not read the queue: {e}")),

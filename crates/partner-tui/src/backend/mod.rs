@@ -141,6 +141,16 @@ pub enum Op {
     },
 }
 
+/// What the console shows with each waiting request, read through the
+/// verb registry, by request id.
+#[derive(Debug, Clone, Default)]
+pub struct Previews {
+    /// The memory change a request would make, as a diff.
+    pub diffs: HashMap<String, String>,
+    /// The command line a request would run on this machine.
+    pub commands: HashMap<String, String>,
+}
+
 /// How a save went.
 #[derive(Debug, Clone)]
 pub enum SaveOutcome {
@@ -166,8 +176,9 @@ pub struct OpenedTrace {
 pub enum Reply {
     /// Every agent's state.
     Agents(Vec<AgentRow>),
-    /// The waiting requests and the diffs of those that write memory.
-    Pending(Vec<PendingRequest>, HashMap<String, String>),
+    /// The waiting requests, the diffs of those that write memory and
+    /// the command lines of those that run one.
+    Pending(Vec<PendingRequest>, Previews),
     /// Trace records, the last seq read, and whether older new ones were
     /// left out (what is held starts anew).
     Trace(Vec<TraceRecord>, u64, bool),

@@ -200,12 +200,12 @@ impl Model {
         let Event::ActionExecuted {
             agent,
             action_id,
-            verb,
             canonical,
             status,
             result,
             system_error,
             trace_id,
+            flagged,
             ..
         } = event
         else {
@@ -217,7 +217,7 @@ impl Model {
         } else if *status == ActionStatus::TimedOut {
             let text = format!("{canonical}: {result}");
             self.notify(now, Some(agent), NoticeKind::Timeout, text);
-        } else if *verb == partner_dialect::Verb::Uncertain && *status == ActionStatus::Executed {
+        } else if *flagged && *status == ActionStatus::Executed {
             self.notify(now, Some(agent), NoticeKind::Flag, canonical.clone());
         }
         if let Some(a) = self.action_mut(action_id.as_ref()) {

@@ -65,8 +65,9 @@ pub struct Model {
     pub trace_older: Option<OlderTrace>,
     /// Requests that arrived for the partner since the last bell.
     pub new_for_partner: usize,
-    /// The memory change each waiting request would make, by request id.
-    pub previews: HashMap<String, String>,
+    /// The memory change each waiting request would make and the command
+    /// each would run, by request id.
+    pub previews: crate::backend::Previews,
     /// Errors, flags, halts and timeouts, oldest first.
     pub notifications: VecDeque<Notification>,
     /// Notifications the partner has not looked at.
@@ -355,6 +356,7 @@ mod tests {
                 result: "queued".into(),
                 trace_id: None,
                 system_error: false,
+                flagged: false,
             },
             0,
         );

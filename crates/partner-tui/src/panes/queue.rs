@@ -163,11 +163,12 @@ impl QueuePane {
                 "no request is selected: move to one first (nothing was decided)".into(),
             )];
         };
-        if let Some(why) = super::shell::refusal(r, &decision) {
+        let command = model.previews.commands.get(&r.id).map(String::as_str);
+        if let Some(why) = super::shell::refusal(r, command, &decision) {
             return vec![Effect::Notice(why)];
         }
         let id = r.id.clone();
-        if let Some(question) = super::shell::unsandboxed_question(r, &decision) {
+        if let Some(question) = super::shell::unsandboxed_question(r, command, &decision) {
             return vec![Effect::Confirm {
                 question,
                 id,
@@ -348,7 +349,8 @@ impl Component for QueuePane {
         let label = |text: &str| Span::styled(format!("{text:<9}"), theme.style("ui.dim"));
         // A shell command shows itself, its risk and its context first,
         // in place of the action line and the reason that sums them up.
-        let shell = super::shell::detail(theme, r);
+        let command = view.model.previews.commands.get(&r.id).map(String::as_str);
+        let shell = super::shell::detail(theme, r, command);
         let mut lines = if shell.is_empty() {
             vec![
                 Line::from(vec![
@@ -418,7 +420,7 @@ impl Component for QueuePane {
                 Span::styled(said, theme.style("ui.text")),
             ]));
         }
-        if let Some(diff) = view.model.previews.get(&r.id) {
+        if let Some(diff) = view.model.previews.diffs.get(&r.id) {
             lines.push(Line::from(Span::styled(
                 "would change memory:",
                 theme.style("ui.dim"),

@@ -1,4 +1,5 @@
-//! How the queue shows a shell command waiting for the partner: the
+//! How the queue shows a command waiting for the partner (a request whose
+//! handler says it runs one, as `/shell` does): the
 //! command highlighted, its risk and the reasons, what it was proposed
 //! for and what the system said; and which decisions it cannot take (a
 //! blocked command is never approved; a shell command is approved one at
@@ -12,13 +13,6 @@ use crate::theme::Theme;
 use partner_gate::sandbox::{self, Support};
 use partner_gate::{Assessment, Risk, Scene, assess_in};
 use partner_policy::{Decision, PendingRequest};
-
-/// The command a shell request would run.
-fn command(r: &PendingRequest) -> Option<&str> {
-    (r.verb == "shell")
-        .then(|| r.action.get("content").and_then(|c| c.as_str()))
-        .flatten()
-}
 
 /// Where the request would run: the working directory its handler
 /// recorded, with this process's home.
@@ -60,8 +54,12 @@ fn sandbox_of(r: &PendingRequest, command: &str) -> Result<String, String> {
 
 /// The question asked once more before a shell request is approved
 /// where it cannot be sandboxed.
-pub(super) fn unsandboxed_question(r: &PendingRequest, decision: &Decision) -> Option<String> {
-    let command = command(r)?;
+pub(super) fn unsandboxed_question(
+    r: &PendingRequest,
+    command: Option<&str>,
+    decision: &Decision,
+) -> Option<String> {
+    let command = command?;
     if *decision != Decision::ApproveOnce {
         return None;
     }
@@ -74,8 +72,12 @@ pub(super) fn unsandboxed_question(r: &PendingRequest, decision: &Decision) -> O
 }
 
 /// Why the console will not send `decision` for `r`, when it will not.
-pub(super) fn refusal(r: &PendingRequest, decision: &Decision) -> Option<String> {
-    let command = command(r)?;
+pub(super) fn refusal(
+    r: &PendingRequest,
+    command: Option<&str>,
+    decision: &Decision,
+) -> Option<String> {
+    let command = command?;
     let approving = matches!(
         decision,
         Decision::ApproveOnce | Decision::ApproveAlways | Decision::ApproveFor(_)
@@ -96,8 +98,12 @@ pub(super) fn refusal(r: &PendingRequest, decision: &Decision) -> Option<String>
 }
 
 /// The lines describing a shell request (none for other requests).
-pub(super) fn detail(theme: &Theme, r: &PendingRequest) -> Vec<Line<'static>> {
-    let Some(command) = command(r) else {
+pub(super) fn detail(
+    theme: &Theme,
+    r: &PendingRequest,
+    command: Option<&str>,
+) -> Vec<Line<'static>> {
+    let Some(command) = command else {
         return Vec::new();
     };
     let label = |text: &str| Span::styled(format!("{text:<9}"), theme.style("ui.dim"));

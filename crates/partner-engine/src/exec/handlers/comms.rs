@@ -181,6 +181,10 @@ impl VerbHandler for Uncertain {
     fn run(&self, cx: &Cx<'_>, action: &ParsedAction) -> Outcome {
         uncertain(cx.conn()?, cx.ctx, action, cx.now)
     }
+
+    fn flags_for_review(&self) -> bool {
+        true
+    }
 }
 
 pub(super) fn handlers() -> Handlers {

@@ -117,6 +117,10 @@ impl VerbHandler for Shell {
         Ok(())
     }
 
+    fn command<'a>(&self, action: &'a ParsedAction) -> Option<&'a str> {
+        action.content.as_deref()
+    }
+
     fn approvable(&self, action: &ParsedAction) -> Result<(), String> {
         let command = command(action)?;
         let a = assess_in(&command, &scene_of(action));
