@@ -8,6 +8,7 @@ use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use partner::agent::Event;
 use partner::memory::{Block, BlockKind, BlockPermission};
 use partner::permission::Authority;
+use partner::tui::app::overlay::Confirm;
 use partner::tui::app::{Command, Overlay};
 use partner::tui::backend::{Op, Reply, SaveOutcome};
 use partner::tui::panes::Pane;
@@ -239,7 +240,7 @@ fn fixing_a_proposed_action_offers_to_learn_the_words() {
         id: "r1".into(),
         outcome: Ok("approved the edited r1".into()),
     });
-    let Overlay::Confirm { question, .. } = &app.overlay else {
+    let Overlay::Confirm(Confirm { question, .. }) = &app.overlay else {
         panic!("no offer to learn: {:?}", app.overlay);
     };
     assert!(

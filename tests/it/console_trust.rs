@@ -9,6 +9,7 @@ use crate::support;
 use crossterm::event::KeyCode;
 use partner::agent::Event;
 use partner::permission::Decision;
+use partner::tui::app::overlay::Confirm;
 use partner::tui::app::{Command, Overlay};
 use partner::tui::backend::{Op, OpenedTrace, Reply};
 use partner::tui::panes::Pane;
@@ -145,7 +146,7 @@ fn standing_rules_ask_first_and_the_last_decision_can_be_taken_back() {
     let mut app = wide();
     key(&mut app, KeyCode::Char('A'));
     assert!(
-        matches!(&app.overlay, Overlay::Confirm { question, .. } if question.contains("standing rule") && question.contains("sage's /post")),
+        matches!(&app.overlay, Overlay::Confirm(Confirm { question, .. }) if question.contains("standing rule") && question.contains("sage's /post")),
         "{:?}",
         app.overlay
     );
@@ -168,7 +169,7 @@ fn standing_rules_ask_first_and_the_last_decision_can_be_taken_back() {
     typed(&mut app, "never");
     key(&mut app, KeyCode::Enter);
     assert!(
-        matches!(&app.overlay, Overlay::Confirm { question, .. } if question.contains("refused without asking"))
+        matches!(&app.overlay, Overlay::Confirm(Confirm { question, .. }) if question.contains("refused without asking"))
     );
     key(&mut app, KeyCode::Char('y'));
     let sent = decisions(&after_window(&mut app));

@@ -383,6 +383,7 @@ fn the_rules_and_learned_lists_show_each_row_or_say_they_are_empty() {
     use partner::memory::learned::LearnedRule;
     use partner::permission::StandingRule;
     use partner::tui::app::Overlay;
+    use partner::tui::app::overlay::Chooser;
     let mut app = scene("dark");
     let rule = |id: i64, effect: &str, target: Option<&str>| StandingRule {
         id,
@@ -396,10 +397,10 @@ fn the_rules_and_learned_lists_show_each_row_or_say_they_are_empty() {
         created_at: 0,
         expires_at: None,
     };
-    app.overlay = Overlay::Rules {
-        rules: vec![rule(7, "allow", Some("bluesky")), rule(9, "deny", None)],
+    app.overlay = Overlay::Rules(Chooser {
+        items: vec![rule(7, "allow", Some("bluesky")), rule(9, "deny", None)],
         selected: 1,
-    };
+    });
     let text = screen_text(&draw(&mut app, 120, 30)).join("\n");
     assert!(
         text.contains("Standing rules — ↑/↓ select, x revokes"),
@@ -411,18 +412,15 @@ fn the_rules_and_learned_lists_show_each_row_or_say_they_are_empty() {
     );
     assert!(text.contains("#9   deny ada: /post (by partner)"), "{text}");
 
-    app.overlay = Overlay::Rules {
-        rules: Vec::new(),
-        selected: 0,
-    };
+    app.overlay = Overlay::Rules(Chooser::default());
     let text = screen_text(&draw(&mut app, 120, 30)).join("\n");
     assert!(
         text.contains("No standing rules: every request is decided one at a time."),
         "{text}"
     );
 
-    app.overlay = Overlay::Learned {
-        rules: vec![LearnedRule {
+    app.overlay = Overlay::Learned(Chooser {
+        items: vec![LearnedRule {
             id: 3,
             rule: String::new(),
             words: "jot down".into(),
@@ -430,7 +428,7 @@ fn the_rules_and_learned_lists_show_each_row_or_say_they_are_empty() {
             created_at: 0,
         }],
         selected: 0,
-    };
+    });
     let text = screen_text(&draw(&mut app, 120, 30)).join("\n");
     assert!(
         text.contains("Learned phrasings — ↑/↓ select, x forgets"),

@@ -1,7 +1,7 @@
 //! What the prompt's lines do: a deny reason, a search in the focused
 //! pane, a message, or a `:` command parsed and carried out.
 
-use super::overlays::{Confirmed, Overlay};
+use super::overlay::{Confirmed, Overlay};
 use super::{App, Command};
 use crate::backend::Op;
 use crate::command::{ConsoleCommand, OUTCOMES, parse_command};
@@ -49,15 +49,15 @@ impl App {
                         .find(|r| r.id == id)
                         .map(crate::panes::rule_scope)
                         .unwrap_or_default();
-                    self.overlay = Overlay::Confirm {
-                        question: format!(
+                    self.overlay = Overlay::confirm(
+                        format!(
                             "Deny {id} and make a standing rule: from now on {scope} is refused without asking?"
                         ),
-                        on_yes: Confirmed::Decide {
+                        Confirmed::Decide {
                             id,
                             decision: partner_policy::Decision::DenyAlways(reason),
                         },
-                    };
+                    );
                     return Vec::new();
                 }
                 self.apply(vec![Effect::Decide {
@@ -84,10 +84,10 @@ impl App {
                                 self.say(format!(
                                     "Enter runs it, or change it first: read as {action}"
                                 ));
-                                self.overlay = Overlay::Prompt {
+                                self.overlay = Overlay::Prompt(super::overlay::PromptLine {
                                     purpose: PromptPurpose::Command,
                                     prompt: crate::prompt::Prompt::new(&action),
-                                };
+                                });
                             }
                             None => self.warn(message),
                         }
@@ -153,16 +153,13 @@ impl App {
             ConsoleCommand::Quit => return self.act(Action::Quit),
             ConsoleCommand::Rules => return self.open_rules(),
             ConsoleCommand::Learned => {
-                self.overlay = Overlay::Learned {
-                    rules: Vec::new(),
-                    selected: 0,
-                };
+                self.overlay = Overlay::Learned(Default::default());
                 return vec![Command::Op(Op::LoadLearned)];
             }
             ConsoleCommand::Log => return self.act(Action::Notifications),
             ConsoleCommand::Shell(text) => return self.plan_command(text),
             ConsoleCommand::Output => self.show_output(),
-            ConsoleCommand::Help => self.overlay = Overlay::Help { scroll: 0 },
+            ConsoleCommand::Help => self.overlay = Overlay::help(),
             ConsoleCommand::FilterVerb(verb) => {
                 let known = partner_dialect::BUILTIN_VERBS
                     .iter()

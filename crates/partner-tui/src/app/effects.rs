@@ -3,11 +3,11 @@
 //! decisions going out, refreshes, replay playing). The backend's replies
 //! are `replies`.
 
-use super::overlays::{Confirmed, Editor, Overlay};
+use super::overlay::{Confirmed, Editor, Overlay};
 use super::{App, Command, UNDO_WINDOW};
 use crate::backend::Op;
 use crate::panes::{EditTarget, Effect, Held, Pane};
-use crate::prompt::Prompt;
+
 use partner_core::clock::Millis;
 use partner_protocol::Event;
 
@@ -44,12 +44,7 @@ impl App {
                     question,
                     id,
                     decision,
-                } => {
-                    self.overlay = Overlay::Confirm {
-                        question,
-                        on_yes: Confirmed::Decide { id, decision },
-                    }
-                }
+                } => self.overlay = Overlay::confirm(question, Confirmed::Decide { id, decision }),
                 Effect::Edit { target, text } => {
                     let original = match &target {
                         EditTarget::Block { agent, label, .. } => self
@@ -66,12 +61,7 @@ impl App {
                     }
                     self.overlay = Overlay::Editor(Editor::new(target, &text, original));
                 }
-                Effect::Prompt(purpose) => {
-                    self.overlay = Overlay::Prompt {
-                        purpose,
-                        prompt: Prompt::default(),
-                    }
-                }
+                Effect::Prompt(purpose) => self.overlay = Overlay::prompt(purpose),
                 Effect::Notice(text) => self.warn(text),
                 Effect::Focus(pane) => {
                     self.focus = pane;
@@ -91,10 +81,7 @@ impl App {
         match on_yes {
             Confirmed::Decide { id, decision } => self.hold(id, decision),
             Confirmed::RevokeRule(id) => {
-                self.overlay = Overlay::Rules {
-                    rules: Vec::new(),
-                    selected: 0,
-                };
+                self.overlay = Overlay::Rules(Default::default());
                 vec![Command::Op(Op::RevokeRule { id })]
             }
             Confirmed::Quit => {
@@ -107,10 +94,7 @@ impl App {
             }
             Confirmed::RunCommand(command) => self.run_confirmed(command),
             Confirmed::Forget(id) => {
-                self.overlay = Overlay::Learned {
-                    rules: Vec::new(),
-                    selected: 0,
-                };
+                self.overlay = Overlay::Learned(Default::default());
                 vec![Command::Op(Op::Forget { id })]
             }
         }

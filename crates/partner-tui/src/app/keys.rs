@@ -7,7 +7,7 @@
 
 use crossterm::event::{KeyEvent, MouseButton, MouseEvent, MouseEventKind};
 
-use super::overlays::{Confirmed, Overlay};
+use super::overlay::{Confirmed, Overlay};
 use super::{App, Command};
 use crate::backend::Op;
 use crate::keymap::{Action, KeyChord, Lookup};
@@ -54,7 +54,7 @@ impl App {
     /// with none open it is ignored (never read as keys).
     pub fn on_paste(&mut self, text: &str) -> Vec<Command> {
         match &mut self.overlay {
-            Overlay::Prompt { prompt, .. } => prompt.line.insert(text),
+            Overlay::Prompt(line) => line.prompt.line.insert(text),
             Overlay::Editor(editor) => {
                 editor.area.insert_str(text);
             }
@@ -79,25 +79,22 @@ impl App {
             Action::FocusNext => self.cycle_focus(true),
             Action::FocusPrev => self.cycle_focus(false),
             Action::Zoom => self.zoom = !self.zoom,
-            Action::Help => self.overlay = Overlay::Help { scroll: 0 },
+            Action::Help => self.overlay = Overlay::help(),
             Action::CommandLine => self.open_prompt(PromptPurpose::Command),
             Action::ShellPrompt => {
                 // The command line, already on `!`: a shell command or a
                 // request in words, through the parse gate.
-                self.overlay = Overlay::Prompt {
+                self.overlay = Overlay::Prompt(super::overlay::PromptLine {
                     purpose: PromptPurpose::Command,
                     prompt: Prompt::new("!"),
-                };
+                });
             }
             Action::Quit => return self.quit(),
             Action::UndoDecision => self.undo_decision(),
             Action::Rules => return self.open_rules(),
             Action::Notifications => {
                 self.model.unseen = 0;
-                self.overlay = Overlay::Log {
-                    scroll: 0,
-                    open: false,
-                };
+                self.overlay = Overlay::log();
             }
             Action::Message => {
                 let agent = self
@@ -208,13 +205,13 @@ impl App {
 
     pub(super) fn quit(&mut self) -> Vec<Command> {
         if !self.memory.drafts.is_empty() {
-            self.overlay = Overlay::Confirm {
-                question: format!(
+            self.overlay = Overlay::confirm(
+                format!(
                     "{} unsaved draft(s) will be lost. Quit anyway?",
                     self.memory.drafts.len()
                 ),
-                on_yes: Confirmed::Quit,
-            };
+                Confirmed::Quit,
+            );
             return Vec::new();
         }
         let mut commands = self.flush_held();
@@ -223,17 +220,11 @@ impl App {
     }
 
     pub(super) fn open_prompt(&mut self, purpose: PromptPurpose) {
-        self.overlay = Overlay::Prompt {
-            purpose,
-            prompt: Prompt::default(),
-        };
+        self.overlay = Overlay::prompt(purpose);
     }
 
     pub(super) fn open_rules(&mut self) -> Vec<Command> {
-        self.overlay = Overlay::Rules {
-            rules: Vec::new(),
-            selected: 0,
-        };
+        self.overlay = Overlay::Rules(Default::default());
         vec![Command::Op(Op::LoadRules)]
     }
 

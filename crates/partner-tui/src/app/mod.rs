@@ -9,10 +9,7 @@ mod commands;
 mod effects;
 mod keys;
 mod layout;
-mod log;
-mod overlay_keys;
-mod overlay_render;
-mod overlays;
+pub mod overlay;
 mod own_command;
 mod render;
 mod replies;
@@ -20,7 +17,7 @@ mod replies;
 use std::sync::Arc;
 
 pub use layout::Areas;
-pub use overlays::{Confirmed, Editor, Merge, Overlay};
+pub use overlay::{Confirmed, Editor, Merge, Overlay};
 pub use render::render;
 
 use super::backend::Op;

@@ -6,10 +6,10 @@
 
 use tokio::sync::watch;
 
-use super::overlays::{Confirmed, Overlay};
+use super::overlay::{Confirmed, Overlay};
 use super::{App, Command};
 use crate::backend::Op;
-use crate::panes::{OutputKey, OutputView};
+use crate::panes::OutputView;
 use partner_gate::CommandPlan;
 
 impl App {
@@ -24,10 +24,8 @@ impl App {
         match plan.runnable() {
             Ok(command) => {
                 self.notice = None;
-                self.overlay = Overlay::Confirm {
-                    question: plan.question(),
-                    on_yes: Confirmed::RunCommand(command.to_string()),
-                };
+                self.overlay =
+                    Overlay::confirm(plan.question(), Confirmed::RunCommand(command.to_string()));
             }
             Err(why) => self.warn(why),
         }
@@ -68,33 +66,5 @@ impl App {
             Some(view) => self.overlay = Overlay::Output(view.clone()),
             None => self.warn("no command of yours has run yet: !COMMAND runs one"),
         }
-    }
-
-    /// A key in the output view.
-    pub(super) fn output_key(
-        &mut self,
-        mut view: OutputView,
-        code: crossterm::event::KeyCode,
-    ) -> Vec<Command> {
-        match view.key(code) {
-            OutputKey::Stay => self.overlay = Overlay::Output(view),
-            OutputKey::Close => {}
-            OutputKey::Stop => {
-                if let crate::panes::RunState::Running(stop) = &view.state {
-                    let _ = stop.send(true);
-                }
-                self.say(format!("stopping `{}`…", view.command));
-                self.overlay = Overlay::Output(view);
-            }
-            OutputKey::Copy(text) => {
-                let lines = text.lines().count();
-                self.say(format!(
-                    "copied {lines} line(s) to the clipboard (through the terminal, OSC 52)"
-                ));
-                self.overlay = Overlay::Output(view);
-                return vec![Command::Copy(text)];
-            }
-        }
-        Vec::new()
     }
 }

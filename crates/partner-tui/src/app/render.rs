@@ -9,7 +9,7 @@ use unicode_width::UnicodeWidthStr;
 
 use super::App;
 use super::layout::TAB_WIDTH;
-use super::overlay_render::render_overlay;
+use super::overlay::render_overlay;
 use crate::keymap::Action;
 use crate::model::first_line;
 use crate::panes::{Component, Pane, human_duration, pane_block};

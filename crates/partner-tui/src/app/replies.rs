@@ -1,7 +1,7 @@
 //! The backend's replies: each kind of answer applied to the model, the
 //! panes and the overlays, one method each.
 
-use super::overlays::{Confirmed, Editor, Merge, Overlay};
+use super::overlay::{Confirmed, Editor, Merge, Overlay};
 use super::{App, Command};
 use crate::backend::{Op, Reply, SaveOutcome};
 use crate::model::AgentRow;
@@ -33,9 +33,8 @@ impl App {
             Reply::Blocks(agent, list) => return self.on_blocks(agent, list),
             Reply::History(agent, label, list) => self.on_history(agent, label, list),
             Reply::LearnedRules(rules) => {
-                if let Overlay::Learned { selected, .. } = &self.overlay {
-                    let selected = (*selected).min(rules.len().saturating_sub(1));
-                    self.overlay = Overlay::Learned { rules, selected };
+                if let Overlay::Learned(list) = &mut self.overlay {
+                    list.replace(rules);
                 }
             }
             Reply::Learned(outcome) => match outcome {
@@ -193,9 +192,8 @@ impl App {
 
     /// The standing rules, into their list when it is open.
     fn on_rules(&mut self, rules: Vec<StandingRule>) {
-        if let Overlay::Rules { selected, .. } = &self.overlay {
-            let selected = (*selected).min(rules.len().saturating_sub(1));
-            self.overlay = Overlay::Rules { rules, selected };
+        if let Overlay::Rules(list) = &mut self.overlay {
+            list.replace(rules);
         }
     }
 
@@ -219,12 +217,12 @@ impl App {
                 if let Some((offer_id, words, action)) = self.learn_offer.take()
                     && offer_id == id
                 {
-                    self.overlay = Overlay::Confirm {
-                        question: format!(
+                    self.overlay = Overlay::confirm(
+                        format!(
                             "Learn that \"{words}\" means {action}? Agents' words like these will be proposed as it."
                         ),
-                        on_yes: Confirmed::Learn { words, action },
-                    };
+                        Confirmed::Learn { words, action },
+                    );
                 }
             }
             Err(e) => {

@@ -1,151 +1,61 @@
-//! What covers the panes: the help (scrollable, generated from the keymap,
-//! with the `:` commands and what every icon means), the prompt, the
-//! editor, confirmations, the standing rules, the notifications, and the
-//! merge view of a save that met someone else's change.
+//! The help overlay: every key of the keymap (the focused pane's first),
+//! the `:` commands and what every icon means, scrolled.
 
+use crossterm::event::{KeyCode, KeyEvent};
+use ratatui::Frame;
+use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
-use ratatui_textarea::TextArea;
+use ratatui::widgets::{Clear, Paragraph};
 use unicode_width::UnicodeWidthStr;
 
-use super::App;
-use crate::panes::{EditTarget, PromptPurpose};
-use crate::prompt::Prompt;
-use partner_policy::{Decision, StandingRule};
-use partner_store::memory::Block;
+use super::{Layer, Step};
+use crate::app::App;
+use crate::panes::{centered, popup};
 
-/// What a confirmation does on yes.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Confirmed {
-    /// Decide a request.
-    Decide {
-        /// The request.
-        id: String,
-        /// The decision.
-        decision: Decision,
-    },
-    /// Revoke a standing rule.
-    RevokeRule(i64),
-    /// Forget a learned phrasing.
-    Forget(i64),
-    /// Run the partner's own command.
-    RunCommand(String),
-    /// Quit although drafts are unsaved.
-    Quit,
-    /// Learn that these words stand for this action.
-    Learn {
-        /// The words.
-        words: String,
-        /// The action.
-        action: String,
-    },
-}
-
-/// The editor overlay.
-#[derive(Debug, Clone)]
-pub struct Editor {
-    /// What is edited.
-    pub target: EditTarget,
-    /// The text area.
-    pub area: Box<TextArea<'static>>,
-    /// The text it started with.
-    pub original: String,
-    /// Why the last save or approval failed (the editor stays open).
-    pub error: Option<String>,
-    /// A save or approval was sent and its answer is awaited.
-    pub waiting: bool,
-}
-
-impl Editor {
-    /// An editor on `text`.
-    pub fn new(target: EditTarget, text: &str, original: String) -> Self {
-        let lines: Vec<String> = text.split('\n').map(str::to_string).collect();
-        let mut area = TextArea::new(lines);
-        // Long lines wrap at word boundaries on screen (soft: the text
-        // keeps its own lines).
-        area.set_wrap_mode(ratatui_textarea::WrapMode::Word);
-        Editor {
-            target,
-            area: Box::new(area),
-            original,
-            error: None,
-            waiting: false,
-        }
-    }
-
-    /// The text as edited.
-    pub fn text(&self) -> String {
-        self.area.lines().join("\n")
-    }
-}
-
-/// A save that met someone else's change: the partner's text and the
-/// block as it is now.
-#[derive(Debug, Clone)]
-pub struct Merge {
-    /// Agent.
-    pub agent: String,
-    /// Label.
-    pub label: String,
-    /// The partner's edit.
-    pub ours: String,
-    /// The block now.
-    pub theirs: Block,
-}
-
-/// What covers the panes.
+/// The help, scrolled by some lines.
 #[derive(Debug, Clone, Default)]
-pub enum Overlay {
-    /// Nothing.
-    #[default]
-    None,
-    /// The key help.
-    Help {
-        /// Lines scrolled.
-        scroll: usize,
-    },
-    /// A one-line prompt.
-    Prompt {
-        /// What for.
-        purpose: PromptPurpose,
-        /// The line.
-        prompt: Prompt,
-    },
-    /// The editor.
-    Editor(Editor),
-    /// A yes/no question.
-    Confirm {
-        /// The question.
-        question: String,
-        /// What yes does.
-        on_yes: Confirmed,
-    },
-    /// The phrasings the partner taught.
-    Learned {
-        /// The phrasings.
-        rules: Vec<partner_store::memory::learned::LearnedRule>,
-        /// The one selected.
-        selected: usize,
-    },
-    /// The standing rules.
-    Rules {
-        /// The rules in force.
-        rules: Vec<StandingRule>,
-        /// The selected one.
-        selected: usize,
-    },
-    /// The notifications, newest first.
-    Log {
-        /// The selected one (0: the newest).
-        scroll: usize,
-        /// True when the selected one is shown whole, with what to do.
-        open: bool,
-    },
-    /// A save that met someone else's change.
-    Merge(Merge),
-    /// A `:lisp` result.
-    Lisp(crate::panes::LispView),
-    /// The partner's own command's output.
-    Output(crate::panes::OutputView),
+pub struct Help {
+    /// Lines scrolled.
+    pub scroll: usize,
+}
+
+impl Layer for Help {
+    /// It scrolls; Esc, `?` or `q` closes it.
+    fn key(&mut self, key: KeyEvent, app: &mut App) -> Step {
+        let max = help_max_scroll(app, app.size);
+        let scroll = self.scroll.min(max);
+        self.scroll = match key.code {
+            KeyCode::Esc | KeyCode::Char('?' | 'q') => return Step::close(),
+            KeyCode::Down | KeyCode::Char('j') => (scroll + 1).min(max),
+            KeyCode::Up | KeyCode::Char('k') => scroll.saturating_sub(1),
+            KeyCode::PageDown | KeyCode::Char(' ') => (scroll + 10).min(max),
+            KeyCode::End => max,
+            KeyCode::PageUp => scroll.saturating_sub(10),
+            KeyCode::Home => 0,
+            _ => scroll,
+        };
+        Step::stay()
+    }
+
+    fn render(&self, app: &App, frame: &mut Frame, size: Rect) {
+        let theme = &app.theme;
+        let lines = help_lines(app, help_width(size.width));
+        let area = centered(size, 84, size.height.saturating_sub(2));
+        let inner_h = usize::from(area.height.saturating_sub(2));
+        let max = lines.len().saturating_sub(inner_h);
+        let scroll = self.scroll.min(max);
+        let shown: Vec<Line> = lines.into_iter().skip(scroll).take(inner_h).collect();
+        frame.render_widget(Clear, area);
+        let more = if max > 0 {
+            format!(" ↑/↓ scroll {}/{max}", scroll)
+        } else {
+            String::new()
+        };
+        frame.render_widget(
+            Paragraph::new(shown).block(popup(theme, &format!("Help — Esc closes{more}"))),
+            area,
+        );
+    }
 }
 
 /// The `:` commands, for the help.
@@ -202,7 +112,7 @@ const LEGEND: &[(&str, &str)] = &[
 ];
 
 /// The help's width: the popup's inner width on a screen `width` wide.
-pub(super) fn help_width(width: u16) -> usize {
+fn help_width(width: u16) -> usize {
     usize::from(width.min(84).saturating_sub(2))
 }
 
@@ -216,7 +126,7 @@ pub fn help_lines(app: &App, width: usize) -> Vec<Line<'static>> {
     let pane = format!("In the {} pane", app.focus.title());
     let mut here: Vec<(String, String)> = Vec::new();
     let moves = [crate::keymap::Action::Down, crate::keymap::Action::Up];
-    let hinted = super::render::hints(app).into_iter().map(|(a, _)| a);
+    let hinted = crate::app::render::hints(app).into_iter().map(|(a, _)| a);
     for action in moves.into_iter().chain(hinted) {
         for b in app.keymap.bindings().iter().filter(|b| b.action == action) {
             if !here.iter().any(|(k, _)| *k == b.keys_text()) {

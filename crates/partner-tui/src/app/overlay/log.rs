@@ -1,13 +1,71 @@
 //! The notifications overlay (`N`, `:log`): each notification wrapped,
 //! newest first, and one shown whole with what to do about it.
 
+use crossterm::event::{KeyCode, KeyEvent};
+use ratatui::Frame;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
+use ratatui::widgets::{Clear, Paragraph};
 
-use super::App;
-use crate::panes::wrap_words;
+use super::{Layer, Step};
+use crate::app::App;
+use crate::panes::{centered, popup, wrap_words};
 use crate::theme::Theme;
 use partner_core::clock::format_time;
+
+/// The notifications: a list to scroll, or one opened whole.
+#[derive(Debug, Clone, Default)]
+pub struct Log {
+    /// The selected one (0: the newest).
+    pub scroll: usize,
+    /// True when the selected one is shown whole, with what to do.
+    pub open: bool,
+}
+
+impl Layer for Log {
+    fn key(&mut self, key: KeyEvent, app: &mut App) -> Step {
+        let max = app.model.notifications.len().saturating_sub(1);
+        let scroll = self.scroll;
+        let (to, open) = match key.code {
+            KeyCode::Esc | KeyCode::Char('q' | '!') if self.open => (scroll, false),
+            KeyCode::Esc | KeyCode::Char('q' | '!') => return Step::close(),
+            KeyCode::Enter | KeyCode::Right | KeyCode::Char('l') if !self.open => {
+                self.open = !app.model.notifications.is_empty();
+                return Step::stay();
+            }
+            KeyCode::Enter | KeyCode::Left | KeyCode::Char('h') => (scroll, false),
+            KeyCode::Down | KeyCode::Char('j') => (scroll + 1, false),
+            KeyCode::Up | KeyCode::Char('k') => (scroll.saturating_sub(1), false),
+            KeyCode::PageDown => (scroll + 10, false),
+            KeyCode::PageUp => (scroll.saturating_sub(10), false),
+            _ => return Step::stay(),
+        };
+        self.scroll = to.min(max);
+        self.open = open;
+        Step::stay()
+    }
+
+    fn render(&self, app: &App, frame: &mut Frame, size: Rect) {
+        let theme = &app.theme;
+        let area = centered(
+            size,
+            size.width.saturating_sub(4),
+            size.height.saturating_sub(2),
+        );
+        frame.render_widget(Clear, area);
+        let (title, lines) = if self.open {
+            entry(
+                app,
+                theme,
+                self.scroll,
+                usize::from(area.width.saturating_sub(2)),
+            )
+        } else {
+            list(app, theme, self.scroll, area)
+        };
+        frame.render_widget(Paragraph::new(lines).block(popup(theme, &title)), area);
+    }
+}
 
 /// What to do about a notification, when partner knows.
 fn advice(n: &crate::model::Notification) -> Option<&'static str> {
@@ -39,12 +97,7 @@ fn advice(n: &crate::model::Notification) -> Option<&'static str> {
 
 /// The notifications, newest first, each wrapped; the selected one marked
 /// and kept in view.
-pub(super) fn list(
-    app: &App,
-    theme: &Theme,
-    selected: usize,
-    area: Rect,
-) -> (String, Vec<Line<'static>>) {
+fn list(app: &App, theme: &Theme, selected: usize, area: Rect) -> (String, Vec<Line<'static>>) {
     let title = format!(
         "Notifications ({}) · ↑/↓ select · Enter: whole · Esc",
         app.model.notifications.len()
@@ -109,12 +162,7 @@ pub(super) fn list(
 }
 
 /// One notification whole, and what to do about it.
-pub(super) fn entry(
-    app: &App,
-    theme: &Theme,
-    selected: usize,
-    width: usize,
-) -> (String, Vec<Line<'static>>) {
+fn entry(app: &App, theme: &Theme, selected: usize, width: usize) -> (String, Vec<Line<'static>>) {
     let Some(n) = app.model.notifications.iter().rev().nth(selected) else {
         return ("Notification".into(), Vec::new());
     };

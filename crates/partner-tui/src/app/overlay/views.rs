@@ -1,0 +1,52 @@
+//! The views a pane module draws that open as overlays: a `:lisp` result
+//! ([`LispView`]) and the partner's own command's output ([`OutputView`]).
+
+use crossterm::event::KeyEvent;
+use ratatui::Frame;
+use ratatui::layout::Rect;
+
+use super::{Layer, Step};
+use crate::app::{App, Command};
+use crate::panes::{LispView, OutputKey, OutputView, RunState};
+
+impl Layer for LispView {
+    fn key(&mut self, key: KeyEvent, _app: &mut App) -> Step {
+        if LispView::key(self, key.code) {
+            Step::stay()
+        } else {
+            Step::close()
+        }
+    }
+
+    fn render(&self, app: &App, frame: &mut Frame, size: Rect) {
+        LispView::render(self, &app.theme, frame, size);
+    }
+}
+
+impl Layer for OutputView {
+    /// Scrolls; Ctrl-C stops a running command, `y` copies, Esc closes.
+    fn key(&mut self, key: KeyEvent, app: &mut App) -> Step {
+        match OutputView::key(self, key.code) {
+            OutputKey::Stay => Step::stay(),
+            OutputKey::Close => Step::close(),
+            OutputKey::Stop => {
+                if let RunState::Running(stop) = &self.state {
+                    let _ = stop.send(true);
+                }
+                app.say(format!("stopping `{}`…", self.command));
+                Step::stay()
+            }
+            OutputKey::Copy(text) => {
+                let lines = text.lines().count();
+                app.say(format!(
+                    "copied {lines} line(s) to the clipboard (through the terminal, OSC 52)"
+                ));
+                Step::Stay(vec![Command::Copy(text)])
+            }
+        }
+    }
+
+    fn render(&self, app: &App, frame: &mut Frame, size: Rect) {
+        OutputView::render(self, &app.theme, frame, size);
+    }
+}
