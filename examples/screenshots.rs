@@ -15,8 +15,9 @@ use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use std::time::Duration;
 
 use partner::agent::Event;
+use partner::console::LocalBackend;
 use partner::tui::app::{App, Command};
-use partner::tui::backend::{Backend, LocalBackend, Op, Reply};
+use partner::tui::backend::{Backend, Op, Reply};
 use partner::tui::panes::Pane;
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;

@@ -23,5 +23,6 @@ pub use partner_store::{memory, trace};
 pub use partner_tui as tui;
 
 pub mod commands;
+pub mod console;
 pub mod error;
 pub mod eval;

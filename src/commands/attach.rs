@@ -84,7 +84,7 @@ pub fn run_attach(options: &AttachOptions) -> Result<i32> {
             replay: None,
             history: data_dir().ok().map(|d| d.join("console_history")),
         };
-        crate::tui::driver::run(remote, executor, app, settings)
+        crate::console::run(remote, executor, app, settings)
             .await
             .map_err(|e| Error::Runtime(format!("the console failed: {e}")))?;
         Ok(0)

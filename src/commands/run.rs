@@ -334,7 +334,7 @@ pub fn run_run(options: &RunOptions, out: &mut dyn Write, err: &mut dyn Write) -
             };
             let host = Arc::new(crate::daemon::InProcess::new(handle.clone(), &config, &db));
             let executor = Arc::clone(handle.executor());
-            let result = crate::tui::driver::run(host, executor, app, settings).await;
+            let result = crate::console::run(host, executor, app, settings).await;
             handle.shutdown();
             let _ = task.await;
             result.map_err(|e| Error::Runtime(format!("the console failed: {e}")))?;
@@ -496,7 +496,7 @@ pub fn run_replay_console(
             trace.path(),
         ));
         let executor = Arc::clone(handle.executor());
-        let result = crate::tui::driver::run(host, executor, app, settings).await;
+        let result = crate::console::run(host, executor, app, settings).await;
         handle.shutdown();
         let _ = task.await;
         result.map_err(|e| Error::Runtime(format!("the console failed: {e}")))?;

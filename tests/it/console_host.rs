@@ -10,11 +10,12 @@ use std::path::Path;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use partner::console::LocalBackend;
 use partner::exec::{ExecConfig, Executor};
 use partner::permission::{Decision, Policy};
 use partner::protocol::host::Pending;
 use partner::protocol::{Answer, Connection, DecisionSpec, Event, Host, Op as HostOp};
-use partner::tui::backend::{Backend, LocalBackend, Op, Reply};
+use partner::tui::backend::{Backend, Op, Reply};
 use tokio::sync::{broadcast, mpsc};
 
 /// What a console sees when it decides the waiting request, halts an

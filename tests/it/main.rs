@@ -48,6 +48,7 @@ mod grammar_cli;
 mod grammar_conformance;
 mod grammar_numbers;
 mod grammar_props;
+mod house;
 mod lisp_cli;
 mod lisp_codec;
 mod lisp_lang;

@@ -106,6 +106,7 @@ mod link;
 mod markers;
 mod matcher;
 mod parser;
+pub mod proposals;
 mod scan;
 mod span;
 mod turn;

@@ -20,6 +20,7 @@ pub mod client;
 pub mod event;
 pub mod fit;
 pub mod host;
+pub mod report;
 pub mod state;
 
 use serde::{Deserialize, Serialize};

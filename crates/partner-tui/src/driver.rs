@@ -23,7 +23,7 @@ use ratatui::backend::CrosstermBackend;
 use tokio::sync::mpsc;
 
 use super::app::{App, Command};
-use super::backend::{Backend, LocalBackend, Op, Reply};
+use super::backend::{Backend, Op, Reply};
 use super::keymap::Keymap;
 use super::theme::{ColorDepth, Theme};
 use partner_core::clock::Clock;
@@ -162,20 +162,6 @@ impl StopSignals {
         }
         std::future::pending::<()>().await;
     }
-}
-
-/// Runs the console over the constellation `host` serves (in this process
-/// or a daemon's), reading the database through `executor`, until the
-/// partner quits.
-pub async fn run(
-    host: Arc<dyn partner_protocol::Host>,
-    executor: Arc<partner_engine::exec::Executor>,
-    app: App,
-    settings: ConsoleSettings,
-) -> std::io::Result<()> {
-    let (replies_tx, replies) = mpsc::unbounded_channel::<Reply>();
-    let backend = LocalBackend::new(host, executor, replies_tx);
-    run_with(&backend, replies, app, settings).await
 }
 
 /// Runs the console over any backend, its replies arriving on `replies`.

@@ -16,19 +16,7 @@ use partner_store::memory::search::SearchQuery;
 use partner_store::memory::vectors::{self, HybridHit, VectorIndex};
 use partner_store::memory::{MemoryResult, MemoryStore};
 
-/// How far the vectors have caught up with memory, for the status line
-/// and `partner memory reindex`.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
-pub struct IndexStatus {
-    /// The embedder whose vectors count.
-    pub embedder: String,
-    /// Items with a current vector.
-    pub done: usize,
-    /// Items waiting for one.
-    pub waiting: usize,
-    /// Why the last attempt failed (the embedder is down…), if it did.
-    pub problem: Option<String>,
-}
+pub use partner_store::memory::vectors::IndexStatus;
 
 /// What a search found, and what the partner or agent should know about
 /// how (searched by keyword only because the embedder is down).

@@ -11,7 +11,6 @@ use super::context::TurnContext;
 use super::executor::{ExecError, Executor};
 use super::handlers::Effect;
 use super::registry::{ActionError, Cancel, Cx, Stage};
-use super::report::{ActionInfo, ActionReport, ActionStatus};
 use partner_core::clock::Millis;
 use partner_core::isolate;
 use partner_dialect::ParsedAction;
@@ -19,6 +18,7 @@ use partner_policy::pending::{self, NewRule};
 use partner_policy::{
     Authority, Check, Decision, DecisionKind, PendingRequest, RequestStatus, Verdict,
 };
+use partner_protocol::report::{ActionInfo, ActionReport, ActionStatus};
 use partner_store::memory::MemoryError;
 use partner_store::trace::{
     DecisionPath, TraceOp, TraceOutcome, TraceRecord, TraceSource, store as trace_store,

@@ -9,11 +9,11 @@ use super::context::TurnContext;
 use super::executor::{ExecError, Executor};
 use super::handlers::Effect;
 use super::registry::Cancel;
-use super::report::{ActionInfo, ActionReport, ActionStatus};
 use partner_policy::pending::{self};
 use partner_policy::{
     Authority, Check, Decision, DecisionKind, PendingRequest, RequestStatus, Verdict,
 };
+use partner_protocol::report::{ActionInfo, ActionReport, ActionStatus};
 use partner_store::memory::MemoryError;
 use partner_store::trace::{TraceOutcome, TraceSource};
 

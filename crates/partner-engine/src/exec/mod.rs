@@ -15,7 +15,7 @@ mod own_command;
 mod partner;
 pub mod registry;
 pub mod replay;
-mod report;
+
 mod submit;
 pub mod tools;
 pub mod when;
@@ -25,4 +25,4 @@ pub use context::{TurnContext, resolve};
 pub use decide::DecidedRequest;
 pub use executor::{ExecError, Executor, TIMEOUT_SWEEP, open_store};
 pub use own_command::PARTNER;
-pub use report::{ActionInfo, ActionReport, ActionStatus, TurnReport};
+pub use partner_protocol::report::{ActionInfo, ActionReport, ActionStatus, TurnReport};

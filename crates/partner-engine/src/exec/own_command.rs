@@ -10,10 +10,10 @@ use super::context::TurnContext;
 use super::executor::{ExecError, Executor};
 use super::handlers::shell;
 use super::registry::Cancel;
-use super::report::ActionReport;
 use partner_dialect::{ParsedAction, Span, Verb};
 use partner_gate::CommandPlan;
 use partner_policy::{Check, Verdict};
+use partner_protocol::report::ActionReport;
 use partner_store::trace::TraceSource;
 
 /// The name the partner's own commands are recorded under.

@@ -6,28 +6,17 @@
 use std::sync::Arc;
 
 use super::commit::Origin;
-use super::report::ActionStatus;
 use crate::exec::{ExecConfig, ExecError, Executor, TurnContext};
 use partner_core::clock::ManualClock;
 use partner_dialect::{DialectParser, VerbTable};
 use partner_policy::Policy;
 use partner_policy::{Check, Verdict};
+use partner_protocol::report::ActionStatus;
 use partner_store::memory::MemoryStore;
 use partner_store::trace::TraceOp;
 use partner_store::trace::{TraceInput, TraceOutcome, TraceRecord, TraceWarning};
 
-/// Where a replay first differed.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Divergence {
-    /// One-based step number.
-    pub step: usize,
-    /// The record's id.
-    pub id: String,
-    /// The action.
-    pub canonical: String,
-    /// What differed, in words.
-    pub what: String,
-}
+pub use partner_store::trace::Divergence;
 
 /// The result of verifying a trace.
 #[derive(Debug, Clone, PartialEq)]

@@ -11,6 +11,19 @@ pub mod store;
 pub use jsonl::{TraceWarning, read_trace, read_trace_from};
 pub use record::{BlockSpec, DecisionPath, TraceOp, TraceOutcome, TraceRecord, TraceSource};
 
+/// Where a replay of the trace first differed from what it recorded.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Divergence {
+    /// One-based step number.
+    pub step: usize,
+    /// The record's id.
+    pub id: String,
+    /// The action.
+    pub canonical: String,
+    /// What differed, in words.
+    pub what: String,
+}
+
 use std::path::{Path, PathBuf};
 
 /// Records read from a database at a time by [`TraceInput::each`].

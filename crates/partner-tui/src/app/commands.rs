@@ -76,7 +76,7 @@ impl App {
                         // the line, to run with Enter or change first.
                         let proposal = self
                             .proposer
-                            .get_or_init(|| partner_runtime::proposals::Proposer::new(&[]).ok())
+                            .get_or_init(|| partner_dialect::proposals::Proposer::new(&[]).ok())
                             .as_ref()
                             .and_then(|p| p.propose(text.trim_start_matches(':')));
                         match proposal {

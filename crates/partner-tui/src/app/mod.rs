@@ -99,7 +99,7 @@ pub struct App {
     pub verb_words: Vec<String>,
     /// Reads the partner's plain words at `:` as an action (made on first
     /// use).
-    proposer: std::sync::OnceLock<Option<partner_runtime::proposals::Proposer>>,
+    proposer: std::sync::OnceLock<Option<partner_dialect::proposals::Proposer>>,
     /// An edited approval of a proposed action: once it goes through, the
     /// console offers to learn the words (request id, words, action).
     learn_offer: Option<(String, String, String)>,

@@ -1,27 +1,24 @@
 //! What the console asks of the constellation, and what comes back: every
 //! effect the console has — decisions, edits, messages, typed actions,
 //! reads of memory, the queue and the trace — is an [`Op`] sent through a
-//! [`Backend`], answered later by a [`Reply`]. The panes never touch the
-//! executor or the database. [`LocalBackend`] carries ops out: what the
-//! runtime does goes to a `partner_protocol::Host` (in this process or a
-//! daemon's), so an embedded and an attached console run the same code.
-
-mod local;
+//! [`Backend`], answered later by a [`Reply`]. The console never touches
+//! the executor, the runtime or the database: this crate cannot name
+//! them. The `partner` binary's backend carries ops out (what the runtime
+//! does goes to a `partner_protocol::Host`, in this process or a
+//! daemon's, so an embedded and an attached console run the same code).
 
 use std::collections::HashMap;
 use std::path::PathBuf;
 
 use tokio::sync::broadcast;
 
-pub use local::LocalBackend;
-
 use super::model::AgentRow;
-use partner_engine::embed::IndexStatus;
-use partner_engine::exec::replay::Divergence;
 use partner_policy::{PendingRequest, StandingRule};
 use partner_protocol::{Connection, Event};
 use partner_store::memory::vectors::HybridHit;
+use partner_store::memory::vectors::IndexStatus;
 use partner_store::memory::{Block, BlockVersion};
+use partner_store::trace::Divergence;
 use partner_store::trace::query::{OlderPage, TraceFilter};
 use partner_store::trace::{TraceInput, TraceRecord};
 
@@ -124,7 +121,7 @@ pub enum Op {
         /// The command.
         command: String,
         /// Set to stop it.
-        stop: partner_engine::net::Cancel,
+        stop: partner_core::cancel::Cancel,
     },
     /// Open a trace (a database or a JSON-lines file) for replay.
     OpenReplay(TraceInput),

@@ -3,7 +3,7 @@
 
 use super::{ActionEntry, ActionState, Model, NoticeKind, TurnEntry};
 use partner_core::clock::Millis;
-use partner_engine::exec::ActionStatus;
+use partner_protocol::ActionStatus;
 use partner_protocol::PromptKind;
 use partner_protocol::{Event, RunState};
 

@@ -16,11 +16,11 @@ pub use entries::{
 pub use trace::{MAX_OLDER, MAX_TRACE, OlderTrace};
 
 use partner_core::clock::Millis;
-use partner_engine::embed::IndexStatus;
 use partner_policy::PendingRequest;
 use partner_protocol::PromptKind;
 use partner_protocol::RunState;
 use partner_store::memory::vectors::HybridHit;
+use partner_store::memory::vectors::IndexStatus;
 use partner_store::memory::{Block, BlockVersion};
 use partner_store::trace::TraceRecord;
 
@@ -272,8 +272,8 @@ impl Model {
 mod tests {
     use super::*;
     use partner_dialect::{Span, Verb};
-    use partner_engine::exec::ActionStatus;
     use partner_policy::Authority;
+    use partner_protocol::ActionStatus;
     use partner_protocol::Event;
 
     #[test]

@@ -10,14 +10,6 @@ use ratatui::widgets::{Clear, Paragraph};
 
 use super::popup;
 use crate::theme::Theme;
-use partner_engine::exec::Executor;
-use partner_engine::exec::tools::{StateChange, changes, state_of};
-use partner_lisp::show::tree;
-use partner_lisp::{Lisp, Value};
-use partner_store::memory::blocks;
-
-/// Most lines a result shows.
-const MAX_LINES: usize = 5_000;
 
 /// A result to read.
 #[derive(Debug, Clone, Default)]
@@ -33,81 +25,22 @@ pub struct LispView {
 }
 
 impl LispView {
-    /// Evaluates `text` for `agent` (blocking: run it off the console's
-    /// thread): an expression with `state` bound to the agent's state, or
-    /// `tool NAME ARGS`, a dry run of a tool.
-    pub fn evaluate(
-        ex: &Executor,
-        agent: &str,
-        text: &str,
-        now: partner_core::clock::Millis,
-    ) -> Self {
-        let list = match blocks::list(&ex.store().read(), Some(agent)) {
-            Ok(l) => l,
-            Err(e) => {
-                return Self::error(
-                    format!("{agent}: {text}"),
-                    format!("cannot read {agent}'s blocks: {e}"),
-                );
-            }
-        };
-        if let Some(rest) = text.strip_prefix("tool ") {
-            let mut words = rest.trim().splitn(2, char::is_whitespace);
-            let name = words.next().unwrap_or("");
-            let args = words.next().unwrap_or("").trim();
-            let title = format!("tool {name} on {agent}'s state (a dry run: nothing is written)");
-            let tool = match ex.tools().get(name) {
-                Ok(t) => t,
-                Err(e) => return Self::error(title, e),
-            };
-            let state = state_of(agent, args, now, &list);
-            return match tool.run(&state, partner_engine::exec::tools::TOOL_STEPS) {
-                Ok(out) => {
-                    let (wanted, ignored) = changes(&state, &out);
-                    let mut lines: Vec<String> = wanted
-                        .iter()
-                        .map(|c| match c {
-                            StateChange::Write { label, .. } => format!("would patch {label}"),
-                            StateChange::Create { label, .. } => format!("would create {label}"),
-                        })
-                        .collect();
-                    if lines.is_empty() {
-                        lines.push("would change nothing".into());
-                    }
-                    lines.extend(ignored.into_iter().map(|i| format!("ignored: {i}")));
-                    lines.push(String::new());
-                    match Value::pattern(out) {
-                        Ok(v) => lines.extend(tree(&v, MAX_LINES)),
-                        Err(e) => lines.push(format!("error: {e}")),
-                    }
-                    LispView {
-                        title,
-                        lines,
-                        scroll: 0,
-                        failed: false,
-                    }
-                }
-                Err(e) => Self::error(title, format!("error: {e}")),
-            };
-        }
-        let title = format!("{text}  — with state = {agent}'s state");
-        let mut lisp = Lisp::new();
-        match Value::pattern(state_of(agent, "", now, &list)) {
-            Ok(state) => lisp.define("state", state),
-            Err(e) => return Self::error(title, format!("error: {e}")),
-        }
-        match lisp.eval_str(text) {
-            Ok(v) => LispView {
-                title,
-                lines: tree(&v, MAX_LINES),
-                scroll: 0,
-                failed: false,
-            },
-            Err(e) => Self::error(title, format!("error: {e}")),
+    /// Most lines a result shows.
+    pub const MAX_LINES: usize = 5_000;
+
+    /// A result to read: its title and its lines (a tree of at most
+    /// [`Self::MAX_LINES`], as the evaluator drew it).
+    pub fn result(title: String, lines: Vec<String>) -> Self {
+        LispView {
+            title,
+            lines,
+            scroll: 0,
+            failed: false,
         }
     }
 
-    fn error(title: String, message: String) -> Self {
+    /// An error to read.
+    pub fn error(title: String, message: String) -> Self {
         LispView {
             title,
             lines: vec![message],

@@ -15,7 +15,8 @@ use unicode_width::UnicodeWidthStr;
 use super::popup;
 use super::render::{fitted, wrap_words};
 use crate::theme::Theme;
-use partner_engine::exec::{ActionReport, ActionStatus};
+use partner_protocol::ActionStatus;
+use partner_protocol::report::ActionReport;
 
 /// Where the command stands.
 #[derive(Debug, Clone)]

@@ -17,8 +17,8 @@ use super::{Component, Effect, View};
 use crate::keymap::Action;
 use crate::model::{Model, first_line};
 use partner_core::clock::format_time;
-use partner_engine::exec::replay::Divergence;
 use partner_store::memory::Block;
+use partner_store::trace::Divergence;
 use partner_store::trace::TraceRecord;
 
 /// Fastest replay, in steps per second.

@@ -9,18 +9,18 @@ use std::sync::Arc;
 
 use tokio::sync::{broadcast, mpsc};
 
-use super::{Backend, Op, OpenedTrace, Reply, SaveOutcome};
-use crate::model::MAX_TRACE;
 use partner_core::clock::Clock;
 use partner_engine::exec::{ExecError, Executor};
 use partner_protocol::{Connection, Event, Host, Op as HostOp};
 use partner_store::memory::{MemoryError, blocks};
+use partner_tui::backend::{Backend, Op, OpenedTrace, Previews, Reply, SaveOutcome};
+use partner_tui::model::MAX_TRACE;
 
 /// Older trace records read in one page.
 const OLDER_PAGE: usize = 1_000;
-use crate::model::AgentRow;
 use partner_policy::{PendingRequest, pending};
 use partner_store::trace::BlockSpec;
+use partner_tui::model::AgentRow;
 
 /// The console's backend: the database read here, the runtime through
 /// its host.
@@ -76,7 +76,7 @@ fn preview(executor: &Executor, request: &PendingRequest) -> Option<String> {
 fn load_pending(executor: &Executor) -> Reply {
     match executor.pending() {
         Ok(pending) => {
-            let previews = super::Previews {
+            let previews = Previews {
                 diffs: pending
                     .iter()
                     .filter_map(|r| preview(executor, r).map(|d| (r.id.clone(), d)))
@@ -187,7 +187,7 @@ impl Backend for LocalBackend {
             Op::RunCommand { command, stop } => self.blocking(move |ex| {
                 let ran = ex.run_partner_command(&command, Some(&stop));
                 let report = ran.as_ref().map_err(|e| format!("not run: {e}"));
-                Reply::CommandRan(crate::panes::OutputView::ended(&command, report))
+                Reply::CommandRan(partner_tui::panes::OutputView::ended(&command, report))
             }),
             Op::OpenReplay(input) => self.blocking(move |_| open_replay(input)),
             Op::VerifyReplay(records) => self.blocking(move |ex| verify_replay(ex, &records)),
@@ -285,7 +285,7 @@ impl Answered {
 /// Pattern Lisp evaluated against an agent's state (nothing written).
 fn lisp(ex: &Executor, agent: &str, text: &str) -> Reply {
     let now = partner_core::clock::SystemClock.now_ms_public();
-    Reply::Lisp(crate::panes::LispView::evaluate(ex, agent, text, now))
+    Reply::Lisp(super::lisp::evaluate(ex, agent, text, now))
 }
 
 /// Learns that `words` mean `action`.

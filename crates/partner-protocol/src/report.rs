@@ -1,7 +1,7 @@
 //! What the executor reports back for each action: a short text for the
 //! model and structured data for the console.
 
-pub use partner_protocol::ActionStatus;
+pub use crate::ActionStatus;
 use serde::Serialize;
 
 use partner_dialect::{Op, ParseError, ParsedAction, Verb};
