@@ -10,6 +10,7 @@ use std::time::Duration;
 
 use serde::Deserialize;
 
+mod agents;
 mod providers;
 
 use providers::{ProviderFile, build_provider};
@@ -20,7 +21,7 @@ use super::settings::ModelSettings;
 use partner_dialect::VerbTable;
 use partner_engine::exec::{ExecConfig, WebConfig};
 use partner_policy::Policy;
-use partner_store::memory::{BlockKind, BlockPermission, DEFAULT_CHAR_LIMIT};
+use partner_store::memory::{BlockKind, BlockPermission};
 use partner_store::trace::BlockSpec;
 
 /// What an agent is for.
@@ -242,6 +243,65 @@ fn brief(message: String) -> String {
     format!("{}…", &message[..end])
 }
 
+/// The file as TOML, its error at a line and column.
+fn parse_file(text: &str) -> Result<ConfigFile, String> {
+    toml::from_str(text).map_err(|e| {
+        let at = e.span().map_or(0, |s| s.start);
+        let (line, column) = partner_dialect::Span::new(at, at).line_col(text);
+        format!(
+            "line {line}, column {column}: {}",
+            e.message().trim().replace('\n', " ")
+        )
+    })
+}
+
+/// The verb table (the built-in verbs, `[verbs]`, a verb per tool), the
+/// tools' folder, and what was wrong with the tools.
+fn verbs_and_tools(
+    parsed: &ConfigFile,
+    base: &Path,
+) -> Result<(VerbTable, Option<PathBuf>, Vec<String>), String> {
+    let mut verbs = VerbTable::builtin();
+    if let Some(table) = &parsed.verbs {
+        let mut file = toml::Table::new();
+        file.insert("verbs".into(), toml::Value::Table(table.clone()));
+        let text = toml::to_string(&file).map_err(|e| format!("verbs: {e}"))?;
+        verbs
+            .extend_from_toml(&text)
+            .map_err(|e| format!("verbs: {e}"))?;
+        partner_engine::exec::registry::Registry::new(verbs.clone())
+            .map_err(|e| format!("verbs: {e}"))?;
+    }
+    let tools_dir = match &parsed.tools.dir {
+        Some(d) => Some(base.join(d)),
+        None => Some(base.join("tools")).filter(|d| d.is_dir()),
+    };
+    let tool_warnings = partner_engine::exec::tools::add_tool_verbs(
+        &partner_engine::exec::tools::ToolShelf::new(tools_dir.clone()),
+        &mut verbs,
+    );
+    Ok((verbs, tools_dir, tool_warnings))
+}
+
+/// The policy: `policy_text` when given, else the file `policy` names,
+/// else the built-in one.
+fn policy_of(
+    parsed: &ConfigFile,
+    base: &Path,
+    policy_text: Option<&str>,
+) -> Result<Policy, String> {
+    Ok(match (policy_text, &parsed.policy) {
+        (Some(t), _) => Policy::from_toml(t).map_err(|e| format!("policy: {e}"))?,
+        (None, Some(p)) => {
+            let path = base.join(p);
+            let t = std::fs::read_to_string(&path)
+                .map_err(|e| format!("policy {}: {e}", path.display()))?;
+            Policy::from_toml(&t).map_err(|e| format!("policy {}: {e}", path.display()))?
+        }
+        (None, None) => Policy::default(),
+    })
+}
+
 fn duration(text: &str, what: &str) -> Result<Duration, String> {
     partner_dialect::interval(text).map_err(|e| {
         if e.contains("too long") {
@@ -286,43 +346,9 @@ impl ConstellationConfig {
             file: file.to_string(),
             message: brief(message),
         };
-        let parsed: ConfigFile = toml::from_str(text).map_err(|e| {
-            let at = e.span().map_or(0, |s| s.start);
-            let (line, column) = partner_dialect::Span::new(at, at).line_col(text);
-            err(format!(
-                "line {line}, column {column}: {}",
-                e.message().trim().replace('\n', " ")
-            ))
-        })?;
-        let mut verbs = VerbTable::builtin();
-        if let Some(table) = &parsed.verbs {
-            let mut file = toml::Table::new();
-            file.insert("verbs".into(), toml::Value::Table(table.clone()));
-            let text = toml::to_string(&file).map_err(|e| err(format!("verbs: {e}")))?;
-            verbs
-                .extend_from_toml(&text)
-                .map_err(|e| err(format!("verbs: {e}")))?;
-            partner_engine::exec::registry::Registry::new(verbs.clone())
-                .map_err(|e| err(format!("verbs: {e}")))?;
-        }
-        let tools_dir = match &parsed.tools.dir {
-            Some(d) => Some(base.join(d)),
-            None => Some(base.join("tools")).filter(|d| d.is_dir()),
-        };
-        let tool_warnings = partner_engine::exec::tools::add_tool_verbs(
-            &partner_engine::exec::tools::ToolShelf::new(tools_dir.clone()),
-            &mut verbs,
-        );
-        let mut policy = match (policy_text, &parsed.policy) {
-            (Some(t), _) => Policy::from_toml(t).map_err(|e| err(format!("policy: {e}")))?,
-            (None, Some(p)) => {
-                let path = base.join(p);
-                let t = std::fs::read_to_string(&path)
-                    .map_err(|e| err(format!("policy {}: {e}", path.display())))?;
-                Policy::from_toml(&t).map_err(|e| err(format!("policy {}: {e}", path.display())))?
-            }
-            (None, None) => Policy::default(),
-        };
+        let parsed = parse_file(text).map_err(err)?;
+        let (verbs, tools_dir, tool_warnings) = verbs_and_tools(&parsed, base).map_err(err)?;
+        let mut policy = policy_of(&parsed, base, policy_text).map_err(err)?;
         let builtin_policy = policy_text.is_none() && parsed.policy.is_none();
         // `off` means the same here as on an agent: no pulses.
         let default_pulse = match &parsed.runtime.pulse {
@@ -330,114 +356,13 @@ impl ConstellationConfig {
             Some(p) => duration(p, "runtime.pulse").map_err(err)?,
             None => DEFAULT_PULSE,
         };
-        let mut agents = Vec::new();
+        let mut agents: Vec<AgentConfig> = Vec::new();
         for a in &parsed.agents {
-            let valid = a
-                .name
-                .chars()
-                .next()
-                .is_some_and(|c| c.is_ascii_alphabetic())
-                && a.name
-                    .chars()
-                    .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
-            if !valid {
-                return Err(err(format!(
-                    "agent name '{}' must be letters, digits, _ or -",
-                    a.name
-                )));
-            }
-            if agents.iter().any(|x: &AgentConfig| x.name == a.name) {
+            agents::check_name(&a.name).map_err(err)?;
+            if agents.iter().any(|x| x.name == a.name) {
                 return Err(err(format!("agent '{}' is defined twice", a.name)));
             }
-            let (provider, model) = a.model.split_once(':').ok_or_else(|| {
-                err(format!(
-                    "agent {}: model '{}' must be provider:model",
-                    a.name, a.model
-                ))
-            })?;
-            let pulse = match &a.pulse {
-                Some(p) if p == "off" => Duration::ZERO,
-                Some(p) => duration(p, &format!("agent {} pulse", a.name)).map_err(err)?,
-                None => default_pulse,
-            };
-            let role = a.role.unwrap_or(AgentRole::Worker);
-            if role == AgentRole::Supervisor {
-                policy
-                    .roles
-                    .entry(a.name.clone())
-                    .or_insert_with(|| "supervisor".into());
-            }
-            let mut blocks = Vec::new();
-            if let Some(persona) = &a.persona {
-                blocks.push(BlockSpec {
-                    agent: a.name.clone(),
-                    label: "persona".into(),
-                    kind: BlockKind::Core,
-                    permission: BlockPermission::Partner,
-                    char_limit: DEFAULT_CHAR_LIMIT,
-                    description: "who you are".into(),
-                    value: persona.trim().to_string(),
-                    shared: false,
-                });
-            }
-            for b in &a.blocks {
-                blocks.push(BlockSpec {
-                    agent: a.name.clone(),
-                    label: b.label.clone(),
-                    kind: b
-                        .kind
-                        .as_deref()
-                        .map(kind)
-                        .transpose()
-                        .map_err(err)?
-                        .unwrap_or(BlockKind::Working),
-                    permission: b
-                        .permission
-                        .as_deref()
-                        .map(permission)
-                        .transpose()
-                        .map_err(err)?
-                        .unwrap_or(BlockPermission::ReadWrite),
-                    char_limit: b.limit.map_or(DEFAULT_CHAR_LIMIT, |l| l.to_usize()),
-                    description: b.description.clone(),
-                    shared: b.shared,
-                    value: b.value.trim().to_string(),
-                });
-            }
-            let none = Sampling::default();
-            let from_provider = parsed
-                .providers
-                .get(provider)
-                .and_then(|p| p.sampling.as_ref())
-                .unwrap_or(&none);
-            let sampling = a
-                .sampling
-                .as_ref()
-                .unwrap_or(&none)
-                .over(from_provider)
-                .over(parsed.runtime.sampling.as_ref().unwrap_or(&none));
-            sampling
-                .check()
-                .map_err(|e| err(format!("agent {} sampling: {e}", a.name)))?;
-            let context = a
-                .context
-                .or_else(|| parsed.providers.get(provider).and_then(|p| p.context))
-                .map(|c| c.to_usize());
-            agents.push(AgentConfig {
-                name: a.name.clone(),
-                provider: provider.to_string(),
-                model: model.to_string(),
-                role,
-                pulse,
-                blocks,
-                greeting: a.greeting.clone().filter(|g| !g.trim().is_empty()),
-                settings: ModelSettings {
-                    profile: a.profile.or(parsed.runtime.profile).unwrap_or_default(),
-                    actions: a.actions.unwrap_or_default(),
-                    sampling,
-                    context,
-                },
-            });
+            agents.push(agents::agent_config(a, &parsed, default_pulse, &mut policy).map_err(err)?);
         }
         if agents.is_empty() {
             return Err(err("the constellation has no agents".into()));

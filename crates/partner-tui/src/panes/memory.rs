@@ -235,59 +235,8 @@ impl Component for MemoryPane {
     }
 
     fn render(&self, frame: &mut Frame, area: Rect, view: &View<'_>) {
-        let theme = view.theme;
         if let Some(query) = &self.search {
-            let model = view.model;
-            let answered = model.hits_for.as_deref() == Some(query.as_str());
-            let head = match (&model.hits_failed, &model.hits_note) {
-                // Nothing held answers these words yet: never "0 hits".
-                _ if !answered => format!("searching memory for “{query}”… Esc closes"),
-                (Some(why), _) => format!("the search for “{query}” failed: {why} — Esc closes"),
-                (None, note) => format!(
-                    "{} hits for “{query}”{} — Enter opens a block, Esc closes",
-                    model.hits.len(),
-                    note.as_ref().map(|n| format!(" ({n})")).unwrap_or_default()
-                ),
-            };
-            let mut lines = vec![Line::from(Span::styled(head, theme.style("ui.title")))];
-            for (i, h) in view.model.hits.iter().enumerate() {
-                let hit = &h.hit;
-                let place = hit.label.clone().unwrap_or_else(|| format!("#{}", hit.id));
-                let style = if i == self.hit {
-                    theme.style("ui.selection")
-                } else {
-                    theme.style("ui.text")
-                };
-                // Which side found it, and the fused score (×100: the
-                // nearest item holding every word reads 120).
-                let via = match h.via {
-                    Via::Fts => "words  ",
-                    Via::Vector => "meaning",
-                    Via::Both => "both   ",
-                };
-                let mut spans = vec![
-                    Span::styled(
-                        format!("{via} {:>3.0} ", h.score * 100.0),
-                        theme.style("ui.dim"),
-                    ),
-                    Span::styled(format!("{}/{place} ", hit.agent), theme.style("ui.agent")),
-                ];
-                // The matched terms highlighted, not bracketed.
-                for (piece, matched) in partner_store::memory::search::marked(&hit.snippet) {
-                    spans.push(Span::styled(
-                        piece,
-                        if matched {
-                            style.add_modifier(
-                                ratatui::style::Modifier::BOLD
-                                    | ratatui::style::Modifier::UNDERLINED,
-                            )
-                        } else {
-                            style
-                        },
-                    ));
-                }
-                lines.push(Line::from(spans));
-            }
+            let lines = self.hit_lines(query, view);
             frame.render_widget(Paragraph::new(lines).wrap(Wrap { trim: true }), area);
             return;
         }
@@ -320,11 +269,89 @@ impl Component for MemoryPane {
             Constraint::Min(0),
         ])
         .areas(area);
+        let rows = self.block_rows(shown, list, view, &agent);
+        if rows.is_empty() {
+            frame.render_widget(
+                Paragraph::new("No blocks.").style(view.theme.style("ui.dim")),
+                list,
+            );
+        } else {
+            frame.render_widget(Paragraph::new(rows), list);
+        }
+        let Some(block) = self.selected_block(shown) else {
+            return;
+        };
+        let lines = self.block_lines(block, view, &agent, usize::from(content.width));
+        frame.render_widget(Paragraph::new(lines).wrap(Wrap { trim: false }), content);
+    }
+}
+
+impl MemoryPane {
+    /// A search's head line and its hits: which side found each, its
+    /// score, where it is, its snippet with the matched terms marked.
+    fn hit_lines(&self, query: &str, view: &View<'_>) -> Vec<Line<'static>> {
+        let (theme, model) = (view.theme, view.model);
+        let answered = model.hits_for.as_deref() == Some(query);
+        let head = match (&model.hits_failed, &model.hits_note) {
+            // Nothing held answers these words yet: never "0 hits".
+            _ if !answered => format!("searching memory for “{query}”… Esc closes"),
+            (Some(why), _) => format!("the search for “{query}” failed: {why} — Esc closes"),
+            (None, note) => format!(
+                "{} hits for “{query}”{} — Enter opens a block, Esc closes",
+                model.hits.len(),
+                note.as_ref().map(|n| format!(" ({n})")).unwrap_or_default()
+            ),
+        };
+        let mut lines = vec![Line::from(Span::styled(head, theme.style("ui.title")))];
+        for (i, h) in model.hits.iter().enumerate() {
+            let hit = &h.hit;
+            let place = hit.label.clone().unwrap_or_else(|| format!("#{}", hit.id));
+            let style = if i == self.hit {
+                theme.style("ui.selection")
+            } else {
+                theme.style("ui.text")
+            };
+            // Which side found it, and the fused score (×100: the
+            // nearest item holding every word reads 120).
+            let via = match h.via {
+                Via::Fts => "words  ",
+                Via::Vector => "meaning",
+                Via::Both => "both   ",
+            };
+            let mut spans = vec![
+                Span::styled(
+                    format!("{via} {:>3.0} ", h.score * 100.0),
+                    theme.style("ui.dim"),
+                ),
+                Span::styled(format!("{}/{place} ", hit.agent), theme.style("ui.agent")),
+            ];
+            // The matched terms highlighted, not bracketed.
+            let marked = style.add_modifier(
+                ratatui::style::Modifier::BOLD | ratatui::style::Modifier::UNDERLINED,
+            );
+            for (piece, matched) in partner_store::memory::search::marked(&hit.snippet) {
+                spans.push(Span::styled(piece, if matched { marked } else { style }));
+            }
+            lines.push(Line::from(spans));
+        }
+        lines
+    }
+
+    /// One row per block that fits `list`: draft or selection mark, label,
+    /// kind and permission, a usage bar where there is room, chars.
+    fn block_rows(
+        &self,
+        shown: &[Block],
+        list: Rect,
+        view: &View<'_>,
+        agent: &str,
+    ) -> Vec<Line<'static>> {
+        let theme = view.theme;
         let lw = usize::from(list.width);
         let show_bar = lw >= 30;
         let label_w = lw.saturating_sub(if show_bar { 2 + 5 + 9 + 5 } else { 2 + 5 + 5 });
         let selected = self.selected_block(shown).map(|b| b.label.clone());
-        let rows: Vec<Line> = shown
+        shown
             .iter()
             .take(usize::from(list.height))
             .map(|b| {
@@ -334,7 +361,7 @@ impl Component for MemoryPane {
                 } else {
                     theme.style("ui.text")
                 };
-                let mark = if view.replay.is_none() && self.draft(&agent, &b.label).is_some() {
+                let mark = if view.replay.is_none() && self.draft(agent, &b.label).is_some() {
                     "✎ "
                 } else if is_sel {
                     "▸ "
@@ -361,19 +388,19 @@ impl Component for MemoryPane {
                 ));
                 Line::from(spans)
             })
-            .collect();
-        if rows.is_empty() {
-            frame.render_widget(
-                Paragraph::new("No blocks.").style(theme.style("ui.dim")),
-                list,
-            );
-        } else {
-            frame.render_widget(Paragraph::new(rows), list);
-        }
-        let Some(block) = self.selected_block(shown) else {
-            return;
-        };
-        let width = usize::from(content.width);
+            .collect()
+    }
+
+    /// The selected block: its head, a draft waiting, its value wrapped to
+    /// `width`, and its recent history as diffs.
+    fn block_lines(
+        &self,
+        block: &Block,
+        view: &View<'_>,
+        agent: &str,
+        width: usize,
+    ) -> Vec<Line<'static>> {
+        let theme = view.theme;
         let mut lines = vec![Line::from(vec![
             Span::styled(block.label.clone(), theme.style("ui.title")),
             Span::styled(
@@ -389,7 +416,7 @@ impl Component for MemoryPane {
             ),
         ])];
         if let Some(draft) = self
-            .draft(&agent, &block.label)
+            .draft(agent, &block.label)
             .filter(|_| view.replay.is_none())
         {
             lines.push(Line::from(Span::styled(
@@ -405,37 +432,44 @@ impl Component for MemoryPane {
             vec![(block.value.clone(), theme.style("ui.text"))],
             width,
         ));
-        let history = &view.model.history;
-        let history_is_this = history
-            .last()
-            .is_some_and(|v| v.version == block.version && view.replay.is_none());
-        if history_is_this && history.len() > 1 {
-            lines.push(Line::default());
-            lines.push(Line::from(Span::styled(
-                "history",
-                theme.style("ui.header"),
-            )));
-            for pair in history.windows(2).rev().take(5) {
-                let (old, new) = (&pair[0], &pair[1]);
-                lines.push(Line::from(Span::styled(
-                    format!(
-                        "v{} by {} at {}",
-                        new.version,
-                        new.changed_by,
-                        &format_time(new.changed_at)[11..19]
-                    ),
-                    theme.style("ui.dim"),
-                )));
-                let diff = partner_store::memory::blocks::diff(
-                    &block.label,
-                    &old.value,
-                    &new.value,
-                    old.version,
-                    new.version,
-                );
-                lines.extend(diff_lines(theme, &diff).into_iter().skip(3));
-            }
-        }
-        frame.render_widget(Paragraph::new(lines).wrap(Wrap { trim: false }), content);
+        lines.extend(history_lines(block, view));
+        lines
     }
+}
+
+/// The block's last five changes, newest first, as diffs — when the held
+/// history is this block's (never under a replay).
+fn history_lines(block: &Block, view: &View<'_>) -> Vec<Line<'static>> {
+    let (theme, history) = (view.theme, &view.model.history);
+    let history_is_this = history
+        .last()
+        .is_some_and(|v| v.version == block.version && view.replay.is_none());
+    if !history_is_this || history.len() < 2 {
+        return Vec::new();
+    }
+    let mut lines = vec![
+        Line::default(),
+        Line::from(Span::styled("history", theme.style("ui.header"))),
+    ];
+    for pair in history.windows(2).rev().take(5) {
+        let (old, new) = (&pair[0], &pair[1]);
+        lines.push(Line::from(Span::styled(
+            format!(
+                "v{} by {} at {}",
+                new.version,
+                new.changed_by,
+                &format_time(new.changed_at)[11..19]
+            ),
+            theme.style("ui.dim"),
+        )));
+        let diff = partner_store::memory::blocks::diff(
+            &block.label,
+            &old.value,
+            &new.value,
+            old.version,
+            new.version,
+        );
+        lines.extend(diff_lines(theme, &diff).into_iter().skip(3));
+    }
+    lines
 }
