@@ -265,23 +265,13 @@ pub fn run_run(options: &RunOptions, out: &mut dyn Write, err: &mut dyn Write) -
         .map_err(Error::Usage)?;
     crate::tui::driver::load_keymap(options.keymap.as_deref(), dir.as_deref())
         .map_err(Error::Usage)?;
-    // A daemon already runs this database: the console attaches to it.
     let console = !options.headless && std::io::IsTerminal::is_terminal(&std::io::stdout());
-    if console && duration.is_none() && options.messages.is_empty() {
-        let db = database_path(options.db.as_deref(), &config.name)?;
-        if let Some(crate::daemon::Holder {
-            socket: Some(socket),
-            ..
-        }) = crate::daemon::lock::holder(&db)
-        {
-            return super::attach::run_attach(&super::attach::AttachOptions {
-                db: Some(db),
-                socket: Some(PathBuf::from(socket)),
-                theme: options.theme.clone(),
-                keymap: options.keymap.clone(),
-                no_bell: options.no_bell,
-            });
-        }
+    if console
+        && duration.is_none()
+        && options.messages.is_empty()
+        && let Some(code) = attach_if_served(options, &config)?
+    {
+        return Ok(code);
     }
     let (db, _lock) = database_for(options, &config, demo)?;
     let runtime = tokio::runtime::Builder::new_multi_thread()
@@ -289,57 +279,7 @@ pub fn run_run(options: &RunOptions, out: &mut dyn Write, err: &mut dyn Write) -
         .build()
         .map_err(|e| Error::Runtime(format!("cannot start the async runtime: {e}")))?;
     if console {
-        let dir = config_dir();
-        // The command line wins over `[console]` in the constellation's file.
-        let theme_name = options
-            .theme
-            .clone()
-            .or_else(|| config.console.theme.clone());
-        let keymap_name = options
-            .keymap
-            .clone()
-            .or_else(|| config.console.keymap.clone());
-        let theme = crate::tui::driver::load_theme(theme_name.as_deref(), dir.as_deref())
-            .map_err(Error::Usage)?;
-        let keymap = crate::tui::driver::load_keymap(keymap_name.as_deref(), dir.as_deref())
-            .map_err(Error::Usage)?;
-        return runtime.block_on(async {
-            let executor = open_constellation(&config, &db)?;
-            let opening = opening_messages(options, &config, &executor, demo)?;
-            let (handle, task) =
-                crate::agent::start(&config, executor, Arc::new(TokioClock::now()));
-            let title = format!("{} · embedded", config.name);
-            let mut app =
-                crate::tui::app::App::new(&title, &db.display().to_string(), theme, keymap);
-            app.verb_words = crate::tui::completion::verb_words(&config.verbs);
-            let now = crate::clock::SystemClock.now_ms_public();
-            for warning in config.warnings() {
-                app.model.notify(
-                    now,
-                    None,
-                    crate::tui::model::NoticeKind::Error,
-                    warning.clone(),
-                );
-                app.warn(warning);
-            }
-            for (agent, text) in &opening {
-                handle.send_message(agent, text);
-            }
-            let settings = crate::tui::driver::ConsoleSettings {
-                theme: theme_name,
-                keymap: keymap_name,
-                bell: !options.no_bell && config.console.bell,
-                replay: None,
-                history: data_dir().ok().map(|d| d.join("console_history")),
-            };
-            let host = Arc::new(crate::daemon::InProcess::new(handle.clone(), &config, &db));
-            let executor = Arc::clone(handle.executor());
-            let result = crate::console::run(host, executor, app, settings).await;
-            handle.shutdown();
-            let _ = task.await;
-            result.map_err(|e| Error::Runtime(format!("the console failed: {e}")))?;
-            Ok(0)
-        });
+        return runtime.block_on(run_embedded(options, &config, demo, &db));
     }
     for warning in config.warnings() {
         writeln!(err, "partner: warning: {warning}").map_err(Error::Write)?;
@@ -354,22 +294,114 @@ pub fn run_run(options: &RunOptions, out: &mut dyn Write, err: &mut dyn Write) -
         )
         .map_err(Error::Write)?;
     }
-    runtime.block_on(async {
-        let executor = open_constellation(&config, &db)?;
-        let opening = opening_messages(options, &config, &executor, demo)?;
-        let (handle, task) = crate::agent::start(&config, executor, Arc::new(TokioClock::now()));
+    let run = Unattended {
+        options,
+        duration,
+        out,
+        err,
+    };
+    runtime.block_on(run.run(&config, demo, &db))?;
+    Ok(0)
+}
+
+/// When a daemon already runs the database, the console attaches to it:
+/// its exit code; `None` when no daemon runs it.
+fn attach_if_served(options: &RunOptions, config: &ConstellationConfig) -> Result<Option<i32>> {
+    let db = database_path(options.db.as_deref(), &config.name)?;
+    let Some(crate::daemon::Holder {
+        socket: Some(socket),
+        ..
+    }) = crate::daemon::lock::holder(&db)
+    else {
+        return Ok(None);
+    };
+    super::attach::run_attach(&super::attach::AttachOptions {
+        db: Some(db),
+        socket: Some(PathBuf::from(socket)),
+        theme: options.theme.clone(),
+        keymap: options.keymap.clone(),
+        no_bell: options.no_bell,
+    })
+    .map(Some)
+}
+
+/// The console over the constellation, run in this process (embedded):
+/// quitting the console stops the agents.
+async fn run_embedded(
+    options: &RunOptions,
+    config: &ConstellationConfig,
+    demo: bool,
+    db: &Path,
+) -> Result<i32> {
+    let dir = config_dir();
+    // The command line wins over `[console]` in the constellation's file.
+    let theme_name = options
+        .theme
+        .clone()
+        .or_else(|| config.console.theme.clone());
+    let keymap_name = options
+        .keymap
+        .clone()
+        .or_else(|| config.console.keymap.clone());
+    let theme = crate::tui::driver::load_theme(theme_name.as_deref(), dir.as_deref())
+        .map_err(Error::Usage)?;
+    let keymap = crate::tui::driver::load_keymap(keymap_name.as_deref(), dir.as_deref())
+        .map_err(Error::Usage)?;
+    let executor = open_constellation(config, db)?;
+    let opening = opening_messages(options, config, &executor, demo)?;
+    let (handle, task) = crate::agent::start(config, executor, Arc::new(TokioClock::now()));
+    let title = format!("{} · embedded", config.name);
+    let mut app = crate::tui::app::App::new(&title, &db.display().to_string(), theme, keymap);
+    app.verb_words = crate::tui::completion::verb_words(&config.verbs);
+    let now = crate::clock::SystemClock.now_ms_public();
+    for warning in config.warnings() {
+        app.model.notify(
+            now,
+            None,
+            crate::tui::model::NoticeKind::Error,
+            warning.clone(),
+        );
+        app.warn(warning);
+    }
+    for (agent, text) in &opening {
+        handle.send_message(agent, text);
+    }
+    let settings = crate::tui::driver::ConsoleSettings {
+        theme: theme_name,
+        keymap: keymap_name,
+        bell: !options.no_bell && config.console.bell,
+        replay: None,
+        history: data_dir().ok().map(|d| d.join("console_history")),
+    };
+    let host = Arc::new(crate::daemon::InProcess::new(handle.clone(), config, db));
+    let executor = Arc::clone(handle.executor());
+    let result = crate::console::run(host, executor, app, settings).await;
+    handle.shutdown();
+    let _ = task.await;
+    result.map_err(|e| Error::Runtime(format!("the console failed: {e}")))?;
+    Ok(0)
+}
+
+/// A run with no console: events printed (as JSON lines when headless),
+/// decisions made by `--approve-all` or `--deny-all`, until `--for` ends,
+/// Ctrl-C, or every agent is halted with nothing waiting.
+struct Unattended<'a> {
+    options: &'a RunOptions,
+    duration: Option<Duration>,
+    out: &'a mut dyn Write,
+    err: &'a mut dyn Write,
+}
+
+impl Unattended<'_> {
+    async fn run(mut self, config: &ConstellationConfig, demo: bool, db: &Path) -> Result<()> {
+        let executor = open_constellation(config, db)?;
+        let opening = opening_messages(self.options, config, &executor, demo)?;
+        let (handle, task) = crate::agent::start(config, executor, Arc::new(TokioClock::now()));
         let mut events = handle.subscribe();
         for (agent, text) in &opening {
             handle.send_message(agent, text);
         }
-        let decision = if options.approve_all {
-            Some(Decision::ApproveOnce)
-        } else if options.deny_all {
-            Some(Decision::Deny(Some("denied by the partner (--deny-all)".into())))
-        } else {
-            None
-        };
-        let deadline = duration.map(|d| tokio::time::Instant::now() + d);
+        let deadline = self.duration.map(|d| tokio::time::Instant::now() + d);
         // Where every agent stands: a snapshot, then the events that change it.
         let mut states: std::collections::HashMap<String, RunState> = handle
             .status()
@@ -390,7 +422,7 @@ pub fn run_run(options: &RunOptions, out: &mut dyn Write, err: &mut dyn Write) -
                 _ = tokio::signal::ctrl_c() => break,
                 _ = check.tick() => {
                     if all_halted(&states) && nothing_waits(&handle).await {
-                        writeln!(err, "partner: every agent is halted; stopping").map_err(Error::Write)?;
+                        writeln!(self.err, "partner: every agent is halted; stopping").map_err(Error::Write)?;
                         break;
                     }
                 }
@@ -405,33 +437,13 @@ pub fn run_run(options: &RunOptions, out: &mut dyn Write, err: &mut dyn Write) -
                             }
                             _ => {}
                         }
-                        let line = if options.headless {
-                            Some(serde_json::to_string(&event).map_err(|e| Error::Write(e.into()))?)
-                        } else {
-                            describe(&event)
-                        };
-                        let written = match line {
-                            Some(line) => writeln!(out, "{line}").and_then(|()| out.flush()),
-                            None => Ok(()),
-                        };
-                        match written {
-                            Ok(()) => {}
-                            // The reader left (`| head`): stop quietly.
-                            Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => break,
-                            Err(e) => return Err(Error::Write(e)),
+                        if !self.show(&event)? {
+                            break;
                         }
-                        if let (Some(decision), Event::PermissionRequested { id, waiting_on, .. }) = (&decision, &event)
-                            && waiting_on.is_partner()
-                        {
-                            let handle = handle.clone();
-                            let (id, decision) = (id.clone(), decision.clone());
-                            tokio::spawn(async move {
-                                let _ = handle.decide(&id, decision).await;
-                            });
-                        }
+                        self.decide(&handle, &event);
                     }
                     Err(RecvError::Lagged(n)) => {
-                        writeln!(err, "partner: {n} events were dropped (output too slow)").map_err(Error::Write)?;
+                        writeln!(self.err, "partner: {n} events were dropped (output too slow)").map_err(Error::Write)?;
                     }
                     Err(RecvError::Closed) => break,
                 },
@@ -439,9 +451,48 @@ pub fn run_run(options: &RunOptions, out: &mut dyn Write, err: &mut dyn Write) -
         }
         handle.shutdown();
         let _ = task.await;
-        Ok::<(), Error>(())
-    })?;
-    Ok(0)
+        Ok(())
+    }
+
+    /// Prints `event` (a JSON line when headless); false when the reader
+    /// left (`| head`), so the run stops quietly.
+    fn show(&mut self, event: &Event) -> Result<bool> {
+        let line = if self.options.headless {
+            Some(serde_json::to_string(event).map_err(|e| Error::Write(e.into()))?)
+        } else {
+            describe(event)
+        };
+        let written = match line {
+            Some(line) => writeln!(self.out, "{line}").and_then(|()| self.out.flush()),
+            None => Ok(()),
+        };
+        match written {
+            Ok(()) => Ok(true),
+            Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(false),
+            Err(e) => Err(Error::Write(e)),
+        }
+    }
+
+    /// Decides a request that waits for the partner, as `--approve-all`
+    /// or `--deny-all` says.
+    fn decide(&self, handle: &crate::agent::RuntimeHandle, event: &Event) {
+        let decision = if self.options.approve_all {
+            Decision::ApproveOnce
+        } else if self.options.deny_all {
+            Decision::Deny(Some("denied by the partner (--deny-all)".into()))
+        } else {
+            return;
+        };
+        if let Event::PermissionRequested { id, waiting_on, .. } = event
+            && waiting_on.is_partner()
+        {
+            let handle = handle.clone();
+            let id = id.clone();
+            tokio::spawn(async move {
+                let _ = handle.decide(&id, decision).await;
+            });
+        }
+    }
 }
 
 /// True when there are agents and every one is halted.

@@ -269,7 +269,6 @@ impl Component for QueuePane {
             );
             return;
         }
-        let now = view.now;
         let list_height = (pending.len() as u16).min(area.height / 2).max(1);
         let [list, _, detail] = Layout::vertical([
             Constraint::Length(list_height),
@@ -285,54 +284,12 @@ impl Component for QueuePane {
             .unwrap_or(0)
             .saturating_sub(usize::from(list_height).saturating_sub(1));
         self.shown.set((first, usize::from(list_height)));
-        let width = usize::from(area.width);
         let rows: Vec<Line> = pending
             .iter()
             .enumerate()
             .skip(first)
             .take(usize::from(list_height))
-            .map(|(i, r)| {
-                let selected = Some(i) == sel;
-                let style = if selected {
-                    theme.style("ui.selection")
-                } else {
-                    theme.style("ui.text")
-                };
-                let held = view.held.filter(|h| h.id == r.id);
-                let state = match (held, r.expires_at) {
-                    (Some(h), _) => format!(
-                        " {} in {}s (U undoes)",
-                        h.decision.name().replace('_', " "),
-                        ((h.until - now).max(0) + 999) / 1000
-                    ),
-                    (None, Some(at)) => format!(
-                        " {} · {} · {} left",
-                        r.waiting_on(),
-                        age(now, r.created_at),
-                        human_duration(at - now)
-                    ),
-                    (None, None) => format!(" {} · {}", r.waiting_on(), age(now, r.created_at)),
-                };
-                let marker = if selected { "▸" } else { " " };
-                let id = format!("{marker}{:<4}", r.id);
-                let agent = format!("{:<9}", first_line(&r.agent, 8));
-                let room = width.saturating_sub(
-                    id.chars().count() + agent.chars().count() + state.chars().count(),
-                );
-                Line::from(vec![
-                    Span::styled(id, theme.style("ui.key_hint")),
-                    Span::styled(agent, agent_style(theme, view.model, &r.agent)),
-                    Span::styled(format!("{:<room$}", first_line(&r.canonical, room)), style),
-                    Span::styled(
-                        state,
-                        theme.style(if held.is_some() {
-                            "ui.ok"
-                        } else {
-                            "ui.waiting"
-                        }),
-                    ),
-                ])
-            })
+            .map(|(i, r)| request_row(r, Some(i) == sel, usize::from(area.width), view))
             .collect();
         frame.render_widget(Paragraph::new(rows), list);
         let Some(r) = sel.map(|i| &pending[i]) else {
@@ -346,89 +303,143 @@ impl Component for QueuePane {
             );
             return;
         };
-        let label = |text: &str| Span::styled(format!("{text:<9}"), theme.style("ui.dim"));
-        // A shell command shows itself, its risk and its context first,
-        // in place of the action line and the reason that sums them up.
-        let command = view.model.previews.commands.get(&r.id).map(String::as_str);
-        let shell = super::shell::detail(theme, r, command);
-        let mut lines = if shell.is_empty() {
-            vec![
-                Line::from(vec![
-                    label("action"),
-                    Span::styled(r.canonical.clone(), theme.style("dialect.verb")),
-                ]),
-                Line::from(vec![
-                    label("why"),
-                    Span::styled(r.reason.clone(), theme.style("ui.text")),
-                ]),
-            ]
-        } else {
-            shell
-        };
-        lines.extend([
-            Line::from(vec![
-                label("from"),
-                Span::styled(
-                    format!(
-                        "{} in turn {} ({} ago)",
-                        r.agent,
-                        r.turn_id,
-                        age(now, r.created_at)
-                    ),
-                    theme.style("ui.text"),
-                ),
-            ]),
-            Line::from(vec![
-                label("waits on"),
-                Span::styled(
-                    r.authorities
-                        .iter()
-                        .enumerate()
-                        .map(|(i, a)| {
-                            if i == r.authority_index {
-                                format!("[{a}]")
-                            } else {
-                                a.to_string()
-                            }
-                        })
-                        .collect::<Vec<_>>()
-                        .join(" → "),
-                    theme.style("ui.waiting"),
-                ),
-            ]),
-        ]);
-        if let Some(at) = r.expires_at {
-            lines.push(Line::from(vec![
-                label("expires"),
-                Span::styled(
-                    format!("in {} (then it is denied)", human_duration(at - now)),
-                    theme.style("ui.text"),
-                ),
-            ]));
-        }
-        if let Some(words) = view.model.proposed_words(&r.id) {
-            lines.push(Line::from(vec![
-                label("proposed"),
-                Span::styled(
-                    format!("read from the agent's words \"{words}\"; it wrote no action"),
-                    theme.style("ui.waiting"),
-                ),
-            ]));
-        } else if let Some(said) = stated_reason(view.model, r) {
-            lines.push(Line::from(vec![
-                label("said"),
-                Span::styled(said, theme.style("ui.text")),
-            ]));
-        }
-        if let Some(diff) = view.model.previews.diffs.get(&r.id) {
-            lines.push(Line::from(Span::styled(
-                "would change memory:",
-                theme.style("ui.dim"),
-            )));
-            lines.extend(diff_lines(theme, diff));
-        }
-        frame.render_widget(Paragraph::new(lines).wrap(Wrap { trim: false }), detail);
+        frame.render_widget(
+            Paragraph::new(request_detail(r, view)).wrap(Wrap { trim: false }),
+            detail,
+        );
     }
+}
+
+/// A waiting request's row: id, agent, action, and its state — a held
+/// decision's countdown, or who it waits on, its age and time left.
+fn request_row(r: &PendingRequest, selected: bool, width: usize, view: &View<'_>) -> Line<'static> {
+    let (theme, now) = (view.theme, view.now);
+    let style = if selected {
+        theme.style("ui.selection")
+    } else {
+        theme.style("ui.text")
+    };
+    let held = view.held.filter(|h| h.id == r.id);
+    let state = match (held, r.expires_at) {
+        (Some(h), _) => format!(
+            " {} in {}s (U undoes)",
+            h.decision.name().replace('_', " "),
+            ((h.until - now).max(0) + 999) / 1000
+        ),
+        (None, Some(at)) => format!(
+            " {} · {} · {} left",
+            r.waiting_on(),
+            age(now, r.created_at),
+            human_duration(at - now)
+        ),
+        (None, None) => format!(" {} · {}", r.waiting_on(), age(now, r.created_at)),
+    };
+    let marker = if selected { "▸" } else { " " };
+    let id = format!("{marker}{:<4}", r.id);
+    let agent = format!("{:<9}", first_line(&r.agent, 8));
+    let room =
+        width.saturating_sub(id.chars().count() + agent.chars().count() + state.chars().count());
+    Line::from(vec![
+        Span::styled(id, theme.style("ui.key_hint")),
+        Span::styled(agent, agent_style(theme, view.model, &r.agent)),
+        Span::styled(format!("{:<room$}", first_line(&r.canonical, room)), style),
+        Span::styled(
+            state,
+            theme.style(if held.is_some() {
+                "ui.ok"
+            } else {
+                "ui.waiting"
+            }),
+        ),
+    ])
+}
+
+/// The selected request in full: its action and why (or the command, its
+/// risk and context), where it came from, whom it waits on, when it
+/// expires, what the agent said, and the memory change it would make.
+fn request_detail(r: &PendingRequest, view: &View<'_>) -> Vec<Line<'static>> {
+    let (theme, now) = (view.theme, view.now);
+    let label = |text: &str| Span::styled(format!("{text:<9}"), theme.style("ui.dim"));
+    // A shell command shows itself, its risk and its context first,
+    // in place of the action line and the reason that sums them up.
+    let command = view.model.previews.commands.get(&r.id).map(String::as_str);
+    let shell = super::shell::detail(theme, r, command);
+    let mut lines = if shell.is_empty() {
+        vec![
+            Line::from(vec![
+                label("action"),
+                Span::styled(r.canonical.clone(), theme.style("dialect.verb")),
+            ]),
+            Line::from(vec![
+                label("why"),
+                Span::styled(r.reason.clone(), theme.style("ui.text")),
+            ]),
+        ]
+    } else {
+        shell
+    };
+    let chain = r
+        .authorities
+        .iter()
+        .enumerate()
+        .map(|(i, a)| {
+            if i == r.authority_index {
+                format!("[{a}]")
+            } else {
+                a.to_string()
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(" → ");
+    lines.extend([
+        Line::from(vec![
+            label("from"),
+            Span::styled(
+                format!(
+                    "{} in turn {} ({} ago)",
+                    r.agent,
+                    r.turn_id,
+                    age(now, r.created_at)
+                ),
+                theme.style("ui.text"),
+            ),
+        ]),
+        Line::from(vec![
+            label("waits on"),
+            Span::styled(chain, theme.style("ui.waiting")),
+        ]),
+    ]);
+    if let Some(at) = r.expires_at {
+        lines.push(Line::from(vec![
+            label("expires"),
+            Span::styled(
+                format!("in {} (then it is denied)", human_duration(at - now)),
+                theme.style("ui.text"),
+            ),
+        ]));
+    }
+    if let Some(words) = view.model.proposed_words(&r.id) {
+        lines.push(Line::from(vec![
+            label("proposed"),
+            Span::styled(
+                format!("read from the agent's words \"{words}\"; it wrote no action"),
+                theme.style("ui.waiting"),
+            ),
+        ]));
+    } else if let Some(said) = stated_reason(view.model, r) {
+        lines.push(Line::from(vec![
+            label("said"),
+            Span::styled(said, theme.style("ui.text")),
+        ]));
+    }
+    if let Some(diff) = view.model.previews.diffs.get(&r.id) {
+        lines.push(Line::from(Span::styled(
+            "would change memory:",
+            theme.style("ui.dim"),
+        )));
+        lines.extend(diff_lines(theme, diff));
+    }
+    lines
 }
 
 /// What the agent wrote around a request's action in the turn it came
