@@ -5,7 +5,6 @@ use std::io::{Read, Write};
 use serde::Serialize;
 
 use super::common::{DbArg, embeddings, line, open_executor, text_arg, write_json};
-use crate::clock::format_time;
 use crate::error::{Error, Result};
 use crate::memory::search::SearchQuery;
 use crate::memory::{Block, BlockKind, BlockPermission, DEFAULT_CHAR_LIMIT, blocks};
@@ -149,7 +148,7 @@ pub enum MemoryCommand {
 
 /// A block as listed for scripts.
 #[derive(Serialize)]
-struct BlockRow<'a> {
+pub(super) struct BlockRow<'a> {
     agent: &'a str,
     label: &'a str,
     kind: BlockKind,
@@ -160,7 +159,7 @@ struct BlockRow<'a> {
     value: &'a str,
 }
 
-fn row(block: &Block) -> BlockRow<'_> {
+pub(super) fn row(block: &Block) -> BlockRow<'_> {
     BlockRow {
         agent: &block.agent,
         label: &block.label,
@@ -216,116 +215,21 @@ pub fn run_memory(
     {
         executor.set_recall(recall);
     }
-    let conn_blocks = |agent: Option<&str>| -> Result<Vec<Block>> {
-        Ok(blocks::list(&executor.store().conn(), agent)?)
-    };
+    let ex = &executor;
     match &options.command {
         MemoryCommand::List { agent } => {
-            let list = conn_blocks(agent.as_deref())?;
-            if options.json {
-                write_json(out, &list.iter().map(row).collect::<Vec<_>>())?;
-            } else {
-                for b in &list {
-                    line(
-                        out,
-                        format!(
-                            "{}/{}  {}  {}  {}/{} chars  v{}",
-                            b.agent,
-                            b.label,
-                            b.kind,
-                            b.permission,
-                            b.chars(),
-                            b.char_limit,
-                            b.version
-                        ),
-                    )?;
-                }
-            }
+            let list = blocks::list(&ex.store().conn(), agent.as_deref())?;
+            super::memory_print::list(out, &list, options.json)?;
         }
         MemoryCommand::Show { agent, label } => {
-            let block = blocks::get(&executor.store().conn(), agent, label)?
+            let block = blocks::get(&ex.store().conn(), agent, label)?
                 .ok_or_else(|| Error::Runtime(format!("no block '{label}' for agent {agent}")))?;
-            if options.json {
-                write_json(out, &row(&block))?;
-            } else {
-                line(
-                    out,
-                    format!(
-                        "{}/{} ({}, {}, v{}, {}/{} chars)",
-                        block.agent,
-                        block.label,
-                        block.kind,
-                        block.permission,
-                        block.version,
-                        block.chars(),
-                        block.char_limit
-                    ),
-                )?;
-                line(out, &block.value)?;
-            }
+            super::memory_print::show(out, &block, options.json)?;
         }
-        MemoryCommand::Set {
-            agent,
-            label,
-            value,
-            kind: k,
-            permission: p,
-            limit,
-            description,
-            shared,
-        } => {
-            let value = text_arg(value, stdin)?;
-            let block = BlockSpec {
-                agent: agent.clone(),
-                label: label.clone(),
-                kind: kind(*k),
-                permission: permission(*p),
-                char_limit: *limit,
-                description: description.clone(),
-                value,
-                shared: *shared,
-            };
-            if let Some(message) = through_daemon(
-                &db,
-                Op::SetBlock {
-                    block: block.clone(),
-                },
-            )? {
-                return said(out, options.json, &message);
-            }
-            let report = executor.partner_set_block(block)?;
-            if options.json {
-                write_json(out, &report)?;
-            } else {
-                line(out, &report.text)?;
-            }
-        }
+        MemoryCommand::Set { .. } => return set(options, &db, ex, stdin, out),
         MemoryCommand::History { agent, label } => {
-            let history = blocks::history(&executor.store().conn(), agent, label)?;
-            if options.json {
-                write_json(out, &history)?;
-            } else {
-                let mut previous: Option<&crate::memory::BlockVersion> = None;
-                for v in &history {
-                    let what = if v.deleted { " (deleted)" } else { "" };
-                    line(
-                        out,
-                        format!(
-                            "v{} {} by {}{what}",
-                            v.version,
-                            format_time(v.changed_at),
-                            v.changed_by
-                        ),
-                    )?;
-                    if let Some(p) = previous {
-                        let diff = blocks::diff(label, &p.value, &v.value, p.version, v.version);
-                        for l in diff.lines().skip(2) {
-                            line(out, format!("    {l}"))?;
-                        }
-                    }
-                    previous = Some(v);
-                }
-            }
+            let history = blocks::history(&ex.store().conn(), agent, label)?;
+            super::memory_print::history(out, label, &history, options.json)?;
         }
         MemoryCommand::Undo { agent, label } => {
             let undo = Op::UndoBlock {
@@ -335,47 +239,72 @@ pub fn run_memory(
             if let Some(message) = through_daemon(&db, undo)? {
                 return said(out, options.json, &message);
             }
-            let report = executor.partner_undo(agent, label)?;
+            let report = ex.partner_undo(agent, label)?;
             line(out, &report.text)?;
         }
         MemoryCommand::Search { query, agent } => {
-            embed_what_waits(&executor);
-            let found = executor.search_memory(&SearchQuery::new(query, agent.as_deref()))?;
+            embed_what_waits(ex);
+            let found = ex.search_memory(&SearchQuery::new(query, agent.as_deref()))?;
             if let Some(note) = &found.note {
                 eprintln!("note: {note}");
             }
-            if options.json {
-                // Matched terms in brackets, as in the text output.
-                let mut hits = found.hits.clone();
-                for h in &mut hits {
-                    h.hit.snippet = crate::memory::search::bracketed(&h.hit.snippet);
-                }
-                write_json(out, &hits)?;
-            } else if found.hits.is_empty() {
-                line(out, format!("nothing found for \"{query}\""))?;
-            } else {
-                for h in &found.hits {
-                    let hit = &h.hit;
-                    let place = hit.label.clone().unwrap_or_else(|| format!("#{}", hit.id));
-                    let domain = format!("{:?}", hit.domain).to_lowercase();
-                    let via = format!("{:?}", h.via).to_lowercase();
-                    line(
-                        out,
-                        format!(
-                            "{domain}  {}/{place}  {}  [{via} {:.4}]",
-                            hit.agent,
-                            crate::memory::search::bracketed(&hit.snippet),
-                            h.score
-                        ),
-                    )?;
-                }
-            }
+            super::memory_print::found(out, query, &found.hits, options.json)?;
         }
         // Measured above, before any database is opened.
         MemoryCommand::Relevance { .. } => {}
         MemoryCommand::Reindex { all } => {
-            return reindex(&executor, *all, options.json, out);
+            return reindex(ex, *all, options.json, out);
         }
+    }
+    Ok(0)
+}
+
+/// `memory set`: the block written through the daemon when one runs the
+/// database, else here.
+fn set(
+    options: &MemoryOptions,
+    db: &std::path::Path,
+    executor: &crate::exec::Executor,
+    stdin: &mut dyn Read,
+    out: &mut dyn Write,
+) -> Result<i32> {
+    let MemoryCommand::Set {
+        agent,
+        label,
+        value,
+        kind: k,
+        permission: p,
+        limit,
+        description,
+        shared,
+    } = &options.command
+    else {
+        return Ok(0);
+    };
+    let value = text_arg(value, stdin)?;
+    let block = BlockSpec {
+        agent: agent.clone(),
+        label: label.clone(),
+        kind: kind(*k),
+        permission: permission(*p),
+        char_limit: *limit,
+        description: description.clone(),
+        value,
+        shared: *shared,
+    };
+    if let Some(message) = through_daemon(
+        db,
+        Op::SetBlock {
+            block: block.clone(),
+        },
+    )? {
+        return said(out, options.json, &message);
+    }
+    let report = executor.partner_set_block(block)?;
+    if options.json {
+        write_json(out, &report)?;
+    } else {
+        line(out, &report.text)?;
     }
     Ok(0)
 }

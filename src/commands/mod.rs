@@ -10,6 +10,7 @@ mod gate;
 mod grammar;
 mod lisp;
 mod memory;
+mod memory_print;
 mod parse;
 mod pending;
 mod run;
