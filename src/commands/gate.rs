@@ -93,26 +93,7 @@ fn embedder(options: &GateOptions) -> Result<Option<std::sync::Arc<dyn crate::em
 /// Runs `partner gate`.
 pub fn run_gate(options: &GateOptions, stdin: &mut dyn Read, out: &mut dyn Write) -> Result<i32> {
     match &options.command {
-        GateCommand::Check { json, command } => {
-            let command = text_arg(command, stdin)?;
-            let a = assess(&command);
-            let scene = crate::gate::Scene::current();
-            let sandbox = crate::gate::sandbox::describe(&command, &scene);
-            if *json {
-                let mut v = serde_json::to_value(&a).map_err(|e| Error::Usage(e.to_string()))?;
-                v["sandbox"] = serde_json::Value::String(sandbox);
-                write_json(out, &v)?;
-            } else {
-                line(out, a.risk.as_str())?;
-                for r in &a.reasons {
-                    line(out, format!("  {r}"))?;
-                }
-                if !a.blocked() {
-                    line(out, sandbox)?;
-                }
-            }
-            Ok(if a.blocked() { 1 } else { 0 })
-        }
+        GateCommand::Check { json, command } => check(&text_arg(command, stdin)?, *json, out),
         GateCommand::Extract { json, text } => {
             let text = text_arg(text.as_deref().unwrap_or("-"), stdin)?;
             let e = extract(&text);
@@ -147,71 +128,114 @@ pub fn run_gate(options: &GateOptions, stdin: &mut dyn Read, out: &mut dyn Write
             Ok(0)
         }
         GateCommand::Propose { json, index, text } => {
-            let path = index_path(index.as_ref())?;
-            let probe = SystemProbe {
-                index: Some(path),
-                embedder: embedder(options)?,
-            };
-            let p = propose::propose(text, &probe);
-            if *json {
-                write_json(
-                    out,
-                    &json!({
-                        "intent": p.intent.intent.map(|k| k.as_str()),
-                        "target": p.intent.target,
-                        "context": p.context.as_ref().map(|c| c.lines()).unwrap_or_default(),
-                        "command": p.command,
-                        "risk": p.safety.as_ref().map(|s| s.risk.as_str()),
-                        "reasons": p.safety.as_ref().map(|s| s.reasons.clone()).unwrap_or_default(),
-                        "note": p.note,
-                        "prompt": p.command.is_none().then(|| propose::model_prompt(text, p.context.as_ref())),
-                    }),
-                )?;
-            } else {
-                for l in p.context.as_ref().map(|c| c.lines()).unwrap_or_default() {
-                    line(out, l)?;
-                }
-                match (&p.command, &p.safety) {
-                    (Some(c), Some(s)) => line(
-                        out,
-                        format!("Proposed: {c}  [{}] {}", s.risk.as_str(), p.note),
-                    )?,
-                    _ => line(out, format!("No proposal: {}", p.note))?,
-                }
-            }
-            Ok(0)
+            propose_for(options, *json, index.as_ref(), text, out)
         }
         GateCommand::Index {
             index,
             applications,
-        } => {
-            let path = index_path(index.as_ref())?;
-            let dirs = if applications.is_empty() {
-                xdg_application_dirs()
-            } else {
-                applications.clone()
-            };
-            let mut idx = Index::open(&path).map_err(Error::Usage)?;
-            let built = idx.rebuild(&dirs).map_err(Error::Usage)?;
-            line(
-                out,
-                format!(
-                    "indexed {} applications and {} packages in {}",
-                    built.applications,
-                    built.packages,
-                    path.display()
-                ),
-            )?;
-            if let Some(embedder) = embedder(options)? {
-                let (embedded, _) = idx
-                    .embed_entries(embedder.as_ref(), std::time::Duration::MAX)
-                    .map_err(Error::Usage)?;
-                line(
-                    out,
-                    format!("embedded {embedded} entries with {}", embedder.id()),
-                )?;
-            }
-            Ok(0)
+        } => build_index(options, index.as_ref(), applications, out),
+    }
+}
+
+/// `gate check`: the command's risk and reasons, and how it would be
+/// sandboxed; exit 1 when it is blocked.
+fn check(command: &str, json: bool, out: &mut dyn Write) -> Result<i32> {
+    let a = assess(command);
+    let scene = crate::gate::Scene::current();
+    let sandbox = crate::gate::sandbox::describe(command, &scene);
+    if json {
+        let mut v = serde_json::to_value(&a).map_err(|e| Error::Usage(e.to_string()))?;
+        v["sandbox"] = serde_json::Value::String(sandbox);
+        write_json(out, &v)?;
+    } else {
+        line(out, a.risk.as_str())?;
+        for r in &a.reasons {
+            line(out, format!("  {r}"))?;
+        }
+        if !a.blocked() {
+            line(out, sandbox)?;
         }
     }
+    Ok(if a.blocked() { 1 } else { 0 })
+}
+
+/// `gate propose`: a command for a request in words, with what the system
+/// said and its risk (or the prompt a model would be given).
+fn propose_for(
+    options: &GateOptions,
+    json: bool,
+    index: Option<&std::path::PathBuf>,
+    text: &str,
+    out: &mut dyn Write,
+) -> Result<i32> {
+    let path = index_path(index)?;
+    let probe = SystemProbe {
+        index: Some(path),
+        embedder: embedder(options)?,
+    };
+    let p = propose::propose(text, &probe);
+    if json {
+        write_json(
+            out,
+            &json!({
+                "intent": p.intent.intent.map(|k| k.as_str()),
+                "target": p.intent.target,
+                "context": p.context.as_ref().map(|c| c.lines()).unwrap_or_default(),
+                "command": p.command,
+                "risk": p.safety.as_ref().map(|s| s.risk.as_str()),
+                "reasons": p.safety.as_ref().map(|s| s.reasons.clone()).unwrap_or_default(),
+                "note": p.note,
+                "prompt": p.command.is_none().then(|| propose::model_prompt(text, p.context.as_ref())),
+            }),
+        )?;
+        return Ok(0);
+    }
+    for l in p.context.as_ref().map(|c| c.lines()).unwrap_or_default() {
+        line(out, l)?;
+    }
+    match (&p.command, &p.safety) {
+        (Some(c), Some(s)) => line(
+            out,
+            format!("Proposed: {c}  [{}] {}", s.risk.as_str(), p.note),
+        )?,
+        _ => line(out, format!("No proposal: {}", p.note))?,
+    }
+    Ok(0)
+}
+
+/// `gate index`: the applications and packages indexed again, and
+/// embedded when an embedder is configured.
+fn build_index(
+    options: &GateOptions,
+    index: Option<&std::path::PathBuf>,
+    applications: &[std::path::PathBuf],
+    out: &mut dyn Write,
+) -> Result<i32> {
+    let path = index_path(index)?;
+    let dirs = if applications.is_empty() {
+        xdg_application_dirs()
+    } else {
+        applications.to_vec()
+    };
+    let mut idx = Index::open(&path).map_err(Error::Usage)?;
+    let built = idx.rebuild(&dirs).map_err(Error::Usage)?;
+    line(
+        out,
+        format!(
+            "indexed {} applications and {} packages in {}",
+            built.applications,
+            built.packages,
+            path.display()
+        ),
+    )?;
+    if let Some(embedder) = embedder(options)? {
+        let (embedded, _) = idx
+            .embed_entries(embedder.as_ref(), std::time::Duration::MAX)
+            .map_err(Error::Usage)?;
+        line(
+            out,
+            format!("embedded {embedded} entries with {}", embedder.id()),
+        )?;
+    }
+    Ok(0)
 }

@@ -166,9 +166,6 @@ pub fn run_grammar(
     stdin: &mut dyn BufRead,
     out: &mut dyn Write,
 ) -> Result<i32> {
-    let write = |out: &mut dyn Write, text: String| -> Result<()> {
-        out.write_all(text.as_bytes()).map_err(Error::Write)
-    };
     match &options.command {
         GrammarCommand::Check { file } => match check(file)? {
             Ok(said) => {
@@ -194,103 +191,134 @@ pub fn run_grammar(
             grammar,
             json,
             input,
-        } => {
-            let g = load(grammar)?.map_err(Error::Usage)?;
-            let request = match input.as_deref() {
-                Some(text) if text != "-" => text.to_string(),
-                _ => {
-                    let mut text = String::new();
-                    std::io::Read::take(&mut *stdin, 1 << 20)
-                        .read_to_string(&mut text)
-                        .map_err(Error::Write)?;
-                    text.trim_end_matches(['\n', '\r']).to_string()
-                }
-            };
-            let results = match_grammar(&g, &request, &MatchOptions::default());
-            if *json {
-                let list: Vec<serde_json::Value> = results
-                    .iter()
-                    .map(|r| {
-                        serde_json::json!({
-                            "match": r.value.to_json(),
-                            "matchedValueCount": r.matched_value_count,
-                            "wildcardCharCount": r.wildcard_char_count,
-                            "entityWildcardPropertyNames": r.entity_wildcard_property_names,
-                        })
-                    })
-                    .collect();
-                write(out, format!("{}\n", serde_json::Value::Array(list)))?;
-            } else if results.is_empty() {
-                write(out, "no match\n".into())?;
-            } else {
-                for r in &results {
-                    write(out, format!("{}\n", r.value.to_json()))?;
-                }
-            }
-            Ok(if results.is_empty() { 1 } else { 0 })
-        }
+        } => match_request(grammar, *json, input.as_deref(), stdin, out),
         GrammarCommand::Complete {
             grammar,
             direction,
             json,
             prefix,
-        } => {
-            let g = load(grammar)?.map_err(Error::Usage)?;
-            let dir = match direction.as_str() {
-                "forward" => Direction::Forward,
-                "backward" => Direction::Backward,
-                other => {
-                    return Err(Error::Usage(format!(
-                        "--direction {other}: write forward or backward"
-                    )));
-                }
-            };
-            let c = complete(&g, prefix, dir, None, &MatchOptions::default());
-            if *json {
-                write(out, format!("{}\n", c.to_json()))?;
-            } else {
-                // What was typed past the matched prefix narrows the words
-                // (the JSON keeps them all, for callers that filter).
-                let rest: Vec<u16> = prefix
-                    .encode_utf16()
-                    .skip(c.matched_prefix_length)
-                    .collect();
-                let typed = String::from_utf16_lossy(&rest)
-                    .trim_start_matches(crate::grammar::is_separator)
-                    .to_lowercase();
-                for group in &c.groups {
-                    for w in &group.completions {
-                        if w.to_lowercase().starts_with(&typed) {
-                            write(out, format!("{w}\n"))?;
-                        }
-                    }
-                }
-                for p in &c.properties {
-                    write(out, format!("<{}>\n", p.names.join(", ")))?;
-                }
-            }
-            Ok(0)
-        }
+        } => complete_prefix(grammar, direction, *json, prefix, out),
         GrammarCommand::Learned { db, command } => learned(db, command, out),
-        GrammarCommand::Batch { root } => {
-            let mut line = String::new();
-            loop {
-                line.clear();
-                let n =
-                    std::io::Read::take(&mut *stdin, crate::grammar::batch::MAX_RECORD as u64 + 1)
-                        .read_line(&mut line)
-                        .map_err(Error::Write)?;
-                if n == 0 {
-                    return Ok(0);
-                }
-                let record = line.trim_end_matches(['\n', '\r']);
-                if record.trim().is_empty() {
-                    continue;
-                }
-                let reply = answer(record, root.as_deref());
-                write(out, format!("{reply}\n"))?;
+        GrammarCommand::Batch { root } => batch(root.as_deref(), stdin, out),
+    }
+}
+
+/// Writes `text` to `out`.
+fn write(out: &mut dyn Write, text: String) -> Result<()> {
+    out.write_all(text.as_bytes()).map_err(Error::Write)
+}
+
+/// `grammar match`: the request (or stdin, at most a MiB) matched; exit 1
+/// when nothing matches.
+fn match_request(
+    grammar: &std::path::Path,
+    json: bool,
+    input: Option<&str>,
+    stdin: &mut dyn BufRead,
+    out: &mut dyn Write,
+) -> Result<i32> {
+    let g = load(grammar)?.map_err(Error::Usage)?;
+    let request = match input {
+        Some(text) if text != "-" => text.to_string(),
+        _ => {
+            let mut text = String::new();
+            std::io::Read::take(&mut *stdin, 1 << 20)
+                .read_to_string(&mut text)
+                .map_err(Error::Write)?;
+            text.trim_end_matches(['\n', '\r']).to_string()
+        }
+    };
+    let results = match_grammar(&g, &request, &MatchOptions::default());
+    if json {
+        let list: Vec<serde_json::Value> = results
+            .iter()
+            .map(|r| {
+                serde_json::json!({
+                    "match": r.value.to_json(),
+                    "matchedValueCount": r.matched_value_count,
+                    "wildcardCharCount": r.wildcard_char_count,
+                    "entityWildcardPropertyNames": r.entity_wildcard_property_names,
+                })
+            })
+            .collect();
+        write(out, format!("{}\n", serde_json::Value::Array(list)))?;
+    } else if results.is_empty() {
+        write(out, "no match\n".into())?;
+    } else {
+        for r in &results {
+            write(out, format!("{}\n", r.value.to_json()))?;
+        }
+    }
+    Ok(if results.is_empty() { 1 } else { 0 })
+}
+
+/// `grammar complete`: what may follow `prefix`, forward or backward.
+fn complete_prefix(
+    grammar: &std::path::Path,
+    direction: &str,
+    json: bool,
+    prefix: &str,
+    out: &mut dyn Write,
+) -> Result<i32> {
+    let g = load(grammar)?.map_err(Error::Usage)?;
+    let dir = match direction {
+        "forward" => Direction::Forward,
+        "backward" => Direction::Backward,
+        other => {
+            return Err(Error::Usage(format!(
+                "--direction {other}: write forward or backward"
+            )));
+        }
+    };
+    let c = complete(&g, prefix, dir, None, &MatchOptions::default());
+    if json {
+        write(out, format!("{}\n", c.to_json()))?;
+        return Ok(0);
+    }
+    // What was typed past the matched prefix narrows the words (the JSON
+    // keeps them all, for callers that filter).
+    let rest: Vec<u16> = prefix
+        .encode_utf16()
+        .skip(c.matched_prefix_length)
+        .collect();
+    let typed = String::from_utf16_lossy(&rest)
+        .trim_start_matches(crate::grammar::is_separator)
+        .to_lowercase();
+    for group in &c.groups {
+        for w in &group.completions {
+            if w.to_lowercase().starts_with(&typed) {
+                write(out, format!("{w}\n"))?;
             }
         }
+    }
+    for p in &c.properties {
+        write(out, format!("<{}>\n", p.names.join(", ")))?;
+    }
+    Ok(0)
+}
+
+/// `grammar batch`: one conformance record a line, each answered on a
+/// line, until the input ends.
+fn batch(
+    root: Option<&std::path::Path>,
+    stdin: &mut dyn BufRead,
+    out: &mut dyn Write,
+) -> Result<i32> {
+    let mut line = String::new();
+    loop {
+        line.clear();
+        let n = std::io::Read::take(&mut *stdin, crate::grammar::batch::MAX_RECORD as u64 + 1)
+            .read_line(&mut line)
+            .map_err(Error::Write)?;
+        if n == 0 {
+            return Ok(0);
+        }
+        let record = line.trim_end_matches(['\n', '\r']);
+        if record.trim().is_empty() {
+            continue;
+        }
+        let reply = answer(record, root);
+        write(out, format!("{reply}\n"))?;
     }
 }
 

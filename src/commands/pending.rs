@@ -114,62 +114,11 @@ fn row(r: &PendingRequest) -> RequestRow<'_> {
 pub fn run_pending(options: &PendingOptions, out: &mut dyn Write) -> Result<i32> {
     let db = options.db.existing()?;
     let executor = open_executor(&db, options.policy.as_deref(), &[])?;
-    let decide = |id: &str, decision: Decision, out: &mut dyn Write| -> Result<i32> {
-        // A daemon runs the agents: decide through it, so the agent that
-        // asked goes on at once.
-        if let Some(mut daemon) = super::serve::daemon_for(&db)? {
-            let name = decision.name();
-            let (message, _) = daemon
-                .request(crate::protocol::Op::Decide {
-                    request: id.to_string(),
-                    decision: crate::protocol::DecisionSpec::of(&decision),
-                })
-                .map_err(|e| Error::Runtime(e.to_string()))?;
-            if options.json {
-                write_json(
-                    out,
-                    &serde_json::json!({"id": id, "decision": name, "by": "daemon", "pid": daemon.pid, "message": message}),
-                )?;
-            } else {
-                line(
-                    out,
-                    format!("{message} (through the daemon, pid {})", daemon.pid),
-                )?;
-            }
-            return Ok(0);
-        }
-        let report = executor.decide(id, decision, &Authority::Partner)?;
-        if options.json {
-            write_json(out, &report)?;
-        } else {
-            line(out, report.summary())?;
-        }
-        Ok(0)
+    let decide = |id: &str, decision: Decision, out: &mut dyn Write| {
+        decide(options, &db, &executor, id, decision, out)
     };
     match &options.command {
-        PendingCommand::List => {
-            let waiting = executor.pending()?;
-            if options.json {
-                write_json(out, &waiting.iter().map(row).collect::<Vec<_>>())?;
-            } else if waiting.is_empty() {
-                line(out, "no requests are waiting")?;
-            } else {
-                for r in &waiting {
-                    line(
-                        out,
-                        format!(
-                            "{}  {}  {}  (waits on {}; {})",
-                            r.id,
-                            r.agent,
-                            r.canonical,
-                            r.waiting_on(),
-                            r.reason
-                        ),
-                    )?;
-                }
-            }
-            Ok(0)
-        }
+        PendingCommand::List => list(options, &executor, out),
         PendingCommand::Approve {
             id,
             r#for,
@@ -211,33 +160,7 @@ pub fn run_pending(options: &PendingOptions, out: &mut dyn Write) -> Result<i32>
             }
             Ok(0)
         }
-        PendingCommand::Rules => {
-            let rules = pending::rules(
-                &executor.store().conn(),
-                crate::clock::SystemClock.now_ms_public(),
-            )?;
-            if options.json {
-                write_json(out, &rules)?;
-            } else if rules.is_empty() {
-                line(out, "no standing rules")?;
-            } else {
-                for r in &rules {
-                    let until = r
-                        .expires_at
-                        .map(|t| format!(" until {}", format_time(t)))
-                        .unwrap_or_default();
-                    let covers = r.scope();
-                    line(
-                        out,
-                        format!(
-                            "#{} {} /{covers} for {}{until} (by {})",
-                            r.id, r.effect, r.agent, r.created_by
-                        ),
-                    )?;
-                }
-            }
-            Ok(0)
-        }
+        PendingCommand::Rules => rules(options, &executor, out),
         PendingCommand::Revoke { rule } => {
             let revoked = pending::revoke_rule(
                 &executor.store().conn(),
@@ -253,6 +176,108 @@ pub fn run_pending(options: &PendingOptions, out: &mut dyn Write) -> Result<i32>
             Ok(0)
         }
     }
+}
+
+/// Decides `id` as the partner: through the daemon when one runs the
+/// database (so the agent that asked goes on at once), else here.
+fn decide(
+    options: &PendingOptions,
+    db: &std::path::Path,
+    executor: &crate::exec::Executor,
+    id: &str,
+    decision: Decision,
+    out: &mut dyn Write,
+) -> Result<i32> {
+    if let Some(mut daemon) = super::serve::daemon_for(db)? {
+        let name = decision.name();
+        let (message, _) = daemon
+            .request(crate::protocol::Op::Decide {
+                request: id.to_string(),
+                decision: crate::protocol::DecisionSpec::of(&decision),
+            })
+            .map_err(|e| Error::Runtime(e.to_string()))?;
+        if options.json {
+            write_json(
+                out,
+                &serde_json::json!({"id": id, "decision": name, "by": "daemon", "pid": daemon.pid, "message": message}),
+            )?;
+        } else {
+            line(
+                out,
+                format!("{message} (through the daemon, pid {})", daemon.pid),
+            )?;
+        }
+        return Ok(0);
+    }
+    let report = executor.decide(id, decision, &Authority::Partner)?;
+    if options.json {
+        write_json(out, &report)?;
+    } else {
+        line(out, report.summary())?;
+    }
+    Ok(0)
+}
+
+/// `pending list`: every waiting request, whom it waits on and why.
+fn list(
+    options: &PendingOptions,
+    executor: &crate::exec::Executor,
+    out: &mut dyn Write,
+) -> Result<i32> {
+    let waiting = executor.pending()?;
+    if options.json {
+        write_json(out, &waiting.iter().map(row).collect::<Vec<_>>())?;
+    } else if waiting.is_empty() {
+        line(out, "no requests are waiting")?;
+    } else {
+        for r in &waiting {
+            line(
+                out,
+                format!(
+                    "{}  {}  {}  (waits on {}; {})",
+                    r.id,
+                    r.agent,
+                    r.canonical,
+                    r.waiting_on(),
+                    r.reason
+                ),
+            )?;
+        }
+    }
+    Ok(0)
+}
+
+/// `pending rules`: the standing rules in force.
+fn rules(
+    options: &PendingOptions,
+    executor: &crate::exec::Executor,
+    out: &mut dyn Write,
+) -> Result<i32> {
+    let rules = pending::rules(
+        &executor.store().conn(),
+        crate::clock::SystemClock.now_ms_public(),
+    )?;
+    if options.json {
+        write_json(out, &rules)?;
+    } else if rules.is_empty() {
+        line(out, "no standing rules")?;
+    } else {
+        for r in &rules {
+            let until = r
+                .expires_at
+                .map(|t| format!(" until {}", format_time(t)))
+                .unwrap_or_default();
+            let covers = r.scope();
+            line(
+                out,
+                format!(
+                    "#{} {} /{covers} for {}{until} (by {})",
+                    r.id, r.effect, r.agent, r.created_by
+                ),
+            )?;
+        }
+    }
+    Ok(0)
 }
 
 /// Why a shell request would run without a sandbox, when it would.
