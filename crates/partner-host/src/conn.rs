@@ -30,79 +30,14 @@ pub async fn serve<S>(daemon: Arc<Daemon>, stream: S, mut slot: Slot, token: Opt
 where
     S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
 {
-    let (read, mut write) = tokio::io::split(stream);
+    let (read, write) = tokio::io::split(stream);
     let mut reader = BufReader::new(read);
-    // Everything the client is sent goes through one bounded queue and one
-    // writer, so replies and events never interleave within a line.
-    let (tx, mut rx) = mpsc::channel::<ServerMsg>(CLIENT_LAG);
-    let writer = tokio::spawn(async move {
-        while let Some(msg) = rx.recv().await {
-            let closing = matches!(msg, ServerMsg::Error { .. });
-            let text = line(&partner_protocol::fit::fit(msg));
-            match tokio::time::timeout(WRITE_TIMEOUT, write.write_all(text.as_bytes())).await {
-                Ok(Ok(())) => {}
-                _ => break,
-            }
-            if closing {
-                break;
-            }
-        }
-        let _ = write.shutdown().await;
-    });
-    let refuse = |message: String| ServerMsg::Error { message };
-    // The hello, within its deadline.
-    let hello = match tokio::time::timeout(HELLO_DEADLINE, read_line(&mut reader)).await {
-        Ok(Ok(Some(text))) => parse::<Request>(&text),
-        Ok(Ok(None)) => return,
-        Ok(Err(e)) => Err(e),
-        Err(_) => Err(format!(
-            "no hello within {} seconds",
-            HELLO_DEADLINE.as_secs()
-        )),
-    };
-    let who = match hello {
-        Ok(Request {
-            op:
-                Op::Hello {
-                    version,
-                    client,
-                    token: given,
-                },
-            ..
-        }) => {
-            if version != VERSION {
-                let _ = tx
-                    .send(refuse(format!(
-                        "protocol version {version}; this daemon speaks version {VERSION}"
-                    )))
-                    .await;
-                drop(tx);
-                let _ = writer.await;
-                return;
-            }
-            if let Some(token) = &token
-                && !same_token(token, given.as_deref().unwrap_or(""))
-            {
-                tracing::warn!(client = %client, "refused a client without the right token");
-                let _ = tx
-                    .send(refuse("a token is needed to connect over TCP".into()))
-                    .await;
-                drop(tx);
-                let _ = writer.await;
-                return;
-            }
-            client
-        }
-        Ok(_) => {
-            let _ = tx
-                .send(refuse("the first message must be hello".into()))
-                .await;
-            drop(tx);
-            let _ = writer.await;
-            return;
-        }
-        Err(e) => {
-            let _ = tx.send(refuse(e)).await;
+    let (tx, writer) = spawn_writer(write);
+    let who = match hello(&mut reader, token.as_deref()).await {
+        Ok(Some(who)) => who,
+        Ok(None) => return,
+        Err(message) => {
+            let _ = tx.send(ServerMsg::Error { message }).await;
             drop(tx);
             let _ = writer.await;
             return;
@@ -118,33 +53,109 @@ where
         .await;
     daemon.served.clients.fetch_add(1, Ordering::SeqCst);
     tracing::info!(client = %who, "client connected");
+    requests(&daemon, &mut reader, &tx, &who).await;
+    daemon.served.clients.fetch_sub(1, Ordering::SeqCst);
+    tracing::info!(client = %who, "client left");
+    drop(tx);
+    let _ = writer.await;
+}
+
+/// Everything the client is sent goes through one bounded queue and one
+/// writer, so replies and events never interleave within a line; the
+/// writer stops after an error (the connection then closes) or a write
+/// that takes too long.
+fn spawn_writer<W>(mut write: W) -> (mpsc::Sender<ServerMsg>, tokio::task::JoinHandle<()>)
+where
+    W: AsyncWrite + Unpin + Send + 'static,
+{
+    let (tx, mut rx) = mpsc::channel::<ServerMsg>(CLIENT_LAG);
+    let writer = tokio::spawn(async move {
+        while let Some(msg) = rx.recv().await {
+            let closing = matches!(msg, ServerMsg::Error { .. });
+            let text = line(&partner_protocol::fit::fit(msg));
+            match tokio::time::timeout(WRITE_TIMEOUT, write.write_all(text.as_bytes())).await {
+                Ok(Ok(())) => {}
+                _ => break,
+            }
+            if closing {
+                break;
+            }
+        }
+        let _ = write.shutdown().await;
+    });
+    (tx, writer)
+}
+
+/// The client's hello, within its deadline: who it says it is; `None`
+/// when it left first; why it is refused (an old version, no token over
+/// TCP, anything but a hello).
+async fn hello<R: AsyncRead + Unpin>(
+    reader: &mut BufReader<R>,
+    token: Option<&str>,
+) -> Result<Option<String>, String> {
+    let hello = match tokio::time::timeout(HELLO_DEADLINE, read_line(reader)).await {
+        Ok(Ok(Some(text))) => parse::<Request>(&text)?,
+        Ok(Ok(None)) => return Ok(None),
+        Ok(Err(e)) => return Err(e),
+        Err(_) => {
+            return Err(format!(
+                "no hello within {} seconds",
+                HELLO_DEADLINE.as_secs()
+            ));
+        }
+    };
+    let Op::Hello {
+        version,
+        client,
+        token: given,
+    } = hello.op
+    else {
+        return Err("the first message must be hello".into());
+    };
+    if version != VERSION {
+        return Err(format!(
+            "protocol version {version}; this daemon speaks version {VERSION}"
+        ));
+    }
+    if let Some(token) = token
+        && !same_token(token, given.as_deref().unwrap_or(""))
+    {
+        tracing::warn!(client = %client, "refused a client without the right token");
+        return Err("a token is needed to connect over TCP".into());
+    }
+    Ok(Some(client))
+}
+
+/// The client's requests, each answered on its own (at most
+/// `MAX_IN_FLIGHT` at once), until it leaves or sends a bad line; after a
+/// subscription, the snapshot and events go out beside them.
+async fn requests<R: AsyncRead + Unpin>(
+    daemon: &Arc<Daemon>,
+    reader: &mut BufReader<R>,
+    tx: &mpsc::Sender<ServerMsg>,
+    who: &str,
+) {
     let mut forward: Option<tokio::task::JoinHandle<()>> = None;
     let in_flight = Arc::new(tokio::sync::Semaphore::new(MAX_IN_FLIGHT));
     loop {
-        let text = match read_line(&mut reader).await {
-            Ok(Some(text)) => text,
+        let request = match read_line(reader).await {
+            Ok(Some(text)) if text.trim().is_empty() => continue,
+            Ok(Some(text)) => parse::<Request>(&text),
             Ok(None) => break,
-            Err(e) => {
-                tracing::warn!(client = %who, error = %e, "closed a client's connection");
-                let _ = tx.send(refuse(e)).await;
-                break;
-            }
+            Err(e) => Err(e),
         };
-        if text.trim().is_empty() {
-            continue;
-        }
-        let request = match parse::<Request>(&text) {
+        let request = match request {
             Ok(request) => request,
             Err(e) => {
                 tracing::warn!(client = %who, error = %e, "closed a client's connection");
-                let _ = tx.send(refuse(e)).await;
+                let _ = tx.send(ServerMsg::Error { message: e }).await;
                 break;
             }
         };
         match request.op {
             Op::Subscribe => {
                 if forward.is_none() {
-                    forward = Some(tokio::spawn(follow(Arc::clone(&daemon), tx.clone())));
+                    forward = Some(tokio::spawn(follow(Arc::clone(daemon), tx.clone())));
                 }
             }
             op => {
@@ -153,7 +164,7 @@ where
                 let Ok(permit) = Arc::clone(&in_flight).acquire_owned().await else {
                     break;
                 };
-                let daemon = Arc::clone(&daemon);
+                let daemon = Arc::clone(daemon);
                 let tx = tx.clone();
                 tokio::spawn(async move {
                     let answer = super::ops::run(&daemon.served, request.id, op).await;
@@ -166,10 +177,6 @@ where
     if let Some(forward) = forward {
         forward.abort();
     }
-    daemon.served.clients.fetch_sub(1, Ordering::SeqCst);
-    tracing::info!(client = %who, "client left");
-    drop(tx);
-    let _ = writer.await;
 }
 
 /// A snapshot, then every event; a fresh snapshot whenever the client

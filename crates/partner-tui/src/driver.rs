@@ -171,23 +171,7 @@ pub async fn run_with(
     mut app: App,
     settings: ConsoleSettings,
 ) -> std::io::Result<()> {
-    // The terminal is given back only when the console itself (on this
-    // thread) panics. A contained panic is an error value already; a panic
-    // in a background task is kept for the status line instead of being
-    // printed over the screen, and the console carries on.
-    let console_thread = std::thread::current().id();
-    let previous = std::panic::take_hook();
-    std::panic::set_hook(Box::new(move |info| {
-        if partner_core::isolate::is_contained() {
-            return;
-        }
-        if std::thread::current().id() != console_thread {
-            partner_core::isolate::note_background_panic(info.to_string());
-            return;
-        }
-        restore_terminal();
-        previous(info);
-    }));
+    keep_terminal_on_background_panics();
     // Before the terminal changes: a stop request at any later moment
     // is caught and the terminal given back.
     let mut signals = StopSignals::register();
@@ -201,24 +185,8 @@ pub async fn run_with(
     let _guard = TerminalGuard;
     let mut terminal = Terminal::new(CrosstermBackend::new(std::io::stdout()))?;
     terminal.clear()?;
-
-    let (input_tx, mut input_rx) = mpsc::unbounded_channel::<TermEvent>();
     let stop = Arc::new(AtomicBool::new(false));
-    let stop_reader = Arc::clone(&stop);
-    std::thread::spawn(move || {
-        while !stop_reader.load(Ordering::Relaxed) {
-            if event::poll(Duration::from_millis(100)).unwrap_or(false) {
-                match event::read() {
-                    Ok(e) => {
-                        if input_tx.send(e).is_err() {
-                            break;
-                        }
-                    }
-                    Err(_) => break,
-                }
-            }
-        }
-    });
+    let mut input_rx = read_input(Arc::clone(&stop));
 
     app.history = crate::prompt::History::load(settings.history.clone());
     let mut events = backend.events();
@@ -280,17 +248,7 @@ pub async fn run_with(
             _ = tick.tick() => {
                 let elapsed = last_tick.elapsed().as_secs_f64();
                 last_tick = Instant::now();
-                let connection = backend.connection();
-                dirty |= connection != app.connection;
-                app.connection = connection;
-                let commands = app.tick(clock.now_ms(), elapsed);
-                if let Some(panic) = partner_core::isolate::take_background_panics().pop() {
-                    app.warn(format!("internal error in a background task (please report it): {panic}"));
-                }
-                // Countdowns move every second; everything else redraws
-                // when it changes.
-                dirty |= !commands.is_empty() || app.now / 1000 != (app.now - 100) / 1000;
-                commands
+                on_tick(&mut app, backend, clock.now_ms(), elapsed, &mut dirty)
             }
             () = signals.recv() => {
                 // Asked to stop: decisions waiting out their undo window
@@ -303,28 +261,97 @@ pub async fn run_with(
                 break;
             }
         };
-        for command in commands {
-            match command {
-                Command::Op(op) => backend.send(op),
-                Command::Bell if settings.bell => {
-                    let mut out = std::io::stdout();
-                    let _ = out.write_all(b"\x07");
-                    let _ = out.flush();
-                }
-                Command::Bell => {}
-                Command::Copy(text) => {
-                    let _ = crossterm::execute!(
-                        std::io::stdout(),
-                        crossterm::clipboard::CopyToClipboard::to_clipboard_from(text)
-                    );
-                }
-                Command::Quit => {
-                    stop.store(true, Ordering::Relaxed);
-                    return Ok(());
-                }
-            }
+        if carry_out(commands, backend, &settings) {
+            break;
         }
     }
     stop.store(true, Ordering::Relaxed);
     Ok(())
+}
+
+/// The terminal is given back only when the console itself (on this
+/// thread) panics. A contained panic is an error value already; a panic
+/// in a background task is kept for the status line instead of being
+/// printed over the screen, and the console carries on.
+fn keep_terminal_on_background_panics() {
+    let console_thread = std::thread::current().id();
+    let previous = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        if partner_core::isolate::is_contained() {
+            return;
+        }
+        if std::thread::current().id() != console_thread {
+            partner_core::isolate::note_background_panic(info.to_string());
+            return;
+        }
+        restore_terminal();
+        previous(info);
+    }));
+}
+
+/// The terminal's input, read on a thread of its own until `stop` is set
+/// or the console stops listening.
+fn read_input(stop: Arc<AtomicBool>) -> mpsc::UnboundedReceiver<TermEvent> {
+    let (input_tx, input_rx) = mpsc::unbounded_channel::<TermEvent>();
+    std::thread::spawn(move || {
+        while !stop.load(Ordering::Relaxed) {
+            if event::poll(Duration::from_millis(100)).unwrap_or(false) {
+                match event::read() {
+                    Ok(e) => {
+                        if input_tx.send(e).is_err() {
+                            break;
+                        }
+                    }
+                    Err(_) => break,
+                }
+            }
+        }
+    });
+    input_rx
+}
+
+/// A tick: the connection's state, the clock, a background panic said;
+/// `dirty` when the screen changed (countdowns move every second).
+fn on_tick(
+    app: &mut App,
+    backend: &dyn Backend,
+    now: partner_core::clock::Millis,
+    elapsed: f64,
+    dirty: &mut bool,
+) -> Vec<Command> {
+    let connection = backend.connection();
+    *dirty |= connection != app.connection;
+    app.connection = connection;
+    let commands = app.tick(now, elapsed);
+    if let Some(panic) = partner_core::isolate::take_background_panics().pop() {
+        app.warn(format!(
+            "internal error in a background task (please report it): {panic}"
+        ));
+    }
+    *dirty |= !commands.is_empty() || app.now / 1000 != (app.now - 100) / 1000;
+    commands
+}
+
+/// Carries out what the app asked: ops to the backend, the bell, a copy
+/// to the clipboard; true when it asked to quit.
+fn carry_out(commands: Vec<Command>, backend: &dyn Backend, settings: &ConsoleSettings) -> bool {
+    for command in commands {
+        match command {
+            Command::Op(op) => backend.send(op),
+            Command::Bell if settings.bell => {
+                let mut out = std::io::stdout();
+                let _ = out.write_all(b"\x07");
+                let _ = out.flush();
+            }
+            Command::Bell => {}
+            Command::Copy(text) => {
+                let _ = crossterm::execute!(
+                    std::io::stdout(),
+                    crossterm::clipboard::CopyToClipboard::to_clipboard_from(text)
+                );
+            }
+            Command::Quit => return true,
+        }
+    }
+    false
 }

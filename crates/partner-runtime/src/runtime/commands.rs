@@ -11,87 +11,17 @@ impl Runtime {
                 text,
                 stored,
                 ack,
-            } => {
-                if !self.slots.contains_key(&agent) {
-                    let message = format!("there is no agent named {agent}");
-                    self.emit(Event::Error {
-                        agent: None,
-                        message: message.clone(),
-                    });
-                    let _ = acked(ack, Err(message));
-                    return;
-                }
-                self.emit(Event::MessageReceived {
-                    agent: agent.clone(),
-                    from: "partner".into(),
-                    text: text.clone(),
-                });
-                self.push(
-                    &agent,
-                    Trigger::Message {
-                        thread: "main".into(),
-                        from: "user".into(),
-                        text,
-                        store: !stored,
-                        lineage: Vec::new(),
-                    },
-                );
-                let _ = acked(ack, Ok(()));
-            }
+            } => self.message(agent, text, stored, ack),
             Command::Decide {
                 id,
                 decision,
                 reply,
-            } => {
-                // Its own task: a slow effect (a fetch to a server that does
-                // not answer) holds up nothing else, and halting the agent
-                // that asked cancels it.
-                let executor = Arc::clone(&self.env.executor);
-                let effects = Arc::clone(&self.effects);
-                self.work.spawn_blocking(move || {
-                    let cancel = executor.requester_of(&id).and_then(|agent| {
-                        effects
-                            .lock()
-                            .unwrap_or_else(|e| e.into_inner())
-                            .get(&agent)
-                            .map(watch::Sender::subscribe)
-                    });
-                    let answer = partner_core::isolate::contain(|| {
-                        executor
-                            .decide_cancellable(&id, decision, &Authority::Partner, cancel)
-                            .map(|_| ())
-                            .map_err(|e| e.to_string())
-                    })
-                    .unwrap_or_else(|panic| {
-                        Err(format!(
-                            "deciding {id} stopped on an internal error: {panic}"
-                        ))
-                    });
-                    let _ = reply.send(answer);
-                    Done::Decided
-                });
-            }
+            } => self.decide(id, decision, reply),
             Command::SetPulse {
                 agent,
                 interval,
                 ack,
-            } => {
-                // Whatever path it came by, an interval is at most the
-                // longest span partner accepts (no time arithmetic overflows).
-                let interval = interval.min(partner_core::clock::MAX_SPAN);
-                if let Some(slot) = self.slots.get_mut(&agent) {
-                    slot.pulse = interval;
-                    slot.idle_since = Instant::now();
-                }
-                self.announce_state(&agent);
-                let now = self.env.clock.now_ms();
-                self.write(move |ex| {
-                    let stored =
-                        set_pulse(&ex.store().conn(), &agent, interval.as_secs() as i64, now)
-                            .map_err(|e| format!("could not store {agent}'s pulse: {e}"));
-                    acked(ack, stored)
-                });
-            }
+            } => self.set_pulse(agent, interval, ack),
             Command::PulseNow { agent, ack } => {
                 let interval = self.slots.get(&agent).map_or(Duration::ZERO, |s| s.pulse);
                 self.emit(Event::PulseFired {
@@ -116,41 +46,129 @@ impl Runtime {
                     acked(ack, stored)
                 });
             }
-            Command::Resume { agent, ack } => {
-                if let Some(slot) = self.slots.get(&agent)
-                    && slot.state == RunState::Halted
-                {
-                    self.effects
-                        .lock()
-                        .unwrap_or_else(|e| e.into_inner())
-                        .insert(agent.clone(), watch::channel(false).0);
-                    let next = if slot.waiting.is_empty() {
-                        RunState::Idle
-                    } else {
-                        RunState::Waiting
-                    };
-                    self.set_state(&agent, next);
-                }
-                self.write(move |ex| acked(ack, ex.resume(&agent).map_err(|e| e.to_string())));
-            }
+            Command::Resume { agent, ack } => self.resume(agent, ack),
             Command::Status { reply } => {
-                let now = Instant::now();
-                let status = self
-                    .slots
-                    .iter()
-                    .map(|(name, s)| AgentStatus {
-                        name: name.clone(),
-                        state: s.state,
-                        next_pulse: (s.state == RunState::Idle && !s.pulse.is_zero())
-                            .then(|| (s.idle_since + s.pulse).saturating_duration_since(now)),
-                        waiting: s.waiting.iter().cloned().collect(),
-                    })
-                    .collect();
-                let _ = reply.send(status);
+                let _ = reply.send(self.status());
             }
             Command::Sync => self.request_sync(),
             Command::Shutdown => {}
         }
+    }
+
+    /// The partner's message to `agent`: announced, and a turn for it.
+    fn message(&mut self, agent: String, text: String, stored: bool, ack: Ack) {
+        if !self.slots.contains_key(&agent) {
+            let message = format!("there is no agent named {agent}");
+            self.emit(Event::Error {
+                agent: None,
+                message: message.clone(),
+            });
+            let _ = acked(ack, Err(message));
+            return;
+        }
+        self.emit(Event::MessageReceived {
+            agent: agent.clone(),
+            from: "partner".into(),
+            text: text.clone(),
+        });
+        self.push(
+            &agent,
+            Trigger::Message {
+                thread: "main".into(),
+                from: "user".into(),
+                text,
+                store: !stored,
+                lineage: Vec::new(),
+            },
+        );
+        let _ = acked(ack, Ok(()));
+    }
+
+    /// The partner's decision, on a task of its own: a slow effect (a
+    /// fetch to a server that does not answer) holds up nothing else, and
+    /// halting the agent that asked cancels it.
+    fn decide(
+        &mut self,
+        id: String,
+        decision: Decision,
+        reply: oneshot::Sender<Result<(), String>>,
+    ) {
+        let executor = Arc::clone(&self.env.executor);
+        let effects = Arc::clone(&self.effects);
+        self.work.spawn_blocking(move || {
+            let cancel = executor.requester_of(&id).and_then(|agent| {
+                effects
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .get(&agent)
+                    .map(watch::Sender::subscribe)
+            });
+            let answer = partner_core::isolate::contain(|| {
+                executor
+                    .decide_cancellable(&id, decision, &Authority::Partner, cancel)
+                    .map(|_| ())
+                    .map_err(|e| e.to_string())
+            })
+            .unwrap_or_else(|panic| {
+                Err(format!(
+                    "deciding {id} stopped on an internal error: {panic}"
+                ))
+            });
+            let _ = reply.send(answer);
+            Done::Decided
+        });
+    }
+
+    /// A new pulse interval for `agent`, stored.
+    fn set_pulse(&mut self, agent: String, interval: Duration, ack: Ack) {
+        // Whatever path it came by, an interval is at most the longest
+        // span partner accepts (no time arithmetic overflows).
+        let interval = interval.min(partner_core::clock::MAX_SPAN);
+        if let Some(slot) = self.slots.get_mut(&agent) {
+            slot.pulse = interval;
+            slot.idle_since = Instant::now();
+        }
+        self.announce_state(&agent);
+        let now = self.env.clock.now_ms();
+        self.write(move |ex| {
+            let stored = set_pulse(&ex.store().conn(), &agent, interval.as_secs() as i64, now)
+                .map_err(|e| format!("could not store {agent}'s pulse: {e}"));
+            acked(ack, stored)
+        });
+    }
+
+    /// A halted agent may run again; stored.
+    fn resume(&mut self, agent: String, ack: Ack) {
+        if let Some(slot) = self.slots.get(&agent)
+            && slot.state == RunState::Halted
+        {
+            self.effects
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .insert(agent.clone(), watch::channel(false).0);
+            let next = if slot.waiting.is_empty() {
+                RunState::Idle
+            } else {
+                RunState::Waiting
+            };
+            self.set_state(&agent, next);
+        }
+        self.write(move |ex| acked(ack, ex.resume(&agent).map_err(|e| e.to_string())));
+    }
+
+    /// Every agent's state, and its next pulse when idle with one.
+    fn status(&self) -> Vec<AgentStatus> {
+        let now = Instant::now();
+        self.slots
+            .iter()
+            .map(|(name, s)| AgentStatus {
+                name: name.clone(),
+                state: s.state,
+                next_pulse: (s.state == RunState::Idle && !s.pulse.is_zero())
+                    .then(|| (s.idle_since + s.pulse).saturating_duration_since(now)),
+                waiting: s.waiting.iter().cloned().collect(),
+            })
+            .collect()
     }
 
     pub(super) fn halt(&mut self, agent: &str, reason: &str) {
