@@ -130,30 +130,7 @@ impl Executor {
     ) -> Result<ActionReport, ExecError> {
         let request = pending::get(&self.store.conn(), id)?
             .ok_or_else(|| ExecError::NoRequest(id.to_string()))?;
-        if request.status != RequestStatus::Waiting {
-            return Err(ExecError::NotWaiting {
-                id: request.id.clone(),
-                status: request.status.as_str().to_string(),
-            });
-        }
-        let own_cancel =
-            decision == Decision::Cancel && *by == Authority::Agent(request.agent.clone());
-        if let Authority::Agent(name) = by
-            && request.made_by(name)
-            && !own_cancel
-        {
-            return Err(ExecError::OwnRequest {
-                id: request.id.clone(),
-                by: by.to_string(),
-            });
-        }
-        if !(request.decidable_by(by) || own_cancel) {
-            return Err(ExecError::NotYours {
-                id: request.id.clone(),
-                by: by.to_string(),
-                waiting_on: request.waiting_on().to_string(),
-            });
-        }
+        may_decide(&request, &decision, by)?;
         let ctx = request_context(&request);
         let origin = Origin::whole(&request.raw_text, TraceSource::Agent);
         let check = Check {
@@ -173,6 +150,17 @@ impl Executor {
             by,
             edited: false,
         };
+        let refused = |outcome: TraceOutcome, text: String| {
+            self.record(
+                &ctx,
+                &ActionInfo::of_request(&request),
+                &origin,
+                &check,
+                Some(&approval),
+                outcome,
+                Effect::text(text),
+            )
+        };
         match &decision {
             Decision::ApproveOnce | Decision::ApproveAlways | Decision::ApproveFor(_) => {
                 // With the constellation's verbs (its own verbs included),
@@ -180,29 +168,9 @@ impl Executor {
                 let parsed = self.parser_for(&request.agent).parse(&request.canonical);
                 let Some(action) = parsed.actions.into_iter().next() else {
                     let text = format!("the stored action no longer parses: {}", request.canonical);
-                    return self.record(
-                        &ctx,
-                        &ActionInfo::of_request(&request),
-                        &origin,
-                        &check,
-                        Some(&approval),
-                        TraceOutcome::Failed,
-                        Effect::text(text),
-                    );
+                    return refused(TraceOutcome::Failed, text);
                 };
-                if let Some(handler) = self.registry.handler(&action.verb) {
-                    // A blocked command stays blocked; what only the
-                    // partner may allow is allowed once at a time.
-                    handler.approvable(&action).map_err(ExecError::Refused)?;
-                    if handler.traits(&action).partner_only.is_some()
-                        && decision != Decision::ApproveOnce
-                    {
-                        return Err(ExecError::Refused(format!(
-                            "/{} is approved one request at a time, not always",
-                            action.verb.name()
-                        )));
-                    }
-                }
+                self.approvable(&action, &decision)?;
                 self.execute(&ctx, &action, &origin, &check, Some(&approval), cancel)
             }
             Decision::Deny(reason) | Decision::DenyAlways(reason) => {
@@ -210,47 +178,56 @@ impl Executor {
                     Some(reason) => format!("{by} said no: {reason}"),
                     None => format!("{by} said no"),
                 };
-                self.record(
-                    &ctx,
-                    &ActionInfo::of_request(&request),
-                    &origin,
-                    &check,
-                    Some(&approval),
-                    TraceOutcome::Denied,
-                    Effect::text(text),
-                )
+                refused(TraceOutcome::Denied, text)
             }
             Decision::Cancel => {
                 let text = format!("request {} was cancelled", request.id);
-                self.record(
-                    &ctx,
-                    &ActionInfo::of_request(&request),
-                    &origin,
-                    &check,
-                    Some(&approval),
-                    TraceOutcome::Cancelled,
-                    Effect::text(text),
-                )
+                refused(TraceOutcome::Cancelled, text)
             }
-            Decision::Escalate(reason) => {
-                let next = pending::escalate(&self.store.conn(), &request)?
-                    .ok_or_else(|| ExecError::LastAuthority(request.id.clone()))?;
-                let updated =
-                    pending::get(&self.store.conn(), &request.id)?.unwrap_or(request.clone());
-                let why = reason
-                    .as_deref()
-                    .map(|r| format!(": {r}"))
-                    .unwrap_or_default();
-                let mut report = ActionReport::new(
-                    &request.agent,
-                    &ActionInfo::of_request(&request),
-                    ActionStatus::Pending,
-                    format!("{by} passed {} on to {next}{why}", request.id),
-                );
-                report.request = Some(updated);
-                Ok(report)
-            }
+            Decision::Escalate(reason) => self.escalate(&request, reason.as_deref(), by),
         }
+    }
+
+    /// Whether the handler lets `decision` approve `action`: a blocked
+    /// command stays blocked; what only the partner may allow is allowed
+    /// once at a time.
+    fn approvable(
+        &self,
+        action: &partner_dialect::ParsedAction,
+        decision: &Decision,
+    ) -> Result<(), ExecError> {
+        let Some(handler) = self.registry.handler(&action.verb) else {
+            return Ok(());
+        };
+        handler.approvable(action).map_err(ExecError::Refused)?;
+        if handler.traits(action).partner_only.is_some() && *decision != Decision::ApproveOnce {
+            return Err(ExecError::Refused(format!(
+                "/{} is approved one request at a time, not always",
+                action.verb.name()
+            )));
+        }
+        Ok(())
+    }
+
+    /// Hands `request` to its next authority.
+    fn escalate(
+        &self,
+        request: &PendingRequest,
+        reason: Option<&str>,
+        by: &Authority,
+    ) -> Result<ActionReport, ExecError> {
+        let next = pending::escalate(&self.store.conn(), request)?
+            .ok_or_else(|| ExecError::LastAuthority(request.id.clone()))?;
+        let updated = pending::get(&self.store.conn(), &request.id)?.unwrap_or(request.clone());
+        let why = reason.map(|r| format!(": {r}")).unwrap_or_default();
+        let mut report = ActionReport::new(
+            &request.agent,
+            &ActionInfo::of_request(request),
+            ActionStatus::Pending,
+            format!("{by} passed {} on to {next}{why}", request.id),
+        );
+        report.request = Some(updated);
+        Ok(report)
     }
 
     /// Approves a request with its action replaced by `text`, written by
@@ -406,4 +383,39 @@ impl Executor {
         }
         Ok(reports)
     }
+}
+
+/// Whether `by` may make `decision` on `request`: it must still wait, an
+/// agent never decides its own request (but may withdraw it), and only
+/// the authority it waits on decides it.
+fn may_decide(
+    request: &PendingRequest,
+    decision: &Decision,
+    by: &Authority,
+) -> Result<(), ExecError> {
+    if request.status != RequestStatus::Waiting {
+        return Err(ExecError::NotWaiting {
+            id: request.id.clone(),
+            status: request.status.as_str().to_string(),
+        });
+    }
+    let own_cancel =
+        *decision == Decision::Cancel && *by == Authority::Agent(request.agent.clone());
+    if let Authority::Agent(name) = by
+        && request.made_by(name)
+        && !own_cancel
+    {
+        return Err(ExecError::OwnRequest {
+            id: request.id.clone(),
+            by: by.to_string(),
+        });
+    }
+    if !(request.decidable_by(by) || own_cancel) {
+        return Err(ExecError::NotYours {
+            id: request.id.clone(),
+            by: by.to_string(),
+            waiting_on: request.waiting_on().to_string(),
+        });
+    }
+    Ok(())
 }

@@ -272,41 +272,11 @@ impl Executor {
             None => action,
         };
         let now = self.now();
-        let (resolved, check) = {
-            // Read beside the writer (committed state): the writer stays
-            // free for the transactions that share its commits.
-            let conn = self.store.read();
-            let state = agent_state(&conn, &ctx.agent)?;
-            if state.halted {
-                drop(conn);
-                let why = state.halt_reason.unwrap_or_default();
-                return fail(format!(
-                    "you are halted ({why}); nothing runs until the partner resumes you"
-                ));
-            }
-            let needs_content = self
-                .registry
-                .handler(&action.verb)
-                .is_some_and(|h| h.needs_content());
-            let resolved = match resolve(&conn, ctx, action, needs_content) {
-                Ok(resolved) => resolved,
-                Err(message) => {
-                    drop(conn);
-                    return fail(message);
-                }
-            };
-            let check = self.check(
-                &conn,
-                &ctx.agent,
-                &resolved,
-                ctx.private,
-                &ctx.on_behalf_of,
-                now,
-            )?;
-            (resolved, check)
+        let (resolved, check) = match self.resolve_and_check(ctx, action, now)? {
+            Ok(checked) => checked,
+            Err(message) => return fail(message),
         };
         let info = ActionInfo::of(&resolved, ctx.action_id(action));
-        let canonical = info.canonical.clone();
         match &check.verdict {
             Verdict::Allow => {
                 self.execute(ctx, &resolved, &origin, &check, None, ctx.cancel.as_ref())
@@ -326,66 +296,130 @@ impl Executor {
             Verdict::Ask {
                 authorities,
                 reason,
-            } => {
-                let action_json = serde_json::to_value(&resolved).unwrap_or_default();
-                let expires_at = self
-                    .engine
-                    .policy()
-                    .request_timeout
-                    .map(|t| now + t.as_millis() as Millis);
-                let marker = resolved.marker.map(|m| match &resolved.marker_note {
-                    Some(note) => format!("?{note}"),
-                    None => m.sigil().to_string(),
-                });
-                // The request takes the rate-limit token as it is made.
-                let made = self.store.transaction(|tx| {
-                    if let Some(charge) = &check.charge
-                        && let Some(reason) = charge.take(tx, now)?
-                    {
-                        return Ok(Err(reason));
-                    }
-                    pending::create(
-                        tx,
-                        &NewRequest {
-                            agent: &ctx.agent,
-                            canonical: &canonical,
-                            action: &action_json,
-                            verb: resolved.verb.name(),
-                            marker: marker.as_deref(),
-                            reason,
-                            authorities,
-                            turn_id: &ctx.turn_id,
-                            thread: &ctx.thread,
-                            raw_text: origin.text,
-                            action_id: info.action_id.as_deref(),
-                            on_behalf_of: &ctx.on_behalf_of,
-                            span: origin.span,
-                            expires_at,
-                        },
-                        now,
-                    )
-                    .map(Ok)
-                })?;
-                let request = match made {
-                    Ok(request) => request,
-                    Err(reason) => return self.refuse_limited(ctx, &info, &origin, &check, reason),
-                };
-                let mut report = ActionReport::new(
-                    &ctx.agent,
-                    &info,
-                    ActionStatus::Pending,
-                    format!(
-                        "waiting for {} to approve ({}): {reason}",
-                        request.waiting_on(),
-                        request.id
-                    ),
-                );
-                report.data = json!({ "request": request.id });
-                report.path = check.path.clone();
-                report.request = Some(request);
-                Ok(report)
-            }
+            } => self.ask(
+                ctx,
+                Asked {
+                    resolved: &resolved,
+                    info: &info,
+                    origin: &origin,
+                    check: &check,
+                },
+                authorities,
+                reason,
+                now,
+            ),
         }
+    }
+
+    /// The action with its references resolved and the permission check's
+    /// verdict, read beside the writer (committed state: the writer stays
+    /// free for the transactions that share its commits); or what to tell
+    /// the agent instead (it is halted; a reference does not resolve).
+    fn resolve_and_check(
+        &self,
+        ctx: &TurnContext,
+        action: &ParsedAction,
+        now: Millis,
+    ) -> Result<Result<(ParsedAction, Check), String>, ExecError> {
+        let conn = self.store.read();
+        let state = agent_state(&conn, &ctx.agent)?;
+        if state.halted {
+            let why = state.halt_reason.unwrap_or_default();
+            return Ok(Err(format!(
+                "you are halted ({why}); nothing runs until the partner resumes you"
+            )));
+        }
+        let needs_content = self
+            .registry
+            .handler(&action.verb)
+            .is_some_and(|h| h.needs_content());
+        let resolved = match resolve(&conn, ctx, action, needs_content) {
+            Ok(resolved) => resolved,
+            Err(message) => return Ok(Err(message)),
+        };
+        let check = self.check(
+            &conn,
+            &ctx.agent,
+            &resolved,
+            ctx.private,
+            &ctx.on_behalf_of,
+            now,
+        )?;
+        Ok(Ok((resolved, check)))
+    }
+
+    /// A request for the action, made for `authorities` to decide; it takes
+    /// the rate-limit token as it is made.
+    fn ask(
+        &self,
+        ctx: &TurnContext,
+        asked: Asked<'_>,
+        authorities: &[partner_policy::Authority],
+        reason: &str,
+        now: Millis,
+    ) -> Result<ActionReport, ExecError> {
+        let Asked {
+            resolved,
+            info,
+            origin,
+            check,
+        } = asked;
+        let action_json = serde_json::to_value(resolved).unwrap_or_default();
+        let expires_at = self
+            .engine
+            .policy()
+            .request_timeout
+            .map(|t| now + t.as_millis() as Millis);
+        let marker = resolved.marker.map(|m| match &resolved.marker_note {
+            Some(note) => format!("?{note}"),
+            None => m.sigil().to_string(),
+        });
+        let made = self.store.transaction(|tx| {
+            if let Some(charge) = &check.charge
+                && let Some(reason) = charge.take(tx, now)?
+            {
+                return Ok(Err(reason));
+            }
+            pending::create(
+                tx,
+                &NewRequest {
+                    agent: &ctx.agent,
+                    canonical: &info.canonical,
+                    action: &action_json,
+                    verb: resolved.verb.name(),
+                    marker: marker.as_deref(),
+                    reason,
+                    authorities,
+                    turn_id: &ctx.turn_id,
+                    thread: &ctx.thread,
+                    raw_text: origin.text,
+                    action_id: info.action_id.as_deref(),
+                    on_behalf_of: &ctx.on_behalf_of,
+                    span: origin.span,
+                    expires_at,
+                },
+                now,
+            )
+            .map(Ok)
+        })?;
+        let request = match made {
+            Ok(request) => request,
+            Err(reason) => return self.refuse_limited(ctx, info, origin, check, reason),
+        };
+        let mut report = ActionReport::new(
+            &ctx.agent,
+            info,
+            ActionStatus::Pending,
+            format!(
+                "waiting for {} to approve ({}): {reason}",
+                request.waiting_on(),
+                request.id
+            ),
+        );
+        report.data = json!({ "request": request.id });
+        report.path = check.path.clone();
+        report.request = Some(request);
+        Ok(report)
     }
 
     pub(super) fn run_batch(
@@ -440,4 +474,13 @@ impl Executor {
         report.children = children;
         report
     }
+}
+
+/// An action about to be asked for: resolved, described, where it came
+/// from, and how it was checked.
+struct Asked<'a> {
+    resolved: &'a ParsedAction,
+    info: &'a ActionInfo,
+    origin: &'a Origin<'a>,
+    check: &'a Check,
 }
