@@ -177,57 +177,33 @@ impl Executor {
         {
             return self.refuse_limited(ctx, &info, origin, check, reason);
         }
+        let run = Run {
+            ctx,
+            action,
+            info: &info,
+            origin,
+            check,
+            approval,
+            handler,
+            charge,
+            cancel,
+            started,
+            external,
+        };
         let mut attempt = 0;
         // The time the handler was given is the record's time: replay gives
         // it the same.
         let (result, now) = loop {
             let now = self.now();
             let result = match stage {
-                Stage::Store => {
-                    let outcome = self.store.transaction(
-                        |tx| -> Result<(ActionReport, TraceRecord), TxError> {
-                            if let Some(charge) = charge
-                                && let Some(reason) = charge.take(tx, now)?
-                            {
-                                return Err(TxError::Limited(reason));
-                            }
-                            let cx = Cx {
-                                exec: self,
-                                ctx,
-                                conn: Some(tx),
-                                now,
-                                cancel,
-                            };
-                            let effect = isolate::contain(|| handler.run(&cx, action))
-                                .unwrap_or_else(|panic| Err(ActionError::System(crashed(&panic))))
-                                .map_err(TxError::Action)?;
-                            let mut record = self.build_record(
-                                ctx,
-                                &info,
-                                origin,
-                                check,
-                                approval,
-                                TraceOutcome::Executed,
-                                &effect,
-                                started,
-                                now,
-                                external,
-                            );
-                            self.finalize(tx, &mut record, approval, now)?;
-                            let report = self.report_of(ctx, &info, &record, &effect, check);
-                            self.settle(tx, approval, &report)?;
-                            Ok((report, record))
-                        },
-                    );
-                    match outcome {
-                        Ok((report, _)) => return Ok(report),
-                        Err(TxError::Action(e)) => Err(e),
-                        Err(TxError::Limited(reason)) => {
-                            return self.refuse_limited(ctx, &info, origin, check, reason);
-                        }
-                        Err(TxError::Db(e)) => Err(ActionError::from(e)),
+                Stage::Store => match self.run_stored(&run, now) {
+                    Ok(report) => return Ok(report),
+                    Err(TxError::Action(e)) => Err(e),
+                    Err(TxError::Limited(reason)) => {
+                        return self.refuse_limited(ctx, &info, origin, check, reason);
                     }
-                }
+                    Err(TxError::Db(e)) => Err(ActionError::from(e)),
+                },
                 _ => {
                     let cx = Cx {
                         exec: self,
@@ -248,27 +224,7 @@ impl Executor {
                 other => break (other, now),
             }
         };
-        let (outcome, effect, system) = match result {
-            Ok(effect) => (TraceOutcome::Executed, effect, false),
-            Err(ActionError::Agent(message)) => {
-                (TraceOutcome::Failed, Effect::text(message), false)
-            }
-            Err(ActionError::AgentWith(message, data)) => (
-                TraceOutcome::Failed,
-                Effect::text(message).with_data(data),
-                false,
-            ),
-            Err(ActionError::System(message)) => {
-                if approval.is_some() {
-                    // Not the decision's fault: the request stays pending.
-                    return Err(ExecError::System(message));
-                }
-                let text = format!(
-                    "partner could not do this right now because of a problem on its side, not yours ({message}); nothing was changed"
-                );
-                (TraceOutcome::Failed, Effect::text(text), true)
-            }
-        };
+        let (outcome, effect, system) = outcome_of(result, approval.is_some())?;
         let mut record = self.build_record(
             ctx, &info, origin, check, approval, outcome, &effect, started, now, external,
         );
@@ -276,6 +232,46 @@ impl Executor {
         let mut report = self.commit(ctx, &info, record, approval, &effect, check, now)?;
         report.system_error = system;
         Ok(report)
+    }
+
+    /// A stage-store action in its own transaction: the rate-limit token
+    /// taken, the handler run, its trace record finalized and the request
+    /// it settles settled, all or nothing.
+    fn run_stored(&self, run: &Run<'_>, now: Millis) -> Result<ActionReport, TxError> {
+        self.store
+            .transaction(|tx| -> Result<ActionReport, TxError> {
+                if let Some(charge) = run.charge
+                    && let Some(reason) = charge.take(tx, now)?
+                {
+                    return Err(TxError::Limited(reason));
+                }
+                let cx = Cx {
+                    exec: self,
+                    ctx: run.ctx,
+                    conn: Some(tx),
+                    now,
+                    cancel: run.cancel,
+                };
+                let effect = isolate::contain(|| run.handler.run(&cx, run.action))
+                    .unwrap_or_else(|panic| Err(ActionError::System(crashed(&panic))))
+                    .map_err(TxError::Action)?;
+                let mut record = self.build_record(
+                    run.ctx,
+                    run.info,
+                    run.origin,
+                    run.check,
+                    run.approval,
+                    TraceOutcome::Executed,
+                    &effect,
+                    run.started,
+                    now,
+                    run.external,
+                );
+                self.finalize(tx, &mut record, run.approval, now)?;
+                let report = self.report_of(run.ctx, run.info, &record, &effect, run.check);
+                self.settle(tx, run.approval, &report)?;
+                Ok(report)
+            })
     }
 
     /// Records an action refused because its rate-limit token went to
@@ -530,4 +526,48 @@ impl Executor {
                 .is_some_and(|h| h.flags_for_review());
         report
     }
+}
+
+/// One action being executed: what it is, where it came from, how it was
+/// checked and decided, and its handler.
+struct Run<'a> {
+    ctx: &'a TurnContext,
+    action: &'a ParsedAction,
+    info: &'a ActionInfo,
+    origin: &'a Origin<'a>,
+    check: &'a Check,
+    approval: Option<&'a Approval<'a>>,
+    handler: &'a dyn super::registry::VerbHandler,
+    charge: Option<&'a partner_policy::rate::RateCharge>,
+    cancel: Option<&'a Cancel>,
+    started: Instant,
+    external: bool,
+}
+
+/// What a run outside the store stage (or a failed one) comes to: its
+/// outcome, its effect, and whether it failed because of partner. A
+/// system error in an approved request is the error itself: the request
+/// stays pending, since the decision was not at fault.
+fn outcome_of(
+    result: Result<Effect, ActionError>,
+    approved: bool,
+) -> Result<(TraceOutcome, Effect, bool), ExecError> {
+    Ok(match result {
+        Ok(effect) => (TraceOutcome::Executed, effect, false),
+        Err(ActionError::Agent(message)) => (TraceOutcome::Failed, Effect::text(message), false),
+        Err(ActionError::AgentWith(message, data)) => (
+            TraceOutcome::Failed,
+            Effect::text(message).with_data(data),
+            false,
+        ),
+        Err(ActionError::System(message)) => {
+            if approved {
+                return Err(ExecError::System(message));
+            }
+            let text = format!(
+                "partner could not do this right now because of a problem on its side, not yours ({message}); nothing was changed"
+            );
+            (TraceOutcome::Failed, Effect::text(text), true)
+        }
+    })
 }
