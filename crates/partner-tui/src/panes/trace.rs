@@ -178,7 +178,6 @@ impl Component for TracePane {
     }
 
     fn render(&self, frame: &mut Frame, area: Rect, view: &View<'_>) {
-        let theme = view.theme;
         let model = view.model;
         let filter = self.filter();
         // Only the rows up to the selection and a screenful past it are
@@ -192,21 +191,9 @@ impl Component for TracePane {
         self.short
             .set(rows.len() < sel + 2 * list_height.max(1) + 1);
         if rows.is_empty() {
-            let failure = model.older_trace_failure(&filter);
-            let text = match (model.trace.is_empty(), model.older_trace_left(&filter)) {
-                _ if failure.is_some() => format!(
-                    "None of the records held matches; older ones could not be read ({}).",
-                    failure.unwrap_or_default()
-                ),
-                (_, None | Some(true)) if !model.trace.is_empty() => {
-                    "Reading older records…".to_string()
-                }
-                (true, _) => "No actions executed yet.".to_string(),
-                _ => "No record matches the filters (:filter clears them).".to_string(),
-            };
             frame.render_widget(
-                Paragraph::new(text)
-                    .style(theme.style("ui.dim"))
+                Paragraph::new(nothing_shown(model, &filter))
+                    .style(view.theme.style("ui.dim"))
                     .wrap(Wrap { trim: true }),
                 area,
             );
@@ -225,84 +212,109 @@ impl Component for TracePane {
         let height = usize::from(list.height);
         let first = sel.saturating_sub(height.saturating_sub(1));
         self.first_shown.set(first);
-        let width = usize::from(area.width);
-        let agent_w = rows
+        let shown = &rows[first..rows.len().min(first + height)];
+        let agent_w = shown
             .iter()
-            .skip(first)
-            .take(height)
             .map(|r| r.agent.width())
             .max()
             .unwrap_or(4)
             .clamp(4, 12);
-        let lines: Vec<Line> = rows
+        let lines: Vec<Line> = shown
             .iter()
             .enumerate()
-            .skip(first)
-            .take(height)
-            .map(|(i, r)| {
-                let style = if i == sel {
-                    theme.style("ui.selection")
-                } else {
-                    theme.style("ui.text")
-                };
-                let outcome_role = match r.outcome.as_str() {
-                    "executed" => "ui.ok",
-                    "denied" | "timed_out" => "ui.denied",
-                    "failed" => "ui.error",
-                    _ => "ui.dim",
-                };
-                let id = format!("{:>6} ", r.id);
-                let time = format!("{} ", &format_time(r.time)[11..19]);
-                let agent = first_line(&r.agent, agent_w);
-                let agent = format!("{agent}{} ", " ".repeat(agent_w - agent.width()));
-                let outcome = format!(" {}", r.outcome.as_str());
-                let ms = format!(" {:.1}ms", r.duration_us as f64 / 1000.0);
-                let fixed =
-                    id.width() + time.width() + agent.width() + outcome.width() + ms.width();
-                let room = width.saturating_sub(fixed);
-                let canonical = first_line(&r.canonical, room);
-                let pad = room.saturating_sub(canonical.width());
-                Line::from(vec![
-                    Span::styled(id, theme.style("ui.dim")),
-                    Span::styled(time, theme.style("ui.dim")),
-                    Span::styled(agent, agent_style(theme, view.model, &r.agent)),
-                    Span::styled(format!("{canonical}{}", " ".repeat(pad)), style),
-                    Span::styled(outcome, theme.style(outcome_role)),
-                    Span::styled(ms, theme.style("ui.dim")),
-                ])
-            })
+            .map(|(i, r)| record_row(r, first + i == sel, agent_w, usize::from(area.width), view))
             .collect();
         frame.render_widget(Paragraph::new(lines), list);
-        let r = rows[sel];
-        let label = |text: &str| Span::styled(format!("{text:<9}"), theme.style("ui.dim"));
-        let mut detail_lines: Vec<Line> = decision_words(r)
-            .into_iter()
-            .enumerate()
-            .map(|(i, text)| {
-                Line::from(vec![
-                    label(if i == 0 { "decision" } else { "" }),
-                    Span::styled(text, theme.style("ui.text")),
-                ])
-            })
-            .collect();
-        if let Some(m) = &r.memory {
-            let change = match m.version_before {
-                Some(before) => format!("{} v{before} → v{}", m.label, m.version_after),
-                None => format!("{} created (v{})", m.label, m.version_after),
-            };
-            detail_lines.push(Line::from(vec![
-                label("memory"),
-                Span::styled(change, theme.style("ui.text")),
-            ]));
-        }
-        detail_lines.push(Line::from(vec![
-            label("result"),
-            Span::styled(r.result.replace('\n', " ⏎ "), theme.style("ui.text")),
-        ]));
-        detail_lines.extend(super::tool::detail(theme, r));
         frame.render_widget(
-            Paragraph::new(detail_lines).wrap(Wrap { trim: true }),
+            Paragraph::new(record_detail(rows[sel], view)).wrap(Wrap { trim: true }),
             detail,
         );
     }
+}
+
+/// What an empty trace pane says: why nothing is shown.
+fn nothing_shown(model: &crate::model::Model, filter: &TraceFilter) -> String {
+    let failure = model.older_trace_failure(filter);
+    match (model.trace.is_empty(), model.older_trace_left(filter)) {
+        _ if failure.is_some() => format!(
+            "None of the records held matches; older ones could not be read ({}).",
+            failure.unwrap_or_default()
+        ),
+        (_, None | Some(true)) if !model.trace.is_empty() => "Reading older records…".to_string(),
+        (true, _) => "No actions executed yet.".to_string(),
+        _ => "No record matches the filters (:filter clears them).".to_string(),
+    }
+}
+
+/// A record's row: id, time, agent, action, outcome and how long it took.
+fn record_row(
+    r: &TraceRecord,
+    selected: bool,
+    agent_w: usize,
+    width: usize,
+    view: &View<'_>,
+) -> Line<'static> {
+    let theme = view.theme;
+    let style = if selected {
+        theme.style("ui.selection")
+    } else {
+        theme.style("ui.text")
+    };
+    let outcome_role = match r.outcome.as_str() {
+        "executed" => "ui.ok",
+        "denied" | "timed_out" => "ui.denied",
+        "failed" => "ui.error",
+        _ => "ui.dim",
+    };
+    let id = format!("{:>6} ", r.id);
+    let time = format!("{} ", &format_time(r.time)[11..19]);
+    let agent = first_line(&r.agent, agent_w);
+    let agent = format!("{agent}{} ", " ".repeat(agent_w - agent.width()));
+    let outcome = format!(" {}", r.outcome.as_str());
+    let ms = format!(" {:.1}ms", r.duration_us as f64 / 1000.0);
+    let fixed = id.width() + time.width() + agent.width() + outcome.width() + ms.width();
+    let room = width.saturating_sub(fixed);
+    let canonical = first_line(&r.canonical, room);
+    let pad = room.saturating_sub(canonical.width());
+    Line::from(vec![
+        Span::styled(id, theme.style("ui.dim")),
+        Span::styled(time, theme.style("ui.dim")),
+        Span::styled(agent, agent_style(theme, view.model, &r.agent)),
+        Span::styled(format!("{canonical}{}", " ".repeat(pad)), style),
+        Span::styled(outcome, theme.style(outcome_role)),
+        Span::styled(ms, theme.style("ui.dim")),
+    ])
+}
+
+/// The selected record in full: the decision in words, the memory it
+/// changed, its result, and a tool run's states and writes.
+fn record_detail(r: &TraceRecord, view: &View<'_>) -> Vec<Line<'static>> {
+    let theme = view.theme;
+    let label = |text: &str| Span::styled(format!("{text:<9}"), theme.style("ui.dim"));
+    let mut lines: Vec<Line> = decision_words(r)
+        .into_iter()
+        .enumerate()
+        .map(|(i, text)| {
+            Line::from(vec![
+                label(if i == 0 { "decision" } else { "" }),
+                Span::styled(text, theme.style("ui.text")),
+            ])
+        })
+        .collect();
+    if let Some(m) = &r.memory {
+        let change = match m.version_before {
+            Some(before) => format!("{} v{before} → v{}", m.label, m.version_after),
+            None => format!("{} created (v{})", m.label, m.version_after),
+        };
+        lines.push(Line::from(vec![
+            label("memory"),
+            Span::styled(change, theme.style("ui.text")),
+        ]));
+    }
+    lines.push(Line::from(vec![
+        label("result"),
+        Span::styled(r.result.replace('\n', " ⏎ "), theme.style("ui.text")),
+    ]));
+    lines.extend(super::tool::detail(theme, r));
+    lines
 }
