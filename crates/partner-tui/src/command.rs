@@ -110,45 +110,95 @@ pub const COMMAND_WORDS: &[&str] = &[
 /// Parses one command line; `agents` are the agents running now.
 pub fn parse_command(text: &str, agents: &[String]) -> Result<ConsoleCommand, String> {
     let text = text.trim().trim_start_matches(':').trim();
+    if let Some(command) = prefixed(text) {
+        return command;
+    }
+    let words: Vec<&str> = text.split_whitespace().collect();
+    Ok(match words.as_slice() {
+        ["q" | "quit"] => ConsoleCommand::Quit,
+        ["close"] => ConsoleCommand::Close,
+        ["rules"] => ConsoleCommand::Rules,
+        ["learned"] => ConsoleCommand::Learned,
+        ["log"] => ConsoleCommand::Log,
+        ["output"] => ConsoleCommand::Output,
+        ["help"] => ConsoleCommand::Help,
+        ["filter", rest @ ..] => filter(rest)?,
+        ["step", n] => ConsoleCommand::Step(
+            n.parse()
+                .map_err(|_| format!("'{n}' is not a step number"))?,
+        ),
+        ["pulse" | "halt" | "resume" | "msg", ..] => agent_command(&words, text, agents)?,
+        [] => return Err(format!("commands: {COMMANDS}")),
+        _ => return Err(format!("unknown command '{text}': try {COMMANDS}")),
+    })
+}
+
+/// The commands told by what they start with: a dialect action (`/`),
+/// the partner's own command (`!`), `lisp`, `replay`, `open trace`.
+fn prefixed(text: &str) -> Option<Result<ConsoleCommand, String>> {
     if text.starts_with('/') {
-        return Ok(ConsoleCommand::Action(text.to_string()));
+        return Some(Ok(ConsoleCommand::Action(text.to_string())));
     }
     // `!df -h`, `!install a picture editor`: through the parse gate, for
     // the partner to confirm, never into the agents' queue.
     if let Some(shell) = text.strip_prefix('!') {
         let shell = shell.trim();
         if shell.is_empty() {
-            return Err("write a command or a request after !: !df -h, !install gimp".into());
+            return Some(Err(
+                "write a command or a request after !: !df -h, !install gimp".into(),
+            ));
         }
-        return Ok(ConsoleCommand::Shell(shell.to_string()));
+        return Some(Ok(ConsoleCommand::Shell(shell.to_string())));
     }
     if let Some(rest) = text.strip_prefix("lisp") {
         let rest = rest.trim();
         if rest.is_empty() {
-            return Err(
+            return Some(Err(
                 "lisp takes an expression, or tool NAME ARGS: lisp (pattern-size state)".into(),
-            );
+            ));
         }
         if text.starts_with("lisp ") {
-            return Ok(ConsoleCommand::Lisp(rest.to_string()));
+            return Some(Ok(ConsoleCommand::Lisp(rest.to_string())));
         }
     }
     if text == "replay" {
-        return Ok(ConsoleCommand::ReplayLive);
+        return Some(Ok(ConsoleCommand::ReplayLive));
     }
     if matches!(text, "open" | "open trace") {
-        return Err(
+        return Some(Err(
             "open trace takes a file: open trace FILE (:replay replays this constellation's own trace)"
                 .into(),
-        );
+        ));
     }
-    if let Some(path) = text
-        .strip_prefix("open trace ")
+    text.strip_prefix("open trace ")
         .or_else(|| text.strip_prefix("open "))
-    {
-        return Ok(ConsoleCommand::OpenTrace(PathBuf::from(path.trim())));
-    }
-    let words: Vec<&str> = text.split_whitespace().collect();
+        .map(|path| Ok(ConsoleCommand::OpenTrace(PathBuf::from(path.trim()))))
+}
+
+/// `filter verb NAME`, `filter outcome NAME`, `filter clear`.
+fn filter(words: &[&str]) -> Result<ConsoleCommand, String> {
+    Ok(match words {
+        [] | ["clear"] => ConsoleCommand::FilterClear,
+        ["verb", verb] => ConsoleCommand::FilterVerb(verb.trim_start_matches('/').into()),
+        ["outcome", outcome] if OUTCOMES.contains(outcome) => {
+            ConsoleCommand::FilterOutcome(outcome.to_string())
+        }
+        ["outcome", outcome] => {
+            return Err(format!(
+                "no outcome '{outcome}' (outcomes: {}); :filter clear drops every filter",
+                OUTCOMES.join(", ")
+            ));
+        }
+        _ => {
+            return Err(
+                "filter takes: verb NAME, outcome NAME, or clear (which drops every filter)".into(),
+            );
+        }
+    })
+}
+
+/// `pulse`, `halt`, `resume` and `msg`: the agents named must be running.
+fn agent_command(words: &[&str], text: &str, agents: &[String]) -> Result<ConsoleCommand, String> {
     let agent = |name: &str| -> Result<String, String> {
         if agents.iter().any(|a| a == name) {
             Ok(name.to_string())
@@ -169,34 +219,7 @@ pub fn parse_command(text: &str, agents: &[String]) -> Result<ConsoleCommand, St
         }
     };
     let control = |agents: Vec<String>, control| ConsoleCommand::Control { agents, control };
-    Ok(match words.as_slice() {
-        ["q" | "quit"] => ConsoleCommand::Quit,
-        ["close"] => ConsoleCommand::Close,
-        ["rules"] => ConsoleCommand::Rules,
-        ["learned"] => ConsoleCommand::Learned,
-        ["log"] => ConsoleCommand::Log,
-        ["output"] => ConsoleCommand::Output,
-        ["help"] => ConsoleCommand::Help,
-        ["filter"] | ["filter", "clear"] => ConsoleCommand::FilterClear,
-        ["filter", "verb", verb] => ConsoleCommand::FilterVerb(verb.trim_start_matches('/').into()),
-        ["filter", "outcome", outcome] if OUTCOMES.contains(outcome) => {
-            ConsoleCommand::FilterOutcome(outcome.to_string())
-        }
-        ["filter", "outcome", outcome] => {
-            return Err(format!(
-                "no outcome '{outcome}' (outcomes: {}); :filter clear drops every filter",
-                OUTCOMES.join(", ")
-            ));
-        }
-        ["filter", ..] => {
-            return Err(
-                "filter takes: verb NAME, outcome NAME, or clear (which drops every filter)".into(),
-            );
-        }
-        ["step", n] => ConsoleCommand::Step(
-            n.parse()
-                .map_err(|_| format!("'{n}' is not a step number"))?,
-        ),
+    Ok(match words {
         ["pulse", name] => control(vec![agent(name)?], AgentControl::PulseNow),
         ["pulse", name, every @ ..] => {
             let every = every.join(" ");
@@ -223,7 +246,6 @@ pub fn parse_command(text: &str, agents: &[String]) -> Result<ConsoleCommand, St
             }
         }
         ["msg", ..] => return Err("msg takes an agent and the message: msg sage hello".into()),
-        [] => return Err(format!("commands: {COMMANDS}")),
         _ => return Err(format!("unknown command '{text}': try {COMMANDS}")),
     })
 }

@@ -226,6 +226,47 @@ pub fn start(
     let learned_seen = partner_store::memory::learned::signature(&executor.store().read()).ok();
     // Startup reads and creates what the agents start with, before the loop
     // (the only database work not on the blocking pool).
+    create_blocks(config, &executor, &env);
+    // What memory holds and gains is embedded beside the turns, for
+    // search by meaning (nothing to do without an embedder).
+    executor.index_in_background();
+    let slots = slots(config, &executor);
+    let handle = RuntimeHandle {
+        tx,
+        events,
+        executor,
+    };
+    let effects: Effects = Arc::new(std::sync::Mutex::new(
+        slots
+            .keys()
+            .map(|name| (name.clone(), watch::channel(false).0))
+            .collect(),
+    ));
+    let runtime = Runtime {
+        env,
+        slots,
+        effects,
+        rx,
+        turns: JoinSet::new(),
+        turn_of: std::collections::HashMap::new(),
+        work: JoinSet::new(),
+        writes: VecDeque::new(),
+        writing: false,
+        writes_asked: 0,
+        sync_started_at: 0,
+        syncing: false,
+        learned_seen,
+        sync_again: false,
+        sweeping: false,
+        next_sweep: Instant::now(),
+    };
+    let task = tokio::spawn(runtime.run());
+    (handle, task)
+}
+
+/// Creates the blocks the agents start with that the database does not
+/// hold yet; a failure is said as an error event.
+fn create_blocks(config: &ConstellationConfig, executor: &Executor, env: &TurnEnv) {
     for agent in &config.agents {
         for block in &agent.blocks {
             let exists = partner_store::memory::blocks::get(
@@ -244,9 +285,11 @@ pub fn start(
             }
         }
     }
-    // What memory holds and gains is embedded beside the turns, for
-    // search by meaning (nothing to do without an embedder).
-    executor.index_in_background();
+}
+
+/// Each agent's slot as the database left it: its pulse, whether it is
+/// halted, the last message it was told, and the requests it still waits on.
+fn slots(config: &ConstellationConfig, executor: &Executor) -> BTreeMap<String, Slot> {
     let mut slots = BTreeMap::new();
     for agent in &config.agents {
         let Some(provider) = config.providers.get(&agent.provider) else {
@@ -302,37 +345,7 @@ pub fn start(
             }
         }
     }
-    let handle = RuntimeHandle {
-        tx,
-        events,
-        executor,
-    };
-    let effects: Effects = Arc::new(std::sync::Mutex::new(
-        slots
-            .keys()
-            .map(|name| (name.clone(), watch::channel(false).0))
-            .collect(),
-    ));
-    let runtime = Runtime {
-        env,
-        slots,
-        effects,
-        rx,
-        turns: JoinSet::new(),
-        turn_of: std::collections::HashMap::new(),
-        work: JoinSet::new(),
-        writes: VecDeque::new(),
-        writing: false,
-        writes_asked: 0,
-        sync_started_at: 0,
-        syncing: false,
-        learned_seen,
-        sync_again: false,
-        sweeping: false,
-        next_sweep: Instant::now(),
-    };
-    let task = tokio::spawn(runtime.run());
-    (handle, task)
+    slots
 }
 
 impl Runtime {
