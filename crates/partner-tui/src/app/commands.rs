@@ -160,34 +160,13 @@ impl App {
             ConsoleCommand::Shell(text) => return self.plan_command(text),
             ConsoleCommand::Output => self.show_output(),
             ConsoleCommand::Help => self.overlay = Overlay::help(),
-            ConsoleCommand::FilterVerb(verb) => {
-                let known = partner_dialect::BUILTIN_VERBS
-                    .iter()
-                    .any(|v| v.verb.name() == verb)
-                    || self.model.trace.iter().any(|r| r.verb == verb);
-                if !known {
-                    self.warn(format!(
-                        "no verb '{verb}' in the dialect or the trace; :filter clear drops every filter"
-                    ));
-                    return Vec::new();
-                }
-                self.trace.verb = Some(verb);
-                self.trace.selected = None;
-                self.focus = Pane::Trace;
-            }
+            ConsoleCommand::FilterVerb(verb) => self.filter_verb(verb),
             ConsoleCommand::FilterOutcome(outcome) => {
                 self.trace.outcome = Some(outcome);
                 self.trace.selected = None;
                 self.focus = Pane::Trace;
             }
-            ConsoleCommand::FilterClear => {
-                self.trace.verb = None;
-                self.trace.outcome = None;
-                self.trace.search = None;
-                self.trace.agent = None;
-                self.turns.agent = None;
-                self.say("filters cleared");
-            }
+            ConsoleCommand::FilterClear => self.clear_filters(),
             ConsoleCommand::Step(n) => match &mut self.replay {
                 Some(r) => {
                     r.state.step = n.min(r.state.records.len());
@@ -196,26 +175,7 @@ impl App {
                 }
                 None => self.warn("no replay is open: :open trace FILE"),
             },
-            ConsoleCommand::Control { agents, control } => {
-                // Said as asked: the host's answer says when it is done.
-                let who = agents.join(", ");
-                self.say(match control {
-                    crate::command::AgentControl::PulseNow => format!("pulsing {who}…"),
-                    crate::command::AgentControl::SetPulse(every) if every.is_zero() => {
-                        format!("turning {who}'s pulse off…")
-                    }
-                    crate::command::AgentControl::SetPulse(every) => format!(
-                        "setting {who} to pulse every {}…",
-                        crate::panes::human_duration(every.as_millis() as i64)
-                    ),
-                    crate::command::AgentControl::Halt => format!("halting {who}…"),
-                    crate::command::AgentControl::Resume => format!("resuming {who}…"),
-                });
-                return agents
-                    .into_iter()
-                    .map(|agent| Command::Op(Op::Runtime(control.op(agent))))
-                    .collect();
-            }
+            ConsoleCommand::Control { agents, control } => return self.control(agents, control),
             ConsoleCommand::Message { agent, text } => {
                 self.say(format!("sending to {agent}…"));
                 return vec![Command::Op(Op::Runtime(partner_protocol::Op::Message {
@@ -244,5 +204,59 @@ impl App {
             },
         }
         Vec::new()
+    }
+
+    /// `:filter verb V`: only a verb the dialect or the trace knows.
+    fn filter_verb(&mut self, verb: String) {
+        let known = partner_dialect::BUILTIN_VERBS
+            .iter()
+            .any(|v| v.verb.name() == verb)
+            || self.model.trace.iter().any(|r| r.verb == verb);
+        if !known {
+            self.warn(format!(
+                "no verb '{verb}' in the dialect or the trace; :filter clear drops every filter"
+            ));
+            return;
+        }
+        self.trace.verb = Some(verb);
+        self.trace.selected = None;
+        self.focus = Pane::Trace;
+    }
+
+    /// `:filter clear`: every filter of the trace and turns dropped.
+    fn clear_filters(&mut self) {
+        self.trace.verb = None;
+        self.trace.outcome = None;
+        self.trace.search = None;
+        self.trace.agent = None;
+        self.turns.agent = None;
+        self.say("filters cleared");
+    }
+
+    /// Pulses, re-times, halts or resumes `agents`: said as asked, and the
+    /// host's answer says when it is done.
+    fn control(
+        &mut self,
+        agents: Vec<String>,
+        control: crate::command::AgentControl,
+    ) -> Vec<Command> {
+        use crate::command::AgentControl;
+        let who = agents.join(", ");
+        self.say(match control {
+            AgentControl::PulseNow => format!("pulsing {who}…"),
+            AgentControl::SetPulse(every) if every.is_zero() => {
+                format!("turning {who}'s pulse off…")
+            }
+            AgentControl::SetPulse(every) => format!(
+                "setting {who} to pulse every {}…",
+                crate::panes::human_duration(every.as_millis() as i64)
+            ),
+            AgentControl::Halt => format!("halting {who}…"),
+            AgentControl::Resume => format!("resuming {who}…"),
+        });
+        agents
+            .into_iter()
+            .map(|agent| Command::Op(Op::Runtime(control.op(agent))))
+            .collect()
     }
 }

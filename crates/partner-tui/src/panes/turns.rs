@@ -101,6 +101,82 @@ fn turn_spans(view: &View<'_>, turn: &TurnEntry) -> Vec<(String, Style)> {
     out
 }
 
+/// A turn that said nothing: one dim line, no gap; a run of them, counted.
+fn quiet_line(view: &View<'_>, turn: &TurnEntry, time: &str, kind: &str) -> Line<'static> {
+    let (count, last) = turn.quiet_run;
+    let said = if count > 1 {
+        format!(
+            " · {time}–{} · {kind} · nothing to say ×{count}",
+            &format_time(last)[11..19]
+        )
+    } else {
+        format!(" · {time} · {kind} · nothing to say")
+    };
+    Line::from(vec![
+        Span::styled(
+            turn.agent.clone(),
+            agent_style(view.theme, view.model, &turn.agent),
+        ),
+        Span::styled(said, view.theme.style("ui.dim")),
+    ])
+}
+
+/// An action of the turn: its line (proposed ones say so) and its state.
+fn action_line(
+    view: &View<'_>,
+    action: &crate::model::ActionEntry,
+    selected: bool,
+    width: usize,
+) -> Line<'static> {
+    let theme = view.theme;
+    let label = action.state.label();
+    let shown = if action.proposed_from.is_some() {
+        format!("proposed {}", action.canonical)
+    } else {
+        action.canonical.clone()
+    };
+    let canonical = first_line(
+        &shown,
+        width.saturating_sub(label.chars().count() + 6).max(8),
+    );
+    let style = if selected {
+        theme.style("ui.selection")
+    } else {
+        theme.style("ui.dim")
+    };
+    Line::from(vec![
+        Span::styled(if selected { "  ▶ " } else { "  ▸ " }, style),
+        Span::styled(canonical, style),
+        Span::raw("  "),
+        Span::styled(label, theme.style(action.state.role())),
+    ])
+}
+
+/// Why the turn failed and its errors, each wrapped under a ✗.
+fn error_lines(view: &View<'_>, turn: &TurnEntry, width: usize) -> Vec<Line<'static>> {
+    let theme = view.theme;
+    let mut lines = Vec::new();
+    for message in turn
+        .failed
+        .iter()
+        .chain(turn.errors.iter().map(|(_, message)| message))
+    {
+        let wrapped = wrap_words(
+            vec![(message.clone(), theme.style("ui.error"))],
+            width.saturating_sub(4).max(8),
+        );
+        for (i, line) in wrapped.into_iter().enumerate() {
+            let mut spans = vec![Span::styled(
+                if i == 0 { "  ✗ " } else { "    " },
+                theme.style("ui.error"),
+            )];
+            spans.extend(line.spans);
+            lines.push(Line::from(spans));
+        }
+    }
+    lines
+}
+
 impl TurnsPane {
     /// True while the pane follows the newest turn.
     pub fn following(&self) -> bool {
@@ -138,34 +214,18 @@ impl TurnsPane {
             PromptKind::Continuation => "continuation",
         };
         if turn.is_quiet() {
-            // Nothing said: one dim line, no gap; a run of them, counted.
-            let (count, last) = turn.quiet_run;
-            let said = if count > 1 {
-                format!(
-                    " · {time}–{} · {kind} · nothing to say ×{count}",
-                    &format_time(last)[11..19]
-                )
-            } else {
-                format!(" · {time} · {kind} · nothing to say")
-            };
-            return vec![Line::from(vec![
-                Span::styled(
-                    turn.agent.clone(),
-                    agent_style(theme, view.model, &turn.agent),
-                ),
-                Span::styled(said, theme.style("ui.dim")),
-            ])];
+            return vec![quiet_line(view, turn, time, kind)];
         }
+        let pass = if turn.pass > 1 {
+            format!(" (pass {})", turn.pass)
+        } else {
+            String::new()
+        };
         let mut lines = vec![Line::from(vec![
             Span::styled(turn.agent.clone(), name),
             Span::styled(
                 format!(
-                    " · {time} · {kind}{}{}",
-                    if turn.pass > 1 {
-                        format!(" (pass {})", turn.pass)
-                    } else {
-                        String::new()
-                    },
+                    " · {time} · {kind}{pass}{}",
                     if turn.done { "" } else { " …" }
                 ),
                 theme.style("ui.header"),
@@ -182,47 +242,9 @@ impl TurnsPane {
         lines.extend(wrap_words(turn_spans(view, turn), width));
         for action in &turn.actions {
             let selected = self.selected_action.as_deref() == Some(action.action_id.as_str());
-            let label = action.state.label();
-            let shown = if action.proposed_from.is_some() {
-                format!("proposed {}", action.canonical)
-            } else {
-                action.canonical.clone()
-            };
-            let canonical = first_line(
-                &shown,
-                width.saturating_sub(label.chars().count() + 6).max(8),
-            );
-            let style = if selected {
-                theme.style("ui.selection")
-            } else {
-                theme.style("ui.dim")
-            };
-            lines.push(Line::from(vec![
-                Span::styled(if selected { "  ▶ " } else { "  ▸ " }, style),
-                Span::styled(canonical, style),
-                Span::raw("  "),
-                Span::styled(label, theme.style(action.state.role())),
-            ]));
+            lines.push(action_line(view, action, selected, width));
         }
-        for message in turn
-            .failed
-            .iter()
-            .chain(turn.errors.iter().map(|(_, message)| message))
-        {
-            let mut first = true;
-            for line in wrap_words(
-                vec![(message.clone(), theme.style("ui.error"))],
-                width.saturating_sub(4).max(8),
-            ) {
-                let mut spans = vec![Span::styled(
-                    if first { "  ✗ " } else { "    " },
-                    theme.style("ui.error"),
-                )];
-                spans.extend(line.spans);
-                lines.push(Line::from(spans));
-                first = false;
-            }
-        }
+        lines.extend(error_lines(view, turn, width));
         lines.push(Line::default());
         lines
     }
