@@ -46,12 +46,15 @@ impl LocalBackend {
         }
     }
 
-    /// Runs `work` on the blocking pool and sends its reply.
-    fn blocking(&self, work: impl FnOnce(&Executor) -> Reply + Send + 'static) {
+    /// Runs `work` on the blocking pool and sends its reply; when it fails
+    /// inside partner, the console is told so and stops waiting for it.
+    fn blocking(&self, work: BlockingWork, failed: Unanswered) {
         let executor = Arc::clone(&self.executor);
         let replies = self.replies.clone();
         tokio::task::spawn_blocking(move || {
-            let _ = replies.send(work(&executor));
+            let reply = partner_core::isolate::contain(|| work(&executor))
+                .unwrap_or_else(|panic| failed.reply(panic));
+            let _ = replies.send(reply);
         });
     }
 }
@@ -136,40 +139,51 @@ impl Backend for LocalBackend {
     }
 
     fn send(&self, op: Op) {
+        let failed = Unanswered::of(&op);
+        match self.work(op) {
+            Work::Blocking(work) => self.blocking(work, failed),
+            Work::Async(work) => self.spawn(work, failed),
+        }
+    }
+}
+
+impl LocalBackend {
+    /// How `op` is carried out: on the blocking pool, or as a task.
+    fn work(&self, op: Op) -> Work {
         match op {
-            Op::Status => self.status(),
-            Op::Runtime(op) => self.runtime(op),
-            Op::LoadPending => self.blocking(load_pending),
-            Op::LoadTrace { after } => self.blocking(move |ex| load_trace(ex, after)),
+            Op::Status => Work::Async(Box::pin(self.status())),
+            Op::Runtime(op) => Work::Async(Box::pin(self.runtime(op))),
+            Op::LoadPending => Work::blocking(load_pending),
+            Op::LoadTrace { after } => Work::blocking(move |ex| load_trace(ex, after)),
             Op::LoadOlderTrace { filter, before } => {
-                self.blocking(move |ex| load_older_trace(ex, filter, before))
+                Work::blocking(move |ex| load_older_trace(ex, filter, before))
             }
-            Op::LoadMemory { agent } => self.blocking(move |ex| load_memory(ex, agent)),
+            Op::LoadMemory { agent } => Work::blocking(move |ex| load_memory(ex, agent)),
             Op::LoadHistory { agent, label } => {
-                self.blocking(move |ex| load_history(ex, agent, label))
+                Work::blocking(move |ex| load_history(ex, agent, label))
             }
-            Op::Search { query } => self.blocking(move |ex| search(ex, query)),
+            Op::Search { query } => Work::blocking(move |ex| search(ex, query)),
             Op::LoadIndex => {
-                self.blocking(|ex| Reply::Index(ex.recall().map(|recall| recall.status())))
+                Work::blocking(|ex| Reply::Index(ex.recall().map(|recall| recall.status())))
             }
-            Op::LoadRules => self.blocking(load_rules),
+            Op::LoadRules => Work::blocking(load_rules),
             Op::RevokeRule { id } => {
                 let replies = self.replies.clone();
-                self.blocking(move |ex| revoke_rule(ex, id, &replies));
+                Work::blocking(move |ex| revoke_rule(ex, id, &replies))
             }
-            Op::Lisp { agent, text } => self.blocking(move |ex| lisp(ex, &agent, &text)),
-            Op::LoadLearned => self.blocking(load_learned),
+            Op::Lisp { agent, text } => Work::blocking(move |ex| lisp(ex, &agent, &text)),
+            Op::LoadLearned => Work::blocking(load_learned),
             Op::Forget { id } => {
                 let replies = self.replies.clone();
-                self.blocking(move |ex| forget(ex, id, &replies));
+                Work::blocking(move |ex| forget(ex, id, &replies))
             }
-            Op::Learn { words, action } => self.blocking(move |ex| learn(ex, &words, &action)),
+            Op::Learn { words, action } => Work::blocking(move |ex| learn(ex, &words, &action)),
             Op::SaveBlock {
                 agent,
                 label,
                 value,
                 base_version,
-            } => self.blocking(move |ex| {
+            } => Work::blocking(move |ex| {
                 let outcome = save_block(ex, &agent, &label, value, base_version);
                 Reply::Saved {
                     agent,
@@ -179,40 +193,45 @@ impl Backend for LocalBackend {
             }),
             Op::UndoBlock { agent, label } => {
                 let replies = self.replies.clone();
-                self.blocking(move |ex| undo_block(ex, agent, label, &replies));
+                Work::blocking(move |ex| undo_block(ex, agent, label, &replies))
             }
             Op::PlanCommand { text } => {
-                self.blocking(move |ex| Reply::CommandPlan(ex.plan_command(&text)))
+                Work::blocking(move |ex| Reply::CommandPlan(ex.plan_command(&text)))
             }
-            Op::RunCommand { command, stop } => self.blocking(move |ex| {
+            Op::RunCommand { command, stop } => Work::blocking(move |ex| {
                 let ran = ex.run_partner_command(&command, Some(&stop));
                 let report = ran.as_ref().map_err(|e| format!("not run: {e}"));
                 Reply::CommandRan(partner_tui::panes::OutputView::ended(&command, report))
             }),
-            Op::OpenReplay(input) => self.blocking(move |_| open_replay(input)),
-            Op::VerifyReplay(records) => self.blocking(move |ex| verify_replay(ex, &records)),
+            Op::OpenReplay(input) => Work::blocking(move |_| open_replay(input)),
+            Op::VerifyReplay(records) => Work::blocking(move |ex| verify_replay(ex, &records)),
             Op::ReplayMemory {
                 records,
                 step,
                 agent,
-            } => self.blocking(move |ex| replay_memory(ex, &records, step, &agent)),
+            } => Work::blocking(move |ex| replay_memory(ex, &records, step, &agent)),
         }
     }
 }
 
 impl LocalBackend {
-    /// Runs `work` on the runtime's tasks and sends what it answers.
-    fn spawn(&self, work: impl std::future::Future<Output = Reply> + Send + 'static) {
+    /// Runs `work` as a task and sends what it answers; when it fails
+    /// inside partner, the console is told so and stops waiting for it.
+    fn spawn(&self, work: AsyncWork, failed: Unanswered) {
         let replies = self.replies.clone();
         tokio::spawn(async move {
-            let _ = replies.send(work.await);
+            let reply = match tokio::spawn(work).await {
+                Ok(reply) => reply,
+                Err(e) => failed.reply(e.to_string()),
+            };
+            let _ = replies.send(reply);
         });
     }
 
     /// The agents' rows, their next pulse in wall time.
-    fn status(&self) {
+    fn status(&self) -> impl std::future::Future<Output = Reply> + Send + 'static {
         let host = Arc::clone(&self.host);
-        self.spawn(async move {
+        async move {
             let wall = partner_core::clock::SystemClock.now_ms();
             let status = match host.call(HostOp::Status).await {
                 Ok(answer) => answer
@@ -235,19 +254,19 @@ impl LocalBackend {
                 })
                 .collect();
             Reply::Agents(rows)
-        });
+        }
     }
 
     /// Sends what the runtime does to the host; the console hears how it
     /// went: a decision's outcome, what a line run as an agent did, and
     /// what the host said of the rest (or why it was not done).
-    fn runtime(&self, op: HostOp) {
+    fn runtime(&self, op: HostOp) -> impl std::future::Future<Output = Reply> + Send + 'static {
         let host = Arc::clone(&self.host);
         let answered = Answered::of(&op);
-        self.spawn(async move {
+        async move {
             let outcome = host.call(op).await.map(|answer| answer.message);
             answered.reply(outcome)
-        });
+        }
     }
 }
 
@@ -440,5 +459,90 @@ fn replay_memory(
     match partner_engine::exec::replay::memory_and_change_at(records, step, agent, verbs) {
         Ok((list, diff)) => Reply::ReplayMemory(step, list, diff),
         Err(e) => Reply::Failed(format!("cannot rebuild memory at step {step}: {e}")),
+    }
+}
+
+/// Work on the blocking pool, with the executor.
+type BlockingWork = Box<dyn FnOnce(&Executor) -> Reply + Send + 'static>;
+
+/// Work as a task (what goes to the host).
+type AsyncWork = std::pin::Pin<Box<dyn std::future::Future<Output = Reply> + Send + 'static>>;
+
+/// How an op is carried out.
+enum Work {
+    /// On the blocking pool (the database, the executor).
+    Blocking(BlockingWork),
+    /// As a task.
+    Async(AsyncWork),
+}
+
+impl Work {
+    fn blocking(work: impl FnOnce(&Executor) -> Reply + Send + 'static) -> Self {
+        Work::Blocking(Box::new(work))
+    }
+}
+
+/// The reply that ends the console's wait for an op that failed inside
+/// partner (a panic): what the op's own answer would say when it fails,
+/// so nothing stays "searching…" or "waiting for the answer…".
+enum Unanswered {
+    Search(String),
+    OlderTrace(partner_store::trace::query::TraceFilter, u64),
+    Save { agent: String, label: String },
+    Decision(String),
+    Lisp(String),
+    Command(String),
+    Other(&'static str),
+}
+
+impl Unanswered {
+    fn of(op: &Op) -> Self {
+        match op {
+            Op::Search { query } => Unanswered::Search(query.clone()),
+            Op::LoadOlderTrace { filter, before } => {
+                Unanswered::OlderTrace(filter.clone(), *before)
+            }
+            Op::SaveBlock { agent, label, .. } => Unanswered::Save {
+                agent: agent.clone(),
+                label: label.clone(),
+            },
+            Op::Runtime(HostOp::Decide { request, .. }) => Unanswered::Decision(request.clone()),
+            Op::Lisp { agent, text } => Unanswered::Lisp(format!("{agent}: {text}")),
+            Op::RunCommand { command, .. } => Unanswered::Command(command.clone()),
+            Op::Status => Unanswered::Other("reading the agents' state"),
+            Op::Runtime(_) => Unanswered::Other("sending that to the runtime"),
+            Op::LoadPending => Unanswered::Other("reading the queue"),
+            Op::LoadTrace { .. } => Unanswered::Other("reading the trace"),
+            Op::LoadMemory { .. } | Op::LoadHistory { .. } => Unanswered::Other("reading memory"),
+            Op::OpenReplay(_) | Op::VerifyReplay(_) | Op::ReplayMemory { .. } => {
+                Unanswered::Other("replaying the trace")
+            }
+            _ => Unanswered::Other("doing that"),
+        }
+    }
+
+    fn reply(self, panic: String) -> Reply {
+        let why = format!("partner failed inside ({panic}); please report it");
+        match self {
+            Unanswered::Search(query) => Reply::Hits {
+                query,
+                found: Err(why),
+            },
+            Unanswered::OlderTrace(filter, before) => Reply::OlderTraceFailed(filter, before, why),
+            Unanswered::Save { agent, label } => Reply::Saved {
+                agent,
+                label,
+                outcome: SaveOutcome::Failed(why),
+            },
+            Unanswered::Decision(id) => Reply::Decided {
+                id,
+                outcome: Err(why),
+            },
+            Unanswered::Lisp(title) => Reply::Lisp(partner_tui::panes::LispView::error(title, why)),
+            Unanswered::Command(command) => {
+                Reply::CommandRan(partner_tui::panes::OutputView::ended(&command, Err(why)))
+            }
+            Unanswered::Other(what) => Reply::Failed(format!("{what}: {why}")),
+        }
     }
 }

@@ -172,6 +172,8 @@ struct FakeHost {
     sent: Mutex<Vec<HostOp>>,
     answer: Result<String, String>,
     events: broadcast::Sender<Event>,
+    /// It fails inside (a bug) instead of answering.
+    panics: bool,
 }
 
 impl Host for FakeHost {
@@ -180,6 +182,7 @@ impl Host for FakeHost {
     }
 
     fn call(&self, op: HostOp) -> Pending<'_, Result<Answer, String>> {
+        assert!(!self.panics, "a host with a bug");
         self.sent.lock().unwrap().push(op);
         let answer = self.answer.clone().map(|message| Answer {
             message,
@@ -198,6 +201,7 @@ fn fake(answer: Result<String, String>) -> Arc<FakeHost> {
         sent: Mutex::new(Vec::new()),
         answer,
         events: broadcast::channel(8).0,
+        panics: false,
     })
 }
 
@@ -349,4 +353,38 @@ fn the_console_flags_what_the_verbs_handler_flags_whatever_the_verb_is_called() 
     assert_eq!(flags(&model), 0, "a verb's name is not its meaning");
     model.apply(&executed(Verb::Custom("doubt".into()), true), 0);
     assert_eq!(flags(&model), 1);
+}
+
+#[tokio::test]
+async fn an_operation_that_fails_inside_partner_is_answered_not_left_waiting() {
+    let dir = tempfile::tempdir().unwrap();
+    let executor = open(&dir.path().join("c.db"));
+    let host = Arc::new(FakeHost {
+        sent: Mutex::new(Vec::new()),
+        answer: Ok(String::new()),
+        events: broadcast::channel(8).0,
+        panics: true,
+    });
+    let (tx, mut replies) = mpsc::unbounded_channel();
+    let backend = LocalBackend::new(host, executor, tx);
+    // The decision's own answer says it failed: the queue does not wait.
+    backend.send(Op::Runtime(HostOp::Decide {
+        request: "r4".into(),
+        decision: DecisionSpec::Approve,
+    }));
+    let outcome = reply(&mut replies, |r| match r {
+        Reply::Decided { id, outcome } if id == "r4" => Some(outcome),
+        _ => None,
+    })
+    .await;
+    let why = outcome.unwrap_err();
+    assert!(why.contains("partner failed inside"), "{why}");
+    // Any other operation is answered with a failure too.
+    backend.send(Op::Status);
+    let why = reply(&mut replies, |r| match r {
+        Reply::Failed(why) => Some(why),
+        _ => None,
+    })
+    .await;
+    assert!(why.contains("reading the agents' state"), "{why}");
 }
