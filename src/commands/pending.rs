@@ -100,7 +100,7 @@ fn row(r: &PendingRequest) -> RequestRow<'_> {
     RequestRow {
         id: &r.id,
         agent: &r.agent,
-        verb: &r.verb,
+        verb: r.verb.name(),
         canonical: &r.canonical,
         marker: r.marker.as_deref(),
         reason: &r.reason,

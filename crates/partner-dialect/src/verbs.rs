@@ -139,6 +139,13 @@ impl<'de> Deserialize<'de> for Verb {
     }
 }
 
+impl From<&str> for Verb {
+    /// The verb of that name: a built-in one, or a custom verb.
+    fn from(name: &str) -> Self {
+        Verb::from_name(name)
+    }
+}
+
 impl fmt::Display for Verb {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.name())

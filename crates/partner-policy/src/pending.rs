@@ -8,6 +8,7 @@ use serde::Serialize;
 use super::authority::Authority;
 pub use super::decision::{Decision, DecisionKind, RequestStatus};
 use partner_core::clock::Millis;
+use partner_dialect::Verb;
 use partner_store::memory::MemoryError;
 
 /// A request waiting for (or past) a decision.
@@ -22,7 +23,7 @@ pub struct PendingRequest {
     /// The action, structured (the parser's JSON).
     pub action: serde_json::Value,
     /// Its verb.
-    pub verb: String,
+    pub verb: Verb,
     /// Its marker, if any.
     pub marker: Option<String>,
     /// Why it waits.
@@ -147,7 +148,7 @@ fn from_row(r: &Row<'_>) -> rusqlite::Result<PendingRequest> {
         agent: r.get(1)?,
         canonical: r.get(2)?,
         action: serde_json::from_str(&action).unwrap_or(serde_json::Value::Null),
-        verb: r.get(4)?,
+        verb: Verb::from_name(&r.get::<_, String>(4)?),
         marker: r.get(5)?,
         reason: r.get(6)?,
         authorities: serde_json::from_str(&authorities)

@@ -36,7 +36,7 @@ impl ActionInfo {
     /// The action a stored request holds.
     pub fn of_request(request: &PendingRequest) -> Self {
         ActionInfo {
-            verb: Verb::from_name(&request.verb),
+            verb: request.verb.clone(),
             op: serde_json::from_value(request.action["op"].clone()).unwrap_or(None),
             canonical: request.canonical.clone(),
             action_id: request.action_id.clone(),

@@ -483,7 +483,7 @@ impl Executor {
             if let Some((allow, reason, expires_at)) = standing {
                 let rule = NewRule {
                     agent: &request.agent,
-                    verb: &request.verb,
+                    verb: request.verb.name(),
                     op: request.action["op"].as_str(),
                     target: request.action["target"].as_str(),
                     allow,
