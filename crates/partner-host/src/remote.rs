@@ -169,17 +169,6 @@ struct Wires {
 /// Reads the daemon's messages for as long as the console keeps the link:
 /// events on, replies to their requests; connects again when it goes away.
 async fn follow(link: std::sync::Weak<RemoteHost>, mut read: OwnedReadHalf, wires: Wires) {
-    let Wires {
-        events,
-        replies,
-        writer,
-        pid,
-        socket,
-        connection,
-    } = wires;
-    let set = |state: Connection| {
-        *connection.lock().unwrap_or_else(|e| e.into_inner()) = state;
-    };
     let mut last_seq = 0u64;
     loop {
         let mut reader = BufReader::new(read);
@@ -188,87 +177,122 @@ async fn follow(link: std::sync::Weak<RemoteHost>, mut read: OwnedReadHalf, wire
                 return;
             }
             match read_message(&mut reader).await {
-                Ok(Some(ServerMsg::Event(e))) => {
-                    if e.seq > last_seq {
-                        last_seq = e.seq;
-                        let mut budget = WHOLE_BUDGET;
-                        let _ = events.send(whole(&socket, e, &mut budget).await);
-                    }
-                }
-                Ok(Some(ServerMsg::Snapshot { snapshot })) => {
-                    if snapshot.left_out > 0 && last_seq == 0 {
-                        let _ = events.send(Event::Error {
-                            agent: None,
-                            message: format!(
-                                "{} older events did not fit the daemon's snapshot; `partner trace` has them",
-                                snapshot.left_out
-                            ),
-                        });
-                    }
-                    // What the console has not seen of the recent events,
-                    // their cut texts fetched whole.
-                    let mut budget = WHOLE_BUDGET;
-                    for e in snapshot.recent {
-                        if e.seq > last_seq {
-                            last_seq = e.seq;
-                            let _ = events.send(whole(&socket, e, &mut budget).await);
-                        }
-                    }
-                }
-                Ok(Some(ServerMsg::Reply {
-                    id,
-                    ok,
-                    message,
-                    data,
-                })) => {
-                    let waiting = replies
-                        .lock()
-                        .unwrap_or_else(|e| e.into_inner())
-                        .remove(&id);
-                    if let Some(tx) = waiting {
-                        let _ = tx.send((ok, message, data));
-                    }
-                }
-                Ok(Some(ServerMsg::Error { message })) => {
-                    let _ = events.send(Event::Error {
-                        agent: None,
-                        message: format!("the daemon: {message}"),
-                    });
-                }
-                Ok(Some(ServerMsg::Welcome { .. })) => {}
+                Ok(Some(msg)) => wires.on_message(msg, &mut last_seq).await,
                 Ok(None) | Err(_) => break,
             }
         }
-        *writer.lock().await = None;
-        set(Connection::Gone {
+        wires.went_away().await;
+        match wires.reconnect(&link, &mut last_seq).await {
+            Some(again) => read = again,
+            None => return,
+        }
+    }
+}
+
+impl Wires {
+    /// One message from the daemon: events passed on once each (their cut
+    /// texts fetched whole), a reply to the request that waits for it.
+    async fn on_message(&self, msg: ServerMsg, last_seq: &mut u64) {
+        match msg {
+            ServerMsg::Event(e) => {
+                if e.seq > *last_seq {
+                    *last_seq = e.seq;
+                    let mut budget = WHOLE_BUDGET;
+                    let _ = self.events.send(whole(&self.socket, e, &mut budget).await);
+                }
+            }
+            ServerMsg::Snapshot { snapshot } => {
+                if snapshot.left_out > 0 && *last_seq == 0 {
+                    let _ = self.events.send(Event::Error {
+                        agent: None,
+                        message: format!(
+                            "{} older events did not fit the daemon's snapshot; `partner trace` has them",
+                            snapshot.left_out
+                        ),
+                    });
+                }
+                // What the console has not seen of the recent events,
+                // their cut texts fetched whole.
+                let mut budget = WHOLE_BUDGET;
+                for e in snapshot.recent {
+                    if e.seq > *last_seq {
+                        *last_seq = e.seq;
+                        let _ = self.events.send(whole(&self.socket, e, &mut budget).await);
+                    }
+                }
+            }
+            ServerMsg::Reply {
+                id,
+                ok,
+                message,
+                data,
+            } => {
+                let waiting = self
+                    .replies
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .remove(&id);
+                if let Some(tx) = waiting {
+                    let _ = tx.send((ok, message, data));
+                }
+            }
+            ServerMsg::Error { message } => {
+                let _ = self.events.send(Event::Error {
+                    agent: None,
+                    message: format!("the daemon: {message}"),
+                });
+            }
+            ServerMsg::Welcome { .. } => {}
+        }
+    }
+
+    /// The daemon went away: nothing more can be sent, the requests that
+    /// wait are told (their senders dropped), and the console is told.
+    async fn went_away(&self) {
+        *self.writer.lock().await = None;
+        self.set(Connection::Gone {
             since: partner_core::clock::system_clock().now_ms(),
         });
-        replies.lock().unwrap_or_else(|e| e.into_inner()).clear();
-        let _ = events.send(Event::Error {
+        self.replies
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clear();
+        let _ = self.events.send(Event::Error {
             agent: None,
             message: "the daemon went away; the agents may be stopped. Reconnecting…".into(),
         });
-        // Connect again every second while the console keeps the link.
+    }
+
+    /// Connects again every second while the console keeps the link: the
+    /// new connection's reading half (`None`: the console let go).
+    async fn reconnect(
+        &self,
+        link: &std::sync::Weak<RemoteHost>,
+        last_seq: &mut u64,
+    ) -> Option<OwnedReadHalf> {
         loop {
             tokio::time::sleep(Duration::from_secs(1)).await;
             if link.strong_count() == 0 {
-                return;
+                return None;
             }
-            if let Ok((r, w, new_pid)) = open(&socket, true).await {
-                if u64::from(new_pid) != pid.swap(u64::from(new_pid), Ordering::SeqCst) {
+            if let Ok((r, w, new_pid)) = open(&self.socket, true).await {
+                if u64::from(new_pid) != self.pid.swap(u64::from(new_pid), Ordering::SeqCst) {
                     // A new daemon numbers its events from 1 again.
-                    last_seq = 0;
+                    *last_seq = 0;
                 }
-                *writer.lock().await = Some(w);
-                set(Connection::Attached);
-                read = r;
-                let _ = events.send(Event::Error {
+                *self.writer.lock().await = Some(w);
+                self.set(Connection::Attached);
+                let _ = self.events.send(Event::Error {
                     agent: None,
                     message: format!("attached again to the daemon (pid {new_pid})"),
                 });
-                break;
+                return Some(r);
             }
         }
+    }
+
+    fn set(&self, state: Connection) {
+        *self.connection.lock().unwrap_or_else(|e| e.into_inner()) = state;
     }
 }
 
