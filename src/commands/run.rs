@@ -373,6 +373,19 @@ async fn run_embedded(
         replay: None,
         history: data_dir().ok().map(|d| d.join("console_history")),
     };
+    console_in_process(handle, task, config, db, app, settings).await
+}
+
+/// Runs the console over a runtime started in this process (its host
+/// `InProcess`), then stops the runtime.
+async fn console_in_process(
+    handle: crate::agent::RuntimeHandle,
+    task: tokio::task::JoinHandle<()>,
+    config: &ConstellationConfig,
+    db: &Path,
+    app: crate::tui::app::App,
+    settings: crate::tui::driver::ConsoleSettings,
+) -> Result<i32> {
     let host = Arc::new(crate::daemon::InProcess::new(handle.clone(), config, db));
     let executor = Arc::clone(handle.executor());
     let result = crate::console::run(host, executor, app, settings).await;
@@ -541,16 +554,6 @@ pub fn run_replay_console(
             replay: Some(trace.clone()),
             history: data_dir().ok().map(|d| d.join("console_history")),
         };
-        let host = Arc::new(crate::daemon::InProcess::new(
-            handle.clone(),
-            &config,
-            trace.path(),
-        ));
-        let executor = Arc::clone(handle.executor());
-        let result = crate::console::run(host, executor, app, settings).await;
-        handle.shutdown();
-        let _ = task.await;
-        result.map_err(|e| Error::Runtime(format!("the console failed: {e}")))?;
-        Ok(0)
+        console_in_process(handle, task, &config, trace.path(), app, settings).await
     })
 }

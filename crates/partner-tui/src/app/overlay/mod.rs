@@ -95,6 +95,26 @@ pub enum Confirmed {
     },
 }
 
+/// `Some($as)` with `$l` bound to the open overlay's layer, `None` when
+/// nothing is open: one list of the overlays for both borrows.
+macro_rules! each_layer {
+    ($overlay:expr, $l:ident => $as:expr) => {
+        match $overlay {
+            Overlay::None => None,
+            Overlay::Help($l) => Some($as),
+            Overlay::Prompt($l) => Some($as),
+            Overlay::Editor($l) => Some($as),
+            Overlay::Confirm($l) => Some($as),
+            Overlay::Learned($l) => Some($as),
+            Overlay::Rules($l) => Some($as),
+            Overlay::Log($l) => Some($as),
+            Overlay::Merge($l) => Some($as),
+            Overlay::Lisp($l) => Some($as),
+            Overlay::Output($l) => Some($as),
+        }
+    };
+}
+
 /// The overlay open now, if any: the one slot the app hosts layers in.
 #[derive(Debug, Clone, Default)]
 pub enum Overlay {
@@ -149,36 +169,12 @@ impl Overlay {
 
     /// The overlay as a layer (none when nothing is open).
     pub fn layer(&self) -> Option<&dyn Layer> {
-        Some(match self {
-            Overlay::None => return None,
-            Overlay::Help(l) => l,
-            Overlay::Prompt(l) => l,
-            Overlay::Editor(l) => l,
-            Overlay::Confirm(l) => l,
-            Overlay::Learned(l) => l,
-            Overlay::Rules(l) => l,
-            Overlay::Log(l) => l,
-            Overlay::Merge(l) => l,
-            Overlay::Lisp(l) => l,
-            Overlay::Output(l) => l,
-        })
+        each_layer!(self, l => l as &dyn Layer)
     }
 
     /// The overlay as a layer to give keys to.
     pub fn layer_mut(&mut self) -> Option<&mut dyn Layer> {
-        Some(match self {
-            Overlay::None => return None,
-            Overlay::Help(l) => l,
-            Overlay::Prompt(l) => l,
-            Overlay::Editor(l) => l,
-            Overlay::Confirm(l) => l,
-            Overlay::Learned(l) => l,
-            Overlay::Rules(l) => l,
-            Overlay::Log(l) => l,
-            Overlay::Merge(l) => l,
-            Overlay::Lisp(l) => l,
-            Overlay::Output(l) => l,
-        })
+        each_layer!(self, l => l as &mut dyn Layer)
     }
 }
 
