@@ -259,10 +259,15 @@ impl Executor {
     /// count as working memory).
     pub fn parser_for(&self, agent: &str) -> DialectParser {
         let mut registry = BlockRegistry::new();
-        if let Ok(labels) = blocks::labels(&self.store.read(), agent) {
-            for (label, working) in labels {
-                registry.add(label, working);
+        match blocks::labels(&self.store.read(), agent) {
+            Ok(labels) => {
+                for (label, working) in labels {
+                    registry.add(label, working);
+                }
             }
+            // The parser then knows none of the agent's block names: said,
+            // so an action it misreads is not a mystery.
+            Err(e) => tracing::warn!(%agent, error = %e, "could not read the agent's block labels"),
         }
         DialectParser::with_shared_table(self.registry.shared_table()).with_blocks(registry)
     }
