@@ -160,6 +160,49 @@ fn bind(path: &Path) -> Result<tokio::net::UnixListener, String> {
     Ok(listener)
 }
 
+/// Admits clients until SIGTERM or SIGINT (`None`) or until the runtime
+/// ends (why, in words: a daemon whose runtime is gone would answer for
+/// agents that do not run, so it stops instead).
+async fn serve_until_stopped(
+    daemon: &Arc<Daemon>,
+    unix: &tokio::net::UnixListener,
+    tcp: Option<&tokio::net::TcpListener>,
+    listen: &Listen,
+    task: &mut tokio::task::JoinHandle<()>,
+) -> Result<Option<String>, String> {
+    let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
+        .map_err(|e| format!("cannot watch for SIGTERM: {e}"))?;
+    let mut int = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::interrupt())
+        .map_err(|e| format!("cannot watch for SIGINT: {e}"))?;
+    loop {
+        tokio::select! {
+            ended = &mut *task => {
+                let why = match ended {
+                    Ok(()) => "the runtime ended".to_string(),
+                    Err(e) => format!("the runtime stopped on an internal error: {e}"),
+                };
+                tracing::error!("{why}; stopping");
+                return Ok(Some(why));
+            }
+            _ = term.recv() => { tracing::info!("SIGTERM: stopping"); return Ok(None); }
+            _ = int.recv() => { tracing::info!("SIGINT: stopping"); return Ok(None); }
+            accepted = unix.accept() => match accepted {
+                Ok((stream, _)) => admit_unix(daemon, stream),
+                Err(e) => tracing::warn!(error = %e, "accepting a client failed"),
+            },
+            accepted = async {
+                match tcp {
+                    Some(l) => l.accept().await,
+                    None => std::future::pending().await,
+                }
+            } => match accepted {
+                Ok((stream, peer)) => admit_tcp(daemon, stream, peer, listen.token.clone()),
+                Err(e) => tracing::warn!(error = %e, "accepting a TCP client failed"),
+            },
+        }
+    }
+}
+
 /// Runs the constellation until SIGTERM or SIGINT: the runtime, its events
 /// numbered for clients, and the listeners. `lock` is the database's
 /// runtime lock, held until it returns.
@@ -208,41 +251,7 @@ pub async fn run(
         agents = config.agents.len(),
         "serving"
     );
-    let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
-        .map_err(|e| format!("cannot watch for SIGTERM: {e}"))?;
-    let mut int = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::interrupt())
-        .map_err(|e| format!("cannot watch for SIGINT: {e}"))?;
-    let mut stopped: Option<String> = None;
-    loop {
-        tokio::select! {
-            // A daemon whose runtime is gone would answer for agents that
-            // do not run: it stops instead, and says why.
-            ended = &mut task => {
-                let why = match ended {
-                    Ok(()) => "the runtime ended".to_string(),
-                    Err(e) => format!("the runtime stopped on an internal error: {e}"),
-                };
-                tracing::error!("{why}; stopping");
-                stopped = Some(why);
-                break;
-            }
-            _ = term.recv() => { tracing::info!("SIGTERM: stopping"); break; }
-            _ = int.recv() => { tracing::info!("SIGINT: stopping"); break; }
-            accepted = unix.accept() => match accepted {
-                Ok((stream, _)) => admit_unix(&daemon, stream),
-                Err(e) => tracing::warn!(error = %e, "accepting a client failed"),
-            },
-            accepted = async {
-                match &tcp {
-                    Some(l) => l.accept().await,
-                    None => std::future::pending().await,
-                }
-            } => match accepted {
-                Ok((stream, peer)) => admit_tcp(&daemon, stream, peer, listen.token.clone()),
-                Err(e) => tracing::warn!(error = %e, "accepting a TCP client failed"),
-            },
-        }
-    }
+    let stopped = serve_until_stopped(&daemon, &unix, tcp.as_ref(), &listen, &mut task).await?;
     handle.shutdown();
     if stopped.is_none() {
         let _ = task.await;

@@ -203,16 +203,7 @@ impl Turn {
             ActionFormat::Dialect => Vec::new(),
         };
         let max_tokens = settings.sampling.max_tokens.unwrap_or(env.max_tokens);
-        let context = match settings.context {
-            Some(c) => c,
-            None => agent
-                .provider
-                .context_window(&agent.model)
-                .await
-                .unwrap_or(DEFAULT_CONTEXT),
-        };
-        // In the server's tokens, as its reported usage showed them.
-        let budget = agent.tokens.budget(prompt_budget(context, max_tokens));
+        let budget = budget_of(&agent, max_tokens).await;
         // What changes every turn goes last, after the message, so
         // everything before it is the same as last turn's prompt (a
         // server's cache keeps it).
@@ -257,6 +248,21 @@ impl Turn {
             outcome: TurnOutcome::default(),
         })
     }
+}
+
+/// What the prompt may take of the model's context, in the server's
+/// tokens as its reported usage showed them: the agent's `context`, or
+/// what the server says its model holds, less the reply's room.
+async fn budget_of(agent: &AgentInfo, max_tokens: u32) -> usize {
+    let context = match agent.settings.context {
+        Some(c) => c,
+        None => agent
+            .provider
+            .context_window(&agent.model)
+            .await
+            .unwrap_or(DEFAULT_CONTEXT),
+    };
+    agent.tokens.budget(prompt_budget(context, max_tokens))
 }
 
 /// The executor's context for the turn's actions.
