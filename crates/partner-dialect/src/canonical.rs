@@ -116,7 +116,18 @@ fn push_target(out: &mut String, action: &ParsedAction, f: fn(&str) -> String) {
 /// One link, without its chain.
 fn link(action: &ParsedAction) -> String {
     let mut out = format!("/{}", action.verb.name());
-    let o = &mut out;
+    push_arguments(&mut out, action);
+    if let Some(marker) = action.marker {
+        match &action.marker_note {
+            Some(note) => push(&mut out, format!("?{note}")),
+            None => push(&mut out, marker.sigil()),
+        }
+    }
+    out
+}
+
+/// The action's arguments, laid out as its verb's signature writes them.
+fn push_arguments(o: &mut String, action: &ParsedAction) {
     match action.verb.signature() {
         Signature::Recall => match action.op {
             Some(Op::Search) | None => push_content(o, action),
@@ -126,32 +137,8 @@ fn link(action: &ParsedAction) -> String {
                 push_content(o, action);
             }
         },
-        Signature::Context => {
-            if let Some(op) = action.op {
-                push(o, op.as_str());
-            }
-            push_target(o, action, label);
-            if let Some(other) = &action.other {
-                push(o, label(other));
-            }
-            if let Some(old) = &action.old {
-                push(o, quote(old));
-                push(o, "->");
-            }
-            push_content(o, action);
-        }
-        Signature::Search => {
-            if let Some(domain) = &action.domain {
-                push(o, format!("in {domain}"));
-            }
-            push_content(o, action);
-            if let Some(time) = &action.time {
-                push(o, time.canonical());
-            }
-            if let Some(role) = &action.role {
-                push(o, format!("role:{role}"));
-            }
-        }
+        Signature::Context => context_arguments(o, action),
+        Signature::Search => search_arguments(o, action),
         Signature::Send => {
             if let Some(domain) = &action.domain {
                 push(o, at(domain));
@@ -173,67 +160,30 @@ fn link(action: &ParsedAction) -> String {
             push_target(o, action, at);
             push_content(o, action);
         }
-        Signature::Fetch => match action.op {
-            Some(Op::Continue) if action.target.is_none() => push(o, "continue"),
-            op => {
-                if let Some(url) = &action.target {
-                    if looks_like_url(url) && bare_ok(url) {
-                        push(o, url);
-                    } else {
-                        push(o, format!("@[{url}]"));
-                    }
-                }
-                match op {
-                    Some(Op::Html) => push(o, "html"),
-                    Some(Op::Continue) => push(o, "continue"),
-                    _ => {}
-                }
-            }
-        },
+        Signature::Fetch => fetch_arguments(o, action),
         Signature::Data => {
             push(o, action.op.unwrap_or(Op::List).as_str());
             push_target(o, action, label);
             push_content(o, action);
         }
-        Signature::Decision => {
+        Signature::Decision | Signature::IdAndReason => {
             push_target(o, action, request);
             push_content(o, action);
-            if action.op == Some(Op::Always) {
+            if action.verb.signature() == Signature::Decision && action.op == Some(Op::Always) {
                 push(o, "always");
             }
-        }
-        Signature::IdAndReason => {
-            push_target(o, action, request);
-            push_content(o, action);
         }
         Signature::Complete | Signature::Dismiss => {
             push_target(o, action, id);
             push_content(o, action);
         }
-        Signature::Remind => {
-            if let Some(when) = &action.when {
-                push(o, quote(when));
-            }
-            if action.content_ref().is_some() {
-                push(o, "|");
-            }
-            push_content(o, action);
-        }
+        Signature::Remind => remind_arguments(o, action),
         Signature::Pulse => {
             if let Some(c) = &action.content {
                 push(o, c);
             }
         }
-        Signature::Shell => {
-            if let Some(c) = &action.content {
-                if c.contains('\n') {
-                    // A fence keeps every line of the command in the action.
-                    o.push_str(&format!(" ```\n{c}\n```"));
-                } else {
-                    push(o, c);
-                }
-            }
-        }
+        Signature::Shell => shell_arguments(o, action),
         Signature::Batch => {
             o.push_str(" {");
             for inner in &action.batch {
@@ -246,13 +196,81 @@ fn link(action: &ParsedAction) -> String {
             push_content(o, action)
         }
     }
-    if let Some(marker) = action.marker {
-        match &action.marker_note {
-            Some(note) => push(o, format!("?{note}")),
-            None => push(o, marker.sigil()),
+}
+
+/// `/context [op] label [archival label] ["old" ->] "text"`.
+fn context_arguments(o: &mut String, action: &ParsedAction) {
+    if let Some(op) = action.op {
+        push(o, op.as_str());
+    }
+    push_target(o, action, label);
+    if let Some(other) = &action.other {
+        push(o, label(other));
+    }
+    if let Some(old) = &action.old {
+        push(o, quote(old));
+        push(o, "->");
+    }
+    push_content(o, action);
+}
+
+/// `/search [in DOMAIN] query [> time] [role:NAME]`.
+fn search_arguments(o: &mut String, action: &ParsedAction) {
+    if let Some(domain) = &action.domain {
+        push(o, format!("in {domain}"));
+    }
+    push_content(o, action);
+    if let Some(time) = &action.time {
+        push(o, time.canonical());
+    }
+    if let Some(role) = &action.role {
+        push(o, format!("role:{role}"));
+    }
+}
+
+/// `/fetch URL [html|continue]`, or `/fetch continue`; a URL that would
+/// not read back bare is bracketed.
+fn fetch_arguments(o: &mut String, action: &ParsedAction) {
+    match action.op {
+        Some(Op::Continue) if action.target.is_none() => push(o, "continue"),
+        op => {
+            if let Some(url) = &action.target {
+                if looks_like_url(url) && bare_ok(url) {
+                    push(o, url);
+                } else {
+                    push(o, format!("@[{url}]"));
+                }
+            }
+            match op {
+                Some(Op::Html) => push(o, "html"),
+                Some(Op::Continue) => push(o, "continue"),
+                _ => {}
+            }
         }
     }
-    out
+}
+
+/// `/remind "when" ["text" | | reference]`.
+fn remind_arguments(o: &mut String, action: &ParsedAction) {
+    if let Some(when) = &action.when {
+        push(o, quote(when));
+    }
+    if action.content_ref().is_some() {
+        push(o, "|");
+    }
+    push_content(o, action);
+}
+
+/// `/shell COMMAND`; a command of several lines in a fence, which keeps
+/// every line of it in the action.
+fn shell_arguments(o: &mut String, action: &ParsedAction) {
+    if let Some(c) = &action.content {
+        if c.contains('\n') {
+            o.push_str(&format!(" ```\n{c}\n```"));
+        } else {
+            push(o, c);
+        }
+    }
 }
 
 /// The canonical dialect text of an action, its chain included.
