@@ -40,61 +40,10 @@ impl App {
         let text = text.trim().to_string();
         match purpose {
             PromptPurpose::DenyReason { id, always } => {
-                let reason = (!text.is_empty()).then_some(text);
-                if always {
-                    let scope = self
-                        .model
-                        .pending
-                        .iter()
-                        .find(|r| r.id == id)
-                        .map(crate::panes::rule_scope)
-                        .unwrap_or_default();
-                    self.overlay = Overlay::confirm(
-                        format!(
-                            "Deny {id} and make a standing rule: from now on {scope} is refused without asking?"
-                        ),
-                        Confirmed::Decide {
-                            id,
-                            decision: partner_policy::Decision::DenyAlways(reason),
-                        },
-                    );
-                    return Vec::new();
-                }
-                self.apply(vec![Effect::Decide {
-                    id,
-                    decision: partner_policy::Decision::Deny(reason),
-                }])
+                self.deny_with_reason(id, always, (!text.is_empty()).then_some(text))
             }
             PromptPurpose::Command if text.is_empty() => Vec::new(),
-            PromptPurpose::Command => {
-                let agents: Vec<String> =
-                    self.model.agents.iter().map(|a| a.name.clone()).collect();
-                match parse_command(&text, &agents) {
-                    Ok(command) => self.run_command(command),
-                    Err(message) => {
-                        // Plain words that read as an action: offered on
-                        // the line, to run with Enter or change first.
-                        let proposal = self
-                            .proposer
-                            .get_or_init(|| partner_dialect::proposals::Proposer::new(&[]).ok())
-                            .as_ref()
-                            .and_then(|p| p.propose(text.trim_start_matches(':')));
-                        match proposal {
-                            Some(action) => {
-                                self.say(format!(
-                                    "Enter runs it, or change it first: read as {action}"
-                                ));
-                                self.overlay = Overlay::Prompt(super::overlay::PromptLine {
-                                    purpose: PromptPurpose::Command,
-                                    prompt: crate::prompt::Prompt::new(&action),
-                                });
-                            }
-                            None => self.warn(message),
-                        }
-                        Vec::new()
-                    }
-                }
-            }
+            PromptPurpose::Command => self.command_line(&text),
             PromptPurpose::SearchMemory => {
                 if text.is_empty() {
                     self.memory.search = None;
@@ -128,6 +77,67 @@ impl App {
             }
             PromptPurpose::Message(_) => Vec::new(),
         }
+    }
+
+    /// A denial with the partner's reason; denying always asks first
+    /// (it makes a standing rule).
+    fn deny_with_reason(
+        &mut self,
+        id: String,
+        always: bool,
+        reason: Option<String>,
+    ) -> Vec<Command> {
+        if !always {
+            return self.apply(vec![Effect::Decide {
+                id,
+                decision: partner_policy::Decision::Deny(reason),
+            }]);
+        }
+        let scope = self
+            .model
+            .pending
+            .iter()
+            .find(|r| r.id == id)
+            .map(crate::panes::rule_scope)
+            .unwrap_or_default();
+        self.overlay = Overlay::confirm(
+            format!(
+                "Deny {id} and make a standing rule: from now on {scope} is refused without asking?"
+            ),
+            Confirmed::Decide {
+                id,
+                decision: partner_policy::Decision::DenyAlways(reason),
+            },
+        );
+        Vec::new()
+    }
+
+    /// A `:` line: a command, or plain words that read as an action,
+    /// offered on the line to run with Enter or change first.
+    fn command_line(&mut self, text: &str) -> Vec<Command> {
+        let agents: Vec<String> = self.model.agents.iter().map(|a| a.name.clone()).collect();
+        let message = match parse_command(text, &agents) {
+            Ok(command) => return self.run_command(command),
+            Err(message) => message,
+        };
+        let proposal = self
+            .proposer
+            .get_or_init(|| partner_dialect::proposals::Proposer::new(&[]).ok())
+            .as_ref()
+            .and_then(|p| p.propose(text.trim_start_matches(':')));
+        match proposal {
+            Some(action) => {
+                self.say(format!(
+                    "Enter runs it, or change it first: read as {action}"
+                ));
+                self.overlay = Overlay::Prompt(super::overlay::PromptLine {
+                    purpose: PromptPurpose::Command,
+                    prompt: crate::prompt::Prompt::new(&action),
+                });
+            }
+            None => self.warn(message),
+        }
+        Vec::new()
     }
 
     /// Carries out a parsed command line.
