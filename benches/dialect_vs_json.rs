@@ -11,7 +11,7 @@
 use std::hint::black_box;
 
 use criterion::{Criterion, Throughput, criterion_group};
-use partner::dialect::{BlockRegistry, DialectParser, ParsedAction, SegmentKind};
+use partner::dialect::{BlockRegistry, ContextEdit, DialectParser, Due, ParsedAction, SegmentKind};
 use serde::{Deserialize, Serialize};
 
 const CORPUS: &str = include_str!("corpus/turns.txt");
@@ -71,9 +71,12 @@ fn arguments_of(action: &ParsedAction) -> ToolArguments {
         target: action.target.clone(),
         content: action.content.clone(),
         permission: action.marker.map(|m| m.sigil().to_string()),
-        domain: action.domain.clone(),
-        when: action.when.clone(),
-        old: action.old.clone(),
+        domain: action.domain().map(str::to_string),
+        when: action.args.get::<Due>().map(|due| due.when.clone()),
+        old: action
+            .args
+            .get::<ContextEdit>()
+            .and_then(|edit| edit.old.clone()),
         then: action
             .chain
             .iter()

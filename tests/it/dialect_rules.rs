@@ -4,7 +4,7 @@
 
 use crate::support;
 
-use partner::dialect::{Marker, Op, RefKind, RefSlot, Verb};
+use partner::dialect::{ContextEdit, Interval, Marker, Op, RefKind, RefSlot, SearchFilters, Verb};
 use support::dialect::{canon, first_error, parse};
 
 fn one(src: &str) -> partner::dialect::ParsedAction {
@@ -55,27 +55,38 @@ fn contract_fields_hold_the_decided_meanings() {
     );
     let a = one("/send @agent @entropy \"hi\"");
     assert_eq!(
-        (a.domain.as_deref(), a.target.as_deref()),
+        (a.domain(), a.target.as_deref()),
         (Some("agent"), Some("entropy"))
     );
     let a = one("/context swap scratch old_project");
     assert_eq!(
-        (a.op, a.target.as_deref(), a.other.as_deref()),
+        (
+            a.op,
+            a.target.as_deref(),
+            a.args.get::<ContextEdit>().and_then(|e| e.other.as_deref())
+        ),
         (Some(Op::Swap), Some("scratch"), Some("old_project"))
     );
     let a = one("/context persona \"curious\" -> \"very curious\"");
     assert_eq!(
-        (a.old.as_deref(), a.content.as_deref()),
+        (
+            a.args.get::<ContextEdit>().and_then(|e| e.old.as_deref()),
+            a.content.as_deref()
+        ),
         (Some("curious"), Some("very curious"))
     );
     assert!(a.chain.is_empty(), "the replace arrow is not a chain");
     let a = one("/pulse 1h 30m");
-    assert_eq!(a.duration_secs, Some(5400));
+    assert_eq!(
+        a.args.get::<Interval>().map(|every| every.duration_secs),
+        Some(5400)
+    );
     let a = one("/search in archival deadline > 2 weeks role:assistant");
-    let time = a.time.expect("time filter");
+    let filters = a.args.get::<SearchFilters>().expect("search filters");
+    let time = filters.time.expect("time filter");
     assert!(time.older_than && time.amount == 2);
     assert_eq!(
-        (a.domain.as_deref(), a.role.as_deref()),
+        (a.domain(), filters.role.as_deref()),
         (Some("archival"), Some("assistant"))
     );
 }

@@ -71,3 +71,4 @@ mod security_data;
 mod security_props;
 mod security_runtime;
 mod tui_snapshots;
+mod verb_in_one_place;

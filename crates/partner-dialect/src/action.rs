@@ -2,6 +2,7 @@
 
 use serde::{Serialize, Serializer};
 
+use super::shape::{Args, Shape};
 use super::span::Span;
 use super::verbs::Verb;
 
@@ -330,27 +331,11 @@ pub struct ParsedAction {
     pub span: Span,
     /// Highlightable pieces: verb, arguments, content, marker, arrows, refs.
     pub parts: Vec<Part>,
-    /// Search domain (`archival`, `conversations`, `constellation`, `all`) or
-    /// send domain (`user`, `agent`, `bluesky`, …).
-    pub domain: Option<String>,
-    /// Search time filter.
-    pub time: Option<TimeFilter>,
-    /// Search role filter (`role:assistant`).
-    pub role: Option<String>,
-    /// The text being replaced, for `context replace` (the new text is `content`).
-    pub old: Option<String>,
-    /// The archival label of a `context swap` (the working block is `target`).
-    pub other: Option<String>,
-    /// When a reminder is due, as written (`in 20 minutes`, `tomorrow morning`).
-    pub when: Option<String>,
-    /// A pulse interval in seconds.
-    pub duration_secs: Option<u64>,
-    /// For a shell command proposed from a request in words: the request
-    /// and what the system said about it, shown with the request.
-    pub proposal: Option<String>,
-    /// For a shell command: the directory it would run in (absolute), set
-    /// by its handler, so that the queue judges and sandboxes it there.
-    pub workdir: Option<String>,
+    /// What the verb's shape read beyond the fields above (a search's
+    /// filters, a replaced text, a reminder's time), typed by the shape.
+    pub args: Args,
+    /// The shape the action was read with, which writes it back.
+    pub shape: Shape,
     /// The following links of a chain, in order.
     pub chain: Vec<ParsedAction>,
     /// The inner actions of a `/batch { … }`, in order.
@@ -383,32 +368,10 @@ impl Serialize for ParsedAction {
             map.serialize_entry("path", &self.path_text())?;
         }
         map.serialize_entry("parts", &self.parts)?;
-        if let Some(domain) = &self.domain {
-            map.serialize_entry("domain", domain)?;
-        }
-        if let Some(time) = &self.time {
-            map.serialize_entry("time", time)?;
-        }
-        if let Some(role) = &self.role {
-            map.serialize_entry("role", role)?;
-        }
-        if let Some(old) = &self.old {
-            map.serialize_entry("old", old)?;
-        }
-        if let Some(other) = &self.other {
-            map.serialize_entry("other", other)?;
-        }
-        if let Some(when) = &self.when {
-            map.serialize_entry("when", when)?;
-        }
-        if let Some(secs) = &self.duration_secs {
-            map.serialize_entry("duration_secs", secs)?;
-        }
-        if let Some(proposal) = &self.proposal {
-            map.serialize_entry("proposal", proposal)?;
-        }
-        if let Some(dir) = &self.workdir {
-            map.serialize_entry("workdir", dir)?;
+        for (key, value) in self.args.json_fields() {
+            if !value.is_null() {
+                map.serialize_entry(&key, &value)?;
+            }
         }
         map.serialize_entry("canonical", &self.canonical())?;
         map.serialize_entry("chain", &self.chain)?;
@@ -423,7 +386,6 @@ impl ParsedAction {
     /// A bare action of `verb` with every argument empty, located at `span`.
     pub fn new(verb: Verb, verb_written: impl Into<String>, span: Span) -> Self {
         ParsedAction {
-            verb,
             verb_written: verb_written.into(),
             op: None,
             target: None,
@@ -436,18 +398,12 @@ impl ParsedAction {
             span,
             // A verb, its arguments, content and a marker, without regrowing.
             parts: Vec::with_capacity(6),
-            domain: None,
-            time: None,
-            role: None,
-            old: None,
-            other: None,
-            when: None,
-            duration_secs: None,
-            proposal: None,
-            workdir: None,
+            shape: verb.shape(),
+            args: Args::default(),
             chain: Vec::new(),
             batch: Vec::new(),
             path: Vec::new(),
+            verb,
         }
     }
 
@@ -496,13 +452,7 @@ impl ParsedAction {
             && self.marker == other.marker
             && self.marker_note == other.marker_note
             && refs(self) == refs(other)
-            && self.domain == other.domain
-            && self.time == other.time
-            && self.role == other.role
-            && self.old == other.old
-            && self.other == other.other
-            && self.when == other.when
-            && self.duration_secs == other.duration_secs
+            && self.args.same(&other.args)
             && self.chain.len() == other.chain.len()
             && self
                 .chain
@@ -521,6 +471,12 @@ impl ParsedAction {
     /// (its chain included; a batch spans one line per inner action).
     pub fn canonical(&self) -> String {
         super::canonical::canonical(self)
+    }
+
+    /// The domain the action names (a search's `in archival`, a send's
+    /// `@bluesky`), if its arguments have one.
+    pub fn domain(&self) -> Option<&str> {
+        self.args.domain()
     }
 
     /// The content reference, if the content slot holds one.

@@ -1,8 +1,14 @@
 //! The built-in verbs of the dialect as data: each verb's strictness,
-//! aliases (with the op each implies), summary and argument signature.
+//! aliases (with the op each implies), summary and argument shape.
 
 use super::action::Op;
-use super::verbs::{Signature, Strictness, Verb};
+use super::args::{
+    BatchShape, CalcShape, CompleteShape, ContextShape, DataShape, DecisionShape, DismissShape,
+    DmShape, FetchShape, IdAndReasonShape, PostShape, PulseShape, RecallShape, RemindShape,
+    ReplyShape, SearchShape, SendShape, ShellShape, TellShape, TextShape, UncertainShape, WebShape,
+};
+use super::shape::ArgShape;
+use super::verbs::{Strictness, Verb};
 
 /// One row of the built-in table.
 pub struct BuiltinVerb {
@@ -16,8 +22,8 @@ pub struct BuiltinVerb {
     pub aliases: &'static [(&'static str, Option<Op>)],
     /// One line for help and for the model's instructions.
     pub summary: &'static str,
-    /// How its arguments are read.
-    pub signature: Signature,
+    /// How its arguments are read and written back.
+    pub shape: &'static dyn ArgShape,
 }
 
 use Strictness::{Loose, Normal, Strict};
@@ -39,7 +45,7 @@ pub const BUILTIN_VERBS: &[BuiltinVerb] = &[
             ("get", Some(Op::Read)),
             ("patch", Some(Op::Patch)),
         ],
-        signature: Signature::Recall,
+        shape: &RecallShape,
         summary: "long-term memory: read, search, store, append, delete, patch",
     },
     BuiltinVerb {
@@ -47,7 +53,7 @@ pub const BUILTIN_VERBS: &[BuiltinVerb] = &[
         strictness: Normal,
         everyday: false,
         aliases: &[("note", None), ("update", None), ("remember", None)],
-        signature: Signature::Context,
+        shape: &ContextShape,
         summary: "working memory: append, replace, archive, load, swap",
     },
     BuiltinVerb {
@@ -60,7 +66,7 @@ pub const BUILTIN_VERBS: &[BuiltinVerb] = &[
             ("look", None),
             ("lookup", None),
         ],
-        signature: Signature::Search,
+        shape: &SearchShape,
         summary: "search memory and conversations",
     },
     BuiltinVerb {
@@ -68,7 +74,7 @@ pub const BUILTIN_VERBS: &[BuiltinVerb] = &[
         strictness: Normal,
         everyday: false,
         aliases: &[],
-        signature: Signature::Send,
+        shape: &SendShape,
         summary: "send to @domain @target",
     },
     BuiltinVerb {
@@ -76,7 +82,7 @@ pub const BUILTIN_VERBS: &[BuiltinVerb] = &[
         strictness: Normal,
         everyday: true,
         aliases: &[("respond", None)],
-        signature: Signature::Reply,
+        shape: &ReplyShape,
         summary: "reply in the current thread",
     },
     BuiltinVerb {
@@ -84,7 +90,7 @@ pub const BUILTIN_VERBS: &[BuiltinVerb] = &[
         strictness: Normal,
         everyday: true,
         aliases: &[("publish", None)],
-        signature: Signature::Post,
+        shape: &PostShape,
         summary: "publish to a platform",
     },
     BuiltinVerb {
@@ -92,7 +98,7 @@ pub const BUILTIN_VERBS: &[BuiltinVerb] = &[
         strictness: Normal,
         everyday: true,
         aliases: &[("pm", None)],
-        signature: Signature::Dm,
+        shape: &DmShape,
         summary: "direct message a user",
     },
     BuiltinVerb {
@@ -100,7 +106,7 @@ pub const BUILTIN_VERBS: &[BuiltinVerb] = &[
         strictness: Normal,
         everyday: true,
         aliases: &[],
-        signature: Signature::Tell,
+        shape: &TellShape,
         summary: "message another agent",
     },
     BuiltinVerb {
@@ -108,7 +114,7 @@ pub const BUILTIN_VERBS: &[BuiltinVerb] = &[
         strictness: Normal,
         everyday: true,
         aliases: &[("get", None)],
-        signature: Signature::Fetch,
+        shape: &FetchShape,
         summary: "fetch a web page",
     },
     BuiltinVerb {
@@ -116,7 +122,7 @@ pub const BUILTIN_VERBS: &[BuiltinVerb] = &[
         strictness: Normal,
         everyday: true,
         aliases: &[("search web", None), ("google", None), ("look up", None)],
-        signature: Signature::Web,
+        shape: &WebShape,
         summary: "search the web",
     },
     BuiltinVerb {
@@ -124,7 +130,7 @@ pub const BUILTIN_VERBS: &[BuiltinVerb] = &[
         strictness: Normal,
         everyday: true,
         aliases: &[("calculate", None), ("compute", None), ("math", None)],
-        signature: Signature::Calc,
+        shape: &CalcShape,
         summary: "calculate (units, percentages, variables)",
     },
     BuiltinVerb {
@@ -132,7 +138,7 @@ pub const BUILTIN_VERBS: &[BuiltinVerb] = &[
         strictness: Normal,
         everyday: false,
         aliases: &[],
-        signature: Signature::Data,
+        shape: &DataShape,
         summary: "data sources: list, read, search, monitor, pause",
     },
     BuiltinVerb {
@@ -145,7 +151,7 @@ pub const BUILTIN_VERBS: &[BuiltinVerb] = &[
             ("ok", None),
             ("yes", None),
         ],
-        signature: Signature::Decision,
+        shape: &DecisionShape { grants: true },
         summary: "grant a pending request",
     },
     BuiltinVerb {
@@ -153,7 +159,7 @@ pub const BUILTIN_VERBS: &[BuiltinVerb] = &[
         strictness: Strict,
         everyday: true,
         aliases: &[("reject", None), ("block", None), ("no", None)],
-        signature: Signature::Decision,
+        shape: &DecisionShape { grants: false },
         summary: "refuse a pending request",
     },
     BuiltinVerb {
@@ -161,7 +167,7 @@ pub const BUILTIN_VERBS: &[BuiltinVerb] = &[
         strictness: Strict,
         everyday: true,
         aliases: &[],
-        signature: Signature::IdAndReason,
+        shape: &IdAndReasonShape,
         summary: "hand a request to a higher authority",
     },
     BuiltinVerb {
@@ -169,7 +175,7 @@ pub const BUILTIN_VERBS: &[BuiltinVerb] = &[
         strictness: Normal,
         everyday: false,
         aliases: &[("abort", None), ("nevermind", None), ("stop", None)],
-        signature: Signature::IdAndReason,
+        shape: &IdAndReasonShape,
         summary: "cancel the current chain or a pending request",
     },
     BuiltinVerb {
@@ -177,7 +183,7 @@ pub const BUILTIN_VERBS: &[BuiltinVerb] = &[
         strictness: Strict,
         everyday: true,
         aliases: &[],
-        signature: Signature::Text,
+        shape: &TextShape,
         summary: "emergency stop",
     },
     BuiltinVerb {
@@ -185,7 +191,7 @@ pub const BUILTIN_VERBS: &[BuiltinVerb] = &[
         strictness: Normal,
         everyday: false,
         aliases: &[],
-        signature: Signature::Batch,
+        shape: &BatchShape,
         summary: "run several actions at once, one per line inside { }",
     },
     BuiltinVerb {
@@ -193,7 +199,7 @@ pub const BUILTIN_VERBS: &[BuiltinVerb] = &[
         strictness: Normal,
         everyday: true,
         aliases: &[("summarise", None), ("summary", None), ("tldr", None)],
-        signature: Signature::Text,
+        shape: &TextShape,
         summary: "summarize the previous result",
     },
     BuiltinVerb {
@@ -201,7 +207,7 @@ pub const BUILTIN_VERBS: &[BuiltinVerb] = &[
         strictness: Normal,
         everyday: true,
         aliases: &[("unsure", None)],
-        signature: Signature::Uncertain,
+        shape: &UncertainShape,
         summary: "flag uncertainty for review",
     },
     BuiltinVerb {
@@ -209,7 +215,7 @@ pub const BUILTIN_VERBS: &[BuiltinVerb] = &[
         strictness: Normal,
         everyday: true,
         aliases: &[("remind me", None), ("reminder", None)],
-        signature: Signature::Remind,
+        shape: &RemindShape,
         summary: "set a reminder: /remind \"when\" \"what\"",
     },
     BuiltinVerb {
@@ -217,7 +223,7 @@ pub const BUILTIN_VERBS: &[BuiltinVerb] = &[
         strictness: Normal,
         everyday: false,
         aliases: &[("done", None), ("finish", None)],
-        signature: Signature::Complete,
+        shape: &CompleteShape,
         summary: "complete an intention",
     },
     BuiltinVerb {
@@ -225,7 +231,7 @@ pub const BUILTIN_VERBS: &[BuiltinVerb] = &[
         strictness: Normal,
         everyday: false,
         aliases: &[],
-        signature: Signature::Dismiss,
+        shape: &DismissShape,
         summary: "dismiss an intention",
     },
     BuiltinVerb {
@@ -233,7 +239,7 @@ pub const BUILTIN_VERBS: &[BuiltinVerb] = &[
         strictness: Normal,
         everyday: false,
         aliases: &[("list intentions", None), ("reminders", None)],
-        signature: Signature::Text,
+        shape: &TextShape,
         summary: "list intentions",
     },
     BuiltinVerb {
@@ -241,7 +247,7 @@ pub const BUILTIN_VERBS: &[BuiltinVerb] = &[
         strictness: Normal,
         everyday: true,
         aliases: &[],
-        signature: Signature::Pulse,
+        shape: &PulseShape,
         summary: "change the pulse interval",
     },
     BuiltinVerb {
@@ -249,7 +255,7 @@ pub const BUILTIN_VERBS: &[BuiltinVerb] = &[
         strictness: Normal,
         everyday: false,
         aliases: &[("run", None), ("exec", None), ("sh", None), ("bash", None)],
-        signature: Signature::Shell,
+        shape: &ShellShape,
         summary: "propose a shell command, or a request in words; the partner approves each one",
     },
     BuiltinVerb {
@@ -257,7 +263,7 @@ pub const BUILTIN_VERBS: &[BuiltinVerb] = &[
         strictness: Normal,
         everyday: false,
         aliases: &[],
-        signature: Signature::Text,
+        shape: &TextShape,
         summary: "run one of the partner's tools: /tool NAME arguments",
     },
 ];

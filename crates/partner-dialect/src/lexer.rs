@@ -13,7 +13,7 @@ use super::span::Span;
 
 /// What kind of token the lexer found.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum TokenKind {
+pub enum TokenKind {
     /// A run of non-whitespace.
     Word,
     /// `"…"` on one line (escapes processed).
@@ -28,14 +28,15 @@ pub(crate) enum TokenKind {
 
 impl TokenKind {
     /// True for every kind that is unambiguously content.
-    pub(crate) fn is_quoted(self) -> bool {
+    pub fn is_quoted(self) -> bool {
         !matches!(self, TokenKind::Word)
     }
 }
 
 /// One token with its bytes in the turn.
 #[derive(Debug, Clone)]
-pub(crate) struct Token<'a> {
+pub struct Token<'a> {
+    /// What kind of token it is.
     pub kind: TokenKind,
     /// The raw bytes, quotes included.
     pub span: Span,
@@ -45,7 +46,7 @@ pub(crate) struct Token<'a> {
 
 impl Token<'_> {
     /// True when this is the bare word `w` (ASCII case-insensitive).
-    pub(crate) fn is_word(&self, w: &str) -> bool {
+    pub fn is_word(&self, w: &str) -> bool {
         self.kind == TokenKind::Word && self.value.eq_ignore_ascii_case(w)
     }
 }

@@ -5,7 +5,7 @@
 //! agent turn (prose with actions)
 //!   └─ scan      finds action lines, `/do /verb`, `[[LEGACY]]`, fences, cancellations
 //!       └─ link  reads the verb (matcher) and each chain link's tokens (lexer)
-//!           └─ args   interprets tokens by verb signature → ParsedAction
+//!           └─ args   interprets tokens by the verb's shape → ParsedAction
 //!               └─ canonical  prints the action back as one dialect line
 //! ```
 //!
@@ -93,11 +93,11 @@
 //! partner's; what an action does is the executor's, in `partner`.
 
 mod action;
-mod args;
+pub mod args;
 mod blocks;
 mod builtin;
 mod cancel;
-mod canonical;
+pub mod canonical;
 mod echo;
 mod error;
 mod legacy;
@@ -108,6 +108,7 @@ mod matcher;
 mod parser;
 pub mod proposals;
 mod scan;
+mod shape;
 mod span;
 mod turn;
 mod verb_file;
@@ -116,18 +117,23 @@ mod verbs;
 pub use action::{
     Marker, Op, ParsedAction, Part, PartKind, RefKind, RefSlot, Reference, TimeFilter, TimeUnit,
 };
-pub use args::{SEND_DOMAINS, format_interval, interval, parse_interval};
+pub use args::{
+    ContextEdit, Destination, Due, Interval, SEND_DOMAINS, SearchFilters, ShellPlan,
+    format_interval, interval, parse_interval,
+};
 pub use blocks::{BlockRegistry, KnownBlock, LabelMatch, normalize_label};
 pub use cancel::{CANCEL_PHRASES, has_cancel_phrase};
 pub use canonical::{canonical, quote};
 pub use error::{ParseError, ParseErrorKind};
+pub use lexer::{Token, TokenKind};
 pub use link::MAX_CHAIN_LINKS;
 pub use matcher::{MatchKind, PhraseEntries, VerbMatch, match_verb};
 pub use parser::{DialectParser, MAX_ACTIONS};
+pub use shape::{ArgPayload, ArgShape, Args, Shape};
 pub use span::Span;
 pub use turn::{ParsedTurn, Segment, SegmentKind};
 pub use verb_file::VerbTableError;
 pub use verbs::{
-    BUILTIN_VERBS, BuiltinVerb, CustomAction, PhraseEntry, Signature, Strictness, Verb, VerbSpec,
-    VerbTable, normalize_phrase,
+    BUILTIN_VERBS, BuiltinVerb, CustomAction, PhraseEntry, Strictness, Verb, VerbSpec, VerbTable,
+    normalize_phrase,
 };

@@ -2,7 +2,7 @@
 //! arguments and marker, and a `/batch { … }` body.
 
 use super::action::{ParsedAction, PartKind};
-use super::args::{LinkInput, looks_like_url, names_working_block, parse_args};
+use super::args::LinkInput;
 use super::blocks::BlockRegistry;
 use super::error::{ParseError, ParseErrorKind};
 use super::lexer::{Token, TokenKind, lex_link, line_end};
@@ -10,7 +10,7 @@ pub(crate) use super::markers::{mark_members, take_marker};
 use super::matcher::match_verb;
 use super::scan::{action_start, verb_word_end};
 use super::span::Span;
-use super::verbs::{PhraseEntry, Verb, VerbTable};
+use super::verbs::{PhraseEntry, VerbTable};
 
 /// The outcome of parsing the action at one slash.
 pub(crate) struct ParsedAt {
@@ -70,28 +70,20 @@ pub(crate) struct LinkParser<'p> {
     pub blocks: &'p BlockRegistry,
 }
 
-/// Chooses between the verbs an alias shared by two verbs can mean.
+/// Chooses between the verbs an alias shared by several verbs can mean:
+/// the first whose shape claims the argument (`remember` a working block
+/// is `/context`, `get` a URL is `/fetch`), else the first.
 fn choose_entry<'e>(
     table: &VerbTable,
     entries: &'e [PhraseEntry],
     input: &LinkInput<'_, '_>,
 ) -> &'e PhraseEntry {
-    let verb_of = |e: &PhraseEntry| table.spec(e.spec).verb.clone();
-    let find = |v: Verb| entries.iter().find(|e| verb_of(e) == v);
-    if entries.len() > 1 {
-        if let (Some(recall), Some(context)) = (find(Verb::Recall), find(Verb::Context)) {
-            return if names_working_block(input) {
-                context
-            } else {
-                recall
-            };
-        }
-        if let (Some(recall), Some(fetch)) = (find(Verb::Recall), find(Verb::Fetch)) {
-            let url = input.tokens.first().is_some_and(|t| {
-                t.kind == TokenKind::Word && (looks_like_url(&t.value) || t.value.starts_with("@["))
-            });
-            return if url { fetch } else { recall };
-        }
+    if entries.len() > 1
+        && let Some(claimed) = entries
+            .iter()
+            .find(|e| table.spec(e.spec).shape.claims(input))
+    {
+        return claimed;
     }
     &entries[0]
 }
@@ -228,7 +220,7 @@ impl<'p> LinkParser<'p> {
             });
         }
         head.span = span;
-        if head.verb == Verb::Batch || head.chain.iter().any(|l| l.verb == Verb::Batch) {
+        if head.shape.holds_actions() || head.chain.iter().any(|l| l.shape.holds_actions()) {
             let misplaced = if !head.chain.is_empty() {
                 Some(ParseErrorKind::InvalidArgument {
                     verb: "batch".into(),
@@ -341,7 +333,7 @@ impl<'p> LinkParser<'p> {
         let mut lexed = lex_link(src, args_start, limit, src.len()).map_err(located)?;
         // `/shell` alone on its line takes the fenced block that follows.
         let shell = matches!(&verb, Ok(m) if !m.entries.is_empty()
-            && m.entries.iter().all(|e| self.table.spec(e.spec).verb == super::verbs::Verb::Shell));
+            && m.entries.iter().all(|e| self.table.spec(e.spec).shape.verbatim()));
         if shell
             && lexed.tokens.is_empty()
             && let Some((start, end)) = fence_on_next_line(src, limit)
@@ -384,7 +376,7 @@ impl<'p> LinkParser<'p> {
             && matched
                 .entries
                 .iter()
-                .all(|e| self.table.spec(e.spec).verb == super::verbs::Verb::Shell);
+                .all(|e| self.table.spec(e.spec).shape.verbatim());
         let marker = if shell {
             None
         } else {
@@ -450,13 +442,16 @@ impl<'p> LinkParser<'p> {
             ..probe
         };
         let verb = self.table.spec(entry.spec).verb.clone();
+        let shape = self.table.spec(entry.spec).shape;
         let mut action = ParsedAction::new(verb, written, span);
+        action.shape = shape;
         action.parts.push(super::action::Part {
             kind: PartKind::Verb,
             span: verb_span,
         });
-        let signature = self.table.spec(entry.spec).signature;
-        parse_args(&input, signature, &mut action).map_err(|k| ParseError::new(k, span))?;
+        shape
+            .parse(&input, &mut action)
+            .map_err(|k| ParseError::new(k, span))?;
         Ok(action)
     }
 

@@ -23,9 +23,9 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use super::verbs::{
-    CustomAction, Signature, Strictness, Verb, VerbSpec, VerbTable, normalize_phrase,
-};
+use super::args::TEXT;
+use super::shape::Shape;
+use super::verbs::{CustomAction, Strictness, Verb, VerbSpec, VerbTable, normalize_phrase};
 
 /// A problem in a TOML verb file.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -88,7 +88,37 @@ struct VerbFileEntry {
     action: Option<CustomAction>,
 }
 
+/// True for a verb name of lowercase letters, digits and `_`, starting
+/// with a letter.
+fn valid_name(name: &str) -> bool {
+    name.chars().next().is_some_and(|c| c.is_ascii_lowercase())
+        && name
+            .chars()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_')
+}
+
 impl VerbTable {
+    /// Adds a verb defined in code (with its own argument shape): its name
+    /// and every alias must be free.
+    pub fn add(&mut self, spec: VerbSpec) -> Result<(), VerbTableError> {
+        let name = spec.verb.name().to_string();
+        if !valid_name(&name) || self.phrases.contains_key(&name) {
+            return Err(VerbTableError::BadName(name));
+        }
+        for (alias, _) in &spec.aliases {
+            if let Some(entries) = self.phrases.get(alias) {
+                return Err(VerbTableError::AliasTaken {
+                    alias: alias.clone(),
+                    verb: name,
+                    taken_by: self.specs[entries[0].spec].verb.name().to_string(),
+                });
+            }
+        }
+        self.specs.push(spec);
+        self.reindex();
+        Ok(())
+    }
+
     /// Adds the verbs and aliases of a TOML verb file (see module docs).
     pub fn extend_from_toml(&mut self, text: &str) -> Result<(), VerbTableError> {
         let file: VerbFile = toml::from_str(text).map_err(|e| {
@@ -104,11 +134,7 @@ impl VerbTable {
             let index = match self.specs.iter().position(|s| s.verb.name() == name) {
                 Some(index) => index,
                 None => {
-                    let valid = name.chars().next().is_some_and(|c| c.is_ascii_lowercase())
-                        && name
-                            .chars()
-                            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_');
-                    if !valid || self.phrases.contains_key(&name) {
+                    if !valid_name(&name) || self.phrases.contains_key(&name) {
                         return Err(VerbTableError::BadName(name));
                     }
                     self.specs.push(VerbSpec {
@@ -117,7 +143,7 @@ impl VerbTable {
                         everyday: true,
                         aliases: Vec::new(),
                         summary: String::new(),
-                        signature: Signature::Text,
+                        shape: Shape(&TEXT),
                         action: None,
                     });
                     self.specs.len() - 1

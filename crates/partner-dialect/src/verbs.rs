@@ -8,7 +8,9 @@ use std::fmt;
 use serde::{Deserialize, Serialize};
 
 use super::action::Op;
+use super::args::TEXT;
 pub use super::builtin::{BUILTIN_VERBS, BuiltinVerb};
+use super::shape::Shape;
 
 /// A verb of the dialect, aliases resolved.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -82,13 +84,13 @@ impl Verb {
             .map_or_else(|| Verb::Custom(name.to_string()), |b| b.verb.clone())
     }
 
-    /// How the verb's arguments are read: a built-in verb's signature from
-    /// the table, free text for a verb from a verb file.
-    pub fn signature(&self) -> Signature {
+    /// How the verb's arguments are read: a built-in verb's shape from
+    /// the table, free text for any other verb.
+    pub fn shape(&self) -> Shape {
         BUILTIN_VERBS
             .iter()
             .find(|b| &b.verb == self)
-            .map_or(Signature::Text, |b| b.signature)
+            .map_or(Shape(&TEXT), |b| Shape(b.shape))
     }
 
     /// The canonical name, as written after the slash.
@@ -152,60 +154,6 @@ impl fmt::Display for Verb {
     }
 }
 
-/// How a verb's arguments are read and written back: the shape of what
-/// follows the verb. Each signature has one argument parser and one
-/// canonical layout; a verb names its signature as data.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Signature {
-    /// `/recall [op] [label] [+ content]`: intent from the argument's shape.
-    Recall,
-    /// `/context label + "text"`, `"old" -> "new"`, `archive|load|swap`.
-    Context,
-    /// `/search [in DOMAIN] query [> 2 weeks] [role:NAME]`.
-    Search,
-    /// `/send @domain @target "message"`.
-    Send,
-    /// `/reply message`.
-    Reply,
-    /// `/post platform "message"`.
-    Post,
-    /// `/dm @user "message"`.
-    Dm,
-    /// `/tell @agent "message"`; in a chain the message may be the
-    /// previous output.
-    Tell,
-    /// `/fetch URL [html]`, `/fetch continue`.
-    Fetch,
-    /// `/web query` (in a chain, the query may be the previous output).
-    Web,
-    /// `/calc expression`.
-    Calc,
-    /// `/data list|read|search|monitor|pause [source] ["query"]`.
-    Data,
-    /// `/approve|deny [id] [always] ["reason"]`.
-    Decision,
-    /// `/escalate|cancel [id] ["reason"]`.
-    IdAndReason,
-    /// `/remind "when" "what"`.
-    Remind,
-    /// `/complete id ["note"]` (also `id | note`).
-    Complete,
-    /// `/dismiss id ["why"]`.
-    Dismiss,
-    /// `/pulse 30m`.
-    Pulse,
-    /// `/shell COMMAND` or `/shell request in words`: the rest of the link
-    /// as written, markers included (`ls .` ends in a directory).
-    Shell,
-    /// `/uncertain "what is unclear"`: required free text.
-    Uncertain,
-    /// Optional free text (`/intentions`, `/summarize`, `/halt`, verbs
-    /// from a verb file).
-    Text,
-    /// `/batch {` … `}`.
-    Batch,
-}
-
 /// What a verb added from a verb file does (its `action`).
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize, Serialize)]
 #[serde(tag = "kind", rename_all = "lowercase", deny_unknown_fields)]
@@ -264,8 +212,8 @@ pub struct VerbSpec {
     pub aliases: Vec<(String, Option<Op>)>,
     /// One line for help and for the model's instructions.
     pub summary: String,
-    /// How its arguments are read.
-    pub signature: Signature,
+    /// How its arguments are read and written back.
+    pub shape: Shape,
     /// What it does, for a verb from a verb file.
     pub action: Option<CustomAction>,
 }
@@ -351,7 +299,7 @@ impl VerbTable {
                     .map(|(a, op)| (a.to_string(), *op))
                     .collect(),
                 summary: b.summary.to_string(),
-                signature: b.signature,
+                shape: Shape(b.shape),
                 action: None,
             })
             .collect();

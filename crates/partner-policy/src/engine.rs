@@ -135,19 +135,15 @@ pub struct VerbTraits {
     pub partner_only: Option<String>,
 }
 
-/// The text of every field of an action (content, replaced text, target,
-/// domain), to check for secrets and personal data.
+/// The text of every field of an action (content, what its arguments
+/// name for scanning — a replaced text —, target, domain), to check for
+/// secrets and personal data.
 fn fields_text(action: &ParsedAction) -> String {
-    [
-        action.content.as_deref(),
-        action.old.as_deref(),
-        action.target.as_deref(),
-        action.domain.as_deref(),
-    ]
-    .into_iter()
-    .flatten()
-    .collect::<Vec<_>>()
-    .join("\n")
+    let mut fields: Vec<&str> = action.content.as_deref().into_iter().collect();
+    fields.extend(action.args.scanned());
+    fields.extend(action.target.as_deref());
+    fields.extend(action.domain());
+    fields.join("\n")
 }
 
 fn ask(authorities: Vec<Authority>, reason: impl Into<String>) -> Verdict {

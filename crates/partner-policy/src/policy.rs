@@ -111,7 +111,7 @@ impl Rule {
             (&self.verb, Some(action.verb.name())),
             (&self.op, action.op.map(|o| o.as_str())),
             (&self.target, action.target.as_deref()),
-            (&self.domain, action.domain.as_deref()),
+            (&self.domain, action.domain()),
             (&self.marker, Some(marker_name(action.marker))),
             (&self.agent, Some(agent)),
         ];

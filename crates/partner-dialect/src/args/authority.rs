@@ -7,9 +7,54 @@
 //! r2`, `r2 and r3`) makes the action an error instead of a guess.
 
 use super::super::action::{Op, ParsedAction, PartKind};
+use super::super::canonical::{push, push_content, push_target, request};
 use super::super::error::ParseErrorKind;
 use super::super::lexer::{Token, TokenKind};
+use super::super::shape::ArgShape;
 use super::common::{LinkInput, part, set_content};
+
+/// `/approve|deny [id] [always] ["reason"]`.
+pub struct DecisionShape {
+    /// True for a grant (`/approve`): without an id, nothing else may be
+    /// written, so that an approval never guesses its request.
+    pub grants: bool,
+}
+
+impl ArgShape for DecisionShape {
+    fn parse(
+        &self,
+        input: &LinkInput<'_, '_>,
+        action: &mut ParsedAction,
+    ) -> Result<(), ParseErrorKind> {
+        decision(input, action, self.grants)
+    }
+
+    fn write(&self, action: &ParsedAction, o: &mut String) {
+        push_target(o, action, request);
+        push_content(o, action);
+        if action.op == Some(Op::Always) {
+            push(o, "always");
+        }
+    }
+}
+
+/// `/escalate|cancel [id] ["reason"]`.
+pub struct IdAndReasonShape;
+
+impl ArgShape for IdAndReasonShape {
+    fn parse(
+        &self,
+        input: &LinkInput<'_, '_>,
+        action: &mut ParsedAction,
+    ) -> Result<(), ParseErrorKind> {
+        id_and_reason(input, action)
+    }
+
+    fn write(&self, action: &ParsedAction, o: &mut String) {
+        push_target(o, action, request);
+        push_content(o, action);
+    }
+}
 
 /// `r12`, `R12` or `#12` → `r12`; digits only after the prefix.
 fn plain_id(text: &str) -> Option<String> {
@@ -113,9 +158,10 @@ fn no_other_ids(verb: &str, rest: &[Token<'_>]) -> Result<(), ParseErrorKind> {
 /// ["reason"] [always]`. An approval without an id takes the one request
 /// waiting on the agent only when nothing else is written; `always` always
 /// needs an id.
-pub(crate) fn decision(
+fn decision(
     input: &LinkInput<'_, '_>,
     action: &mut ParsedAction,
+    grants: bool,
 ) -> Result<(), ParseErrorKind> {
     let verb = action.verb.name().to_string();
     let mut t = input.tokens;
@@ -149,7 +195,7 @@ pub(crate) fn decision(
         if op == Op::Always {
             return Err(unclear(&verb, "a standing rule needs the request's id"));
         }
-        if action.verb.name() == "approve" && !kept.is_empty() {
+        if grants && !kept.is_empty() {
             return Err(unclear(&verb, "no request id was written"));
         }
     }
@@ -158,7 +204,7 @@ pub(crate) fn decision(
 }
 
 /// `/escalate [id] ["reason"]`, `/cancel [id] ["reason"]`.
-pub(crate) fn id_and_reason(
+fn id_and_reason(
     input: &LinkInput<'_, '_>,
     action: &mut ParsedAction,
 ) -> Result<(), ParseErrorKind> {

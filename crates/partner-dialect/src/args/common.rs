@@ -7,7 +7,7 @@ use super::super::lexer::{Token, TokenKind};
 use super::super::span::Span;
 
 /// Everything an argument parser needs about one chain link.
-pub(crate) struct LinkInput<'a, 't> {
+pub struct LinkInput<'a, 't> {
     /// The whole turn.
     pub src: &'a str,
     /// The link's argument tokens, marker removed.
@@ -21,7 +21,7 @@ pub(crate) struct LinkInput<'a, 't> {
 }
 
 /// Recognises a whole-argument reference.
-pub(crate) fn reference(word: &str) -> Option<RefKind> {
+pub fn reference(word: &str) -> Option<RefKind> {
     if let Some(rest) = word.strip_prefix('@') {
         return match rest.to_ascii_lowercase().as_str() {
             "last" => Some(RefKind::Last),
@@ -45,12 +45,12 @@ pub(crate) fn reference(word: &str) -> Option<RefKind> {
 }
 
 /// Adds a highlight part.
-pub(crate) fn part(action: &mut ParsedAction, kind: PartKind, span: Span) {
+pub fn part(action: &mut ParsedAction, kind: PartKind, span: Span) {
     action.parts.push(Part { kind, span });
 }
 
 /// The span from the first to the last token.
-pub(crate) fn span_of(tokens: &[Token<'_>]) -> Span {
+pub fn span_of(tokens: &[Token<'_>]) -> Span {
     match (tokens.first(), tokens.last()) {
         (Some(a), Some(b)) => a.span.join(b.span),
         _ => Span::default(),
@@ -60,7 +60,7 @@ pub(crate) fn span_of(tokens: &[Token<'_>]) -> Span {
 /// Text of a run of tokens: a lone quoted token's value, otherwise the raw
 /// bytes from the first token to the last (a trailing block quote is added
 /// as its own lines).
-pub(crate) fn text_of(src: &str, tokens: &[Token<'_>]) -> String {
+pub fn text_of(src: &str, tokens: &[Token<'_>]) -> String {
     match tokens {
         [] => String::new(),
         [one] => one.value.to_string(),
@@ -73,7 +73,7 @@ pub(crate) fn text_of(src: &str, tokens: &[Token<'_>]) -> String {
 
 /// Sets `content` (or a content reference) from `tokens`. Returns false
 /// when there were no tokens.
-pub(crate) fn set_content(action: &mut ParsedAction, src: &str, tokens: &[Token<'_>]) -> bool {
+pub fn set_content(action: &mut ParsedAction, src: &str, tokens: &[Token<'_>]) -> bool {
     if tokens.is_empty() {
         return false;
     }
@@ -100,7 +100,7 @@ pub(crate) fn set_content(action: &mut ParsedAction, src: &str, tokens: &[Token<
 
 /// True for a word that can name a block: letters, digits, `_`, `-`, `.`,
 /// starting with a letter or digit.
-pub(crate) fn is_label_word(token: &Token<'_>) -> bool {
+pub fn is_label_word(token: &Token<'_>) -> bool {
     token.kind == TokenKind::Word
         && token
             .value
@@ -115,7 +115,7 @@ pub(crate) fn is_label_word(token: &Token<'_>) -> bool {
 
 /// A request or intention id: `r12`, `req-3`, `#4`, `[abc]`. Bare words
 /// count only when they contain a digit, so `/deny too risky` is a reason.
-pub(crate) fn request_id(token: &Token<'_>) -> Option<String> {
+pub fn request_id(token: &Token<'_>) -> Option<String> {
     if token.kind != TokenKind::Word {
         return None;
     }
@@ -138,12 +138,12 @@ pub(crate) fn request_id(token: &Token<'_>) -> Option<String> {
 
 /// Any word as an id (`[…]` and `#` stripped), for verbs whose first
 /// argument is always an id.
-pub(crate) fn any_id(token: &Token<'_>) -> String {
+pub fn any_id(token: &Token<'_>) -> String {
     request_id(token).unwrap_or_else(|| token.value.to_string())
 }
 
 /// Strips a leading `@` from a target word.
-pub(crate) fn strip_at(word: &str) -> String {
+pub fn strip_at(word: &str) -> String {
     let w = word.strip_prefix('@').unwrap_or(word);
     w.strip_prefix('[')
         .and_then(|x| x.strip_suffix(']'))
@@ -152,7 +152,7 @@ pub(crate) fn strip_at(word: &str) -> String {
 }
 
 /// A missing-argument error.
-pub(crate) fn missing(verb: &str, what: &str, example: &str) -> ParseErrorKind {
+pub fn missing(verb: &str, what: &str, example: &str) -> ParseErrorKind {
     ParseErrorKind::MissingArgument {
         verb: verb.into(),
         what: what.into(),
@@ -161,7 +161,7 @@ pub(crate) fn missing(verb: &str, what: &str, example: &str) -> ParseErrorKind {
 }
 
 /// An invalid-argument error.
-pub(crate) fn invalid(verb: &str, message: impl Into<String>) -> ParseErrorKind {
+pub fn invalid(verb: &str, message: impl Into<String>) -> ParseErrorKind {
     ParseErrorKind::InvalidArgument {
         verb: verb.into(),
         message: message.into(),
@@ -169,7 +169,7 @@ pub(crate) fn invalid(verb: &str, message: impl Into<String>) -> ParseErrorKind 
 }
 
 /// True when a word looks like a web address.
-pub(crate) fn looks_like_url(word: &str) -> bool {
+pub fn looks_like_url(word: &str) -> bool {
     let lower = word.to_ascii_lowercase();
     if lower.starts_with("http://") || lower.starts_with("https://") || lower.starts_with("www.") {
         return true;

@@ -4,9 +4,171 @@
 use std::time::Duration;
 
 use super::super::action::{ParsedAction, PartKind};
+use super::super::canonical::{canonical, id, push, push_content, push_target, quote};
 use super::super::error::ParseErrorKind;
 use super::super::lexer::{Token, TokenKind};
+use super::super::shape::{ArgPayload, ArgShape};
 use super::common::{LinkInput, any_id, invalid, missing, part, set_content, span_of, text_of};
+
+/// `/remind "when" "what"`.
+pub struct RemindShape;
+
+/// When a reminder is due, as written (`in 20 minutes`, `tomorrow
+/// morning`); what it says is the action's content.
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
+pub struct Due {
+    /// The time, as written.
+    pub when: String,
+}
+
+impl ArgPayload for Due {}
+
+impl ArgShape for RemindShape {
+    fn parse(
+        &self,
+        input: &LinkInput<'_, '_>,
+        action: &mut ParsedAction,
+    ) -> Result<(), ParseErrorKind> {
+        remind(input, action)
+    }
+
+    /// `/remind "when" ["text" | | reference]`.
+    fn write(&self, action: &ParsedAction, o: &mut String) {
+        if let Some(due) = action.args.get::<Due>() {
+            push(o, quote(&due.when));
+        }
+        if action.content_ref().is_some() {
+            push(o, "|");
+        }
+        push_content(o, action);
+    }
+}
+
+/// `/complete id ["note"]` (also `id | note`).
+pub struct CompleteShape;
+
+impl ArgShape for CompleteShape {
+    fn parse(
+        &self,
+        input: &LinkInput<'_, '_>,
+        action: &mut ParsedAction,
+    ) -> Result<(), ParseErrorKind> {
+        complete(input, action)
+    }
+
+    fn write(&self, action: &ParsedAction, o: &mut String) {
+        push_target(o, action, id);
+        push_content(o, action);
+    }
+}
+
+/// `/dismiss id ["why"]`.
+pub struct DismissShape;
+
+impl ArgShape for DismissShape {
+    fn parse(
+        &self,
+        input: &LinkInput<'_, '_>,
+        action: &mut ParsedAction,
+    ) -> Result<(), ParseErrorKind> {
+        dismiss(input, action)
+    }
+
+    fn write(&self, action: &ParsedAction, o: &mut String) {
+        push_target(o, action, id);
+        push_content(o, action);
+    }
+}
+
+/// `/pulse 30m`.
+pub struct PulseShape;
+
+/// A pulse interval.
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
+pub struct Interval {
+    /// The interval in seconds (the action's content writes it as `30m`).
+    pub duration_secs: u64,
+}
+
+impl ArgPayload for Interval {}
+
+impl ArgShape for PulseShape {
+    fn parse(
+        &self,
+        input: &LinkInput<'_, '_>,
+        action: &mut ParsedAction,
+    ) -> Result<(), ParseErrorKind> {
+        pulse(input, action)
+    }
+
+    fn write(&self, action: &ParsedAction, o: &mut String) {
+        if let Some(c) = &action.content {
+            push(o, c);
+        }
+    }
+}
+
+/// `/uncertain "what is unclear"`: required free text.
+pub struct UncertainShape;
+
+impl ArgShape for UncertainShape {
+    fn parse(
+        &self,
+        input: &LinkInput<'_, '_>,
+        action: &mut ParsedAction,
+    ) -> Result<(), ParseErrorKind> {
+        uncertain(input, action)
+    }
+
+    fn write(&self, action: &ParsedAction, o: &mut String) {
+        push_content(o, action);
+    }
+}
+
+/// Optional free text (`/intentions`, `/summarize`, `/halt`, `/tool`,
+/// verbs from a verb file).
+pub struct TextShape;
+
+impl ArgShape for TextShape {
+    fn parse(
+        &self,
+        input: &LinkInput<'_, '_>,
+        action: &mut ParsedAction,
+    ) -> Result<(), ParseErrorKind> {
+        optional_content(input, action)
+    }
+
+    fn write(&self, action: &ParsedAction, o: &mut String) {
+        push_content(o, action);
+    }
+}
+
+/// `/batch {` … `}`: its only argument is its `{`; the body is parsed line
+/// by line after it.
+pub struct BatchShape;
+
+impl ArgShape for BatchShape {
+    fn parse(
+        &self,
+        input: &LinkInput<'_, '_>,
+        action: &mut ParsedAction,
+    ) -> Result<(), ParseErrorKind> {
+        optional_content(input, action)
+    }
+
+    fn write(&self, action: &ParsedAction, o: &mut String) {
+        o.push_str(" {");
+        for inner in &action.batch {
+            o.push('\n');
+            o.push_str(&canonical(inner));
+        }
+        o.push_str("\n}");
+    }
+
+    fn holds_actions(&self) -> bool {
+        true
+    }
+}
 
 type PipeSplit<'x, 'a> = (&'x [Token<'a>], &'x Token<'a>, &'x [Token<'a>]);
 
@@ -17,10 +179,7 @@ fn split_pipe<'x, 'a>(t: &'x [Token<'a>]) -> Option<PipeSplit<'x, 'a>> {
 }
 
 /// `/remind "when" "what"`, `/remind when | what` or `/remind when words "what"`.
-pub(crate) fn remind(
-    input: &LinkInput<'_, '_>,
-    action: &mut ParsedAction,
-) -> Result<(), ParseErrorKind> {
+fn remind(input: &LinkInput<'_, '_>, action: &mut ParsedAction) -> Result<(), ParseErrorKind> {
     let t = input.tokens;
     let example = "/remind \"tomorrow morning\" \"check the build\"";
     let (when, what): (&[Token<'_>], &[Token<'_>]) = if let Some((when, pipe, what)) = split_pipe(t)
@@ -44,7 +203,9 @@ pub(crate) fn remind(
     if when.is_empty() {
         return Err(missing("remind", "when the reminder is due", example));
     }
-    action.when = Some(text_of(input.src, when));
+    action.args.set(Due {
+        when: text_of(input.src, when),
+    });
     part(action, PartKind::Argument, span_of(when));
     if !set_content(action, input.src, what) {
         return Err(missing("remind", "what to be reminded of", example));
@@ -53,10 +214,7 @@ pub(crate) fn remind(
 }
 
 /// `/complete id ["note"]` (also `id | note`).
-pub(crate) fn complete(
-    input: &LinkInput<'_, '_>,
-    action: &mut ParsedAction,
-) -> Result<(), ParseErrorKind> {
+fn complete(input: &LinkInput<'_, '_>, action: &mut ParsedAction) -> Result<(), ParseErrorKind> {
     let t = input.tokens;
     let Some(id) = t.first() else {
         return Err(missing(
@@ -77,10 +235,7 @@ pub(crate) fn complete(
 }
 
 /// `/dismiss id ["why"]`.
-pub(crate) fn dismiss(
-    input: &LinkInput<'_, '_>,
-    action: &mut ParsedAction,
-) -> Result<(), ParseErrorKind> {
+fn dismiss(input: &LinkInput<'_, '_>, action: &mut ParsedAction) -> Result<(), ParseErrorKind> {
     let t = input.tokens;
     let Some(id) = t.first() else {
         return Err(missing("dismiss", "the id of the intention", "/dismiss 3"));
@@ -92,7 +247,7 @@ pub(crate) fn dismiss(
 }
 
 /// `/intentions [filter]`, `/summarize [what]`, custom verbs: optional content.
-pub(crate) fn optional_content(
+fn optional_content(
     input: &LinkInput<'_, '_>,
     action: &mut ParsedAction,
 ) -> Result<(), ParseErrorKind> {
@@ -101,10 +256,7 @@ pub(crate) fn optional_content(
 }
 
 /// `/uncertain "what is unclear"`.
-pub(crate) fn uncertain(
-    input: &LinkInput<'_, '_>,
-    action: &mut ParsedAction,
-) -> Result<(), ParseErrorKind> {
+fn uncertain(input: &LinkInput<'_, '_>, action: &mut ParsedAction) -> Result<(), ParseErrorKind> {
     if set_content(action, input.src, input.tokens) {
         Ok(())
     } else {
@@ -141,10 +293,7 @@ pub fn format_interval(duration: Duration) -> String {
 }
 
 /// `/pulse 30m`.
-pub(crate) fn pulse(
-    input: &LinkInput<'_, '_>,
-    action: &mut ParsedAction,
-) -> Result<(), ParseErrorKind> {
+fn pulse(input: &LinkInput<'_, '_>, action: &mut ParsedAction) -> Result<(), ParseErrorKind> {
     let t = input.tokens;
     if t.is_empty() {
         return Err(missing("pulse", "an interval", "/pulse 30m"));
@@ -155,7 +304,9 @@ pub(crate) fn pulse(
         .all(|x| x.kind == TokenKind::Word || x.kind == TokenKind::Quoted);
     match parse_interval(&text).filter(|_| words_only) {
         Some(duration) => {
-            action.duration_secs = Some(duration.as_secs());
+            action.args.set(Interval {
+                duration_secs: duration.as_secs(),
+            });
             action.content = Some(format_interval(duration));
             part(action, PartKind::Argument, span_of(t));
             Ok(())

@@ -2,9 +2,89 @@
 
 use super::super::action::{Op, ParsedAction, PartKind};
 use super::super::blocks::LabelMatch;
+use super::super::canonical::{label, push, push_content, push_target, quote};
 use super::super::error::ParseErrorKind;
 use super::super::lexer::{Token, TokenKind};
+use super::super::shape::{ArgPayload, ArgShape};
 use super::common::{LinkInput, is_label_word, missing, part, set_content, span_of, text_of};
+
+/// `/recall [op] [label] [+ content]`: the intent read from the
+/// argument's shape.
+pub struct RecallShape;
+
+impl ArgShape for RecallShape {
+    fn parse(
+        &self,
+        input: &LinkInput<'_, '_>,
+        action: &mut ParsedAction,
+    ) -> Result<(), ParseErrorKind> {
+        recall(input, action)
+    }
+
+    fn write(&self, action: &ParsedAction, o: &mut String) {
+        match action.op {
+            Some(Op::Search) | None => push_content(o, action),
+            Some(op) => {
+                push(o, op.as_str());
+                push_target(o, action, label);
+                push_content(o, action);
+            }
+        }
+    }
+}
+
+/// `/context label + "text"`, `/context replace label "old" -> "new"`,
+/// `/context archive|load|swap …`.
+pub struct ContextShape;
+
+/// What a `/context` edit names beyond its block and its new text.
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
+pub struct ContextEdit {
+    /// The text being replaced, for `replace` (the new text is the
+    /// action's content).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub old: Option<String>,
+    /// The archival label of a `swap` (the working block is the target).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub other: Option<String>,
+}
+
+impl ArgPayload for ContextEdit {
+    fn scanned(&self) -> Vec<&str> {
+        self.old.as_deref().into_iter().collect()
+    }
+}
+
+impl ArgShape for ContextShape {
+    fn parse(
+        &self,
+        input: &LinkInput<'_, '_>,
+        action: &mut ParsedAction,
+    ) -> Result<(), ParseErrorKind> {
+        context(input, action)
+    }
+
+    fn claims(&self, input: &LinkInput<'_, '_>) -> bool {
+        names_working_block(input)
+    }
+
+    /// `/context [op] label [archival label] ["old" ->] "text"`.
+    fn write(&self, action: &ParsedAction, o: &mut String) {
+        if let Some(op) = action.op {
+            push(o, op.as_str());
+        }
+        push_target(o, action, label);
+        let edit = action.args.get::<ContextEdit>();
+        if let Some(other) = edit.and_then(|e| e.other.as_deref()) {
+            push(o, label(other));
+        }
+        if let Some(old) = edit.and_then(|e| e.old.as_deref()) {
+            push(o, quote(old));
+            push(o, "->");
+        }
+        push_content(o, action);
+    }
+}
 
 /// Recall sub-command words and the op each selects.
 const RECALL_SUBCOMMANDS: &[(&str, Op)] = &[
@@ -73,10 +153,7 @@ fn set_label(action: &mut ParsedAction, label: String, tokens: &[Token<'_>]) {
 }
 
 /// `/recall` and its aliases: intent from sub-command or argument shape.
-pub(crate) fn recall(
-    input: &LinkInput<'_, '_>,
-    action: &mut ParsedAction,
-) -> Result<(), ParseErrorKind> {
+fn recall(input: &LinkInput<'_, '_>, action: &mut ParsedAction) -> Result<(), ParseErrorKind> {
     let t = input.tokens;
     let Some(first) = t.first() else {
         return Err(missing(
@@ -328,10 +405,7 @@ fn replace_pair<'x, 'a>(
 }
 
 /// `/context` and its aliases.
-pub(crate) fn context(
-    input: &LinkInput<'_, '_>,
-    action: &mut ParsedAction,
-) -> Result<(), ParseErrorKind> {
+fn context(input: &LinkInput<'_, '_>, action: &mut ParsedAction) -> Result<(), ParseErrorKind> {
     let t = input.tokens;
     let example = "/context human + \"prefers mornings\" or /context persona \"old\" -> \"new\"";
     let Some(first) = t.first() else {
@@ -365,7 +439,7 @@ pub(crate) fn context(
                     ));
                 };
                 context_label(input, action, std::slice::from_ref(block))?;
-                action.other = Some(other.value.to_string());
+                action.args.get_mut::<ContextEdit>().other = Some(other.value.to_string());
                 part(action, PartKind::Argument, other.span);
                 Ok(())
             }
@@ -440,7 +514,7 @@ fn context_replace(
             example,
         ));
     };
-    action.old = Some(old.value.to_string());
+    action.args.get_mut::<ContextEdit>().old = Some(old.value.to_string());
     part(action, PartKind::Content, old.span);
     if let Some(arrow) = arrow {
         part(action, PartKind::Keyword, arrow.span);

@@ -1,9 +1,121 @@
 //! Arguments of the communication verbs: `/send`, `/reply`, `/post`, `/dm`, `/tell`.
 
 use super::super::action::{ParsedAction, PartKind, RefKind, RefSlot, Reference};
+use super::super::canonical::{at, label, push, push_content, push_target};
 use super::super::error::ParseErrorKind;
 use super::super::lexer::{Token, TokenKind};
+use super::super::shape::{ArgPayload, ArgShape};
 use super::common::{LinkInput, invalid, missing, part, reference, set_content, strip_at};
+
+/// `/send @domain @target "message"`.
+pub struct SendShape;
+
+/// Where a `/send` goes: its domain (the target is the action's).
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
+pub struct Destination {
+    /// `user`, `agent`, `channel`, `bluesky`, `discord`, or another with an
+    /// explicit target.
+    pub domain: String,
+}
+
+impl ArgPayload for Destination {
+    fn domain(&self) -> Option<&str> {
+        Some(&self.domain)
+    }
+}
+
+impl ArgShape for SendShape {
+    fn parse(
+        &self,
+        input: &LinkInput<'_, '_>,
+        action: &mut ParsedAction,
+    ) -> Result<(), ParseErrorKind> {
+        send(input, action)
+    }
+
+    fn write(&self, action: &ParsedAction, o: &mut String) {
+        if let Some(to) = action.args.get::<Destination>() {
+            push(o, at(&to.domain));
+        }
+        push_target(o, action, at);
+        push_content(o, action);
+    }
+}
+
+/// `/reply [@parent|@thread] message`.
+pub struct ReplyShape;
+
+impl ArgShape for ReplyShape {
+    fn parse(
+        &self,
+        input: &LinkInput<'_, '_>,
+        action: &mut ParsedAction,
+    ) -> Result<(), ParseErrorKind> {
+        reply(input, action)
+    }
+
+    fn write(&self, action: &ParsedAction, o: &mut String) {
+        if let Some(r) = action.target_ref() {
+            push(o, r.kind.canonical());
+        }
+        push_content(o, action);
+    }
+}
+
+/// `/post platform "message"`.
+pub struct PostShape;
+
+impl ArgShape for PostShape {
+    fn parse(
+        &self,
+        input: &LinkInput<'_, '_>,
+        action: &mut ParsedAction,
+    ) -> Result<(), ParseErrorKind> {
+        post(input, action)
+    }
+
+    fn write(&self, action: &ParsedAction, o: &mut String) {
+        push_target(o, action, label);
+        push_content(o, action);
+    }
+}
+
+/// `/dm @user "message"`.
+pub struct DmShape;
+
+impl ArgShape for DmShape {
+    fn parse(
+        &self,
+        input: &LinkInput<'_, '_>,
+        action: &mut ParsedAction,
+    ) -> Result<(), ParseErrorKind> {
+        dm(input, action)
+    }
+
+    fn write(&self, action: &ParsedAction, o: &mut String) {
+        push_target(o, action, at);
+        push_content(o, action);
+    }
+}
+
+/// `/tell @agent "message"`; in a chain the message may be the previous
+/// output.
+pub struct TellShape;
+
+impl ArgShape for TellShape {
+    fn parse(
+        &self,
+        input: &LinkInput<'_, '_>,
+        action: &mut ParsedAction,
+    ) -> Result<(), ParseErrorKind> {
+        tell(input, action)
+    }
+
+    fn write(&self, action: &ParsedAction, o: &mut String) {
+        push_target(o, action, at);
+        push_content(o, action);
+    }
+}
 
 /// Domains `/send` knows; another `@word` works only with an explicit target.
 pub const SEND_DOMAINS: &[&str] = &["user", "agent", "channel", "bluesky", "discord"];
@@ -40,10 +152,7 @@ fn require_content(
 }
 
 /// `/send @domain [@target] "message"`.
-pub(crate) fn send(
-    input: &LinkInput<'_, '_>,
-    action: &mut ParsedAction,
-) -> Result<(), ParseErrorKind> {
+fn send(input: &LinkInput<'_, '_>, action: &mut ParsedAction) -> Result<(), ParseErrorKind> {
     let t = input.tokens;
     let example = "/send @agent @entropy \"can you help?\"";
     let Some(domain_tok) = at_word(t.first()).filter(|d| !is_reserved_ref(d)) else {
@@ -74,15 +183,12 @@ pub(crate) fn send(
             example,
         ));
     }
-    action.domain = Some(domain);
+    action.args.set(Destination { domain });
     require_content(input, action, rest, "send", example)
 }
 
 /// `/reply [@parent|@thread] message`.
-pub(crate) fn reply(
-    input: &LinkInput<'_, '_>,
-    action: &mut ParsedAction,
-) -> Result<(), ParseErrorKind> {
+fn reply(input: &LinkInput<'_, '_>, action: &mut ParsedAction) -> Result<(), ParseErrorKind> {
     let t = input.tokens;
     let mut rest = t;
     if t.len() > 1
@@ -104,10 +210,7 @@ pub(crate) fn reply(
 }
 
 /// `/post platform "message"`.
-pub(crate) fn post(
-    input: &LinkInput<'_, '_>,
-    action: &mut ParsedAction,
-) -> Result<(), ParseErrorKind> {
+fn post(input: &LinkInput<'_, '_>, action: &mut ParsedAction) -> Result<(), ParseErrorKind> {
     let t = input.tokens;
     let example = "/post bluesky \"hello\" ?public";
     let is_platform_name = |p: &&Token<'_>| {
@@ -131,10 +234,7 @@ pub(crate) fn post(
 }
 
 /// `/dm @user "message"`.
-pub(crate) fn dm(
-    input: &LinkInput<'_, '_>,
-    action: &mut ParsedAction,
-) -> Result<(), ParseErrorKind> {
+fn dm(input: &LinkInput<'_, '_>, action: &mut ParsedAction) -> Result<(), ParseErrorKind> {
     person_then_message(
         input,
         action,
@@ -145,10 +245,7 @@ pub(crate) fn dm(
 }
 
 /// `/tell @agent "message"`; in a chain the message may be the previous output.
-pub(crate) fn tell(
-    input: &LinkInput<'_, '_>,
-    action: &mut ParsedAction,
-) -> Result<(), ParseErrorKind> {
+fn tell(input: &LinkInput<'_, '_>, action: &mut ParsedAction) -> Result<(), ParseErrorKind> {
     person_then_message(
         input,
         action,

@@ -1,5 +1,6 @@
-//! Argument parsing by verb signature: each verb's tokens become the
-//! fields of a [`ParsedAction`](super::action::ParsedAction).
+//! Argument shapes, one per way of writing a verb's arguments: each reads
+//! a link's tokens into a [`ParsedAction`](super::action::ParsedAction)
+//! (and its typed payload) and writes them back in canonical form.
 
 mod authority;
 mod common;
@@ -8,44 +9,22 @@ mod memory;
 mod messaging;
 mod tools;
 
-pub(crate) use common::{LinkInput, looks_like_url, reference};
-pub use intentions::{format_interval, interval, parse_interval};
-pub(crate) use memory::names_working_block;
-pub use messaging::SEND_DOMAINS;
+pub use authority::{DecisionShape, IdAndReasonShape};
+pub use common::{
+    LinkInput, any_id, invalid, is_label_word, looks_like_url, missing, part, reference,
+    request_id, set_content, span_of, strip_at, text_of,
+};
+pub use intentions::{
+    BatchShape, CompleteShape, DismissShape, Due, Interval, PulseShape, RemindShape, TextShape,
+    UncertainShape, format_interval, interval, parse_interval,
+};
+pub use memory::{ContextEdit, ContextShape, RecallShape};
+pub use messaging::{
+    Destination, DmShape, PostShape, ReplyShape, SEND_DOMAINS, SendShape, TellShape,
+};
+pub use tools::{
+    CalcShape, DataShape, FetchShape, SearchFilters, SearchShape, ShellPlan, ShellShape, WebShape,
+};
 
-use super::action::ParsedAction;
-use super::error::ParseErrorKind;
-use super::verbs::Signature;
-
-/// Fills `action` (whose verb is already set) from the link's tokens, by
-/// the verb's signature.
-pub(crate) fn parse_args(
-    input: &LinkInput<'_, '_>,
-    signature: Signature,
-    action: &mut ParsedAction,
-) -> Result<(), ParseErrorKind> {
-    match signature {
-        Signature::Recall => memory::recall(input, action),
-        Signature::Context => memory::context(input, action),
-        Signature::Search => tools::search(input, action),
-        Signature::Send => messaging::send(input, action),
-        Signature::Reply => messaging::reply(input, action),
-        Signature::Post => messaging::post(input, action),
-        Signature::Dm => messaging::dm(input, action),
-        Signature::Tell => messaging::tell(input, action),
-        Signature::Fetch => tools::fetch(input, action),
-        Signature::Web => tools::web(input, action),
-        Signature::Calc => tools::calc(input, action),
-        Signature::Data => tools::data(input, action),
-        Signature::Decision => authority::decision(input, action),
-        Signature::IdAndReason => authority::id_and_reason(input, action),
-        Signature::Remind => intentions::remind(input, action),
-        Signature::Complete => intentions::complete(input, action),
-        Signature::Dismiss => intentions::dismiss(input, action),
-        Signature::Pulse => intentions::pulse(input, action),
-        Signature::Uncertain => intentions::uncertain(input, action),
-        Signature::Shell => tools::shell(input, action),
-        // A batch's only argument is its `{`; the body is parsed line by line.
-        Signature::Text | Signature::Batch => intentions::optional_content(input, action),
-    }
-}
+/// The shape of free text, for a verb that names no other.
+pub static TEXT: TextShape = TextShape;

@@ -1,12 +1,203 @@
 //! Arguments of `/search`, `/fetch`, `/web`, `/calc` and `/data`.
 
 use super::super::action::{Op, ParsedAction, PartKind, TimeFilter, TimeUnit};
+use super::super::canonical::{bare_ok, label, push, push_content, push_target};
 use super::super::error::ParseErrorKind;
 use super::super::lexer::{Token, TokenKind};
+use super::super::shape::{ArgPayload, ArgShape};
 use super::super::span::Span;
 use super::common::{
     LinkInput, invalid, looks_like_url, missing, part, reference, set_content, span_of,
 };
+
+/// `/search [in DOMAIN] query [> 2 weeks] [role:NAME]`.
+pub struct SearchShape;
+
+/// The filters of a `/search` beyond its query (the action's content).
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
+pub struct SearchFilters {
+    /// Where to search: `archival`, `conversations`, `constellation` or
+    /// `all`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub domain: Option<String>,
+    /// How old the results may or must be.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub time: Option<TimeFilter>,
+    /// Whose messages (`role:assistant`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub role: Option<String>,
+}
+
+impl ArgPayload for SearchFilters {
+    fn domain(&self) -> Option<&str> {
+        self.domain.as_deref()
+    }
+}
+
+impl ArgShape for SearchShape {
+    fn parse(
+        &self,
+        input: &LinkInput<'_, '_>,
+        action: &mut ParsedAction,
+    ) -> Result<(), ParseErrorKind> {
+        search(input, action)
+    }
+
+    fn write(&self, action: &ParsedAction, o: &mut String) {
+        let filters = action.args.get::<SearchFilters>();
+        if let Some(domain) = filters.and_then(|f| f.domain.as_deref()) {
+            push(o, format!("in {domain}"));
+        }
+        push_content(o, action);
+        if let Some(time) = filters.and_then(|f| f.time) {
+            push(o, time.canonical());
+        }
+        if let Some(role) = filters.and_then(|f| f.role.as_deref()) {
+            push(o, format!("role:{role}"));
+        }
+    }
+}
+
+/// `/fetch URL [html]`, `/fetch continue`.
+pub struct FetchShape;
+
+impl ArgShape for FetchShape {
+    fn parse(
+        &self,
+        input: &LinkInput<'_, '_>,
+        action: &mut ParsedAction,
+    ) -> Result<(), ParseErrorKind> {
+        fetch(input, action)
+    }
+
+    /// A first word that is a web address (or `@[…]`).
+    fn claims(&self, input: &LinkInput<'_, '_>) -> bool {
+        input.tokens.first().is_some_and(|t| {
+            t.kind == TokenKind::Word && (looks_like_url(&t.value) || t.value.starts_with("@["))
+        })
+    }
+
+    /// `/fetch URL [html|continue]`, or `/fetch continue`; a URL that
+    /// would not read back bare is bracketed.
+    fn write(&self, action: &ParsedAction, o: &mut String) {
+        if action.op == Some(Op::Continue) && action.target.is_none() {
+            push(o, "continue");
+            return;
+        }
+        if let Some(url) = &action.target {
+            if looks_like_url(url) && bare_ok(url) {
+                push(o, url);
+            } else {
+                push(o, format!("@[{url}]"));
+            }
+        }
+        match action.op {
+            Some(Op::Html) => push(o, "html"),
+            Some(Op::Continue) => push(o, "continue"),
+            _ => {}
+        }
+    }
+}
+
+/// `/web query` (in a chain, the query may be the previous output).
+pub struct WebShape;
+
+impl ArgShape for WebShape {
+    fn parse(
+        &self,
+        input: &LinkInput<'_, '_>,
+        action: &mut ParsedAction,
+    ) -> Result<(), ParseErrorKind> {
+        web(input, action)
+    }
+
+    fn write(&self, action: &ParsedAction, o: &mut String) {
+        push_content(o, action);
+    }
+}
+
+/// `/calc expression`.
+pub struct CalcShape;
+
+impl ArgShape for CalcShape {
+    fn parse(
+        &self,
+        input: &LinkInput<'_, '_>,
+        action: &mut ParsedAction,
+    ) -> Result<(), ParseErrorKind> {
+        calc(input, action)
+    }
+
+    fn write(&self, action: &ParsedAction, o: &mut String) {
+        push_content(o, action);
+    }
+}
+
+/// `/shell COMMAND` or `/shell request in words`: the rest of the link as
+/// written, markers included (`ls .` ends in a directory).
+pub struct ShellShape;
+
+/// What the shell verb's handler settled before the partner is asked:
+/// where the command runs and, for a request in words, what was proposed
+/// for it.
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
+pub struct ShellPlan {
+    /// The request in words and what the system said about it, shown with
+    /// the request.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub proposal: Option<String>,
+    /// The directory the command would run in (absolute), so that the
+    /// queue judges and sandboxes it there.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub workdir: Option<String>,
+}
+
+impl ArgPayload for ShellPlan {}
+
+impl ArgShape for ShellShape {
+    fn parse(
+        &self,
+        input: &LinkInput<'_, '_>,
+        action: &mut ParsedAction,
+    ) -> Result<(), ParseErrorKind> {
+        shell(input, action)
+    }
+
+    /// `/shell COMMAND`; a command of several lines in a fence, which
+    /// keeps every line of it in the action.
+    fn write(&self, action: &ParsedAction, o: &mut String) {
+        if let Some(c) = &action.content {
+            if c.contains('\n') {
+                o.push_str(&format!(" ```\n{c}\n```"));
+            } else {
+                push(o, c);
+            }
+        }
+    }
+
+    fn verbatim(&self) -> bool {
+        true
+    }
+}
+
+/// `/data list|read|search|monitor|pause [source] ["query"]`.
+pub struct DataShape;
+
+impl ArgShape for DataShape {
+    fn parse(
+        &self,
+        input: &LinkInput<'_, '_>,
+        action: &mut ParsedAction,
+    ) -> Result<(), ParseErrorKind> {
+        data(input, action)
+    }
+
+    fn write(&self, action: &ParsedAction, o: &mut String) {
+        push(o, action.op.unwrap_or(Op::List).as_str());
+        push_target(o, action, label);
+        push_content(o, action);
+    }
+}
 
 /// Search domains, as written after `in`, and their canonical names.
 const DOMAINS: &[(&str, &str)] = &[
@@ -75,49 +266,50 @@ fn time_filter(t: &[Token<'_>]) -> Option<(TimeFilter, usize)> {
 }
 
 /// `/search [in DOMAIN|everywhere] query [> 2 weeks] [role:NAME]`.
-pub(crate) fn search(
-    input: &LinkInput<'_, '_>,
-    action: &mut ParsedAction,
-) -> Result<(), ParseErrorKind> {
+fn search(input: &LinkInput<'_, '_>, action: &mut ParsedAction) -> Result<(), ParseErrorKind> {
     let t = input.tokens;
     let mut query: Vec<&Token<'_>> = Vec::new();
     let mut i = 0;
+    let mut filters = SearchFilters::default();
     while i < t.len() {
         let tok = &t[i];
         if tok.is_word("in")
-            && action.domain.is_none()
+            && filters.domain.is_none()
             && let Some(domain) = t.get(i + 1).and_then(domain_of)
         {
-            action.domain = Some(domain.to_string());
+            filters.domain = Some(domain.to_string());
             part(action, PartKind::Keyword, tok.span.join(t[i + 1].span));
             i += 2;
             continue;
         }
-        if tok.is_word("everywhere") && action.domain.is_none() {
-            action.domain = Some("all".into());
+        if tok.is_word("everywhere") && filters.domain.is_none() {
+            filters.domain = Some("all".into());
             part(action, PartKind::Keyword, tok.span);
             i += 1;
             continue;
         }
-        if action.time.is_none()
+        if filters.time.is_none()
             && let Some((filter, used)) = time_filter(&t[i..])
         {
-            action.time = Some(filter);
+            filters.time = Some(filter);
             part(action, PartKind::Argument, span_of(&t[i..i + used]));
             i += used;
             continue;
         }
         if tok.kind == TokenKind::Word
-            && action.role.is_none()
+            && filters.role.is_none()
             && let Some(role) = tok.value.strip_prefix("role:").filter(|r| !r.is_empty())
         {
-            action.role = Some(role.to_ascii_lowercase());
+            filters.role = Some(role.to_ascii_lowercase());
             part(action, PartKind::Argument, tok.span);
             i += 1;
             continue;
         }
         query.push(tok);
         i += 1;
+    }
+    if filters != SearchFilters::default() {
+        action.args.set(filters);
     }
     let example = "/search in conversations project deadline > 2 weeks";
     match query.as_slice() {
@@ -150,10 +342,7 @@ pub(crate) fn search(
 }
 
 /// `/fetch URL [html|markdown]` or `/fetch continue`.
-pub(crate) fn fetch(
-    input: &LinkInput<'_, '_>,
-    action: &mut ParsedAction,
-) -> Result<(), ParseErrorKind> {
+fn fetch(input: &LinkInput<'_, '_>, action: &mut ParsedAction) -> Result<(), ParseErrorKind> {
     let t = input.tokens;
     let example = "/fetch https://example.com";
     let Some(first) = t.first() else {
@@ -212,10 +401,7 @@ pub(crate) fn fetch(
 }
 
 /// `/web query`.
-pub(crate) fn web(
-    input: &LinkInput<'_, '_>,
-    action: &mut ParsedAction,
-) -> Result<(), ParseErrorKind> {
+fn web(input: &LinkInput<'_, '_>, action: &mut ParsedAction) -> Result<(), ParseErrorKind> {
     if set_content(action, input.src, input.tokens) || input.in_chain {
         Ok(())
     } else {
@@ -241,18 +427,12 @@ fn required_content(
 }
 
 /// `/calc expression`.
-pub(crate) fn calc(
-    input: &LinkInput<'_, '_>,
-    action: &mut ParsedAction,
-) -> Result<(), ParseErrorKind> {
+fn calc(input: &LinkInput<'_, '_>, action: &mut ParsedAction) -> Result<(), ParseErrorKind> {
     required_content(input, action, ("calc", "an expression", "/calc 20% of 350"))
 }
 
 /// `/shell`: the command or request, exactly as written.
-pub(crate) fn shell(
-    input: &LinkInput<'_, '_>,
-    action: &mut ParsedAction,
-) -> Result<(), ParseErrorKind> {
+fn shell(input: &LinkInput<'_, '_>, action: &mut ParsedAction) -> Result<(), ParseErrorKind> {
     required_content(
         input,
         action,
@@ -275,10 +455,7 @@ const DATA_SUBCOMMANDS: &[(&str, Op)] = &[
 ];
 
 /// `/data list|read|search|monitor|pause [source] ["query"]`.
-pub(crate) fn data(
-    input: &LinkInput<'_, '_>,
-    action: &mut ParsedAction,
-) -> Result<(), ParseErrorKind> {
+fn data(input: &LinkInput<'_, '_>, action: &mut ParsedAction) -> Result<(), ParseErrorKind> {
     let t = input.tokens;
     let sub = t.first().and_then(|tok| {
         DATA_SUBCOMMANDS

@@ -154,6 +154,18 @@ impl Executor {
         Ok(())
     }
 
+    /// Adds a verb defined in code, with its argument shape and handler,
+    /// for this executor (see [`Registry::add_verb`]).
+    pub fn add_verb(
+        &mut self,
+        spec: partner_dialect::VerbSpec,
+        handler: Arc<dyn super::registry::VerbHandler>,
+    ) -> Result<(), ExecError> {
+        self.registry
+            .add_verb(spec, handler)
+            .map_err(|e| ExecError::Refused(e.to_string()))
+    }
+
     /// What every verb means.
     pub fn registry(&self) -> &Registry {
         &self.registry

@@ -10,7 +10,7 @@ use super::context::TurnContext;
 use super::executor::{ExecError, Executor};
 use super::handlers::shell;
 use super::registry::Cancel;
-use partner_dialect::{ParsedAction, Span, Verb};
+use partner_dialect::{ParsedAction, ShellPlan, Span, Verb};
 use partner_gate::CommandPlan;
 use partner_policy::{Check, Verdict};
 use partner_protocol::report::ActionReport;
@@ -50,7 +50,10 @@ impl Executor {
             .map_err(|e| ExecError::Refused(format!("no working directory: {e}")))?;
         let mut action = ParsedAction::new(Verb::Shell, "shell", Span::new(0, 0));
         action.content = Some(command.to_string());
-        action.workdir = Some(dir.display().to_string());
+        action.args.set(ShellPlan {
+            proposal: None,
+            workdir: Some(dir.display().to_string()),
+        });
         let canonical = action.canonical();
         action.span = Span::new(0, canonical.len());
         let ctx = TurnContext::new(PARTNER, "", PARTNER);

@@ -7,10 +7,13 @@
 //! permission checks, the executor, the prompt builder and the console all
 //! read it; none of them matches on verbs.
 //!
-//! Adding a verb is one [`VerbHandler`] in a family file under `handlers/`
-//! (listed by that file's `handlers()`) plus its row in the dialect's
-//! table. A verb added from a TOML verb file binds to a handler by its
-//! `action` kind (`tell` an agent, `append` to a block).
+//! A built-in verb is one [`VerbHandler`] in a family file under
+//! `handlers/`, its arm in `handlers::of_builtin` (an exhaustive match, so
+//! a verb without a handler does not compile) and its row in the
+//! dialect's table, which names its argument shape. A verb defined in
+//! code elsewhere is one [`Registry::add_verb`] call with its table entry
+//! and handler. A verb added from a TOML verb file binds to a handler by
+//! its `action` kind (`tell` an agent, `append` to a block).
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -254,6 +257,9 @@ pub enum RegistryError {
     /// A built-in verb without a handler (a bug in partner).
     #[error("verb '{0}' has no handler")]
     NoHandler(String),
+    /// A verb the table refused (its name or an alias is taken).
+    #[error("{0}")]
+    Table(String),
 }
 
 /// Every verb's handler, with the table the parser reads.
@@ -282,18 +288,13 @@ impl Registry {
     /// Binds every verb of `table` to its handler: built-in verbs to
     /// theirs, verbs from a verb file to the handler of their action.
     pub fn new(table: VerbTable) -> Result<Self, RegistryError> {
-        let mut builtin: HashMap<String, Arc<dyn VerbHandler>> = handlers::builtin()
-            .into_iter()
-            .map(|(verb, handler)| (verb.name().to_string(), handler))
-            .collect();
         let mut handlers = HashMap::new();
         for spec in table.specs() {
             let name = spec.verb.name().to_string();
             let handler = match (&spec.verb, &spec.action) {
                 (Verb::Custom(_), Some(action)) => handlers::custom(action),
                 (Verb::Custom(_), None) => return Err(RegistryError::NoAction(name)),
-                _ => builtin
-                    .remove(&name)
+                (verb, _) => handlers::of_builtin(verb)
                     .ok_or_else(|| RegistryError::NoHandler(name.clone()))?,
             };
             handlers.insert(name, handler);
@@ -302,6 +303,24 @@ impl Registry {
             table: Arc::new(table),
             handlers,
         })
+    }
+
+    /// Adds a verb defined in code: its table entry (name, aliases,
+    /// strictness, summary, argument shape) and its handler. A verb of
+    /// the same name or alias is refused.
+    pub fn add_verb(
+        &mut self,
+        spec: VerbSpec,
+        handler: Arc<dyn VerbHandler>,
+    ) -> Result<(), RegistryError> {
+        let name = spec.verb.name().to_string();
+        let mut table = VerbTable::clone(&self.table);
+        table
+            .add(spec)
+            .map_err(|e| RegistryError::Table(e.to_string()))?;
+        self.table = Arc::new(table);
+        self.handlers.insert(name, handler);
+        Ok(())
     }
 
     /// The table the parser reads.

@@ -3,16 +3,14 @@
 //! decision the same way the partner's is recorded); and `/batch`, which
 //! only holds other actions.
 
-use std::sync::Arc;
-
-use super::Handlers;
 use crate::exec::registry::{ActionError, Cx, Outcome, Stage, VerbHandler};
-use partner_dialect::{ParsedAction, Verb};
+use partner_dialect::ParsedAction;
 use partner_policy::VerbTraits;
 
 /// A verb that decides other requests.
-struct Decides {
-    needs_role: bool,
+pub(super) struct Decides {
+    /// Only agents with an authority role may use it.
+    pub needs_role: bool,
 }
 
 impl VerbHandler for Decides {
@@ -37,7 +35,7 @@ impl VerbHandler for Decides {
 }
 
 /// `/batch`: its members run, not it.
-struct Batch;
+pub(super) struct Batch;
 
 impl VerbHandler for Batch {
     fn stage(&self, _action: &ParsedAction) -> Stage {
@@ -53,15 +51,4 @@ impl VerbHandler for Batch {
             "a /batch runs its members, not itself".into(),
         ))
     }
-}
-
-pub(super) fn handlers() -> Handlers {
-    let strict: Arc<dyn VerbHandler> = Arc::new(Decides { needs_role: true });
-    vec![
-        (Verb::Approve, Arc::clone(&strict)),
-        (Verb::Deny, Arc::clone(&strict)),
-        (Verb::Escalate, strict),
-        (Verb::Cancel, Arc::new(Decides { needs_role: false })),
-        (Verb::Batch, Arc::new(Batch)),
-    ]
 }

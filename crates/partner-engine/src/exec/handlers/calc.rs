@@ -5,14 +5,12 @@ use std::collections::HashMap;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-use std::sync::Arc;
-
 use serde_json::json;
 
-use super::{Effect, Handlers};
+use super::Effect;
 use crate::exec::executor::Executor;
 use crate::exec::registry::{ActionError, Cx, Outcome, Stage, VerbHandler};
-use partner_dialect::{ParsedAction, Verb};
+use partner_dialect::ParsedAction;
 use partner_policy::VerbTraits;
 
 /// Each agent's variable assignments, in order.
@@ -157,7 +155,7 @@ fn summarize(action: &ParsedAction) -> Outcome {
 }
 
 /// `/calc`: a calculation.
-struct Calc;
+pub(super) struct Calc;
 
 impl VerbHandler for Calc {
     fn stage(&self, _action: &ParsedAction) -> Stage {
@@ -178,7 +176,7 @@ impl VerbHandler for Calc {
 }
 
 /// `/summarize`: the text back to the model.
-struct Summarize;
+pub(super) struct Summarize;
 
 impl VerbHandler for Summarize {
     fn stage(&self, _action: &ParsedAction) -> Stage {
@@ -196,11 +194,4 @@ impl VerbHandler for Summarize {
     fn run(&self, _cx: &Cx<'_>, action: &ParsedAction) -> Outcome {
         summarize(action)
     }
-}
-
-pub(super) fn handlers() -> Handlers {
-    vec![
-        (Verb::Calc, Arc::new(Calc)),
-        (Verb::Summarize, Arc::new(Summarize)),
-    ]
 }

@@ -2,12 +2,10 @@
 //! people and platforms go to the outbox (the seam for platform adapters);
 //! `/tell` delivers straight into the other agent's conversation.
 
-use std::sync::Arc;
-
 use rusqlite::Connection;
 use serde_json::json;
 
-use super::{Effect, Handlers};
+use super::Effect;
 use crate::exec::context::TurnContext;
 use crate::exec::executor::Executor;
 use crate::exec::registry::{Cx, Outcome, Stage, VerbHandler};
@@ -105,7 +103,7 @@ fn deliver(
             )
         }
         _ => {
-            let domain = action.domain.as_deref().unwrap_or("user");
+            let domain = action.domain().unwrap_or("user");
             match (domain, target) {
                 ("agent", Some(agent)) => tell(exec, conn, ctx, agent, text, now),
                 ("user", None) => {
@@ -134,15 +132,15 @@ fn platform_of(action: &ParsedAction) -> Option<String> {
     match action.verb {
         Verb::Post => action.target.clone(),
         Verb::Send => action
-            .domain
-            .clone()
+            .domain()
+            .map(str::to_string)
             .filter(|d| !matches!(d.as_str(), "user" | "agent" | "channel")),
         _ => None,
     }
 }
 
 /// `/send`, `/reply`, `/post`, `/dm` and `/tell`: messages.
-struct Message;
+pub(super) struct Message;
 
 impl VerbHandler for Message {
     fn stage(&self, _action: &ParsedAction) -> Stage {
@@ -167,7 +165,7 @@ impl VerbHandler for Message {
 }
 
 /// `/uncertain`: a flag for the partner.
-struct Uncertain;
+pub(super) struct Uncertain;
 
 impl VerbHandler for Uncertain {
     fn stage(&self, _action: &ParsedAction) -> Stage {
@@ -185,16 +183,4 @@ impl VerbHandler for Uncertain {
     fn flags_for_review(&self) -> bool {
         true
     }
-}
-
-pub(super) fn handlers() -> Handlers {
-    let message: Arc<dyn VerbHandler> = Arc::new(Message);
-    vec![
-        (Verb::Send, Arc::clone(&message)),
-        (Verb::Reply, Arc::clone(&message)),
-        (Verb::Post, Arc::clone(&message)),
-        (Verb::Dm, Arc::clone(&message)),
-        (Verb::Tell, message),
-        (Verb::Uncertain, Arc::new(Uncertain)),
-    ]
 }

@@ -3,17 +3,16 @@
 
 use std::io::Read;
 use std::path::Path;
-use std::sync::Arc;
 
 use rusqlite::{Connection, params};
 use serde_json::json;
 
-use super::{Effect, Handlers};
+use super::Effect;
 use crate::exec::context::TurnContext;
 use crate::exec::executor::Executor;
 use crate::exec::registry::{Cx, Outcome, Stage, VerbHandler};
 use partner_core::clock::Millis;
-use partner_dialect::{Op, ParsedAction, Verb};
+use partner_dialect::{Op, ParsedAction};
 use partner_policy::VerbTraits;
 
 const READ_LIMIT: usize = 20_000;
@@ -182,7 +181,7 @@ fn reads_files(action: &ParsedAction) -> bool {
 }
 
 /// `/data`: the partner's file and directory sources.
-struct Data;
+pub(super) struct Data;
 
 impl VerbHandler for Data {
     fn stage(&self, action: &ParsedAction) -> Stage {
@@ -204,8 +203,4 @@ impl VerbHandler for Data {
             watch(cx.exec, cx.conn()?, cx.ctx, action, cx.now)
         }
     }
-}
-
-pub(super) fn handlers() -> Handlers {
-    vec![(Verb::Data, Arc::new(Data))]
 }

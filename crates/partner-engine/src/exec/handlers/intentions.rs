@@ -6,19 +6,23 @@ use std::sync::Arc;
 use rusqlite::Connection;
 use serde_json::json;
 
-use super::{Effect, Handlers};
+use super::Effect;
 use crate::exec::context::TurnContext;
 use crate::exec::executor::Executor;
 use crate::exec::registry::{Cx, Outcome, Stage, VerbHandler};
 use crate::exec::when::parse_due;
 use partner_core::clock::{Millis, format_time};
-use partner_dialect::{ParsedAction, Verb};
+use partner_dialect::{Due, Interval, ParsedAction, Verb};
 use partner_policy::VerbTraits;
 use partner_store::memory::records::{self, IntentionStatus};
 
 /// `/remind "when" "what"`.
 fn remind(conn: &Connection, ctx: &TurnContext, action: &ParsedAction, now: Millis) -> Outcome {
-    let when = action.when.as_deref().ok_or("/remind needs a time")?;
+    let when = action
+        .args
+        .get::<Due>()
+        .map(|due| due.when.as_str())
+        .ok_or("/remind needs a time")?;
     let what = action
         .content
         .as_deref()
@@ -93,7 +97,9 @@ fn list(conn: &Connection, ctx: &TurnContext) -> Outcome {
 /// `/pulse 30m`.
 fn pulse(conn: &Connection, ctx: &TurnContext, action: &ParsedAction, now: Millis) -> Outcome {
     let secs = action
-        .duration_secs
+        .args
+        .get::<Interval>()
+        .map(|every| every.duration_secs)
         .ok_or("/pulse needs an interval like 30m")?;
     records::set_pulse(conn, &ctx.agent, secs as i64, now)?;
     let every = action.content.clone().unwrap_or_else(|| format!("{secs}s"));
@@ -161,31 +167,30 @@ fn stored(run: fn(&Cx<'_>, &ParsedAction) -> Outcome) -> Arc<dyn VerbHandler> {
     })
 }
 
-pub(super) fn handlers() -> Handlers {
-    vec![
-        (
-            Verb::Remind,
-            stored(|cx, a| remind(cx.conn()?, cx.ctx, a, cx.now)),
-        ),
-        (
-            Verb::Complete,
-            stored(|cx, a| close(cx.conn()?, cx.ctx, a, cx.now)),
-        ),
-        (
-            Verb::Dismiss,
-            stored(|cx, a| close(cx.conn()?, cx.ctx, a, cx.now)),
-        ),
-        (Verb::Intentions, stored(|cx, _| list(cx.conn()?, cx.ctx))),
-        (
-            Verb::Pulse,
-            stored(|cx, a| pulse(cx.conn()?, cx.ctx, a, cx.now)),
-        ),
-        (
-            Verb::Halt,
-            Arc::new(Stored {
-                run: |cx, a| halt(cx.exec, cx.conn()?, cx.ctx, a, cx.now),
-                needs_role: true,
-            }),
-        ),
-    ]
+/// `/remind "when" "what"`.
+pub(super) fn reminder() -> Arc<dyn VerbHandler> {
+    stored(|cx, a| remind(cx.conn()?, cx.ctx, a, cx.now))
+}
+
+/// `/complete id` and `/dismiss id`: closes an intention.
+pub(super) fn closer() -> Arc<dyn VerbHandler> {
+    stored(|cx, a| close(cx.conn()?, cx.ctx, a, cx.now))
+}
+
+/// `/intentions`: lists them.
+pub(super) fn lister() -> Arc<dyn VerbHandler> {
+    stored(|cx, _| list(cx.conn()?, cx.ctx))
+}
+
+/// `/pulse 30m`.
+pub(super) fn pulser() -> Arc<dyn VerbHandler> {
+    stored(|cx, a| pulse(cx.conn()?, cx.ctx, a, cx.now))
+}
+
+/// `/halt`: authority only.
+pub(super) fn halter() -> Arc<dyn VerbHandler> {
+    Arc::new(Stored {
+        run: |cx, a| halt(cx.exec, cx.conn()?, cx.ctx, a, cx.now),
+        needs_role: true,
+    })
 }

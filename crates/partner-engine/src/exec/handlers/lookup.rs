@@ -1,16 +1,14 @@
 //! `/search` across memory domains, with grouped results.
 
-use std::sync::Arc;
-
 use serde_json::json;
 
-use super::{Effect, Handlers};
+use super::Effect;
 use crate::embed::Found;
 use crate::exec::context::TurnContext;
 use crate::exec::executor::Executor;
 use crate::exec::registry::{Cx, Outcome, Stage, VerbHandler};
 use partner_core::clock::{Millis, format_time};
-use partner_dialect::{ParsedAction, Verb};
+use partner_dialect::{ParsedAction, SearchFilters};
 use partner_policy::VerbTraits;
 use partner_store::memory::search::{SearchDomain, SearchQuery};
 use partner_store::memory::vectors::{HybridHit, Via};
@@ -88,7 +86,8 @@ fn search(exec: &Executor, ctx: &TurnContext, action: &ParsedAction, now: Millis
         .as_deref()
         .ok_or("/search needs something to search for")?;
     let mut query = SearchQuery::new(text, Some(&ctx.agent));
-    match action.domain.as_deref() {
+    let filters = action.args.get::<SearchFilters>();
+    match filters.and_then(|f| f.domain.as_deref()) {
         Some("archival") => query.domains = vec![SearchDomain::Archival, SearchDomain::Blocks],
         Some("conversations") => query.domains = vec![SearchDomain::Conversations],
         // Other agents' memory, as far as the policy lets this agent read:
@@ -98,7 +97,7 @@ fn search(exec: &Executor, ctx: &TurnContext, action: &ParsedAction, now: Millis
         }
         _ => {}
     }
-    if let Some(time) = &action.time {
+    if let Some(time) = filters.and_then(|f| f.time) {
         let edge = now - (time.amount as i64) * (time.unit.seconds() as i64) * 1000;
         if time.older_than {
             query.until = Some(edge);
@@ -106,7 +105,7 @@ fn search(exec: &Executor, ctx: &TurnContext, action: &ParsedAction, now: Millis
             query.since = Some(edge);
         }
     }
-    query.role = action.role.clone();
+    query.role = filters.and_then(|f| f.role.clone());
     let mut found = exec.search_memory(&query)?;
     if query.left_out > 0 {
         let cut = format!(
@@ -123,7 +122,7 @@ fn search(exec: &Executor, ctx: &TurnContext, action: &ParsedAction, now: Millis
 }
 
 /// `/search`: memory and conversations.
-struct Search;
+pub(super) struct Search;
 
 impl VerbHandler for Search {
     /// Reads beside the writer, and may ask an embedder about the query:
@@ -145,8 +144,4 @@ impl VerbHandler for Search {
     fn run(&self, cx: &Cx<'_>, action: &ParsedAction) -> Outcome {
         search(cx.exec, cx.ctx, action, cx.now)
     }
-}
-
-pub(super) fn handlers() -> Handlers {
-    vec![(Verb::Search, Arc::new(Search))]
 }

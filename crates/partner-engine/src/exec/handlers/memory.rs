@@ -1,16 +1,14 @@
 //! `/recall` (long-term memory) and `/context` (working memory).
 
-use std::sync::Arc;
-
 use rusqlite::Connection;
 use serde_json::json;
 
-use super::{Effect, Handlers};
+use super::Effect;
 use crate::exec::context::TurnContext;
 use crate::exec::executor::Executor;
 use crate::exec::registry::{ActionError, Cx, Outcome, Stage, VerbHandler};
 use partner_core::clock::Millis;
-use partner_dialect::{Op, ParsedAction, Verb};
+use partner_dialect::{ContextEdit, Op, ParsedAction};
 use partner_policy::{BlockWrite, Limits, VerbTraits, WriteKind};
 use partner_store::memory::records::add_archival;
 use partner_store::memory::search::{SearchDomain, SearchQuery};
@@ -201,7 +199,7 @@ fn context(conn: &Connection, ctx: &TurnContext, action: &ParsedAction, now: Mil
             "appended to",
         ),
         Op::Replace => {
-            let old = action.old.as_deref().unwrap_or("");
+            let old = edit_of(action).and_then(|e| e.old.as_deref()).unwrap_or("");
             let value = blocks::replaced(label, &current.value, old, content(action)?)?;
             written(conn, agent, label, &value, now, "replaced text in")
         }
@@ -221,9 +219,8 @@ fn context(conn: &Connection, ctx: &TurnContext, action: &ParsedAction, now: Mil
             )
         }
         Op::Swap => {
-            let other = action
-                .other
-                .as_deref()
+            let other = edit_of(action)
+                .and_then(|e| e.other.as_deref())
                 .ok_or("/context swap needs an archival label")?;
             block(conn, agent, other)?;
             let out = kind_change(
@@ -251,7 +248,7 @@ fn block_write(action: &ParsedAction, kind: WriteKind) -> Option<BlockWrite> {
 }
 
 /// `/recall`: long-term memory.
-struct Recall;
+pub(super) struct Recall;
 
 impl VerbHandler for Recall {
     /// A search reads beside the writer and may ask an embedder about the
@@ -300,7 +297,7 @@ impl VerbHandler for Recall {
 }
 
 /// `/context`: working memory.
-struct Context;
+pub(super) struct Context;
 
 impl VerbHandler for Context {
     fn stage(&self, _action: &ParsedAction) -> Stage {
@@ -325,7 +322,7 @@ impl VerbHandler for Context {
             Op::Replace => blocks::replaced(
                 &block.label,
                 &block.value,
-                action.old.as_deref()?,
+                edit_of(action)?.old.as_deref()?,
                 action.content.as_deref()?,
             )
             .ok(),
@@ -338,9 +335,8 @@ impl VerbHandler for Context {
     }
 }
 
-pub(super) fn handlers() -> Handlers {
-    vec![
-        (Verb::Recall, Arc::new(Recall)),
-        (Verb::Context, Arc::new(Context)),
-    ]
+/// What a `/context` edit names beyond its block: the replaced text, the
+/// archival label of a swap.
+fn edit_of(action: &ParsedAction) -> Option<&ContextEdit> {
+    action.args.get::<ContextEdit>()
 }

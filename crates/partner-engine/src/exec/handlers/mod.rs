@@ -4,8 +4,8 @@
 //! (remind, complete, dismiss, intentions, pulse, halt), `authority`
 //! (approve, deny, escalate, cancel, batch), `shell` (the parse gate's
 //! verb), `tool` (Pattern Lisp tools) and `custom` (verbs from a verb
-//! file). Each family lists its handlers in `handlers()`; the registry
-//! collects them.
+//! file). [`of_builtin`] binds each built-in verb to its handler in one
+//! exhaustive match.
 
 mod authority;
 mod calc;
@@ -28,23 +28,37 @@ use partner_dialect::{CustomAction, Verb};
 pub(crate) use calc::CalcState;
 pub(crate) use web::FetchPages;
 
-/// A family's handlers, by verb.
-type Handlers = Vec<(Verb, Arc<dyn VerbHandler>)>;
-
-/// Every built-in verb's handler.
-pub(crate) fn builtin() -> Handlers {
-    let mut all = Vec::new();
-    all.extend(memory::handlers());
-    all.extend(lookup::handlers());
-    all.extend(comms::handlers());
-    all.extend(web::handlers());
-    all.extend(calc::handlers());
-    all.extend(data::handlers());
-    all.extend(intentions::handlers());
-    all.extend(authority::handlers());
-    all.extend(shell::handlers());
-    all.extend(tool::handlers());
-    all
+/// The handler of a built-in verb; `None` for a verb from a verb file
+/// (bound by its action) or one added in code. The match names every
+/// verb of the dialect, so a verb added to it without a handler does not
+/// compile.
+pub(crate) fn of_builtin(verb: &Verb) -> Option<Arc<dyn VerbHandler>> {
+    let handler: Arc<dyn VerbHandler> = match verb {
+        Verb::Recall => Arc::new(memory::Recall),
+        Verb::Context => Arc::new(memory::Context),
+        Verb::Search => Arc::new(lookup::Search),
+        Verb::Send | Verb::Reply | Verb::Post | Verb::Dm | Verb::Tell => Arc::new(comms::Message),
+        Verb::Uncertain => Arc::new(comms::Uncertain),
+        Verb::Fetch => Arc::new(web::Fetch),
+        Verb::Web => Arc::new(web::Web),
+        Verb::Calc => Arc::new(calc::Calc),
+        Verb::Summarize => Arc::new(calc::Summarize),
+        Verb::Data => Arc::new(data::Data),
+        Verb::Remind => intentions::reminder(),
+        Verb::Complete | Verb::Dismiss => intentions::closer(),
+        Verb::Intentions => intentions::lister(),
+        Verb::Pulse => intentions::pulser(),
+        Verb::Halt => intentions::halter(),
+        Verb::Approve | Verb::Deny | Verb::Escalate => {
+            Arc::new(authority::Decides { needs_role: true })
+        }
+        Verb::Cancel => Arc::new(authority::Decides { needs_role: false }),
+        Verb::Batch => Arc::new(authority::Batch),
+        Verb::Shell => Arc::new(shell::Shell),
+        Verb::Tool => Arc::new(tool::RunTool { tool: None }),
+        Verb::Custom(_) => return None,
+    };
+    Some(handler)
 }
 
 /// The handler of a verb file's action.

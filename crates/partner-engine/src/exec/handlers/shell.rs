@@ -9,14 +9,13 @@
 //! status and output go back to the agent.
 
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 
 use serde_json::json;
 
-use super::{Effect, Handlers};
+use super::Effect;
 use crate::exec::executor::Executor;
 use crate::exec::registry::{ActionError, Cx, Outcome, Stage, VerbHandler};
-use partner_dialect::{ParsedAction, Verb};
+use partner_dialect::{ParsedAction, ShellPlan};
 use partner_gate::context::SystemProbe;
 use partner_gate::extract::extract_script;
 use partner_gate::process::{RunOptions, run};
@@ -25,7 +24,7 @@ use partner_gate::sandbox::{self, Plan, Support};
 use partner_gate::{Assessment, Scene, assess_in};
 use partner_policy::VerbTraits;
 
-struct Shell;
+pub(super) struct Shell;
 
 /// The command an action holds, through sanitize and validate.
 fn command(action: &ParsedAction) -> Result<String, String> {
@@ -43,7 +42,11 @@ fn command(action: &ParsedAction) -> Result<String, String> {
 /// working directory the handler recorded, the partner's own files.
 fn scene_of(action: &ParsedAction) -> Scene {
     let scene = Scene::current();
-    match &action.workdir {
+    match action
+        .args
+        .get::<ShellPlan>()
+        .and_then(|p| p.workdir.as_ref())
+    {
         Some(dir) => scene.in_dir(Path::new(dir)),
         None => scene,
     }
@@ -82,7 +85,11 @@ fn describe(action: &ParsedAction) -> String {
         text.push_str("; ");
         text.push_str(&sandbox);
     }
-    if let Some(p) = &action.proposal {
+    if let Some(p) = action
+        .args
+        .get::<ShellPlan>()
+        .and_then(|p| p.proposal.as_ref())
+    {
         text.push_str(" | ");
         text.push_str(p);
     }
@@ -110,10 +117,12 @@ impl VerbHandler for Shell {
                 model_prompt(&text, proposal.context.as_ref())
             )
         })?;
-        action.proposal = note;
         action.content = Some(command);
         let dir = work_dir(exec).map_err(|e| format!("no working directory: {e}"))?;
-        action.workdir = Some(dir.display().to_string());
+        action.args.set(ShellPlan {
+            proposal: note,
+            workdir: Some(dir.display().to_string()),
+        });
         Ok(())
     }
 
@@ -251,8 +260,4 @@ pub(crate) fn work_dir(exec: &Executor) -> std::io::Result<PathBuf> {
         Some(d) => Ok(d.clone()),
         None => std::env::current_dir(),
     }
-}
-
-pub(super) fn handlers() -> Handlers {
-    vec![(Verb::Shell, Arc::new(Shell))]
 }

@@ -5,8 +5,6 @@
 //! permission engine sees it and a write that needs approval waits in
 //! the queue.
 
-use std::sync::Arc;
-
 use serde_json::json;
 
 use super::Effect;
@@ -151,8 +149,4 @@ impl VerbHandler for RunTool {
         }
         out
     }
-}
-
-pub(super) fn handlers() -> super::Handlers {
-    vec![(Verb::Tool, Arc::new(RunTool { tool: None }))]
 }

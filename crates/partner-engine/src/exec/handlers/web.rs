@@ -5,14 +5,14 @@
 //! allows a host; no proxy from the environment is used.
 
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::sync::Mutex;
 
 use serde_json::{Value, json};
 
-use super::{Effect, Handlers};
+use super::Effect;
 use crate::exec::registry::{ActionError, Cancel, Cx, Outcome, Stage, VerbHandler};
 use crate::net::{GuardedGet, get_public, read_limited};
-use partner_dialect::{Op, ParsedAction, Verb};
+use partner_dialect::{Op, ParsedAction};
 use partner_policy::{Network, VerbTraits};
 
 /// One agent's last fetched page: its URL, its pages and the next to show.
@@ -339,7 +339,7 @@ fn host_of(action: &ParsedAction) -> Option<(String, Option<u16>)> {
 }
 
 /// `/fetch`: a web page.
-struct Fetch;
+pub(super) struct Fetch;
 
 impl VerbHandler for Fetch {
     fn stage(&self, _action: &ParsedAction) -> Stage {
@@ -360,7 +360,7 @@ impl VerbHandler for Fetch {
 }
 
 /// `/web`: a web search.
-struct Web;
+pub(super) struct Web;
 
 impl VerbHandler for Web {
     fn stage(&self, _action: &ParsedAction) -> Stage {
@@ -381,10 +381,6 @@ impl VerbHandler for Web {
     fn run(&self, cx: &Cx<'_>, action: &ParsedAction) -> Outcome {
         web(cx, action)
     }
-}
-
-pub(super) fn handlers() -> Handlers {
-    vec![(Verb::Fetch, Arc::new(Fetch)), (Verb::Web, Arc::new(Web))]
 }
 
 #[cfg(test)]
