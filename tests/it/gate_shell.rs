@@ -178,11 +178,12 @@ fn requests_in_words_are_proposed_or_handed_back_with_the_context() {
         req.reason
     );
     assert!(
-        req.action["proposal"]
-            .as_str()
+        req.action
+            .proposal
+            .as_deref()
             .unwrap()
             .contains("bash: executable at"),
-        "{}",
+        "{:?}",
         req.action
     );
     // Nothing the system knows: the agent gets the context and proposes.

@@ -469,3 +469,40 @@ fn no_standing_rule_comes_from_an_approval_whose_action_failed() {
         .unwrap();
     assert!(rules(&r).is_empty());
 }
+
+/// A request carries what it asks for typed (op, target, domain), and a
+/// request stored before that — with the parser's whole JSON — reads the
+/// same, so a standing rule made from it is scoped exactly as before.
+#[test]
+fn a_request_carries_its_action_typed_and_an_old_row_reads_the_same() {
+    let r = rig(policy());
+    let reports = turn(&r, "ada", "/recall delete scratch");
+    let id = reports[0].request.as_ref().expect("asked").id.clone();
+    let asked = request(&r, &id).action;
+    assert_eq!(asked.op, Some(partner::dialect::Op::Delete));
+    assert_eq!(asked.target.as_deref(), Some("scratch"));
+    let old = r#"{"verb":"recall","verb_written":"recall","op":"delete","target":"scratch",
+        "content":null,"marker":null,"marker_note":null,"refs":[],"cancelled":false,
+        "span":{"start":0,"end":22},"parts":[],"canonical":"/recall delete scratch","chain":[]}"#;
+    let row = pending::row_id(&id).unwrap();
+    r.exec
+        .store()
+        .conn()
+        .execute(
+            "UPDATE pending SET action_json = ?1 WHERE id = ?2",
+            rusqlite::params![old, row],
+        )
+        .unwrap();
+    assert_eq!(request(&r, &id).action, asked);
+    // A row whose JSON is unreadable is read again from its canonical
+    // text: never an error, and never wider than the request.
+    r.exec
+        .store()
+        .conn()
+        .execute(
+            "UPDATE pending SET action_json = 'not json' WHERE id = ?1",
+            rusqlite::params![row],
+        )
+        .unwrap();
+    assert_eq!(request(&r, &id).action, asked);
+}

@@ -17,7 +17,9 @@ pub mod sensitivity;
 
 pub use authority::Authority;
 pub use engine::{BlockWrite, Check, CheckInput, PermissionEngine, VerbTraits, Verdict, WriteKind};
-pub use pending::{Decision, DecisionKind, PendingRequest, RequestStatus, StandingRule};
+pub use pending::{
+    Decision, DecisionKind, PendingRequest, RequestStatus, RequestedAction, StandingRule,
+};
 pub use policy::{
     DEFAULT_POLICY, Limits, Network, OneOrMany, Platform, Policy, PolicyError, RateLimit, Rule,
     RuleDecision, Visibility,

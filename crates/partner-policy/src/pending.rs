@@ -8,8 +8,54 @@ use serde::Serialize;
 use super::authority::Authority;
 pub use super::decision::{Decision, DecisionKind, RequestStatus};
 use partner_core::clock::Millis;
-use partner_dialect::Verb;
+use partner_dialect::{Op, ParsedAction, ShellPlan, Verb};
 use partner_store::memory::MemoryError;
+
+/// What a request asks to do beyond its verb and canonical text: the
+/// parts the queue shows and a standing rule is scoped by.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, serde::Deserialize)]
+pub struct RequestedAction {
+    /// The sub-operation (`insert`, `append`…), for verbs that have one.
+    #[serde(default)]
+    pub op: Option<Op>,
+    /// The main target: block label, agent, platform, user, URL or id.
+    #[serde(default)]
+    pub target: Option<String>,
+    /// The domain it names (a send's `@bluesky`, a search's `archival`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub domain: Option<String>,
+    /// For a shell command: the directory it would run in (absolute).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub workdir: Option<String>,
+    /// For a shell command proposed from a request in words: the request
+    /// and what the system said about it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub proposal: Option<String>,
+}
+
+impl RequestedAction {
+    /// What a canonical action text asks for, read with the built-in
+    /// verbs (nothing known when it does not read as one action).
+    pub fn from_canonical(canonical: &str) -> Self {
+        let turn = partner_dialect::DialectParser::new().parse(canonical);
+        match turn.actions.as_slice() {
+            [one] => RequestedAction::of(one),
+            _ => RequestedAction::default(),
+        }
+    }
+
+    /// What `action` asks for.
+    pub fn of(action: &ParsedAction) -> Self {
+        let plan = action.args.get::<ShellPlan>();
+        RequestedAction {
+            op: action.op,
+            target: action.target.clone(),
+            domain: action.domain().map(str::to_string),
+            workdir: plan.and_then(|p| p.workdir.clone()),
+            proposal: plan.and_then(|p| p.proposal.clone()),
+        }
+    }
+}
 
 /// A request waiting for (or past) a decision.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, serde::Deserialize)]
@@ -20,8 +66,9 @@ pub struct PendingRequest {
     pub agent: String,
     /// The action, canonical form.
     pub canonical: String,
-    /// The action, structured (the parser's JSON).
-    pub action: serde_json::Value,
+    /// What the action asks for, typed: what the queue shows and a
+    /// standing rule's scope is made of.
+    pub action: RequestedAction,
     /// Its verb.
     pub verb: Verb,
     /// Its marker, if any.
@@ -111,8 +158,8 @@ pub struct NewRequest<'a> {
     pub agent: &'a str,
     /// Canonical form.
     pub canonical: &'a str,
-    /// Structured form.
-    pub action: &'a serde_json::Value,
+    /// What it asks for, typed.
+    pub action: &'a RequestedAction,
     /// Verb.
     pub verb: &'a str,
     /// Marker.
@@ -143,11 +190,16 @@ fn from_row(r: &Row<'_>) -> rusqlite::Result<PendingRequest> {
     let authorities: String = r.get(7)?;
     let action: String = r.get(3)?;
     let status: String = r.get(11)?;
+    let canonical: String = r.get(2)?;
     Ok(PendingRequest {
         id: format!("r{}", r.get::<_, i64>(0)?),
         agent: r.get(1)?,
-        canonical: r.get(2)?,
-        action: serde_json::from_str(&action).unwrap_or(serde_json::Value::Null),
+        // Rows written before the action was typed hold the parser's
+        // whole JSON: its op, target and shell plan read the same. An
+        // unreadable one is read again from the canonical text, so that a
+        // standing rule made from it is never wider than the request.
+        action: serde_json::from_str(&action)
+            .unwrap_or_else(|_| RequestedAction::from_canonical(&canonical)),
         verb: Verb::from_name(&r.get::<_, String>(4)?),
         marker: r.get(5)?,
         reason: r.get(6)?,
@@ -163,6 +215,7 @@ fn from_row(r: &Row<'_>) -> rusqlite::Result<PendingRequest> {
         created_at: r.get(15)?,
         expires_at: r.get(16)?,
         decided_at: r.get(17)?,
+        canonical,
         thread: r.get(18)?,
         on_behalf_of: serde_json::from_str(&r.get::<_, String>(19)?).unwrap_or_default(),
         action_id: r.get(20)?,
@@ -187,7 +240,7 @@ pub fn create(
         params![
             new.agent,
             new.canonical,
-            new.action.to_string(),
+            serde_json::to_string(new.action).unwrap_or_else(|_| "{}".into()),
             new.verb,
             new.marker,
             new.reason,

@@ -60,26 +60,9 @@ pub fn cut_event(event: &mut Sequenced, limit: usize) -> usize {
     cut
 }
 
-/// Cuts a waiting request's texts, and the strings inside its structured
-/// action, to `limit` bytes each.
+/// Cuts a waiting request's texts, and those of what it asks for, to
+/// `limit` bytes each.
 fn cut_request(request: &mut partner_policy::PendingRequest, limit: usize) {
-    fn cut_value(value: &mut serde_json::Value, limit: usize, depth: usize) {
-        match value {
-            serde_json::Value::String(s) => {
-                cut_text(s, limit, 0);
-            }
-            serde_json::Value::Array(items) if depth < 64 => {
-                items
-                    .iter_mut()
-                    .for_each(|v| cut_value(v, limit, depth + 1));
-            }
-            serde_json::Value::Object(map) if depth < 64 => {
-                map.values_mut()
-                    .for_each(|v| cut_value(v, limit, depth + 1));
-            }
-            _ => {}
-        }
-    }
     for text in [
         &mut request.canonical,
         &mut request.reason,
@@ -87,7 +70,18 @@ fn cut_request(request: &mut partner_policy::PendingRequest, limit: usize) {
     ] {
         cut_text(text, limit, 0);
     }
-    cut_value(&mut request.action, limit, 0);
+    let asked = &mut request.action;
+    for text in [
+        &mut asked.target,
+        &mut asked.domain,
+        &mut asked.workdir,
+        &mut asked.proposal,
+    ]
+    .into_iter()
+    .flatten()
+    {
+        cut_text(text, limit, 0);
+    }
 }
 
 /// Serialized size of a message, newline included.

@@ -37,7 +37,7 @@ impl ActionInfo {
     pub fn of_request(request: &PendingRequest) -> Self {
         ActionInfo {
             verb: request.verb.clone(),
-            op: serde_json::from_value(request.action["op"].clone()).unwrap_or(None),
+            op: request.action.op,
             canonical: request.canonical.clone(),
             action_id: request.action_id.clone(),
         }

@@ -30,7 +30,7 @@ pub fn request(
         id: id.into(),
         agent: agent.into(),
         canonical: canonical.into(),
-        action: serde_json::Value::Null,
+        action: partner::permission::RequestedAction::default(),
         verb: canonical[1..]
             .split_whitespace()
             .next()

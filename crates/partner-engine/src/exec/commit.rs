@@ -484,8 +484,8 @@ impl Executor {
                 let rule = NewRule {
                     agent: &request.agent,
                     verb: request.verb.name(),
-                    op: request.action["op"].as_str(),
-                    target: request.action["target"].as_str(),
+                    op: request.action.op.map(partner_dialect::Op::as_str),
+                    target: request.action.target.as_deref(),
                     allow,
                     reason,
                     by: &by,

@@ -12,7 +12,7 @@ use super::handlers::Effect;
 use partner_core::clock::Millis;
 use partner_core::isolate;
 use partner_dialect::ParsedAction;
-use partner_policy::pending::{self, NewRequest};
+use partner_policy::pending::{self, NewRequest, RequestedAction};
 use partner_policy::{Check, CheckInput, Verdict};
 use partner_protocol::report::{ActionInfo, ActionReport, ActionStatus, TurnReport};
 use partner_store::memory::blocks;
@@ -364,7 +364,7 @@ impl Executor {
             origin,
             check,
         } = asked;
-        let action_json = serde_json::to_value(resolved).unwrap_or_default();
+        let asked = RequestedAction::of(resolved);
         let expires_at = self
             .engine
             .policy()
@@ -385,7 +385,7 @@ impl Executor {
                 &NewRequest {
                     agent: &ctx.agent,
                     canonical: &info.canonical,
-                    action: &action_json,
+                    action: &asked,
                     verb: resolved.verb.name(),
                     marker: marker.as_deref(),
                     reason,

@@ -46,8 +46,8 @@ pub struct QueuePane {
 
 /// What the scope of a standing rule for `r` is, in words.
 pub fn rule_scope(r: &PendingRequest) -> String {
-    let op = r.action["op"].as_str();
-    let target = r.action["target"].as_str();
+    let op = r.action.op.map(|op| op.as_str());
+    let target = r.action.target.as_deref();
     let mut scope = format!("/{}", r.verb);
     if let Some(op) = op {
         scope.push(' ');

@@ -18,7 +18,7 @@ use partner_policy::{Decision, PendingRequest};
 /// recorded, with this process's home.
 fn scene(r: &PendingRequest) -> Scene {
     let scene = Scene::current();
-    match r.action.get("workdir").and_then(|d| d.as_str()) {
+    match r.action.workdir.as_deref() {
         Some(dir) => scene.in_dir(std::path::Path::new(dir)),
         None => scene,
     }
@@ -143,7 +143,7 @@ pub(super) fn detail(
             Span::styled(text, theme.style(style)),
         ]));
     }
-    if let Some(p) = r.action.get("proposal").and_then(|p| p.as_str()) {
+    if let Some(p) = r.action.proposal.as_deref() {
         let mut parts = p.split("; ");
         if let Some(first) = parts.next() {
             lines.push(Line::from(vec![
