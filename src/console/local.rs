@@ -11,9 +11,13 @@ use tokio::sync::{broadcast, mpsc};
 
 use partner_core::clock::Clock;
 use partner_engine::exec::{ExecError, Executor};
+use partner_gate::sandbox::{self, Support};
+use partner_gate::{Scene, assess_in};
 use partner_protocol::{Connection, Event, Host, Op as HostOp};
 use partner_store::memory::{MemoryError, blocks};
-use partner_tui::backend::{Backend, Op, OpenedTrace, Previews, Reply, SaveOutcome};
+use partner_tui::backend::{
+    Backend, CommandPreview, Op, OpenedTrace, Previews, Reply, SaveOutcome,
+};
 use partner_tui::model::MAX_TRACE;
 
 /// Older trace records read in one page.
@@ -76,6 +80,42 @@ fn preview(executor: &Executor, request: &PendingRequest) -> Option<String> {
     ))
 }
 
+/// Where a request's command would run: the working directory its
+/// handler recorded, with this process's home.
+fn scene_of(r: &PendingRequest) -> Scene {
+    let scene = Scene::current();
+    match r.action.workdir.as_deref() {
+        Some(dir) => scene.in_dir(std::path::Path::new(dir)),
+        None => scene,
+    }
+}
+
+/// A request's command judged here, where the executor would run it: its
+/// risk, and how it would run — as the process that asked said in the
+/// request's reason (`sandbox: …` or `NOT SANDBOXED: …`, written before
+/// any ` | ` proposal), this process's kernel only for a reason without.
+fn judge_command(r: &PendingRequest, line: String) -> CommandPreview {
+    let scene = scene_of(r);
+    let head = r.reason.split(" | ").next().unwrap_or("");
+    let said = |marker: &str| {
+        head.rfind(marker)
+            .map(|at| head[at + marker.len()..].trim().to_string())
+    };
+    let sandbox = match (said("NOT SANDBOXED: "), said("sandbox: ")) {
+        (Some(why), _) => Err(why),
+        (None, Some(plan)) => Ok(plan),
+        (None, None) => match sandbox::support() {
+            Support::Landlock(_) => Ok(sandbox::Plan::for_command(&line, &scene).summary(&scene)),
+            Support::Missing(why) => Err(why),
+        },
+    };
+    CommandPreview {
+        assessment: assess_in(&line, &scene),
+        line,
+        sandbox,
+    }
+}
+
 fn load_pending(executor: &Executor) -> Reply {
     match executor.pending() {
         Ok(pending) => {
@@ -86,7 +126,10 @@ fn load_pending(executor: &Executor) -> Reply {
                     .collect(),
                 commands: pending
                     .iter()
-                    .filter_map(|r| executor.request_command(r).map(|c| (r.id.clone(), c)))
+                    .filter_map(|r| {
+                        let line = executor.request_command(r)?;
+                        Some((r.id.clone(), judge_command(r, line)))
+                    })
                     .collect(),
             };
             Reply::Pending(pending, previews)

@@ -23,6 +23,26 @@ pub mod host;
 pub mod report;
 pub mod state;
 
+/// The values a console shows, as the store and the permission engine
+/// define them, carried in events, replies and snapshots — with the two
+/// pure text helpers that read them (a block change as a diff, a search
+/// snippet's marks) and a shell command's judgement. A console names
+/// these through the protocol and nothing else of those crates: it cannot
+/// reach the database or judge a command on its own machine.
+pub mod wire {
+    pub use partner_gate::{Assessment, CommandPlan, Risk};
+    pub use partner_policy::{
+        Authority, Decision, DecisionKind, PendingRequest, RequestedAction, StandingRule,
+    };
+    pub use partner_store::memory::blocks::diff;
+    pub use partner_store::memory::learned::LearnedRule;
+    pub use partner_store::memory::search::marked;
+    pub use partner_store::memory::vectors::{HybridHit, IndexStatus, Via};
+    pub use partner_store::memory::{Block, BlockKind, BlockPermission, BlockVersion};
+    pub use partner_store::trace::query::{OlderPage, TraceFilter};
+    pub use partner_store::trace::{Divergence, TraceInput, TraceRecord, TraceSource};
+}
+
 use serde::{Deserialize, Serialize};
 
 pub use event::Event;

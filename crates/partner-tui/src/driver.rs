@@ -27,7 +27,7 @@ use super::backend::{Backend, Op, Reply};
 use super::keymap::Keymap;
 use super::theme::{ColorDepth, Theme};
 use partner_core::clock::Clock;
-use partner_store::trace::TraceInput;
+use partner_protocol::wire::TraceInput;
 
 /// Settings of the console.
 #[derive(Debug, Clone, Default)]

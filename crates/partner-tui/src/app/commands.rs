@@ -90,7 +90,7 @@ impl App {
         if !always {
             return self.apply(vec![Effect::Decide {
                 id,
-                decision: partner_policy::Decision::Deny(reason),
+                decision: partner_protocol::wire::Decision::Deny(reason),
             }]);
         }
         let scope = self
@@ -106,7 +106,7 @@ impl App {
             ),
             Confirmed::Decide {
                 id,
-                decision: partner_policy::Decision::DenyAlways(reason),
+                decision: partner_protocol::wire::Decision::DenyAlways(reason),
             },
         );
         Vec::new()
@@ -145,12 +145,14 @@ impl App {
         match command {
             ConsoleCommand::ReplayLive => {
                 return vec![Command::Op(Op::OpenReplay(
-                    partner_store::trace::TraceInput::Database(std::path::PathBuf::from(&self.db)),
+                    partner_protocol::wire::TraceInput::Database(std::path::PathBuf::from(
+                        &self.db,
+                    )),
                 ))];
             }
             ConsoleCommand::OpenTrace(path) => {
                 return vec![Command::Op(Op::OpenReplay(
-                    partner_store::trace::TraceInput::guess(&path),
+                    partner_protocol::wire::TraceInput::guess(&path),
                 ))];
             }
             ConsoleCommand::Close => {

@@ -101,7 +101,7 @@ impl App {
     }
 
     /// Holds a decision for the undo window (sending one held before).
-    fn hold(&mut self, id: String, decision: partner_policy::Decision) -> Vec<Command> {
+    fn hold(&mut self, id: String, decision: partner_protocol::wire::Decision) -> Vec<Command> {
         if !self.connection.reaches() {
             // Nobody would receive it: refused now, not three seconds on.
             self.warn(format!(
@@ -160,8 +160,8 @@ impl App {
                 let id = sent.id.clone();
                 let rule = matches!(
                     sent.decision,
-                    partner_policy::Decision::ApproveAlways
-                        | partner_policy::Decision::DenyAlways(_)
+                    partner_protocol::wire::Decision::ApproveAlways
+                        | partner_protocol::wire::Decision::DenyAlways(_)
                 );
                 if rule {
                     self.warn(format!(

@@ -189,7 +189,7 @@ impl App {
                 r.state
                     .records
                     .iter()
-                    .filter(|r| r.source == partner_store::trace::TraceSource::Agent)
+                    .filter(|r| r.source == partner_protocol::wire::TraceSource::Agent)
                     .map(|r| r.agent.clone()),
             );
         }

@@ -10,7 +10,7 @@ use super::overlay::{Confirmed, Overlay};
 use super::{App, Command};
 use crate::backend::Op;
 use crate::panes::OutputView;
-use partner_gate::CommandPlan;
+use partner_protocol::wire::CommandPlan;
 
 impl App {
     /// `!TEXT`: asks what running it would do.

@@ -7,9 +7,9 @@ use crate::backend::{Op, Reply, SaveOutcome};
 use crate::model::AgentRow;
 use crate::model::NoticeKind;
 use crate::panes::{EditTarget, Pane, ReplayPane};
-use partner_policy::{PendingRequest, StandingRule};
-use partner_store::memory::vectors::HybridHit;
-use partner_store::memory::{Block, BlockVersion};
+use partner_protocol::wire::HybridHit;
+use partner_protocol::wire::{Block, BlockVersion};
+use partner_protocol::wire::{PendingRequest, StandingRule};
 
 impl App {
     /// Applies a backend reply; what it asks for next.

@@ -13,14 +13,11 @@ use std::path::PathBuf;
 use tokio::sync::broadcast;
 
 use super::model::AgentRow;
-use partner_policy::{PendingRequest, StandingRule};
+use partner_protocol::wire::{
+    Assessment, Block, BlockVersion, CommandPlan, Divergence, HybridHit, IndexStatus, OlderPage,
+    PendingRequest, StandingRule, TraceFilter, TraceInput, TraceRecord,
+};
 use partner_protocol::{Connection, Event};
-use partner_store::memory::vectors::HybridHit;
-use partner_store::memory::vectors::IndexStatus;
-use partner_store::memory::{Block, BlockVersion};
-use partner_store::trace::Divergence;
-use partner_store::trace::query::{OlderPage, TraceFilter};
-use partner_store::trace::{TraceInput, TraceRecord};
 
 /// One thing the console asks for.
 #[derive(Debug, Clone)]
@@ -144,8 +141,21 @@ pub enum Op {
 pub struct Previews {
     /// The memory change a request would make, as a diff.
     pub diffs: HashMap<String, String>,
-    /// The command line a request would run on this machine.
-    pub commands: HashMap<String, String>,
+    /// The command a request would run, judged where it would run.
+    pub commands: HashMap<String, CommandPreview>,
+}
+
+/// A command a waiting request would run, as the process that would run
+/// it judges it (its risk and reasons, and how it would be sandboxed):
+/// the console shows and refuses by this, never by its own machine.
+#[derive(Debug, Clone)]
+pub struct CommandPreview {
+    /// The command line.
+    pub line: String,
+    /// Its risk and why.
+    pub assessment: Assessment,
+    /// How it would run (`landlock: …`), or why it could not be sandboxed.
+    pub sandbox: Result<String, String>,
 }
 
 /// How a save went.
@@ -202,7 +212,7 @@ pub enum Reply {
     /// How learning (or forgetting) a phrasing went.
     Learned(Result<String, String>),
     /// The learned phrasings.
-    LearnedRules(Vec<partner_store::memory::learned::LearnedRule>),
+    LearnedRules(Vec<partner_protocol::wire::LearnedRule>),
     /// What a `:lisp` evaluation gave.
     Lisp(crate::panes::LispView),
     /// How a decision went: what happened, or why it could not be made.
@@ -222,7 +232,7 @@ pub enum Reply {
         outcome: SaveOutcome,
     },
     /// What the partner's own command would do.
-    CommandPlan(partner_gate::CommandPlan),
+    CommandPlan(CommandPlan),
     /// How the partner's own command went.
     CommandRan(crate::panes::OutputView),
     /// A trace opened for replay.

@@ -177,7 +177,7 @@ impl Model {
         else {
             return;
         };
-        if *decision != partner_policy::DecisionKind::Escalate {
+        if *decision != partner_protocol::wire::DecisionKind::Escalate {
             self.waiting.remove(id);
             if self.departed.len() >= 10_000 {
                 self.departed.clear();

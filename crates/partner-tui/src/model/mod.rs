@@ -16,13 +16,13 @@ pub use entries::{
 pub use trace::{MAX_OLDER, MAX_TRACE, OlderTrace};
 
 use partner_core::clock::Millis;
-use partner_policy::PendingRequest;
 use partner_protocol::PromptKind;
 use partner_protocol::RunState;
-use partner_store::memory::vectors::HybridHit;
-use partner_store::memory::vectors::IndexStatus;
-use partner_store::memory::{Block, BlockVersion};
-use partner_store::trace::TraceRecord;
+use partner_protocol::wire::HybridHit;
+use partner_protocol::wire::IndexStatus;
+use partner_protocol::wire::PendingRequest;
+use partner_protocol::wire::TraceRecord;
+use partner_protocol::wire::{Block, BlockVersion};
 
 /// Most turns kept; older ones are dropped (they stay in the database and
 /// the trace).
@@ -272,9 +272,9 @@ impl Model {
 mod tests {
     use super::*;
     use partner_dialect::{Span, Verb};
-    use partner_policy::Authority;
     use partner_protocol::ActionStatus;
     use partner_protocol::Event;
+    use partner_protocol::wire::Authority;
 
     #[test]
     fn events_build_turns_with_live_action_status() {

@@ -5,8 +5,8 @@
 //! still finds a record of any age.
 
 use super::Model;
-use partner_store::trace::TraceRecord;
-use partner_store::trace::query::{OlderPage, TraceFilter};
+use partner_protocol::wire::TraceRecord;
+use partner_protocol::wire::{OlderPage, TraceFilter};
 
 /// Most trace records held from the newest; older ones stay in the
 /// database and are read a page at a time.

@@ -18,8 +18,8 @@ use crate::keymap::Action;
 use crate::model::{Model, first_line};
 use crate::theme::Theme;
 use partner_core::clock::format_time;
-use partner_store::memory::vectors::Via;
-use partner_store::memory::{Block, BlockKind, BlockPermission};
+use partner_protocol::wire::Via;
+use partner_protocol::wire::{Block, BlockKind, BlockPermission};
 
 /// An unsaved edit of a block.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -329,7 +329,7 @@ impl MemoryPane {
             let marked = style.add_modifier(
                 ratatui::style::Modifier::BOLD | ratatui::style::Modifier::UNDERLINED,
             );
-            for (piece, matched) in partner_store::memory::search::marked(&hit.snippet) {
+            for (piece, matched) in partner_protocol::wire::marked(&hit.snippet) {
                 spans.push(Span::styled(piece, if matched { marked } else { style }));
             }
             lines.push(Line::from(spans));
@@ -462,7 +462,7 @@ fn history_lines(block: &Block, view: &View<'_>) -> Vec<Line<'static>> {
             ),
             theme.style("ui.dim"),
         )));
-        let diff = partner_store::memory::blocks::diff(
+        let diff = partner_protocol::wire::diff(
             &block.label,
             &old.value,
             &new.value,

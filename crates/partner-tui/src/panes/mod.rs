@@ -35,7 +35,7 @@ use super::keymap::{Action, Keymap};
 use super::model::Model;
 use super::theme::Theme;
 use partner_core::clock::Millis;
-use partner_policy::Decision;
+use partner_protocol::wire::Decision;
 
 /// The panes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

@@ -15,7 +15,7 @@ use super::{Component, EditTarget, Effect, PromptPurpose, View};
 use crate::keymap::Action;
 use crate::model::{Model, first_line};
 use partner_core::clock::Millis;
-use partner_policy::{Decision, PendingRequest};
+use partner_protocol::wire::{Decision, PendingRequest};
 
 /// A decision waiting out its undo window before it is sent.
 #[derive(Debug, Clone, PartialEq)]
@@ -163,7 +163,7 @@ impl QueuePane {
                 "no request is selected: move to one first (nothing was decided)".into(),
             )];
         };
-        let command = model.previews.commands.get(&r.id).map(String::as_str);
+        let command = model.previews.commands.get(&r.id);
         if let Some(why) = super::shell::refusal(r, command, &decision) {
             return vec![Effect::Notice(why)];
         }
@@ -362,7 +362,7 @@ fn request_detail(r: &PendingRequest, view: &View<'_>) -> Vec<Line<'static>> {
     let label = |text: &str| Span::styled(format!("{text:<9}"), theme.style("ui.dim"));
     // A shell command shows itself, its risk and its context first,
     // in place of the action line and the reason that sums them up.
-    let command = view.model.previews.commands.get(&r.id).map(String::as_str);
+    let command = view.model.previews.commands.get(&r.id);
     let shell = super::shell::detail(theme, r, command);
     let mut lines = if shell.is_empty() {
         vec![

@@ -317,7 +317,7 @@ mod tests {
     #[test]
     fn a_missing_final_newline_is_not_a_change() {
         let theme = Theme::builtin("dark").unwrap();
-        let diff = partner_store::memory::blocks::diff("notes", "a\nb", "a\nb\nc", 1, 2);
+        let diff = partner_protocol::wire::diff("notes", "a\nb", "a\nb\nc", 1, 2);
         let shown: Vec<String> = text(&diff_lines(&theme, &diff));
         assert!(
             !shown.iter().any(|l| l == "-b"),

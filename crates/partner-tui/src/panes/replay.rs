@@ -17,9 +17,9 @@ use super::{Component, Effect, View};
 use crate::keymap::Action;
 use crate::model::{Model, first_line};
 use partner_core::clock::format_time;
-use partner_store::memory::Block;
-use partner_store::trace::Divergence;
-use partner_store::trace::TraceRecord;
+use partner_protocol::wire::Block;
+use partner_protocol::wire::Divergence;
+use partner_protocol::wire::TraceRecord;
 
 /// Fastest replay, in steps per second.
 pub const MAX_SPEED: f64 = 64.0;

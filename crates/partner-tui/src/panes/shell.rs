@@ -5,65 +5,27 @@
 //! blocked command is never approved; a shell command is approved one at
 //! a time; where the kernel cannot sandbox it, approving asks once more).
 //! The executor refuses the same; the console says so before sending
-//! anything.
+//! anything. The judgement is the backend's, made where the command
+//! would run ([`CommandPreview`]).
 
 use ratatui::text::{Line, Span};
 
+use crate::backend::CommandPreview;
 use crate::theme::Theme;
-use partner_gate::sandbox::{self, Support};
-use partner_gate::{Assessment, Risk, Scene, assess_in};
-use partner_policy::{Decision, PendingRequest};
-
-/// Where the request would run: the working directory its handler
-/// recorded, with this process's home.
-fn scene(r: &PendingRequest) -> Scene {
-    let scene = Scene::current();
-    match r.action.workdir.as_deref() {
-        Some(dir) => scene.in_dir(std::path::Path::new(dir)),
-        None => scene,
-    }
-}
-
-fn judged(r: &PendingRequest, command: &str) -> Assessment {
-    assess_in(command, &scene(r))
-}
-
-/// How the request would run, as the process that runs it said when it
-/// asked (`sandbox: …` or `NOT SANDBOXED: …` in its reason); this
-/// console's own kernel and environment only for a reason without it.
-fn sandbox_of(r: &PendingRequest, command: &str) -> Result<String, String> {
-    // The handler writes it last, before any ` | ` proposal.
-    let head = r.reason.split(" | ").next().unwrap_or("");
-    let said = |marker: &str| {
-        head.rfind(marker)
-            .map(|at| head[at + marker.len()..].trim().to_string())
-    };
-    if let Some(why) = said("NOT SANDBOXED: ") {
-        return Err(why);
-    }
-    if let Some(plan) = said("sandbox: ") {
-        return Ok(plan);
-    }
-    match sandbox::support() {
-        Support::Landlock(_) => {
-            Ok(sandbox::Plan::for_command(command, &scene(r)).summary(&scene(r)))
-        }
-        Support::Missing(why) => Err(why),
-    }
-}
+use partner_protocol::wire::{Decision, PendingRequest, Risk};
 
 /// The question asked once more before a shell request is approved
 /// where it cannot be sandboxed.
 pub(super) fn unsandboxed_question(
     r: &PendingRequest,
-    command: Option<&str>,
+    command: Option<&CommandPreview>,
     decision: &Decision,
 ) -> Option<String> {
     let command = command?;
     if *decision != Decision::ApproveOnce {
         return None;
     }
-    sandbox_of(r, command).err().map(|why| {
+    command.sandbox.as_ref().err().map(|why| {
         format!(
             "{} would run NOT SANDBOXED ({why}): it could write anywhere you can and reach the network. Approve it anyway?",
             r.id
@@ -74,7 +36,7 @@ pub(super) fn unsandboxed_question(
 /// Why the console will not send `decision` for `r`, when it will not.
 pub(super) fn refusal(
     r: &PendingRequest,
-    command: Option<&str>,
+    command: Option<&CommandPreview>,
     decision: &Decision,
 ) -> Option<String> {
     let command = command?;
@@ -82,7 +44,7 @@ pub(super) fn refusal(
         decision,
         Decision::ApproveOnce | Decision::ApproveAlways | Decision::ApproveFor(_)
     );
-    if approving && judged(r, command).blocked() {
+    if approving && command.assessment.blocked() {
         return Some(format!(
             "{} is blocked and cannot be approved: d denies it, E edits it (nothing was decided)",
             r.id
@@ -101,13 +63,13 @@ pub(super) fn refusal(
 pub(super) fn detail(
     theme: &Theme,
     r: &PendingRequest,
-    command: Option<&str>,
+    command: Option<&CommandPreview>,
 ) -> Vec<Line<'static>> {
-    let Some(command) = command else {
+    let Some(preview) = command else {
         return Vec::new();
     };
+    let (command, a) = (preview.line.as_str(), &preview.assessment);
     let label = |text: &str| Span::styled(format!("{text:<9}"), theme.style("ui.dim"));
-    let a = judged(r, command);
     let risk_style = theme.style(match a.risk {
         Risk::Low => "ui.ok",
         Risk::Medium => "ui.waiting",
@@ -134,8 +96,8 @@ pub(super) fn detail(
         ]));
     }
     if a.risk != Risk::Blocked {
-        let (text, style) = match sandbox_of(r, command) {
-            Ok(plan) => (plan, "ui.ok"),
+        let (text, style) = match &preview.sandbox {
+            Ok(plan) => (plan.clone(), "ui.ok"),
             Err(why) => (format!("NOT SANDBOXED: {why}"), "ui.error"),
         };
         lines.push(Line::from(vec![

@@ -6,7 +6,7 @@
 use ratatui::text::{Line, Span};
 
 use crate::theme::Theme;
-use partner_store::trace::TraceRecord;
+use partner_protocol::wire::TraceRecord;
 
 fn nodes(count: &serde_json::Value) -> String {
     count

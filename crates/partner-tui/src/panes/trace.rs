@@ -13,8 +13,8 @@ use super::{Component, Effect, PromptPurpose, View};
 use crate::keymap::Action;
 use crate::model::{Model, first_line};
 use partner_core::clock::format_time;
-use partner_store::trace::TraceRecord;
-use partner_store::trace::query::TraceFilter;
+use partner_protocol::wire::TraceFilter;
+use partner_protocol::wire::TraceRecord;
 
 /// The trace pane's state.
 #[derive(Debug, Clone, Default)]

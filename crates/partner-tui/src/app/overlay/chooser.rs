@@ -12,8 +12,8 @@ use super::{Confirmed, Layer, Overlay, Step};
 use crate::app::App;
 use crate::panes::{centered, popup};
 use partner_core::clock::format_time;
-use partner_policy::StandingRule;
-use partner_store::memory::learned::LearnedRule;
+use partner_protocol::wire::LearnedRule;
+use partner_protocol::wire::StandingRule;
 
 /// What a [`Chooser`] lists.
 pub trait Choice: Clone {

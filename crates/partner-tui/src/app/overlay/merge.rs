@@ -12,7 +12,7 @@ use super::{Editor, Layer, Overlay, Step};
 use crate::app::{App, Command};
 use crate::backend::Op;
 use crate::panes::{EditTarget, centered, diff_lines, popup};
-use partner_store::memory::Block;
+use partner_protocol::wire::Block;
 
 /// The partner's text and the block as it is now.
 #[derive(Debug, Clone)]
@@ -88,7 +88,7 @@ impl Layer for Merge {
             size.height.saturating_sub(4),
         );
         frame.render_widget(Clear, area);
-        let diff = partner_store::memory::blocks::diff(
+        let diff = partner_protocol::wire::diff(
             &self.label,
             &self.theirs.value,
             &self.ours,

@@ -30,8 +30,8 @@ pub use prompt::PromptLine;
 
 use super::{App, Command};
 use crate::panes::PromptPurpose;
-use partner_policy::{Decision, StandingRule};
-use partner_store::memory::learned::LearnedRule;
+use partner_protocol::wire::LearnedRule;
+use partner_protocol::wire::{Decision, StandingRule};
 
 /// An overlay: its state, what it does with a key, how it is drawn.
 pub trait Layer {
