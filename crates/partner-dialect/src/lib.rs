@@ -94,6 +94,7 @@
 
 mod action;
 pub mod args;
+mod batch;
 mod blocks;
 mod builtin;
 mod cancel;

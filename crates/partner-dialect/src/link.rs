@@ -5,10 +5,10 @@ use super::action::{ParsedAction, PartKind};
 use super::args::LinkInput;
 use super::blocks::BlockRegistry;
 use super::error::{ParseError, ParseErrorKind};
-use super::lexer::{Token, TokenKind, lex_link, line_end};
+use super::lexer::{Token, lex_link, line_end};
 pub(crate) use super::markers::{mark_members, take_marker};
 use super::matcher::match_verb;
-use super::scan::{action_start, verb_word_end};
+use super::scan::verb_word_end;
 use super::span::Span;
 use super::verbs::{PhraseEntry, VerbTable};
 
@@ -99,7 +99,7 @@ fn fence_on_next_line(src: &str, limit: usize) -> Option<(usize, usize)> {
     (line.starts_with("```") || line.starts_with("~~~")).then_some((at, end))
 }
 
-fn skip_blanks(bytes: &[u8], mut pos: usize, limit: usize) -> usize {
+pub(crate) fn skip_blanks(bytes: &[u8], mut pos: usize, limit: usize) -> usize {
     while pos < limit && matches!(bytes[pos], b' ' | b'\t') {
         pos += 1;
     }
@@ -257,26 +257,7 @@ impl<'p> LinkParser<'p> {
         limit: usize,
     ) -> Result<(RawLink<'a>, Option<super::lexer::NextLink>), (ParseError, usize)> {
         let bytes = src.as_bytes();
-        let mut verb_slash = slash;
-        let mut do_prefix = None;
-        let mut word_end = verb_word_end(src, slash + 1, limit);
-        if src[slash + 1..word_end].eq_ignore_ascii_case("do") {
-            let next = skip_blanks(bytes, word_end, limit);
-            if next > word_end
-                && next < limit
-                && bytes[next] == b'/'
-                && verb_word_end(src, next + 1, limit) > next + 1
-            {
-                do_prefix = Some(Span::new(slash, next));
-                verb_slash = next;
-                word_end = verb_word_end(src, next + 1, limit);
-            } else {
-                return Err((
-                    ParseError::new(ParseErrorKind::DoWithoutAction, Span::new(slash, word_end)),
-                    limit,
-                ));
-            }
-        }
+        let (verb_slash, do_prefix, word_end) = after_do(src, slash, limit)?;
         let first = &src[verb_slash + 1..word_end];
         if let Some(c) = glued_char(src, word_end) {
             return Err((
@@ -290,27 +271,7 @@ impl<'p> LinkParser<'p> {
                 limit,
             ));
         }
-        // Up to a few following words on the same line, for multi-word aliases.
-        let mut following: Vec<(&str, usize)> = Vec::new();
-        let mut at = word_end;
-        let may_be_phrase = first.contains(['_', '-'])
-            || if first.bytes().any(|b| b.is_ascii_uppercase()) {
-                self.table.starts_phrase(&first.to_ascii_lowercase())
-            } else {
-                self.table.starts_phrase(first)
-            };
-        while may_be_phrase && following.len() + 1 < self.table.max_words() {
-            let s = skip_blanks(bytes, at, limit);
-            if s == at || s >= limit {
-                break;
-            }
-            let e = verb_word_end(src, s, limit);
-            if e == s || (e < limit && !matches!(bytes[e], b' ' | b'\t' | b'\r')) && e != limit {
-                break;
-            }
-            following.push((&src[s..e], e));
-            at = e;
-        }
+        let following = self.following_words(src, first, word_end, limit);
         let words: Vec<&str> = following.iter().map(|(w, _)| *w).collect();
         let verb = match_verb(self.table, first, &words);
         let verb_end = match &verb {
@@ -359,6 +320,40 @@ impl<'p> LinkParser<'p> {
             },
             lexed.next,
         ))
+    }
+
+    /// Up to a few words after the verb word on the same line, for
+    /// multi-word aliases (`remind me`), with where each ends; none when
+    /// no alias starts with the word.
+    fn following_words<'a>(
+        &self,
+        src: &'a str,
+        first: &str,
+        word_end: usize,
+        limit: usize,
+    ) -> Vec<(&'a str, usize)> {
+        let bytes = src.as_bytes();
+        let mut following: Vec<(&str, usize)> = Vec::new();
+        let mut at = word_end;
+        let may_be_phrase = first.contains(['_', '-'])
+            || if first.bytes().any(|b| b.is_ascii_uppercase()) {
+                self.table.starts_phrase(&first.to_ascii_lowercase())
+            } else {
+                self.table.starts_phrase(first)
+            };
+        while may_be_phrase && following.len() + 1 < self.table.max_words() {
+            let s = skip_blanks(bytes, at, limit);
+            if s == at || s >= limit {
+                break;
+            }
+            let e = verb_word_end(src, s, limit);
+            if e == s || (e < limit && !matches!(bytes[e], b' ' | b'\t' | b'\r')) && e != limit {
+                break;
+            }
+            following.push((&src[s..e], e));
+            at = e;
+        }
+        following
     }
 
     fn build_link(
@@ -454,123 +449,36 @@ impl<'p> LinkParser<'p> {
             .map_err(|k| ParseError::new(k, span))?;
         Ok(action)
     }
+}
 
-    /// Parses the lines of a `/batch {` body up to the closing `}`.
-    fn parse_batch(&self, src: &str, mut head: ParsedAction) -> ParsedAt {
-        let bytes = src.as_bytes();
-        let start = head.span.start;
-        let opener_ok = head.content.as_deref() == Some("{") && head.refs.is_empty();
-        let open_line_end = line_end(src, head.span.end);
-        if !opener_ok {
-            let span = head.span;
-            return ParsedAt {
-                result: Err(vec![ParseError::new(
-                    ParseErrorKind::MissingArgument {
-                        verb: "batch".into(),
-                        what: "a `{` at the end of its line, then one action per line and a closing `}`".into(),
-                        example: "/batch {\n/recall project_notes\n/search conversations about project\n}".into(),
-                    },
-                    span,
-                )]),
-                span,
-            };
-        }
-        head.content = None;
-        for p in head.parts.iter_mut() {
-            if p.kind == PartKind::Content {
-                p.kind = PartKind::Brace;
-            }
-        }
-        let mut errors = Vec::new();
-        let mut line_start = open_line_end + 1;
-        while line_start <= src.len() && open_line_end < src.len() {
-            let le = line_end(src, line_start);
-            let first = skip_blanks(bytes, line_start, le);
-            let line = src[first..le].trim_end();
-            if let Some(after) = line.strip_prefix('}') {
-                let close = Span::new(first, first + 1);
-                head.parts.push(super::action::Part {
-                    kind: PartKind::Brace,
-                    span: close,
-                });
-                let mut end = first + 1;
-                let after_trim = after.trim();
-                if !after_trim.is_empty() {
-                    let word_start = first + 1 + (after.len() - after.trim_start().len());
-                    let mut toks = vec![Token {
-                        kind: TokenKind::Word,
-                        span: Span::new(word_start, word_start + after_trim.len()),
-                        value: std::borrow::Cow::Borrowed(after_trim),
-                    }];
-                    if let Some((marker, note, mspan)) = take_marker(&mut toks) {
-                        head.marker = Some(marker);
-                        head.marker_note = note;
-                        head.parts.push(super::action::Part {
-                            kind: PartKind::Marker,
-                            span: mspan,
-                        });
-                        end = mspan.end;
-                    }
-                }
-                head.span = Span::new(start, end);
-                let span = head.span;
-                if !errors.is_empty() {
-                    return ParsedAt {
-                        result: Err(errors),
-                        span,
-                    };
-                }
-                if head.batch.is_empty() {
-                    return ParsedAt {
-                        result: Err(vec![ParseError::new(
-                            ParseErrorKind::MissingArgument {
-                                verb: "batch".into(),
-                                what: "at least one action inside the braces".into(),
-                                example: "/batch {\n/recall project_notes\n}".into(),
-                            },
-                            span,
-                        )]),
-                        span,
-                    };
-                }
-                mark_members(&mut head);
-                return ParsedAt {
-                    result: Ok(head),
-                    span,
-                };
-            }
-            if let Some((slash, limit)) = action_start(src, line_start, le) {
-                let inner = self.parse_at(src, slash, limit, true);
-                match inner.result {
-                    Ok(action) => head.batch.push(action),
-                    Err(errs) => errors.extend(errs),
-                }
-                let next = line_end(src, inner.span.end.max(line_start));
-                if next >= src.len() {
-                    break;
-                }
-                line_start = next + 1;
-                continue;
-            }
-            if le >= src.len() {
-                break;
-            }
-            line_start = le + 1;
-        }
-        let span = Span::new(start, src.len().max(start));
-        errors.insert(
-            0,
-            ParseError::new(
-                ParseErrorKind::Unclosed {
-                    what: "/batch {".into(),
-                    closer: "a line holding only }".into(),
-                },
-                head.span,
-            ),
-        );
-        ParsedAt {
-            result: Err(errors),
-            span,
-        }
+/// Where the verb of a link at `slash` is written: past a `/do ` prefix
+/// (which must be followed by an action), with the prefix's span and the
+/// verb word's end.
+fn after_do(
+    src: &str,
+    slash: usize,
+    limit: usize,
+) -> Result<(usize, Option<Span>, usize), (ParseError, usize)> {
+    let bytes = src.as_bytes();
+    let word_end = verb_word_end(src, slash + 1, limit);
+    if !src[slash + 1..word_end].eq_ignore_ascii_case("do") {
+        return Ok((slash, None, word_end));
+    }
+    let next = skip_blanks(bytes, word_end, limit);
+    if next > word_end
+        && next < limit
+        && bytes[next] == b'/'
+        && verb_word_end(src, next + 1, limit) > next + 1
+    {
+        Ok((
+            next,
+            Some(Span::new(slash, next)),
+            verb_word_end(src, next + 1, limit),
+        ))
+    } else {
+        Err((
+            ParseError::new(ParseErrorKind::DoWithoutAction, Span::new(slash, word_end)),
+            limit,
+        ))
     }
 }

@@ -190,39 +190,11 @@ impl Executor {
             started,
             external,
         };
-        let mut attempt = 0;
         // The time the handler was given is the record's time: replay gives
         // it the same.
-        let (result, now) = loop {
-            let now = self.now();
-            let result = match stage {
-                Stage::Store => match self.run_stored(&run, now) {
-                    Ok(report) => return Ok(report),
-                    Err(TxError::Action(e)) => Err(e),
-                    Err(TxError::Limited(reason)) => {
-                        return self.refuse_limited(ctx, &info, origin, check, reason);
-                    }
-                    Err(TxError::Db(e)) => Err(ActionError::from(e)),
-                },
-                _ => {
-                    let cx = Cx {
-                        exec: self,
-                        ctx,
-                        conn: None,
-                        now,
-                        cancel,
-                    };
-                    isolate::contain(|| handler.run(&cx, action))
-                        .unwrap_or_else(|panic| Err(ActionError::System(crashed(&panic))))
-                }
-            };
-            match result {
-                Err(ActionError::System(message)) if attempt < 2 && transient(&message) => {
-                    attempt += 1;
-                    std::thread::sleep(Duration::from_millis(50 * 4u64.pow(attempt - 1)));
-                }
-                other => break (other, now),
-            }
+        let (result, now) = match self.attempt(&run, stage) {
+            Attempt::Reported(report) => return *report,
+            Attempt::Ran(result, now) => (result, now),
         };
         let (outcome, effect, system) = outcome_of(result, approval.is_some())?;
         let mut record = self.build_record(
@@ -232,6 +204,46 @@ impl Executor {
         let mut report = self.commit(ctx, &info, record, approval, &effect, check, now)?;
         report.system_error = system;
         Ok(report)
+    }
+
+    /// Runs an action's work, again (after 50 then 200 ms) while the
+    /// database is busy: a stored action ends with its own committed
+    /// report; other work's result is returned with the time it ran at.
+    fn attempt(&self, run: &Run<'_>, stage: Stage) -> Attempt {
+        let mut attempt = 0;
+        loop {
+            let now = self.now();
+            let result = match stage {
+                Stage::Store => match self.run_stored(run, now) {
+                    Ok(report) => return Attempt::Reported(Box::new(Ok(report))),
+                    Err(TxError::Action(e)) => Err(e),
+                    Err(TxError::Limited(reason)) => {
+                        let refused =
+                            self.refuse_limited(run.ctx, run.info, run.origin, run.check, reason);
+                        return Attempt::Reported(Box::new(refused));
+                    }
+                    Err(TxError::Db(e)) => Err(ActionError::from(e)),
+                },
+                _ => {
+                    let cx = Cx {
+                        exec: self,
+                        ctx: run.ctx,
+                        conn: None,
+                        now,
+                        cancel: run.cancel,
+                    };
+                    isolate::contain(|| run.handler.run(&cx, run.action))
+                        .unwrap_or_else(|panic| Err(ActionError::System(crashed(&panic))))
+                }
+            };
+            match result {
+                Err(ActionError::System(message)) if attempt < 2 && transient(&message) => {
+                    attempt += 1;
+                    std::thread::sleep(Duration::from_millis(50 * 4u64.pow(attempt - 1)));
+                }
+                other => return Attempt::Ran(other, now),
+            }
+        }
     }
 
     /// A stage-store action in its own transaction: the rate-limit token
@@ -526,6 +538,14 @@ impl Executor {
                 .is_some_and(|h| h.flags_for_review());
         report
     }
+}
+
+/// What running an action's work gave.
+enum Attempt {
+    /// It ended with its report (a stored action commits its own record).
+    Reported(Box<Result<ActionReport, ExecError>>),
+    /// The work ran at this time with this result, to be recorded.
+    Ran(Result<Effect, ActionError>, Millis),
 }
 
 /// One action being executed: what it is, where it came from, how it was

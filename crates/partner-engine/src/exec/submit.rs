@@ -228,71 +228,38 @@ impl Executor {
         }
         let origin = Origin::of(turn, action);
         let info = ActionInfo::of(action, ctx.action_id(action));
-        let no_check = || Check {
-            verdict: Verdict::Allow,
-            path: Vec::new(),
-            charge: None,
-        };
         if action.cancelled {
             let text = "cancelled in the turn's own text, so it was not run";
-            return self.record(
-                ctx,
-                &info,
-                &origin,
-                &no_check(),
-                None,
-                TraceOutcome::Cancelled,
-                Effect::text(text),
-            );
+            return self.unchecked(ctx, &info, &origin, TraceOutcome::Cancelled, text.into());
         }
         // A failure before any check: told to the agent, traced.
-        let fail = |text: String| {
-            self.record(
-                ctx,
-                &info,
-                &origin,
-                &no_check(),
-                None,
-                TraceOutcome::Failed,
-                Effect::text(text),
-            )
-        };
-        // What the agent wrote becomes what the partner would be asked
-        // about (a shell request in words: the command proposed for it).
-        let prepared;
-        let action = match self.registry.handler(&action.verb) {
-            Some(handler) => {
-                let mut copy = action.clone();
-                if let Err(message) = handler.prepare(self, &mut copy) {
-                    return fail(message);
-                }
-                prepared = copy;
-                &prepared
+        let action = match self.prepared(action) {
+            Ok(action) => action,
+            Err(message) => {
+                return self.unchecked(ctx, &info, &origin, TraceOutcome::Failed, message);
             }
-            None => action,
         };
         let now = self.now();
-        let (resolved, check) = match self.resolve_and_check(ctx, action, now)? {
+        let (resolved, check) = match self.resolve_and_check(ctx, &action, now)? {
             Ok(checked) => checked,
-            Err(message) => return fail(message),
+            Err(message) => {
+                return self.unchecked(ctx, &info, &origin, TraceOutcome::Failed, message);
+            }
         };
-        let info = ActionInfo::of(&resolved, ctx.action_id(action));
+        let info = ActionInfo::of(&resolved, ctx.action_id(&action));
         match &check.verdict {
             Verdict::Allow => {
                 self.execute(ctx, &resolved, &origin, &check, None, ctx.cancel.as_ref())
             }
-            Verdict::Deny { reason } => {
-                let text = reason.clone();
-                self.record(
-                    ctx,
-                    &info,
-                    &origin,
-                    &check,
-                    None,
-                    TraceOutcome::Denied,
-                    Effect::text(text),
-                )
-            }
+            Verdict::Deny { reason } => self.record(
+                ctx,
+                &info,
+                &origin,
+                &check,
+                None,
+                TraceOutcome::Denied,
+                Effect::text(reason.clone()),
+            ),
             Verdict::Ask {
                 authorities,
                 reason,
@@ -309,6 +276,41 @@ impl Executor {
                 now,
             ),
         }
+    }
+
+    /// What the agent wrote, made what the partner would be asked about
+    /// (a shell request in words: the command proposed for it); an error
+    /// is told to the agent and nothing is asked.
+    fn prepared<'a>(
+        &self,
+        action: &'a ParsedAction,
+    ) -> Result<std::borrow::Cow<'a, ParsedAction>, String> {
+        match self.registry.handler(&action.verb) {
+            Some(handler) => {
+                let mut copy = action.clone();
+                handler.prepare(self, &mut copy)?;
+                Ok(std::borrow::Cow::Owned(copy))
+            }
+            None => Ok(std::borrow::Cow::Borrowed(action)),
+        }
+    }
+
+    /// Traces an action that ended before any permission check (cancelled
+    /// in its turn, or failed to prepare or resolve), telling the agent.
+    fn unchecked(
+        &self,
+        ctx: &TurnContext,
+        info: &ActionInfo,
+        origin: &Origin<'_>,
+        outcome: TraceOutcome,
+        text: String,
+    ) -> Result<ActionReport, ExecError> {
+        let check = Check {
+            verdict: Verdict::Allow,
+            path: Vec::new(),
+            charge: None,
+        };
+        self.record(ctx, info, origin, &check, None, outcome, Effect::text(text))
     }
 
     /// The action with its references resolved and the permission check's

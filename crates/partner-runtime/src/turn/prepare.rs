@@ -153,6 +153,43 @@ async fn gather(env: &TurnEnv, name: &str, incoming: &Incoming) -> Option<Gather
     read.ok()?.ok()
 }
 
+/// The system prompt (with the agent's memory), the same without memory
+/// (the instructions a reply's echo is checked against), and the tools
+/// offered when actions are tool calls.
+fn system_parts(
+    env: &TurnEnv,
+    agent: &AgentInfo,
+    gathered: &Gathered,
+    verbs: &[VerbSpec],
+    pulse: Duration,
+    now: Millis,
+) -> (String, String, Vec<ToolSpec>) {
+    let verb_refs: Vec<&VerbSpec> = verbs.iter().collect();
+    let settings = &agent.settings;
+    let inputs = PromptInputs {
+        agent: &agent.name,
+        partner: &env.partner,
+        blocks: &gathered.memory,
+        intentions: &gathered.intentions,
+        pulse,
+        verbs: &verb_refs,
+        profile: settings.profile,
+        format: settings.actions,
+        now,
+    };
+    let system = prompt::system_prompt(&inputs);
+    let instructions = prompt::system_prompt(&PromptInputs {
+        blocks: &[],
+        intentions: &[],
+        ..inputs
+    });
+    let tools: Vec<ToolSpec> = match settings.actions {
+        ActionFormat::Tools => crate::tools::tool_specs(&verb_refs),
+        ActionFormat::Dialect => Vec::new(),
+    };
+    (system, instructions, tools)
+}
+
 impl Turn {
     /// Reads what the turn answers and what its prompt needs, and builds
     /// the prompt; the outcome to end with if the database cannot be read.
@@ -179,29 +216,9 @@ impl Turn {
             ));
         };
         let verbs = allowed_verbs(&env.executor, agent.authority);
-        let verb_refs: Vec<&VerbSpec> = verbs.iter().collect();
+        let (system, instructions, tools) =
+            system_parts(&env, &agent, &gathered, &verbs, pulse, now);
         let settings = &agent.settings;
-        let inputs = PromptInputs {
-            agent: &name,
-            partner: &env.partner,
-            blocks: &gathered.memory,
-            intentions: &gathered.intentions,
-            pulse,
-            verbs: &verb_refs,
-            profile: settings.profile,
-            format: settings.actions,
-            now,
-        };
-        let system = prompt::system_prompt(&inputs);
-        let instructions = prompt::system_prompt(&PromptInputs {
-            blocks: &[],
-            intentions: &[],
-            ..inputs
-        });
-        let tools: Vec<ToolSpec> = match settings.actions {
-            ActionFormat::Tools => crate::tools::tool_specs(&verb_refs),
-            ActionFormat::Dialect => Vec::new(),
-        };
         let max_tokens = settings.sampling.max_tokens.unwrap_or(env.max_tokens);
         let budget = budget_of(&agent, max_tokens).await;
         // What changes every turn goes last, after the message, so
