@@ -173,26 +173,7 @@ pub fn check(e: &Expr, vars: &HashMap<String, Ty>, errors: &mut Vec<String>) -> 
             _ => Ty::Any,
         },
         Expr::Var(name) => vars.get(name).cloned().unwrap_or(Ty::Any),
-        Expr::Object(fields) => {
-            for f in fields {
-                match f {
-                    Field::Pair(_, Some(e)) => {
-                        go(e, errors);
-                    }
-                    Field::Pair(_, None) => {}
-                    Field::Spread(e) => {
-                        let t = go(e, errors);
-                        if !t.is(&|t| matches!(t, Ty::Obj)) {
-                            errors.push(format!(
-                                "Spread argument must be an object type, got {}",
-                                t.name()
-                            ));
-                        }
-                    }
-                }
-            }
-            Ty::Obj
-        }
+        Expr::Object(fields) => check_object(fields, vars, errors),
         Expr::Array(items) => {
             let mut elems = Vec::new();
             for i in items {
@@ -206,81 +187,11 @@ pub fn check(e: &Expr, vars: &HashMap<String, Ty>, errors: &mut Vec<String>) -> 
             }
             Ty::Arr(Box::new(union(elems)))
         }
-        Expr::Template(pieces) => {
-            for p in pieces {
-                if let Piece::Expr(e) = p {
-                    let t = go(e, errors);
-                    if t.has_undefined() {
-                        errors.push(format!(
-                            "Template interpolation does not accept {}. Use ?? to provide a default first.",
-                            t.name()
-                        ));
-                    }
-                }
-            }
-            Ty::Str
-        }
-        Expr::Unary(super::expr::Operator(op), e) => {
-            let t = go(e, errors);
-            match *op {
-                "!" => {
-                    if !t.boolean() {
-                        errors.push(format!(
-                            "Operator '!' requires a boolean operand. Got '{}'. Use === or !== for equality checks.",
-                            t.name()
-                        ));
-                    }
-                    Ty::Bool
-                }
-                "typeof" => Ty::Str,
-                _ => {
-                    if !t.numeric() {
-                        errors.push(format!(
-                            "Unary '{op}' requires a number operand. Got '{}'.",
-                            t.name()
-                        ));
-                    }
-                    Ty::Num
-                }
-            }
-        }
+        Expr::Template(pieces) => check_template(pieces, vars, errors),
+        Expr::Unary(super::expr::Operator(op), e) => unary_type(op, go(e, errors), errors),
         Expr::Binary(super::expr::Operator(op), a, b) => {
             let (ta, tb) = (go(a, errors), go(b, errors));
-            let got = format!("Got '{}' and '{}'.", ta.name(), tb.name());
-            match *op {
-                "+" => {
-                    if ta.numeric() && tb.numeric() {
-                        Ty::Num
-                    } else if ta.stringy() && tb.stringy() {
-                        Ty::Str
-                    } else {
-                        errors.push(format!("Operator '+' requires both operands to be number or both to be string. {got} Use a template literal for string interpolation."));
-                        Ty::Any
-                    }
-                }
-                "-" | "*" | "/" | "%" => {
-                    if !(ta.numeric() && tb.numeric()) {
-                        errors.push(format!(
-                            "Operator '{op}' requires both operands to be number. {got}"
-                        ));
-                    }
-                    Ty::Num
-                }
-                "<" | ">" | "<=" | ">=" => {
-                    if !((ta.numeric() && tb.numeric()) || (ta.stringy() && tb.stringy())) {
-                        errors.push(format!("Operator '{op}' requires both operands to be the same type (both number or both string). {got}"));
-                    }
-                    Ty::Bool
-                }
-                "&&" | "||" => {
-                    if !(ta.boolean() && tb.boolean()) {
-                        errors.push(format!("Operator '{op}' requires boolean operands. {got} Use ternary (e.g., x > 0 ? a : b) for conditional values."));
-                    }
-                    Ty::Bool
-                }
-                "??" => union(vec![ta.without_undefined(), tb]),
-                _ => Ty::Bool,
-            }
+            binary_type(op, ta, tb, errors)
         }
         Expr::Cond(t, a, b) => {
             let tt = go(t, errors);
@@ -289,23 +200,7 @@ pub fn check(e: &Expr, vars: &HashMap<String, Ty>, errors: &mut Vec<String>) -> 
             }
             union(vec![go(a, errors), go(b, errors)])
         }
-        Expr::Member(o, name, optional) => {
-            let t = go(o, errors);
-            let base = if *optional {
-                t.without_undefined()
-            } else {
-                t.clone()
-            };
-            let ty = match (&base, name.as_str()) {
-                (Ty::Str | Ty::Literal | Ty::Arr(_), "length") => Ty::Num,
-                _ => Ty::Any,
-            };
-            if *optional && t.has_undefined() && ty != Ty::Any {
-                union(vec![ty, Ty::Undef])
-            } else {
-                ty
-            }
-        }
+        Expr::Member(o, name, optional) => member_type(go(o, errors), name, *optional),
         Expr::Index(o, i, _) => {
             go(o, errors);
             go(i, errors);
@@ -321,6 +216,130 @@ pub fn check(e: &Expr, vars: &HashMap<String, Ty>, errors: &mut Vec<String>) -> 
             };
             method_type(&base, method, &arg_types, errors)
         }
+    }
+}
+
+/// An object literal: each value checked, a spread only of an object.
+fn check_object(
+    fields: &super::expr::Fields,
+    vars: &HashMap<String, Ty>,
+    errors: &mut Vec<String>,
+) -> Ty {
+    for f in fields.iter() {
+        match f {
+            Field::Pair(_, Some(e)) => {
+                check(e, vars, errors);
+            }
+            Field::Pair(_, None) => {}
+            Field::Spread(e) => {
+                let t = check(e, vars, errors);
+                if !t.is(&|t| matches!(t, Ty::Obj)) {
+                    errors.push(format!(
+                        "Spread argument must be an object type, got {}",
+                        t.name()
+                    ));
+                }
+            }
+        }
+    }
+    Ty::Obj
+}
+
+/// A template literal: no interpolation that may be undefined.
+fn check_template(pieces: &[Piece], vars: &HashMap<String, Ty>, errors: &mut Vec<String>) -> Ty {
+    for p in pieces {
+        if let Piece::Expr(e) = p {
+            let t = check(e, vars, errors);
+            if t.has_undefined() {
+                errors.push(format!(
+                    "Template interpolation does not accept {}. Use ?? to provide a default first.",
+                    t.name()
+                ));
+            }
+        }
+    }
+    Ty::Str
+}
+
+/// The type of a unary operator applied to a `t`.
+fn unary_type(op: &str, t: Ty, errors: &mut Vec<String>) -> Ty {
+    match op {
+        "!" => {
+            if !t.boolean() {
+                errors.push(format!(
+                    "Operator '!' requires a boolean operand. Got '{}'. Use === or !== for equality checks.",
+                    t.name()
+                ));
+            }
+            Ty::Bool
+        }
+        "typeof" => Ty::Str,
+        _ => {
+            if !t.numeric() {
+                errors.push(format!(
+                    "Unary '{op}' requires a number operand. Got '{}'.",
+                    t.name()
+                ));
+            }
+            Ty::Num
+        }
+    }
+}
+
+/// The type of a binary operator applied to a `ta` and a `tb`.
+fn binary_type(op: &str, ta: Ty, tb: Ty, errors: &mut Vec<String>) -> Ty {
+    let got = format!("Got '{}' and '{}'.", ta.name(), tb.name());
+    match op {
+        "+" => {
+            if ta.numeric() && tb.numeric() {
+                Ty::Num
+            } else if ta.stringy() && tb.stringy() {
+                Ty::Str
+            } else {
+                errors.push(format!("Operator '+' requires both operands to be number or both to be string. {got} Use a template literal for string interpolation."));
+                Ty::Any
+            }
+        }
+        "-" | "*" | "/" | "%" => {
+            if !(ta.numeric() && tb.numeric()) {
+                errors.push(format!(
+                    "Operator '{op}' requires both operands to be number. {got}"
+                ));
+            }
+            Ty::Num
+        }
+        "<" | ">" | "<=" | ">=" => {
+            if !((ta.numeric() && tb.numeric()) || (ta.stringy() && tb.stringy())) {
+                errors.push(format!("Operator '{op}' requires both operands to be the same type (both number or both string). {got}"));
+            }
+            Ty::Bool
+        }
+        "&&" | "||" => {
+            if !(ta.boolean() && tb.boolean()) {
+                errors.push(format!("Operator '{op}' requires boolean operands. {got} Use ternary (e.g., x > 0 ? a : b) for conditional values."));
+            }
+            Ty::Bool
+        }
+        "??" => union(vec![ta.without_undefined(), tb]),
+        _ => Ty::Bool,
+    }
+}
+
+/// The type of `.name` (or `?.name`) on a `t`.
+fn member_type(t: Ty, name: &str, optional: bool) -> Ty {
+    let base = if optional {
+        t.without_undefined()
+    } else {
+        t.clone()
+    };
+    let ty = match (&base, name) {
+        (Ty::Str | Ty::Literal | Ty::Arr(_), "length") => Ty::Num,
+        _ => Ty::Any,
+    };
+    if optional && t.has_undefined() && ty != Ty::Any {
+        union(vec![ty, Ty::Undef])
+    } else {
+        ty
     }
 }
 
