@@ -265,21 +265,8 @@ pub fn complete(
             if let Some((start, Some(id))) = state.wild
                 && wildcard_text(prefix, start, prefix.len(), mode).is_none()
             {
-                if backward
-                    && at_end
-                    && let Some(c) = back_up_before(&state, prefix, &mut work)
-                {
-                    candidates.push(c);
-                } else {
-                    candidates.push(Candidate {
-                        at: start,
-                        kind: Kind::Property(property(&state, id, mode, &mut work, prefix)),
-                        mode,
-                        after_wildcard: last_after_wildcard(&state),
-                        range: None,
-                        partial: false,
-                    });
-                }
+                let back = backward && at_end;
+                candidates.push(empty_wildcard(&state, prefix, (start, id), back, &mut work));
             }
             continue;
         }
@@ -290,85 +277,20 @@ pub fn complete(
         let finalized = finalize(&mut clean, prefix, &mut work.arena);
         match (part, state.wild) {
             (Part::Str(words), Some((start, id))) if finalized => {
-                // The wildcard took the rest: the keyword may be begun at
-                // its end, or comes next.
-                let partial = partial_in_wildcard(prefix, start, words, mode).map(|(at, w)| {
-                    if at < prefix.len() {
-                        (prefix[..at].trim_end_matches(is_sep).len().max(start), w)
-                    } else {
-                        (at, w)
-                    }
-                });
-                match (backward, partial, id) {
-                    (true, Some((at, word)), _) if at < prefix.len() => {
-                        candidates.push(Candidate {
-                            at,
-                            kind: Kind::Word(word),
-                            mode,
-                            after_wildcard: true,
-                            range: None,
-                            partial: true,
-                        });
-                    }
-                    (true, _, Some(id)) => {
-                        candidates.push(Candidate {
-                            at: start,
-                            kind: Kind::Property(property(&state, id, mode, &mut work, prefix)),
-                            mode,
-                            after_wildcard: false,
-                            range: None,
-                            partial: false,
-                        });
-                        candidates.push(Candidate {
-                            at: start,
-                            kind: Kind::Word(words[0].clone()),
-                            mode,
-                            after_wildcard: true,
-                            range: Some(start),
-                            partial: false,
-                        });
-                    }
-                    (false, Some((at, word)), _) => {
-                        candidates.push(Candidate {
-                            at,
-                            kind: Kind::Word(word),
-                            mode,
-                            after_wildcard: true,
-                            range: None,
-                            partial: true,
-                        });
-                    }
-                    _ => {
-                        let end = prefix.trim_end_matches(is_sep).len().max(start);
-                        candidates.push(Candidate {
-                            at: end,
-                            kind: Kind::Word(words[0].clone()),
-                            mode,
-                            after_wildcard: true,
-                            range: Some(start),
-                            partial: false,
-                        });
-                    }
-                }
+                let wild = (start, id);
+                keyword_after_wildcard(
+                    &state,
+                    prefix,
+                    words,
+                    wild,
+                    backward,
+                    &mut work,
+                    &mut candidates,
+                );
             }
             (_, Some((start, Some(id)))) => {
-                // The wildcard holds nothing yet: its property, or (backward,
-                // nothing after the last keyword) the keyword again.
-                if backward
-                    && at_end
-                    && let Some(c) = back_up_before(&state, prefix, &mut work)
-                {
-                    candidates.push(c);
-                } else {
-                    candidates.push(Candidate {
-                        at: start,
-                        kind: Kind::Property(property(&state, id, mode, &mut work, prefix)),
-                        mode,
-                        after_wildcard: last_after_wildcard(&state),
-                        range: None,
-                        partial: false,
-                    });
-                }
+                let back = backward && at_end;
+                candidates.push(empty_wildcard(&state, prefix, (start, id), back, &mut work));
             }
             (Part::Str(words), None) => {
                 if finalized && backward && at_end && state.last.is_some() {
@@ -393,6 +315,105 @@ pub fn complete(
         }
     }
     build(candidates, prefix, min_prefix, direction)
+}
+
+/// A wildcard that took the rest of the prefix, before a keyword: the
+/// keyword may be begun at its end (a partial word), or comes next —
+/// backward, the wildcard's property and the keyword from its start.
+fn keyword_after_wildcard<'g>(
+    state: &State<'g>,
+    prefix: &str,
+    words: &[String],
+    (start, id): (usize, Option<u32>),
+    backward: bool,
+    work: &mut Work<'g>,
+    candidates: &mut Vec<Candidate>,
+) {
+    let mode = state.spacing;
+    // The wildcard took the rest: the keyword may be begun at
+    // its end, or comes next.
+    let partial = partial_in_wildcard(prefix, start, words, mode).map(|(at, w)| {
+        if at < prefix.len() {
+            (prefix[..at].trim_end_matches(is_sep).len().max(start), w)
+        } else {
+            (at, w)
+        }
+    });
+    match (backward, partial, id) {
+        (true, Some((at, word)), _) if at < prefix.len() => {
+            candidates.push(Candidate {
+                at,
+                kind: Kind::Word(word),
+                mode,
+                after_wildcard: true,
+                range: None,
+                partial: true,
+            });
+        }
+        (true, _, Some(id)) => {
+            candidates.push(Candidate {
+                at: start,
+                kind: Kind::Property(property(state, id, mode, work, prefix)),
+                mode,
+                after_wildcard: false,
+                range: None,
+                partial: false,
+            });
+            candidates.push(Candidate {
+                at: start,
+                kind: Kind::Word(words[0].clone()),
+                mode,
+                after_wildcard: true,
+                range: Some(start),
+                partial: false,
+            });
+        }
+        (false, Some((at, word)), _) => {
+            candidates.push(Candidate {
+                at,
+                kind: Kind::Word(word),
+                mode,
+                after_wildcard: true,
+                range: None,
+                partial: true,
+            });
+        }
+        _ => {
+            let end = prefix.trim_end_matches(is_sep).len().max(start);
+            candidates.push(Candidate {
+                at: end,
+                kind: Kind::Word(words[0].clone()),
+                mode,
+                after_wildcard: true,
+                range: Some(start),
+                partial: false,
+            });
+        }
+    }
+}
+
+/// A wildcard at `start` that holds nothing yet: its property, or
+/// (`back`: backward, nothing after the last keyword) what was matched
+/// before it, offered again.
+fn empty_wildcard<'g>(
+    state: &State<'g>,
+    prefix: &str,
+    (start, id): (usize, u32),
+    back: bool,
+    work: &mut Work<'g>,
+) -> Candidate {
+    if back && let Some(c) = back_up_before(state, prefix, work) {
+        return c;
+    }
+    let mode = state.spacing;
+    Candidate {
+        at: start,
+        kind: Kind::Property(property(state, id, mode, work, prefix)),
+        mode,
+        after_wildcard: last_after_wildcard(state),
+        range: None,
+        partial: false,
+    }
 }
 
 /// What was matched last before a pending wildcard, offered again.
