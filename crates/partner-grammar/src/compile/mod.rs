@@ -192,6 +192,15 @@ pub fn load_grammar(
     Ok(Grammar::new(start, c.entities, warnings))
 }
 
+/// A variable item of a rule, as `compile_var` reads it.
+#[derive(Clone, Copy)]
+struct VarItem<'a> {
+    name: &'a str,
+    kind: &'a str,
+    rule: Option<&'a str>,
+    optional: bool,
+}
+
 struct Compiler {
     /// Definitions by name: merged alternatives, the file and its text.
     defs: HashMap<String, (Definition, String, Arc<str>)>,
@@ -439,61 +448,14 @@ impl Compiler {
                     rule,
                     optional,
                 } => {
-                    if let Some(r) = rule {
-                        match self.set(r) {
-                            Some(set) => {
-                                if let Some((d, _, _)) = self.defs.get(r)
-                                    && !d.alts.iter().all(|a| self.alt_has_value(a))
-                                {
-                                    self.error(file, src, alt.pos, format!(
-                                        "Referenced rule '<{r}>' does not produce a value for variable '{name}' in definition '<{def}>'"
-                                    ));
-                                }
-                                match self.lone_wildcard(r, spacing, *optional) {
-                                    // `<TrackName> = $(x:wildcard);` captured
-                                    // as `$(track:<TrackName>)` is the
-                                    // wildcard itself: no rule to enter.
-                                    Some(kind) => parts.push(Part::wildcard(
-                                        Some(Arc::from(name.as_str())),
-                                        Arc::from(kind.as_str()),
-                                        false,
-                                    )),
-                                    None => parts.push(Part::Rules {
-                                        rules: set,
-                                        var: Some(Arc::from(name.as_str())),
-                                        optional: *optional,
-                                        repeat: false,
-                                    }),
-                                }
-                            }
-                            None => self.error(
-                                file,
-                                src,
-                                alt.pos,
-                                format!(
-                                    "Missing rule definition for '<{r}>' in definition '<{def}>'"
-                                ),
-                            ),
-                        }
-                    } else if kind == "number" {
-                        parts.push(Part::Num {
-                            var: Some(Arc::from(name.as_str())),
-                            optional: *optional,
-                        });
-                    } else {
-                        if !BASIC_TYPES.contains(&kind.as_str()) && !self.types.contains(kind) {
-                            self.error(
-                                file,
-                                src,
-                                alt.pos,
-                                format!("Undefined type '{kind}' in variable '{name}' in definition '<{def}>'"),
-                            );
-                        }
-                        parts.push(Part::wildcard(
-                            Some(Arc::from(name.as_str())),
-                            Arc::from(kind.as_str()),
-                            *optional,
-                        ));
+                    let var = VarItem {
+                        name,
+                        kind,
+                        rule: rule.as_deref(),
+                        optional: *optional,
+                    };
+                    if let Some(part) = self.compile_var(&var, spacing, alt, def, (file, src)) {
+                        parts.push(part);
                     }
                 }
                 Item::Rule(r) => match self.set(r) {
@@ -524,34 +486,115 @@ impl Compiler {
                 }
             }
         }
-        if let Some(value) = &alt.value {
-            // Values are held to their types when the grammar declares
-            // what its rules produce (a typed rule), as the reference does.
-            if self.typed {
-                let types = self.var_types_of(alt, 0);
-                let mut problems = Vec::new();
-                crate::types::check(value, &types, &mut problems);
-                for p in problems {
-                    self.error(file, src, alt.pos, format!("{p} in definition '<{def}>'"));
-                }
-            }
-            let mut used = Vec::new();
-            value.variables(&mut used);
-            for v in used {
-                if !vars.contains(&v) {
-                    self.error(
-                        file,
-                        src,
-                        alt.pos,
-                        format!("Variable '{v}' is referenced in the value but not defined in the rule in definition '<{def}>'"),
-                    );
-                }
-            }
-        }
+        self.check_value(alt, &vars, def, (file, src));
         Rule {
             parts,
             value: alt.value.clone().map(Arc::new),
             spacing,
+        }
+    }
+
+    /// A `$(name:kind)` or `$(name:<Rule>)` item as its part (none, with
+    /// an error, when it names a rule or type that is not there).
+    fn compile_var(
+        &mut self,
+        var: &VarItem<'_>,
+        spacing: Spacing,
+        alt: &Alternative,
+        def: &str,
+        (file, src): (&str, &str),
+    ) -> Option<Part> {
+        let VarItem {
+            name,
+            kind,
+            rule,
+            optional,
+        } = *var;
+        if let Some(r) = rule {
+            let Some(set) = self.set(r) else {
+                self.error(
+                    file,
+                    src,
+                    alt.pos,
+                    format!("Missing rule definition for '<{r}>' in definition '<{def}>'"),
+                );
+                return None;
+            };
+            if let Some((d, _, _)) = self.defs.get(r)
+                && !d.alts.iter().all(|a| self.alt_has_value(a))
+            {
+                self.error(file, src, alt.pos, format!(
+                    "Referenced rule '<{r}>' does not produce a value for variable '{name}' in definition '<{def}>'"
+                ));
+            }
+            return Some(match self.lone_wildcard(r, spacing, optional) {
+                // `<TrackName> = $(x:wildcard);` captured as
+                // `$(track:<TrackName>)` is the wildcard itself: no rule to
+                // enter.
+                Some(kind) => {
+                    Part::wildcard(Some(Arc::from(name)), Arc::from(kind.as_str()), false)
+                }
+                None => Part::Rules {
+                    rules: set,
+                    var: Some(Arc::from(name)),
+                    optional,
+                    repeat: false,
+                },
+            });
+        }
+        if kind == "number" {
+            return Some(Part::Num {
+                var: Some(Arc::from(name)),
+                optional,
+            });
+        }
+        if !BASIC_TYPES.contains(&kind) && !self.types.contains(kind) {
+            self.error(
+                file,
+                src,
+                alt.pos,
+                format!("Undefined type '{kind}' in variable '{name}' in definition '<{def}>'"),
+            );
+        }
+        Some(Part::wildcard(
+            Some(Arc::from(name)),
+            Arc::from(kind),
+            optional,
+        ))
+    }
+
+    /// An alternative's value: held to its types when the grammar declares
+    /// what its rules produce (a typed rule), as the reference does; every
+    /// variable it uses defined by the rule.
+    fn check_value(
+        &mut self,
+        alt: &Alternative,
+        vars: &[String],
+        def: &str,
+        (file, src): (&str, &str),
+    ) {
+        let Some(value) = &alt.value else {
+            return;
+        };
+        if self.typed {
+            let types = self.var_types_of(alt, 0);
+            let mut problems = Vec::new();
+            crate::types::check(value, &types, &mut problems);
+            for p in problems {
+                self.error(file, src, alt.pos, format!("{p} in definition '<{def}>'"));
+            }
+        }
+        let mut used = Vec::new();
+        value.variables(&mut used);
+        for v in used {
+            if !vars.contains(&v) {
+                self.error(
+                    file,
+                    src,
+                    alt.pos,
+                    format!("Variable '{v}' is referenced in the value but not defined in the rule in definition '<{def}>'"),
+                );
+            }
         }
     }
 }
