@@ -164,17 +164,17 @@ pub fn diff_lines(theme: &Theme, diff: &str) -> Vec<Line<'static>> {
     out
 }
 
-/// Splits styled text into lines of at most `width` columns, breaking at
-/// spaces where it can (a word longer than the line is broken inside);
-/// tabs become spaces to the next tab stop.
-pub fn wrap_words(spans: Vec<(String, Style)>, width: usize) -> Vec<Line<'static>> {
-    let width = width.max(1);
-    // Cut into pieces: words (with their style), spaces and line breaks.
-    enum Piece {
-        Word(String, Style, usize),
-        Space(Style),
-        Break,
-    }
+/// A piece of styled text to wrap: a word (with its style and width), a
+/// space or a line break.
+enum Piece {
+    Word(String, Style, usize),
+    Tab(Style),
+    Space(Style),
+    Break,
+}
+
+/// Cuts styled text into words, spaces, tabs and line breaks.
+fn pieces(spans: Vec<(String, Style)>) -> Vec<Piece> {
     let mut pieces = Vec::new();
     for (text, style) in spans {
         let mut word = String::new();
@@ -188,7 +188,7 @@ pub fn wrap_words(spans: Vec<(String, Style)>, width: usize) -> Vec<Line<'static
                     }
                     pieces.push(match c {
                         '\n' => Piece::Break,
-                        '\t' => Piece::Word("\t".into(), style, 0),
+                        '\t' => Piece::Tab(style),
                         _ => Piece::Space(style),
                     });
                 }
@@ -203,82 +203,109 @@ pub fn wrap_words(spans: Vec<(String, Style)>, width: usize) -> Vec<Line<'static
             pieces.push(Piece::Word(word, style, w));
         }
     }
-    let mut lines: Vec<Line<'static>> = Vec::new();
-    let mut current: Vec<Span<'static>> = Vec::new();
-    let mut used = 0usize;
-    let mut pending_space: Option<Style> = None;
-    let flush = |current: &mut Vec<Span<'static>>, lines: &mut Vec<Line<'static>>| {
-        lines.push(Line::from(std::mem::take(current)));
-    };
-    for piece in pieces {
-        match piece {
-            Piece::Break => {
-                flush(&mut current, &mut lines);
-                used = 0;
-                pending_space = None;
-            }
-            Piece::Space(style) => {
-                if let Some(prev) = pending_space.replace(style) {
-                    // Several spaces in a row are kept.
-                    if used < width {
-                        current.push(Span::styled(" ", prev));
-                        used += 1;
-                    }
-                }
-            }
-            Piece::Word(word, style, w) if word == "\t" => {
-                if let Some(prev) = pending_space.take()
-                    && used < width
-                {
-                    current.push(Span::styled(" ", prev));
-                    used += 1;
-                }
-                let fill = (TAB - used % TAB).min(width.saturating_sub(used));
-                current.push(Span::styled(" ".repeat(fill), style));
-                used += fill;
-                let _ = w;
-            }
-            Piece::Word(word, style, w) => {
-                let space = usize::from(pending_space.is_some());
-                if used > 0 && used + space + w > width {
-                    flush(&mut current, &mut lines);
-                    used = 0;
-                } else if let Some(prev) = pending_space
-                    && (used > 0 || space > 0)
-                {
-                    current.push(Span::styled(" ", prev));
-                    used += 1;
-                }
-                pending_space = None;
-                if w <= width.saturating_sub(used) {
-                    current.push(Span::styled(word, style));
-                    used += w;
-                    continue;
-                }
-                // Longer than a line: break it by columns.
-                let mut piece = String::new();
-                for c in word.chars() {
-                    let cw = c.width().unwrap_or(0);
-                    if used + cw > width {
-                        if !piece.is_empty() {
-                            current.push(Span::styled(std::mem::take(&mut piece), style));
-                        }
-                        flush(&mut current, &mut lines);
-                        used = 0;
-                    }
-                    piece.push(c);
-                    used += cw;
-                }
-                if !piece.is_empty() {
-                    current.push(Span::styled(piece, style));
-                }
+    pieces
+}
+
+/// Lines being filled to a width.
+struct Wrapper {
+    width: usize,
+    lines: Vec<Line<'static>>,
+    current: Vec<Span<'static>>,
+    used: usize,
+    pending_space: Option<Style>,
+}
+
+impl Wrapper {
+    fn flush(&mut self) {
+        self.lines
+            .push(Line::from(std::mem::take(&mut self.current)));
+        self.used = 0;
+    }
+
+    fn push(&mut self, text: impl Into<String>, style: Style, w: usize) {
+        self.current.push(Span::styled(text.into(), style));
+        self.used += w;
+    }
+
+    fn space(&mut self, style: Style) {
+        if let Some(prev) = self.pending_space.replace(style) {
+            // Several spaces in a row are kept.
+            if self.used < self.width {
+                self.push(" ", prev, 1);
             }
         }
     }
-    if !current.is_empty() {
-        lines.push(Line::from(current));
+
+    fn tab(&mut self, style: Style) {
+        if let Some(prev) = self.pending_space.take()
+            && self.used < self.width
+        {
+            self.push(" ", prev, 1);
+        }
+        let fill = (TAB - self.used % TAB).min(self.width.saturating_sub(self.used));
+        self.push(" ".repeat(fill), style, fill);
     }
-    lines
+
+    fn word(&mut self, word: String, style: Style, w: usize) {
+        let space = usize::from(self.pending_space.is_some());
+        if self.used > 0 && self.used + space + w > self.width {
+            self.flush();
+        } else if let Some(prev) = self.pending_space
+            && (self.used > 0 || space > 0)
+        {
+            self.push(" ", prev, 1);
+        }
+        self.pending_space = None;
+        if w <= self.width.saturating_sub(self.used) {
+            self.push(word, style, w);
+            return;
+        }
+        // Longer than a line: break it by columns.
+        let mut piece = String::new();
+        for c in word.chars() {
+            let cw = c.width().unwrap_or(0);
+            if self.used + cw > self.width {
+                if !piece.is_empty() {
+                    self.current
+                        .push(Span::styled(std::mem::take(&mut piece), style));
+                }
+                self.flush();
+            }
+            piece.push(c);
+            self.used += cw;
+        }
+        if !piece.is_empty() {
+            self.current.push(Span::styled(piece, style));
+        }
+    }
+}
+
+/// Splits styled text into lines of at most `width` columns, breaking at
+/// spaces where it can (a word longer than the line is broken inside);
+/// tabs become spaces to the next tab stop.
+pub fn wrap_words(spans: Vec<(String, Style)>, width: usize) -> Vec<Line<'static>> {
+    let mut wrap = Wrapper {
+        width: width.max(1),
+        lines: Vec::new(),
+        current: Vec::new(),
+        used: 0,
+        pending_space: None,
+    };
+    for piece in pieces(spans) {
+        match piece {
+            Piece::Break => {
+                wrap.flush();
+                wrap.pending_space = None;
+            }
+            Piece::Space(style) => wrap.space(style),
+            Piece::Tab(style) => wrap.tab(style),
+            Piece::Word(word, style, w) => wrap.word(word, style, w),
+        }
+    }
+    if !wrap.current.is_empty() {
+        wrap.lines.push(Line::from(wrap.current));
+    }
+    wrap.lines
 }
 
 #[cfg(test)]
