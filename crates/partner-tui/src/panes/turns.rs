@@ -347,6 +347,97 @@ impl TurnsPane {
     }
 }
 
+/// The lines of the turns a frame shows, laid out once per frame as they
+/// are needed.
+struct Laid<'a, 'v> {
+    pane: &'a TurnsPane,
+    view: &'a View<'v>,
+    entries: &'a [usize],
+    width: usize,
+    cache: std::collections::HashMap<usize, Vec<Line<'static>>>,
+}
+
+impl Laid<'_, '_> {
+    /// How many lines the `p`th entry shown takes.
+    fn count(&mut self, p: usize) -> usize {
+        let (pane, view, width) = (self.pane, self.view, self.width);
+        let turn = &view.model.turns[self.entries[p]];
+        self.cache
+            .entry(p)
+            .or_insert_with(|| pane.lines(view, turn, width))
+            .len()
+    }
+
+    /// The `p`th entry's lines, taken out.
+    fn take(&mut self, p: usize) -> Vec<Line<'static>> {
+        self.count(p);
+        self.cache.remove(&p).unwrap_or_default()
+    }
+}
+
+impl TurnsPane {
+    /// The entries a frame may show, newest first: only as many as a
+    /// screenful past the anchor (plus the scroll) needs, whatever the
+    /// history holds — each entry is at least one line.
+    fn window(&self, model: &Model, height: usize) -> Vec<usize> {
+        let dropped = model.dropped;
+        let anchor_at = match self.anchor.get() {
+            Some((abs, _)) => self
+                .shown(model)
+                .position(|(i, _)| dropped + i <= abs)
+                .unwrap_or(usize::MAX - 1),
+            None => 0,
+        };
+        let reach = self.scroll.get().unsigned_abs() + self.anchor.get().map_or(0, |a| a.1);
+        let need = anchor_at.saturating_add(height + reach + 2);
+        self.shown(model).take(need).map(|(i, _)| i).collect()
+    }
+
+    /// Where the bottom of the pane is after the pending scroll: the
+    /// anchor turn's position in the window and how many of its lines hide
+    /// below; the anchor is kept (none: following the newest).
+    fn settle(&self, laid: &mut Laid<'_, '_>) -> (usize, isize) {
+        let dropped = laid.view.model.dropped;
+        let entries = laid.entries;
+        let mut pos = match self.anchor.get() {
+            Some((abs, _)) => entries
+                .iter()
+                .position(|&i| dropped + i <= abs)
+                .unwrap_or(entries.len() - 1),
+            None => 0,
+        };
+        let mut offset = self.anchor.get().map_or(0, |(_, o)| o) as isize;
+        offset -= self.scroll.replace(0);
+        // Up: hide more of the anchor turn, then move to older turns.
+        while offset > 0 && offset as usize >= laid.count(pos) {
+            if pos + 1 >= entries.len() {
+                offset = laid.count(pos).saturating_sub(1) as isize;
+                break;
+            }
+            offset -= laid.count(pos) as isize;
+            pos += 1;
+        }
+        // Down: show more, then move to newer turns; past the newest, follow.
+        let mut follow = self.anchor.get().is_none() && offset <= 0;
+        while offset < 0 {
+            if pos == 0 {
+                offset = 0;
+                follow = true;
+                break;
+            }
+            pos -= 1;
+            offset += laid.count(pos) as isize;
+        }
+        if follow && pos == 0 && offset == 0 {
+            self.anchor.set(None);
+        } else {
+            self.anchor
+                .set(Some((dropped + entries[pos], offset.max(0) as usize)));
+        }
+        (pos, offset)
+    }
+}
+
 impl Component for TurnsPane {
     fn act(&mut self, action: Action, model: &Model) -> Option<Vec<Effect>> {
         match action {
@@ -408,22 +499,7 @@ impl Component for TurnsPane {
             return;
         }
         let model = view.model;
-        let dropped = model.dropped;
-        let entries: Vec<usize> = {
-            // Only as many as a screenful past the anchor (plus the
-            // scroll) needs, whatever the history holds: each entry is at
-            // least one line.
-            let anchor_at = match self.anchor.get() {
-                Some((abs, _)) => self
-                    .shown(model)
-                    .position(|(i, _)| dropped + i <= abs)
-                    .unwrap_or(usize::MAX - 1),
-                None => 0,
-            };
-            let reach = self.scroll.get().unsigned_abs() + self.anchor.get().map_or(0, |a| a.1);
-            let need = anchor_at.saturating_add(height + reach + 2);
-            self.shown(model).take(need).map(|(i, _)| i).collect()
-        };
+        let entries = self.window(model, height);
         if entries.is_empty() {
             let hint =
                 Paragraph::new("No turns yet. Agents' replies stream here as they are written.")
@@ -431,59 +507,20 @@ impl Component for TurnsPane {
             frame.render_widget(hint, area);
             return;
         }
-        // Where the bottom of the pane is: the anchor turn (newest first
-        // position in `entries`) and how many of its lines hide below.
-        let mut pos = match self.anchor.get() {
-            Some((abs, _)) => entries
-                .iter()
-                .position(|&i| dropped + i <= abs)
-                .unwrap_or(entries.len() - 1),
-            None => 0,
+        let mut laid = Laid {
+            pane: self,
+            view,
+            entries: &entries,
+            width,
+            cache: std::collections::HashMap::new(),
         };
-        let mut offset = self.anchor.get().map_or(0, |(_, o)| o) as isize;
-        let mut cache: std::collections::HashMap<usize, Vec<Line<'static>>> =
-            std::collections::HashMap::new();
-        let lines_of =
-            |cache: &mut std::collections::HashMap<usize, Vec<Line<'static>>>, p: usize| -> usize {
-                cache
-                    .entry(p)
-                    .or_insert_with(|| self.lines(view, &model.turns[entries[p]], width))
-                    .len()
-            };
-        offset -= self.scroll.replace(0);
-        // Up: hide more of the anchor turn, then move to older turns.
-        while offset > 0 && offset as usize >= lines_of(&mut cache, pos) {
-            if pos + 1 >= entries.len() {
-                offset = lines_of(&mut cache, pos).saturating_sub(1) as isize;
-                break;
-            }
-            offset -= lines_of(&mut cache, pos) as isize;
-            pos += 1;
-        }
-        // Down: show more, then move to newer turns; past the newest, follow.
-        let mut follow = self.anchor.get().is_none() && offset <= 0;
-        while offset < 0 {
-            if pos == 0 {
-                offset = 0;
-                follow = true;
-                break;
-            }
-            pos -= 1;
-            offset += lines_of(&mut cache, pos) as isize;
-        }
-        if follow && pos == 0 && offset == 0 {
-            self.anchor.set(None);
-        } else {
-            self.anchor
-                .set(Some((dropped + entries[pos], offset.max(0) as usize)));
-        }
+        let (pos, offset) = self.settle(&mut laid);
         // Collect from the anchor upwards until the pane is full.
         let mut collected: Vec<Line<'static>> = Vec::new();
         let skip = offset.max(0) as usize;
         let mut p = pos;
         loop {
-            lines_of(&mut cache, p);
-            let mut lines = cache.remove(&p).unwrap_or_default();
+            let mut lines = laid.take(p);
             if p == pos {
                 let keep = lines.len().saturating_sub(skip);
                 lines.truncate(keep);
