@@ -285,7 +285,22 @@ impl Component for ReplayPane {
             ])),
             head,
         );
-        let height = usize::from(list.height);
+        let lines = self.step_lines(view, list.height, area.width);
+        frame.render_widget(Paragraph::new(lines), list);
+        if let Some(r) = self.current() {
+            let lines = self.detail_lines(view, r, usize::from(detail.width));
+            frame.render_widget(Paragraph::new(lines).wrap(Wrap { trim: false }), detail);
+        }
+    }
+}
+
+impl ReplayPane {
+    /// The steps around the current one, one line each: the divergent
+    /// step flagged, the current one selected, those ahead dimmed.
+    fn step_lines(&self, view: &View<'_>, list_height: u16, width: u16) -> Vec<Line<'static>> {
+        let theme = view.theme;
+        let replay = &self.state;
+        let height = usize::from(list_height);
         let first = replay.step.saturating_sub(height / 2);
         let mut lines = Vec::new();
         for (i, r) in replay.records.iter().enumerate().skip(first).take(height) {
@@ -313,38 +328,41 @@ impl Component for ReplayPane {
                     agent_style(theme, view.model, &r.agent),
                 ),
                 Span::styled(
-                    first_line(&r.canonical, usize::from(area.width).saturating_sub(30)),
+                    first_line(&r.canonical, usize::from(width).saturating_sub(30)),
                     style,
                 ),
                 Span::styled(format!(" {}", r.outcome.as_str()), theme.style("ui.dim")),
             ]));
         }
-        frame.render_widget(Paragraph::new(lines), list);
-        if let Some(r) = self.current() {
-            let width = usize::from(detail.width);
-            let mut lines: Vec<Line> = decision_words(r)
-                .into_iter()
-                .map(|t| Line::from(Span::styled(t, theme.style("ui.text"))))
-                .collect();
-            if let Some(m) = &r.memory {
-                lines.push(Line::from(Span::styled(
-                    match m.version_before {
-                        Some(v) => format!("memory: {} v{v} → v{}", m.label, m.version_after),
-                        None => format!("memory: {} created", m.label),
-                    },
-                    theme.style("ui.diff_header"),
-                )));
-                if let Some((step, diff)) = &self.diff
-                    && *step == replay.step
-                {
-                    lines.extend(super::render::diff_lines(theme, diff).into_iter().skip(3));
-                }
+        lines
+    }
+
+    /// What the current step decided and did: its decision, the memory it
+    /// changed (with the diff, once read) and its result.
+    fn detail_lines(&self, view: &View<'_>, r: &TraceRecord, width: usize) -> Vec<Line<'static>> {
+        let theme = view.theme;
+        let mut lines: Vec<Line<'static>> = decision_words(r)
+            .into_iter()
+            .map(|t| Line::from(Span::styled(t, theme.style("ui.text"))))
+            .collect();
+        if let Some(m) = &r.memory {
+            lines.push(Line::from(Span::styled(
+                match m.version_before {
+                    Some(v) => format!("memory: {} v{v} → v{}", m.label, m.version_after),
+                    None => format!("memory: {} created", m.label),
+                },
+                theme.style("ui.diff_header"),
+            )));
+            if let Some((step, diff)) = &self.diff
+                && *step == self.state.step
+            {
+                lines.extend(super::render::diff_lines(theme, diff).into_iter().skip(3));
             }
-            lines.extend(wrap_words(
-                vec![(format!("result: {}", r.result), theme.style("ui.dim"))],
-                width,
-            ));
-            frame.render_widget(Paragraph::new(lines).wrap(Wrap { trim: false }), detail);
         }
+        lines.extend(wrap_words(
+            vec![(format!("result: {}", r.result), theme.style("ui.dim"))],
+            width,
+        ));
+        lines
     }
 }
