@@ -133,56 +133,55 @@ impl LineEditor {
 
     /// Applies one key.
     pub fn key(&mut self, key: KeyEvent) -> Edit {
+        if let Some(edit) = outside_edit(key) {
+            return edit;
+        }
+        if self.moved(key) || self.edited(key) {
+            Edit::Changed
+        } else {
+            Edit::Ignored
+        }
+    }
+
+    /// Moves the cursor for a movement key (by character, word or to an
+    /// end, Emacs style); false for any other key.
+    fn moved(&mut self, key: KeyEvent) -> bool {
+        let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
+        let alt = key.modifiers.contains(KeyModifiers::ALT);
+        self.cursor = match key.code {
+            KeyCode::Char('a') if ctrl => 0,
+            KeyCode::Home => 0,
+            KeyCode::Char('e') if ctrl => self.text.len(),
+            KeyCode::End => self.text.len(),
+            KeyCode::Char('b') if alt => self.word_start(),
+            KeyCode::Left if ctrl || alt => self.word_start(),
+            KeyCode::Char('f') if alt => self.word_end(),
+            KeyCode::Right if ctrl || alt => self.word_end(),
+            KeyCode::Char('b') if ctrl => self.prev_boundary(self.cursor),
+            KeyCode::Left => self.prev_boundary(self.cursor),
+            KeyCode::Char('f') if ctrl => self.next_boundary(self.cursor),
+            KeyCode::Right => self.next_boundary(self.cursor),
+            _ => return false,
+        };
+        true
+    }
+
+    /// Changes the text for an editing key (deleting a character, a word,
+    /// to either end, or typing one within [`MAX_LINE`]); false for any
+    /// other key.
+    fn edited(&mut self, key: KeyEvent) -> bool {
         let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
         let alt = key.modifiers.contains(KeyModifiers::ALT);
         match key.code {
-            KeyCode::Enter => return Edit::Submit,
-            KeyCode::Esc => return Edit::Cancel,
-            KeyCode::Tab => return Edit::Complete,
-            KeyCode::Up => return Edit::Older,
-            KeyCode::Down => return Edit::Newer,
-            KeyCode::Char('c' | 'g') if ctrl => return Edit::Cancel,
-            KeyCode::Char('p') if ctrl => return Edit::Older,
-            KeyCode::Char('n') if ctrl => return Edit::Newer,
-            KeyCode::Char('a') if ctrl => self.cursor = 0,
-            KeyCode::Home => self.cursor = 0,
-            KeyCode::Char('e') if ctrl => self.cursor = self.text.len(),
-            KeyCode::End => self.cursor = self.text.len(),
-            KeyCode::Char('b') if alt => self.cursor = self.word_start(),
-            KeyCode::Left if ctrl || alt => self.cursor = self.word_start(),
-            KeyCode::Char('f') if alt => self.cursor = self.word_end(),
-            KeyCode::Right if ctrl || alt => self.cursor = self.word_end(),
-            KeyCode::Char('b') if ctrl => self.cursor = self.prev_boundary(self.cursor),
-            KeyCode::Left => self.cursor = self.prev_boundary(self.cursor),
-            KeyCode::Char('f') if ctrl => self.cursor = self.next_boundary(self.cursor),
-            KeyCode::Right => self.cursor = self.next_boundary(self.cursor),
-            KeyCode::Char('w') if ctrl => {
-                let start = self.word_start();
-                self.text.replace_range(start..self.cursor, "");
-                self.cursor = start;
-            }
-            KeyCode::Backspace if ctrl || alt => {
-                let start = self.word_start();
-                self.text.replace_range(start..self.cursor, "");
-                self.cursor = start;
-            }
+            KeyCode::Char('w') if ctrl => self.delete_word(),
+            KeyCode::Backspace if ctrl || alt => self.delete_word(),
             KeyCode::Char('u') if ctrl => {
                 self.text.replace_range(..self.cursor, "");
                 self.cursor = 0;
             }
             KeyCode::Char('k') if ctrl => self.text.truncate(self.cursor),
-            KeyCode::Char('d') if ctrl => {
-                if self.cursor < self.text.len() {
-                    let end = self.next_boundary(self.cursor);
-                    self.text.replace_range(self.cursor..end, "");
-                }
-            }
-            KeyCode::Delete => {
-                if self.cursor < self.text.len() {
-                    let end = self.next_boundary(self.cursor);
-                    self.text.replace_range(self.cursor..end, "");
-                }
-            }
+            KeyCode::Char('d') if ctrl => self.delete_forward(),
+            KeyCode::Delete => self.delete_forward(),
             KeyCode::Backspace => {
                 if self.cursor > 0 {
                     let start = self.prev_boundary(self.cursor);
@@ -196,10 +195,42 @@ impl LineEditor {
                     self.cursor += c.len_utf8();
                 }
             }
-            _ => return Edit::Ignored,
+            _ => return false,
         }
-        Edit::Changed
+        true
     }
+
+    /// Deletes the word before the cursor.
+    fn delete_word(&mut self) {
+        let start = self.word_start();
+        self.text.replace_range(start..self.cursor, "");
+        self.cursor = start;
+    }
+
+    /// Deletes the character under the cursor.
+    fn delete_forward(&mut self) {
+        if self.cursor < self.text.len() {
+            let end = self.next_boundary(self.cursor);
+            self.text.replace_range(self.cursor..end, "");
+        }
+    }
+}
+
+/// What a key means outside the line itself (submit, cancel, complete,
+/// history), if anything.
+fn outside_edit(key: KeyEvent) -> Option<Edit> {
+    let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
+    Some(match key.code {
+        KeyCode::Enter => Edit::Submit,
+        KeyCode::Esc => Edit::Cancel,
+        KeyCode::Tab => Edit::Complete,
+        KeyCode::Up => Edit::Older,
+        KeyCode::Down => Edit::Newer,
+        KeyCode::Char('c' | 'g') if ctrl => Edit::Cancel,
+        KeyCode::Char('p') if ctrl => Edit::Older,
+        KeyCode::Char('n') if ctrl => Edit::Newer,
+        _ => return None,
+    })
 }
 
 /// Lines entered before, newest last; kept in a file when there is one.
