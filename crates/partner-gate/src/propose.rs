@@ -36,24 +36,8 @@ const BUILTINS: &[&str] = &[
 
 /// Proposes a command for `text`.
 pub fn propose(text: &str, probe: &dyn Probe) -> Proposal {
-    let extracted = extract_script(text);
-    if let Some(command) = extracted.command.as_deref() {
-        let first = command.split_whitespace().next().unwrap_or("");
-        let known = BUILTINS.contains(&first)
-            || first == "sudo"
-            || probe.executable(super::syntax::base_name(first)).is_some();
-        let syntax = shell_syntax(command);
-        // "install gimp" asks for an install; `install -m 644 a b` is one.
-        let asks = reads_as_words(command) || (analyze(text).intent.is_some() && !syntax);
-        if !asks && (known || syntax) {
-            return Proposal {
-                intent: analyze(""),
-                context: None,
-                safety: Some(assess(command)),
-                command: Some(command.to_string()),
-                note: "the text is a command".into(),
-            };
-        }
+    if let Some(written) = as_written(text, probe) {
+        return written;
     }
     let mut intent = analyze(text);
     // A few words naming a thing ("picture editor"): the program for it.
@@ -95,11 +79,46 @@ pub fn propose(text: &str, probe: &dyn Probe) -> Proposal {
     } else {
         "apt"
     };
+    match plan(kind, &intent.verb, &target, &ctx, installer) {
+        Ok((command, note)) => with(intent, Some(ctx), command, &note),
+        Err(note) => without(intent, Some(ctx), &note),
+    }
+}
+
+/// The text as a command in its own right, when it is one: a known
+/// program or builtin, or shell syntax, and not words asking for
+/// something ("install gimp" asks for an install; `install -m 644 a b` is
+/// one).
+fn as_written(text: &str, probe: &dyn Probe) -> Option<Proposal> {
+    let extracted = extract_script(text);
+    let command = extracted.command.as_deref()?;
+    let first = command.split_whitespace().next().unwrap_or("");
+    let known = BUILTINS.contains(&first)
+        || first == "sudo"
+        || probe.executable(super::syntax::base_name(first)).is_some();
+    let syntax = shell_syntax(command);
+    let asks = reads_as_words(command) || (analyze(text).intent.is_some() && !syntax);
+    (!asks && (known || syntax)).then(|| Proposal {
+        intent: analyze(""),
+        context: None,
+        safety: Some(assess(command)),
+        command: Some(command.to_string()),
+        note: "the text is a command".into(),
+    })
+}
+
+/// The command for an intent of `kind` on `target`, with what the system
+/// said that makes it the one (or why there is none).
+fn plan(
+    kind: IntentKind,
+    verb: &str,
+    target: &str,
+    ctx: &Context,
+    installer: &str,
+) -> Result<(String, String), String> {
     let installed = matches!(ctx.package, Some(PackageState::Installed(_)));
     let available = matches!(ctx.package, Some(PackageState::Available(_)));
-    let unit = ctx.unit.clone();
-    let verb = intent.verb.clone();
-    let plan: Result<(String, String), String> = match kind {
+    match kind {
         IntentKind::Run => match (
             &ctx.executable,
             available,
@@ -108,7 +127,7 @@ pub fn propose(text: &str, probe: &dyn Probe) -> Proposal {
                 .filter(|s| s.whole)
                 .find_map(|s| s.command.clone()),
         ) {
-            (Some(_), _, _) => Ok((target.clone(), format!("{target} is installed"))),
+            (Some(_), _, _) => Ok((target.to_string(), format!("{target} is installed"))),
             (None, true, _) => Ok((
                 format!("sudo {installer} install {target}"),
                 format!("{target} is available but not installed"),
@@ -130,39 +149,14 @@ pub fn propose(text: &str, probe: &dyn Probe) -> Proposal {
         )),
         IntentKind::Remove => Err(format!("{target} is not an installed package")),
         IntentKind::ServiceStart | IntentKind::ServiceStop | IntentKind::ServiceConfig => {
-            match &unit {
-                Some(u) => {
-                    let action = match (kind, verb.as_str()) {
-                        (IntentKind::ServiceStart, "restart" | "reload") => verb.clone(),
-                        (IntentKind::ServiceStart, _) => "start".into(),
-                        (IntentKind::ServiceStop, _) => "stop".into(),
-                        (_, v) => v.to_string(),
-                    };
-                    if action == "start" && u.active == "active" {
-                        Err(format!("{target} is already active"))
-                    } else if action == "stop" && u.active != "active" {
-                        Err(format!("{target} is not running ({})", u.active))
-                    } else {
-                        Ok((
-                            format!("sudo systemctl {action} {target}"),
-                            format!("{target} is a systemd service, currently {}", u.active),
-                        ))
-                    }
-                }
-                // "kill firefox": a program, not a service; its processes.
-                None if kind == IntentKind::ServiceStop && ctx.executable.is_some() => Ok((
-                    format!("pkill -x {target}"),
-                    format!("{target} is a program, not a service: its processes are stopped"),
-                )),
-                None => Err(format!("{target} is not a service on this system")),
-            }
+            service_plan(kind, verb, target, ctx)
         }
         IntentKind::Update if installed => Ok((
             format!("sudo {installer} install --only-upgrade {target}"),
             format!("{target} is installed"),
         )),
         IntentKind::Update => Err(format!("{target} is not an installed package")),
-        IntentKind::Check => match (&unit, installed) {
+        IntentKind::Check => match (&ctx.unit, installed) {
             (Some(_), _) => Ok((
                 format!("systemctl status {target}"),
                 "it is a service".into(),
@@ -170,10 +164,42 @@ pub fn propose(text: &str, probe: &dyn Probe) -> Proposal {
             (None, true) => Ok((format!("dpkg -s {target}"), "it is a package".into())),
             _ => Err(format!("nothing named {target} was found to check")),
         },
-    };
-    match plan {
-        Ok((command, note)) => with(intent, Some(ctx), command, &note),
-        Err(note) => without(intent, Some(ctx), &note),
+    }
+}
+
+/// Starting, stopping or configuring a service: `systemctl` for a unit in
+/// the state the request needs, `pkill` for a program that is no service.
+fn service_plan(
+    kind: IntentKind,
+    verb: &str,
+    target: &str,
+    ctx: &Context,
+) -> Result<(String, String), String> {
+    match &ctx.unit {
+        Some(u) => {
+            let action = match (kind, verb) {
+                (IntentKind::ServiceStart, "restart" | "reload") => verb.to_string(),
+                (IntentKind::ServiceStart, _) => "start".into(),
+                (IntentKind::ServiceStop, _) => "stop".into(),
+                (_, v) => v.to_string(),
+            };
+            if action == "start" && u.active == "active" {
+                Err(format!("{target} is already active"))
+            } else if action == "stop" && u.active != "active" {
+                Err(format!("{target} is not running ({})", u.active))
+            } else {
+                Ok((
+                    format!("sudo systemctl {action} {target}"),
+                    format!("{target} is a systemd service, currently {}", u.active),
+                ))
+            }
+        }
+        // "kill firefox": a program, not a service; its processes.
+        None if kind == IntentKind::ServiceStop && ctx.executable.is_some() => Ok((
+            format!("pkill -x {target}"),
+            format!("{target} is a program, not a service: its processes are stopped"),
+        )),
+        None => Err(format!("{target} is not a service on this system")),
     }
 }
 
