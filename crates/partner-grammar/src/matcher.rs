@@ -397,34 +397,8 @@ pub(super) fn run<'g>(state: &mut State<'g>, s: &str, work: &mut Work<'g>) -> bo
         }
         let part: &'g Part = &parts[state.part];
         let no_skip = std::mem::take(&mut state.no_skip);
-        if part.optional() && !state.in_repeat && !no_skip {
-            let mut skip = *state;
-            skip.part += 1;
-            if let Some(v) = part.var() {
-                skip.add_value(&mut work.arena, Some(v), Captured::Undefined);
-            }
-            if work.options.optional == Policy::Other {
-                // Prefer skipping: take later (without offering the skip
-                // again when resumed).
-                let mut take = std::mem::replace(state, skip);
-                take.no_skip = true;
-                work.push(take, Origin::Optional);
-                continue;
-            }
-            work.push(skip, Origin::Optional);
-            // Only a rule that may match nothing can bring the taking path
-            // back to where the skipping copy starts.
-            if let Part::Rules {
-                rules,
-                repeat: false,
-                var: None,
-                ..
-            } = part
-                && rules.may_be_empty()
-            {
-                let at = work.arena.stack.len() - 1;
-                state.twin = work.arena.twins.fork(&skip, at);
-            }
+        if part.optional() && !state.in_repeat && !no_skip && offer_skip(state, part, work) {
+            continue;
         }
         match part {
             Part::Str(words) => {
@@ -447,67 +421,134 @@ pub(super) fn run<'g>(state: &mut State<'g>, s: &str, work: &mut Work<'g>) -> bo
             Part::Rules {
                 rules, var, repeat, ..
             } => {
-                let rules: &'g RuleSet = rules;
-                let children = rules.rules();
-                if children.is_empty() {
+                let entry = Entry {
+                    rules,
+                    var: var.as_deref(),
+                    repeat: *repeat,
+                    alone: parts_len == 1,
+                };
+                if !enter_rules(state, s, entry, work) {
                     return false;
                 }
-                let frame = Frame {
-                    set: state.set,
-                    alt: state.alt,
-                    value: state.value,
-                    part: state.part + 1,
-                    var: var.as_deref(),
-                    ids: state.ids,
-                    parent: state.parent,
-                    repeat_part: repeat.then_some(state.part),
-                    repeat_start: state.index,
-                    spacing: state.spacing,
-                };
-                let require = !matches!(state.ids, Ids::Off)
-                    && (var.is_some() || (state.value.is_none() && parts_len == 1));
-                state.set = rules;
-                state.part = 0;
-                state.ids = if require { Ids::On(NIL) } else { Ids::Off };
-                state.parent = work.arena.push_frame(frame);
-                state.in_repeat = false;
-                // Only the alternatives that can begin here.
-                let lead = state.leading_spacing(&work.arena) != Spacing::None;
-                let viable = work.viable(s, rules, state.index, state.wild.is_some(), lead);
-                let base = *state;
-                let mut fork = |i: usize| {
-                    let mut other = base;
-                    other.alt = i;
-                    other.value = children[i].value.as_deref();
-                    other.spacing = children[i].spacing;
-                    work.push(other, Origin::Alternation);
-                };
-                let first = if let Some(mask) = viable.mask(children.len()) {
-                    // The others, last first, then the first goes on.
-                    if mask == 0 {
-                        return false;
-                    }
-                    let first = mask.trailing_zeros() as usize;
-                    bits_down(mask & !(1 << first)).for_each(&mut fork);
-                    first
-                } else {
-                    let Some(first) = (0..children.len()).find(|&i| viable.has(i)) else {
-                        return false;
-                    };
-                    (first + 1..children.len())
-                        .rev()
-                        .filter(|&i| viable.has(i))
-                        .for_each(&mut fork);
-                    first
-                };
-                state.alt = first;
-                state.value = children[first].value.as_deref();
-                state.spacing = children[first].spacing;
                 continue;
             }
         }
         state.part += 1;
     }
+}
+
+/// Offers the path that skips an optional part (pushed for later, or —
+/// when skipping is preferred — taken now with the taking path pushed);
+/// true when the state was replaced by the skip and the loop goes on.
+#[inline]
+fn offer_skip<'g>(state: &mut State<'g>, part: &'g Part, work: &mut Work<'g>) -> bool {
+    let mut skip = *state;
+    skip.part += 1;
+    if let Some(v) = part.var() {
+        skip.add_value(&mut work.arena, Some(v), Captured::Undefined);
+    }
+    if work.options.optional == Policy::Other {
+        // Prefer skipping: take later (without offering the skip again
+        // when resumed).
+        let mut take = std::mem::replace(state, skip);
+        take.no_skip = true;
+        work.push(take, Origin::Optional);
+        return true;
+    }
+    work.push(skip, Origin::Optional);
+    // Only a rule that may match nothing can bring the taking path back to
+    // where the skipping copy starts.
+    if let Part::Rules {
+        rules,
+        repeat: false,
+        var: None,
+        ..
+    } = part
+        && rules.may_be_empty()
+    {
+        let at = work.arena.stack.len() - 1;
+        state.twin = work.arena.twins.fork(&skip, at);
+    }
+    false
+}
+
+/// A rule part being entered: its set, the variable it fills, whether it
+/// repeats, and whether it is its alternative's only part.
+#[derive(Clone, Copy)]
+struct Entry<'g> {
+    rules: &'g RuleSet,
+    var: Option<&'g str>,
+    repeat: bool,
+    alone: bool,
+}
+
+/// Enters a rule part: a frame to come back to, then the first
+/// alternative that can begin here goes on and the other viable ones are
+/// pushed (last first); false when none can begin here.
+#[inline]
+fn enter_rules<'g>(state: &mut State<'g>, s: &str, entry: Entry<'g>, work: &mut Work<'g>) -> bool {
+    let Entry {
+        rules,
+        var,
+        repeat,
+        alone,
+    } = entry;
+    let children = rules.rules();
+    if children.is_empty() {
+        return false;
+    }
+    let frame = Frame {
+        set: state.set,
+        alt: state.alt,
+        value: state.value,
+        part: state.part + 1,
+        var,
+        ids: state.ids,
+        parent: state.parent,
+        repeat_part: repeat.then_some(state.part),
+        repeat_start: state.index,
+        spacing: state.spacing,
+    };
+    let require =
+        !matches!(state.ids, Ids::Off) && (var.is_some() || (state.value.is_none() && alone));
+    state.set = rules;
+    state.part = 0;
+    state.ids = if require { Ids::On(NIL) } else { Ids::Off };
+    state.parent = work.arena.push_frame(frame);
+    state.in_repeat = false;
+    // Only the alternatives that can begin here.
+    let lead = state.leading_spacing(&work.arena) != Spacing::None;
+    let viable = work.viable(s, rules, state.index, state.wild.is_some(), lead);
+    let base = *state;
+    let mut fork = |i: usize| {
+        let mut other = base;
+        other.alt = i;
+        other.value = children[i].value.as_deref();
+        other.spacing = children[i].spacing;
+        work.push(other, Origin::Alternation);
+    };
+    let first = if let Some(mask) = viable.mask(children.len()) {
+        // The others, last first, then the first goes on.
+        if mask == 0 {
+            return false;
+        }
+        let first = mask.trailing_zeros() as usize;
+        bits_down(mask & !(1 << first)).for_each(&mut fork);
+        first
+    } else {
+        let Some(first) = (0..children.len()).find(|&i| viable.has(i)) else {
+            return false;
+        };
+        (first + 1..children.len())
+            .rev()
+            .filter(|&i| viable.has(i))
+            .for_each(&mut fork);
+        first
+    };
+    state.alt = first;
+    state.value = children[first].value.as_deref();
+    state.spacing = children[first].spacing;
+    true
 }
 
 pub(super) use super::values::{Captures, Stat, make_value};
