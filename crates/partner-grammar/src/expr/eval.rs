@@ -41,39 +41,7 @@ where
     match e {
         Expr::Lit(v) => v.clone(),
         Expr::Var(name) => var(name, path),
-        Expr::Object(fields) => {
-            let mut out: Vec<(Text, Value)> = Vec::with_capacity(fields.iter().len());
-            for f in fields {
-                match f {
-                    Field::Pair(k, value) => {
-                        let sub = Path::Key(path, k);
-                        let v = match value {
-                            Some(e) => eval(e, &sub, var),
-                            None => var(k, &sub),
-                        };
-                        if fields.distinct() {
-                            out.push((k.clone(), v));
-                            continue;
-                        }
-                        match out.iter_mut().find(|(key, _)| same_text(key, k)) {
-                            Some(slot) => slot.1 = v,
-                            None => out.push((k.clone(), v)),
-                        }
-                    }
-                    Field::Spread(e) => {
-                        if let Value::Object(inner) = eval(e, path, var) {
-                            for (k, v) in inner {
-                                match out.iter_mut().find(|(key, _)| same_text(key, &k)) {
-                                    Some(slot) => slot.1 = v,
-                                    None => out.push((k, v)),
-                                }
-                            }
-                        }
-                    }
-                }
-            }
-            Value::Object(out)
-        }
+        Expr::Object(fields) => eval_object(fields, path, var),
         Expr::Array(items) => {
             let mut out = Vec::with_capacity(items.len());
             for (i, item) in items.iter().enumerate() {
@@ -107,30 +75,7 @@ where
                 _ => Value::String(v.type_of().into()),
             }
         }
-        Expr::Binary(super::Operator(op), a, b) => {
-            let left = eval(a, path, var);
-            match *op {
-                "&&" => {
-                    if left.truthy() {
-                        eval(b, path, var)
-                    } else {
-                        left
-                    }
-                }
-                "||" => {
-                    if left.truthy() {
-                        left
-                    } else {
-                        eval(b, path, var)
-                    }
-                }
-                "??" => match left {
-                    Value::Undefined | Value::Null => eval(b, path, var),
-                    other => other,
-                },
-                _ => binary(op, &left, &eval(b, path, var)),
-            }
-        }
+        Expr::Binary(super::Operator(op), a, b) => eval_binary(op, a, b, path, var),
         Expr::Cond(t, a, b) => {
             if eval(t, path, var).truthy() {
                 eval(a, path, var)
@@ -164,6 +109,75 @@ where
             let args: Vec<Value> = args.iter().map(|a| eval(a, path, var)).collect();
             call(&v, method, &args)
         }
+    }
+}
+
+/// An object literal: its fields in order, a later key (or a spread
+/// object's) replacing an earlier one.
+fn eval_object<F>(fields: &super::Fields, path: &Path<'_>, var: &mut F) -> Value
+where
+    F: FnMut(&str, &Path<'_>) -> Value,
+{
+    let mut out: Vec<(Text, Value)> = Vec::with_capacity(fields.iter().len());
+    for f in fields.iter() {
+        match f {
+            Field::Pair(k, value) => {
+                let sub = Path::Key(path, k);
+                let v = match value {
+                    Some(e) => eval(e, &sub, var),
+                    None => var(k, &sub),
+                };
+                if fields.distinct() {
+                    out.push((k.clone(), v));
+                    continue;
+                }
+                match out.iter_mut().find(|(key, _)| same_text(key, k)) {
+                    Some(slot) => slot.1 = v,
+                    None => out.push((k.clone(), v)),
+                }
+            }
+            Field::Spread(e) => {
+                if let Value::Object(inner) = eval(e, path, var) {
+                    for (k, v) in inner {
+                        match out.iter_mut().find(|(key, _)| same_text(key, &k)) {
+                            Some(slot) => slot.1 = v,
+                            None => out.push((k, v)),
+                        }
+                    }
+                }
+            }
+        }
+    }
+    Value::Object(out)
+}
+
+/// A binary operator: `&&`, `||` and `??` evaluate their right side only
+/// when they need it.
+fn eval_binary<F>(op: &str, a: &Expr, b: &Expr, path: &Path<'_>, var: &mut F) -> Value
+where
+    F: FnMut(&str, &Path<'_>) -> Value,
+{
+    let left = eval(a, path, var);
+    match op {
+        "&&" => {
+            if left.truthy() {
+                eval(b, path, var)
+            } else {
+                left
+            }
+        }
+        "||" => {
+            if left.truthy() {
+                left
+            } else {
+                eval(b, path, var)
+            }
+        }
+        "??" => match left {
+            Value::Undefined | Value::Null => eval(b, path, var),
+            other => other,
+        },
+        _ => binary(op, &left, &eval(b, path, var)),
     }
 }
 
