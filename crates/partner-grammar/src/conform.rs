@@ -78,41 +78,7 @@ pub(super) fn infer(e: &Expr, vars: &HashMap<String, Shape>, warnings: &mut Vec<
     match e {
         Expr::Lit(v) => value_shape(v),
         Expr::Var(name) => vars.get(name).cloned().unwrap_or(Shape::Any),
-        Expr::Object(fields) => {
-            let mut props: Vec<Prop> = Vec::new();
-            let set = |props: &mut Vec<Prop>, name: &str, shape: Shape| {
-                if let Some(p) = props.iter_mut().find(|p| p.name == name) {
-                    p.shape = shape;
-                } else {
-                    props.push(Prop {
-                        name: name.to_string(),
-                        shape,
-                        optional: false,
-                    });
-                }
-            };
-            for f in fields {
-                match f {
-                    Field::Pair(k, Some(e)) => {
-                        let s = go!(e);
-                        set(&mut props, k, s);
-                    }
-                    Field::Pair(k, None) => {
-                        set(&mut props, k, vars.get(&**k).cloned().unwrap_or(Shape::Any));
-                    }
-                    Field::Spread(e) => {
-                        // Only an object whose properties are known adds
-                        // them; anything else cannot be counted on.
-                        if let Shape::Object(more) = go!(e) {
-                            for p in more {
-                                set(&mut props, &p.name, p.shape);
-                            }
-                        }
-                    }
-                }
-            }
-            Shape::Object(props)
-        }
+        Expr::Object(fields) => infer_object(fields, vars, warnings),
         Expr::Array(items) => {
             let mut elems = Vec::new();
             for i in items {
@@ -142,26 +108,7 @@ pub(super) fn infer(e: &Expr, vars: &HashMap<String, Shape>, warnings: &mut Vec<
                 _ => Shape::Number,
             }
         }
-        Expr::Binary(super::expr::Operator(op), a, b) => {
-            let left = go!(a);
-            if *op == "??" {
-                if !left.has_undefined() && !matches!(left, Shape::Any | Shape::Never) {
-                    warnings.push(format!(
-                        "Operator '??' is unnecessary — left operand '{}' is never undefined.",
-                        left.name()
-                    ));
-                }
-                let right = infer(b, vars, warnings);
-                return Shape::union(vec![left.without_undefined(), right]);
-            }
-            let right = go!(b);
-            let stringy = |s: &Shape| matches!(s, Shape::String | Shape::Literals(_));
-            match *op {
-                "+" if stringy(&left) || stringy(&right) => Shape::String,
-                "+" | "-" | "*" | "/" | "%" => Shape::Number,
-                _ => Shape::Boolean,
-            }
-        }
+        Expr::Binary(super::expr::Operator(op), a, b) => infer_binary(op, a, b, vars, warnings),
         Expr::Cond(t, a, b) => {
             go!(t);
             let (a, b) = (go!(a), go!(b));
@@ -197,6 +144,77 @@ pub(super) fn infer(e: &Expr, vars: &HashMap<String, Shape>, warnings: &mut Vec<
             ));
             maybe_undefined(got, &t, *optional)
         }
+    }
+}
+
+/// The shape of an object literal: its properties in order, a later one
+/// (or a spread object's) replacing an earlier one of the same name.
+fn infer_object(
+    fields: &super::expr::Fields,
+    vars: &HashMap<String, Shape>,
+    warnings: &mut Vec<String>,
+) -> Shape {
+    let mut props: Vec<Prop> = Vec::new();
+    let set = |props: &mut Vec<Prop>, name: &str, shape: Shape| {
+        if let Some(p) = props.iter_mut().find(|p| p.name == name) {
+            p.shape = shape;
+        } else {
+            props.push(Prop {
+                name: name.to_string(),
+                shape,
+                optional: false,
+            });
+        }
+    };
+    for f in fields.iter() {
+        match f {
+            Field::Pair(k, Some(e)) => {
+                let s = infer(e, vars, warnings);
+                set(&mut props, k, s);
+            }
+            Field::Pair(k, None) => {
+                set(&mut props, k, vars.get(&**k).cloned().unwrap_or(Shape::Any));
+            }
+            Field::Spread(e) => {
+                // Only an object whose properties are known adds them;
+                // anything else cannot be counted on.
+                if let Shape::Object(more) = infer(e, vars, warnings) {
+                    for p in more {
+                        set(&mut props, &p.name, p.shape);
+                    }
+                }
+            }
+        }
+    }
+    Shape::Object(props)
+}
+
+/// The shape of a binary operation (`??` warned about when its left side
+/// is never undefined).
+fn infer_binary(
+    op: &str,
+    a: &Expr,
+    b: &Expr,
+    vars: &HashMap<String, Shape>,
+    warnings: &mut Vec<String>,
+) -> Shape {
+    let left = infer(a, vars, warnings);
+    if op == "??" {
+        if !left.has_undefined() && !matches!(left, Shape::Any | Shape::Never) {
+            warnings.push(format!(
+                "Operator '??' is unnecessary — left operand '{}' is never undefined.",
+                left.name()
+            ));
+        }
+        let right = infer(b, vars, warnings);
+        return Shape::union(vec![left.without_undefined(), right]);
+    }
+    let right = infer(b, vars, warnings);
+    let stringy = |s: &Shape| matches!(s, Shape::String | Shape::Literals(_));
+    match op {
+        "+" if stringy(&left) || stringy(&right) => Shape::String,
+        "+" | "-" | "*" | "/" | "%" => Shape::Number,
+        _ => Shape::Boolean,
     }
 }
 
