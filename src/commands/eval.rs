@@ -60,9 +60,9 @@ fn constellation(options: &EvalOptions) -> Result<ConstellationConfig> {
     ConstellationConfig::load(&path).map_err(|e| Error::Usage(e.to_string()))
 }
 
-/// Runs `partner eval`: a progress line per task on `err`, the report on
-/// `out`; exit 1 when every model call failed.
-pub fn run_eval(options: &EvalOptions, out: &mut dyn Write, err: &mut dyn Write) -> Result<i32> {
+/// What `partner eval` runs: the agent (its provider, model and settings
+/// with the options' profile and timeout), the task set and the modes.
+fn eval_plan(options: &EvalOptions) -> Result<(EvalTarget, TaskSet, Vec<ActionFormat>)> {
     let config = constellation(options)?;
     let agent = match &options.agent {
         Some(name) => config
@@ -119,6 +119,13 @@ pub fn run_eval(options: &EvalOptions, out: &mut dyn Write, err: &mut dyn Write)
         blocks: EvalTarget::blocks_of(&agent.blocks),
         pulse: agent.pulse,
     };
+    Ok((target, set, modes))
+}
+
+/// Runs `partner eval`: a progress line per task on `err`, the report on
+/// `out`; exit 1 when every model call failed.
+pub fn run_eval(options: &EvalOptions, out: &mut dyn Write, err: &mut dyn Write) -> Result<i32> {
+    let (target, set, modes) = eval_plan(options)?;
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()

@@ -222,8 +222,8 @@ impl Wrapper {
         self.used = 0;
     }
 
-    fn push(&mut self, text: impl Into<String>, style: Style, w: usize) {
-        self.current.push(Span::styled(text.into(), style));
+    fn push(&mut self, text: impl Into<std::borrow::Cow<'static, str>>, style: Style, w: usize) {
+        self.current.push(Span::styled(text, style));
         self.used += w;
     }
 
