@@ -96,42 +96,9 @@ impl App {
                 self.model.unseen = 0;
                 self.overlay = Overlay::log();
             }
-            Action::Message => {
-                let agent = self
-                    .turns
-                    .agent
-                    .clone()
-                    .or_else(|| self.model.agents.first().map(|a| a.name.clone()));
-                match agent {
-                    Some(agent) => self.open_prompt(PromptPurpose::Message(agent)),
-                    None => self.warn("no agent to message"),
-                }
-            }
-            Action::FilterAgent if self.focus != Pane::Memory => {
-                let names = self.agent_names();
-                let next = match &self.turns.agent {
-                    None => names.first().cloned(),
-                    Some(current) => names.iter().skip_while(|n| *n != current).nth(1).cloned(),
-                };
-                self.turns.agent = next.clone();
-                self.trace.agent = next;
-                self.turns.follow();
-                self.trace.selected = None;
-            }
-            action if is_decision(action) => {
-                if self.replay.is_some() {
-                    self.warn("replay: decisions are off here (Esc leaves the replay)");
-                    return Vec::new();
-                }
-                if !self.decisions_visible() {
-                    self.warn(
-                        "decisions are made in the Pending pane, where the request is shown (Tab moves there)",
-                    );
-                    return Vec::new();
-                }
-                let effects = self.queue.act(action, &self.model).unwrap_or_default();
-                return self.apply(effects);
-            }
+            Action::Message => self.message_prompt(),
+            Action::FilterAgent if self.focus != Pane::Memory => self.next_agent_filter(),
+            action if is_decision(action) => return self.decide_key(action),
             action => {
                 let effects = match self.focus {
                     Pane::Turns => self.turns.act(action, &self.model),
@@ -155,6 +122,50 @@ impl App {
             }
         }
         Vec::new()
+    }
+
+    /// `m`: a message to the agent the turns are filtered to, or the first.
+    fn message_prompt(&mut self) {
+        let agent = self
+            .turns
+            .agent
+            .clone()
+            .or_else(|| self.model.agents.first().map(|a| a.name.clone()));
+        match agent {
+            Some(agent) => self.open_prompt(PromptPurpose::Message(agent)),
+            None => self.warn("no agent to message"),
+        }
+    }
+
+    /// The turns and the trace filtered to the next agent (after the last,
+    /// to none).
+    fn next_agent_filter(&mut self) {
+        let names = self.agent_names();
+        let next = match &self.turns.agent {
+            None => names.first().cloned(),
+            Some(current) => names.iter().skip_while(|n| *n != current).nth(1).cloned(),
+        };
+        self.turns.agent = next.clone();
+        self.trace.agent = next;
+        self.turns.follow();
+        self.trace.selected = None;
+    }
+
+    /// A decision key: sent to the queue where the request is shown, and
+    /// refused (saying why) in a replay or where no request is shown.
+    fn decide_key(&mut self, action: Action) -> Vec<Command> {
+        if self.replay.is_some() {
+            self.warn("replay: decisions are off here (Esc leaves the replay)");
+            return Vec::new();
+        }
+        if !self.decisions_visible() {
+            self.warn(
+                "decisions are made in the Pending pane, where the request is shown (Tab moves there)",
+            );
+            return Vec::new();
+        }
+        let effects = self.queue.act(action, &self.model).unwrap_or_default();
+        self.apply(effects)
     }
 
     /// Esc with nothing else to close: leave the replay, or unzoom.

@@ -358,7 +358,7 @@ fn request_row(r: &PendingRequest, selected: bool, width: usize, view: &View<'_>
 /// risk and context), where it came from, whom it waits on, when it
 /// expires, what the agent said, and the memory change it would make.
 fn request_detail(r: &PendingRequest, view: &View<'_>) -> Vec<Line<'static>> {
-    let (theme, now) = (view.theme, view.now);
+    let theme = view.theme;
     let label = |text: &str| Span::styled(format!("{text:<9}"), theme.style("ui.dim"));
     // A shell command shows itself, its risk and its context first,
     // in place of the action line and the reason that sums them up.
@@ -378,6 +378,23 @@ fn request_detail(r: &PendingRequest, view: &View<'_>) -> Vec<Line<'static>> {
     } else {
         shell
     };
+    lines.extend(provenance_lines(r, view));
+    if let Some(diff) = view.model.previews.diffs.get(&r.id) {
+        lines.push(Line::from(Span::styled(
+            "would change memory:",
+            theme.style("ui.dim"),
+        )));
+        lines.extend(diff_lines(theme, diff));
+    }
+    lines
+}
+
+/// Where a request came from, whom it waits on, when it expires, and
+/// what the agent said around it (or the words it was proposed from).
+fn provenance_lines(r: &PendingRequest, view: &View<'_>) -> Vec<Line<'static>> {
+    let (theme, now) = (view.theme, view.now);
+    let label = |text: &str| Span::styled(format!("{text:<9}"), theme.style("ui.dim"));
+    let mut lines = Vec::new();
     let chain = r
         .authorities
         .iter()
@@ -431,13 +448,6 @@ fn request_detail(r: &PendingRequest, view: &View<'_>) -> Vec<Line<'static>> {
             label("said"),
             Span::styled(said, theme.style("ui.text")),
         ]));
-    }
-    if let Some(diff) = view.model.previews.diffs.get(&r.id) {
-        lines.push(Line::from(Span::styled(
-            "would change memory:",
-            theme.style("ui.dim"),
-        )));
-        lines.extend(diff_lines(theme, diff));
     }
     lines
 }
