@@ -341,88 +341,10 @@ impl Prompt {
 
     /// Applies a key; returns what it meant (history and completion handled).
     pub fn key(&mut self, key: KeyEvent, history: &History, completer: &dyn Completer) -> Edit {
-        let edit = self.line.key(key);
-        match edit {
-            Edit::Older => {
-                let lines = history.lines();
-                if lines.is_empty() {
-                    return Edit::Ignored;
-                }
-                let at = match self.browsing {
-                    None => {
-                        self.kept = self.line.text().to_string();
-                        lines.len() - 1
-                    }
-                    Some(i) => i.saturating_sub(1),
-                };
-                self.browsing = Some(at);
-                self.line.set(&lines[at]);
-                Edit::Changed
-            }
-            Edit::Newer => {
-                let Some(i) = self.browsing else {
-                    return Edit::Ignored;
-                };
-                if i + 1 < history.lines().len() {
-                    self.browsing = Some(i + 1);
-                    self.line.set(&history.lines()[i + 1]);
-                } else {
-                    self.browsing = None;
-                    let kept = std::mem::take(&mut self.kept);
-                    self.line.set(&kept);
-                }
-                Edit::Changed
-            }
-            Edit::Complete => {
-                let cursor = self.line.cursor();
-                // Tab again: the next candidate in place of this one.
-                if let Some((start, i)) = self.cycling
-                    && self.offered.len() > 1
-                    && start <= cursor
-                {
-                    let next = (i + 1) % self.offered.len();
-                    let text = self.line.text();
-                    let line = format!(
-                        "{}{}{}",
-                        &text[..start],
-                        self.offered[next],
-                        &text[cursor..]
-                    );
-                    self.line.set(&line);
-                    self.line.set_cursor(start + self.offered[next].len());
-                    self.cycling = Some((start, next));
-                    return Edit::Changed;
-                }
-                let (start, found) = completer.complete(self.line.text(), cursor);
-                let start = start.min(cursor);
-                let word = self.line.text()[start..cursor].to_string();
-                // The longest prefix every candidate shares.
-                if let Some(first) = found.first() {
-                    let mut common = first.clone();
-                    for f in &found[1..] {
-                        while !f.to_lowercase().starts_with(&common.to_lowercase()) {
-                            common.pop();
-                        }
-                    }
-                    if common.len() >= word.len() && common.is_char_boundary(word.len()) {
-                        let text = self.line.text();
-                        let line = format!("{}{}{}", &text[..start], common, &text[cursor..]);
-                        self.line.set(&line);
-                        self.line.set_cursor(start + common.len());
-                    }
-                    if found.len() == 1 {
-                        // A directory goes on: its entries come next.
-                        if !first.ends_with('/') {
-                            self.line.insert(" ");
-                        }
-                        self.cycling = None;
-                    } else {
-                        self.cycling = Some((start, found.len() - 1));
-                    }
-                }
-                self.offered = found;
-                Edit::Changed
-            }
+        match self.line.key(key) {
+            Edit::Older => self.older(history),
+            Edit::Newer => self.newer(history),
+            Edit::Complete => self.complete(completer),
             other => {
                 if other == Edit::Changed {
                     self.offered.clear();
@@ -431,6 +353,94 @@ impl Prompt {
                 other
             }
         }
+    }
+
+    /// The line before in the history (the line being written kept).
+    fn older(&mut self, history: &History) -> Edit {
+        let lines = history.lines();
+        if lines.is_empty() {
+            return Edit::Ignored;
+        }
+        let at = match self.browsing {
+            None => {
+                self.kept = self.line.text().to_string();
+                lines.len() - 1
+            }
+            Some(i) => i.saturating_sub(1),
+        };
+        self.browsing = Some(at);
+        self.line.set(&lines[at]);
+        Edit::Changed
+    }
+
+    /// The line after in the history, or past the newest the line that
+    /// was being written.
+    fn newer(&mut self, history: &History) -> Edit {
+        let Some(i) = self.browsing else {
+            return Edit::Ignored;
+        };
+        if i + 1 < history.lines().len() {
+            self.browsing = Some(i + 1);
+            self.line.set(&history.lines()[i + 1]);
+        } else {
+            self.browsing = None;
+            let kept = std::mem::take(&mut self.kept);
+            self.line.set(&kept);
+        }
+        Edit::Changed
+    }
+
+    /// Tab: the next candidate in place of the one offered, or the
+    /// candidates' longest shared prefix (a lone one with a space after
+    /// it, unless it is a directory).
+    fn complete(&mut self, completer: &dyn Completer) -> Edit {
+        let cursor = self.line.cursor();
+        if let Some((start, i)) = self.cycling
+            && self.offered.len() > 1
+            && start <= cursor
+        {
+            let next = (i + 1) % self.offered.len();
+            let text = self.line.text();
+            let line = format!(
+                "{}{}{}",
+                &text[..start],
+                self.offered[next],
+                &text[cursor..]
+            );
+            self.line.set(&line);
+            self.line.set_cursor(start + self.offered[next].len());
+            self.cycling = Some((start, next));
+            return Edit::Changed;
+        }
+        let (start, found) = completer.complete(self.line.text(), cursor);
+        let start = start.min(cursor);
+        let word = self.line.text()[start..cursor].to_string();
+        if let Some(first) = found.first() {
+            // The longest prefix every candidate shares.
+            let mut common = first.clone();
+            for f in &found[1..] {
+                while !f.to_lowercase().starts_with(&common.to_lowercase()) {
+                    common.pop();
+                }
+            }
+            if common.len() >= word.len() && common.is_char_boundary(word.len()) {
+                let text = self.line.text();
+                let line = format!("{}{}{}", &text[..start], common, &text[cursor..]);
+                self.line.set(&line);
+                self.line.set_cursor(start + common.len());
+            }
+            if found.len() == 1 {
+                // A directory goes on: its entries come next.
+                if !first.ends_with('/') {
+                    self.line.insert(" ");
+                }
+                self.cycling = None;
+            } else {
+                self.cycling = Some((start, found.len() - 1));
+            }
+        }
+        self.offered = found;
+        Edit::Changed
     }
 }
 
