@@ -3,9 +3,9 @@
 
 use super::action::Op;
 use super::args::{
-    BatchShape, CalcShape, CompleteShape, ContextShape, DataShape, DecisionShape, DismissShape,
-    DmShape, FetchShape, IdAndReasonShape, PostShape, PulseShape, RecallShape, RemindShape,
-    ReplyShape, SearchShape, SendShape, ShellShape, TellShape, TextShape, UncertainShape, WebShape,
+    BatchShape, CALC, CompleteShape, ContextShape, DataShape, DecisionShape, DismissShape, DmShape,
+    FetchShape, IdAndReasonShape, PostShape, PulseShape, RecallShape, RemindShape, ReplyShape,
+    SearchShape, SendShape, ShellShape, TEXT, TellShape, UNCERTAIN, WEB,
 };
 use super::shape::ArgShape;
 use super::verbs::{Strictness, Verb};
@@ -122,7 +122,7 @@ pub const BUILTIN_VERBS: &[BuiltinVerb] = &[
         strictness: Normal,
         everyday: true,
         aliases: &[("search web", None), ("google", None), ("look up", None)],
-        shape: &WebShape,
+        shape: &WEB,
         summary: "search the web",
     },
     BuiltinVerb {
@@ -130,7 +130,7 @@ pub const BUILTIN_VERBS: &[BuiltinVerb] = &[
         strictness: Normal,
         everyday: true,
         aliases: &[("calculate", None), ("compute", None), ("math", None)],
-        shape: &CalcShape,
+        shape: &CALC,
         summary: "calculate (units, percentages, variables)",
     },
     BuiltinVerb {
@@ -183,7 +183,7 @@ pub const BUILTIN_VERBS: &[BuiltinVerb] = &[
         strictness: Strict,
         everyday: true,
         aliases: &[],
-        shape: &TextShape,
+        shape: &TEXT,
         summary: "emergency stop",
     },
     BuiltinVerb {
@@ -199,7 +199,7 @@ pub const BUILTIN_VERBS: &[BuiltinVerb] = &[
         strictness: Normal,
         everyday: true,
         aliases: &[("summarise", None), ("summary", None), ("tldr", None)],
-        shape: &TextShape,
+        shape: &TEXT,
         summary: "summarize the previous result",
     },
     BuiltinVerb {
@@ -207,7 +207,7 @@ pub const BUILTIN_VERBS: &[BuiltinVerb] = &[
         strictness: Normal,
         everyday: true,
         aliases: &[("unsure", None)],
-        shape: &UncertainShape,
+        shape: &UNCERTAIN,
         summary: "flag uncertainty for review",
     },
     BuiltinVerb {
@@ -239,7 +239,7 @@ pub const BUILTIN_VERBS: &[BuiltinVerb] = &[
         strictness: Normal,
         everyday: false,
         aliases: &[("list intentions", None), ("reminders", None)],
-        shape: &TextShape,
+        shape: &TEXT,
         summary: "list intentions",
     },
     BuiltinVerb {
@@ -263,7 +263,7 @@ pub const BUILTIN_VERBS: &[BuiltinVerb] = &[
         strictness: Normal,
         everyday: false,
         aliases: &[],
-        shape: &TextShape,
+        shape: &TEXT,
         summary: "run one of the partner's tools: /tool NAME arguments",
     },
 ];

@@ -108,41 +108,6 @@ impl ArgShape for PulseShape {
     }
 }
 
-/// `/uncertain "what is unclear"`: required free text.
-pub struct UncertainShape;
-
-impl ArgShape for UncertainShape {
-    fn parse(
-        &self,
-        input: &LinkInput<'_, '_>,
-        action: &mut ParsedAction,
-    ) -> Result<(), ParseErrorKind> {
-        uncertain(input, action)
-    }
-
-    fn write(&self, action: &ParsedAction, o: &mut String) {
-        push_content(o, action);
-    }
-}
-
-/// Optional free text (`/intentions`, `/summarize`, `/halt`, `/tool`,
-/// verbs from a verb file).
-pub struct TextShape;
-
-impl ArgShape for TextShape {
-    fn parse(
-        &self,
-        input: &LinkInput<'_, '_>,
-        action: &mut ParsedAction,
-    ) -> Result<(), ParseErrorKind> {
-        optional_content(input, action)
-    }
-
-    fn write(&self, action: &ParsedAction, o: &mut String) {
-        push_content(o, action);
-    }
-}
-
 /// `/batch {` … `}`: its only argument is its `{`; the body is parsed line
 /// by line after it.
 pub struct BatchShape;
@@ -247,7 +212,7 @@ fn dismiss(input: &LinkInput<'_, '_>, action: &mut ParsedAction) -> Result<(), P
 }
 
 /// `/intentions [filter]`, `/summarize [what]`, custom verbs: optional content.
-fn optional_content(
+pub(super) fn optional_content(
     input: &LinkInput<'_, '_>,
     action: &mut ParsedAction,
 ) -> Result<(), ParseErrorKind> {
@@ -256,7 +221,10 @@ fn optional_content(
 }
 
 /// `/uncertain "what is unclear"`.
-fn uncertain(input: &LinkInput<'_, '_>, action: &mut ParsedAction) -> Result<(), ParseErrorKind> {
+pub(super) fn uncertain(
+    input: &LinkInput<'_, '_>,
+    action: &mut ParsedAction,
+) -> Result<(), ParseErrorKind> {
     if set_content(action, input.src, input.tokens) {
         Ok(())
     } else {

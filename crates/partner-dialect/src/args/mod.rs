@@ -15,16 +15,49 @@ pub use common::{
     request_id, set_content, span_of, strip_at, text_of,
 };
 pub use intentions::{
-    BatchShape, CompleteShape, DismissShape, Due, Interval, PulseShape, RemindShape, TextShape,
-    UncertainShape, format_interval, interval, parse_interval,
+    BatchShape, CompleteShape, DismissShape, Due, Interval, PulseShape, RemindShape,
+    format_interval, interval, parse_interval,
 };
 pub use memory::{ContextEdit, ContextShape, RecallShape};
 pub use messaging::{
     Destination, DmShape, PostShape, ReplyShape, SEND_DOMAINS, SendShape, TellShape,
 };
-pub use tools::{
-    CalcShape, DataShape, FetchShape, SearchFilters, SearchShape, ShellPlan, ShellShape, WebShape,
-};
+pub use tools::{DataShape, FetchShape, SearchFilters, SearchShape, ShellPlan, ShellShape};
 
-/// The shape of free text, for a verb that names no other.
-pub static TEXT: TextShape = TextShape;
+use super::action::ParsedAction;
+use super::canonical::push_content;
+use super::error::ParseErrorKind;
+use super::shape::ArgShape;
+
+/// A shape whose arguments are the action's content alone, read by its
+/// parser (required or not) and written back as the content.
+pub struct ContentShape(
+    pub fn(&LinkInput<'_, '_>, &mut ParsedAction) -> Result<(), ParseErrorKind>,
+);
+
+impl ArgShape for ContentShape {
+    fn parse(
+        &self,
+        input: &LinkInput<'_, '_>,
+        action: &mut ParsedAction,
+    ) -> Result<(), ParseErrorKind> {
+        (self.0)(input, action)
+    }
+
+    fn write(&self, action: &ParsedAction, o: &mut String) {
+        push_content(o, action);
+    }
+}
+
+/// `/web query` (in a chain, the query may be the previous output).
+pub const WEB: ContentShape = ContentShape(tools::web);
+
+/// `/calc expression`.
+pub const CALC: ContentShape = ContentShape(tools::calc);
+
+/// `/uncertain "what is unclear"`: required free text.
+pub const UNCERTAIN: ContentShape = ContentShape(intentions::uncertain);
+
+/// Optional free text (`/intentions`, `/summarize`, `/halt`, `/tool`, and
+/// verbs from a verb file, which name no other shape).
+pub static TEXT: ContentShape = ContentShape(intentions::optional_content);

@@ -99,40 +99,6 @@ impl ArgShape for FetchShape {
     }
 }
 
-/// `/web query` (in a chain, the query may be the previous output).
-pub struct WebShape;
-
-impl ArgShape for WebShape {
-    fn parse(
-        &self,
-        input: &LinkInput<'_, '_>,
-        action: &mut ParsedAction,
-    ) -> Result<(), ParseErrorKind> {
-        web(input, action)
-    }
-
-    fn write(&self, action: &ParsedAction, o: &mut String) {
-        push_content(o, action);
-    }
-}
-
-/// `/calc expression`.
-pub struct CalcShape;
-
-impl ArgShape for CalcShape {
-    fn parse(
-        &self,
-        input: &LinkInput<'_, '_>,
-        action: &mut ParsedAction,
-    ) -> Result<(), ParseErrorKind> {
-        calc(input, action)
-    }
-
-    fn write(&self, action: &ParsedAction, o: &mut String) {
-        push_content(o, action);
-    }
-}
-
 /// `/shell COMMAND` or `/shell request in words`: the rest of the link as
 /// written, markers included (`ls .` ends in a directory).
 pub struct ShellShape;
@@ -401,7 +367,10 @@ fn fetch(input: &LinkInput<'_, '_>, action: &mut ParsedAction) -> Result<(), Par
 }
 
 /// `/web query`.
-fn web(input: &LinkInput<'_, '_>, action: &mut ParsedAction) -> Result<(), ParseErrorKind> {
+pub(super) fn web(
+    input: &LinkInput<'_, '_>,
+    action: &mut ParsedAction,
+) -> Result<(), ParseErrorKind> {
     if set_content(action, input.src, input.tokens) || input.in_chain {
         Ok(())
     } else {
@@ -427,7 +396,10 @@ fn required_content(
 }
 
 /// `/calc expression`.
-fn calc(input: &LinkInput<'_, '_>, action: &mut ParsedAction) -> Result<(), ParseErrorKind> {
+pub(super) fn calc(
+    input: &LinkInput<'_, '_>,
+    action: &mut ParsedAction,
+) -> Result<(), ParseErrorKind> {
     required_content(input, action, ("calc", "an expression", "/calc 20% of 350"))
 }
 
