@@ -131,44 +131,14 @@ impl<'p> LinkParser<'p> {
         line_limit: usize,
         in_batch: bool,
     ) -> ParsedAt {
-        // The first link apart from the rest: most actions are one link,
-        // and then no vector is allocated for them.
-        let mut head: Option<ParsedAction> = None;
-        let mut chain: Vec<ParsedAction> = Vec::new();
-        let mut errors: Vec<ParseError> = Vec::new();
-        let mut arrows: Vec<Span> = Vec::new();
-        let mut read = 0usize;
-        let mut pos = slash;
-        let mut limit = line_limit;
-        let mut end = slash + 1;
-        loop {
-            let (raw, next) = match self.read_link(src, pos, limit) {
-                Ok(read) => read,
-                Err((err, err_end)) => {
-                    end = end.max(err_end);
-                    errors.push(err);
-                    break;
-                }
-            };
-            end = end.max(raw.end);
-            read += 1;
-            if read <= MAX_CHAIN_LINKS {
-                let index = usize::from(head.is_some()) + chain.len() + errors.len();
-                match self.build_link(src, raw, index > 0) {
-                    Ok(action) if head.is_none() => head = Some(action),
-                    Ok(action) => chain.push(action),
-                    Err(err) => errors.push(err),
-                }
-            }
-            match next {
-                Some(next) => {
-                    arrows.push(next.arrow);
-                    pos = next.slash;
-                    limit = next.line_limit;
-                }
-                None => break,
-            }
-        }
+        let Chain {
+            head,
+            chain,
+            errors,
+            arrows,
+            read,
+            end,
+        } = self.read_chain(src, slash, line_limit);
         let span = Span::new(slash, end);
         if read > MAX_CHAIN_LINKS {
             // Read to its end, so that none of its links is taken for an
@@ -185,24 +155,8 @@ impl<'p> LinkParser<'p> {
         }
         if !errors.is_empty() {
             let links = usize::from(head.is_some()) + chain.len();
-            let chained = links + errors.len() > 1 || !arrows.is_empty();
-            if chained {
-                errors = errors
-                    .into_iter()
-                    .map(|e| {
-                        let index = 1 + arrows.partition_point(|a| a.start < e.span.start);
-                        ParseError::new(
-                            ParseErrorKind::InChain {
-                                index,
-                                inner: Box::new(e.kind),
-                            },
-                            e.span,
-                        )
-                    })
-                    .collect();
-            }
             return ParsedAt {
-                result: Err(errors),
+                result: Err(in_chain(errors, links, &arrows)),
                 span,
             };
         }
@@ -244,6 +198,56 @@ impl<'p> LinkParser<'p> {
         ParsedAt {
             result: Ok(head),
             span,
+        }
+    }
+
+    /// Reads the links of a chain from the `/` at `slash` (each link
+    /// built, up to [`MAX_CHAIN_LINKS`]): the first apart from the rest, as
+    /// most actions are one link and then no vector is allocated.
+    fn read_chain(&self, src: &str, slash: usize, line_limit: usize) -> Chain {
+        let mut head: Option<ParsedAction> = None;
+        let mut chain: Vec<ParsedAction> = Vec::new();
+        let mut errors: Vec<ParseError> = Vec::new();
+        let mut arrows: Vec<Span> = Vec::new();
+        let mut read = 0usize;
+        let mut pos = slash;
+        let mut limit = line_limit;
+        let mut end = slash + 1;
+        loop {
+            let (raw, next) = match self.read_link(src, pos, limit) {
+                Ok(read) => read,
+                Err((err, err_end)) => {
+                    end = end.max(err_end);
+                    errors.push(err);
+                    break;
+                }
+            };
+            end = end.max(raw.end);
+            read += 1;
+            if read <= MAX_CHAIN_LINKS {
+                let index = usize::from(head.is_some()) + chain.len() + errors.len();
+                match self.build_link(src, raw, index > 0) {
+                    Ok(action) if head.is_none() => head = Some(action),
+                    Ok(action) => chain.push(action),
+                    Err(err) => errors.push(err),
+                }
+            }
+            match next {
+                Some(next) => {
+                    arrows.push(next.arrow);
+                    pos = next.slash;
+                    limit = next.line_limit;
+                }
+                None => break,
+            }
+        }
+        Chain {
+            head,
+            chain,
+            errors,
+            arrows,
+            read,
+            end,
         }
     }
 
@@ -481,4 +485,37 @@ fn after_do(
             limit,
         ))
     }
+}
+
+/// The links of a chain as read: the first, the rest, the errors, the
+/// arrows between them, how many links were read and where the last ends.
+struct Chain {
+    head: Option<ParsedAction>,
+    chain: Vec<ParsedAction>,
+    errors: Vec<ParseError>,
+    arrows: Vec<Span>,
+    read: usize,
+    end: usize,
+}
+
+/// A chain's errors, each saying which link it is in (when there is more
+/// than one link).
+fn in_chain(errors: Vec<ParseError>, links: usize, arrows: &[Span]) -> Vec<ParseError> {
+    let chained = links + errors.len() > 1 || !arrows.is_empty();
+    if !chained {
+        return errors;
+    }
+    errors
+        .into_iter()
+        .map(|e| {
+            let index = 1 + arrows.partition_point(|a| a.start < e.span.start);
+            ParseError::new(
+                ParseErrorKind::InChain {
+                    index,
+                    inner: Box::new(e.kind),
+                },
+                e.span,
+            )
+        })
+        .collect()
 }
