@@ -108,6 +108,55 @@ fn skip_blanks(bytes: &[u8], mut pos: usize, limit: usize) -> usize {
     pos
 }
 
+/// What follows the end of a link's line that is still the link's.
+enum AfterLine<'a> {
+    /// A `->` starting the next line, then the next link.
+    Next(NextLink),
+    /// `> ` lines under it: a block quote, its content.
+    Quote(Token<'a>),
+    /// Nothing of the link's.
+    Nothing,
+}
+
+/// What follows the line ending at `limit` (when `limit` is that line's
+/// real end, not a wrapper's closer).
+fn after_line(src: &str, limit: usize) -> AfterLine<'_> {
+    let bytes = src.as_bytes();
+    let real_end = line_end(src, limit);
+    if limit != real_end || real_end >= src.len() {
+        return AfterLine::Nothing;
+    }
+    let next_start = real_end + 1;
+    let next_end = line_end(src, next_start);
+    let first = skip_blanks(bytes, next_start, next_end);
+    let rest = &src[first..next_end];
+    if let Some(after) = rest.strip_prefix("->") {
+        let slash = first + 2 + (after.len() - after.trim_start().len());
+        if slash_starts_action(src, slash, next_end) {
+            return AfterLine::Next(NextLink {
+                arrow: Span::new(first, first + 2),
+                slash,
+                line_limit: next_end,
+            });
+        }
+    }
+    if rest.starts_with('>') {
+        return AfterLine::Quote(block_quote(src, next_start));
+    }
+    AfterLine::Nothing
+}
+
+/// A `->` at `pos` followed on the same line by an action: the next link.
+fn arrow_at(src: &str, pos: usize, limit: usize) -> Option<NextLink> {
+    let after = src[pos..limit].strip_prefix("->")?;
+    let slash = pos + 2 + (after.len() - after.trim_start_matches([' ', '\t']).len());
+    (slash < limit && slash_starts_action(src, slash, limit)).then(|| NextLink {
+        arrow: Span::new(pos, pos + 2),
+        slash,
+        line_limit: limit,
+    })
+}
+
 /// Lexes one link's arguments, from `start` (just after the verb) with the
 /// current line ending at `line_limit`. Nothing at or after `hard_end` is
 /// read (a legacy command ends at its `]]`; other actions pass the text
@@ -133,29 +182,15 @@ pub(crate) fn lex_link(
     loop {
         pos = skip_blanks(bytes, pos, limit);
         if pos >= limit {
-            let real_end = line_end(src, limit);
-            if limit != real_end || real_end >= src.len() {
-                break;
-            }
-            let next_start = real_end + 1;
-            let next_end = line_end(src, next_start);
-            let first = skip_blanks(bytes, next_start, next_end);
-            let rest = &src[first..next_end];
-            if let Some(after) = rest.strip_prefix("->") {
-                let slash = first + 2 + (after.len() - after.trim_start().len());
-                if slash_starts_action(src, slash, next_end) {
+            match after_line(src, limit) {
+                AfterLine::Next(next) => {
                     return Ok(LinkTokens {
                         tokens,
-                        next: Some(NextLink {
-                            arrow: Span::new(first, first + 2),
-                            slash,
-                            line_limit: next_end,
-                        }),
+                        next: Some(next),
                     });
                 }
-            }
-            if rest.starts_with('>') {
-                tokens.push(block_quote(src, next_start));
+                AfterLine::Quote(quote) => tokens.push(quote),
+                AfterLine::Nothing => {}
             }
             break;
         }
@@ -199,18 +234,11 @@ pub(crate) fn lex_link(
                 }
             }
         }
-        if let Some(after) = rest.strip_prefix("->") {
-            let slash = pos + 2 + (after.len() - after.trim_start_matches([' ', '\t']).len());
-            if slash < limit && slash_starts_action(src, slash, limit) {
-                return Ok(LinkTokens {
-                    tokens,
-                    next: Some(NextLink {
-                        arrow: Span::new(pos, pos + 2),
-                        slash,
-                        line_limit: limit,
-                    }),
-                });
-            }
+        if let Some(next) = arrow_at(src, pos, limit) {
+            return Ok(LinkTokens {
+                tokens,
+                next: Some(next),
+            });
         }
         let mut end = pos;
         while end < limit && !is_blank(bytes[end]) {
