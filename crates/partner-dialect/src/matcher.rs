@@ -207,34 +207,49 @@ fn fuzzy(table: &VerbTable, written: &str, lower: &str) -> Result<VerbMatch, Par
         });
     }
     if let Some(best) = best {
-        let mut at_best: Vec<&(usize, &str, Vec<PhraseEntry>)> =
-            accepted.iter().filter(|(d, _, _)| *d == best).collect();
-        at_best.sort_by_key(|(_, phrase, _)| *phrase);
-        let mut verbs: Vec<String> = Vec::new();
-        for (_, _, entries) in &at_best {
-            for e in entries {
-                let name = table.spec(e.spec).verb.name().to_string();
-                if !verbs.contains(&name) {
-                    verbs.push(name);
-                }
+        return at_best(table, written, &accepted, best);
+    }
+    unknown(written, nearby)
+}
+
+/// Of the phrases accepted within their verbs' distance, those nearest
+/// `best`: their one verb, or an ambiguity naming every verb they mean.
+fn at_best(
+    table: &VerbTable,
+    written: &str,
+    accepted: &[(usize, &str, Vec<PhraseEntry>)],
+    best: usize,
+) -> Result<VerbMatch, ParseErrorKind> {
+    let mut nearest: Vec<&(usize, &str, Vec<PhraseEntry>)> =
+        accepted.iter().filter(|(d, _, _)| *d == best).collect();
+    nearest.sort_by_key(|(_, phrase, _)| *phrase);
+    let mut verbs: Vec<String> = Vec::new();
+    for (_, _, entries) in &nearest {
+        for e in entries {
+            let name = table.spec(e.spec).verb.name().to_string();
+            if !verbs.contains(&name) {
+                verbs.push(name);
             }
         }
-        let (_, _, first_entries) = at_best[0];
-        let one_phrase_explains_all = verbs.len() == first_entries.len();
-        if verbs.len() == 1 || one_phrase_explains_all {
-            return Ok(VerbMatch {
-                entries: PhraseEntries::from_slice(first_entries),
-                words: 1,
-                kind: MatchKind::Fuzzy(best),
-            });
-        }
-        verbs.sort();
-        return Err(ParseErrorKind::AmbiguousVerb {
-            written: written.to_string(),
-            candidates: verbs,
+    }
+    let (_, _, first_entries) = nearest[0];
+    let one_phrase_explains_all = verbs.len() == first_entries.len();
+    if verbs.len() == 1 || one_phrase_explains_all {
+        return Ok(VerbMatch {
+            entries: PhraseEntries::from_slice(first_entries),
+            words: 1,
+            kind: MatchKind::Fuzzy(best),
         });
     }
+    verbs.sort();
+    Err(ParseErrorKind::AmbiguousVerb {
+        written: written.to_string(),
+        candidates: verbs,
+    })
+}
 
+/// An unknown verb, with up to three verbs near it as suggestions.
+fn unknown(written: &str, mut nearby: Vec<(usize, String)>) -> Result<VerbMatch, ParseErrorKind> {
     nearby.sort();
     let mut suggestions: Vec<String> = Vec::new();
     for (_, name) in nearby {
