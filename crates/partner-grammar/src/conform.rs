@@ -350,34 +350,49 @@ fn conform_at(
             conform_at(v, e, schema, &format!("{path}[]"), top, errors, depth + 1);
         }
         (Shape::Object(got), Shape::Object(want)) => {
-            for w in want {
-                match got.iter().find(|p| p.name == w.name) {
-                    None if !w.optional => {
-                        errors.push(format!("Missing required property '{}'", w.name));
-                    }
-                    None => {}
-                    Some(p) => {
-                        let field = if path.is_empty() {
-                            w.name.clone()
-                        } else {
-                            format!("{path}.{}", w.name)
-                        };
-                        let want = if w.optional {
-                            Shape::union(vec![w.shape.clone(), Shape::Undefined])
-                        } else {
-                            w.shape.clone()
-                        };
-                        conform_at(&p.shape, &want, schema, &field, top, errors, depth + 1);
-                    }
-                }
-            }
-            for p in got {
-                if !want.iter().any(|w| w.name == p.name) {
-                    errors.push(format!("Extraneous property '{}'", p.name));
-                }
-            }
+            conform_object(got, want, schema, path, top, errors, depth);
         }
         _ => mismatch(errors),
+    }
+}
+
+/// An object's properties against the expected ones: every required one
+/// there, each fitting its shape (an optional one may be undefined), none
+/// extra.
+fn conform_object(
+    got: &[Prop],
+    want: &[Prop],
+    schema: &Schema,
+    path: &str,
+    top: &str,
+    errors: &mut Vec<String>,
+    depth: usize,
+) {
+    for w in want {
+        match got.iter().find(|p| p.name == w.name) {
+            None if !w.optional => {
+                errors.push(format!("Missing required property '{}'", w.name));
+            }
+            None => {}
+            Some(p) => {
+                let field = if path.is_empty() {
+                    w.name.clone()
+                } else {
+                    format!("{path}.{}", w.name)
+                };
+                let want = if w.optional {
+                    Shape::union(vec![w.shape.clone(), Shape::Undefined])
+                } else {
+                    w.shape.clone()
+                };
+                conform_at(&p.shape, &want, schema, &field, top, errors, depth + 1);
+            }
+        }
+    }
+    for p in got {
+        if !want.iter().any(|w| w.name == p.name) {
+            errors.push(format!("Extraneous property '{}'", p.name));
+        }
     }
 }
 
