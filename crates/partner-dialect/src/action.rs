@@ -385,6 +385,18 @@ impl Serialize for ParsedAction {
 impl ParsedAction {
     /// A bare action of `verb` with every argument empty, located at `span`.
     pub fn new(verb: Verb, verb_written: impl Into<String>, span: Span) -> Self {
+        let shape = verb.shape();
+        ParsedAction::with_shape(verb, verb_written, span, shape)
+    }
+
+    /// A bare action of `verb`, read with `shape` (the parser has it from
+    /// the verb's table row; no lookup by verb).
+    pub fn with_shape(
+        verb: Verb,
+        verb_written: impl Into<String>,
+        span: Span,
+        shape: Shape,
+    ) -> Self {
         ParsedAction {
             verb_written: verb_written.into(),
             op: None,
@@ -398,7 +410,7 @@ impl ParsedAction {
             span,
             // A verb, its arguments, content and a marker, without regrowing.
             parts: Vec::with_capacity(6),
-            shape: verb.shape(),
+            shape,
             args: Args::default(),
             chain: Vec::new(),
             batch: Vec::new(),

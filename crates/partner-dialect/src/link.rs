@@ -442,8 +442,7 @@ impl<'p> LinkParser<'p> {
         };
         let verb = self.table.spec(entry.spec).verb.clone();
         let shape = self.table.spec(entry.spec).shape;
-        let mut action = ParsedAction::new(verb, written, span);
-        action.shape = shape;
+        let mut action = ParsedAction::with_shape(verb, written, span, shape);
         action.parts.push(super::action::Part {
             kind: PartKind::Verb,
             span: verb_span,
