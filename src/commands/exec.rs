@@ -6,7 +6,7 @@ use std::path::PathBuf;
 
 use super::common::{DbArg, line, open_executor, text_arg, write_json};
 use crate::error::{Error, Result};
-use crate::exec::{ActionReport, ActionStatus, TurnContext};
+use crate::exec::{ActionReport, ActionStatus, Executor, TurnContext};
 use crate::permission::{Authority, Decision};
 
 /// Options of `partner exec`.
@@ -65,6 +65,54 @@ fn print(out: &mut dyn Write, report: &ActionReport, indent: &str) -> Result<()>
     Ok(())
 }
 
+/// Uses the verbs of a verb file (with the built-in ones) for this run.
+fn use_verb_file(executor: &mut Executor, path: &PathBuf) -> Result<()> {
+    let text = std::fs::read_to_string(path).map_err(|source| Error::Read {
+        path: path.clone(),
+        source,
+    })?;
+    let mut table = executor.registry().table().clone();
+    table
+        .extend_from_toml(&text)
+        .map_err(|source| Error::VerbFile {
+            path: path.clone(),
+            source,
+        })?;
+    executor.use_verbs(table)?;
+    Ok(())
+}
+
+/// `--approve-all` or `--deny-all`: every request the turn made (its
+/// actions' and their chain links') decided as the partner, each report
+/// replaced by the decided one.
+fn decide_all(
+    executor: &Executor,
+    reports: &mut [ActionReport],
+    decision: &Decision,
+) -> Result<()> {
+    for report in reports.iter_mut() {
+        let waiting: Vec<String> = std::iter::once(&*report)
+            .chain(report.children.iter())
+            .filter_map(|r| r.request.as_ref().map(|q| q.id.clone()))
+            .collect();
+        for id in waiting {
+            let decided = executor
+                .decide(&id, decision.clone(), &Authority::Partner)
+                .map_err(|e| Error::Runtime(e.to_string()))?;
+            if report.request.as_ref().is_some_and(|q| q.id == id) {
+                *report = decided;
+            } else if let Some(child) = report
+                .children
+                .iter_mut()
+                .find(|c| c.request.as_ref().is_some_and(|q| q.id == id))
+            {
+                *child = decided;
+            }
+        }
+    }
+    Ok(())
+}
+
 /// Runs `partner exec`. Exit code 0 when every action ran (or waits), 1
 /// when the turn held parse errors or an action was denied or failed.
 pub fn run_exec(options: &ExecOptions, stdin: &mut dyn Read, out: &mut dyn Write) -> Result<i32> {
@@ -73,18 +121,7 @@ pub fn run_exec(options: &ExecOptions, stdin: &mut dyn Read, out: &mut dyn Write
     agents.push(options.agent.clone());
     let mut executor = open_executor(&options.db.path()?, options.policy.as_deref(), &agents)?;
     if let Some(path) = &options.verbs {
-        let text = std::fs::read_to_string(path).map_err(|source| Error::Read {
-            path: path.clone(),
-            source,
-        })?;
-        let mut table = executor.registry().table().clone();
-        table
-            .extend_from_toml(&text)
-            .map_err(|source| Error::VerbFile {
-                path: path.clone(),
-                source,
-            })?;
-        executor.use_verbs(table)?;
+        use_verb_file(&mut executor, path)?;
     }
     let turn_id = format!("exec-{}", crate::clock::SystemClock.now_ms_public());
     let mut ctx = TurnContext::new(&options.agent, &options.thread, &turn_id);
@@ -100,26 +137,7 @@ pub fn run_exec(options: &ExecOptions, stdin: &mut dyn Read, out: &mut dyn Write
         None
     };
     if let Some(decision) = decision {
-        for report in reports.iter_mut() {
-            let waiting: Vec<String> = std::iter::once(&*report)
-                .chain(report.children.iter())
-                .filter_map(|r| r.request.as_ref().map(|q| q.id.clone()))
-                .collect();
-            for id in waiting {
-                let decided = executor
-                    .decide(&id, decision.clone(), &Authority::Partner)
-                    .map_err(|e| Error::Runtime(e.to_string()))?;
-                if report.request.as_ref().is_some_and(|q| q.id == id) {
-                    *report = decided;
-                } else if let Some(child) = report
-                    .children
-                    .iter_mut()
-                    .find(|c| c.request.as_ref().is_some_and(|q| q.id == id))
-                {
-                    *child = decided;
-                }
-            }
-        }
+        decide_all(&executor, &mut reports, &decision)?;
     }
     if options.json {
         write_json(
