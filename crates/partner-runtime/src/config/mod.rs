@@ -243,6 +243,45 @@ fn brief(message: String) -> String {
     format!("{}…", &message[..end])
 }
 
+/// Every agent of the file, each named once (at least one).
+fn agents_of(
+    parsed: &ConfigFile,
+    default_pulse: Duration,
+    policy: &mut Policy,
+) -> Result<Vec<AgentConfig>, String> {
+    let mut agents: Vec<AgentConfig> = Vec::new();
+    for a in &parsed.agents {
+        agents::check_name(&a.name)?;
+        if agents.iter().any(|x| x.name == a.name) {
+            return Err(format!("agent '{}' is defined twice", a.name));
+        }
+        agents.push(agents::agent_config(a, parsed, default_pulse, policy)?);
+    }
+    if agents.is_empty() {
+        return Err("the constellation has no agents".into());
+    }
+    Ok(agents)
+}
+
+/// The model providers the agents use, each built once.
+fn providers_for(
+    agents: &[AgentConfig],
+    parsed: &ConfigFile,
+    base: &Path,
+    script_text: Option<&str>,
+) -> Result<HashMap<String, Arc<dyn Provider>>, String> {
+    let mut providers: HashMap<String, Arc<dyn Provider>> = HashMap::new();
+    let mut needed: Vec<&str> = agents.iter().map(|a| a.provider.as_str()).collect();
+    needed.sort();
+    needed.dedup();
+    for name in needed {
+        let file = parsed.providers.get(name);
+        let provider = build_provider(name, file, base, script_text)?;
+        providers.insert(name.to_string(), provider);
+    }
+    Ok(providers)
+}
+
 /// The file as TOML, its error at a line and column.
 fn parse_file(text: &str) -> Result<ConfigFile, String> {
     toml::from_str(text).map_err(|e| {
@@ -356,26 +395,8 @@ impl ConstellationConfig {
             Some(p) => duration(p, "runtime.pulse").map_err(err)?,
             None => DEFAULT_PULSE,
         };
-        let mut agents: Vec<AgentConfig> = Vec::new();
-        for a in &parsed.agents {
-            agents::check_name(&a.name).map_err(err)?;
-            if agents.iter().any(|x| x.name == a.name) {
-                return Err(err(format!("agent '{}' is defined twice", a.name)));
-            }
-            agents.push(agents::agent_config(a, &parsed, default_pulse, &mut policy).map_err(err)?);
-        }
-        if agents.is_empty() {
-            return Err(err("the constellation has no agents".into()));
-        }
-        let mut providers: HashMap<String, Arc<dyn Provider>> = HashMap::new();
-        let mut needed: Vec<&str> = agents.iter().map(|a| a.provider.as_str()).collect();
-        needed.sort();
-        needed.dedup();
-        for name in needed {
-            let file = parsed.providers.get(name);
-            let provider = build_provider(name, file, base, script_text).map_err(err)?;
-            providers.insert(name.to_string(), provider);
-        }
+        let agents = agents_of(&parsed, default_pulse, &mut policy).map_err(err)?;
+        let providers = providers_for(&agents, &parsed, base, script_text).map_err(err)?;
         let exec = ExecConfig {
             agents: agents.iter().map(|a| a.name.clone()).collect(),
             web: parsed.web.clone().map(|endpoint| WebConfig { endpoint }),
