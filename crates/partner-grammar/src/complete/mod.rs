@@ -4,8 +4,6 @@
 //! the candidates that consumed the most of the prefix are kept. Backward
 //! completion backs up to the last matched word so it can be reconsidered.
 
-use serde_json::{Value as Json, json};
-
 use super::expr::Path;
 use super::matcher::{
     Captures, LastPart, MatchOptions, Stat, State, Work, finalize, finish_nested, initial_states,
@@ -16,102 +14,11 @@ use super::parse::Spacing;
 use super::text::{
     boundary_ok, char_at, is_sep, literal_at, requires_sep, skip_seps, wildcard_text,
 };
-use super::value::{Value, utf16_len};
 
-/// Which way the person is typing.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Direction {
-    /// Adding text: offer what comes next.
-    Forward,
-    /// Deleting: offer the last matched word again.
-    Backward,
-}
+mod result;
 
-/// Completions that share a separator mode.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Group {
-    /// The words offered.
-    pub completions: Vec<String>,
-    /// `autoSpacePunctuation`, `spacePunctuation`, `optionalSpacePunctuation`
-    /// or `none`.
-    pub separator_mode: &'static str,
-}
-
-/// A wildcard to fill: the value so far and where the wildcard lands.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Property {
-    /// The partial value.
-    pub value: Value,
-    /// The property paths to fill.
-    pub names: Vec<String>,
-    /// The separator mode before it.
-    pub separator_mode: &'static str,
-}
-
-/// What may follow a prefix.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Completion {
-    /// Literal words, by separator mode.
-    pub groups: Vec<Group>,
-    /// Wildcards to fill.
-    pub properties: Vec<Property>,
-    /// How much of the prefix (UTF-16 units) the completions follow.
-    pub matched_prefix_length: usize,
-    /// True when only the grammar's own words can follow.
-    pub closed_set: bool,
-    /// True when the other direction would answer differently.
-    pub direction_sensitive: bool,
-    /// `all`, `some` or `none` of the candidates sit after a wildcard.
-    pub after_wildcard: &'static str,
-}
-
-impl Completion {
-    /// The reference's JSON shape.
-    pub fn to_json(&self) -> Json {
-        json!({
-            "groups": self.groups.iter().map(|g| json!({
-                "completions": g.completions,
-                "separatorMode": g.separator_mode,
-            })).collect::<Vec<_>>(),
-            "properties": self.properties.iter().map(|p| json!({
-                "match": p.value.to_json(),
-                "propertyNames": p.names,
-                "separatorMode": p.separator_mode,
-            })).collect::<Vec<_>>(),
-            "matchedPrefixLength": self.matched_prefix_length,
-            "closedSet": self.closed_set,
-            "directionSensitive": self.direction_sensitive,
-            "afterWildcard": self.after_wildcard,
-        })
-    }
-}
-
-fn mode_name(mode: Spacing) -> &'static str {
-    match mode {
-        Spacing::Auto => "autoSpacePunctuation",
-        Spacing::Required => "spacePunctuation",
-        Spacing::Optional => "optionalSpacePunctuation",
-        Spacing::None => "none",
-    }
-}
-
-enum Kind {
-    Word(String),
-    Property(Property),
-}
-
-struct Candidate {
-    at: usize,
-    kind: Kind,
-    mode: Spacing,
-    after_wildcard: bool,
-    /// A keyword after a wildcard whose end is open: it may be offered at
-    /// any place after this wildcard start where the rest of the
-    /// candidates settle.
-    range: Option<usize>,
-    /// A keyword begun at the end of a wildcard's text: it pins the place.
-    partial: bool,
-}
+use result::{Candidate, Kind, build, mode_name};
+pub use result::{Completion, Direction, Group, Property};
 
 /// Greedy word-by-word match of `words` from byte `i`: how many matched,
 /// where the last one ended and where the one before it ended.
@@ -340,7 +247,9 @@ fn keyword_after_wildcard<'g>(
         }
     });
     match (backward, partial, id) {
-        (true, Some((at, word)), _) if at < prefix.len() => {
+        // A keyword begun at the wildcard's end (backward, only one that
+        // is not at the very end).
+        (_, Some((at, word)), _) if !backward || at < prefix.len() => {
             candidates.push(Candidate {
                 at,
                 kind: Kind::Word(word),
@@ -366,16 +275,6 @@ fn keyword_after_wildcard<'g>(
                 after_wildcard: true,
                 range: Some(start),
                 partial: false,
-            });
-        }
-        (false, Some((at, word)), _) => {
-            candidates.push(Candidate {
-                at,
-                kind: Kind::Word(word),
-                mode,
-                after_wildcard: true,
-                range: None,
-                partial: true,
             });
         }
         _ => {
@@ -506,110 +405,4 @@ fn partial_in_wildcard(
         }
     }
     None
-}
-
-fn build(
-    mut candidates: Vec<Candidate>,
-    prefix: &str,
-    min_prefix: Option<usize>,
-    direction: Direction,
-) -> Completion {
-    let min = min_prefix.unwrap_or(0);
-    let allowed = |at: usize| utf16_len(&prefix[..at]) >= min;
-    if direction == Direction::Forward {
-        // A keyword after an open wildcard follows a keyword begun inside
-        // a wildcard when there is one; otherwise it stands at the end.
-        let partial_at = candidates.iter().filter(|c| c.partial).map(|c| c.at).max();
-        match partial_at {
-            Some(p) => candidates.retain_mut(|c| match c.range {
-                Some(start) => {
-                    let fits = start < p && wildcard_text(prefix, start, p, c.mode).is_some();
-                    c.at = p;
-                    c.range = None;
-                    fits
-                }
-                None => true,
-            }),
-            None => {
-                for c in candidates.iter_mut() {
-                    c.range = None;
-                }
-            }
-        }
-    }
-    // Where the fixed candidates settle; (backward) keywords after an open
-    // wildcard follow them there.
-    let best = candidates
-        .iter()
-        .filter(|c| c.range.is_none())
-        .map(|c| c.at)
-        .filter(|at| allowed(*at))
-        .max();
-    if let Some(b) = best {
-        // A place reached only through wildcards, pinned by no keyword, is
-        // no place to offer what follows another wildcard.
-        let at_best: Vec<&Candidate> = candidates
-            .iter()
-            .filter(|c| c.range.is_none() && c.at == b)
-            .collect();
-        let open = !at_best.is_empty() && at_best.iter().all(|c| c.after_wildcard && !c.partial);
-        candidates.retain_mut(|c| match c.range {
-            None => true,
-            Some(start) => {
-                let fits = !open
-                    && start < b
-                    && b <= prefix.len()
-                    && wildcard_text(prefix, start, b, c.mode).is_some();
-                c.at = b;
-                fits
-            }
-        });
-    }
-    let mut groups: Vec<Group> = Vec::new();
-    let mut properties = Vec::new();
-    let (mut after, mut total) = (0, 0);
-    if let Some(best) = best {
-        for c in candidates.into_iter().filter(|c| c.at == best) {
-            total += 1;
-            if c.after_wildcard {
-                after += 1;
-            }
-            match c.kind {
-                Kind::Word(w) => {
-                    let mode = mode_name(c.mode);
-                    match groups.iter_mut().find(|g| g.separator_mode == mode) {
-                        Some(g) => {
-                            if !g.completions.contains(&w) {
-                                g.completions.push(w);
-                            }
-                        }
-                        None => groups.push(Group {
-                            completions: vec![w],
-                            separator_mode: mode,
-                        }),
-                    }
-                }
-                Kind::Property(p) => {
-                    if !properties.contains(&p) {
-                        properties.push(p);
-                    }
-                }
-            }
-        }
-    }
-    let length = best.map_or(0, |b| utf16_len(&prefix[..b]));
-    Completion {
-        closed_set: properties.is_empty(),
-        groups,
-        properties,
-        matched_prefix_length: length,
-        direction_sensitive: length > 0,
-        after_wildcard: if total == 0 || after == 0 {
-            "none"
-        } else if after == total {
-            "all"
-        } else {
-            "some"
-        },
-    }
 }
