@@ -104,3 +104,29 @@ pub fn embeddings(config: Option<&Path>) -> Result<crate::embed::EmbeddingsConfi
     };
     Ok(super::run::load_constellation(&options)?.0.exec.embeddings)
 }
+
+/// Text read from a file or standard input (`what` names it in the error
+/// when it is not UTF-8, with where it stops being text).
+pub fn read_text(what: &str, bytes: Vec<u8>) -> Result<String> {
+    String::from_utf8(bytes).map_err(|e| Error::NotText {
+        what: what.to_string(),
+        offset: e.utf8_error().valid_up_to(),
+    })
+}
+
+/// Adds the verbs and aliases of a verb file to `table`: an unreadable
+/// file, one that is not text or not a valid verb file is an error naming
+/// it.
+pub fn add_verb_file(table: &mut crate::dialect::VerbTable, path: &Path) -> Result<()> {
+    let bytes = std::fs::read(path).map_err(|source| Error::Read {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    let text = read_text(&path.display().to_string(), bytes)?;
+    table
+        .extend_from_toml(&text)
+        .map_err(|source| Error::VerbFile {
+            path: path.to_path_buf(),
+            source,
+        })
+}

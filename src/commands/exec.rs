@@ -4,7 +4,7 @@
 use std::io::{Read, Write};
 use std::path::PathBuf;
 
-use super::common::{DbArg, line, open_executor, text_arg, write_json};
+use super::common::{DbArg, add_verb_file, line, open_executor, text_arg, write_json};
 use crate::error::{Error, Result};
 use crate::exec::{ActionReport, ActionStatus, Executor, TurnContext};
 use crate::permission::{Authority, Decision};
@@ -66,18 +66,9 @@ fn print(out: &mut dyn Write, report: &ActionReport, indent: &str) -> Result<()>
 }
 
 /// Uses the verbs of a verb file (with the built-in ones) for this run.
-fn use_verb_file(executor: &mut Executor, path: &PathBuf) -> Result<()> {
-    let text = std::fs::read_to_string(path).map_err(|source| Error::Read {
-        path: path.clone(),
-        source,
-    })?;
+fn use_verb_file(executor: &mut Executor, path: &std::path::Path) -> Result<()> {
     let mut table = executor.registry().table().clone();
-    table
-        .extend_from_toml(&text)
-        .map_err(|source| Error::VerbFile {
-            path: path.clone(),
-            source,
-        })?;
+    add_verb_file(&mut table, path)?;
     executor.use_verbs(table)?;
     Ok(())
 }

@@ -3,6 +3,7 @@
 use std::io::{Read, Write};
 use std::path::PathBuf;
 
+use super::common::{add_verb_file, read_text};
 use crate::dialect::{BlockRegistry, DialectParser, ParsedTurn, VerbTable};
 use crate::error::{Error, Result};
 
@@ -21,28 +22,11 @@ pub struct ParseOptions {
     pub file: Option<PathBuf>,
 }
 
-fn read_text(what: &str, bytes: Vec<u8>) -> Result<String> {
-    String::from_utf8(bytes).map_err(|e| Error::NotText {
-        what: what.to_string(),
-        offset: e.utf8_error().valid_up_to(),
-    })
-}
-
 /// Builds the parser `partner parse` uses for these options.
 pub fn parser_for(options: &ParseOptions) -> Result<DialectParser> {
     let mut table = VerbTable::builtin();
     if let Some(path) = &options.verbs {
-        let bytes = std::fs::read(path).map_err(|source| Error::Read {
-            path: path.clone(),
-            source,
-        })?;
-        let text = read_text(&path.display().to_string(), bytes)?;
-        table
-            .extend_from_toml(&text)
-            .map_err(|source| Error::VerbFile {
-                path: path.clone(),
-                source,
-            })?;
+        add_verb_file(&mut table, path)?;
     }
     let mut blocks = BlockRegistry::new();
     for label in &options.blocks {
