@@ -1,7 +1,8 @@
 //! The console says what is so, in a real terminal: a model call that
 //! failed is a failed turn with its cause one key away, at 80×24. The
 //! partner's own command (`!`) is judged, asked about with its risk and
-//! run as the partner — never a request in the queue.
+//! run as the partner — never a request in the queue. A waiting command is
+//! shown and refused as the host that would run it judged it.
 
 use crate::support;
 
@@ -382,6 +383,87 @@ fn the_trace_pane_holds_a_window_and_its_filter_reaches_older_records() {
     let shown = screen(&mut app, 120, 30);
     assert!(
         shown.contains("not be read (disk I/O error)") && !shown.contains("Reading older records"),
+        "{shown}"
+    );
+}
+
+/// A waiting command is shown and refused as the process that would run it
+/// judged it — never as the console's own machine would: `ls` here is
+/// harmless, but the host said it is blocked and cannot be sandboxed.
+#[test]
+fn a_waiting_command_is_shown_as_the_host_judged_it() {
+    use partner::gate::{Assessment, Risk};
+    use partner::permission::Authority;
+    use partner::tui::backend::{CommandPreview, Previews};
+    let mut app = support::console::scene("dark");
+    app.size = (180, 48);
+    let r1 = support::console::request(
+        "r1",
+        "ada",
+        "/shell ls",
+        Authority::Partner,
+        "a shell command",
+        5,
+    );
+    let mut previews = Previews::default();
+    previews.commands.insert(
+        "r1".into(),
+        CommandPreview {
+            line: "ls".into(),
+            assessment: Assessment {
+                risk: Risk::Blocked,
+                reasons: vec!["the host's own finding".into()],
+            },
+            sandbox: Err("the host has no landlock".into()),
+        },
+    );
+    app.on_reply(Reply::Pending(vec![r1], previews));
+    let shown = screen(&mut app, 180, 48);
+    assert!(shown.contains("BLOCKED"), "{shown}");
+    assert!(shown.contains("the host's own finding"), "{shown}");
+    assert!(
+        !shown.contains("LOW"),
+        "the console judged it itself: {shown}"
+    );
+    let sent = key(&mut app, KeyCode::Char('a'));
+    assert!(
+        decisions(&sent).is_empty(),
+        "a blocked command was approved"
+    );
+    let shown = screen(&mut app, 180, 48);
+    assert!(shown.contains("cannot be approved"), "{shown}");
+    // The same command judged harmless where it runs, but unsandboxed
+    // there: approving asks once more, naming the host's reason (a fresh
+    // console, whose selected request is r1).
+    let again = support::console::request(
+        "r1",
+        "ada",
+        "/shell ls",
+        Authority::Partner,
+        "a shell command",
+        4,
+    );
+    let mut previews = Previews::default();
+    previews.commands.insert(
+        "r1".into(),
+        CommandPreview {
+            line: "ls".into(),
+            assessment: Assessment {
+                risk: Risk::Low,
+                reasons: Vec::new(),
+            },
+            sandbox: Err("the host has no landlock".into()),
+        },
+    );
+    let mut app = support::console::scene("dark");
+    app.size = (180, 48);
+    app.on_reply(Reply::Pending(vec![again], previews));
+    assert_eq!(app.queue.selected.as_deref(), Some("r1"));
+    let sent = key(&mut app, KeyCode::Char('a'));
+    assert!(decisions(&sent).is_empty(), "approved without asking again");
+    let shown = screen(&mut app, 180, 48);
+    assert!(
+        shown.contains("NOT SANDBOXED (the host has no landlock)"),
         "{shown}"
     );
 }
