@@ -15,7 +15,7 @@ use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use std::time::Duration;
 
 use partner::agent::Event;
-use partner::console::LocalBackend;
+use partner::console::ConsoleBackend;
 use partner::tui::app::{App, Command};
 use partner::tui::backend::{Backend, Op, Reply};
 use partner::tui::panes::Pane;
@@ -208,7 +208,8 @@ async fn main() {
         &config,
         &db,
     ));
-    let backend = LocalBackend::new(host, std::sync::Arc::clone(handle.executor()), tx);
+    let verbs = std::sync::Arc::new(handle.executor().registry().table().clone());
+    let backend = ConsoleBackend::new(host, verbs, tx);
     let mut events = backend.events();
     let mut app = App::new(
         "demo",
@@ -217,7 +218,11 @@ async fn main() {
         partner::tui::keymap::Keymap::default_keymap(),
     );
     app.size = (180, 44);
-    for op in [Op::Status, Op::LoadPending, Op::LoadTrace { after: 0 }] {
+    for op in [
+        Op::Host(partner::protocol::Op::Status),
+        Op::Host(partner::protocol::Op::Queue),
+        Op::Host(partner::protocol::Op::Trace { after: 0 }),
+    ] {
         backend.send(op);
     }
     handle.send_message(
@@ -316,9 +321,9 @@ async fn main() {
 
     app.focus = Pane::Memory;
     app.memory.agent = Some("sage".into());
-    backend.send(Op::LoadMemory {
+    backend.send(Op::Host(partner::protocol::Op::Blocks {
         agent: "sage".into(),
-    });
+    }));
     live(
         &mut app,
         &backend,

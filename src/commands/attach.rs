@@ -1,8 +1,8 @@
-//! `partner attach`: the console as a client of a running daemon. The
-//! database is read here (it is the one source of truth, and the daemon's
-//! socket is on this machine); what the runtime does — decisions,
-//! messages, pulses, halts, the live events — goes through the socket.
-//! Quitting detaches: the agents keep running.
+//! `partner attach`: the console as a client of a running daemon.
+//! Everything of the constellation — the queue, the trace, memory,
+//! decisions, edits, the live events — goes through the daemon's socket,
+//! as it does to the host of an embedded console; nothing here opens the
+//! database. Quitting detaches: the agents keep running.
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -69,14 +69,12 @@ pub fn run_attach(options: &AttachOptions) -> Result<i32> {
             .and_then(|d| serde_json::from_value(d).ok())
             .ok_or_else(|| Error::Runtime("the daemon sent no status".into()))?;
         let db = db.unwrap_or_else(|| PathBuf::from(&status.db));
-        let executor = Arc::new(crate::exec::Executor::open(
-            &db,
-            crate::permission::Policy::default(),
-            crate::exec::ExecConfig::default(),
-        )?);
+        // The daemon's own verb files are not read here: completion and a
+        // replay opened in this console know the built-in verbs.
+        let verbs = Arc::new(crate::dialect::VerbTable::builtin());
         let title = status.name.clone();
         let mut app = crate::tui::app::App::new(&title, &db.display().to_string(), theme, keymap);
-        app.verb_words = crate::tui::completion::verb_words(executor.registry().table());
+        app.verb_words = crate::tui::completion::verb_words(&verbs);
         let settings = crate::tui::driver::ConsoleSettings {
             theme: options.theme.clone(),
             keymap: options.keymap.clone(),
@@ -84,7 +82,7 @@ pub fn run_attach(options: &AttachOptions) -> Result<i32> {
             replay: None,
             history: data_dir().ok().map(|d| d.join("console_history")),
         };
-        crate::console::run(remote, executor, app, settings)
+        crate::console::run(remote, verbs, app, settings)
             .await
             .map_err(|e| Error::Runtime(format!("the console failed: {e}")))?;
         Ok(0)

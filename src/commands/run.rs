@@ -387,8 +387,8 @@ async fn console_in_process(
     settings: crate::tui::driver::ConsoleSettings,
 ) -> Result<i32> {
     let host = Arc::new(crate::daemon::InProcess::new(handle.clone(), config, db));
-    let executor = Arc::clone(handle.executor());
-    let result = crate::console::run(host, executor, app, settings).await;
+    let verbs = Arc::new(handle.executor().registry().table().clone());
+    let result = crate::console::run(host, verbs, app, settings).await;
     handle.shutdown();
     let _ = task.await;
     result.map_err(|e| Error::Runtime(format!("the console failed: {e}")))?;

@@ -42,11 +42,11 @@ fn an_edit_survives_a_failed_save_and_a_conflict_becomes_a_merge() {
     key(&mut app, KeyCode::End);
     typed(&mut app, " Likes tea.");
     let commands = app.on_key(KeyEvent::new(KeyCode::Char('s'), KeyModifiers::CONTROL));
-    let Some(Command::Op(Op::SaveBlock {
+    let Some(Command::Op(Op::Host(partner::protocol::Op::SaveBlock {
         base_version,
         value,
         ..
-    })) = commands.first()
+    }))) = commands.first()
     else {
         panic!("{commands:?}");
     };
@@ -90,10 +90,10 @@ fn an_edit_survives_a_failed_save_and_a_conflict_becomes_a_merge() {
     assert!(
         matches!(
             commands.as_slice(),
-            [Command::Op(Op::SaveBlock {
+            [Command::Op(Op::Host(partner::protocol::Op::SaveBlock {
                 base_version: 3,
                 ..
-            })]
+            }))]
         ),
         "{commands:?}"
     );
@@ -158,7 +158,7 @@ fn what_other_processes_change_is_read_again() {
             _ => None,
         })
         .collect();
-    for wanted in ["LoadPending", "LoadTrace", "LoadMemory"] {
+    for wanted in ["Host(Queue", "Host(Trace", "Host(Blocks"] {
         assert!(
             ops.iter().any(|o| o.starts_with(wanted)),
             "{wanted} every two seconds: {ops:?}"
@@ -229,7 +229,7 @@ fn fixing_a_proposed_action_offers_to_learn_the_words() {
     let sent = app.on_key(KeyEvent::new(KeyCode::Char('s'), KeyModifiers::CONTROL));
     assert!(
         sent.iter().any(
-            |c| matches!(c, Command::Op(Op::Runtime(partner::protocol::Op::Decide {
+            |c| matches!(c, Command::Op(Op::Host(partner::protocol::Op::Decide {
                 request,
                 decision: partner::protocol::DecisionSpec::Edited { .. },
             })) if request == "r1")
@@ -250,10 +250,10 @@ fn fixing_a_proposed_action_offers_to_learn_the_words() {
     );
     let learned = key(&mut app, KeyCode::Char('y'));
     assert!(
-        learned
-            .iter()
-            .any(|c| matches!(c, Command::Op(Op::Learn { words, action })
-            if words == "Jot down: buy oat milk" && action == "/recall insert \"buy oat milk\"")),
+        learned.iter().any(
+            |c| matches!(c, Command::Op(Op::Host(partner::protocol::Op::Learn { words, action }))
+            if words == "Jot down: buy oat milk" && action == "/recall insert \"buy oat milk\"")
+        ),
         "{learned:?}"
     );
 }

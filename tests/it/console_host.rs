@@ -6,13 +6,12 @@
 
 use crate::support;
 
-use std::path::Path;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use partner::console::LocalBackend;
-use partner::exec::{ExecConfig, Executor};
-use partner::permission::{Decision, Policy};
+use partner::console::ConsoleBackend;
+
+use partner::permission::Decision;
 use partner::protocol::host::Pending;
 use partner::protocol::{Answer, Connection, DecisionSpec, Event, Host, Op as HostOp};
 use partner::tui::backend::{Backend, Op, Reply};
@@ -26,6 +25,8 @@ struct Seen {
     halted_nobody: String,
     ran: String,
     archived: bool,
+    blocks: Vec<String>,
+    traced: Vec<String>,
 }
 
 /// Waits for the next reply `pick` keeps.
@@ -47,14 +48,14 @@ async fn reply<T>(
 
 /// Drives a console's backend over `host` through a decision and two
 /// commands to the runtime.
-async fn drive(host: Arc<dyn Host>, executor: Arc<Executor>) -> Seen {
+async fn drive(host: Arc<dyn Host>) -> Seen {
     let (tx, mut replies) = mpsc::unbounded_channel();
-    let backend = LocalBackend::new(host, executor.clone(), tx);
+    let backend = ConsoleBackend::new(host, builtin_verbs(), tx);
     let _events = backend.events();
     // The agent's first pulse asks; the request waits for the partner.
     let started = std::time::Instant::now();
     let id = loop {
-        backend.send(Op::LoadPending);
+        backend.send(Op::Host(partner::protocol::Op::Queue));
         let waiting = reply(&mut replies, |r| match r {
             Reply::Pending(list, _) => Some(list),
             _ => None,
@@ -69,7 +70,7 @@ async fn drive(host: Arc<dyn Host>, executor: Arc<Executor>) -> Seen {
         );
         tokio::time::sleep(Duration::from_millis(50)).await;
     };
-    backend.send(Op::Runtime(HostOp::Decide {
+    backend.send(Op::Host(HostOp::Decide {
         request: id.clone(),
         decision: DecisionSpec::of(&Decision::ApproveOnce),
     }));
@@ -78,7 +79,7 @@ async fn drive(host: Arc<dyn Host>, executor: Arc<Executor>) -> Seen {
         _ => None,
     })
     .await;
-    backend.send(Op::Runtime(
+    backend.send(Op::Host(
         partner::tui::command::AgentControl::Halt.op("nobody".into()),
     ));
     let halted_nobody = reply(&mut replies, |r| match r {
@@ -86,7 +87,7 @@ async fn drive(host: Arc<dyn Host>, executor: Arc<Executor>) -> Seen {
         _ => None,
     })
     .await;
-    backend.send(Op::Runtime(HostOp::Run {
+    backend.send(Op::Host(HostOp::Run {
         agent: "ada".into(),
         text: "/recall insert \"from the partner\"".into(),
     }));
@@ -95,28 +96,59 @@ async fn drive(host: Arc<dyn Host>, executor: Arc<Executor>) -> Seen {
         _ => None,
     })
     .await;
-    // The approved action ran: the archival entry it inserts is there.
+    // The approved action ran: the archival entry it inserts is found,
+    // through the console's own search.
     let started = std::time::Instant::now();
     let archived = loop {
-        let found = executor
-            .search_memory(&partner::memory::SearchQuery::new("friday", None))
-            .map(|f| !f.hits.is_empty())
-            .unwrap_or(false);
+        backend.send(Op::Host(HostOp::Search {
+            query: "friday".into(),
+        }));
+        let found = reply(&mut replies, |r| match r {
+            Reply::Hits { found, .. } => Some(found.map(|(hits, _)| !hits.is_empty())),
+            _ => None,
+        })
+        .await
+        .unwrap_or(false);
         if found || started.elapsed() > Duration::from_secs(30) {
             break found;
         }
         tokio::time::sleep(Duration::from_millis(50)).await;
     };
+    // Memory and the trace read as the console reads them.
+    backend.send(Op::Host(HostOp::Blocks {
+        agent: "ada".into(),
+    }));
+    let blocks = reply(&mut replies, |r| match r {
+        Reply::Blocks(agent, list) if agent == "ada" => {
+            Some(list.into_iter().map(|b| b.label).collect::<Vec<_>>())
+        }
+        _ => None,
+    })
+    .await;
+    backend.send(Op::Host(HostOp::Trace { after: 0 }));
+    let traced = reply(&mut replies, |r| match r {
+        Reply::Trace(records, ..) => Some(
+            records
+                .into_iter()
+                .map(|r| format!("{} {}", r.agent, r.verb))
+                .collect::<Vec<_>>(),
+        ),
+        _ => None,
+    })
+    .await;
     Seen {
         decided: decided.map(|words| words.replace(&id, "ID")),
         halted_nobody,
         ran,
         archived,
+        blocks,
+        traced,
     }
 }
 
-fn open(db: &Path) -> Arc<Executor> {
-    Arc::new(Executor::open(db, Policy::default(), ExecConfig::default()).unwrap())
+/// The built-in verbs, for replays the console opens.
+fn builtin_verbs() -> Arc<partner::dialect::VerbTable> {
+    Arc::new(partner::dialect::VerbTable::builtin())
 }
 
 #[test]
@@ -141,7 +173,7 @@ fn an_embedded_and_an_attached_console_run_the_same_operations_with_the_same_ans
             &db,
         ));
         assert_eq!(host.connection(), Connection::Embedded);
-        let seen = drive(host, Arc::clone(handle.executor())).await;
+        let seen = drive(host).await;
         handle.shutdown();
         seen
     });
@@ -154,7 +186,7 @@ fn an_embedded_and_an_attached_console_run_the_same_operations_with_the_same_ans
             .await
             .unwrap();
         assert_eq!(host.connection(), Connection::Attached);
-        drive(host, open(&there.path().join("c.db"))).await
+        drive(host).await
     });
     assert!(embedded.decided.is_ok(), "{embedded:?}");
     assert!(embedded.archived, "the approved action ran: {embedded:?}");
@@ -163,6 +195,10 @@ fn an_embedded_and_an_attached_console_run_the_same_operations_with_the_same_ans
         "{embedded:?}"
     );
     assert!(embedded.ran.contains("recall"), "{embedded:?}");
+    assert!(
+        embedded.traced.iter().any(|t| t == "ada recall"),
+        "{embedded:?}"
+    );
     assert_eq!(embedded, attached);
 }
 
@@ -207,13 +243,11 @@ fn fake(answer: Result<String, String>) -> Arc<FakeHost> {
 
 #[tokio::test]
 async fn the_console_sends_the_protocols_operations_and_says_what_the_host_answered() {
-    let dir = tempfile::tempdir().unwrap();
-    let executor = open(&dir.path().join("c.db"));
     let host = fake(Ok("approve once: r7".into()));
     let (tx, mut replies) = mpsc::unbounded_channel();
-    let backend = LocalBackend::new(host.clone(), executor.clone(), tx);
+    let backend = ConsoleBackend::new(host.clone(), builtin_verbs(), tx);
     assert_eq!(backend.connection(), Connection::Attached);
-    backend.send(Op::Runtime(HostOp::Decide {
+    backend.send(Op::Host(HostOp::Decide {
         request: "r7".into(),
         decision: DecisionSpec::of(&Decision::ApproveFor(Duration::from_secs(600))),
     }));
@@ -223,7 +257,7 @@ async fn the_console_sends_the_protocols_operations_and_says_what_the_host_answe
     })
     .await;
     assert_eq!(outcome, Ok("approve once: r7".into()));
-    backend.send(Op::Runtime(HostOp::Decide {
+    backend.send(Op::Host(HostOp::Decide {
         request: "r8".into(),
         decision: DecisionSpec::Edited {
             text: "/recall x".into(),
@@ -233,13 +267,13 @@ async fn the_console_sends_the_protocols_operations_and_says_what_the_host_answe
         matches!(r, Reply::Decided { .. }).then_some(())
     })
     .await;
-    backend.send(Op::Runtime(HostOp::Message {
+    backend.send(Op::Host(HostOp::Message {
         agent: "ada".into(),
         text: "hello".into(),
     }));
     for agent in ["ada", "bo"] {
         let every = partner::tui::command::AgentControl::SetPulse(Duration::from_secs(90));
-        backend.send(Op::Runtime(every.op(agent.into())));
+        backend.send(Op::Host(every.op(agent.into())));
     }
     let started = std::time::Instant::now();
     while host.sent.lock().unwrap().len() < 5 {
@@ -283,12 +317,10 @@ async fn the_console_sends_the_protocols_operations_and_says_what_the_host_answe
 
 #[tokio::test]
 async fn what_the_host_refuses_reaches_the_partner_instead_of_vanishing() {
-    let dir = tempfile::tempdir().unwrap();
-    let executor = open(&dir.path().join("c.db"));
     let host = fake(Err("the daemon is not reachable now".into()));
     let (tx, mut replies) = mpsc::unbounded_channel();
-    let backend = LocalBackend::new(host, executor, tx);
-    backend.send(Op::Runtime(HostOp::Decide {
+    let backend = ConsoleBackend::new(host, builtin_verbs(), tx);
+    backend.send(Op::Host(HostOp::Decide {
         request: "r1".into(),
         decision: DecisionSpec::of(&Decision::Deny(None)),
     }));
@@ -299,11 +331,11 @@ async fn what_the_host_refuses_reaches_the_partner_instead_of_vanishing() {
     .await;
     assert_eq!(outcome, Err("the daemon is not reachable now".into()));
     // A message and a halt nobody received are said to have failed.
-    backend.send(Op::Runtime(HostOp::Message {
+    backend.send(Op::Host(HostOp::Message {
         agent: "ada".into(),
         text: "hi".into(),
     }));
-    backend.send(Op::Runtime(
+    backend.send(Op::Host(
         partner::tui::command::AgentControl::Halt.op("ada".into()),
     ));
     for _ in 0..2 {
@@ -315,14 +347,17 @@ async fn what_the_host_refuses_reaches_the_partner_instead_of_vanishing() {
         assert_eq!(why, "the daemon is not reachable now");
     }
     // The status: none is shown rather than an empty constellation.
-    backend.send(Op::Status);
+    backend.send(Op::Host(partner::protocol::Op::Status));
     let said = reply(&mut replies, |r| match r {
         Reply::Agents(rows) => Some(format!("{} agents", rows.len())),
         Reply::Failed(why) => Some(why),
         _ => None,
     })
     .await;
-    assert_eq!(said, "could not read the agents' state");
+    assert_eq!(
+        said,
+        "could not read the agents' state: the daemon is not reachable now"
+    );
 }
 
 #[test]
@@ -357,8 +392,6 @@ fn the_console_flags_what_the_verbs_handler_flags_whatever_the_verb_is_called() 
 
 #[tokio::test]
 async fn an_operation_that_fails_inside_partner_is_answered_not_left_waiting() {
-    let dir = tempfile::tempdir().unwrap();
-    let executor = open(&dir.path().join("c.db"));
     let host = Arc::new(FakeHost {
         sent: Mutex::new(Vec::new()),
         answer: Ok(String::new()),
@@ -366,9 +399,9 @@ async fn an_operation_that_fails_inside_partner_is_answered_not_left_waiting() {
         panics: true,
     });
     let (tx, mut replies) = mpsc::unbounded_channel();
-    let backend = LocalBackend::new(host, executor, tx);
+    let backend = ConsoleBackend::new(host, builtin_verbs(), tx);
     // The decision's own answer says it failed: the queue does not wait.
-    backend.send(Op::Runtime(HostOp::Decide {
+    backend.send(Op::Host(HostOp::Decide {
         request: "r4".into(),
         decision: DecisionSpec::Approve,
     }));
@@ -380,11 +413,54 @@ async fn an_operation_that_fails_inside_partner_is_answered_not_left_waiting() {
     let why = outcome.unwrap_err();
     assert!(why.contains("partner failed inside"), "{why}");
     // Any other operation is answered with a failure too.
-    backend.send(Op::Status);
+    backend.send(Op::Host(partner::protocol::Op::Status));
     let why = reply(&mut replies, |r| match r {
         Reply::Failed(why) => Some(why),
         _ => None,
     })
     .await;
-    assert!(why.contains("reading the agents' state"), "{why}");
+    assert!(why.contains("could not read the agents' state"), "{why}");
+    assert!(why.contains("partner failed inside"), "{why}");
+}
+
+#[test]
+fn a_trace_larger_than_a_line_reaches_an_attached_console_newest_first() {
+    // A trace of more than two megabytes, written before the daemon starts.
+    let dir = tempfile::tempdir().unwrap();
+    crate::daemon::constellation(dir.path());
+    let config =
+        partner::agent::ConstellationConfig::load(&dir.path().join("partner.toml")).unwrap();
+    let executor =
+        partner::commands::open_constellation(&config, &dir.path().join("c.db")).unwrap();
+    let words = "lorem ipsum ".repeat(400);
+    for i in 0..500 {
+        let mut ctx = partner::exec::TurnContext::new("ada", "main", "fill");
+        executor.run_turn(&mut ctx, &format!("/recall insert \"{i} {words}\""));
+    }
+    let newest = executor.trace().unwrap().0.last().unwrap().seq;
+    drop(executor);
+    let daemon = support::daemon::serve(dir.path());
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let (records, next, restart) = runtime.block_on(async {
+        let host = partner::daemon::remote::RemoteHost::connect(&daemon.socket)
+            .await
+            .unwrap();
+        let answer = host.call(HostOp::Trace { after: 0 }).await.unwrap();
+        let page: partner::protocol::views::TracePage =
+            partner::protocol::views::decode(answer.data, "trace").unwrap();
+        (page.records, page.next, page.restart)
+    });
+    assert!(!records.is_empty(), "some records came");
+    assert!(
+        records.len() < 500,
+        "not all fit one line: {}",
+        records.len()
+    );
+    assert!(restart, "the console is told older ones were left out");
+    assert_eq!(records.last().unwrap().seq, newest, "the newest came");
+    assert_eq!(next, newest);
+    assert!(
+        records.windows(2).all(|w| w[0].seq < w[1].seq),
+        "oldest first"
+    );
 }

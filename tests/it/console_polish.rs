@@ -271,7 +271,7 @@ fn slash_searches_the_pane_that_has_the_keys() {
     typed(&mut app, "studio");
     let commands = key(&mut app, KeyCode::Enter);
     assert!(
-        matches!(commands.as_slice(), [Command::Op(Op::Search { query })] if query == "studio")
+        matches!(commands.as_slice(), [Command::Op(Op::Host(partner::protocol::Op::Search { query }))] if query == "studio")
     );
     app.on_reply(Reply::Hits {
         query: "studio".into(),
@@ -297,7 +297,7 @@ fn slash_searches_the_pane_that_has_the_keys() {
     assert_eq!(app.memory.agent.as_deref(), Some("anchor"));
     assert_eq!(app.memory.selected.as_deref(), Some("persona"));
     assert!(
-        matches!(commands.as_slice(), [Command::Op(Op::LoadMemory { agent })] if agent == "anchor")
+        matches!(commands.as_slice(), [Command::Op(Op::Host(partner::protocol::Op::Blocks { agent }))] if agent == "anchor")
     );
 }
 
@@ -417,7 +417,7 @@ fn plain_words_at_the_command_line_are_offered_as_an_action() {
     assert!(
         commands.iter().any(|c| matches!(
             c,
-            Command::Op(partner::tui::backend::Op::Runtime(partner::protocol::Op::Run { text, .. }))
+            Command::Op(partner::tui::backend::Op::Host(partner::protocol::Op::Run { text, .. }))
                 if text == "/recall insert \"the launch moved to Monday\""
         )),
         "{commands:?}"
@@ -438,7 +438,7 @@ fn learned_phrasings_are_listed_and_forgotten() {
     assert!(
         asked
             .iter()
-            .any(|c| matches!(c, Command::Op(Op::LoadLearned))),
+            .any(|c| matches!(c, Command::Op(Op::Host(partner::protocol::Op::Learned)))),
         "{asked:?}"
     );
     app.on_reply(Reply::LearnedRules(vec![LearnedRule {
@@ -457,9 +457,10 @@ fn learned_phrasings_are_listed_and_forgotten() {
     assert!(text_of(&draw(&mut app, 120, 30)).contains("Forget that"));
     let forgot = key(&mut app, KeyCode::Char('y'));
     assert!(
-        forgot
-            .iter()
-            .any(|c| matches!(c, Command::Op(Op::Forget { id: 4 }))),
+        forgot.iter().any(|c| matches!(
+            c,
+            Command::Op(Op::Host(partner::protocol::Op::Forget { id: 4 }))
+        )),
         "{forgot:?}"
     );
 }

@@ -107,9 +107,10 @@ fn keys_act_only_on_what_they_refer_to() {
     app.focus = Pane::Turns;
     let commands = key(&mut app, KeyCode::Char('u'));
     assert!(
-        !commands
-            .iter()
-            .any(|c| matches!(c, Command::Op(Op::UndoBlock { .. }))),
+        !commands.iter().any(|c| matches!(
+            c,
+            Command::Op(Op::Host(partner::protocol::Op::UndoBlock { .. }))
+        )),
         "u in Turns undid a block"
     );
     assert!(app.notice.clone().unwrap().text.contains("Memory pane"));
@@ -189,7 +190,10 @@ fn standing_rules_ask_first_and_the_last_decision_can_be_taken_back() {
 
     // The rules: listed, and revoked after a confirmation.
     let commands = key(&mut app, KeyCode::Char('R'));
-    assert!(matches!(commands.as_slice(), [Command::Op(Op::LoadRules)]));
+    assert!(matches!(
+        commands.as_slice(),
+        [Command::Op(Op::Host(partner::protocol::Op::Rules))]
+    ));
     app.on_reply(Reply::Rules(vec![partner::permission::StandingRule {
         id: 7,
         agent: "sage".into(),
@@ -207,7 +211,9 @@ fn standing_rules_ask_first_and_the_last_decision_can_be_taken_back() {
     let commands = key(&mut app, KeyCode::Char('y'));
     assert!(matches!(
         commands.as_slice(),
-        [Command::Op(Op::RevokeRule { id: 7 })]
+        [Command::Op(Op::Host(partner::protocol::Op::RevokeRule {
+            id: 7
+        }))]
     ));
 }
 

@@ -32,7 +32,8 @@ fn the_partners_own_command_is_judged_asked_and_run_outside_the_queue() {
     key(&mut app, KeyCode::Char('!'));
     typed(&mut app, r"printf 'a\tb\n'");
     let commands = key(&mut app, KeyCode::Enter);
-    let [Command::Op(Op::PlanCommand { text })] = commands.as_slice() else {
+    let [Command::Op(Op::Host(partner::protocol::Op::PlanCommand { text }))] = commands.as_slice()
+    else {
         panic!("only a plan is asked for: {commands:?}");
     };
     app.on_reply(Reply::CommandPlan(rig.exec.plan_command(text)));
@@ -47,11 +48,13 @@ fn the_partners_own_command_is_judged_asked_and_run_outside_the_queue() {
     app.on_reply(Reply::CommandPlan(rig.exec.plan_command(text)));
     let commands = key(&mut app, KeyCode::Char('y'));
     assert!(decisions(&commands).is_empty());
-    let [Command::Op(Op::RunCommand { command, stop })] = commands.as_slice() else {
+    let [Command::Op(Op::Host(partner::protocol::Op::RunCommand { command, .. }))] =
+        commands.as_slice()
+    else {
         panic!("the command runs: {commands:?}");
     };
     assert_eq!(app.queue.selected.as_deref(), Some("r1"));
-    let report = rig.exec.run_partner_command(command, Some(stop)).unwrap();
+    let report = rig.exec.run_partner_command(command, None).unwrap();
     app.on_reply(Reply::CommandRan(OutputView::ended(command, Ok(&report))));
     let shown = screen(&mut app, 80, 24);
     assert!(
@@ -82,17 +85,33 @@ fn the_partner_stops_their_own_command_with_esc() {
     let mut app = wide();
     app.on_reply(Reply::CommandPlan(rig.exec.plan_command("sleep 30")));
     let commands = key(&mut app, KeyCode::Char('y'));
-    let [Command::Op(Op::RunCommand { command, stop })] = commands.as_slice() else {
+    let [Command::Op(Op::Host(partner::protocol::Op::RunCommand { command, run }))] =
+        commands.as_slice()
+    else {
         panic!("the command runs: {commands:?}");
     };
+    let (command, run) = (command.clone(), *run);
     assert!(screen(&mut app, 80, 24).contains("Esc stops"));
-    key(&mut app, KeyCode::Esc);
-    assert!(*stop.borrow(), "Esc asked it to stop");
+    let commands = key(&mut app, KeyCode::Esc);
+    assert!(
+        commands.iter().any(|c| matches!(
+            c,
+            Command::Op(Op::Host(partner::protocol::Op::StopCommand { run: asked }))
+                if *asked == run
+        )),
+        "Esc asked the host to stop that run: {commands:?}"
+    );
     assert!(matches!(app.overlay, Overlay::Output(_)), "the view stays");
+    // The host stops the run it was asked to: here, the executor's cancel.
+    let (stop, stopped) = tokio::sync::watch::channel(false);
+    stop.send(true).unwrap();
     let started = std::time::Instant::now();
-    let report = rig.exec.run_partner_command(command, Some(stop)).unwrap();
+    let report = rig
+        .exec
+        .run_partner_command(&command, Some(&stopped))
+        .unwrap();
     assert!(started.elapsed() < Duration::from_secs(10));
-    app.on_reply(Reply::CommandRan(OutputView::ended(command, Ok(&report))));
+    app.on_reply(Reply::CommandRan(OutputView::ended(&command, Ok(&report))));
     let shown = screen(&mut app, 80, 24);
     assert!(shown.contains("you stopped it"), "{shown}");
     key(&mut app, KeyCode::Esc);
@@ -326,7 +345,9 @@ fn the_trace_pane_holds_a_window_and_its_filter_reaches_older_records() {
             .tick(support::console::NOW, 0.1)
             .into_iter()
             .filter_map(|c| match c {
-                Command::Op(Op::LoadOlderTrace { filter, before }) => Some((filter, before)),
+                Command::Op(Op::Host(partner::protocol::Op::OlderTrace { filter, before })) => {
+                    Some((filter, before))
+                }
                 _ => None,
             })
             .collect();
@@ -352,7 +373,7 @@ fn the_trace_pane_holds_a_window_and_its_filter_reaches_older_records() {
     for _ in 0..5 {
         screen(&mut app, 120, 30);
         for c in app.tick(support::console::NOW, 0.1) {
-            if let Command::Op(Op::LoadOlderTrace { filter, before }) = c {
+            if let Command::Op(Op::Host(partner::protocol::Op::OlderTrace { filter, before })) = c {
                 let page = older(&store.read(), before, &filter, 1_000).unwrap();
                 app.on_reply(Reply::OlderTrace(filter, before, page));
             }
@@ -368,7 +389,9 @@ fn the_trace_pane_holds_a_window_and_its_filter_reaches_older_records() {
         .tick(support::console::NOW, 0.1)
         .into_iter()
         .filter_map(|c| match c {
-            Command::Op(Op::LoadOlderTrace { filter, before }) => Some((filter, before)),
+            Command::Op(Op::Host(partner::protocol::Op::OlderTrace { filter, before })) => {
+                Some((filter, before))
+            }
             _ => None,
         })
         .collect();

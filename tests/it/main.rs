@@ -16,6 +16,7 @@ mod console_attach;
 mod console_completion;
 mod console_e2e;
 mod console_edits;
+mod console_fake_host;
 mod console_host;
 mod console_polish;
 mod console_recall;

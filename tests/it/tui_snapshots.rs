@@ -198,7 +198,7 @@ fn command_line_and_quit_confirmation() {
     assert!(
         matches!(
             commands.as_slice(),
-            [Command::Op(Op::Runtime(partner::protocol::Op::SetPulse { agent, seconds }))]
+            [Command::Op(Op::Host(partner::protocol::Op::SetPulse { agent, seconds }))]
                 if agent == "anchor" && seconds.as_secs() == 30 * 60
         ),
         "{commands:?}"

@@ -8,7 +8,7 @@ use super::sandbox;
 use super::scene::Scene;
 
 /// A command the partner asked for, judged before it runs.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct CommandPlan {
     /// What the partner typed.
     pub asked: String,

@@ -19,6 +19,8 @@ mod hub;
 mod in_process;
 pub mod lock;
 mod ops;
+mod own_command;
+mod reads;
 pub mod remote;
 
 use std::path::{Path, PathBuf};
@@ -47,6 +49,8 @@ pub struct Served {
     agents: Vec<String>,
     /// Clients past hello.
     clients: AtomicUsize,
+    /// The partner's own commands running now.
+    running: own_command::Running,
 }
 
 impl Served {
@@ -68,6 +72,7 @@ impl Served {
             started: Instant::now(),
             agents: config.agents.iter().map(|a| a.name.clone()).collect(),
             clients: AtomicUsize::new(0),
+            running: own_command::Running::default(),
         }
     }
 }

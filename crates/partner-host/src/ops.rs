@@ -27,14 +27,17 @@ fn reply(id: u64, outcome: Result<Answer, String>) -> ServerMsg {
 }
 
 /// Runs blocking executor work off the async threads.
-async fn blocking<T: Send + 'static>(
+pub(crate) async fn blocking<T: Send + 'static>(
     served: &Served,
     work: impl FnOnce(&partner_engine::exec::Executor) -> T + Send + 'static,
 ) -> Result<T, String> {
     let executor = Arc::clone(served.handle.executor());
-    tokio::task::spawn_blocking(move || work(&executor))
+    // A failure inside partner is contained (the console's screen is not
+    // written over) and answered as one.
+    tokio::task::spawn_blocking(move || partner_core::isolate::contain(|| work(&executor)))
         .await
-        .map_err(|e| format!("the work failed: {e}"))
+        .map_err(|e| format!("the work failed: {e}"))?
+        .map_err(|panic| format!("partner failed inside ({panic}); please report it"))
 }
 
 /// The waiting requests, read on the blocking pool.
@@ -168,6 +171,23 @@ pub async fn answer(served: &Served, op: Op) -> Result<Answer, String> {
                 .await,
             )
         }
+        Op::RunCommand { command, run } => super::own_command::run(served, command, run).await,
+        Op::StopCommand { run } => super::own_command::stop(served, run),
+        read @ (Op::Queue
+        | Op::Trace { .. }
+        | Op::OlderTrace { .. }
+        | Op::Blocks { .. }
+        | Op::History { .. }
+        | Op::Search { .. }
+        | Op::Index
+        | Op::Rules
+        | Op::RevokeRule { .. }
+        | Op::Learned
+        | Op::Learn { .. }
+        | Op::Forget { .. }
+        | Op::Lisp { .. }
+        | Op::SaveBlock { .. }
+        | Op::PlanCommand { .. }) => super::reads::answer(served, read).await,
         control => said(control_agent(served, control).await),
     }
 }

@@ -30,6 +30,9 @@ const SUBSCRIBE: Request = Request {
 /// How long a request waits for its reply.
 const REPLY_TIMEOUT: Duration = Duration::from_secs(30);
 
+/// Longest wait for a command of the partner's to end.
+const COMMAND_TIMEOUT: Duration = Duration::from_secs(6 * 3600);
+
 type Replies = Arc<Mutex<HashMap<u64, oneshot::Sender<(bool, String, Option<serde_json::Value>)>>>>;
 
 /// A daemon, over its socket.
@@ -132,6 +135,7 @@ impl RemoteHost {
     }
 
     async fn request(&self, op: Op) -> Result<Answer, String> {
+        let deadline = deadline(&op);
         let id = self.next_id.fetch_add(1, Ordering::SeqCst);
         let (tx, rx) = oneshot::channel();
         self.replies
@@ -147,12 +151,21 @@ impl RemoteHost {
                 return Err(format!("the daemon is not reachable now: {e}"));
             }
         }
-        match tokio::time::timeout(REPLY_TIMEOUT, rx).await {
+        match tokio::time::timeout(deadline, rx).await {
             Ok(Ok((true, message, data))) => Ok(Answer { message, data }),
             Ok(Ok((false, message, _))) => Err(message),
             Ok(Err(_)) => Err("the daemon went away before answering".into()),
             Err(_) => Err("the daemon did not answer in time".into()),
         }
+    }
+}
+
+/// How long to wait for the answer to `op`: a command of the partner's
+/// runs as long as its time limit allows (`StopCommand` stops it sooner).
+fn deadline(op: &Op) -> Duration {
+    match op {
+        Op::RunCommand { .. } => COMMAND_TIMEOUT,
+        _ => REPLY_TIMEOUT,
     }
 }
 

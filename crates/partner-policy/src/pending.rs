@@ -401,7 +401,7 @@ pub fn overdue(conn: &Connection, now: Millis) -> Result<Vec<PendingRequest>, Me
 }
 
 /// A persisted allow or deny for an agent's verb and target.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, serde::Deserialize)]
 pub struct StandingRule {
     /// Id.
     pub id: i64,

@@ -47,6 +47,12 @@ fn cut_text(text: &mut String, limit: usize, seq: u64) -> usize {
     cut
 }
 
+/// Cuts `text` to at most `limit` bytes (at a character boundary) with
+/// a marker saying how much was cut; returns the bytes cut.
+pub fn cut(text: &mut String, limit: usize) -> usize {
+    cut_text(text, limit, 0)
+}
+
 /// Cuts every text of `event` to `limit` bytes; returns the bytes cut.
 pub fn cut_event(event: &mut Sequenced, limit: usize) -> usize {
     let seq = event.seq;

@@ -22,6 +22,7 @@ pub mod fit;
 pub mod host;
 pub mod report;
 pub mod state;
+pub mod views;
 
 /// The values a console shows, as the store and the permission engine
 /// define them, carried in events, replies and snapshots — with the two
@@ -222,6 +223,108 @@ pub enum Op {
         agent: String,
         /// The line.
         text: String,
+    },
+    /// The waiting requests, with what each would change or run
+    /// ([`views::Queue`]).
+    Queue,
+    /// The newest trace records after `after` ([`views::TracePage`]).
+    Trace {
+        /// The last record the client holds (0: none).
+        after: u64,
+    },
+    /// A page of trace records older than `before` that `filter` admits
+    /// (`wire::OlderPage`).
+    OlderTrace {
+        /// What the client shows.
+        filter: wire::TraceFilter,
+        /// The page starts below this sequence number.
+        before: u64,
+    },
+    /// An agent's blocks ([`views::Listed`] of `wire::Block`).
+    Blocks {
+        /// The agent.
+        agent: String,
+    },
+    /// A block's versions, newest first ([`views::Listed`] of
+    /// `wire::BlockVersion`).
+    History {
+        /// The agent.
+        agent: String,
+        /// The label.
+        label: String,
+    },
+    /// A search of memory, by meaning too where an embedder is configured
+    /// ([`views::Found`]).
+    Search {
+        /// The words.
+        query: String,
+    },
+    /// How far search by meaning has caught up with memory
+    /// (`wire::IndexStatus`, or nothing without an embedder).
+    Index,
+    /// The standing rules in force ([`views::Listed`] of
+    /// `wire::StandingRule`).
+    Rules,
+    /// Revokes a standing rule.
+    RevokeRule {
+        /// Its id.
+        id: i64,
+    },
+    /// The learned phrasings ([`views::Listed`] of `wire::LearnedRule`).
+    Learned,
+    /// Learns that plain words stand for a dialect action.
+    Learn {
+        /// The words.
+        words: String,
+        /// The action.
+        action: String,
+    },
+    /// Forgets a learned phrasing.
+    Forget {
+        /// Its id.
+        id: i64,
+    },
+    /// Evaluates Pattern Lisp against an agent's state, or dry-runs a tool
+    /// (`tool NAME ARGS`); nothing is written ([`views::Evaluated`]).
+    Lisp {
+        /// The agent whose state it reads.
+        agent: String,
+        /// The expression.
+        text: String,
+    },
+    /// Writes a block's value as the partner if it is still at
+    /// `base_version` ([`views::SaveOutcome`]).
+    SaveBlock {
+        /// The agent.
+        agent: String,
+        /// The label.
+        label: String,
+        /// The new value.
+        value: String,
+        /// The version the edit started from.
+        base_version: i64,
+    },
+    /// Judges the partner's own command (or a request in words) where it
+    /// would run: what would run, its risk and how (`wire::CommandPlan`).
+    /// Nothing runs.
+    PlanCommand {
+        /// What the partner typed after `!`.
+        text: String,
+    },
+    /// Runs the partner's own command, its plan confirmed
+    /// (`report::ActionReport`); [`Op::StopCommand`] with the same `run`
+    /// stops it.
+    RunCommand {
+        /// The command.
+        command: String,
+        /// The client's number for this run (random, so clients do not
+        /// collide).
+        run: u64,
+    },
+    /// Stops a command [`Op::RunCommand`] started.
+    StopCommand {
+        /// Its run number.
+        run: u64,
     },
 }
 

@@ -194,7 +194,11 @@ pub async fn run_with(
     app.now = clock.now_ms();
     // Where every agent stands now (changes then arrive as events), and
     // the first reads.
-    for op in [Op::Status, Op::LoadPending, Op::LoadTrace { after: 0 }] {
+    for op in [
+        Op::Host(partner_protocol::Op::Status),
+        Op::Host(partner_protocol::Op::Queue),
+        Op::Host(partner_protocol::Op::Trace { after: 0 }),
+    ] {
         backend.send(op);
     }
     if let Some(input) = settings.replay.clone() {

@@ -55,7 +55,7 @@ pub fn decisions(commands: &[Command]) -> Vec<(String, Decision)> {
     commands
         .iter()
         .filter_map(|c| match c {
-            Command::Op(Op::Runtime(partner::protocol::Op::Decide { request, decision })) => {
+            Command::Op(Op::Host(partner::protocol::Op::Decide { request, decision })) => {
                 Some((request.clone(), decision.decision()?))
             }
             _ => None,

@@ -28,7 +28,9 @@ pub use super::scene::Scene;
 use super::syntax::{self, Invocation, Reading};
 
 /// How dangerous a command is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, serde::Deserialize,
+)]
 #[serde(rename_all = "lowercase")]
 pub enum Risk {
     /// Only reads, with programs and options known to be read-only, and
@@ -68,7 +70,7 @@ impl Risk {
 partner_core::wire_name_eq!(Risk, as_str);
 
 /// A command's level and why.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, serde::Deserialize)]
 pub struct Assessment {
     /// The level.
     pub risk: Risk,

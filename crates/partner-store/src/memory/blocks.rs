@@ -85,7 +85,7 @@ str_enum!(BlockPermission, "block permission", {
 pub const DEFAULT_CHAR_LIMIT: usize = 5000;
 
 /// A memory block as stored.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, serde::Deserialize)]
 pub struct Block {
     /// Row id.
     pub id: i64,
@@ -164,7 +164,7 @@ impl NewBlock {
 }
 
 /// One entry of a block's history.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, serde::Deserialize)]
 pub struct BlockVersion {
     /// Version number.
     pub version: i64,

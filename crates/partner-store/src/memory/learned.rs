@@ -9,7 +9,7 @@ use super::MemoryResult;
 use partner_core::clock::Millis;
 
 /// One learned phrasing.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct LearnedRule {
     /// Its id.
     pub id: i64,

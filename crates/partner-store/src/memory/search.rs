@@ -10,7 +10,7 @@ use super::error::MemoryResult;
 use partner_core::clock::Millis;
 
 /// Where to search.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, serde::Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum SearchDomain {
     /// Memory blocks (all kinds).
@@ -131,7 +131,7 @@ impl SearchQuery {
 }
 
 /// One search hit.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize)]
 pub struct SearchHit {
     /// Which domain it came from.
     pub domain: SearchDomain,

@@ -10,7 +10,7 @@ use super::store::decode;
 use crate::memory::MemoryResult;
 
 /// Which records a reader wants: each field that is set must hold.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub struct TraceFilter {
     /// Only this agent's records.
     pub agent: Option<String>,
@@ -84,7 +84,7 @@ pub const SCAN_PER_PAGE: usize = 200_000;
 
 /// A page of older records: newest first, and the sequence number to ask
 /// before for the next page (`None`: the trace starts here).
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, serde::Serialize, serde::Deserialize)]
 pub struct OlderPage {
     /// The records, newest first.
     pub records: Vec<TraceRecord>,

@@ -55,7 +55,9 @@ impl App {
                 self.model.hits.clear();
                 self.model.hits_for = None;
                 self.model.hits_failed = None;
-                vec![Command::Op(Op::Search { query: text })]
+                vec![Command::Op(Op::Host(partner_protocol::Op::Search {
+                    query: text,
+                }))]
             }
             PromptPurpose::SearchTurns => {
                 if let Some(notice) = self.turns.find(&self.model, &text) {
@@ -70,7 +72,7 @@ impl App {
             }
             PromptPurpose::Message(agent) if !text.is_empty() => {
                 self.say(format!("sending to {agent}…"));
-                vec![Command::Op(Op::Runtime(partner_protocol::Op::Message {
+                vec![Command::Op(Op::Host(partner_protocol::Op::Message {
                     agent,
                     text,
                 }))]
@@ -166,7 +168,7 @@ impl App {
             ConsoleCommand::Rules => return self.open_rules(),
             ConsoleCommand::Learned => {
                 self.overlay = Overlay::Learned(Default::default());
-                return vec![Command::Op(Op::LoadLearned)];
+                return vec![Command::Op(Op::Host(partner_protocol::Op::Learned))];
             }
             ConsoleCommand::Log => return self.act(Action::Notifications),
             ConsoleCommand::Shell(text) => return self.plan_command(text),
@@ -190,7 +192,7 @@ impl App {
             ConsoleCommand::Control { agents, control } => return self.control(agents, control),
             ConsoleCommand::Message { agent, text } => {
                 self.say(format!("sending to {agent}…"));
-                return vec![Command::Op(Op::Runtime(partner_protocol::Op::Message {
+                return vec![Command::Op(Op::Host(partner_protocol::Op::Message {
                     agent,
                     text,
                 }))];
@@ -198,7 +200,10 @@ impl App {
             ConsoleCommand::Lisp(text) => match self.acting_agent() {
                 Some(agent) => {
                     self.say(format!("evaluating against {agent}'s state…"));
-                    return vec![Command::Op(Op::Lisp { agent, text })];
+                    return vec![Command::Op(Op::Host(partner_protocol::Op::Lisp {
+                        agent,
+                        text,
+                    }))];
                 }
                 None => {
                     self.warn("no agent's state to read: pick one with F or in the memory pane")
@@ -207,7 +212,7 @@ impl App {
             ConsoleCommand::Action(text) => match self.acting_agent() {
                 Some(agent) => {
                     self.say(format!("running as {agent}…"));
-                    return vec![Command::Op(Op::Runtime(partner_protocol::Op::Run {
+                    return vec![Command::Op(Op::Host(partner_protocol::Op::Run {
                         agent,
                         text,
                     }))];
@@ -268,7 +273,7 @@ impl App {
         });
         agents
             .into_iter()
-            .map(|agent| Command::Op(Op::Runtime(control.op(agent))))
+            .map(|agent| Command::Op(Op::Host(control.op(agent))))
             .collect()
     }
 }

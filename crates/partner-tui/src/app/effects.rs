@@ -82,7 +82,9 @@ impl App {
             Confirmed::Decide { id, decision } => self.hold(id, decision),
             Confirmed::RevokeRule(id) => {
                 self.overlay = Overlay::Rules(Default::default());
-                vec![Command::Op(Op::RevokeRule { id })]
+                vec![Command::Op(Op::Host(partner_protocol::Op::RevokeRule {
+                    id,
+                }))]
             }
             Confirmed::Quit => {
                 let mut commands = self.flush_held();
@@ -90,12 +92,15 @@ impl App {
                 commands
             }
             Confirmed::Learn { words, action } => {
-                vec![Command::Op(Op::Learn { words, action })]
+                vec![Command::Op(Op::Host(partner_protocol::Op::Learn {
+                    words,
+                    action,
+                }))]
             }
             Confirmed::RunCommand(command) => self.run_confirmed(command),
             Confirmed::Forget(id) => {
                 self.overlay = Overlay::Learned(Default::default());
-                vec![Command::Op(Op::Forget { id })]
+                vec![Command::Op(Op::Host(partner_protocol::Op::Forget { id }))]
             }
         }
     }
@@ -133,7 +138,7 @@ impl App {
     pub fn flush_held(&mut self) -> Vec<Command> {
         match self.held.take() {
             Some(held) => {
-                let op = Op::Runtime(partner_protocol::Op::Decide {
+                let op = Op::Host(partner_protocol::Op::Decide {
                     request: held.id.clone(),
                     decision: partner_protocol::DecisionSpec::of(&held.decision),
                 });
@@ -246,21 +251,26 @@ impl App {
             self.fresh.memory = true;
         }
         if std::mem::take(&mut self.fresh.pending) {
-            commands.push(Command::Op(Op::LoadPending));
-            commands.push(Command::Op(Op::LoadIndex));
+            commands.push(Command::Op(Op::Host(partner_protocol::Op::Queue)));
+            commands.push(Command::Op(Op::Host(partner_protocol::Op::Index)));
         }
         if std::mem::take(&mut self.fresh.trace) {
-            commands.push(Command::Op(Op::LoadTrace {
+            commands.push(Command::Op(Op::Host(partner_protocol::Op::Trace {
                 after: self.fresh.trace_after,
-            }));
+            })));
         }
         if let Some((filter, before)) = self.trace.wants_older(&mut self.model) {
-            commands.push(Command::Op(Op::LoadOlderTrace { filter, before }));
+            commands.push(Command::Op(Op::Host(partner_protocol::Op::OlderTrace {
+                filter,
+                before,
+            })));
         }
         if std::mem::take(&mut self.fresh.memory)
             && let Some(agent) = self.memory.agent(&self.model)
         {
-            commands.push(Command::Op(Op::LoadMemory { agent }));
+            commands.push(Command::Op(Op::Host(partner_protocol::Op::Blocks {
+                agent,
+            })));
         }
         if let Some(r) = &mut self.replay
             && r.advance(elapsed)

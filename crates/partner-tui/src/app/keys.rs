@@ -236,7 +236,7 @@ impl App {
 
     pub(super) fn open_rules(&mut self) -> Vec<Command> {
         self.overlay = Overlay::Rules(Default::default());
-        vec![Command::Op(Op::LoadRules)]
+        vec![Command::Op(Op::Host(partner_protocol::Op::Rules))]
     }
 
     /// Leaves the replay: the live queue, memory and turns come back.

@@ -1,10 +1,8 @@
 //! The partner's own command (`!` at the console), outside the agents'
-//! queue: judged first (`Op::PlanCommand`), then a question naming its
+//! queue: judged first (`PlanCommand`), then a question naming its
 //! risk and how it would run (a blocked command is refused without one),
-//! then run as the partner (`Op::RunCommand`) with its output in a view of
+//! then run as the partner (`RunCommand`) with its output in a view of
 //! its own, which `:output` opens again.
-
-use tokio::sync::watch;
 
 use super::overlay::{Confirmed, Overlay};
 use super::{App, Command};
@@ -16,7 +14,9 @@ impl App {
     /// `!TEXT`: asks what running it would do.
     pub(super) fn plan_command(&mut self, text: String) -> Vec<Command> {
         self.say(format!("judging `{text}`…"));
-        vec![Command::Op(Op::PlanCommand { text })]
+        vec![Command::Op(Op::Host(partner_protocol::Op::PlanCommand {
+            text,
+        }))]
     }
 
     /// What running it would do: a question, or why it will not run.
@@ -33,12 +33,16 @@ impl App {
 
     /// A yes to the question: runs it, its output in view.
     pub(super) fn run_confirmed(&mut self, command: String) -> Vec<Command> {
-        let (stop, stopped) = watch::channel(false);
-        self.overlay = Overlay::Output(OutputView::running(&command, stop));
-        vec![Command::Op(Op::RunCommand {
+        // A number no other console's run shares, to stop it by.
+        let run = std::hash::BuildHasher::hash_one(
+            &std::collections::hash_map::RandomState::new(),
+            std::time::SystemTime::now(),
+        );
+        self.overlay = Overlay::Output(OutputView::running(&command, run));
+        vec![Command::Op(Op::Host(partner_protocol::Op::RunCommand {
             command,
-            stop: stopped,
-        })]
+            run,
+        }))]
     }
 
     /// It ended: shown where its running view is, else kept for `:output`.

@@ -157,10 +157,10 @@ impl App {
         self.model.blocks = list;
         self.memory.refreshed(&self.model);
         match self.memory.selected_block(&self.model.blocks) {
-            Some(b) => vec![Command::Op(Op::LoadHistory {
+            Some(b) => vec![Command::Op(Op::Host(partner_protocol::Op::History {
                 agent,
                 label: b.label.clone(),
-            })],
+            }))],
             None => Vec::new(),
         }
     }
@@ -254,7 +254,9 @@ impl App {
                     self.overlay = Overlay::None;
                 }
                 self.say(format!("saved: {text}"));
-                vec![Command::Op(Op::LoadMemory { agent })]
+                vec![Command::Op(Op::Host(partner_protocol::Op::Blocks {
+                    agent,
+                }))]
             }
             SaveOutcome::Conflict(theirs) => {
                 let ours = self
@@ -268,7 +270,9 @@ impl App {
                     ours,
                     theirs,
                 });
-                vec![Command::Op(Op::LoadMemory { agent })]
+                vec![Command::Op(Op::Host(partner_protocol::Op::Blocks {
+                    agent,
+                }))]
             }
             SaveOutcome::Failed(e) => {
                 if let Overlay::Editor(editor) = &mut self.overlay

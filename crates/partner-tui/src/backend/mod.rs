@@ -7,14 +7,14 @@
 //! does goes to a `partner_protocol::Host`, in this process or a
 //! daemon's, so an embedded and an attached console run the same code).
 
-use std::collections::HashMap;
 use std::path::PathBuf;
 
 use tokio::sync::broadcast;
 
 use super::model::AgentRow;
+pub use partner_protocol::views::{CommandPreview, Previews, SaveOutcome};
 use partner_protocol::wire::{
-    Assessment, Block, BlockVersion, CommandPlan, Divergence, HybridHit, IndexStatus, OlderPage,
+    Block, BlockVersion, CommandPlan, Divergence, HybridHit, IndexStatus, OlderPage,
     PendingRequest, StandingRule, TraceFilter, TraceInput, TraceRecord,
 };
 use partner_protocol::{Connection, Event};
@@ -22,104 +22,11 @@ use partner_protocol::{Connection, Event};
 /// One thing the console asks for.
 #[derive(Debug, Clone)]
 pub enum Op {
-    /// Every agent's state now (changes then arrive as events).
-    Status,
-    /// What the runtime does — a decision, a message, a pulse, a halt or
-    /// resume, a line run as an agent — as the protocol's operation, sent
-    /// to the host (in this process or a daemon's) as it is.
-    Runtime(partner_protocol::Op),
-    /// The waiting requests, with the memory diff each would make.
-    LoadPending,
-    /// Trace records after `seq` (the newest `MAX_TRACE` of them).
-    LoadTrace {
-        /// The last record already shown.
-        after: u64,
-    },
-    /// A page of trace records older than `before` that `filter` admits.
-    LoadOlderTrace {
-        /// What the trace pane shows.
-        filter: TraceFilter,
-        /// The page starts below this sequence number.
-        before: u64,
-    },
-    /// An agent's blocks.
-    LoadMemory {
-        /// Agent.
-        agent: String,
-    },
-    /// A block's versions.
-    LoadHistory {
-        /// Agent.
-        agent: String,
-        /// Label.
-        label: String,
-    },
-    /// A memory search (by meaning too, when an embedder is configured).
-    Search {
-        /// The words.
-        query: String,
-    },
-    /// How far search by meaning has caught up with memory.
-    LoadIndex,
-    /// The standing rules in force.
-    LoadRules,
-    /// Read the learned phrasings.
-    LoadLearned,
-    /// Evaluate Pattern Lisp against an agent's state (nothing written).
-    Lisp {
-        /// The agent whose state it reads.
-        agent: String,
-        /// An expression, or `tool NAME ARGS`.
-        text: String,
-    },
-    /// Forget a learned phrasing.
-    Forget {
-        /// Its id.
-        id: i64,
-    },
-    /// Learn that plain words stand for a dialect action (for proposals).
-    Learn {
-        /// The words.
-        words: String,
-        /// The action.
-        action: String,
-    },
-    /// Write a block as the partner, if it is still at `base_version`.
-    SaveBlock {
-        /// Agent.
-        agent: String,
-        /// Label.
-        label: String,
-        /// The new value.
-        value: String,
-        /// The version the edit started from.
-        base_version: i64,
-    },
-    /// Undo a block's last change as the partner.
-    UndoBlock {
-        /// Agent.
-        agent: String,
-        /// Label.
-        label: String,
-    },
-    /// Revoke a standing rule.
-    RevokeRule {
-        /// Its id.
-        id: i64,
-    },
-    /// Judge the partner's own command (or request in words): what would
-    /// run, its risk and how. Nothing runs.
-    PlanCommand {
-        /// What the partner typed after `!`.
-        text: String,
-    },
-    /// Run the partner's own command, its plan confirmed.
-    RunCommand {
-        /// The command.
-        command: String,
-        /// Set to stop it.
-        stop: partner_core::cancel::Cancel,
-    },
+    /// Anything of the constellation — its state, the queue, the trace,
+    /// memory, decisions, edits, messages, the partner's own commands —
+    /// as the protocol's operation, sent to the host (in this process or
+    /// a daemon's) as it is.
+    Host(partner_protocol::Op),
     /// Open a trace (a database or a JSON-lines file) for replay.
     OpenReplay(TraceInput),
     /// Re-execute a replayed trace and find where it diverges.
@@ -133,40 +40,6 @@ pub enum Op {
         /// The agent.
         agent: String,
     },
-}
-
-/// What the console shows with each waiting request, read through the
-/// verb registry, by request id.
-#[derive(Debug, Clone, Default)]
-pub struct Previews {
-    /// The memory change a request would make, as a diff.
-    pub diffs: HashMap<String, String>,
-    /// The command a request would run, judged where it would run.
-    pub commands: HashMap<String, CommandPreview>,
-}
-
-/// A command a waiting request would run, as the process that would run
-/// it judges it (its risk and reasons, and how it would be sandboxed):
-/// the console shows and refuses by this, never by its own machine.
-#[derive(Debug, Clone)]
-pub struct CommandPreview {
-    /// The command line.
-    pub line: String,
-    /// Its risk and why.
-    pub assessment: Assessment,
-    /// How it would run (`landlock: …`), or why it could not be sandboxed.
-    pub sandbox: Result<String, String>,
-}
-
-/// How a save went.
-#[derive(Debug, Clone)]
-pub enum SaveOutcome {
-    /// Saved: what the executor said.
-    Saved(String),
-    /// The block changed since the edit began: its value now.
-    Conflict(Block),
-    /// It could not be saved (the draft is kept).
-    Failed(String),
 }
 
 /// A trace opened for replay.

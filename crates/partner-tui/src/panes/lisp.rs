@@ -26,7 +26,7 @@ pub struct LispView {
 
 impl LispView {
     /// Most lines a result shows.
-    pub const MAX_LINES: usize = 5_000;
+    pub const MAX_LINES: usize = partner_protocol::views::Evaluated::MAX_LINES;
 
     /// A result to read: its title and its lines (a tree of at most
     /// [`Self::MAX_LINES`], as the evaluator drew it).
@@ -46,6 +46,16 @@ impl LispView {
             lines: vec![message],
             scroll: 0,
             failed: true,
+        }
+    }
+
+    /// The view of what the host evaluated.
+    pub fn of(evaluated: partner_protocol::views::Evaluated) -> Self {
+        LispView {
+            title: evaluated.title,
+            lines: evaluated.lines,
+            scroll: 0,
+            failed: evaluated.failed,
         }
     }
 

@@ -104,10 +104,10 @@ impl MemoryPane {
 
     fn history_of(&self, model: &Model) -> Vec<Effect> {
         match (self.agent(model), self.selected_block(&model.blocks)) {
-            (Some(agent), Some(b)) => vec![Effect::Op(Op::LoadHistory {
+            (Some(agent), Some(b)) => vec![Effect::Op(Op::Host(partner_protocol::Op::History {
                 agent,
                 label: b.label.clone(),
-            })],
+            }))],
             _ => Vec::new(),
         }
     }
@@ -168,9 +168,9 @@ impl Component for MemoryPane {
                 self.search = None;
                 self.agent = Some(hit.agent.clone());
                 self.selected = Some(label);
-                vec![Effect::Op(Op::LoadMemory {
+                vec![Effect::Op(Op::Host(partner_protocol::Op::Blocks {
                     agent: hit.agent.clone(),
-                })]
+                }))]
             }
             Action::Select => self.history_of(model),
             Action::EditBlock => {
@@ -193,10 +193,12 @@ impl Component for MemoryPane {
                 }]
             }
             Action::UndoBlock => match (self.agent(model), self.selected_block(&model.blocks)) {
-                (Some(agent), Some(b)) => vec![Effect::Op(Op::UndoBlock {
-                    agent,
-                    label: b.label.clone(),
-                })],
+                (Some(agent), Some(b)) => {
+                    vec![Effect::Op(Op::Host(partner_protocol::Op::UndoBlock {
+                        agent,
+                        label: b.label.clone(),
+                    }))]
+                }
                 _ => vec![Effect::Notice("no block to undo".into())],
             },
             Action::FilterAgent => {
@@ -211,7 +213,9 @@ impl Component for MemoryPane {
                 };
                 self.agent = Some(next.clone());
                 self.selected = None;
-                vec![Effect::Op(Op::LoadMemory { agent: next })]
+                vec![Effect::Op(Op::Host(partner_protocol::Op::Blocks {
+                    agent: next,
+                }))]
             }
             _ => return None,
         })

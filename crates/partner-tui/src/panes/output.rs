@@ -9,7 +9,6 @@ use ratatui::Frame;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Clear, Paragraph};
-use tokio::sync::watch;
 use unicode_width::UnicodeWidthStr;
 
 use super::popup;
@@ -21,8 +20,8 @@ use partner_protocol::report::ActionReport;
 /// Where the command stands.
 #[derive(Debug, Clone)]
 pub enum RunState {
-    /// It runs; sending `true` stops it.
-    Running(watch::Sender<bool>),
+    /// It runs, under this run number (`StopCommand` with it stops it).
+    Running(u64),
     /// It ended: how (`exit 0`, `killed after 60 s (time limit)`, why it
     /// did not run), whether that is a failure, and its trace record.
     Ended {
@@ -100,11 +99,11 @@ fn printable(text: &str) -> String {
 }
 
 impl OutputView {
-    /// A command that has just started; `stop` stops it.
-    pub fn running(command: &str, stop: watch::Sender<bool>) -> Self {
+    /// A command that has just started as run `run`.
+    pub fn running(command: &str, run: u64) -> Self {
         OutputView {
             command: command.to_string(),
-            state: RunState::Running(stop),
+            state: RunState::Running(run),
             stdout: String::new(),
             stderr: String::new(),
             notes: Vec::new(),
@@ -115,7 +114,7 @@ impl OutputView {
 
     /// The view of a command that ended with `report` (or could not run).
     pub fn ended(command: &str, report: Result<&ActionReport, String>) -> Self {
-        let mut view = OutputView::running(command, watch::channel(false).0);
+        let mut view = OutputView::running(command, 0);
         let report = match report {
             Ok(r) => r,
             Err(why) => {

@@ -14,7 +14,7 @@ use crate::memory::error::MemoryResult;
 use crate::memory::search::{SearchDomain, SearchHit, SearchQuery, hit_of, search};
 
 /// Which side of a hybrid search found a hit.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Via {
     /// Full-text search only.
@@ -27,7 +27,7 @@ pub enum Via {
 
 /// A hit of a hybrid search: the item, its fused score (higher is better)
 /// and which side found it.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize)]
 pub struct HybridHit {
     /// The item, as full-text search shows it (a hit found by meaning only
     /// shows the start of its text).

@@ -18,7 +18,7 @@ pub use index::VectorIndex;
 
 /// How far the vectors have caught up with memory, for the status line
 /// and `partner memory reindex`.
-#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct IndexStatus {
     /// The embedder whose vectors count.
     pub embedder: String,

@@ -70,19 +70,19 @@ impl Editor {
                         base_version: *base_version,
                     },
                 );
-                Op::SaveBlock {
+                Op::Host(partner_protocol::Op::SaveBlock {
                     agent: agent.clone(),
                     label: label.clone(),
                     value,
                     base_version: *base_version,
-                }
+                })
             }
             EditTarget::Action { id } => {
                 app.learn_offer = app
                     .model
                     .proposed_words(id)
                     .map(|words| (id.clone(), words, value.trim().to_string()));
-                Op::Runtime(partner_protocol::Op::Decide {
+                Op::Host(partner_protocol::Op::Decide {
                     request: id.clone(),
                     decision: partner_protocol::DecisionSpec::Edited { text: value },
                 })

@@ -43,21 +43,23 @@ impl Layer for Merge {
         match key.code {
             KeyCode::Char('o') => {
                 self.rebase_draft(app);
-                Step::Close(vec![Command::Op(Op::SaveBlock {
-                    agent: self.agent.clone(),
-                    label: self.label.clone(),
-                    value: self.ours.clone(),
-                    base_version: self.theirs.version,
-                })])
+                Step::Close(vec![Command::Op(Op::Host(
+                    partner_protocol::Op::SaveBlock {
+                        agent: self.agent.clone(),
+                        label: self.label.clone(),
+                        value: self.ours.clone(),
+                        base_version: self.theirs.version,
+                    },
+                ))])
             }
             KeyCode::Char('t') => {
                 app.memory
                     .drafts
                     .remove(&(self.agent.clone(), self.label.clone()));
                 app.say(format!("kept their {}: your draft is dropped", self.label));
-                Step::Close(vec![Command::Op(Op::LoadMemory {
+                Step::Close(vec![Command::Op(Op::Host(partner_protocol::Op::Blocks {
                     agent: self.agent.clone(),
-                })])
+                }))])
             }
             KeyCode::Char('e') => {
                 self.rebase_draft(app);

@@ -7,6 +7,7 @@ use ratatui::layout::Rect;
 
 use super::{Layer, Step};
 use crate::app::{App, Command};
+use crate::backend::Op;
 use crate::panes::{LispView, OutputKey, OutputView, RunState};
 
 impl Layer for LispView {
@@ -30,11 +31,13 @@ impl Layer for OutputView {
             OutputKey::Stay => Step::stay(),
             OutputKey::Close => Step::close(),
             OutputKey::Stop => {
-                if let RunState::Running(stop) = &self.state {
-                    let _ = stop.send(true);
-                }
                 app.say(format!("stopping `{}`…", self.command));
-                Step::stay()
+                match &self.state {
+                    RunState::Running(run) => Step::Stay(vec![Command::Op(Op::Host(
+                        partner_protocol::Op::StopCommand { run: *run },
+                    ))]),
+                    RunState::Ended { .. } => Step::stay(),
+                }
             }
             OutputKey::Copy(text) => {
                 let lines = text.lines().count();

@@ -1,27 +1,27 @@
 //! `:lisp` in the console: Pattern Lisp evaluated against an agent's
 //! state, or a dry run of a tool, read off the database (nothing is
-//! written), drawn by the console as a `LispView`.
+//! written), answered as an `Evaluated` the console draws.
 
 use partner_engine::exec::Executor;
 use partner_engine::exec::tools::{StateChange, TOOL_STEPS, changes, state_of};
 use partner_lisp::show::tree;
 use partner_lisp::{Lisp, Value};
+use partner_protocol::views::Evaluated;
 use partner_store::memory::blocks;
-use partner_tui::panes::LispView;
 
 /// Evaluates `text` for `agent` (blocking: run it off the console's
 /// thread): an expression with `state` bound to the agent's state, or
 /// `tool NAME ARGS`, a dry run of a tool.
-pub fn evaluate(
+pub(super) fn evaluate(
     ex: &Executor,
     agent: &str,
     text: &str,
     now: partner_core::clock::Millis,
-) -> LispView {
+) -> Evaluated {
     let list = match blocks::list(&ex.store().read(), Some(agent)) {
         Ok(l) => l,
         Err(e) => {
-            return LispView::error(
+            return Evaluated::error(
                 format!("{agent}: {text}"),
                 format!("cannot read {agent}'s blocks: {e}"),
             );
@@ -34,11 +34,11 @@ pub fn evaluate(
     let mut lisp = Lisp::new();
     match Value::pattern(state_of(agent, "", now, &list)) {
         Ok(state) => lisp.define("state", state),
-        Err(e) => return LispView::error(title, format!("error: {e}")),
+        Err(e) => return Evaluated::error(title, format!("error: {e}")),
     }
     match lisp.eval_str(text) {
-        Ok(v) => LispView::result(title, tree(&v, LispView::MAX_LINES)),
-        Err(e) => LispView::error(title, format!("error: {e}")),
+        Ok(v) => Evaluated::result(title, tree(&v, Evaluated::MAX_LINES)),
+        Err(e) => Evaluated::error(title, format!("error: {e}")),
     }
 }
 
@@ -49,19 +49,19 @@ fn dry_run(
     rest: &str,
     now: partner_core::clock::Millis,
     list: &[partner_store::memory::Block],
-) -> LispView {
+) -> Evaluated {
     let mut words = rest.trim().splitn(2, char::is_whitespace);
     let name = words.next().unwrap_or("");
     let args = words.next().unwrap_or("").trim();
     let title = format!("tool {name} on {agent}'s state (a dry run: nothing is written)");
     let tool = match ex.tools().get(name) {
         Ok(t) => t,
-        Err(e) => return LispView::error(title, e),
+        Err(e) => return Evaluated::error(title, e),
     };
     let state = state_of(agent, args, now, list);
     let out = match tool.run(&state, TOOL_STEPS) {
         Ok(out) => out,
-        Err(e) => return LispView::error(title, format!("error: {e}")),
+        Err(e) => return Evaluated::error(title, format!("error: {e}")),
     };
     let (wanted, ignored) = changes(&state, &out);
     let mut lines: Vec<String> = wanted
@@ -77,8 +77,8 @@ fn dry_run(
     lines.extend(ignored.into_iter().map(|i| format!("ignored: {i}")));
     lines.push(String::new());
     match Value::pattern(out) {
-        Ok(v) => lines.extend(tree(&v, LispView::MAX_LINES)),
+        Ok(v) => lines.extend(tree(&v, Evaluated::MAX_LINES)),
         Err(e) => lines.push(format!("error: {e}")),
     }
-    LispView::result(title, lines)
+    Evaluated::result(title, lines)
 }

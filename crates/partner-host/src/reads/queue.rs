@@ -1,0 +1,105 @@
+//! The queue as the console reads it: each waiting request with the
+//! memory change it would make (a diff) and the command it would run,
+//! judged here — where the executor would run it — never on the console's
+//! machine.
+
+use partner_engine::exec::Executor;
+use partner_gate::sandbox::{self, Support};
+use partner_gate::{Scene, assess_in};
+use partner_policy::PendingRequest;
+use partner_protocol::Answer;
+use partner_protocol::views::{self, CommandPreview, DATA_BUDGET, Queue};
+use partner_store::memory::blocks;
+
+/// The memory change a request would make, as a diff (memory writes only):
+/// the verb registry says which block it writes and what it would leave.
+fn preview(executor: &Executor, request: &PendingRequest) -> Option<String> {
+    let action = executor.request_action(request)?;
+    let handler = executor.registry().handler(&action.verb)?;
+    let write = handler.traits(&action).writes_block?;
+    let block = blocks::get(&executor.store().read(), &request.agent, &write.label).ok()??;
+    let new = handler.preview(&action, &block)?;
+    Some(blocks::diff(
+        &write.label,
+        &block.value,
+        &new,
+        block.version,
+        block.version + 1,
+    ))
+}
+
+/// Where a request's command would run: the working directory its
+/// handler recorded, with this process's home.
+fn scene_of(r: &PendingRequest) -> Scene {
+    let scene = Scene::current();
+    match r.action.workdir.as_deref() {
+        Some(dir) => scene.in_dir(std::path::Path::new(dir)),
+        None => scene,
+    }
+}
+
+/// A request's command judged here, where the executor would run it: its
+/// risk, and how it would run — as the process that asked said in the
+/// request's reason (`sandbox: …` or `NOT SANDBOXED: …`, written before
+/// any ` | ` proposal), this process's kernel only for a reason without.
+fn judge_command(r: &PendingRequest, line: String) -> CommandPreview {
+    let scene = scene_of(r);
+    let head = r.reason.split(" | ").next().unwrap_or("");
+    let said = |marker: &str| {
+        head.rfind(marker)
+            .map(|at| head[at + marker.len()..].trim().to_string())
+    };
+    let sandbox = match (said("NOT SANDBOXED: "), said("sandbox: ")) {
+        (Some(why), _) => Err(why),
+        (None, Some(plan)) => Ok(plan),
+        (None, None) => match sandbox::support() {
+            Support::Landlock(_) => Ok(sandbox::Plan::for_command(&line, &scene).summary(&scene)),
+            Support::Missing(why) => Err(why),
+        },
+    };
+    CommandPreview {
+        assessment: assess_in(&line, &scene),
+        line,
+        sandbox,
+    }
+}
+
+/// One request with what it would change and run.
+type Entry = (PendingRequest, Option<String>, Option<CommandPreview>);
+
+/// The waiting requests, oldest first, as many as fit one answer.
+pub fn answer(executor: &Executor) -> Result<Answer, String> {
+    let pending = executor
+        .pending()
+        .map_err(|e| format!("could not read the queue: {e}"))?;
+    let entries: Vec<Entry> = pending
+        .into_iter()
+        .map(|r| {
+            let diff = preview(executor, &r);
+            let command = executor
+                .request_command(&r)
+                .map(|line| judge_command(&r, line));
+            (r, diff, command)
+        })
+        .collect();
+    let fitted = views::fit_list(entries, DATA_BUDGET);
+    let mut queue = Queue {
+        left_out: fitted.left_out,
+        ..Queue::default()
+    };
+    for (request, diff, command) in fitted.items {
+        if let Some(diff) = diff {
+            queue.previews.diffs.insert(request.id.clone(), diff);
+        }
+        if let Some(command) = command {
+            queue.previews.commands.insert(request.id.clone(), command);
+        }
+        queue.requests.push(request);
+    }
+    let message = format!("{} waiting", queue.requests.len());
+    let data = serde_json::to_value(&queue).map_err(|e| format!("cannot send the queue: {e}"))?;
+    Ok(Answer {
+        message,
+        data: Some(data),
+    })
+}
