@@ -69,9 +69,13 @@ pub fn run_attach(options: &AttachOptions) -> Result<i32> {
             .and_then(|d| serde_json::from_value(d).ok())
             .ok_or_else(|| Error::Runtime("the daemon sent no status".into()))?;
         let db = db.unwrap_or_else(|| PathBuf::from(&status.db));
-        // The daemon's own verb files are not read here: completion and a
-        // replay opened in this console know the built-in verbs.
-        let verbs = Arc::new(crate::dialect::VerbTable::builtin());
+        // The daemon's verbs, so completion and a replay opened here read
+        // actions as the constellation does.
+        let verbs = Arc::new(
+            crate::console::constellation_verbs(remote.as_ref())
+                .await
+                .map_err(Error::Runtime)?,
+        );
         let title = status.name.clone();
         let mut app = crate::tui::app::App::new(&title, &db.display().to_string(), theme, keymap);
         app.verb_words = crate::tui::completion::verb_words(&verbs);

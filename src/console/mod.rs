@@ -31,3 +31,17 @@ pub async fn run(
     let backend = ConsoleBackend::new(host, verbs, replies_tx);
     partner_tui::driver::run_with(&backend, replies, app, settings).await
 }
+
+/// The verbs of the constellation `host` serves: the built-in ones and
+/// what its verb files and tools add, as its registry holds them.
+pub async fn constellation_verbs(host: &dyn Host) -> Result<VerbTable, String> {
+    let answer = host.call(partner_protocol::Op::Verbs).await?;
+    let extensions: String = partner_protocol::views::decode(answer.data, "verbs")?;
+    let mut verbs = VerbTable::builtin();
+    if !extensions.is_empty() {
+        verbs
+            .extend_from_toml(&extensions)
+            .map_err(|e| format!("the constellation's verbs could not be read: {e}"))?;
+    }
+    Ok(verbs)
+}

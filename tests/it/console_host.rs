@@ -464,3 +464,43 @@ fn a_trace_larger_than_a_line_reaches_an_attached_console_newest_first() {
         "oldest first"
     );
 }
+
+#[test]
+fn an_attached_console_knows_the_constellations_own_verbs() {
+    let dir = tempfile::tempdir().unwrap();
+    crate::daemon::constellation(dir.path());
+    let config = dir.path().join("partner.toml");
+    let mut text = std::fs::read_to_string(&config).unwrap();
+    text.push_str(
+        "\n[verbs.shout]\naliases = [\"yell\"]\nsummary = \"tell ada something loudly\"\naction = { kind = \"tell\", agent = \"ada\" }\n\n[verbs.recall]\naliases = [\"memo\"]\n",
+    );
+    std::fs::write(&config, text).unwrap();
+    let daemon = support::daemon::serve(dir.path());
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let verbs = runtime.block_on(async {
+        let host = partner::daemon::remote::RemoteHost::connect(&daemon.socket)
+            .await
+            .unwrap();
+        partner::console::constellation_verbs(host.as_ref())
+            .await
+            .unwrap()
+    });
+    let names = |phrase: &str| {
+        verbs
+            .lookup(phrase)
+            .map(|entries| {
+                entries
+                    .iter()
+                    .map(|e| verbs.spec(e.spec).verb.name().to_string())
+                    .collect::<Vec<_>>()
+            })
+            .unwrap_or_default()
+    };
+    assert_eq!(names("shout"), vec!["shout".to_string()]);
+    assert_eq!(names("yell"), vec!["shout".to_string()]);
+    assert_eq!(names("memo"), vec!["recall".to_string()]);
+    assert!(
+        names("post").contains(&"post".to_string()),
+        "built-ins kept"
+    );
+}

@@ -187,7 +187,8 @@ pub async fn answer(served: &Served, op: Op) -> Result<Answer, String> {
         | Op::Forget { .. }
         | Op::Lisp { .. }
         | Op::SaveBlock { .. }
-        | Op::PlanCommand { .. }) => super::reads::answer(served, read).await,
+        | Op::PlanCommand { .. }
+        | Op::Verbs) => super::reads::answer(served, read).await,
         control => said(control_agent(served, control).await),
     }
 }

@@ -326,6 +326,10 @@ pub enum Op {
         /// Its run number.
         run: u64,
     },
+    /// The verbs the constellation knows beyond the built-in ones, as a
+    /// verb file (a JSON string; empty when none), for completion and
+    /// replays in an attached console.
+    Verbs,
 }
 
 impl Op {

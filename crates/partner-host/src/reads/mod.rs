@@ -107,6 +107,10 @@ fn read(ex: &Executor, op: Op) -> Result<Answer, String> {
             let outcome = save_block(ex, &agent, &label, value, base_version);
             data(format!("{agent}/{label}"), &outcome)
         }
+        Op::Verbs => data(
+            "the verbs beyond the built-in ones".into(),
+            &ex.registry().table().extensions_toml(),
+        ),
         Op::PlanCommand { text } => data(format!("the plan for `{text}`"), &ex.plan_command(&text)),
         other => Err(format!("not a read of the constellation: {other:?}")),
     }
