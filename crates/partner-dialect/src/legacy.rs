@@ -49,22 +49,9 @@ pub(crate) fn parse_legacy(
     limit: usize,
     close_before: Option<usize>,
 ) -> Option<ParsedAt> {
-    let bytes = src.as_bytes();
     let name_start = open + 2;
-    let mut name_end = name_start;
-    while name_end < limit
-        && name_end - name_start <= MAX_NAME
-        && (bytes[name_end].is_ascii_uppercase() || bytes[name_end] == b'_')
-    {
-        name_end += 1;
-    }
-    if name_end == name_start
-        || name_end - name_start > MAX_NAME
-        || !bytes[name_start].is_ascii_uppercase()
-    {
-        return None;
-    }
-    let colon = bytes.get(name_end) == Some(&b':');
+    let name_end = name_end(src.as_bytes(), name_start, limit)?;
+    let colon = src.as_bytes().get(name_end) == Some(&b':');
     if !colon && !src[name_end..limit].starts_with("]]") {
         return None;
     }
@@ -103,30 +90,56 @@ pub(crate) fn parse_legacy(
     let result = lex_link(src, args_start, close, close).and_then(|lexed| {
         let mut tokens = lexed.tokens;
         let marker = take_marker(&mut tokens);
-        let mut action =
+        let action =
             parser.interpret(src, &entries, verb.name(), verb_span, &tokens, false, span)?;
-        action.legacy = true;
-        if let Some((marker, note, marker_span)) = marker {
-            action.marker = Some(marker);
-            action.marker_note = note;
-            action.parts.push(Part {
-                kind: PartKind::Marker,
-                span: marker_span,
-            });
-        }
-        action.parts.push(Part {
-            kind: PartKind::LegacyBracket,
-            span: Span::new(open, open + 2),
-        });
-        action.parts.push(Part {
-            kind: PartKind::LegacyBracket,
-            span: Span::new(close, close + 2),
-        });
-        action.parts.sort_by_key(|p| p.span.start);
-        Ok(action)
+        Ok(as_legacy(action, marker, open, close))
     });
     Some(ParsedAt {
         result: result.map_err(|e| vec![ParseError::new(e.kind, span)]),
         span,
     })
+}
+
+/// Where a legacy command's name (capitals and `_`, starting with a
+/// capital, at most `MAX_NAME` bytes) that starts at `start` ends; `None`
+/// when there is no such name.
+fn name_end(bytes: &[u8], start: usize, limit: usize) -> Option<usize> {
+    let mut end = start;
+    while end < limit
+        && end - start <= MAX_NAME
+        && (bytes[end].is_ascii_uppercase() || bytes[end] == b'_')
+    {
+        end += 1;
+    }
+    let named = end > start && end - start <= MAX_NAME && bytes[start].is_ascii_uppercase();
+    named.then_some(end)
+}
+
+/// The action read from a legacy command between the brackets at `open`
+/// and `close`: marked legacy, with its marker and both brackets as parts.
+fn as_legacy(
+    mut action: crate::ParsedAction,
+    marker: Option<(crate::Marker, Option<String>, Span)>,
+    open: usize,
+    close: usize,
+) -> crate::ParsedAction {
+    action.legacy = true;
+    if let Some((marker, note, marker_span)) = marker {
+        action.marker = Some(marker);
+        action.marker_note = note;
+        action.parts.push(Part {
+            kind: PartKind::Marker,
+            span: marker_span,
+        });
+    }
+    action.parts.push(Part {
+        kind: PartKind::LegacyBracket,
+        span: Span::new(open, open + 2),
+    });
+    action.parts.push(Part {
+        kind: PartKind::LegacyBracket,
+        span: Span::new(close, close + 2),
+    });
+    action.parts.sort_by_key(|p| p.span.start);
+    action
 }

@@ -318,12 +318,7 @@ impl Scanner<'_, '_> {
         }
         // Only a `/do ` or a `[[` starts an action inside a line: a line
         // with neither (most prose) is prose without walking its bytes.
-        let line = &bytes[line_start..line_end_at];
-        let starts_inline = memchr::memchr2_iter(b'/', b'[', line).any(|at| {
-            let rest = &line[at..];
-            rest.starts_with(b"/do ") || rest.starts_with(b"[[")
-        });
-        if !starts_inline {
+        if !starts_inline(&bytes[line_start..line_end_at]) {
             self.prose(line_start, line_end_at);
             return line_end_at;
         }
@@ -369,22 +364,7 @@ impl Scanner<'_, '_> {
                     let next = skip_blanks(bytes, i + 3, line_end_at);
                     if slash_starts_action(src, next, line_end_at) {
                         self.prose(prose_from, i);
-                        if let Some(verb) = self.strict_verb_at(next, line_end_at) {
-                            // Approvals and the like are never made mid-sentence.
-                            let span = Span::new(i, line_end_at);
-                            self.record(ParsedAt {
-                                result: Err(vec![ParseError::new(
-                                    ParseErrorKind::StrictVerbMidLine { verb },
-                                    span,
-                                )]),
-                                span,
-                            });
-                            return line_end_at;
-                        }
-                        let parsed = self.parser.parse_at(src, i, line_end_at, false);
-                        let end = parsed.span.end;
-                        self.record(parsed);
-                        return end;
+                        return self.do_action(i, next, line_end_at);
                     }
                 }
                 b'[' if plain && bytes.get(i + 1) == Some(&b'[') => {
@@ -404,6 +384,27 @@ impl Scanner<'_, '_> {
         }
         self.prose(prose_from, line_end_at);
         line_end_at
+    }
+
+    /// The action of a `/do ` at `at` whose verb's `/` is at `slash`,
+    /// recorded; returns where it ends. A strict verb (an approval and
+    /// the like) is never made mid-sentence: it is an error to the line's end.
+    fn do_action(&mut self, at: usize, slash: usize, line_end_at: usize) -> usize {
+        if let Some(verb) = self.strict_verb_at(slash, line_end_at) {
+            let span = Span::new(at, line_end_at);
+            self.record(ParsedAt {
+                result: Err(vec![ParseError::new(
+                    ParseErrorKind::StrictVerbMidLine { verb },
+                    span,
+                )]),
+                span,
+            });
+            return line_end_at;
+        }
+        let parsed = self.parser.parse_at(self.src, at, line_end_at, false);
+        let end = parsed.span.end;
+        self.record(parsed);
+        end
     }
 
     /// The strict verb (approve, deny, halt, escalate…) the word after the
@@ -533,4 +534,15 @@ pub(crate) fn scan_turn(parser: &LinkParser<'_>, src: &str) -> ParsedTurn {
         line_known: false,
     }
     .run()
+}
+
+/// Whether a `/do ` or a `[[` is anywhere in `line`: only those start an
+/// action inside a line, so a line with neither (most prose) is prose
+/// without walking its bytes.
+#[inline]
+fn starts_inline(line: &[u8]) -> bool {
+    memchr::memchr2_iter(b'/', b'[', line).any(|at| {
+        let rest = &line[at..];
+        rest.starts_with(b"/do ") || rest.starts_with(b"[[")
+    })
 }

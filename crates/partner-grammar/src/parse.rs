@@ -341,104 +341,124 @@ impl Reader<'_> {
         let rest = self.rest();
         if rest.starts_with("$(") {
             self.pos += 2;
-            let name = self.name()?;
-            let (kind, rule) = if self.eat(":") {
-                self.skip();
-                if self.eat("<") {
-                    let r = self.name()?;
-                    if !self.eat(">") {
-                        return self.fail("'>'");
-                    }
-                    ("rule".to_string(), Some(r))
-                } else {
-                    (self.name()?, None)
-                }
-            } else {
-                ("string".to_string(), None)
-            };
-            if !self.eat(")") {
-                return self.fail("')'");
-            }
-            let optional = self.rest().starts_with('?');
-            if optional {
-                self.pos += 1;
-            }
-            return Ok(Item::Var {
-                name,
-                kind,
-                rule,
-                optional,
-            });
+            return self.variable();
         }
         if rest.starts_with('<') {
             self.pos += 1;
-            let name = self.name()?;
-            if !self.eat(">") {
-                return self.fail("'>'");
-            }
-            // `<Rule>?`, `<Rule>*`, `<Rule>+`: a group of one.
-            if let Some(q @ ('?' | '*' | '+')) = self.rest().chars().next() {
-                self.pos += 1;
-                return Ok(Item::Group {
-                    alts: vec![Alternative {
-                        spacing: None,
-                        items: vec![Item::Rule(name)],
-                        value: None,
-                        value_pos: self.pos,
-                        pos: self.pos,
-                    }],
-                    quantifier: Some(q),
-                });
-            }
-            return Ok(Item::Rule(name));
+            return self.rule_reference();
         }
         let line_end = rest.find('\n').unwrap_or(rest.len());
         if let Some(q @ ('\'' | '"')) = rest.chars().next()
             && !(q == '\'' && self.literal_single_quotes)
             && rest[1..line_end].contains(q)
         {
-            // A quoted phrase: its words, literally.
-            let start = self.pos;
-            let body = &rest[1..];
-            let end = body.find(q).ok_or(SyntaxError {
-                pos: start,
-                message: "Unterminated string.".into(),
-            })?;
-            let text = body[..end].to_string();
-            self.pos += end + 2;
-            let words: Vec<String> = text.split_whitespace().map(str::to_string).collect();
-            if words.is_empty() {
-                return Err(SyntaxError {
-                    pos: start,
-                    message: "An empty phrase matches nothing.".into(),
-                });
-            }
-            return Ok(Item::Words(words));
+            return self.phrase(q);
         }
         if rest.starts_with('(') {
             self.pos += 1;
-            self.depth += 1;
-            if self.depth > MAX_NESTING {
-                return Err(SyntaxError {
-                    pos: self.pos,
-                    message: "Groups nested too deeply.".into(),
-                });
-            }
-            let alts = self.alternatives(false)?;
-            self.depth -= 1;
-            if !self.eat(")") {
-                return self.fail("')'");
-            }
-            let quantifier = match self.rest().chars().next() {
-                Some(q @ ('?' | '*' | '+')) => {
-                    self.pos += 1;
-                    Some(q)
-                }
-                _ => None,
-            };
-            return Ok(Item::Group { alts, quantifier });
+            return self.group();
         }
         self.word()
+    }
+
+    /// `$(name)`, `$(name:kind)` or `$(name:<Rule>)`, optionally `?`, its
+    /// `$(` already read.
+    fn variable(&mut self) -> Result<Item, SyntaxError> {
+        let name = self.name()?;
+        let (kind, rule) = if self.eat(":") {
+            self.skip();
+            if self.eat("<") {
+                let r = self.name()?;
+                if !self.eat(">") {
+                    return self.fail("'>'");
+                }
+                ("rule".to_string(), Some(r))
+            } else {
+                (self.name()?, None)
+            }
+        } else {
+            ("string".to_string(), None)
+        };
+        if !self.eat(")") {
+            return self.fail("')'");
+        }
+        let optional = self.rest().starts_with('?');
+        if optional {
+            self.pos += 1;
+        }
+        Ok(Item::Var {
+            name,
+            kind,
+            rule,
+            optional,
+        })
+    }
+
+    /// `<Rule>`, or `<Rule>?`, `<Rule>*`, `<Rule>+` (a group of one), its
+    /// `<` already read.
+    fn rule_reference(&mut self) -> Result<Item, SyntaxError> {
+        let name = self.name()?;
+        if !self.eat(">") {
+            return self.fail("'>'");
+        }
+        if let Some(q @ ('?' | '*' | '+')) = self.rest().chars().next() {
+            self.pos += 1;
+            return Ok(Item::Group {
+                alts: vec![Alternative {
+                    spacing: None,
+                    items: vec![Item::Rule(name)],
+                    value: None,
+                    value_pos: self.pos,
+                    pos: self.pos,
+                }],
+                quantifier: Some(q),
+            });
+        }
+        Ok(Item::Rule(name))
+    }
+
+    /// A phrase quoted with `q` (closed on its line): its words, literally.
+    fn phrase(&mut self, q: char) -> Result<Item, SyntaxError> {
+        let start = self.pos;
+        let body = &self.rest()[1..];
+        let end = body.find(q).ok_or(SyntaxError {
+            pos: start,
+            message: "Unterminated string.".into(),
+        })?;
+        let words: Vec<String> = body[..end].split_whitespace().map(str::to_string).collect();
+        self.pos += end + 2;
+        if words.is_empty() {
+            return Err(SyntaxError {
+                pos: start,
+                message: "An empty phrase matches nothing.".into(),
+            });
+        }
+        Ok(Item::Words(words))
+    }
+
+    /// `( … | … )` with its quantifier, its `(` already read; nested at
+    /// most `MAX_NESTING` deep.
+    fn group(&mut self) -> Result<Item, SyntaxError> {
+        self.depth += 1;
+        if self.depth > MAX_NESTING {
+            return Err(SyntaxError {
+                pos: self.pos,
+                message: "Groups nested too deeply.".into(),
+            });
+        }
+        let alts = self.alternatives(false)?;
+        self.depth -= 1;
+        if !self.eat(")") {
+            return self.fail("')'");
+        }
+        let quantifier = match self.rest().chars().next() {
+            Some(q @ ('?' | '*' | '+')) => {
+                self.pos += 1;
+                Some(q)
+            }
+            _ => None,
+        };
+        Ok(Item::Group { alts, quantifier })
     }
 
     /// The character of a `\u` escape (`\u0041` or `\u{1F600}`), the

@@ -277,70 +277,87 @@ impl<'a> Machine<'a> {
                 self.globals.insert(name.clone(), v);
                 Value::str(&**name)
             }
-            Expr::Cond(clauses) => {
-                for (test, body) in clauses {
-                    match self.eval(test, env)? {
-                        Value::Bool(true) => return self.step(body, env),
-                        Value::Bool(false) => {}
-                        v => return Err(LispError::expected("cond", 1, "a boolean test", &v)),
-                    }
-                }
-                Value::nil()
-            }
-            Expr::And(forms) | Expr::Or(forms) => {
-                let stop = matches!(expr, Expr::Or(_));
-                let form = if stop { "or" } else { "and" };
-                for (i, f) in forms.iter().enumerate() {
-                    match self.eval(f, env)? {
-                        Value::Bool(b) if b == stop => return Ok(Step::Done(Value::Bool(b))),
-                        Value::Bool(_) => {}
-                        v => return Err(LispError::expected(form, i + 1, "a boolean", &v)),
-                    }
-                }
-                Value::Bool(!stop)
-            }
-            Expr::Call(f, args) => {
-                let f = self.eval(f, env)?;
-                let mut values = Vec::with_capacity(args.len());
-                for a in args {
-                    values.push(self.eval(a, env)?);
-                }
-                return match &f {
-                    Value::Closure(c) => Ok(Step::Tail(c.lambda.clone(), bind(c, values)?)),
-                    Value::Primitive(p) => Ok(Step::Done(self.call_primitive(p, values)?)),
-                    other => Err(LispError::new(
-                        ErrorKind::TypeMismatch,
-                        format!(
-                            "call: expected a function in operator position, got {} {}",
-                            other.type_name(),
-                            other.brief()
-                        ),
-                    )),
-                };
-            }
-            Expr::MakeMap(pairs) => {
-                let mut m = BTreeMap::new();
-                for (k, v) in pairs {
-                    let key = self.eval(k, env)?;
-                    let key = key
-                        .key()
-                        .ok_or_else(|| LispError::expected("map", 1, "an atom as key", &key))?;
-                    m.insert(key, self.eval(v, env)?);
-                }
-                Value::map(m)?
-            }
-            Expr::MakeSet(items) => {
-                let mut s = BTreeSet::new();
-                for i in items {
-                    let v = self.eval(i, env)?;
-                    s.insert(
-                        v.key()
-                            .ok_or_else(|| LispError::expected("set", 1, "an atom", &v))?,
-                    );
-                }
-                Value::set(s)?
-            }
+            Expr::Cond(clauses) => return self.cond(clauses, env),
+            Expr::And(forms) => self.and_or(forms, false, env)?,
+            Expr::Or(forms) => self.and_or(forms, true, env)?,
+            Expr::Call(f, args) => return self.call(f, args, env),
+            Expr::MakeMap(pairs) => self.make_map(pairs, env)?,
+            Expr::MakeSet(items) => self.make_set(items, env)?,
         }))
+    }
+
+    /// `cond`: the body of the first clause whose test is true, in tail
+    /// position; nil when none is.
+    fn cond(&mut self, clauses: &[(Expr, Expr)], env: &Env) -> LispResult<Step> {
+        for (test, body) in clauses {
+            match self.eval(test, env)? {
+                Value::Bool(true) => return self.step(body, env),
+                Value::Bool(false) => {}
+                v => return Err(LispError::expected("cond", 1, "a boolean test", &v)),
+            }
+        }
+        Ok(Step::Done(Value::nil()))
+    }
+
+    /// `and` (`stop` false) or `or` (`stop` true): the first form that is
+    /// `stop` ends it.
+    fn and_or(&mut self, forms: &[Expr], stop: bool, env: &Env) -> LispResult<Value> {
+        let form = if stop { "or" } else { "and" };
+        for (i, f) in forms.iter().enumerate() {
+            match self.eval(f, env)? {
+                Value::Bool(b) if b == stop => return Ok(Value::Bool(b)),
+                Value::Bool(_) => {}
+                v => return Err(LispError::expected(form, i + 1, "a boolean", &v)),
+            }
+        }
+        Ok(Value::Bool(!stop))
+    }
+
+    /// A call: a closure's body in tail position, a primitive at once.
+    fn call(&mut self, f: &Expr, args: &[Expr], env: &Env) -> LispResult<Step> {
+        let f = self.eval(f, env)?;
+        let mut values = Vec::with_capacity(args.len());
+        for a in args {
+            values.push(self.eval(a, env)?);
+        }
+        match &f {
+            Value::Closure(c) => Ok(Step::Tail(c.lambda.clone(), bind(c, values)?)),
+            Value::Primitive(p) => Ok(Step::Done(self.call_primitive(p, values)?)),
+            other => Err(LispError::new(
+                ErrorKind::TypeMismatch,
+                format!(
+                    "call: expected a function in operator position, got {} {}",
+                    other.type_name(),
+                    other.brief()
+                ),
+            )),
+        }
+    }
+
+    /// A map literal: each key an atom.
+    fn make_map(&mut self, pairs: &[(Expr, Expr)], env: &Env) -> LispResult<Value> {
+        let mut m = BTreeMap::new();
+        for (k, v) in pairs {
+            let key = self.eval(k, env)?;
+            let key = key
+                .key()
+                .ok_or_else(|| LispError::expected("map", 1, "an atom as key", &key))?;
+            m.insert(key, self.eval(v, env)?);
+        }
+        Value::map(m)
+    }
+
+    /// A set literal: each item an atom.
+    fn make_set(&mut self, items: &[Expr], env: &Env) -> LispResult<Value> {
+        let mut s = BTreeSet::new();
+        for i in items {
+            let v = self.eval(i, env)?;
+            s.insert(
+                v.key()
+                    .ok_or_else(|| LispError::expected("set", 1, "an atom", &v))?,
+            );
+        }
+        Value::set(s)
     }
 
     fn tail_in(&mut self, body: &Expr, env: Env) -> LispResult<Step> {

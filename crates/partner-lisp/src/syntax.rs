@@ -337,34 +337,37 @@ fn special(name: &str, args: &[Datum], whole: &Datum, top: bool) -> LispResult<E
             let (n, value) = definition(args)?;
             Expr::Define(n, Box::new(value))
         }
-        "cond" => {
-            let mut clauses = Vec::new();
-            for (i, c) in args.iter().enumerate() {
-                let Datum::List(parts) = c else {
-                    return Err(syntax(
-                        "cond",
-                        format!("clause {}: expected (test body…)", i + 1),
-                    ));
-                };
-                let Some(test) = parts.first() else {
-                    return Err(syntax("cond", format!("clause {}: is empty", i + 1)));
-                };
-                let test = if *test == Datum::Symbol("else".into()) {
-                    if i + 1 != args.len() {
-                        return Err(syntax("cond", "`else` must be the last clause"));
-                    }
-                    Expr::Const(Value::Bool(true))
-                } else {
-                    analyze_expr(test)?
-                };
-                clauses.push((test, body("cond", &parts[1..])?));
-            }
-            Expr::Cond(clauses)
-        }
+        "cond" => Expr::Cond(cond_clauses(args)?),
         "and" => Expr::And(args.iter().map(analyze_expr).collect::<LispResult<_>>()?),
         "or" => Expr::Or(args.iter().map(analyze_expr).collect::<LispResult<_>>()?),
         _ => return Err(syntax(name, "unknown special form")),
     })
+}
+
+/// `cond`'s clauses, each `(test body…)`; `else`, only last, is true.
+fn cond_clauses(args: &[Datum]) -> LispResult<Vec<(Expr, Expr)>> {
+    let mut clauses = Vec::new();
+    for (i, c) in args.iter().enumerate() {
+        let Datum::List(parts) = c else {
+            return Err(syntax(
+                "cond",
+                format!("clause {}: expected (test body…)", i + 1),
+            ));
+        };
+        let Some(test) = parts.first() else {
+            return Err(syntax("cond", format!("clause {}: is empty", i + 1)));
+        };
+        let test = if *test == Datum::Symbol("else".into()) {
+            if i + 1 != args.len() {
+                return Err(syntax("cond", "`else` must be the last clause"));
+            }
+            Expr::Const(Value::Bool(true))
+        } else {
+            analyze_expr(test)?
+        };
+        clauses.push((test, body("cond", &parts[1..])?));
+    }
+    Ok(clauses)
 }
 
 fn note(name: &Arc<str>, bound: &[Arc<str>], free: &mut Vec<Arc<str>>) {

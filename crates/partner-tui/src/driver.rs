@@ -175,16 +175,7 @@ pub async fn run_with(
     // Before the terminal changes: a stop request at any later moment
     // is caught and the terminal given back.
     let mut signals = StopSignals::register();
-    enable_raw_mode()?;
-    execute!(
-        std::io::stdout(),
-        EnterAlternateScreen,
-        EnableMouseCapture,
-        EnableBracketedPaste
-    )?;
-    let _guard = TerminalGuard;
-    let mut terminal = Terminal::new(CrosstermBackend::new(std::io::stdout()))?;
-    terminal.clear()?;
+    let (mut terminal, _guard) = open_terminal()?;
     let stop = Arc::new(AtomicBool::new(false));
     let mut input_rx = read_input(Arc::clone(&stop));
 
@@ -192,18 +183,7 @@ pub async fn run_with(
     let mut events = backend.events();
     let clock = partner_core::clock::SystemClock;
     app.now = clock.now_ms();
-    // Where every agent stands now (changes then arrive as events), and
-    // the first reads.
-    for op in [
-        Op::Host(partner_protocol::Op::Status),
-        Op::Host(partner_protocol::Op::Queue),
-        Op::Host(partner_protocol::Op::Trace { after: 0 }),
-    ] {
-        backend.send(op);
-    }
-    if let Some(input) = settings.replay.clone() {
-        backend.send(Op::OpenReplay(input));
-    }
+    first_reads(backend, &settings);
     let mut dirty = true;
     let mut last_draw = Instant::now() - Duration::from_secs(1);
     let mut last_tick = Instant::now();
@@ -218,59 +198,96 @@ pub async fn run_with(
             dirty = false;
         }
         let commands = tokio::select! {
-            input = input_rx.recv() => {
-                let Some(input) = input else { break };
-                dirty = true;
-                match input {
-                    TermEvent::Key(key) if key.kind == event::KeyEventKind::Press => app.on_key(key),
-                    TermEvent::Paste(text) => app.on_paste(&text),
-                    TermEvent::Mouse(mouse) => app.on_mouse(mouse),
-                    _ => Vec::new(),
-                }
-            }
-            event = events.recv() => {
-                dirty = true;
-                match event {
-                    Ok(event) => app.on_event(&event),
-                    Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => {
-                        // Read everything again rather than miss a change.
-                        app.fresh.pending = true;
-                        app.fresh.trace = true;
-                        app.fresh.memory = true;
-                        Vec::new()
-                    }
-                    Err(tokio::sync::broadcast::error::RecvError::Closed) => break,
-                }
-            }
-            reply = replies.recv() => {
-                dirty = true;
-                match reply {
-                    Some(reply) => app.on_reply(reply),
-                    None => break,
-                }
-            }
+            input = input_rx.recv() => input.map(|input| { dirty = true; on_input(&mut app, input) }),
+            event = events.recv() => { dirty = true; on_runtime_event(&mut app, event) }
+            reply = replies.recv() => reply.map(|reply| { dirty = true; app.on_reply(reply) }),
             _ = tick.tick() => {
                 let elapsed = last_tick.elapsed().as_secs_f64();
                 last_tick = Instant::now();
-                on_tick(&mut app, backend, clock.now_ms(), elapsed, &mut dirty)
+                Some(on_tick(&mut app, backend, clock.now_ms(), elapsed, &mut dirty))
             }
             () = signals.recv() => {
-                // Asked to stop: decisions waiting out their undo window
-                // still go out.
-                for command in app.flush_held() {
-                    if let Command::Op(op) = command {
-                        backend.send(op);
-                    }
-                }
-                break;
+                flush_held(&mut app, backend);
+                None
             }
         };
+        // None: the input, the events or the replies ended, or a stop.
+        let Some(commands) = commands else { break };
         if carry_out(commands, backend, &settings) {
             break;
         }
     }
     stop.store(true, Ordering::Relaxed);
     Ok(())
+}
+
+/// The terminal in raw mode on the alternate screen, with mouse and
+/// bracketed paste; the guard gives it back when dropped.
+fn open_terminal() -> std::io::Result<(Terminal<CrosstermBackend<std::io::Stdout>>, TerminalGuard)>
+{
+    enable_raw_mode()?;
+    execute!(
+        std::io::stdout(),
+        EnterAlternateScreen,
+        EnableMouseCapture,
+        EnableBracketedPaste
+    )?;
+    let guard = TerminalGuard;
+    let mut terminal = Terminal::new(CrosstermBackend::new(std::io::stdout()))?;
+    terminal.clear()?;
+    Ok((terminal, guard))
+}
+
+/// Where every agent stands now (changes then arrive as events), the
+/// first reads, and the trace to replay if one was given.
+fn first_reads(backend: &dyn Backend, settings: &ConsoleSettings) {
+    for op in [
+        Op::Host(partner_protocol::Op::Status),
+        Op::Host(partner_protocol::Op::Queue),
+        Op::Host(partner_protocol::Op::Trace { after: 0 }),
+    ] {
+        backend.send(op);
+    }
+    if let Some(input) = settings.replay.clone() {
+        backend.send(Op::OpenReplay(input));
+    }
+}
+
+/// A key, a paste or a mouse event from the terminal.
+fn on_input(app: &mut App, input: TermEvent) -> Vec<Command> {
+    match input {
+        TermEvent::Key(key) if key.kind == event::KeyEventKind::Press => app.on_key(key),
+        TermEvent::Paste(text) => app.on_paste(&text),
+        TermEvent::Mouse(mouse) => app.on_mouse(mouse),
+        _ => Vec::new(),
+    }
+}
+
+/// An event of the constellation; `None` when the stream ended.
+fn on_runtime_event(
+    app: &mut App,
+    event: Result<partner_protocol::Event, tokio::sync::broadcast::error::RecvError>,
+) -> Option<Vec<Command>> {
+    match event {
+        Ok(event) => Some(app.on_event(&event)),
+        Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => {
+            // Read everything again rather than miss a change.
+            app.fresh.pending = true;
+            app.fresh.trace = true;
+            app.fresh.memory = true;
+            Some(Vec::new())
+        }
+        Err(tokio::sync::broadcast::error::RecvError::Closed) => None,
+    }
+}
+
+/// Asked to stop: decisions waiting out their undo window still go out.
+fn flush_held(app: &mut App, backend: &dyn Backend) {
+    for command in app.flush_held() {
+        if let Command::Op(op) = command {
+            backend.send(op);
+        }
+    }
 }
 
 /// The terminal is given back only when the console itself (on this

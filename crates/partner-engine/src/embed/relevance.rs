@@ -110,6 +110,95 @@ fn failed(e: impl std::fmt::Display) -> EmbedError {
     EmbedError::Failed(e.to_string())
 }
 
+/// The memories of a set, stored and (with an embedder) embedded, with
+/// each row's name in the set.
+struct Corpus {
+    store: MemoryStore,
+    names: HashMap<i64, String>,
+    recall: Option<Recall>,
+}
+
+impl Corpus {
+    /// The memories of `set` as archival entries of one agent, in a
+    /// database in memory, embedded before any question is asked.
+    fn load(set: &RelevanceSet, embedder: Option<Arc<dyn Embedder>>) -> Result<Self, EmbedError> {
+        let store = MemoryStore::open_in_memory().map_err(failed)?;
+        let mut names = HashMap::new();
+        for (i, m) in set.memories.iter().enumerate() {
+            let id = records::add_archival(&store.conn(), "eval", &m.text, i as i64 + 1)
+                .map_err(failed)?;
+            names.insert(id, m.id.clone());
+        }
+        let recall = embedder.map(Recall::with_embedder);
+        if let Some(recall) = &recall {
+            while recall.catch_up(&store, super::MAX_BATCH)? > 0 {}
+        }
+        Ok(Corpus {
+            store,
+            names,
+            recall,
+        })
+    }
+
+    /// The share of `relevant` among the rows `found`.
+    fn share(&self, found: &[i64], relevant: &[String]) -> f64 {
+        let found: Vec<&str> = found
+            .iter()
+            .filter_map(|id| self.names.get(id).map(String::as_str))
+            .collect();
+        let hits = relevant
+            .iter()
+            .filter(|r| found.contains(&r.as_str()))
+            .count();
+        hits as f64 / relevant.len().max(1) as f64
+    }
+
+    /// Recall@k and recall@1 of one list of hits.
+    fn scores(
+        &self,
+        hits: Vec<partner_store::memory::vectors::HybridHit>,
+        relevant: &[String],
+    ) -> (f64, f64) {
+        let ids: Vec<i64> = hits.into_iter().map(|h| h.hit.id).collect();
+        (
+            self.share(&ids, relevant),
+            self.share(&ids[..ids.len().min(1)], relevant),
+        )
+    }
+
+    /// One question asked by keyword, and by meaning where it can be.
+    fn answer(&self, q: &Question, k: usize) -> Result<Answered, EmbedError> {
+        let mut query = SearchQuery::new(&q.query, Some("eval"));
+        query.domains = vec![SearchDomain::Archival];
+        query.limit = k;
+        let (keyword, keyword1) = self.scores(
+            by_keyword(&self.store.read(), &query).map_err(failed)?,
+            &q.relevant,
+        );
+        let (hybrid, vector) = match &self.recall {
+            Some(recall) => {
+                let found = recall.search(&self.store.read(), &query).map_err(failed)?;
+                if let Some(note) = found.note {
+                    return Err(EmbedError::Failed(note));
+                }
+                let nearest = recall.nearest_only(&self.store.read(), &query)?;
+                (
+                    Some(self.scores(found.hits, &q.relevant)),
+                    Some(self.scores(nearest, &q.relevant)),
+                )
+            }
+            None => (None, None),
+        };
+        Ok(Answered {
+            query: q.query.clone(),
+            keyword,
+            hybrid: hybrid.map(|h| h.0),
+            vector: vector.map(|v| v.0),
+            at1: [Some(keyword1), hybrid.map(|h| h.1), vector.map(|v| v.1)],
+        })
+    }
+}
+
 /// Recall@`k` of `set` by keyword, and by keyword and meaning with
 /// `embedder`: the memories are archival entries of one agent in a
 /// database in memory, embedded before the questions are asked.
@@ -119,67 +208,12 @@ pub fn evaluate(
     k: usize,
 ) -> Result<Report, EmbedError> {
     let k = k.max(1);
-    let store = MemoryStore::open_in_memory().map_err(failed)?;
-    let mut names: HashMap<i64, &str> = HashMap::new();
-    for (i, m) in set.memories.iter().enumerate() {
-        let id =
-            records::add_archival(&store.conn(), "eval", &m.text, i as i64 + 1).map_err(failed)?;
-        names.insert(id, &m.id);
-    }
-    let recall = embedder.map(Recall::with_embedder);
-    if let Some(recall) = &recall {
-        while recall.catch_up(&store, super::MAX_BATCH)? > 0 {}
-    }
-    let share = |found: &[i64], relevant: &[String]| -> f64 {
-        let found: Vec<&str> = found
-            .iter()
-            .filter_map(|id| names.get(id).copied())
-            .collect();
-        let hits = relevant
-            .iter()
-            .filter(|r| found.contains(&r.as_str()))
-            .count();
-        hits as f64 / relevant.len().max(1) as f64
-    };
-    // Recall@k and recall@1 of one list of hits.
-    let scores = |hits: Vec<partner_store::memory::vectors::HybridHit>, relevant: &[String]| {
-        let ids: Vec<i64> = hits.into_iter().map(|h| h.hit.id).collect();
-        (
-            share(&ids, relevant),
-            share(&ids[..ids.len().min(1)], relevant),
-        )
-    };
-    let mut questions = Vec::new();
-    for q in &set.queries {
-        let mut query = SearchQuery::new(&q.query, Some("eval"));
-        query.domains = vec![SearchDomain::Archival];
-        query.limit = k;
-        let (keyword, keyword1) = scores(
-            by_keyword(&store.read(), &query).map_err(failed)?,
-            &q.relevant,
-        );
-        let (hybrid, vector) = match &recall {
-            Some(recall) => {
-                let found = recall.search(&store.read(), &query).map_err(failed)?;
-                if let Some(note) = found.note {
-                    return Err(EmbedError::Failed(note));
-                }
-                let nearest = recall.nearest_only(&store.read(), &query)?;
-                (
-                    Some(scores(found.hits, &q.relevant)),
-                    Some(scores(nearest, &q.relevant)),
-                )
-            }
-            None => (None, None),
-        };
-        questions.push(Answered {
-            query: q.query.clone(),
-            keyword,
-            hybrid: hybrid.map(|h| h.0),
-            vector: vector.map(|v| v.0),
-            at1: [Some(keyword1), hybrid.map(|h| h.1), vector.map(|v| v.1)],
-        });
-    }
+    let corpus = Corpus::load(set, embedder)?;
+    let questions = set
+        .queries
+        .iter()
+        .map(|q| corpus.answer(q, k))
+        .collect::<Result<Vec<_>, _>>()?;
     let n = questions.len().max(1) as f64;
     let mean = |f: &dyn Fn(&Answered) -> Option<f64>| -> Option<f64> {
         let all: Vec<f64> = questions.iter().filter_map(f).collect();
@@ -192,7 +226,7 @@ pub fn evaluate(
         mean(&|q| q.at1[1]),
         mean(&|q| q.at1[2]),
     ];
-    let hybrid = recall.map(|r| {
+    let hybrid = corpus.recall.map(|r| {
         let id = r.embedder().map(|e| e.id().to_string()).unwrap_or_default();
         (id, mean(&|q| q.hybrid).unwrap_or(0.0))
     });

@@ -416,81 +416,91 @@ impl Compiler {
         let mut parts: Vec<Part> = Vec::new();
         let mut vars: Vec<String> = Vec::new();
         for item in &alt.items {
-            let var_name = match item {
-                Item::Var { name, .. } => Some(name.clone()),
-                _ => None,
-            };
-            if let Some(v) = &var_name {
-                if vars.contains(v) {
+            if let Item::Var { name, .. } = item {
+                if vars.contains(name) {
                     self.error(
                         file,
                         src,
                         alt.pos,
                         format!(
-                            "Variable '{v}' is already defined in this rule in definition '<{def}>'"
+                            "Variable '{name}' is already defined in this rule in definition '<{def}>'"
                         ),
                     );
                 }
-                vars.push(v.clone());
+                vars.push(name.clone());
             }
-            match item {
-                Item::Word(w) => match parts.last_mut() {
-                    Some(Part::Str(words)) => Arc::make_mut(words).push(w.clone()),
-                    _ => parts.push(Part::Str(Arc::new(vec![w.clone()]))),
-                },
-                Item::Words(ws) => match parts.last_mut() {
-                    Some(Part::Str(words)) => Arc::make_mut(words).extend(ws.iter().cloned()),
-                    _ => parts.push(Part::Str(Arc::new(ws.clone()))),
-                },
-                Item::Var {
-                    name,
-                    kind,
-                    rule,
-                    optional,
-                } => {
-                    let var = VarItem {
-                        name,
-                        kind,
-                        rule: rule.as_deref(),
-                        optional: *optional,
-                    };
-                    if let Some(part) = self.compile_var(&var, spacing, alt, def, (file, src)) {
-                        parts.push(part);
-                    }
-                }
-                Item::Rule(r) => match self.set(r) {
-                    Some(set) => parts.push(Part::Rules {
-                        rules: set,
-                        var: None,
-                        optional: false,
-                        repeat: false,
-                    }),
-                    None => self.error(
-                        file,
-                        src,
-                        alt.pos,
-                        format!("Missing rule definition for '<{r}>' in definition '<{def}>'"),
-                    ),
-                },
-                Item::Group { alts, quantifier } => {
-                    let rules: Vec<Rule> = alts
-                        .iter()
-                        .map(|a| self.compile_alt(a, spacing, def, file, src))
-                        .collect();
-                    parts.push(Part::Rules {
-                        rules: Arc::new(RuleSet::new(None, Some(rules))),
-                        var: None,
-                        optional: matches!(quantifier, Some('?' | '*')),
-                        repeat: matches!(quantifier, Some('*' | '+')),
-                    });
-                }
-            }
+            self.compile_item(item, &mut parts, spacing, alt, def, (file, src));
         }
         self.check_value(alt, &vars, def, (file, src));
         Rule {
             parts,
             value: alt.value.clone().map(Arc::new),
             spacing,
+        }
+    }
+
+    /// One item of `alt` added to `parts`: words join the words before
+    /// them, a variable, a rule or a group becomes a part of its own.
+    fn compile_item(
+        &mut self,
+        item: &Item,
+        parts: &mut Vec<Part>,
+        spacing: Spacing,
+        alt: &Alternative,
+        def: &str,
+        (file, src): (&str, &str),
+    ) {
+        match item {
+            Item::Word(w) => match parts.last_mut() {
+                Some(Part::Str(words)) => Arc::make_mut(words).push(w.clone()),
+                _ => parts.push(Part::Str(Arc::new(vec![w.clone()]))),
+            },
+            Item::Words(ws) => match parts.last_mut() {
+                Some(Part::Str(words)) => Arc::make_mut(words).extend(ws.iter().cloned()),
+                _ => parts.push(Part::Str(Arc::new(ws.clone()))),
+            },
+            Item::Var {
+                name,
+                kind,
+                rule,
+                optional,
+            } => {
+                let var = VarItem {
+                    name,
+                    kind,
+                    rule: rule.as_deref(),
+                    optional: *optional,
+                };
+                if let Some(part) = self.compile_var(&var, spacing, alt, def, (file, src)) {
+                    parts.push(part);
+                }
+            }
+            Item::Rule(r) => match self.set(r) {
+                Some(set) => parts.push(Part::Rules {
+                    rules: set,
+                    var: None,
+                    optional: false,
+                    repeat: false,
+                }),
+                None => self.error(
+                    file,
+                    src,
+                    alt.pos,
+                    format!("Missing rule definition for '<{r}>' in definition '<{def}>'"),
+                ),
+            },
+            Item::Group { alts, quantifier } => {
+                let rules: Vec<Rule> = alts
+                    .iter()
+                    .map(|a| self.compile_alt(a, spacing, def, file, src))
+                    .collect();
+                parts.push(Part::Rules {
+                    rules: Arc::new(RuleSet::new(None, Some(rules))),
+                    var: None,
+                    optional: matches!(quantifier, Some('?' | '*')),
+                    repeat: matches!(quantifier, Some('*' | '+')),
+                });
+            }
         }
     }
 
