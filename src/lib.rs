@@ -19,7 +19,7 @@ pub use partner_lisp as lisp;
 pub use partner_policy as permission;
 pub use partner_protocol as protocol;
 pub use partner_runtime as agent;
-pub use partner_store::{memory, trace};
+pub use partner_store::{memory, postgres, trace};
 pub use partner_tui as tui;
 
 pub mod commands;

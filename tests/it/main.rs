@@ -71,5 +71,6 @@ mod security_crashes;
 mod security_data;
 mod security_props;
 mod security_runtime;
+mod store_contract;
 mod tui_snapshots;
 mod verb_in_one_place;

@@ -268,7 +268,7 @@ pub fn labels(conn: &Connection, agent: &str) -> MemoryResult<Vec<(String, bool)
     Ok(labels)
 }
 
-fn check_limit(label: &str, value: &str, limit: usize) -> MemoryResult<()> {
+pub(crate) fn check_limit(label: &str, value: &str, limit: usize) -> MemoryResult<()> {
     let chars = value.chars().count();
     if chars > limit {
         return Err(MemoryError::OverLimit {

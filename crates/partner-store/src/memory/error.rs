@@ -8,6 +8,9 @@ pub enum MemoryError {
     /// The database file could not be opened or queried.
     #[error("database error: {0}")]
     Sqlite(#[from] rusqlite::Error),
+    /// The PostgreSQL server refused or could not be reached.
+    #[error("PostgreSQL: {0}")]
+    Postgres(String),
     /// The database was written by a newer partner.
     #[error(
         "the database schema is version {found}, newer than the {known} this partner knows; use a newer partner (nothing was changed)"

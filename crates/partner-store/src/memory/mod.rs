@@ -7,6 +7,7 @@
 //! executor can group several changes in one durable commit; open the
 //! database with [`MemoryStore`].
 
+pub mod backend;
 pub mod blocks;
 mod error;
 mod group;

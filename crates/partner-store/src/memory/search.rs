@@ -35,7 +35,7 @@ pub enum Reach {
 }
 
 impl Reach {
-    pub(super) fn code(self) -> i64 {
+    pub(crate) fn code(self) -> i64 {
         match self {
             Reach::Own => 0,
             Reach::Shared => 1,
@@ -155,10 +155,8 @@ pub struct SearchHit {
 /// Turns user text into an FTS5 query: every word quoted (quotes doubled),
 /// all required. `None` when the text has no words.
 pub fn fts_query(text: &str) -> Option<String> {
-    let terms: Vec<String> = text
-        .split(|c: char| !c.is_alphanumeric() && c != '\'' && c != '_')
-        .map(|w| w.trim_matches('\''))
-        .filter(|w| !w.is_empty())
+    let terms: Vec<String> = words(text, false)
+        .into_iter()
         .map(|w| format!("\"{}\"", w.replace('"', "\"\"")))
         .collect();
     (!terms.is_empty()).then(|| terms.join(" "))
@@ -178,10 +176,8 @@ const COMMON: &[&str] = &[
 /// The FTS5 query that matches any of the text's telling words (common
 /// words left out), each quoted. `None` when none is left.
 pub fn fts_any_query(text: &str) -> Option<String> {
-    let terms: Vec<String> = text
-        .split(|c: char| !c.is_alphanumeric() && c != '\'' && c != '_')
-        .map(|w| w.trim_matches('\''))
-        .filter(|w| !w.is_empty() && !COMMON.contains(&w.to_lowercase().as_str()))
+    let terms: Vec<String> = words(text, true)
+        .into_iter()
         .map(|w| format!("\"{}\"", w.replace('"', "\"\"")))
         .collect();
     (!terms.is_empty()).then(|| terms.join(" OR "))
@@ -196,19 +192,34 @@ pub fn search(conn: &Connection, query: &SearchQuery) -> MemoryResult<Vec<Search
         return Ok(Vec::new());
     };
     let any = fts_any_query(&query.text).filter(|any| query.partial && *any != all);
+    search_by(query, &all, any.as_deref(), |domain, terms| {
+        search_domain(conn, query, domain, terms)
+    })
+}
+
+/// The search of every back end: in each domain of `query`, the items
+/// `domain_hits` finds for `all` (every word), best first, then — when
+/// fewer than the limit — those it finds for `any` (some telling words),
+/// ranked after every whole match. `domain_hits` ranks as bm25 does: at
+/// most 0, lower is better.
+pub fn search_by<E>(
+    query: &SearchQuery,
+    all: &str,
+    any: Option<&str>,
+    mut domain_hits: impl FnMut(SearchDomain, &str) -> Result<Vec<SearchHit>, E>,
+) -> Result<Vec<SearchHit>, E> {
     let mut hits = Vec::new();
     for domain in &query.domains {
-        let mut found = search_domain(conn, query, *domain, &all)?;
+        let mut found = domain_hits(*domain, all)?;
         if found.len() < query.limit.max(1)
-            && let Some(any) = &any
+            && let Some(any) = any
         {
-            for mut hit in search_domain(conn, query, *domain, any)? {
+            for mut hit in domain_hits(*domain, any)? {
                 if found.len() >= query.limit.max(1) {
                     break;
                 }
                 if !found.iter().any(|h| h.id == hit.id) {
-                    // bm25 is at most 0 (lower is better): a partial match
-                    // ranks above 0, after every whole one.
+                    // A partial match ranks above 0, after every whole one.
                     hit.rank = 1.0 / (1.0 - hit.rank.min(0.0));
                     found.push(hit);
                 }
@@ -217,6 +228,16 @@ pub fn search(conn: &Connection, query: &SearchQuery) -> MemoryResult<Vec<Search
         hits.extend(found);
     }
     Ok(hits)
+}
+
+/// The words of a search's text, as its back ends read them: letters,
+/// digits, `'` and `_`; with `telling`, the common words left out.
+pub fn words(text: &str, telling: bool) -> Vec<&str> {
+    text.split(|c: char| !c.is_alphanumeric() && c != '\'' && c != '_')
+        .map(|w| w.trim_matches('\''))
+        .filter(|w| !w.is_empty())
+        .filter(|w| !telling || !COMMON.contains(&w.to_lowercase().as_str()))
+        .collect()
 }
 
 /// A hit of `domain` from a row of agent, id, label, role, snippet, rank

@@ -1,0 +1,100 @@
+//! [`PgStore`]: a constellation's memory on PostgreSQL, for a team whose
+//! daemons share one database. The same operations as the SQLite store
+//! ([`crate::memory::backend::Memory`]), on PostgreSQL's own means:
+//! identity columns, `tsvector` columns kept by the server with GIN
+//! indexes, `websearch_to_tsquery` and `ts_rank_cd`. Its schema is
+//! versioned in `partner_schema` and migrated under an advisory lock, so
+//! any number of daemons may start at once.
+
+mod memory;
+mod schema;
+
+pub use schema::MIGRATIONS;
+
+use std::str::FromStr;
+use std::sync::{Mutex, MutexGuard};
+use std::time::Duration;
+
+use postgres::{Client, NoTls};
+
+use crate::memory::{MemoryError, MemoryResult};
+
+/// How long connecting may take.
+pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// The longest one statement may run (the server cancels it after).
+pub const STATEMENT_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// A constellation's memory on a PostgreSQL server.
+pub struct PgStore {
+    client: Mutex<Client>,
+    /// Where it is, without a password.
+    shown: String,
+}
+
+impl std::fmt::Debug for PgStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PgStore").field("at", &self.shown).finish()
+    }
+}
+
+/// A PostgreSQL error as the store's.
+pub(crate) fn failed(e: postgres::Error) -> MemoryError {
+    MemoryError::Postgres(match e.as_db_error() {
+        Some(db) => format!("{}: {}", db.code().code(), db.message()),
+        None => e.to_string(),
+    })
+}
+
+impl PgStore {
+    /// Connects to the database at `url` (`postgres://user@host:port/db`)
+    /// within [`CONNECT_TIMEOUT`] and brings its schema up to date.
+    pub fn connect(url: &str) -> MemoryResult<Self> {
+        let mut config = postgres::Config::from_str(url)
+            .map_err(|e| MemoryError::Postgres(format!("not a PostgreSQL URL: {e}")))?;
+        config
+            .connect_timeout(CONNECT_TIMEOUT)
+            .options(&format!(
+                "-c statement_timeout={}",
+                STATEMENT_TIMEOUT.as_millis()
+            ))
+            .application_name("partner");
+        let shown = shown(&config);
+        let mut client = config
+            .connect(NoTls)
+            .map_err(|e| MemoryError::Postgres(format!("cannot reach {shown}: {e}")))?;
+        schema::migrate(&mut client)?;
+        Ok(PgStore {
+            client: Mutex::new(client),
+            shown,
+        })
+    }
+
+    /// Where the store is, for messages (no password).
+    pub fn location(&self) -> &str {
+        &self.shown
+    }
+
+    /// The connection, for one operation at a time.
+    pub(crate) fn client(&self) -> MutexGuard<'_, Client> {
+        self.client.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+/// `user@host:port/db` of a configuration.
+fn shown(config: &postgres::Config) -> String {
+    let host = config
+        .get_hosts()
+        .first()
+        .map(|h| match h {
+            postgres::config::Host::Tcp(name) => name.clone(),
+            postgres::config::Host::Unix(path) => path.display().to_string(),
+        })
+        .unwrap_or_else(|| "localhost".into());
+    let port = config.get_ports().first().copied().unwrap_or(5432);
+    format!(
+        "postgres://{}@{host}:{port}/{}",
+        config.get_user().unwrap_or(""),
+        config.get_dbname().unwrap_or("")
+    )
+}

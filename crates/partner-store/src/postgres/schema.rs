@@ -1,0 +1,108 @@
+//! The PostgreSQL schema and its migrations: applied in order, in one
+//! transaction holding an advisory lock, the version of each recorded in
+//! `partner_schema`; a database newer than this binary knows is refused.
+
+use postgres::Client;
+
+use super::failed;
+use crate::memory::{MemoryError, MemoryResult};
+
+/// The advisory lock every migration takes ("partner" in ASCII).
+const MIGRATION_LOCK: i64 = 0x0070_6172_746e_6572;
+
+/// Every migration, in order; the schema version is the number applied.
+pub const MIGRATIONS: &[&str] = &[
+    // 1: versioned blocks, archival entries, conversations, each searched
+    // through a tsvector the server keeps.
+    r#"
+    CREATE TABLE blocks (
+        id BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+        agent TEXT NOT NULL,
+        label TEXT NOT NULL,
+        kind TEXT NOT NULL CHECK (kind IN ('core', 'working', 'archival')),
+        description TEXT NOT NULL DEFAULT '',
+        value TEXT NOT NULL DEFAULT '',
+        char_limit BIGINT NOT NULL DEFAULT 5000,
+        permission TEXT NOT NULL DEFAULT 'read_write'
+            CHECK (permission IN ('read_only', 'partner', 'human', 'append', 'read_write', 'admin')),
+        pinned BOOLEAN NOT NULL DEFAULT FALSE,
+        shared BOOLEAN NOT NULL DEFAULT FALSE,
+        version BIGINT NOT NULL DEFAULT 1,
+        created_at BIGINT NOT NULL,
+        updated_at BIGINT NOT NULL,
+        deleted_at BIGINT,
+        search tsvector GENERATED ALWAYS AS (to_tsvector('english', label || ' ' || value)) STORED,
+        UNIQUE (agent, label)
+    );
+    CREATE INDEX blocks_search ON blocks USING GIN (search);
+
+    CREATE TABLE block_history (
+        block_id BIGINT NOT NULL REFERENCES blocks(id),
+        version BIGINT NOT NULL,
+        value TEXT NOT NULL,
+        deleted BOOLEAN NOT NULL DEFAULT FALSE,
+        changed_at BIGINT NOT NULL,
+        changed_by TEXT NOT NULL,
+        PRIMARY KEY (block_id, version)
+    );
+
+    CREATE TABLE archival (
+        id BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+        agent TEXT NOT NULL,
+        content TEXT NOT NULL,
+        created_at BIGINT NOT NULL,
+        search tsvector GENERATED ALWAYS AS (to_tsvector('english', content)) STORED
+    );
+    CREATE INDEX archival_agent ON archival (agent, created_at);
+    CREATE INDEX archival_search ON archival USING GIN (search);
+
+    CREATE TABLE messages (
+        id BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+        agent TEXT NOT NULL,
+        thread TEXT NOT NULL,
+        role TEXT NOT NULL,
+        content TEXT NOT NULL,
+        created_at BIGINT NOT NULL,
+        search tsvector GENERATED ALWAYS AS (to_tsvector('english', content)) STORED
+    );
+    CREATE INDEX messages_thread ON messages (agent, thread, id);
+    CREATE INDEX messages_search ON messages USING GIN (search);
+    "#,
+];
+
+/// Brings the schema up to date: under the advisory lock, the version is
+/// read again, so a second daemon starting at once finds the work done.
+pub fn migrate(client: &mut Client) -> MemoryResult<()> {
+    let mut tx = client.transaction().map_err(failed)?;
+    tx.execute("SELECT pg_advisory_xact_lock($1)", &[&MIGRATION_LOCK])
+        .map_err(failed)?;
+    tx.batch_execute(
+        "CREATE TABLE IF NOT EXISTS partner_schema (
+             version INTEGER PRIMARY KEY,
+             applied_at TIMESTAMPTZ NOT NULL DEFAULT now()
+         )",
+    )
+    .map_err(failed)?;
+    let found = version_in(&mut tx)?;
+    let known = MIGRATIONS.len() as i64;
+    if found > known {
+        return Err(MemoryError::NewerSchema { found, known });
+    }
+    for (i, migration) in MIGRATIONS.iter().enumerate().skip(found as usize) {
+        tx.batch_execute(migration).map_err(failed)?;
+        tx.execute(
+            "INSERT INTO partner_schema (version) VALUES ($1)",
+            &[&(i as i32 + 1)],
+        )
+        .map_err(failed)?;
+    }
+    tx.commit().map_err(failed)
+}
+
+/// The version recorded (0 for a new database).
+pub fn version_in(client: &mut impl postgres::GenericClient) -> MemoryResult<i64> {
+    let row = client
+        .query_one("SELECT COALESCE(MAX(version), 0) FROM partner_schema", &[])
+        .map_err(failed)?;
+    Ok(i64::from(row.get::<_, i32>(0)))
+}
