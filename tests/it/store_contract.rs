@@ -1,7 +1,8 @@
 //! One contract, two back ends: the memory operations — versioned blocks,
 //! archival entries, conversation messages and search — behave the same
 //! on SQLite (a file in a temp dir) and on a real PostgreSQL server (a
-//! fresh database per test, from `PARTNER_TEST_POSTGRES`).
+//! fresh database per test, from `PARTNER_TEST_POSTGRES`); and so does the
+//! queue: requests cross connections, and a request is decided once.
 
 use crate::support::postgres;
 
@@ -10,6 +11,9 @@ use partner::memory::search::{MARK_END, MARK_START};
 use partner::memory::{
     BlockKind, MemoryError, MemoryStore, NewBlock, Reach, SearchDomain, SearchQuery,
 };
+use partner::permission::pending::{NewRequest, NewRule, RequestedAction};
+use partner::permission::requests::{DecideError, Decided, Requests};
+use partner::permission::{Authority, RequestStatus};
 use partner::postgres::PgStore;
 
 /// A write of ada's `notes` from `base`.
@@ -311,4 +315,143 @@ fn a_server_that_does_not_answer_is_an_error_within_the_deadline() {
     assert!(err.to_string().contains("cannot reach"), "{err}");
     let bad = PgStore::connect("not a url at all").unwrap_err();
     assert!(bad.to_string().contains("not a PostgreSQL URL"), "{bad}");
+}
+
+/// Two handles on one store of each back end (two connections, as two
+/// daemons would have), and what the store is called.
+fn two_handles_on_both(check: impl Fn(&dyn Requests, &dyn Requests, &str)) {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("c.db");
+    let (one, two) = (
+        MemoryStore::open(&path).unwrap(),
+        MemoryStore::open(&path).unwrap(),
+    );
+    check(&one, &two, "sqlite");
+    if let Some(db) = postgres::scratch() {
+        let (one, two) = (
+            PgStore::connect(&db.url).unwrap(),
+            PgStore::connect(&db.url).unwrap(),
+        );
+        check(&one, &two, "postgres");
+    }
+}
+
+/// A request of ada's to post, waiting on the partner.
+fn ask(q: &dyn Requests, n: usize) -> partner::permission::PendingRequest {
+    let action = RequestedAction {
+        target: Some("bluesky".into()),
+        ..RequestedAction::default()
+    };
+    let canonical = format!("/post bluesky \"note {n}\" ?ask");
+    q.ask(
+        &NewRequest {
+            agent: "ada",
+            canonical: &canonical,
+            action: &action,
+            verb: "post",
+            marker: Some("?ask"),
+            reason: "asks the partner",
+            authorities: &[Authority::Partner],
+            turn_id: "t1",
+            thread: "main",
+            raw_text: &canonical,
+            action_id: Some("t1:1:1"),
+            on_behalf_of: &[],
+            span: (0, canonical.len()),
+            expires_at: None,
+        },
+        T,
+    )
+    .unwrap()
+}
+
+#[test]
+fn a_request_crosses_connections_and_is_decided_once() {
+    two_handles_on_both(|one, two, on| {
+        let asked = ask(one, 0);
+        assert_eq!(asked.status, RequestStatus::Waiting, "{on}");
+        let seen = two.waiting().unwrap();
+        assert_eq!(seen.len(), 1, "{on}: the other connection sees it");
+        assert_eq!(seen[0].canonical, asked.canonical, "{on}");
+        assert_eq!(
+            seen[0].action.target.as_deref(),
+            Some("bluesky"),
+            "{on}: typed, as asked"
+        );
+        let approve = |by| Decided {
+            status: RequestStatus::Approved,
+            decision: "approve_once",
+            by,
+            note: None,
+        };
+        let decided = two
+            .decide(&asked.id, &approve("partner:ana"), T + 1)
+            .unwrap();
+        assert_eq!(decided.decided_by.as_deref(), Some("partner:ana"), "{on}");
+        assert!(one.waiting().unwrap().is_empty(), "{on}");
+        let again = one
+            .decide(&asked.id, &approve("partner:ben"), T + 2)
+            .unwrap_err();
+        assert!(
+            again.to_string().contains("already decided by partner:ana"),
+            "{on}: {again}"
+        );
+        assert!(
+            matches!(
+                one.decide("r999", &approve("partner:ben"), T),
+                Err(DecideError::NoRequest(_))
+            ),
+            "{on}"
+        );
+        // Decided at once from two connections, many times: one winner each.
+        for n in 1..=20 {
+            let id = ask(one, n).id;
+            let (a, b) = std::thread::scope(|s| {
+                let a = s.spawn(|| one.decide(&id, &approve("partner:ana"), T + 3));
+                let b = s.spawn(|| two.decide(&id, &approve("partner:ben"), T + 3));
+                (a.join().unwrap(), b.join().unwrap())
+            });
+            let (won, lost) = match (a, b) {
+                (Ok(w), Err(l)) | (Err(l), Ok(w)) => (w, l),
+                (a, b) => panic!("{on}: exactly one decision is recorded: {a:?} {b:?}"),
+            };
+            let winner = won.decided_by.unwrap();
+            assert!(
+                lost.to_string()
+                    .contains(&format!("already decided by {winner}")),
+                "{on}: {lost}"
+            );
+        }
+    });
+}
+
+#[test]
+fn standing_rules_are_added_listed_and_revoked_on_both() {
+    two_handles_on_both(|one, two, on| {
+        let rule = NewRule {
+            agent: "ada",
+            verb: "post",
+            op: None,
+            target: Some("bluesky"),
+            allow: true,
+            reason: Some("fine"),
+            by: "partner:ana",
+            expires_at: Some(T + 1_000),
+        };
+        let id = one.add_rule(&rule, T).unwrap();
+        let rules = two.rules(T).unwrap();
+        assert_eq!(rules.len(), 1, "{on}");
+        assert_eq!(
+            (rules[0].id, rules[0].created_by.as_str()),
+            (id, "partner:ana"),
+            "{on}"
+        );
+        assert!(two.rules(T + 1_000).unwrap().is_empty(), "{on}: lapsed");
+        assert!(two.revoke_rule(id, T).unwrap(), "{on}");
+        assert!(
+            !one.revoke_rule(id, T).unwrap(),
+            "{on}: not in force any more"
+        );
+        assert!(one.rules(T).unwrap().is_empty(), "{on}");
+    });
 }

@@ -12,7 +12,9 @@ mod engine;
 pub mod network;
 pub mod pending;
 mod policy;
+pub mod postgres;
 pub mod rate;
+pub mod requests;
 pub mod sensitivity;
 
 pub use authority::Authority;

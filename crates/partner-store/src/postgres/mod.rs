@@ -38,8 +38,8 @@ impl std::fmt::Debug for PgStore {
     }
 }
 
-/// A PostgreSQL error as the store's.
-pub(crate) fn failed(e: postgres::Error) -> MemoryError {
+/// A PostgreSQL error as the store's (the server's code and message).
+pub fn failed(e: postgres::Error) -> MemoryError {
     MemoryError::Postgres(match e.as_db_error() {
         Some(db) => format!("{}: {}", db.code().code(), db.message()),
         None => e.to_string(),
@@ -75,8 +75,9 @@ impl PgStore {
         &self.shown
     }
 
-    /// The connection, for one operation at a time.
-    pub(crate) fn client(&self) -> MutexGuard<'_, Client> {
+    /// The connection, for one operation or transaction at a time: for
+    /// the crates that keep their own tables on this store (the queue).
+    pub fn client(&self) -> MutexGuard<'_, Client> {
         self.client.lock().unwrap_or_else(|e| e.into_inner())
     }
 }

@@ -68,6 +68,53 @@ pub const MIGRATIONS: &[&str] = &[
     CREATE INDEX messages_thread ON messages (agent, thread, id);
     CREATE INDEX messages_search ON messages USING GIN (search);
     "#,
+    // 2: the queue (requests and their decisions) and standing rules.
+    r#"
+    CREATE TABLE pending (
+        id BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+        agent TEXT NOT NULL,
+        canonical TEXT NOT NULL,
+        action_json TEXT NOT NULL,
+        verb TEXT NOT NULL,
+        marker TEXT,
+        reason TEXT NOT NULL,
+        authorities TEXT NOT NULL,
+        authority_index BIGINT NOT NULL DEFAULT 0,
+        turn_id TEXT NOT NULL DEFAULT '',
+        thread TEXT NOT NULL DEFAULT '',
+        raw_text TEXT NOT NULL DEFAULT '',
+        span_start BIGINT NOT NULL DEFAULT 0,
+        span_end BIGINT NOT NULL DEFAULT 0,
+        status TEXT NOT NULL DEFAULT 'waiting'
+            CHECK (status IN ('waiting', 'approved', 'denied', 'cancelled', 'timed_out')),
+        decided_by TEXT,
+        decision TEXT,
+        decision_note TEXT,
+        created_at BIGINT NOT NULL,
+        expires_at BIGINT,
+        decided_at BIGINT,
+        on_behalf_of TEXT NOT NULL DEFAULT '[]',
+        action_id TEXT,
+        result TEXT,
+        routed_at BIGINT
+    );
+    CREATE INDEX pending_waiting ON pending (id) WHERE status = 'waiting';
+
+    CREATE TABLE standing_rules (
+        id BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+        agent TEXT NOT NULL,
+        verb TEXT NOT NULL,
+        op TEXT,
+        target TEXT,
+        effect TEXT NOT NULL CHECK (effect IN ('allow', 'deny')),
+        reason TEXT,
+        created_by TEXT NOT NULL,
+        created_at BIGINT NOT NULL,
+        expires_at BIGINT,
+        revoked_at BIGINT
+    );
+    CREATE INDEX standing_rules_scope ON standing_rules (agent, verb);
+    "#,
 ];
 
 /// Brings the schema up to date: under the advisory lock, the version is

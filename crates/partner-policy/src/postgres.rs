@@ -1,0 +1,202 @@
+//! The queue on PostgreSQL: the same [`Requests`] as on SQLite. A decision
+//! is one `UPDATE … WHERE status = 'waiting' RETURNING`, so of two
+//! partners (or daemons) deciding at once exactly one is recorded and the
+//! other is told who came first.
+
+use postgres::{GenericClient, Row};
+
+use crate::pending::{NewRequest, NewRule, PendingRequest, RequestedAction, StandingRule};
+use crate::requests::{DecideError, Decided, Requests, second};
+use crate::{Authority, RequestStatus};
+use partner_core::clock::Millis;
+use partner_dialect::Verb;
+use partner_store::memory::MemoryError;
+use partner_store::postgres::{PgStore, failed};
+
+const COLUMNS: &str = "id, agent, canonical, action_json, verb, marker, reason, authorities, authority_index, turn_id, raw_text, status, decided_by, decision, decision_note, created_at, expires_at, decided_at, thread, on_behalf_of, action_id";
+
+const RULE_COLUMNS: &str =
+    "id, agent, verb, target, effect, reason, created_by, created_at, expires_at, op";
+
+fn request_of(r: &Row) -> PendingRequest {
+    let canonical: String = r.get(2);
+    PendingRequest {
+        id: format!("r{}", r.get::<_, i64>(0)),
+        agent: r.get(1),
+        action: serde_json::from_str(r.get::<_, &str>(3))
+            .unwrap_or_else(|_| RequestedAction::from_canonical(&canonical)),
+        verb: Verb::from_name(r.get::<_, &str>(4)),
+        marker: r.get(5),
+        reason: r.get(6),
+        authorities: serde_json::from_str(r.get::<_, &str>(7))
+            .unwrap_or_else(|_| vec![Authority::Partner]),
+        authority_index: usize::try_from(r.get::<_, i64>(8)).unwrap_or(0),
+        turn_id: r.get(9),
+        raw_text: r.get(10),
+        status: RequestStatus::parse(r.get::<_, &str>(11)),
+        decided_by: r.get(12),
+        decision: r.get(13),
+        decision_note: r.get(14),
+        created_at: r.get(15),
+        expires_at: r.get(16),
+        decided_at: r.get(17),
+        canonical,
+        thread: r.get(18),
+        on_behalf_of: serde_json::from_str(r.get::<_, &str>(19)).unwrap_or_default(),
+        action_id: r.get(20),
+    }
+}
+
+fn rule_of(r: &Row) -> StandingRule {
+    StandingRule {
+        id: r.get(0),
+        agent: r.get(1),
+        verb: r.get(2),
+        target: r.get(3),
+        effect: r.get(4),
+        reason: r.get(5),
+        created_by: r.get(6),
+        created_at: r.get(7),
+        expires_at: r.get(8),
+        op: r.get(9),
+    }
+}
+
+fn get(client: &mut impl GenericClient, id: &str) -> Result<Option<PendingRequest>, MemoryError> {
+    let Some(row) = crate::pending::row_id(id) else {
+        return Ok(None);
+    };
+    let found = client
+        .query_opt(
+            &format!("SELECT {COLUMNS} FROM pending WHERE id = $1"),
+            &[&row],
+        )
+        .map_err(failed)?;
+    Ok(found.as_ref().map(request_of))
+}
+
+fn json<T: serde::Serialize>(value: &T, otherwise: &str) -> String {
+    serde_json::to_string(value).unwrap_or_else(|_| otherwise.into())
+}
+
+impl Requests for PgStore {
+    fn ask(&self, new: &NewRequest<'_>, now: Millis) -> Result<PendingRequest, MemoryError> {
+        let row = self
+            .client()
+            .query_one(
+                &format!(
+                    "INSERT INTO pending (agent, canonical, action_json, verb, marker, reason, authorities, turn_id, raw_text,
+                                          span_start, span_end, created_at, expires_at, thread, on_behalf_of, action_id)
+                     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)
+                     RETURNING {COLUMNS}"
+                ),
+                &[
+                    &new.agent,
+                    &new.canonical,
+                    &json(new.action, "{}"),
+                    &new.verb,
+                    &new.marker,
+                    &new.reason,
+                    &json(&new.authorities, "[\"partner\"]"),
+                    &new.turn_id,
+                    &new.raw_text,
+                    &(new.span.0 as i64),
+                    &(new.span.1 as i64),
+                    &now,
+                    &new.expires_at,
+                    &new.thread,
+                    &json(&new.on_behalf_of, "[]"),
+                    &new.action_id,
+                ],
+            )
+            .map_err(failed)?;
+        Ok(request_of(&row))
+    }
+
+    fn request(&self, id: &str) -> Result<Option<PendingRequest>, MemoryError> {
+        get(&mut *self.client(), id)
+    }
+
+    fn waiting(&self) -> Result<Vec<PendingRequest>, MemoryError> {
+        let rows = self
+            .client()
+            .query(
+                &format!("SELECT {COLUMNS} FROM pending WHERE status = 'waiting' ORDER BY id"),
+                &[],
+            )
+            .map_err(failed)?;
+        Ok(rows.iter().map(request_of).collect())
+    }
+
+    fn decide(
+        &self,
+        id: &str,
+        d: &Decided<'_>,
+        now: Millis,
+    ) -> Result<PendingRequest, DecideError> {
+        let Some(row) = crate::pending::row_id(id) else {
+            return Err(DecideError::NoRequest(id.to_string()));
+        };
+        let mut client = self.client();
+        let decided = client
+            .query_opt(
+                &format!(
+                    "UPDATE pending SET status = $2, decision = $3, decided_by = $4, decision_note = $5, decided_at = $6
+                     WHERE id = $1 AND status = 'waiting' RETURNING {COLUMNS}"
+                ),
+                &[&row, &d.status.as_str(), &d.decision, &d.by, &d.note, &now],
+            )
+            .map_err(failed)?;
+        match decided {
+            Some(row) => Ok(request_of(&row)),
+            None => Err(second(id, get(&mut *client, id)?)),
+        }
+    }
+
+    fn add_rule(&self, rule: &NewRule<'_>, now: Millis) -> Result<i64, MemoryError> {
+        let row = self
+            .client()
+            .query_one(
+                "INSERT INTO standing_rules (agent, verb, op, target, effect, reason, created_by, created_at, expires_at)
+                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) RETURNING id",
+                &[
+                    &rule.agent,
+                    &rule.verb,
+                    &rule.op,
+                    &rule.target,
+                    &if rule.allow { "allow" } else { "deny" },
+                    &rule.reason,
+                    &rule.by,
+                    &now,
+                    &rule.expires_at,
+                ],
+            )
+            .map_err(failed)?;
+        Ok(row.get(0))
+    }
+
+    fn rules(&self, now: Millis) -> Result<Vec<StandingRule>, MemoryError> {
+        let rows = self
+            .client()
+            .query(
+                &format!(
+                    "SELECT {RULE_COLUMNS} FROM standing_rules
+                     WHERE revoked_at IS NULL AND (expires_at IS NULL OR expires_at > $1) ORDER BY id"
+                ),
+                &[&now],
+            )
+            .map_err(failed)?;
+        Ok(rows.iter().map(rule_of).collect())
+    }
+
+    fn revoke_rule(&self, id: i64, now: Millis) -> Result<bool, MemoryError> {
+        let changed = self
+            .client()
+            .execute(
+                "UPDATE standing_rules SET revoked_at = $2 WHERE id = $1 AND revoked_at IS NULL",
+                &[&id, &now],
+            )
+            .map_err(failed)?;
+        Ok(changed > 0)
+    }
+}

@@ -1,0 +1,129 @@
+//! [`Requests`]: the durable queue — waiting requests, their decisions and
+//! the standing rules — behind one interface with two back ends, the
+//! SQLite store ([`MemoryStore`]) and PostgreSQL (`PgStore`, in
+//! [`crate::postgres`]). A request is decided once: whoever comes second,
+//! in this process or another, is told who decided it first.
+
+use partner_core::clock::Millis;
+use partner_store::memory::{MemoryError, MemoryStore};
+
+use crate::RequestStatus;
+use crate::pending::{self, NewRequest, NewRule, PendingRequest, StandingRule};
+
+/// A decision to record.
+#[derive(Debug, Clone, Copy)]
+pub struct Decided<'a> {
+    /// The final status.
+    pub status: RequestStatus,
+    /// The decision's name (`approve_once`, `deny`…).
+    pub decision: &'a str,
+    /// Who decided (`partner`, `partner:NAME`, `agent:NAME`).
+    pub by: &'a str,
+    /// The reason given, if any.
+    pub note: Option<&'a str>,
+}
+
+/// Why a decision was not recorded.
+#[derive(Debug, thiserror::Error)]
+pub enum DecideError {
+    /// Someone decided it first.
+    #[error("{id} was already decided by {by} ({decision})")]
+    AlreadyDecided {
+        /// The request.
+        id: String,
+        /// Who decided it.
+        by: String,
+        /// How.
+        decision: String,
+    },
+    /// There is no such request.
+    #[error("there is no request {0}")]
+    NoRequest(String),
+    /// The store failed.
+    #[error(transparent)]
+    Store(#[from] MemoryError),
+}
+
+impl From<rusqlite::Error> for DecideError {
+    fn from(e: rusqlite::Error) -> Self {
+        DecideError::Store(MemoryError::Sqlite(e))
+    }
+}
+
+/// The queue of a constellation, on whichever database holds it. Every
+/// write is committed before it returns.
+pub trait Requests: Send + Sync {
+    /// Stores a new waiting request.
+    fn ask(&self, new: &NewRequest<'_>, now: Millis) -> Result<PendingRequest, MemoryError>;
+    /// One request by id (`r12`).
+    fn request(&self, id: &str) -> Result<Option<PendingRequest>, MemoryError>;
+    /// The waiting requests, oldest first.
+    fn waiting(&self) -> Result<Vec<PendingRequest>, MemoryError>;
+    /// Records `decided` if the request still waits; the request as
+    /// decided, or who decided it first.
+    fn decide(
+        &self,
+        id: &str,
+        decided: &Decided<'_>,
+        now: Millis,
+    ) -> Result<PendingRequest, DecideError>;
+    /// Adds a standing rule; its id.
+    fn add_rule(&self, rule: &NewRule<'_>, now: Millis) -> Result<i64, MemoryError>;
+    /// The standing rules in force at `now`.
+    fn rules(&self, now: Millis) -> Result<Vec<StandingRule>, MemoryError>;
+    /// Revokes a standing rule; false when none was in force.
+    fn revoke_rule(&self, id: i64, now: Millis) -> Result<bool, MemoryError>;
+}
+
+/// What a decision that came second is told, read from the request.
+pub fn second(id: &str, found: Option<PendingRequest>) -> DecideError {
+    match found {
+        Some(r) => DecideError::AlreadyDecided {
+            id: r.id,
+            by: r.decided_by.unwrap_or_else(|| "nobody known".into()),
+            decision: r.decision.unwrap_or_else(|| r.status.as_str().into()),
+        },
+        None => DecideError::NoRequest(id.to_string()),
+    }
+}
+
+impl Requests for MemoryStore {
+    fn ask(&self, new: &NewRequest<'_>, now: Millis) -> Result<PendingRequest, MemoryError> {
+        self.transaction(|tx| pending::create(tx, new, now))
+    }
+
+    fn request(&self, id: &str) -> Result<Option<PendingRequest>, MemoryError> {
+        pending::get(&self.read(), id)
+    }
+
+    fn waiting(&self) -> Result<Vec<PendingRequest>, MemoryError> {
+        pending::waiting(&self.read())
+    }
+
+    fn decide(
+        &self,
+        id: &str,
+        d: &Decided<'_>,
+        now: Millis,
+    ) -> Result<PendingRequest, DecideError> {
+        self.transaction(|tx| {
+            if pending::finish(tx, id, d.status, d.decision, d.by, d.note, now)? {
+                pending::get(tx, id)?.ok_or_else(|| DecideError::NoRequest(id.to_string()))
+            } else {
+                Err(second(id, pending::get(tx, id)?))
+            }
+        })
+    }
+
+    fn add_rule(&self, rule: &NewRule<'_>, now: Millis) -> Result<i64, MemoryError> {
+        self.transaction(|tx| pending::add_rule(tx, rule, now))
+    }
+
+    fn rules(&self, now: Millis) -> Result<Vec<StandingRule>, MemoryError> {
+        pending::rules(&self.read(), now)
+    }
+
+    fn revoke_rule(&self, id: i64, now: Millis) -> Result<bool, MemoryError> {
+        self.transaction(|tx| pending::revoke_rule(tx, id, now))
+    }
+}
