@@ -168,130 +168,90 @@ pub(crate) fn lex_link(
     hard_end: usize,
 ) -> Result<LinkTokens<'_>, ParseError> {
     let src = &src[..hard_end.min(src.len())];
-    let mut lex = LinkLexer {
-        src,
-        // Room for a usual action's tokens, so that they are not regrown.
-        tokens: Vec::with_capacity(8),
-        pos: start,
-        limit: line_limit,
-        unclosed_straight: usize::MAX,
-        unclosed_curly: usize::MAX,
-        ends: LineEnds::default(),
-    };
+    let bytes = src.as_bytes();
+    // Room for a usual action's tokens, so that they are not regrown.
+    let mut tokens: Vec<Token<'_>> = Vec::with_capacity(8);
+    let mut pos = start;
+    let mut limit = line_limit;
+    // The line end past which a `"…"` (and a `“…”`) is known not to close:
+    // once one quote on a line is unclosed, no later one on it can close, so
+    // each line is searched once, not once per quote.
+    let mut unclosed_straight = usize::MAX;
+    let mut unclosed_curly = usize::MAX;
+    let mut ends = LineEnds::default();
     loop {
-        lex.pos = skip_blanks(src.as_bytes(), lex.pos, lex.limit);
-        if lex.pos >= lex.limit {
-            match after_line(src, lex.limit) {
-                AfterLine::Next(next) => return Ok(lex.done(Some(next))),
-                AfterLine::Quote(quote) => lex.tokens.push(quote),
+        pos = skip_blanks(bytes, pos, limit);
+        if pos >= limit {
+            match after_line(src, limit) {
+                AfterLine::Next(next) => {
+                    return Ok(LinkTokens {
+                        tokens,
+                        next: Some(next),
+                    });
+                }
+                AfterLine::Quote(quote) => tokens.push(quote),
                 AfterLine::Nothing => {}
             }
             break;
         }
-        if lex.block()? || lex.quote() {
+        let rest = &src[pos..limit];
+        let rest_all = &src[pos..];
+        if rest_all.starts_with("\"\"\"") {
+            let (token, new_pos) = triple(src, pos)?;
+            tokens.push(token);
+            pos = new_pos;
+            // A block that ended on a later line moves the line on; one that
+            // closed on this line leaves it (looked up once, not per token).
+            if pos > limit {
+                limit = ends.of(src, pos);
+            }
             continue;
         }
-        if let Some(next) = arrow_at(src, lex.pos, lex.limit) {
-            return Ok(lex.done(Some(next)));
+        if rest.starts_with("```") || rest.starts_with("~~~") {
+            let (token, new_pos) = fence(src, pos, &mut ends)?;
+            tokens.push(token);
+            pos = new_pos;
+            if pos > limit {
+                limit = ends.of(src, pos);
+            }
+            continue;
         }
-        lex.word();
-    }
-    Ok(lex.done(None))
-}
-
-/// One link's arguments being lexed.
-struct LinkLexer<'a> {
-    src: &'a str,
-    tokens: Vec<Token<'a>>,
-    pos: usize,
-    /// Where the current line ends.
-    limit: usize,
-    // The line end past which a `"…"` (and a `“…”`) is known not to close:
-    // once one quote on a line is unclosed, no later one on it can close, so
-    // each line is searched once, not once per quote.
-    unclosed_straight: usize,
-    unclosed_curly: usize,
-    ends: LineEnds,
-}
-
-impl<'a> LinkLexer<'a> {
-    fn done(self, next: Option<NextLink>) -> LinkTokens<'a> {
-        LinkTokens {
-            tokens: self.tokens,
-            next,
-        }
-    }
-
-    /// A `"""` block or a fenced block at `pos`, lexed whole; false when
-    /// none starts there.
-    #[inline]
-    fn block(&mut self) -> Result<bool, ParseError> {
-        let src = self.src;
-        let rest_all = &src[self.pos..];
-        let (token, new_pos) = if rest_all.starts_with("\"\"\"") {
-            triple(src, self.pos)?
-        } else if src[self.pos..self.limit].starts_with("```")
-            || src[self.pos..self.limit].starts_with("~~~")
-        {
-            fence(src, self.pos, &mut self.ends)?
-        } else {
-            return Ok(false);
-        };
-        self.tokens.push(token);
-        self.pos = new_pos;
-        // A block that ended on a later line moves the line on; one that
-        // closed on this line leaves it (looked up once, not per token).
-        if self.pos > self.limit {
-            self.limit = self.ends.of(src, self.pos);
-        }
-        Ok(true)
-    }
-
-    /// A quote closed on this line, lexed; false when none is (an unclosed
-    /// quote is an ordinary character of a word).
-    #[inline]
-    fn quote(&mut self) -> bool {
-        let rest = &self.src[self.pos..self.limit];
         let straight = rest.starts_with('"');
-        if !straight && !rest.starts_with('\u{201C}') {
-            return false;
-        }
-        let known_unclosed = if straight {
-            &mut self.unclosed_straight
-        } else {
-            &mut self.unclosed_curly
-        };
-        if *known_unclosed == self.limit {
-            return false;
-        }
-        match quoted(self.src, self.pos, self.limit) {
-            Some((token, new_pos)) => {
-                self.tokens.push(token);
-                self.pos = new_pos;
-                true
-            }
-            None => {
-                *known_unclosed = self.limit;
-                false
+        if straight || rest.starts_with('\u{201C}') {
+            let known_unclosed = if straight {
+                &mut unclosed_straight
+            } else {
+                &mut unclosed_curly
+            };
+            if *known_unclosed != limit {
+                match quoted(src, pos, limit) {
+                    Some((token, new_pos)) => {
+                        tokens.push(token);
+                        pos = new_pos;
+                        continue;
+                    }
+                    None => *known_unclosed = limit,
+                }
             }
         }
-    }
-
-    /// A word: everything up to the next blank.
-    #[inline]
-    fn word(&mut self) {
-        let bytes = self.src.as_bytes();
-        let mut end = self.pos;
-        while end < self.limit && !is_blank(bytes[end]) {
+        if let Some(next) = arrow_at(src, pos, limit) {
+            return Ok(LinkTokens {
+                tokens,
+                next: Some(next),
+            });
+        }
+        let mut end = pos;
+        while end < limit && !is_blank(bytes[end]) {
             end += 1;
         }
-        self.tokens.push(Token {
+        tokens.push(Token {
             kind: TokenKind::Word,
-            span: Span::new(self.pos, end),
-            value: Cow::Borrowed(&self.src[self.pos..end]),
+            span: Span::new(pos, end),
+            value: Cow::Borrowed(&src[pos..end]),
         });
-        self.pos = end;
+        pos = end;
     }
+    Ok(LinkTokens { tokens, next: None })
 }
 
 /// `"…"` or `“…”` closed on the same line; `None` when it is never closed

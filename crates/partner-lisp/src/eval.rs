@@ -288,6 +288,7 @@ impl<'a> Machine<'a> {
 
     /// `cond`: the body of the first clause whose test is true, in tail
     /// position; nil when none is.
+    #[inline(always)]
     fn cond(&mut self, clauses: &[(Expr, Expr)], env: &Env) -> LispResult<Step> {
         for (test, body) in clauses {
             match self.eval(test, env)? {
@@ -301,6 +302,7 @@ impl<'a> Machine<'a> {
 
     /// `and` (`stop` false) or `or` (`stop` true): the first form that is
     /// `stop` ends it.
+    #[inline(always)]
     fn and_or(&mut self, forms: &[Expr], stop: bool, env: &Env) -> LispResult<Value> {
         let form = if stop { "or" } else { "and" };
         for (i, f) in forms.iter().enumerate() {
@@ -314,6 +316,7 @@ impl<'a> Machine<'a> {
     }
 
     /// A call: a closure's body in tail position, a primitive at once.
+    #[inline(always)]
     fn call(&mut self, f: &Expr, args: &[Expr], env: &Env) -> LispResult<Step> {
         let f = self.eval(f, env)?;
         let mut values = Vec::with_capacity(args.len());
@@ -335,6 +338,7 @@ impl<'a> Machine<'a> {
     }
 
     /// A map literal: each key an atom.
+    #[inline]
     fn make_map(&mut self, pairs: &[(Expr, Expr)], env: &Env) -> LispResult<Value> {
         let mut m = BTreeMap::new();
         for (k, v) in pairs {
@@ -348,6 +352,7 @@ impl<'a> Machine<'a> {
     }
 
     /// A set literal: each item an atom.
+    #[inline]
     fn make_set(&mut self, items: &[Expr], env: &Env) -> LispResult<Value> {
         let mut s = BTreeSet::new();
         for i in items {

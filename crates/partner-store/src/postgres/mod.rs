@@ -6,9 +6,11 @@
 //! versioned in `partner_schema` and migrated under an advisory lock, so
 //! any number of daemons may start at once.
 
+mod leases;
 mod memory;
 mod schema;
 
+pub use leases::{Lease, LeaseError};
 pub use schema::MIGRATIONS;
 
 use std::str::FromStr;

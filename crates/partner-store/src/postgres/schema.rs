@@ -115,6 +115,16 @@ pub const MIGRATIONS: &[&str] = &[
     );
     CREATE INDEX standing_rules_scope ON standing_rules (agent, verb);
     "#,
+    // 3: which daemon runs each agent (`leases`).
+    r#"
+    CREATE TABLE agent_leases (
+        agent TEXT PRIMARY KEY,
+        host TEXT NOT NULL,
+        epoch BIGINT NOT NULL,
+        expires_at BIGINT NOT NULL,
+        acquired_at BIGINT NOT NULL
+    );
+    "#,
 ];
 
 /// Brings the schema up to date: under the advisory lock, the version is
