@@ -297,6 +297,15 @@ fn record_version(
     Ok(())
 }
 
+/// Whether a new block may be made as asked: its character limit within
+/// bounds, its value within the limit (every back end checks the same).
+pub(crate) fn check_new(new: &NewBlock) -> MemoryResult<()> {
+    partner_core::bounds::CharLimit::new(new.char_limit as u64).map_err(|e| {
+        MemoryError::Conflict(format!("block '{}': its character limit {e}", new.label))
+    })?;
+    check_limit(&new.label, &new.value, new.char_limit)
+}
+
 /// Creates a block. A soft-deleted block of the same label is brought back
 /// with the new value as its next version.
 pub fn create(
@@ -305,10 +314,7 @@ pub fn create(
     by: &str,
     now: Millis,
 ) -> MemoryResult<(Block, MemoryChange)> {
-    partner_core::bounds::CharLimit::new(new.char_limit as u64).map_err(|e| {
-        MemoryError::Conflict(format!("block '{}': its character limit {e}", new.label))
-    })?;
-    check_limit(&new.label, &new.value, new.char_limit)?;
+    check_new(new)?;
     if get(conn, &new.agent, &new.label)?.is_some() {
         return Err(MemoryError::BlockExists {
             agent: new.agent.clone(),

@@ -6,7 +6,7 @@ use postgres::{GenericClient, Row, Transaction};
 
 use super::{PgStore, failed};
 use crate::memory::backend::{BlockWrite, Memory, NewMessage, stale};
-use crate::memory::blocks::{Block, BlockVersion, MemoryChange, NewBlock, check_limit};
+use crate::memory::blocks::{Block, BlockVersion, MemoryChange, NewBlock, check_limit, check_new};
 use crate::memory::search::{MARK_END, MARK_START};
 use crate::memory::search::{SearchDomain, SearchHit, SearchQuery, search_by, words};
 use crate::memory::{MemoryError, MemoryResult};
@@ -98,10 +98,7 @@ fn create(
     by: &str,
     now: Millis,
 ) -> MemoryResult<(Block, MemoryChange)> {
-    partner_core::bounds::CharLimit::new(new.char_limit as u64).map_err(|e| {
-        MemoryError::Conflict(format!("block '{}': its character limit {e}", new.label))
-    })?;
-    check_limit(&new.label, &new.value, new.char_limit)?;
+    check_new(new)?;
     let exists = || MemoryError::BlockExists {
         agent: new.agent.clone(),
         label: new.label.clone(),
