@@ -8,7 +8,7 @@ use super::args::{
     SearchShape, SendShape, ShellShape, TEXT, TellShape, UNCERTAIN, WEB,
 };
 use super::shape::ArgShape;
-use super::verbs::{Strictness, Verb};
+use super::verbs::Strictness;
 
 /// One row of the built-in table.
 pub struct BuiltinVerb {
@@ -28,12 +28,59 @@ pub struct BuiltinVerb {
 
 use Strictness::{Loose, Normal, Strict};
 
-/// Every built-in verb with its aliases. Two verbs share an alias only where
-/// the argument decides between them (see the dialect module docs):
-/// `remember` (recall or context) and `get` (fetch or recall read).
-pub const BUILTIN_VERBS: &[BuiltinVerb] = &[
-    BuiltinVerb {
-        verb: Verb::Recall,
+/// The one list of built-in verbs: each entry makes the [`Verb`] variant
+/// (its doc, its canonical name) and its row of [`BUILTIN_VERBS`]. Its
+/// handler is the engine's (`partner-engine`'s `handlers::of_builtin`, a
+/// match the compiler checks for every variant): the parser never
+/// depends on what runs a verb.
+macro_rules! builtin_verbs {
+    ($(
+        $(#[doc = $doc:literal])*
+        $verb:ident = $name:literal {
+            strictness: $strictness:ident,
+            everyday: $everyday:literal,
+            aliases: $aliases:expr,
+            shape: $shape:expr,
+            summary: $summary:literal $(,)?
+        }
+    ),* $(,)?) => {
+        /// A verb of the dialect, aliases resolved.
+        #[derive(Debug, Clone, PartialEq, Eq, Hash)]
+        pub enum Verb {
+            $( $(#[doc = $doc])* $verb, )*
+            /// A verb added from a TOML verb file; its argument is free text.
+            Custom(String),
+        }
+
+        impl Verb {
+            /// The canonical name, as written after the slash.
+            pub fn name(&self) -> &str {
+                match self {
+                    $( Verb::$verb => $name, )*
+                    Verb::Custom(name) => name,
+                }
+            }
+        }
+
+        /// Every built-in verb with its aliases. Two verbs share an alias only where
+        /// the argument decides between them (see the dialect module docs):
+        /// `remember` (recall or context) and `get` (fetch or recall read).
+        pub const BUILTIN_VERBS: &[BuiltinVerb] = &[
+            $( BuiltinVerb {
+                verb: Verb::$verb,
+                strictness: $strictness,
+                everyday: $everyday,
+                aliases: $aliases,
+                shape: $shape,
+                summary: $summary,
+            }, )*
+        ];
+    };
+}
+
+builtin_verbs! {
+    /// Long-term memory: read, search, insert, append, delete, patch.
+    Recall = "recall" {
         strictness: Loose,
         everyday: true,
         aliases: &[
@@ -48,16 +95,16 @@ pub const BUILTIN_VERBS: &[BuiltinVerb] = &[
         shape: &RecallShape,
         summary: "long-term memory: read, search, store, append, delete, patch",
     },
-    BuiltinVerb {
-        verb: Verb::Context,
+    /// Working memory: append, replace, archive, load, swap.
+    Context = "context" {
         strictness: Normal,
         everyday: false,
         aliases: &[("note", None), ("update", None), ("remember", None)],
         shape: &ContextShape,
         summary: "working memory: append, replace, archive, load, swap",
     },
-    BuiltinVerb {
-        verb: Verb::Search,
+    /// Search across memory domains.
+    Search = "search" {
         strictness: Loose,
         everyday: true,
         aliases: &[
@@ -69,80 +116,80 @@ pub const BUILTIN_VERBS: &[BuiltinVerb] = &[
         shape: &SearchShape,
         summary: "search memory and conversations",
     },
-    BuiltinVerb {
-        verb: Verb::Send,
+    /// Send to an explicit domain and target.
+    Send = "send" {
         strictness: Normal,
         everyday: false,
         aliases: &[],
         shape: &SendShape,
         summary: "send to @domain @target",
     },
-    BuiltinVerb {
-        verb: Verb::Reply,
+    /// Reply in the current thread.
+    Reply = "reply" {
         strictness: Normal,
         everyday: true,
         aliases: &[("respond", None)],
         shape: &ReplyShape,
         summary: "reply in the current thread",
     },
-    BuiltinVerb {
-        verb: Verb::Post,
+    /// Post to a platform.
+    Post = "post" {
         strictness: Normal,
         everyday: true,
         aliases: &[("publish", None)],
         shape: &PostShape,
         summary: "publish to a platform",
     },
-    BuiltinVerb {
-        verb: Verb::Dm,
+    /// Direct message a user.
+    Dm = "dm" {
         strictness: Normal,
         everyday: true,
         aliases: &[("pm", None)],
         shape: &DmShape,
         summary: "direct message a user",
     },
-    BuiltinVerb {
-        verb: Verb::Tell,
+    /// Message another agent.
+    Tell = "tell" {
         strictness: Normal,
         everyday: true,
         aliases: &[],
         shape: &TellShape,
         summary: "message another agent",
     },
-    BuiltinVerb {
-        verb: Verb::Fetch,
+    /// Fetch a web page.
+    Fetch = "fetch" {
         strictness: Normal,
         everyday: true,
         aliases: &[("get", None)],
         shape: &FetchShape,
         summary: "fetch a web page",
     },
-    BuiltinVerb {
-        verb: Verb::Web,
+    /// Web search.
+    Web = "web" {
         strictness: Normal,
         everyday: true,
         aliases: &[("search web", None), ("google", None), ("look up", None)],
         shape: &WEB,
         summary: "search the web",
     },
-    BuiltinVerb {
-        verb: Verb::Calc,
+    /// Calculation.
+    Calc = "calc" {
         strictness: Normal,
         everyday: true,
         aliases: &[("calculate", None), ("compute", None), ("math", None)],
         shape: &CALC,
         summary: "calculate (units, percentages, variables)",
     },
-    BuiltinVerb {
-        verb: Verb::Data,
+    /// Data sources.
+    Data = "data" {
         strictness: Normal,
         everyday: false,
         aliases: &[],
         shape: &DataShape,
         summary: "data sources: list, read, search, monitor, pause",
     },
-    BuiltinVerb {
-        verb: Verb::Approve,
+    /// Grant a pending request (authority only).
+    Approve = "approve" {
         strictness: Strict,
         everyday: true,
         aliases: &[
@@ -154,116 +201,117 @@ pub const BUILTIN_VERBS: &[BuiltinVerb] = &[
         shape: &DecisionShape { grants: true },
         summary: "grant a pending request",
     },
-    BuiltinVerb {
-        verb: Verb::Deny,
+    /// Refuse a pending request (authority only).
+    Deny = "deny" {
         strictness: Strict,
         everyday: true,
         aliases: &[("reject", None), ("block", None), ("no", None)],
         shape: &DecisionShape { grants: false },
         summary: "refuse a pending request",
     },
-    BuiltinVerb {
-        verb: Verb::Escalate,
+    /// Hand a request to the next authority.
+    Escalate = "escalate" {
         strictness: Strict,
         everyday: true,
         aliases: &[],
         shape: &IdAndReasonShape,
         summary: "hand a request to a higher authority",
     },
-    BuiltinVerb {
-        verb: Verb::Cancel,
+    /// Cancel the current chain or a pending request.
+    Cancel = "cancel" {
         strictness: Normal,
         everyday: false,
         aliases: &[("abort", None), ("nevermind", None), ("stop", None)],
         shape: &IdAndReasonShape,
         summary: "cancel the current chain or a pending request",
     },
-    BuiltinVerb {
-        verb: Verb::Halt,
+    /// Emergency stop.
+    Halt = "halt" {
         strictness: Strict,
         everyday: true,
         aliases: &[],
         shape: &TEXT,
         summary: "emergency stop",
     },
-    BuiltinVerb {
-        verb: Verb::Batch,
+    /// Several independent actions at once.
+    Batch = "batch" {
         strictness: Normal,
         everyday: false,
         aliases: &[],
         shape: &BatchShape,
         summary: "run several actions at once, one per line inside { }",
     },
-    BuiltinVerb {
-        verb: Verb::Summarize,
+    /// Summarize the previous output or a reference.
+    Summarize = "summarize" {
         strictness: Normal,
         everyday: true,
         aliases: &[("summarise", None), ("summary", None), ("tldr", None)],
         shape: &TEXT,
         summary: "summarize the previous result",
     },
-    BuiltinVerb {
-        verb: Verb::Uncertain,
+    /// Flag uncertainty for review.
+    Uncertain = "uncertain" {
         strictness: Normal,
         everyday: true,
         aliases: &[("unsure", None)],
         shape: &UNCERTAIN,
         summary: "flag uncertainty for review",
     },
-    BuiltinVerb {
-        verb: Verb::Remind,
+    /// Set a reminder (an intention).
+    Remind = "remind" {
         strictness: Normal,
         everyday: true,
         aliases: &[("remind me", None), ("reminder", None)],
         shape: &RemindShape,
         summary: "set a reminder: /remind \"when\" \"what\"",
     },
-    BuiltinVerb {
-        verb: Verb::Complete,
+    /// Complete an intention.
+    Complete = "complete" {
         strictness: Normal,
         everyday: false,
         aliases: &[("done", None), ("finish", None)],
         shape: &CompleteShape,
         summary: "complete an intention",
     },
-    BuiltinVerb {
-        verb: Verb::Dismiss,
+    /// Dismiss an intention.
+    Dismiss = "dismiss" {
         strictness: Normal,
         everyday: false,
         aliases: &[],
         shape: &DismissShape,
         summary: "dismiss an intention",
     },
-    BuiltinVerb {
-        verb: Verb::Intentions,
+    /// List intentions.
+    Intentions = "intentions" {
         strictness: Normal,
         everyday: false,
         aliases: &[("list intentions", None), ("reminders", None)],
         shape: &TEXT,
         summary: "list intentions",
     },
-    BuiltinVerb {
-        verb: Verb::Pulse,
+    /// Change the pulse interval.
+    Pulse = "pulse" {
         strictness: Normal,
         everyday: true,
         aliases: &[],
         shape: &PulseShape,
         summary: "change the pulse interval",
     },
-    BuiltinVerb {
-        verb: Verb::Shell,
+    /// Propose a shell command (or a request in words) for the partner to
+    /// approve.
+    Shell = "shell" {
         strictness: Normal,
         everyday: false,
         aliases: &[("run", None), ("exec", None), ("sh", None), ("bash", None)],
         shape: &ShellShape,
         summary: "propose a shell command, or a request in words; the partner approves each one",
     },
-    BuiltinVerb {
-        verb: Verb::Tool,
+    /// Run a Pattern Lisp tool from the constellation's `tools/` folder.
+    Tool = "tool" {
         strictness: Normal,
         everyday: false,
         aliases: &[],
         shape: &TEXT,
         summary: "run one of the partner's tools: /tool NAME arguments",
     },
-];
+}

@@ -9,70 +9,8 @@ use serde::{Deserialize, Serialize};
 
 use super::action::Op;
 use super::args::TEXT;
-pub use super::builtin::{BUILTIN_VERBS, BuiltinVerb};
+pub use super::builtin::{BUILTIN_VERBS, BuiltinVerb, Verb};
 use super::shape::Shape;
-
-/// A verb of the dialect, aliases resolved.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
-pub enum Verb {
-    /// Long-term memory: read, search, insert, append, delete, patch.
-    Recall,
-    /// Working memory: append, replace, archive, load, swap.
-    Context,
-    /// Search across memory domains.
-    Search,
-    /// Send to an explicit domain and target.
-    Send,
-    /// Reply in the current thread.
-    Reply,
-    /// Post to a platform.
-    Post,
-    /// Direct message a user.
-    Dm,
-    /// Message another agent.
-    Tell,
-    /// Fetch a web page.
-    Fetch,
-    /// Web search.
-    Web,
-    /// Calculation.
-    Calc,
-    /// Data sources.
-    Data,
-    /// Grant a pending request (authority only).
-    Approve,
-    /// Refuse a pending request (authority only).
-    Deny,
-    /// Hand a request to the next authority.
-    Escalate,
-    /// Cancel the current chain or a pending request.
-    Cancel,
-    /// Emergency stop.
-    Halt,
-    /// Several independent actions at once.
-    Batch,
-    /// Summarize the previous output or a reference.
-    Summarize,
-    /// Flag uncertainty for review.
-    Uncertain,
-    /// Set a reminder (an intention).
-    Remind,
-    /// Complete an intention.
-    Complete,
-    /// Dismiss an intention.
-    Dismiss,
-    /// List intentions.
-    Intentions,
-    /// Change the pulse interval.
-    Pulse,
-    /// Propose a shell command (or a request in words) for the partner to
-    /// approve.
-    Shell,
-    /// Run a Pattern Lisp tool from the constellation's `tools/` folder.
-    Tool,
-    /// A verb added from a TOML verb file; its argument is free text.
-    Custom(String),
-}
 
 impl Verb {
     /// The verb a canonical name means: a built-in one, or a verb from a
@@ -91,40 +29,6 @@ impl Verb {
             .iter()
             .find(|b| &b.verb == self)
             .map_or(Shape(&TEXT), |b| Shape(b.shape))
-    }
-
-    /// The canonical name, as written after the slash.
-    pub fn name(&self) -> &str {
-        match self {
-            Verb::Recall => "recall",
-            Verb::Context => "context",
-            Verb::Search => "search",
-            Verb::Send => "send",
-            Verb::Reply => "reply",
-            Verb::Post => "post",
-            Verb::Dm => "dm",
-            Verb::Tell => "tell",
-            Verb::Fetch => "fetch",
-            Verb::Web => "web",
-            Verb::Calc => "calc",
-            Verb::Data => "data",
-            Verb::Approve => "approve",
-            Verb::Deny => "deny",
-            Verb::Escalate => "escalate",
-            Verb::Cancel => "cancel",
-            Verb::Halt => "halt",
-            Verb::Batch => "batch",
-            Verb::Summarize => "summarize",
-            Verb::Uncertain => "uncertain",
-            Verb::Remind => "remind",
-            Verb::Complete => "complete",
-            Verb::Dismiss => "dismiss",
-            Verb::Intentions => "intentions",
-            Verb::Pulse => "pulse",
-            Verb::Shell => "shell",
-            Verb::Tool => "tool",
-            Verb::Custom(name) => name,
-        }
     }
 }
 

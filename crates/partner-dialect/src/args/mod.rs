@@ -1,5 +1,5 @@
 //! Argument shapes, one per way of writing a verb's arguments: each reads
-//! a link's tokens into a [`ParsedAction`](super::action::ParsedAction)
+//! a link's tokens into a [`ParsedAction`]
 //! (and its typed payload) and writes them back in canonical form.
 
 mod authority;
