@@ -661,3 +661,62 @@ fn acknowledged_writes_survive_kill_9_on_both() {
         }
     }
 }
+
+#[test]
+fn a_request_and_its_decision_reach_a_listening_daemon_within_a_second() {
+    use partner::postgres::channel;
+    use std::time::{Duration, Instant};
+    let Some(db) = postgres::scratch() else {
+        return;
+    };
+    let here = PgStore::connect(&db.url).unwrap();
+    let there = PgStore::connect(&db.url).unwrap();
+    let mut listener = here
+        .listen(&[channel::REQUESTS, channel::DECISIONS])
+        .unwrap();
+    assert!(
+        listener
+            .wait(Duration::from_millis(100))
+            .unwrap()
+            .is_empty(),
+        "nothing yet"
+    );
+    let started = Instant::now();
+    let asked = ask(&there, 1);
+    let heard = listener.wait(Duration::from_secs(1)).unwrap();
+    assert!(started.elapsed() < Duration::from_secs(1));
+    assert_eq!(
+        heard
+            .iter()
+            .map(|n| (n.channel.as_str(), n.payload.as_str()))
+            .collect::<Vec<_>>(),
+        vec![(channel::REQUESTS, asked.id.as_str())]
+    );
+    let approve = |by| Decided {
+        status: RequestStatus::Approved,
+        decision: "approve_once",
+        by,
+        note: None,
+    };
+    let started = Instant::now();
+    there.decide(&asked.id, &approve("partner:ana"), T).unwrap();
+    let heard = listener.wait(Duration::from_secs(1)).unwrap();
+    assert!(started.elapsed() < Duration::from_secs(1));
+    assert_eq!(heard.len(), 1, "{heard:?}");
+    assert_eq!(
+        (heard[0].channel.as_str(), heard[0].payload.as_str()),
+        (channel::DECISIONS, asked.id.as_str())
+    );
+    // A decision that came second changes nothing and announces nothing.
+    assert!(there.decide(&asked.id, &approve("partner:ben"), T).is_err());
+    assert!(
+        listener
+            .wait(Duration::from_millis(300))
+            .unwrap()
+            .is_empty()
+    );
+    assert!(
+        here.listen(&["partner; DROP TABLE pending"]).is_err(),
+        "channels are partner's own words"
+    );
+}

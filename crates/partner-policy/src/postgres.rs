@@ -1,7 +1,9 @@
 //! The queue on PostgreSQL: the same [`Requests`] as on SQLite. A decision
 //! is one `UPDATE … WHERE status = 'waiting' RETURNING`, so of two
 //! partners (or daemons) deciding at once exactly one is recorded and the
-//! other is told who came first.
+//! other is told who came first. A new request and a decision are each
+//! announced with `NOTIFY` as they commit, so every daemon listening hears
+//! of them at once.
 
 use postgres::{GenericClient, Row};
 
@@ -11,7 +13,7 @@ use crate::{Authority, RequestStatus};
 use partner_core::clock::Millis;
 use partner_dialect::Verb;
 use partner_store::memory::MemoryError;
-use partner_store::postgres::{PgStore, failed};
+use partner_store::postgres::{PgStore, channel, failed};
 
 const COLUMNS: &str = "id, agent, canonical, action_json, verb, marker, reason, authorities, authority_index, turn_id, raw_text, status, decided_by, decision, decision_note, created_at, expires_at, decided_at, thread, on_behalf_of, action_id";
 
@@ -75,14 +77,22 @@ fn get(client: &mut impl GenericClient, id: &str) -> Result<Option<PendingReques
     Ok(found.as_ref().map(request_of))
 }
 
+/// A notice on `channel` with `id`, sent when the transaction commits.
+fn notify(tx: &mut postgres::Transaction<'_>, channel: &str, id: &str) -> Result<(), MemoryError> {
+    tx.execute("SELECT pg_notify($1, $2)", &[&channel, &id])
+        .map_err(failed)?;
+    Ok(())
+}
+
 fn json<T: serde::Serialize>(value: &T, otherwise: &str) -> String {
     serde_json::to_string(value).unwrap_or_else(|_| otherwise.into())
 }
 
 impl Requests for PgStore {
     fn ask(&self, new: &NewRequest<'_>, now: Millis) -> Result<PendingRequest, MemoryError> {
-        let row = self
-            .client()
+        let mut client = self.client();
+        let mut tx = client.transaction().map_err(failed)?;
+        let row = tx
             .query_one(
                 &format!(
                     "INSERT INTO pending (agent, canonical, action_json, verb, marker, reason, authorities, turn_id, raw_text,
@@ -110,7 +120,11 @@ impl Requests for PgStore {
                 ],
             )
             .map_err(failed)?;
-        Ok(request_of(&row))
+        let asked = request_of(&row);
+        // Every daemon hears of it when this commits.
+        notify(&mut tx, channel::REQUESTS, &asked.id)?;
+        tx.commit().map_err(failed)?;
+        Ok(asked)
     }
 
     fn request(&self, id: &str) -> Result<Option<PendingRequest>, MemoryError> {
@@ -138,7 +152,8 @@ impl Requests for PgStore {
             return Err(DecideError::NoRequest(id.to_string()));
         };
         let mut client = self.client();
-        let decided = client
+        let mut tx = client.transaction().map_err(failed)?;
+        let decided = tx
             .query_opt(
                 &format!(
                     "UPDATE pending SET status = $2, decision = $3, decided_by = $4, decision_note = $5, decided_at = $6
@@ -148,8 +163,14 @@ impl Requests for PgStore {
             )
             .map_err(failed)?;
         match decided {
-            Some(row) => Ok(request_of(&row)),
-            None => Err(second(id, get(&mut *client, id)?)),
+            Some(row) => {
+                let decided = request_of(&row);
+                // The waiting agent's daemon hears of it when this commits.
+                notify(&mut tx, channel::DECISIONS, &decided.id)?;
+                tx.commit().map_err(failed)?;
+                Ok(decided)
+            }
+            None => Err(second(id, get(&mut tx, id)?)),
         }
     }
 

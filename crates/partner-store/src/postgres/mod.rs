@@ -7,10 +7,12 @@
 //! any number of daemons may start at once.
 
 mod leases;
+mod listen;
 mod memory;
 mod schema;
 
 pub use leases::{Lease, LeaseError};
+pub use listen::{Listener, Notice, channel};
 pub use schema::MIGRATIONS;
 
 use std::str::FromStr;
@@ -30,6 +32,8 @@ pub const STATEMENT_TIMEOUT: Duration = Duration::from_secs(30);
 /// A constellation's memory on a PostgreSQL server.
 pub struct PgStore {
     client: Mutex<Client>,
+    /// How to connect again (a listener needs a connection of its own).
+    config: postgres::Config,
     /// Where it is, without a password.
     shown: String,
 }
@@ -68,6 +72,7 @@ impl PgStore {
         schema::migrate(&mut client)?;
         Ok(PgStore {
             client: Mutex::new(client),
+            config,
             shown,
         })
     }
