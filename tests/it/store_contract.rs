@@ -720,3 +720,75 @@ fn a_request_and_its_decision_reach_a_listening_daemon_within_a_second() {
         "channels are partner's own words"
     );
 }
+
+#[test]
+fn the_trace_numbers_every_record_once_and_pages_alike_on_both() {
+    use crate::support::console::record;
+    use partner::trace::TraceOutcome;
+    use partner::trace::backend::Trace;
+    use partner::trace::query::TraceFilter;
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("c.db");
+    let mut pairs: Vec<(&str, Box<dyn Trace>, Box<dyn Trace>)> = vec![(
+        "sqlite",
+        Box::new(MemoryStore::open(&path).unwrap()),
+        Box::new(MemoryStore::open(&path).unwrap()),
+    )];
+    let scratch = postgres::scratch();
+    if let Some(db) = &scratch {
+        pairs.push((
+            "postgres",
+            Box::new(PgStore::connect(&db.url).unwrap()),
+            Box::new(PgStore::connect(&db.url).unwrap()),
+        ));
+    }
+    let mut pages = Vec::new();
+    for (on, one, two) in &pairs {
+        // Two connections append at once: every number once, none skipped.
+        std::thread::scope(|s| {
+            for (who, t) in [("ada", one), ("bo", two)] {
+                s.spawn(move || {
+                    for i in 0..50 {
+                        let line = format!("/recall insert \"{who} {i} Friday\"");
+                        let r = record(0, who, &line, TraceOutcome::Executed, "stored");
+                        t.append(r).unwrap();
+                    }
+                });
+            }
+        });
+        assert_eq!(one.len().unwrap(), 100, "{on}");
+        let (all, restart) = two.newest_after(0, 1_000).unwrap();
+        let seqs: Vec<u64> = all.iter().map(|r| r.seq).collect();
+        assert_eq!(seqs, (1..=100).collect::<Vec<_>>(), "{on}");
+        assert!(!restart, "{on}");
+        assert!(all.iter().all(|r| r.id == format!("t{}", r.seq)), "{on}");
+        let (newest, restart) = one.newest_after(0, 10).unwrap();
+        assert_eq!(newest.first().map(|r| r.seq), Some(91), "{on}");
+        assert!(restart, "{on}: older ones were left out");
+        assert_eq!(one.newest_after(95, 10).unwrap().0.len(), 5, "{on}");
+        assert!(one.record("t7").unwrap().is_some(), "{on}");
+        assert!(one.record("t999").unwrap().is_none(), "{on}");
+        // A filtered page of older records, then the next.
+        let filter = TraceFilter {
+            agent: Some("ada".into()),
+            search: Some("FRIDAY".into()),
+            ..TraceFilter::default()
+        };
+        let page = one.older(101, &filter, 20).unwrap();
+        assert_eq!(page.records.len(), 20, "{on}");
+        assert!(page.records.iter().all(|r| r.agent == "ada"), "{on}");
+        assert!(
+            page.records.windows(2).all(|w| w[0].seq > w[1].seq),
+            "{on}: newest first"
+        );
+        let rest = one.older(page.next.unwrap(), &filter, 100).unwrap();
+        assert_eq!(
+            page.records.len() + rest.records.len(),
+            50,
+            "{on}: every one of ada's"
+        );
+        assert_eq!(rest.next, None, "{on}: the trace starts there");
+        pages.push(page.records.len());
+    }
+    assert!(pages.iter().all(|n| *n == 20));
+}

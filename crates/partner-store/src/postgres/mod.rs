@@ -10,6 +10,7 @@ mod leases;
 mod listen;
 mod memory;
 mod schema;
+mod trace;
 
 pub use leases::{Lease, LeaseError};
 pub use listen::{Listener, Notice, channel};

@@ -125,6 +125,23 @@ pub const MIGRATIONS: &[&str] = &[
         acquired_at BIGINT NOT NULL
     );
     "#,
+    // 4: the execution trace (the record whole as JSON, and the columns
+    // a page is filtered by).
+    r#"
+    CREATE TABLE trace (
+        seq BIGINT PRIMARY KEY,
+        id TEXT NOT NULL UNIQUE,
+        time BIGINT NOT NULL,
+        agent TEXT NOT NULL,
+        verb TEXT NOT NULL,
+        canonical TEXT NOT NULL,
+        outcome TEXT NOT NULL,
+        action_id TEXT,
+        duration_us BIGINT NOT NULL,
+        record TEXT NOT NULL
+    );
+    CREATE INDEX trace_by_agent ON trace (agent, seq);
+    "#,
 ];
 
 /// Brings the schema up to date: under the advisory lock, the version is

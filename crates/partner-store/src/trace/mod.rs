@@ -3,6 +3,7 @@
 //! the effect it records; exported and read as JSON lines (`jsonl`).
 //! Replaying a trace is the executor's job (`partner::exec::replay`).
 
+pub mod backend;
 mod jsonl;
 pub mod query;
 mod record;

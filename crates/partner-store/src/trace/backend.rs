@@ -1,0 +1,58 @@
+//! [`Trace`]: the execution trace's operations — append a record with
+//! the next sequence number, read the newest, page through older ones
+//! with a filter, find one, count — behind one interface with two back
+//! ends, the SQLite store and PostgreSQL (`crate::postgres::PgStore`).
+//! Sequence numbers have no gaps and no repeats, whatever writes at once.
+
+use super::query::{self, OlderPage, TraceFilter};
+use super::record::TraceRecord;
+use super::store;
+use crate::memory::{MemoryResult, MemoryStore};
+
+/// A constellation's trace, on whichever database holds it.
+pub trait Trace: Send + Sync {
+    /// Stores `record` as the next in the trace (its `seq` and `id`, `t`
+    /// and the number, set here); the record as stored.
+    fn append(&self, record: TraceRecord) -> MemoryResult<TraceRecord>;
+    /// The newest records after `after`, at most `limit`, oldest first;
+    /// and whether older ones after `after` were left out.
+    fn newest_after(&self, after: u64, limit: usize) -> MemoryResult<(Vec<TraceRecord>, bool)>;
+    /// At most `limit` records before `before` that `filter` admits,
+    /// newest first, and where the next page starts.
+    fn older(&self, before: u64, filter: &TraceFilter, limit: usize) -> MemoryResult<OlderPage>;
+    /// One record by id (`t12`).
+    fn record(&self, id: &str) -> MemoryResult<Option<TraceRecord>>;
+    /// How many records there are.
+    fn len(&self) -> MemoryResult<u64>;
+    /// True when there is none.
+    fn is_empty(&self) -> MemoryResult<bool> {
+        Ok(self.len()? == 0)
+    }
+}
+
+impl Trace for MemoryStore {
+    fn append(&self, mut record: TraceRecord) -> MemoryResult<TraceRecord> {
+        self.transaction(|tx| {
+            record.seq = store::next_seq(tx)?;
+            record.id = format!("t{}", record.seq);
+            store::insert(tx, &record)?;
+            Ok(record)
+        })
+    }
+
+    fn newest_after(&self, after: u64, limit: usize) -> MemoryResult<(Vec<TraceRecord>, bool)> {
+        query::newest_after(&self.read(), after, limit)
+    }
+
+    fn older(&self, before: u64, filter: &TraceFilter, limit: usize) -> MemoryResult<OlderPage> {
+        query::older(&self.read(), before, filter, limit)
+    }
+
+    fn record(&self, id: &str) -> MemoryResult<Option<TraceRecord>> {
+        store::get(&self.read(), id)
+    }
+
+    fn len(&self) -> MemoryResult<u64> {
+        store::count(&self.read())
+    }
+}
