@@ -721,15 +721,21 @@ fn a_request_and_its_decision_reach_a_listening_daemon_within_a_second() {
     );
 }
 
+/// Two connections to one trace, and which back end it is on.
+type TracePair = (
+    &'static str,
+    Box<dyn partner::trace::backend::Trace>,
+    Box<dyn partner::trace::backend::Trace>,
+);
+
 #[test]
 fn the_trace_numbers_every_record_once_and_pages_alike_on_both() {
     use crate::support::console::record;
     use partner::trace::TraceOutcome;
-    use partner::trace::backend::Trace;
     use partner::trace::query::TraceFilter;
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("c.db");
-    let mut pairs: Vec<(&str, Box<dyn Trace>, Box<dyn Trace>)> = vec![(
+    let mut pairs: Vec<TracePair> = vec![(
         "sqlite",
         Box::new(MemoryStore::open(&path).unwrap()),
         Box::new(MemoryStore::open(&path).unwrap()),
