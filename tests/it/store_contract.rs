@@ -798,3 +798,28 @@ fn the_trace_numbers_every_record_once_and_pages_alike_on_both() {
     }
     assert!(pages.iter().all(|n| *n == 20));
 }
+
+#[test]
+fn a_connection_the_server_dropped_is_opened_again() {
+    let Some(db) = postgres::scratch() else {
+        return;
+    };
+    let store = PgStore::connect(&db.url).unwrap();
+    store.add_archival("ada", "before the drop", T).unwrap();
+    let mut admin = ::postgres::Client::connect(&db.url, ::postgres::NoTls).unwrap();
+    let dropped: i64 = admin
+        .query_one(
+            "SELECT COUNT(pg_terminate_backend(pid)) FROM pg_stat_activity
+             WHERE datname = current_database() AND application_name = 'partner'",
+            &[],
+        )
+        .unwrap()
+        .get(0);
+    assert!(dropped >= 1);
+    // The first use may meet the closed connection (an error, not a panic);
+    // the next opens it again.
+    let _ = store.archival_count("ada");
+    assert_eq!(store.archival_count("ada").unwrap(), 1);
+    store.add_archival("ada", "after the drop", T).unwrap();
+    assert_eq!(store.archival_count("ada").unwrap(), 2);
+}

@@ -85,8 +85,17 @@ impl PgStore {
 
     /// The connection, for one operation or transaction at a time: for
     /// the crates that keep their own tables on this store (the queue).
+    /// A connection the server closed (it restarted, or dropped us) is
+    /// opened again here, once; if that fails, the operation's own error
+    /// says so.
     pub fn client(&self) -> MutexGuard<'_, Client> {
-        self.client.lock().unwrap_or_else(|e| e.into_inner())
+        let mut client = self.client.lock().unwrap_or_else(|e| e.into_inner());
+        if client.is_closed()
+            && let Ok(again) = self.config.connect(NoTls)
+        {
+            *client = again;
+        }
+        client
     }
 }
 
