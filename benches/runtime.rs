@@ -5,6 +5,10 @@
 //!   durable commit (SQLite WAL, synchronous=FULL) per action.
 //! - `fts_search_100k`: a two-word full-text search over 100,000 archival
 //!   entries (bm25 ranking, snippets, top 10).
+//! - `fts_search_100k_postgres`: the same search on PostgreSQL (GIN,
+//!   `ts_rank_cd`, `ts_headline`), when `PARTNER_TEST_POSTGRES` names a
+//!   server: a database `partner_bench_fts` is made there, filled once,
+//!   and kept for the next run.
 
 use std::hint::black_box;
 use std::time::Duration;
@@ -122,5 +126,56 @@ fn fts_search(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, executed_actions, fts_search);
+/// The same search on PostgreSQL, over the same 100,000 entries.
+fn fts_search_postgres(c: &mut Criterion) {
+    use partner::memory::backend::Memory;
+    let Ok(admin) = std::env::var("PARTNER_TEST_POSTGRES") else {
+        eprintln!("PARTNER_TEST_POSTGRES is not set: the PostgreSQL search was not measured");
+        return;
+    };
+    let name = "partner_bench_fts";
+    let url = match admin.rsplit_once('/') {
+        Some((server, _)) => format!("{server}/{name}"),
+        None => panic!("not a PostgreSQL URL: {admin}"),
+    };
+    let mut client = postgres::Client::connect(&admin, postgres::NoTls).unwrap();
+    let exists = client
+        .query_opt("SELECT 1 FROM pg_database WHERE datname = $1", &[&name])
+        .unwrap()
+        .is_some();
+    if !exists {
+        client
+            .batch_execute(&format!("CREATE DATABASE {name}"))
+            .unwrap();
+    }
+    let store = partner::postgres::PgStore::connect(&url).unwrap();
+    if store.archival_count("ada").unwrap() + store.archival_count("worker").unwrap() < 100_000 {
+        let mut fill = postgres::Client::connect(&url, postgres::NoTls).unwrap();
+        fill.batch_execute("TRUNCATE archival").unwrap();
+        let mut tx = fill.transaction().unwrap();
+        for i in 0..100_000u64 {
+            let agent = if i % 2 == 0 { "ada" } else { "worker" };
+            tx.execute(
+                "INSERT INTO archival (agent, content, created_at) VALUES ($1, $2, $3)",
+                &[&agent, &sentence(i), &(i as i64)],
+            )
+            .unwrap();
+        }
+        tx.commit().unwrap();
+        fill.batch_execute("ANALYZE archival").unwrap();
+    }
+    let mut query = SearchQuery::new("contract deadline", Some("ada"));
+    query.domains = vec![SearchDomain::Archival];
+    assert!(!store.search(&query).unwrap().is_empty());
+    let mut group = c.benchmark_group("search");
+    group
+        .sample_size(30)
+        .measurement_time(Duration::from_secs(8));
+    group.bench_function("fts_search_100k_postgres", |b| {
+        b.iter(|| black_box(store.search(black_box(&query)).unwrap()))
+    });
+    group.finish();
+}
+
+criterion_group!(benches, executed_actions, fts_search, fts_search_postgres);
 criterion_main!(benches);
