@@ -13,6 +13,7 @@ mod error;
 mod group;
 pub mod learned;
 pub mod records;
+pub mod roster;
 pub mod schema;
 pub mod search;
 mod store;

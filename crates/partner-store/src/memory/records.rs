@@ -176,7 +176,7 @@ impl IntentionStatus {
         }
     }
 
-    fn parse(s: &str) -> MemoryResult<Self> {
+    pub(crate) fn parse(s: &str) -> MemoryResult<Self> {
         Ok(match s {
             "pending" => IntentionStatus::Pending,
             "triggered" => IntentionStatus::Triggered,

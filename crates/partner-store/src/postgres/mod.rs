@@ -9,6 +9,7 @@
 mod leases;
 mod listen;
 mod memory;
+mod roster;
 mod schema;
 mod trace;
 

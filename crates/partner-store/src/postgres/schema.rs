@@ -142,6 +142,43 @@ pub const MIGRATIONS: &[&str] = &[
     );
     CREATE INDEX trace_by_agent ON trace (agent, seq);
     "#,
+    // 5: the runtime's records of its agents: the roster and each agent's
+    // state, intentions, the outbox.
+    r#"
+    CREATE TABLE agents (
+        name TEXT PRIMARY KEY,
+        halted BOOLEAN NOT NULL DEFAULT FALSE,
+        halt_reason TEXT,
+        pulse_secs BIGINT,
+        created_at BIGINT NOT NULL
+    );
+
+    CREATE TABLE intentions (
+        id BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+        agent TEXT NOT NULL,
+        what TEXT NOT NULL,
+        due_text TEXT NOT NULL,
+        due_at BIGINT,
+        next_session BOOLEAN NOT NULL DEFAULT FALSE,
+        status TEXT NOT NULL DEFAULT 'pending'
+            CHECK (status IN ('pending', 'triggered', 'completed', 'dismissed')),
+        note TEXT,
+        created_at BIGINT NOT NULL,
+        updated_at BIGINT NOT NULL
+    );
+    CREATE INDEX intentions_due ON intentions (due_at) WHERE status = 'pending';
+
+    CREATE TABLE outbox (
+        id BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+        agent TEXT NOT NULL,
+        channel TEXT NOT NULL,
+        target TEXT,
+        content TEXT NOT NULL,
+        public BOOLEAN NOT NULL DEFAULT FALSE,
+        created_at BIGINT NOT NULL,
+        delivered_at BIGINT
+    );
+    "#,
 ];
 
 /// Brings the schema up to date: under the advisory lock, the version is

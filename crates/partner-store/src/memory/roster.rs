@@ -1,0 +1,144 @@
+//! [`Roster`]: what the runtime keeps of its agents — the roster and each
+//! agent's state (halted, why, its pulse), the intentions agents set
+//! themselves, and the outbox — behind one interface with two back ends,
+//! the SQLite store and PostgreSQL (`crate::postgres::PgStore`).
+
+use partner_core::clock::Millis;
+
+use super::records::{self, AgentState, Intention, IntentionStatus, OutboxItem};
+use super::{MemoryResult, MemoryStore};
+
+/// An intention to store.
+#[derive(Debug, Clone, Copy)]
+pub struct NewIntention<'a> {
+    /// The agent.
+    pub agent: &'a str,
+    /// What to do.
+    pub what: &'a str,
+    /// When, as written.
+    pub due_text: &'a str,
+    /// When, resolved.
+    pub due_at: Option<Millis>,
+    /// Due at the start of the next session.
+    pub next_session: bool,
+}
+
+/// A message to queue.
+#[derive(Debug, Clone, Copy)]
+pub struct Outgoing<'a> {
+    /// The sending agent.
+    pub agent: &'a str,
+    /// `user`, `agent`, `dm`, `reply` or a platform.
+    pub channel: &'a str,
+    /// Recipient or thread.
+    pub target: Option<&'a str>,
+    /// The text.
+    pub content: &'a str,
+    /// A public post.
+    pub public: bool,
+}
+
+/// The runtime's records of its agents, on whichever database holds them.
+/// Every write is committed before it returns.
+pub trait Roster: Send + Sync {
+    /// Puts an agent on the roster (nothing if it is there).
+    fn ensure_agent(&self, name: &str, now: Millis) -> MemoryResult<()>;
+    /// An agent's state (a fresh one if it was never seen).
+    fn agent_state(&self, name: &str) -> MemoryResult<AgentState>;
+    /// Halts (or, with `halted` false, resumes) an agent.
+    fn set_halted(
+        &self,
+        name: &str,
+        halted: bool,
+        reason: Option<&str>,
+        now: Millis,
+    ) -> MemoryResult<()>;
+    /// Sets an agent's pulse, in seconds.
+    fn set_pulse(&self, name: &str, secs: i64, now: Millis) -> MemoryResult<()>;
+    /// Stores a pending intention; its id.
+    fn add_intention(&self, new: &NewIntention<'_>, now: Millis) -> MemoryResult<i64>;
+    /// An agent's intentions, open ones first by due time.
+    fn intentions(&self, agent: &str, open_only: bool) -> MemoryResult<Vec<Intention>>;
+    /// Sets an intention's status; false when the agent has no such one.
+    fn set_intention_status(
+        &self,
+        agent: &str,
+        id: i64,
+        status: IntentionStatus,
+        note: Option<&str>,
+        now: Millis,
+    ) -> MemoryResult<bool>;
+    /// Pending intentions of every agent due at or before `now`.
+    fn due_intentions(&self, now: Millis) -> MemoryResult<Vec<(String, i64)>>;
+    /// Queues a message; its id.
+    fn enqueue(&self, out: &Outgoing<'_>, now: Millis) -> MemoryResult<i64>;
+    /// The outbox, oldest first.
+    fn outbox(&self) -> MemoryResult<Vec<OutboxItem>>;
+}
+
+impl Roster for MemoryStore {
+    fn ensure_agent(&self, name: &str, now: Millis) -> MemoryResult<()> {
+        self.transaction(|tx| records::ensure_agent(tx, name, now))
+    }
+
+    fn agent_state(&self, name: &str) -> MemoryResult<AgentState> {
+        records::agent_state(&self.read(), name)
+    }
+
+    fn set_halted(
+        &self,
+        name: &str,
+        halted: bool,
+        reason: Option<&str>,
+        now: Millis,
+    ) -> MemoryResult<()> {
+        self.transaction(|tx| records::set_halted(tx, name, halted, reason, now))
+    }
+
+    fn set_pulse(&self, name: &str, secs: i64, now: Millis) -> MemoryResult<()> {
+        self.transaction(|tx| records::set_pulse(tx, name, secs, now))
+    }
+
+    fn add_intention(&self, n: &NewIntention<'_>, now: Millis) -> MemoryResult<i64> {
+        self.transaction(|tx| {
+            records::add_intention(
+                tx,
+                n.agent,
+                n.what,
+                n.due_text,
+                n.due_at,
+                n.next_session,
+                now,
+            )
+        })
+    }
+
+    fn intentions(&self, agent: &str, open_only: bool) -> MemoryResult<Vec<Intention>> {
+        records::list_intentions(&self.read(), agent, open_only)
+    }
+
+    fn set_intention_status(
+        &self,
+        agent: &str,
+        id: i64,
+        status: IntentionStatus,
+        note: Option<&str>,
+        now: Millis,
+    ) -> MemoryResult<bool> {
+        self.transaction(|tx| records::set_intention_status(tx, agent, id, status, note, now))
+    }
+
+    fn due_intentions(&self, now: Millis) -> MemoryResult<Vec<(String, i64)>> {
+        records::due_intentions(&self.read(), now)
+    }
+
+    fn enqueue(&self, o: &Outgoing<'_>, now: Millis) -> MemoryResult<i64> {
+        self.transaction(|tx| {
+            records::enqueue(tx, o.agent, o.channel, o.target, o.content, o.public, now)
+        })
+    }
+
+    fn outbox(&self) -> MemoryResult<Vec<OutboxItem>> {
+        records::outbox(&self.read())
+    }
+}

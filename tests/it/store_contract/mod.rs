@@ -1,0 +1,95 @@
+//! One contract, two back ends: the store's operations — memory (versioned
+//! blocks, archival entries, messages, search), the queue (a request is
+//! decided once), the trace, the runtime's records of its agents — behave
+//! the same on SQLite (a file in a temp dir) and on a real PostgreSQL
+//! server (a fresh database per test, from `PARTNER_TEST_POSTGRES`), and
+//! what either acknowledged survives kill -9. Leases and notices, which
+//! are about several daemons, are tested on PostgreSQL.
+
+pub(crate) use crate::support::postgres;
+
+pub(crate) use partner::memory::backend::{BlockWrite, Memory, NewMessage};
+pub(crate) use partner::memory::search::{MARK_END, MARK_START};
+pub(crate) use partner::memory::{
+    BlockKind, MemoryError, MemoryStore, NewBlock, Reach, SearchDomain, SearchQuery,
+};
+pub(crate) use partner::permission::pending::{NewRequest, NewRule, RequestedAction};
+pub(crate) use partner::permission::requests::{DecideError, Decided, Requests};
+pub(crate) use partner::permission::{Authority, RequestStatus};
+pub(crate) use partner::postgres::PgStore;
+
+mod crash;
+mod memory;
+mod queue;
+mod records;
+
+/// A write of ada's `notes` from `base`.
+pub(crate) fn write(value: &str, base: Option<i64>) -> BlockWrite<'_> {
+    BlockWrite {
+        agent: "ada",
+        label: "notes",
+        value,
+        base,
+    }
+}
+
+/// Runs `check` on a fresh store of each back end; the name says which.
+pub(crate) fn on_both(check: impl Fn(&dyn Memory, &str)) {
+    let dir = tempfile::tempdir().unwrap();
+    let sqlite = MemoryStore::open(dir.path().join("c.db")).unwrap();
+    check(&sqlite, "sqlite");
+    if let Some(db) = postgres::scratch() {
+        let pg = PgStore::connect(&db.url).unwrap();
+        check(&pg, "postgres");
+    }
+}
+
+pub(crate) const T: i64 = 1_795_262_400_000;
+
+/// Two handles on one store of each back end (two connections, as two
+/// daemons would have), and what the store is called.
+pub(crate) fn two_handles_on_both(check: impl Fn(&dyn Requests, &dyn Requests, &str)) {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("c.db");
+    let (one, two) = (
+        MemoryStore::open(&path).unwrap(),
+        MemoryStore::open(&path).unwrap(),
+    );
+    check(&one, &two, "sqlite");
+    if let Some(db) = postgres::scratch() {
+        let (one, two) = (
+            PgStore::connect(&db.url).unwrap(),
+            PgStore::connect(&db.url).unwrap(),
+        );
+        check(&one, &two, "postgres");
+    }
+}
+
+/// A request of ada's to post, waiting on the partner.
+pub(crate) fn ask(q: &dyn Requests, n: usize) -> partner::permission::PendingRequest {
+    let action = RequestedAction {
+        target: Some("bluesky".into()),
+        ..RequestedAction::default()
+    };
+    let canonical = format!("/post bluesky \"note {n}\" ?ask");
+    q.ask(
+        &NewRequest {
+            agent: "ada",
+            canonical: &canonical,
+            action: &action,
+            verb: "post",
+            marker: Some("?ask"),
+            reason: "asks the partner",
+            authorities: &[Authority::Partner],
+            turn_id: "t1",
+            thread: "main",
+            raw_text: &canonical,
+            action_id: Some("t1:1:1"),
+            on_behalf_of: &[],
+            span: (0, canonical.len()),
+            expires_at: None,
+        },
+        T,
+    )
+    .unwrap()
+}

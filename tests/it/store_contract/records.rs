@@ -1,0 +1,209 @@
+//! The trace and the runtime's records (roster, intentions, outbox) on
+//! both back ends.
+
+use super::*;
+
+/// Two connections to one trace, and which back end it is on.
+type TracePair = (
+    &'static str,
+    Box<dyn partner::trace::backend::Trace>,
+    Box<dyn partner::trace::backend::Trace>,
+);
+
+#[test]
+fn the_trace_numbers_every_record_once_and_pages_alike_on_both() {
+    use crate::support::console::record;
+    use partner::trace::TraceOutcome;
+    use partner::trace::query::TraceFilter;
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("c.db");
+    let mut pairs: Vec<TracePair> = vec![(
+        "sqlite",
+        Box::new(MemoryStore::open(&path).unwrap()),
+        Box::new(MemoryStore::open(&path).unwrap()),
+    )];
+    let scratch = postgres::scratch();
+    if let Some(db) = &scratch {
+        pairs.push((
+            "postgres",
+            Box::new(PgStore::connect(&db.url).unwrap()),
+            Box::new(PgStore::connect(&db.url).unwrap()),
+        ));
+    }
+    let mut pages = Vec::new();
+    for (on, one, two) in &pairs {
+        // Two connections append at once: every number once, none skipped.
+        std::thread::scope(|s| {
+            for (who, t) in [("ada", one), ("bo", two)] {
+                s.spawn(move || {
+                    for i in 0..50 {
+                        let line = format!("/recall insert \"{who} {i} Friday\"");
+                        let r = record(0, who, &line, TraceOutcome::Executed, "stored");
+                        t.append(r).unwrap();
+                    }
+                });
+            }
+        });
+        assert_eq!(one.len().unwrap(), 100, "{on}");
+        let (all, restart) = two.newest_after(0, 1_000).unwrap();
+        let seqs: Vec<u64> = all.iter().map(|r| r.seq).collect();
+        assert_eq!(seqs, (1..=100).collect::<Vec<_>>(), "{on}");
+        assert!(!restart, "{on}");
+        assert!(all.iter().all(|r| r.id == format!("t{}", r.seq)), "{on}");
+        let (newest, restart) = one.newest_after(0, 10).unwrap();
+        assert_eq!(newest.first().map(|r| r.seq), Some(91), "{on}");
+        assert!(restart, "{on}: older ones were left out");
+        assert_eq!(one.newest_after(95, 10).unwrap().0.len(), 5, "{on}");
+        assert!(one.record("t7").unwrap().is_some(), "{on}");
+        assert!(one.record("t999").unwrap().is_none(), "{on}");
+        // A filtered page of older records, then the next.
+        let filter = TraceFilter {
+            agent: Some("ada".into()),
+            search: Some("FRIDAY".into()),
+            ..TraceFilter::default()
+        };
+        let page = one.older(101, &filter, 20).unwrap();
+        assert_eq!(page.records.len(), 20, "{on}");
+        assert!(page.records.iter().all(|r| r.agent == "ada"), "{on}");
+        assert!(
+            page.records.windows(2).all(|w| w[0].seq > w[1].seq),
+            "{on}: newest first"
+        );
+        let rest = one.older(page.next.unwrap(), &filter, 100).unwrap();
+        assert_eq!(
+            page.records.len() + rest.records.len(),
+            50,
+            "{on}: every one of ada's"
+        );
+        assert_eq!(rest.next, None, "{on}: the trace starts there");
+        pages.push(page.records.len());
+    }
+    assert!(pages.iter().all(|n| *n == 20));
+}
+
+/// Two connections to one roster, and which back end it is on.
+type RosterPair = (
+    &'static str,
+    Box<dyn partner::memory::roster::Roster>,
+    Box<dyn partner::memory::roster::Roster>,
+);
+
+#[test]
+fn the_roster_intentions_and_outbox_behave_alike_on_both() {
+    use partner::memory::records::IntentionStatus;
+    use partner::memory::roster::{NewIntention, Outgoing};
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("c.db");
+    let scratch = postgres::scratch();
+    let mut pairs: Vec<RosterPair> = vec![(
+        "sqlite",
+        Box::new(MemoryStore::open(&path).unwrap()),
+        Box::new(MemoryStore::open(&path).unwrap()),
+    )];
+    if let Some(db) = &scratch {
+        pairs.push((
+            "postgres",
+            Box::new(PgStore::connect(&db.url).unwrap()),
+            Box::new(PgStore::connect(&db.url).unwrap()),
+        ));
+    }
+    for (on, one, two) in &pairs {
+        let fresh = two.agent_state("ada").unwrap();
+        assert!(!fresh.halted && fresh.pulse_secs.is_none(), "{on}");
+        one.ensure_agent("ada", T).unwrap();
+        one.ensure_agent("ada", T).unwrap();
+        one.set_halted("ada", true, Some("the partner said so"), T)
+            .unwrap();
+        one.set_pulse("ada", 90, T).unwrap();
+        let state = two.agent_state("ada").unwrap();
+        assert!(state.halted, "{on}: the other connection sees the halt");
+        assert_eq!(
+            state.halt_reason.as_deref(),
+            Some("the partner said so"),
+            "{on}"
+        );
+        assert_eq!(state.pulse_secs, Some(90), "{on}");
+        one.set_halted("ada", false, None, T).unwrap();
+        assert!(!two.agent_state("ada").unwrap().halted, "{on}: resumed");
+
+        let intend = |what, due_at| NewIntention {
+            agent: "ada",
+            what,
+            due_text: "later",
+            due_at,
+            next_session: due_at.is_none(),
+        };
+        let soon = one
+            .add_intention(&intend("water the plants", Some(T + 10)), T)
+            .unwrap();
+        let later = one
+            .add_intention(&intend("call bo", Some(T + 1_000)), T)
+            .unwrap();
+        let next = one
+            .add_intention(&intend("read the notes", None), T)
+            .unwrap();
+        let order: Vec<i64> = two
+            .intentions("ada", true)
+            .unwrap()
+            .into_iter()
+            .map(|i| i.id)
+            .collect();
+        assert_eq!(
+            order,
+            vec![soon, later, next],
+            "{on}: by due time, then undated"
+        );
+        assert_eq!(
+            two.due_intentions(T + 10).unwrap(),
+            vec![("ada".to_string(), soon)],
+            "{on}"
+        );
+        assert!(
+            one.set_intention_status("ada", soon, IntentionStatus::Completed, Some("done"), T)
+                .unwrap(),
+            "{on}"
+        );
+        assert!(
+            !one.set_intention_status("bo", soon, IntentionStatus::Dismissed, None, T)
+                .unwrap(),
+            "{on}: not bo's"
+        );
+        let open: Vec<i64> = two
+            .intentions("ada", true)
+            .unwrap()
+            .into_iter()
+            .map(|i| i.id)
+            .collect();
+        assert_eq!(open, vec![later, next], "{on}");
+        let all = two.intentions("ada", false).unwrap();
+        assert_eq!(
+            all.last().map(|i| (i.id, i.note.as_deref())),
+            Some((soon, Some("done"))),
+            "{on}: closed last"
+        );
+
+        let out = |content| Outgoing {
+            agent: "ada",
+            channel: "bluesky",
+            target: None,
+            content,
+            public: true,
+        };
+        let first = one.enqueue(&out("hello"), T).unwrap();
+        let second = two.enqueue(&out("again"), T + 1).unwrap();
+        let queued: Vec<(i64, String, bool)> = one
+            .outbox()
+            .unwrap()
+            .into_iter()
+            .map(|o| (o.id, o.content, o.public))
+            .collect();
+        assert_eq!(
+            queued,
+            vec![
+                (first, "hello".into(), true),
+                (second, "again".into(), true)
+            ],
+            "{on}"
+        );
+    }
+}
