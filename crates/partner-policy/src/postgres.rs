@@ -221,3 +221,66 @@ impl Requests for PgStore {
         Ok(changed > 0)
     }
 }
+
+impl crate::rate::Buckets for PgStore {
+    fn available(
+        &self,
+        agent: &str,
+        verb: &str,
+        limit: crate::RateLimit,
+        now: Millis,
+    ) -> Result<Result<(), Millis>, MemoryError> {
+        let stored = self
+            .client()
+            .query_opt(
+                "SELECT tokens, last FROM rate_buckets WHERE agent = $1 AND verb = $2",
+                &[&agent, &verb],
+            )
+            .map_err(failed)?;
+        Ok(match stored {
+            Some(row) => crate::rate::wait_for(row.get(0), row.get(1), limit, now),
+            None => Ok(()),
+        })
+    }
+
+    fn take(
+        &self,
+        agent: &str,
+        verb: &str,
+        limit: crate::RateLimit,
+        now: Millis,
+    ) -> Result<Result<(), Millis>, MemoryError> {
+        let capacity = f64::from(limit.burst.max(1));
+        let per_ms = limit.per_minute.max(0.0) / 60_000.0;
+        let mut client = self.client();
+        // One statement: two daemons cannot both take the last token.
+        let taken = client
+            .execute(
+                "INSERT INTO rate_buckets AS b (agent, verb, tokens, last)
+                 VALUES ($1, $2, $3::FLOAT8 - 1, $5::BIGINT)
+                 ON CONFLICT (agent, verb) DO UPDATE SET
+                     tokens = LEAST($3::FLOAT8, b.tokens + GREATEST($5::BIGINT - b.last, 0)::FLOAT8 * $4::FLOAT8) - 1,
+                     last = GREATEST(b.last, $5::BIGINT)
+                 WHERE LEAST($3::FLOAT8, b.tokens + GREATEST($5::BIGINT - b.last, 0)::FLOAT8 * $4::FLOAT8) >= 1",
+                &[&agent, &verb, &capacity, &per_ms, &now],
+            )
+            .map_err(failed)?;
+        if taken > 0 {
+            return Ok(Ok(()));
+        }
+        let row = client
+            .query_one(
+                "SELECT tokens, last FROM rate_buckets WHERE agent = $1 AND verb = $2",
+                &[&agent, &verb],
+            )
+            .map_err(failed)?;
+        Ok(Err(crate::rate::wait_for(
+            row.get(0),
+            row.get(1),
+            limit,
+            now,
+        )
+        .err()
+        .unwrap_or(1)))
+    }
+}

@@ -56,23 +56,31 @@ pub fn available(
     limit: RateLimit,
     now: Millis,
 ) -> Result<Result<(), Millis>, MemoryError> {
-    let capacity = f64::from(limit.burst.max(1));
-    let per_ms = limit.per_minute.max(0.0) / 60_000.0;
     let stored: Option<(f64, Millis)> = conn
         .prepare_cached("SELECT tokens, last FROM rate_buckets WHERE agent = ?1 AND verb = ?2")?
         .query_row(params![agent, verb], |r| Ok((r.get(0)?, r.get(1)?)))
         .optional()?;
-    let Some((tokens, last)) = stored else {
-        return Ok(Ok(()));
-    };
+    Ok(match stored {
+        Some((tokens, last)) => wait_for(tokens, last, limit, now),
+        None => Ok(()),
+    })
+}
+
+/// Whether a bucket holding `tokens` when last used at `last` has one at
+/// `now`, refilled at `limit`'s rate up to its burst; else how many ms
+/// until it has (`Millis::MAX` when the limit allows none at all). The one
+/// reckoning of every back end.
+pub fn wait_for(tokens: f64, last: Millis, limit: RateLimit, now: Millis) -> Result<(), Millis> {
+    let capacity = f64::from(limit.burst.max(1));
+    let per_ms = limit.per_minute.max(0.0) / 60_000.0;
     let now_tokens = (tokens + (now - last).max(0) as f64 * per_ms).min(capacity);
     if now_tokens >= 1.0 {
-        return Ok(Ok(()));
+        return Ok(());
     }
     if per_ms <= 0.0 {
-        return Ok(Err(Millis::MAX));
+        return Err(Millis::MAX);
     }
-    Ok(Err(((1.0 - now_tokens) / per_ms).ceil().max(1.0) as Millis))
+    Err(((1.0 - now_tokens) / per_ms).ceil().max(1.0) as Millis)
 }
 
 /// Takes one token for `agent` doing `verb` at `now`. `Ok(Err(wait))`
@@ -101,16 +109,55 @@ pub fn take(
     if taken > 0 {
         return Ok(Ok(()));
     }
-    if per_ms <= 0.0 {
-        return Ok(Err(Millis::MAX));
-    }
     let (tokens, last): (f64, Millis) = conn.query_row(
         "SELECT tokens, last FROM rate_buckets WHERE agent = ?1 AND verb = ?2",
         params![agent, verb],
         |r| Ok((r.get(0)?, r.get(1)?)),
     )?;
-    let now_tokens = (tokens + (now - last).max(0) as f64 * per_ms).min(capacity);
-    Ok(Err(((1.0 - now_tokens) / per_ms).ceil().max(1.0) as Millis))
+    Ok(Err(wait_for(tokens, last, limit, now).err().unwrap_or(1)))
+}
+
+/// Rate buckets on whichever database holds them: the check looks, the
+/// outcome's commit takes.
+pub trait Buckets: Send + Sync {
+    /// Whether `agent` has a token for `verb` at `now` (nothing taken).
+    fn available(
+        &self,
+        agent: &str,
+        verb: &str,
+        limit: RateLimit,
+        now: Millis,
+    ) -> Result<Result<(), Millis>, MemoryError>;
+    /// Takes a token, committed; or how long until one is back.
+    fn take(
+        &self,
+        agent: &str,
+        verb: &str,
+        limit: RateLimit,
+        now: Millis,
+    ) -> Result<Result<(), Millis>, MemoryError>;
+}
+
+impl Buckets for partner_store::memory::MemoryStore {
+    fn available(
+        &self,
+        agent: &str,
+        verb: &str,
+        limit: RateLimit,
+        now: Millis,
+    ) -> Result<Result<(), Millis>, MemoryError> {
+        available(&self.read(), agent, verb, limit, now)
+    }
+
+    fn take(
+        &self,
+        agent: &str,
+        verb: &str,
+        limit: RateLimit,
+        now: Millis,
+    ) -> Result<Result<(), Millis>, MemoryError> {
+        self.transaction(|tx| take(tx, agent, verb, limit, now))
+    }
 }
 
 #[cfg(test)]

@@ -93,3 +93,35 @@ pub(crate) fn ask(q: &dyn Requests, n: usize) -> partner::permission::PendingReq
     )
     .unwrap()
 }
+
+/// Two connections to one store, and which back end it is on.
+pub(crate) type Pair<T> = (&'static str, Box<T>, Box<T>);
+
+/// What keeps the stores of [`pairs`] alive: the SQLite file's folder and
+/// the scratch PostgreSQL database (dropped with it).
+pub(crate) struct Kept {
+    _dir: tempfile::TempDir,
+    _scratch: Option<postgres::Scratch>,
+}
+
+/// A pair of connections to a fresh store of each back end, opened as
+/// `sqlite` and `postgres` open them (the latter when a server is set).
+pub(crate) fn pairs<T: ?Sized>(
+    sqlite: impl Fn(&std::path::Path) -> Box<T>,
+    postgres: impl Fn(&str) -> Box<T>,
+) -> (Vec<Pair<T>>, Kept) {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("c.db");
+    let mut pairs = vec![("sqlite", sqlite(&path), sqlite(&path))];
+    let scratch = postgres::scratch();
+    if let Some(db) = &scratch {
+        pairs.push(("postgres", postgres(&db.url), postgres(&db.url)));
+    }
+    (
+        pairs,
+        Kept {
+            _dir: dir,
+            _scratch: scratch,
+        },
+    )
+}

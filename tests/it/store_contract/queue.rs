@@ -230,3 +230,85 @@ fn an_agents_lease_has_one_holder_and_a_lapsed_one_is_taken_over() {
     assert_eq!(hosts.len(), 2, "{hosts:?}");
     assert_eq!(hosts[0], ("ada".into(), "h1".into(), true));
 }
+
+#[test]
+fn rate_buckets_give_each_token_once_on_both() {
+    use partner::permission::RateLimit;
+    use partner::permission::rate::Buckets;
+    let (pairs, _kept) = pairs(
+        |path| Box::new(MemoryStore::open(path).unwrap()) as Box<dyn Buckets>,
+        |url| Box::new(PgStore::connect(url).unwrap()) as Box<dyn Buckets>,
+    );
+    let two_a_minute = RateLimit {
+        burst: 2,
+        per_minute: 1.0,
+    };
+    for (on, one, two) in &pairs {
+        for _ in 0..3 {
+            assert_eq!(
+                one.available("ada", "post", two_a_minute, T).unwrap(),
+                Ok(()),
+                "{on}: looking takes nothing"
+            );
+        }
+        assert_eq!(
+            one.take("ada", "post", two_a_minute, T).unwrap(),
+            Ok(()),
+            "{on}"
+        );
+        assert_eq!(
+            two.take("ada", "post", two_a_minute, T).unwrap(),
+            Ok(()),
+            "{on}"
+        );
+        assert_eq!(
+            one.take("ada", "post", two_a_minute, T).unwrap(),
+            Err(60_000),
+            "{on}"
+        );
+        assert_eq!(
+            two.available("ada", "post", two_a_minute, T).unwrap(),
+            Err(60_000),
+            "{on}"
+        );
+        assert_eq!(
+            one.take("bo", "post", two_a_minute, T).unwrap(),
+            Ok(()),
+            "{on}: per agent"
+        );
+        assert_eq!(
+            two.take("ada", "post", two_a_minute, T + 60_000).unwrap(),
+            Ok(()),
+            "{on}: refilled"
+        );
+        let none = RateLimit {
+            burst: 0,
+            per_minute: 0.0,
+        };
+        assert_eq!(one.take("ada", "x", none, T).unwrap(), Ok(()), "{on}");
+        assert_eq!(
+            two.take("ada", "x", none, T).unwrap(),
+            Err(i64::MAX),
+            "{on}"
+        );
+        // Two connections taking at once from a bucket of five: five tokens.
+        let five = RateLimit {
+            burst: 5,
+            per_minute: 0.0,
+        };
+        let taken: usize = std::thread::scope(|s| {
+            let takers: Vec<_> = (0..12)
+                .map(|i| {
+                    let b: &dyn Buckets = if i % 2 == 0 {
+                        one.as_ref()
+                    } else {
+                        two.as_ref()
+                    };
+                    s.spawn(move || usize::from(b.take("cy", "web", five, T).unwrap().is_ok()))
+                })
+                .collect();
+            takers.into_iter().map(|t| t.join().unwrap()).sum()
+        });
+        assert_eq!(taken, 5, "{on}");
+    }
+}

@@ -3,33 +3,17 @@
 
 use super::*;
 
-/// Two connections to one trace, and which back end it is on.
-type TracePair = (
-    &'static str,
-    Box<dyn partner::trace::backend::Trace>,
-    Box<dyn partner::trace::backend::Trace>,
-);
-
 #[test]
 fn the_trace_numbers_every_record_once_and_pages_alike_on_both() {
     use crate::support::console::record;
     use partner::trace::TraceOutcome;
     use partner::trace::query::TraceFilter;
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("c.db");
-    let mut pairs: Vec<TracePair> = vec![(
-        "sqlite",
-        Box::new(MemoryStore::open(&path).unwrap()),
-        Box::new(MemoryStore::open(&path).unwrap()),
-    )];
-    let scratch = postgres::scratch();
-    if let Some(db) = &scratch {
-        pairs.push((
-            "postgres",
-            Box::new(PgStore::connect(&db.url).unwrap()),
-            Box::new(PgStore::connect(&db.url).unwrap()),
-        ));
-    }
+    let (pairs, _kept) = pairs(
+        |path| {
+            Box::new(MemoryStore::open(path).unwrap()) as Box<dyn partner::trace::backend::Trace>
+        },
+        |url| Box::new(PgStore::connect(url).unwrap()) as Box<dyn partner::trace::backend::Trace>,
+    );
     let mut pages = Vec::new();
     for (on, one, two) in &pairs {
         // Two connections append at once: every number once, none skipped.
@@ -81,32 +65,16 @@ fn the_trace_numbers_every_record_once_and_pages_alike_on_both() {
     assert!(pages.iter().all(|n| *n == 20));
 }
 
-/// Two connections to one roster, and which back end it is on.
-type RosterPair = (
-    &'static str,
-    Box<dyn partner::memory::roster::Roster>,
-    Box<dyn partner::memory::roster::Roster>,
-);
-
 #[test]
 fn the_roster_intentions_and_outbox_behave_alike_on_both() {
     use partner::memory::records::IntentionStatus;
     use partner::memory::roster::{NewIntention, Outgoing};
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("c.db");
-    let scratch = postgres::scratch();
-    let mut pairs: Vec<RosterPair> = vec![(
-        "sqlite",
-        Box::new(MemoryStore::open(&path).unwrap()),
-        Box::new(MemoryStore::open(&path).unwrap()),
-    )];
-    if let Some(db) = &scratch {
-        pairs.push((
-            "postgres",
-            Box::new(PgStore::connect(&db.url).unwrap()),
-            Box::new(PgStore::connect(&db.url).unwrap()),
-        ));
-    }
+    let (pairs, _kept) = pairs(
+        |path| {
+            Box::new(MemoryStore::open(path).unwrap()) as Box<dyn partner::memory::roster::Roster>
+        },
+        |url| Box::new(PgStore::connect(url).unwrap()) as Box<dyn partner::memory::roster::Roster>,
+    );
     for (on, one, two) in &pairs {
         let fresh = two.agent_state("ada").unwrap();
         assert!(!fresh.halted && fresh.pulse_secs.is_none(), "{on}");

@@ -179,6 +179,16 @@ pub const MIGRATIONS: &[&str] = &[
         delivered_at BIGINT
     );
     "#,
+    // 6: rate-limit buckets, one per agent and verb.
+    r#"
+    CREATE TABLE rate_buckets (
+        agent TEXT NOT NULL,
+        verb TEXT NOT NULL,
+        tokens DOUBLE PRECISION NOT NULL,
+        last BIGINT NOT NULL,
+        PRIMARY KEY (agent, verb)
+    );
+    "#,
 ];
 
 /// Brings the schema up to date: under the advisory lock, the version is
