@@ -175,3 +175,51 @@ fn the_roster_intentions_and_outbox_behave_alike_on_both() {
         );
     }
 }
+
+#[test]
+fn learned_phrasings_are_kept_and_forgotten_alike_on_both() {
+    use partner::memory::learned::Phrasings;
+    let (pairs, _kept) = pairs(
+        |path| Box::new(MemoryStore::open(path).unwrap()) as Box<dyn Phrasings>,
+        |url| Box::new(PgStore::connect(url).unwrap()) as Box<dyn Phrasings>,
+    );
+    for (on, one, two) in &pairs {
+        assert_eq!(two.signature().unwrap(), (0, 0), "{on}");
+        let first = one
+            .learn(
+                "jot down $(x) -> \"/recall insert\"",
+                "jot down milk",
+                "/recall insert \"milk\"",
+                T,
+            )
+            .unwrap();
+        let second = one
+            .learn(
+                "note $(x) -> \"/context\"",
+                "note it",
+                "/context notes + \"it\"",
+                T,
+            )
+            .unwrap();
+        let seen: Vec<(i64, String)> = two
+            .phrasings()
+            .unwrap()
+            .into_iter()
+            .map(|r| (r.id, r.words))
+            .collect();
+        assert_eq!(
+            seen,
+            vec![(first, "jot down milk".into()), (second, "note it".into())],
+            "{on}"
+        );
+        let before = two.signature().unwrap();
+        assert!(two.forget(first).unwrap(), "{on}");
+        assert!(!one.forget(first).unwrap(), "{on}: once");
+        assert_ne!(
+            one.signature().unwrap(),
+            before,
+            "{on}: a reader sees the change"
+        );
+        assert_eq!(one.phrasings().unwrap().len(), 1, "{on}");
+    }
+}

@@ -77,3 +77,34 @@ pub fn list(conn: &Connection) -> MemoryResult<Vec<LearnedRule>> {
     })?;
     Ok(rows.collect::<Result<_, _>>()?)
 }
+
+/// The learned phrasings on whichever database holds them.
+pub trait Phrasings: Send + Sync {
+    /// Stores a rule (the words, the action, the grammar alternative); its id.
+    fn learn(&self, rule: &str, words: &str, action: &str, now: Millis) -> MemoryResult<i64>;
+    /// Forgets one; false when there was none.
+    fn forget(&self, id: i64) -> MemoryResult<bool>;
+    /// Every rule, oldest first (at most [`MAX_LEARNED`]).
+    fn phrasings(&self) -> MemoryResult<Vec<LearnedRule>>;
+    /// How many there are and the newest id: changes whenever one is
+    /// learned or forgotten.
+    fn signature(&self) -> MemoryResult<(i64, i64)>;
+}
+
+impl Phrasings for super::MemoryStore {
+    fn learn(&self, rule: &str, words: &str, action: &str, now: Millis) -> MemoryResult<i64> {
+        self.transaction(|tx| add(tx, rule, words, action, now))
+    }
+
+    fn forget(&self, id: i64) -> MemoryResult<bool> {
+        self.transaction(|tx| remove(tx, id))
+    }
+
+    fn phrasings(&self) -> MemoryResult<Vec<LearnedRule>> {
+        list(&self.read())
+    }
+
+    fn signature(&self) -> MemoryResult<(i64, i64)> {
+        signature(&self.read())
+    }
+}

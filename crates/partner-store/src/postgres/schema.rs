@@ -189,6 +189,16 @@ pub const MIGRATIONS: &[&str] = &[
         PRIMARY KEY (agent, verb)
     );
     "#,
+    // 7: phrasings the partner taught.
+    r#"
+    CREATE TABLE learned_rules (
+        id BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+        rule TEXT NOT NULL,
+        words TEXT NOT NULL,
+        action TEXT NOT NULL,
+        created_at BIGINT NOT NULL
+    );
+    "#,
 ];
 
 /// Brings the schema up to date: under the advisory lock, the version is
