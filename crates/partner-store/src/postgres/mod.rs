@@ -32,7 +32,9 @@ pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
 /// The longest one statement may run (the server cancels it after).
 pub const STATEMENT_TIMEOUT: Duration = Duration::from_secs(30);
 
-/// A constellation's memory on a PostgreSQL server.
+/// A constellation's store on a PostgreSQL server. Its calls block (the
+/// driver runs its own small runtime): make them off the async threads,
+/// as the executor's work already is (`spawn_blocking`).
 pub struct PgStore {
     client: Mutex<Client>,
     /// How to connect again (a listener needs a connection of its own).
