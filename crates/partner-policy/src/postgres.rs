@@ -222,6 +222,21 @@ impl Requests for PgStore {
     }
 }
 
+/// A bucket's tokens and when it was last used, if it exists.
+fn bucket(
+    client: &mut postgres::Client,
+    agent: &str,
+    verb: &str,
+) -> Result<Option<(f64, Millis)>, MemoryError> {
+    let row = client
+        .query_opt(
+            "SELECT tokens, last FROM rate_buckets WHERE agent = $1 AND verb = $2",
+            &[&agent, &verb],
+        )
+        .map_err(failed)?;
+    Ok(row.map(|r| (r.get(0), r.get(1))))
+}
+
 impl crate::rate::Buckets for PgStore {
     fn available(
         &self,
@@ -230,15 +245,8 @@ impl crate::rate::Buckets for PgStore {
         limit: crate::RateLimit,
         now: Millis,
     ) -> Result<Result<(), Millis>, MemoryError> {
-        let stored = self
-            .client()
-            .query_opt(
-                "SELECT tokens, last FROM rate_buckets WHERE agent = $1 AND verb = $2",
-                &[&agent, &verb],
-            )
-            .map_err(failed)?;
-        Ok(match stored {
-            Some(row) => crate::rate::wait_for(row.get(0), row.get(1), limit, now),
+        Ok(match bucket(&mut self.client(), agent, verb)? {
+            Some((tokens, last)) => crate::rate::wait_for(tokens, last, limit, now),
             None => Ok(()),
         })
     }
@@ -268,19 +276,10 @@ impl crate::rate::Buckets for PgStore {
         if taken > 0 {
             return Ok(Ok(()));
         }
-        let row = client
-            .query_one(
-                "SELECT tokens, last FROM rate_buckets WHERE agent = $1 AND verb = $2",
-                &[&agent, &verb],
-            )
-            .map_err(failed)?;
-        Ok(Err(crate::rate::wait_for(
-            row.get(0),
-            row.get(1),
-            limit,
-            now,
-        )
-        .err()
-        .unwrap_or(1)))
+        // The insert-or-update refused: the bucket exists and is empty.
+        let (tokens, last) = bucket(&mut client, agent, verb)?.unwrap_or((0.0, now));
+        Ok(Err(crate::rate::wait_for(tokens, last, limit, now)
+            .err()
+            .unwrap_or(1)))
     }
 }
