@@ -413,34 +413,42 @@ fn the_trace_pane_holds_a_window_and_its_filter_reaches_older_records() {
 /// A waiting command is shown and refused as the process that would run it
 /// judged it — never as the console's own machine would: `ls` here is
 /// harmless, but the host said it is blocked and cannot be sandboxed.
-#[test]
-fn a_waiting_command_is_shown_as_the_host_judged_it() {
-    use partner::gate::{Assessment, Risk};
-    use partner::permission::Authority;
+/// The queue holding r1, ada's `/shell ls` asked `age_s` ago, as the host
+/// judged it: `assessment`, and no sandbox ("the host has no landlock").
+fn waiting_ls(age_s: i64, assessment: partner::gate::Assessment) -> Reply {
     use partner::tui::backend::{CommandPreview, Previews};
-    let mut app = support::console::scene("dark");
-    app.size = (180, 48);
     let r1 = support::console::request(
         "r1",
         "ada",
         "/shell ls",
-        Authority::Partner,
+        partner::permission::Authority::Partner,
         "a shell command",
-        5,
+        age_s,
     );
     let mut previews = Previews::default();
     previews.commands.insert(
         "r1".into(),
         CommandPreview {
             line: "ls".into(),
-            assessment: Assessment {
-                risk: Risk::Blocked,
-                reasons: vec!["the host's own finding".into()],
-            },
+            assessment,
             sandbox: Err("the host has no landlock".into()),
         },
     );
-    app.on_reply(Reply::Pending(vec![r1], previews));
+    Reply::Pending(vec![r1], previews)
+}
+
+#[test]
+fn a_waiting_command_is_shown_as_the_host_judged_it() {
+    use partner::gate::{Assessment, Risk};
+    let mut app = support::console::scene("dark");
+    app.size = (180, 48);
+    app.on_reply(waiting_ls(
+        5,
+        Assessment {
+            risk: Risk::Blocked,
+            reasons: vec!["the host's own finding".into()],
+        },
+    ));
     let shown = screen(&mut app, 180, 48);
     assert!(shown.contains("BLOCKED"), "{shown}");
     assert!(shown.contains("the host's own finding"), "{shown}");
@@ -458,29 +466,15 @@ fn a_waiting_command_is_shown_as_the_host_judged_it() {
     // The same command judged harmless where it runs, but unsandboxed
     // there: approving asks once more, naming the host's reason (a fresh
     // console, whose selected request is r1).
-    let again = support::console::request(
-        "r1",
-        "ada",
-        "/shell ls",
-        Authority::Partner,
-        "a shell command",
-        4,
-    );
-    let mut previews = Previews::default();
-    previews.commands.insert(
-        "r1".into(),
-        CommandPreview {
-            line: "ls".into(),
-            assessment: Assessment {
-                risk: Risk::Low,
-                reasons: Vec::new(),
-            },
-            sandbox: Err("the host has no landlock".into()),
-        },
-    );
     let mut app = support::console::scene("dark");
     app.size = (180, 48);
-    app.on_reply(Reply::Pending(vec![again], previews));
+    app.on_reply(waiting_ls(
+        4,
+        Assessment {
+            risk: Risk::Low,
+            reasons: Vec::new(),
+        },
+    ));
     assert_eq!(app.queue.selected.as_deref(), Some("r1"));
     let sent = key(&mut app, KeyCode::Char('a'));
     assert!(decisions(&sent).is_empty(), "approved without asking again");
