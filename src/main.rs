@@ -42,6 +42,8 @@ enum Command {
     Memory(partner::commands::MemoryOptions),
     /// List and decide waiting requests; manage standing rules.
     Pending(partner::commands::PendingOptions),
+    /// Add, list and revoke partners: the people who decide, each with a token.
+    Partners(partner::commands::PartnersOptions),
     /// Read or export the execution trace.
     Trace {
         #[command(subcommand)]
@@ -134,6 +136,7 @@ fn dispatch(cli: Cli) -> ExitCode {
         Some(Command::Exec(options)) => partner::commands::run_exec(&options, stdin, stdout),
         Some(Command::Memory(options)) => partner::commands::run_memory(&options, stdin, stdout),
         Some(Command::Pending(options)) => partner::commands::run_pending(&options, stdout),
+        Some(Command::Partners(options)) => partner::commands::run_partners(&options, stdout),
         Some(Command::Trace {
             command: TraceCommand::Show(options),
         }) => partner::commands::run_trace_show(&options, stdout, stderr),

@@ -32,6 +32,25 @@ pub struct AttachOptions {
     /// No terminal bell when a request arrives for the partner.
     #[arg(long)]
     pub no_bell: bool,
+    /// A file holding your partner's token (`partner partners add NAME`
+    /// printed it), to decide and edit under your name; default: the
+    /// `PARTNER_TOKEN` environment variable, else the unnamed local partner.
+    #[arg(long, value_name = "FILE")]
+    pub token_file: Option<PathBuf>,
+}
+
+/// The partner's token a client shows: from `file`, else `PARTNER_TOKEN`.
+pub fn partner_token(file: Option<&std::path::Path>) -> Result<Option<String>> {
+    let token = match file {
+        Some(path) => Some(std::fs::read_to_string(path).map_err(|source| Error::Read {
+            path: path.to_path_buf(),
+            source,
+        })?),
+        None => std::env::var("PARTNER_TOKEN").ok(),
+    };
+    Ok(token
+        .map(|t| t.trim().to_string())
+        .filter(|t| !t.is_empty()))
 }
 
 /// Runs `partner attach`.
@@ -56,11 +75,16 @@ pub fn run_attach(options: &AttachOptions) -> Result<i32> {
         .build()
         .map_err(|e| Error::Runtime(format!("cannot start the async runtime: {e}")))?;
     runtime.block_on(async {
-        let remote = RemoteHost::connect(&socket).await.map_err(|e| {
+        let door = crate::daemon::remote::Door {
+            socket: socket.clone(),
+            token: partner_token(options.token_file.as_deref())?,
+        };
+        let remote = RemoteHost::connect(&door).await.map_err(|e| {
             Error::Usage(format!("{e} (is partner serve running for this database?)"))
         })?;
-        let mut client = crate::protocol::client::Client::connect(&socket, "attach")
-            .map_err(|e| Error::Usage(e.to_string()))?;
+        let mut client =
+            crate::protocol::client::Client::connect_as(&socket, "attach", door.token.as_deref())
+                .map_err(|e| Error::Usage(e.to_string()))?;
         let (_, data) = client
             .request(crate::protocol::Op::Status)
             .map_err(|e| Error::Runtime(e.to_string()))?;

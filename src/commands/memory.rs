@@ -239,7 +239,7 @@ pub fn run_memory(
             if let Some(message) = through_daemon(&db, undo)? {
                 return said(out, options.json, &message);
             }
-            let report = ex.partner_undo(agent, label)?;
+            let report = ex.partner_undo(agent, label, &crate::permission::Authority::Partner)?;
             line(out, &report.text)?;
         }
         MemoryCommand::Search { query, agent } => {
@@ -300,7 +300,7 @@ fn set(
     )? {
         return said(out, options.json, &message);
     }
-    let report = executor.partner_set_block(block)?;
+    let report = executor.partner_set_block(block, &crate::permission::Authority::Partner)?;
     if options.json {
         write_json(out, &report)?;
     } else {

@@ -12,6 +12,7 @@ mod lisp;
 mod memory;
 mod memory_print;
 mod parse;
+mod partners;
 mod pending;
 mod run;
 mod serve;
@@ -26,6 +27,7 @@ pub use grammar::{GrammarCommand, GrammarOptions, run_grammar};
 pub use lisp::{LispCommand, LispOptions, run_lisp};
 pub use memory::{KindArg, MemoryCommand, MemoryOptions, PermissionArg, run_memory};
 pub use parse::{ParseOptions, parser_for, run_parse};
+pub use partners::{PartnersCommand, PartnersOptions, run_partners};
 pub use pending::{PendingCommand, PendingOptions, run_pending};
 pub use run::{
     RunOptions, data_dir, database_for, describe, load_constellation, open_constellation, run_run,

@@ -321,6 +321,8 @@ fn attach_if_served(options: &RunOptions, config: &ConstellationConfig) -> Resul
         theme: options.theme.clone(),
         keymap: options.keymap.clone(),
         no_bell: options.no_bell,
+        // The environment's `PARTNER_TOKEN`, if any, names the partner.
+        token_file: None,
     })
     .map(Some)
 }

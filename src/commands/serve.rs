@@ -7,7 +7,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use super::common::{line, write_json};
-use super::run::{RunOptions, config_dir, database_path, load_constellation, open_constellation};
+use super::run::{RunOptions, database_path, load_constellation, open_constellation};
 use crate::daemon::{Holder, Listen, lock};
 use crate::error::{Error, Result};
 use crate::protocol::client::{Client, ClientError};
@@ -28,8 +28,8 @@ pub struct ServeOptions {
     /// The Unix socket to listen on (default: the database's path plus `.sock`).
     #[arg(long, value_name = "PATH")]
     pub socket: Option<PathBuf>,
-    /// Also listen on TCP (`127.0.0.1:7070`); clients need the token kept in
-    /// partner's config directory (`token`, made on first use).
+    /// Also listen on TCP (`127.0.0.1:7070`); clients need a partner's token
+    /// (`partner partners add NAME`).
     #[arg(long, value_name = "ADDR")]
     pub listen: Option<std::net::SocketAddr>,
     /// Let `--listen` bind an address that is not loopback.
@@ -67,41 +67,6 @@ impl MsgOptions {
     pub fn text(&self) -> String {
         self.words.join(" ")
     }
-}
-
-/// The token TCP clients present: partner's config directory's `token`,
-/// made (32 random bytes, hex, mode 0600) the first time.
-pub fn tcp_token() -> Result<String> {
-    use std::os::unix::fs::OpenOptionsExt;
-    let dir =
-        config_dir().ok_or_else(|| Error::Usage("no config directory for the token".into()))?;
-    crate::files::create_private_dir(&dir).map_err(|source| Error::Read {
-        path: dir.clone(),
-        source,
-    })?;
-    let path = dir.join("token");
-    if let Ok(token) = std::fs::read_to_string(&path)
-        && token.trim().len() >= 32
-    {
-        return Ok(token.trim().to_string());
-    }
-    let mut bytes = [0u8; 32];
-    std::fs::File::open("/dev/urandom")
-        .and_then(|mut f| std::io::Read::read_exact(&mut f, &mut bytes))
-        .map_err(|e| Error::Runtime(format!("cannot read random bytes for the token: {e}")))?;
-    let token: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
-    let mut file = std::fs::OpenOptions::new()
-        .write(true)
-        .create(true)
-        .truncate(true)
-        .mode(0o600)
-        .open(&path)
-        .map_err(|source| Error::Read {
-            path: path.clone(),
-            source,
-        })?;
-    file.write_all(token.as_bytes()).map_err(Error::Write)?;
-    Ok(token)
 }
 
 /// Logs to stderr what `RUST_LOG` asks for (`partner=debug` adds a span
@@ -168,10 +133,15 @@ pub fn run_serve(options: &ServeOptions) -> Result<i32> {
     if demo && options.db.is_none() {
         super::run::start_demo_fresh(&db);
     }
-    let token = match options.listen {
-        Some(_) => Some(tcp_token()?),
-        None => None,
-    };
+    if options.listen.is_some() {
+        use crate::permission::partners::Partners;
+        let store = crate::memory::MemoryStore::open(&db)?;
+        if !store.partners()?.iter().any(|p| p.active()) {
+            tracing::warn!(
+                "no partners yet: TCP clients are refused until `partner partners add NAME` makes one"
+            );
+        }
+    }
     for warning in config.warnings() {
         tracing::warn!("{warning}");
     }
@@ -188,7 +158,6 @@ pub fn run_serve(options: &ServeOptions) -> Result<i32> {
             Listen {
                 socket: Some(socket),
                 tcp: options.listen,
-                token,
             },
             lock,
         )

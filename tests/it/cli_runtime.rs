@@ -84,7 +84,7 @@ fn a_session_from_the_command_line() {
     assert_eq!(again.status.code(), Some(2));
     assert_eq!(
         String::from_utf8_lossy(&again.stderr),
-        "partner: request r1 is already approved\n"
+        "partner: request r1 is already approved by partner\n"
     );
 
     let memory = json(&partner(

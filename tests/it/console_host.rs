@@ -182,9 +182,12 @@ fn an_embedded_and_an_attached_console_run_the_same_operations_with_the_same_ans
     crate::daemon::constellation(there.path());
     let daemon = support::daemon::serve(there.path());
     let attached = runtime.block_on(async {
-        let host = partner::daemon::remote::RemoteHost::connect(&daemon.socket)
-            .await
-            .unwrap();
+        let host = partner::daemon::remote::RemoteHost::connect(&partner::daemon::remote::Door {
+            socket: daemon.socket.clone(),
+            token: None,
+        })
+        .await
+        .unwrap();
         assert_eq!(host.connection(), Connection::Attached);
         drive(host).await
     });
@@ -442,9 +445,12 @@ fn a_trace_larger_than_a_line_reaches_an_attached_console_newest_first() {
     let daemon = support::daemon::serve(dir.path());
     let runtime = tokio::runtime::Runtime::new().unwrap();
     let (records, next, restart) = runtime.block_on(async {
-        let host = partner::daemon::remote::RemoteHost::connect(&daemon.socket)
-            .await
-            .unwrap();
+        let host = partner::daemon::remote::RemoteHost::connect(&partner::daemon::remote::Door {
+            socket: daemon.socket.clone(),
+            token: None,
+        })
+        .await
+        .unwrap();
         let answer = host.call(HostOp::Trace { after: 0 }).await.unwrap();
         let page: partner::protocol::views::TracePage =
             partner::protocol::views::decode(answer.data, "trace").unwrap();
@@ -478,9 +484,12 @@ fn an_attached_console_knows_the_constellations_own_verbs() {
     let daemon = support::daemon::serve(dir.path());
     let runtime = tokio::runtime::Runtime::new().unwrap();
     let verbs = runtime.block_on(async {
-        let host = partner::daemon::remote::RemoteHost::connect(&daemon.socket)
-            .await
-            .unwrap();
+        let host = partner::daemon::remote::RemoteHost::connect(&partner::daemon::remote::Door {
+            socket: daemon.socket.clone(),
+            token: None,
+        })
+        .await
+        .unwrap();
         partner::console::constellation_verbs(host.as_ref())
             .await
             .unwrap()

@@ -32,16 +32,19 @@ fn crash_child() {
         return;
     };
     let exec = Executor::open(Path::new(&db), policy(), ExecConfig::default()).unwrap();
-    exec.partner_set_block(BlockSpec {
-        agent: "ada".into(),
-        label: "notes".into(),
-        kind: BlockKind::Working,
-        permission: BlockPermission::ReadWrite,
-        char_limit: 1_000_000,
-        description: String::new(),
-        value: String::new(),
-        shared: false,
-    })
+    exec.partner_set_block(
+        BlockSpec {
+            agent: "ada".into(),
+            label: "notes".into(),
+            kind: BlockKind::Working,
+            permission: BlockPermission::ReadWrite,
+            char_limit: 1_000_000,
+            description: String::new(),
+            value: String::new(),
+            shared: false,
+        },
+        &Authority::Partner,
+    )
     .unwrap();
     println!("ready");
     for i in 0.. {

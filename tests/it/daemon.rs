@@ -1,7 +1,7 @@
 //! `partner serve` and its protocol, with real processes: the protocol
 //! round-trips every operation and message; one runtime per database; a
-//! bad client (malformed, oversized, an old version, TCP without the
-//! token) is refused and the daemon carries on; commands go through the
+//! bad client (malformed, oversized, an old version) is refused and the
+//! daemon carries on (TCP and partners' tokens: `partners.rs`); commands go through the
 //! daemon; and after `kill -9` a new daemon resumes the pending request,
 //! which a decision from a shell then lets the agent finish.
 
@@ -10,7 +10,6 @@ use crate::support;
 use std::io::{BufRead, BufReader, Write};
 use std::os::unix::net::UnixStream;
 use std::path::Path;
-use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use partner::protocol::client::Client;
@@ -349,91 +348,6 @@ fn one_daemon_per_database_and_bad_clients_are_refused_without_harm() {
         )
         .unwrap();
     assert_eq!(planted, 0);
-}
-
-#[test]
-fn a_tcp_client_needs_the_token() {
-    let dir = tempfile::tempdir().unwrap();
-    constellation(dir.path());
-    let home = dir.path().join("home");
-    std::fs::create_dir_all(&home).unwrap();
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    let addr = listener.local_addr().unwrap();
-    drop(listener);
-    let mut child = Command::new(env!("CARGO_BIN_EXE_partner"))
-        .current_dir(dir.path())
-        .env("HOME", &home)
-        .env("XDG_CONFIG_HOME", home.join(".config"))
-        .args([
-            "serve",
-            "--config",
-            "partner.toml",
-            "--db",
-            "c.db",
-            "--listen",
-            &addr.to_string(),
-        ])
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let token_file = home.join(".config/partner/token");
-    wait_for("the token", Duration::from_secs(20), || token_file.exists());
-    let token = std::fs::read_to_string(&token_file).unwrap();
-    use std::os::unix::fs::PermissionsExt;
-    assert_eq!(
-        std::fs::metadata(&token_file).unwrap().permissions().mode() & 0o777,
-        0o600
-    );
-    let talk = |hello: String| -> Vec<Value> {
-        let mut stream = loop {
-            if let Ok(s) = std::net::TcpStream::connect(addr) {
-                break s;
-            }
-            std::thread::sleep(Duration::from_millis(50));
-        };
-        stream
-            .set_read_timeout(Some(Duration::from_secs(10)))
-            .unwrap();
-        stream.write_all(hello.as_bytes()).unwrap();
-        stream
-            .write_all(b"{\"id\":1,\"op\":\"status\"}\n")
-            .unwrap_or(());
-        let mut out = Vec::new();
-        for line in BufReader::new(stream).lines() {
-            match line {
-                Ok(l) => {
-                    let v: Value = serde_json::from_str(&l).unwrap();
-                    let done = v["type"] == "reply" || v["type"] == "error";
-                    out.push(v);
-                    if done {
-                        break;
-                    }
-                }
-                Err(_) => break,
-            }
-        }
-        out
-    };
-    let refused = talk(format!(
-        "{{\"id\":0,\"op\":\"hello\",\"version\":{VERSION},\"client\":\"tcp\"}}\n"
-    ));
-    assert_eq!(refused[0]["type"], "error", "{refused:?}");
-    assert!(refused[0]["message"].as_str().unwrap().contains("token"));
-    let wrong = talk(format!(
-        "{{\"id\":0,\"op\":\"hello\",\"version\":{VERSION},\"client\":\"tcp\",\"token\":\"{}\"}}\n",
-        "0".repeat(64)
-    ));
-    assert_eq!(wrong[0]["type"], "error", "{wrong:?}");
-    let accepted = talk(format!(
-        "{{\"id\":0,\"op\":\"hello\",\"version\":{VERSION},\"client\":\"tcp\",\"token\":\"{}\"}}\n",
-        token.trim()
-    ));
-    assert_eq!(accepted[0]["type"], "welcome", "{accepted:?}");
-    assert_eq!(accepted[1]["ok"], true, "{accepted:?}");
-    let _ = child.kill();
-    let _ = child.wait();
 }
 
 #[test]

@@ -134,9 +134,12 @@ fn a_console_attaches_after_ten_long_replies_and_two_long_messages_and_fetches_t
     let runtime = tokio::runtime::Runtime::new().unwrap();
     let whole_replies = runtime.block_on(async {
         use partner::protocol::Host;
-        let link = partner::daemon::remote::RemoteHost::connect(&daemon.socket)
-            .await
-            .unwrap();
+        let link = partner::daemon::remote::RemoteHost::connect(&partner::daemon::remote::Door {
+            socket: daemon.socket.clone(),
+            token: None,
+        })
+        .await
+        .unwrap();
         let mut events = link.events();
         let mut replies = Vec::new();
         while replies.len() < 10 {
@@ -179,6 +182,14 @@ fn serve_tcp(dir: &Path) -> (support::daemon::Daemon, std::net::SocketAddr) {
 fn three_hundred_silent_tcp_connections_do_not_lock_the_owner_out() {
     let dir = tempfile::tempdir().unwrap();
     answering(dir.path(), "noted");
+    let (code, added, err) = support::partner_in(
+        dir.path(),
+        &["partners", "add", "ann", "--db", "c.db", "--json"],
+        "",
+    );
+    assert_eq!(code, Some(0), "{err}");
+    let added: serde_json::Value = serde_json::from_str(added.trim()).unwrap();
+    let token = added["token"].as_str().unwrap().to_string();
     let (daemon, addr) = serve_tcp(dir.path());
     let mut silent = Vec::new();
     for _ in 0..300 {
@@ -229,7 +240,6 @@ fn three_hundred_silent_tcp_connections_do_not_lock_the_owner_out() {
     }
     assert_eq!(closed, silent.len(), "every silent connection is closed");
     // And a TCP client that says hello in time is served.
-    let token = std::fs::read_to_string(dir.path().join("home/.config/partner/token")).unwrap();
     let mut stream = std::net::TcpStream::connect(addr).unwrap();
     use std::io::{BufRead, Write};
     writeln!(

@@ -57,6 +57,7 @@ mod lisp_tools;
 mod memory_store;
 mod model_budget;
 mod model_prompts;
+mod partners;
 mod recall;
 mod relevance;
 mod runtime_permissions;

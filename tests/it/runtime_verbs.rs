@@ -77,7 +77,13 @@ fn recall_read_search_insert_append_delete_patch() {
 
     r.ok("ada", "/recall delete project_notes");
     assert_eq!(r.value("ada", "project_notes"), None);
-    r.exec.partner_undo("ada", "project_notes").unwrap();
+    r.exec
+        .partner_undo(
+            "ada",
+            "project_notes",
+            &partner::permission::Authority::Partner,
+        )
+        .unwrap();
     assert_eq!(
         r.value("ada", "project_notes").unwrap(),
         "alpha\nBETA\ngamma"

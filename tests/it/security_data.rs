@@ -200,16 +200,19 @@ fn private_memory() -> Rig {
         "password = hunter2 for the vault",
     );
     r.exec
-        .partner_set_block(partner::trace::BlockSpec {
-            agent: "anchor".into(),
-            label: "team_calendar".into(),
-            kind: BlockKind::Working,
-            permission: BlockPermission::ReadWrite,
-            char_limit: 5000,
-            description: String::new(),
-            value: "vault review on Friday".into(),
-            shared: true,
-        })
+        .partner_set_block(
+            partner::trace::BlockSpec {
+                agent: "anchor".into(),
+                label: "team_calendar".into(),
+                kind: BlockKind::Working,
+                permission: BlockPermission::ReadWrite,
+                char_limit: 5000,
+                description: String::new(),
+                value: "vault review on Friday".into(),
+                shared: true,
+            },
+            &partner::permission::Authority::Partner,
+        )
         .unwrap();
     {
         let conn = r.exec.store().conn();

@@ -1,4 +1,5 @@
-//! One client's connection: its hello (version, and a token over TCP),
+//! One client's connection: its hello (version, and a partner's token over
+//! TCP),
 //! its requests answered in order, and — once it subscribes — a snapshot
 //! and then every event, through a bounded queue. A client that falls
 //! more than the queue behind gets a fresh snapshot instead of a stream
@@ -12,9 +13,11 @@ use std::time::Duration;
 use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
 use tokio::sync::{broadcast, mpsc};
 
-use super::Daemon;
 use super::budget::{HELLO_DEADLINE, Slot};
 use super::hub::CLIENT_LAG;
+use super::{Daemon, Served};
+use partner_policy::Authority;
+use partner_policy::partners::Partners;
 use partner_protocol::{Op, Request, ServerMsg, VERSION, line, parse, read_line};
 
 /// How long a write to a client may take before it is dropped.
@@ -24,17 +27,19 @@ const WRITE_TIMEOUT: Duration = Duration::from_secs(10);
 const MAX_IN_FLIGHT: usize = 32;
 
 /// Serves one client until it leaves or misbehaves, holding its `slot`
-/// in the connection budget. `token` is what a TCP client must present
-/// (none over the Unix socket, which is the owner's alone).
-pub async fn serve<S>(daemon: Arc<Daemon>, stream: S, mut slot: Slot, token: Option<String>)
+/// in the connection budget. Over TCP (`tcp`) the client must show a
+/// partner's token and acts as that partner; over the Unix socket, which
+/// is the owner's alone, a token is optional (shown, it names the
+/// partner; without one the client is the unnamed local partner).
+pub async fn serve<S>(daemon: Arc<Daemon>, stream: S, mut slot: Slot, tcp: bool)
 where
     S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
 {
     let (read, write) = tokio::io::split(stream);
     let mut reader = BufReader::new(read);
     let (tx, writer) = spawn_writer(write);
-    let who = match hello(&mut reader, token.as_deref()).await {
-        Ok(Some(who)) => who,
+    let (who, by) = match hello(&daemon.served, &mut reader, tcp).await {
+        Ok(Some(hello)) => hello,
         Ok(None) => return,
         Err(message) => {
             let _ = tx.send(ServerMsg::Error { message }).await;
@@ -52,8 +57,8 @@ where
         })
         .await;
     daemon.served.clients.fetch_add(1, Ordering::SeqCst);
-    tracing::info!(client = %who, "client connected");
-    requests(&daemon, &mut reader, &tx, &who).await;
+    tracing::info!(client = %who, partner = %by, "client connected");
+    requests(&daemon, &mut reader, &tx, (&who, &by)).await;
     daemon.served.clients.fetch_sub(1, Ordering::SeqCst);
     tracing::info!(client = %who, "client left");
     drop(tx);
@@ -86,13 +91,15 @@ where
     (tx, writer)
 }
 
-/// The client's hello, within its deadline: who it says it is; `None`
-/// when it left first; why it is refused (an old version, no token over
-/// TCP, anything but a hello).
+/// The client's hello, within its deadline: who it says it is and the
+/// partner it acts as; `None` when it left first; why it is refused (an
+/// old version, no partner's token over TCP, a token that is not one,
+/// anything but a hello).
 async fn hello<R: AsyncRead + Unpin>(
+    served: &Served,
     reader: &mut BufReader<R>,
-    token: Option<&str>,
-) -> Result<Option<String>, String> {
+    tcp: bool,
+) -> Result<Option<(String, Authority)>, String> {
     let hello = match tokio::time::timeout(HELLO_DEADLINE, read_line(reader)).await {
         Ok(Ok(Some(text))) => parse::<Request>(&text)?,
         Ok(Ok(None)) => return Ok(None),
@@ -107,7 +114,7 @@ async fn hello<R: AsyncRead + Unpin>(
     let Op::Hello {
         version,
         client,
-        token: given,
+        token,
     } = hello.op
     else {
         return Err("the first message must be hello".into());
@@ -117,13 +124,35 @@ async fn hello<R: AsyncRead + Unpin>(
             "protocol version {version}; this daemon speaks version {VERSION}"
         ));
     }
-    if let Some(token) = token
-        && !same_token(token, given.as_deref().unwrap_or(""))
-    {
-        tracing::warn!(client = %client, "refused a client without the right token");
-        return Err("a token is needed to connect over TCP".into());
-    }
-    Ok(Some(client))
+    let token = token.filter(|t| !t.trim().is_empty());
+    let by = match token {
+        None if tcp => {
+            tracing::warn!(client = %client, "refused a TCP client without a token");
+            return Err(
+                "a partner's token is needed to connect over TCP (`partner partners add NAME` makes one)"
+                    .into(),
+            );
+        }
+        None => Authority::Partner,
+        Some(token) => match partner_of(served, token).await? {
+            Some(name) => Authority::Named(name),
+            None => {
+                tracing::warn!(client = %client, "refused a client whose token is no partner's");
+                return Err("that token is not a partner's (or it was revoked)".into());
+            }
+        },
+    };
+    Ok(Some((client, by)))
+}
+
+/// The active partner whose token this is.
+async fn partner_of(served: &Served, token: String) -> Result<Option<String>, String> {
+    super::ops::blocking(served, move |ex| {
+        ex.store()
+            .partner_of(&token)
+            .map_err(|e| format!("cannot check the token: {e}"))
+    })
+    .await?
 }
 
 /// The client's requests, each answered on its own (at most
@@ -133,7 +162,7 @@ async fn requests<R: AsyncRead + Unpin>(
     daemon: &Arc<Daemon>,
     reader: &mut BufReader<R>,
     tx: &mpsc::Sender<ServerMsg>,
-    who: &str,
+    (who, by): (&str, &Authority),
 ) {
     let mut forward: Option<tokio::task::JoinHandle<()>> = None;
     let in_flight = Arc::new(tokio::sync::Semaphore::new(MAX_IN_FLIGHT));
@@ -166,8 +195,9 @@ async fn requests<R: AsyncRead + Unpin>(
                 };
                 let daemon = Arc::clone(daemon);
                 let tx = tx.clone();
+                let by = by.clone();
                 tokio::spawn(async move {
-                    let answer = super::ops::run(&daemon.served, request.id, op).await;
+                    let answer = super::ops::run(&daemon.served, request.id, op, &by).await;
                     let _ = tx.send(answer).await;
                     drop(permit);
                 });
@@ -208,10 +238,4 @@ async fn follow(daemon: Arc<Daemon>, tx: mpsc::Sender<ServerMsg>) {
         }
         tracing::info!("a client fell behind; sending it a fresh snapshot");
     }
-}
-
-/// Compares a token in constant time.
-fn same_token(expected: &str, given: &str) -> bool {
-    use subtle::ConstantTimeEq;
-    expected.len() == given.len() && bool::from(expected.as_bytes().ct_eq(given.as_bytes()))
 }

@@ -89,10 +89,8 @@ pub struct Daemon {
 pub struct Listen {
     /// The Unix socket (default: `FILE.sock` beside the database).
     pub socket: Option<PathBuf>,
-    /// A TCP address too (clients need `token`).
+    /// A TCP address too (clients need a partner's token).
     pub tcp: Option<std::net::SocketAddr>,
-    /// The token TCP clients present.
-    pub token: Option<String>,
 }
 
 /// Numbers every event of the runtime once, for every client.
@@ -115,7 +113,7 @@ fn publish(handle: &RuntimeHandle, hub: Hub) -> tokio::task::JoinHandle<()> {
 fn admit_unix(daemon: &Arc<Daemon>, stream: tokio::net::UnixStream) {
     match daemon.budget.admit(Door::Unix) {
         Ok(slot) => {
-            tokio::spawn(conn::serve(Arc::clone(daemon), stream, slot, None));
+            tokio::spawn(conn::serve(Arc::clone(daemon), stream, slot, false));
         }
         Err(why) => {
             tracing::warn!("refused a connection: {why}");
@@ -125,17 +123,12 @@ fn admit_unix(daemon: &Arc<Daemon>, stream: tokio::net::UnixStream) {
 }
 
 /// Serves a TCP connection when its budget, and its peer's, have room.
-fn admit_tcp(
-    daemon: &Arc<Daemon>,
-    stream: tokio::net::TcpStream,
-    peer: std::net::SocketAddr,
-    token: Option<String>,
-) {
+fn admit_tcp(daemon: &Arc<Daemon>, stream: tokio::net::TcpStream, peer: std::net::SocketAddr) {
     match daemon.budget.admit(Door::Tcp(peer.ip())) {
         Ok(slot) => {
             tracing::info!(%peer, "TCP client");
             let _ = stream.set_nodelay(true);
-            tokio::spawn(conn::serve(Arc::clone(daemon), stream, slot, token));
+            tokio::spawn(conn::serve(Arc::clone(daemon), stream, slot, true));
         }
         Err(why) => {
             tracing::debug!(%peer, "refused a TCP connection: {why}");
@@ -172,7 +165,6 @@ async fn serve_until_stopped(
     daemon: &Arc<Daemon>,
     unix: &tokio::net::UnixListener,
     tcp: Option<&tokio::net::TcpListener>,
-    listen: &Listen,
     task: &mut tokio::task::JoinHandle<()>,
 ) -> Result<Option<String>, String> {
     let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
@@ -201,7 +193,7 @@ async fn serve_until_stopped(
                     None => std::future::pending().await,
                 }
             } => match accepted {
-                Ok((stream, peer)) => admit_tcp(daemon, stream, peer, listen.token.clone()),
+                Ok((stream, peer)) => admit_tcp(daemon, stream, peer),
                 Err(e) => tracing::warn!(error = %e, "accepting a TCP client failed"),
             },
         }
@@ -256,7 +248,7 @@ pub async fn run(
         agents = config.agents.len(),
         "serving"
     );
-    let stopped = serve_until_stopped(&daemon, &unix, tcp.as_ref(), &listen, &mut task).await?;
+    let stopped = serve_until_stopped(&daemon, &unix, tcp.as_ref(), &mut task).await?;
     handle.shutdown();
     if stopped.is_none() {
         let _ = task.await;

@@ -6,6 +6,7 @@ use std::sync::Arc;
 
 use super::Served;
 use partner_policy::Authority;
+use partner_policy::partners::Partners;
 use partner_protocol::{AgentRow, Answer, DecisionSpec, Op, ServerMsg, Snapshot, Status};
 
 /// The reply to request `id`.
@@ -98,8 +99,8 @@ pub async fn snapshot(served: &Served, recent: Vec<partner_protocol::Sequenced>)
 }
 
 /// Does what request `id` asks (all but hello and subscribe) and answers.
-pub async fn run(served: &Served, id: u64, op: Op) -> ServerMsg {
-    reply(id, answer(served, op).await)
+pub async fn run(served: &Served, id: u64, op: Op, by: &Authority) -> ServerMsg {
+    reply(id, answer(served, op, by).await)
 }
 
 /// Words alone, for the operations that return no data.
@@ -113,8 +114,21 @@ fn said(outcome: Result<String, String>) -> Result<Answer, String> {
 /// Does what `op` asks (all but hello and subscribe): the one place each
 /// operation of the protocol is carried out, for a daemon's clients and
 /// for a console in the constellation's own process alike.
-pub async fn answer(served: &Served, op: Op) -> Result<Answer, String> {
+/// `by` is the partner the client showed the token of (or the unnamed
+/// local partner): a revoked partner's connection is refused from then on.
+pub async fn answer(served: &Served, op: Op, by: &Authority) -> Result<Answer, String> {
     let handle = &served.handle;
+    if let Authority::Named(name) = by {
+        let name = name.clone();
+        let active = blocking(served, move |ex| ex.store().is_active(&name))
+            .await?
+            .map_err(|e| format!("cannot check the partner: {e}"))?;
+        if !active {
+            return Err(format!(
+                "{by} was revoked; this connection may do nothing more"
+            ));
+        }
+    }
     // An op that names an agent runs only for an agent of the
     // constellation: never under a name that would store what nobody runs.
     if let Some(agent) = op.agent()
@@ -135,30 +149,15 @@ pub async fn answer(served: &Served, op: Op) -> Result<Answer, String> {
                 data: serde_json::to_value(&status).ok(),
             })
         }
-        Op::Decide { request, decision } => said(decide(served, request, decision).await),
+        Op::Decide { request, decision } => said(decide(served, request, decision, by).await),
         Op::Event { seq, offset } => event_piece(served, seq, offset),
         Op::Sync => {
             handle.sync();
             said(Ok("asked the runtime to look at the database now".into()))
         }
-        Op::SetBlock { block } => said(
-            blocking(served, move |ex| {
-                ex.partner_set_block(block)
-                    .map(|report| report.text)
-                    .map_err(|e| e.to_string())
-            })
-            .await
-            .and_then(|r| r),
-        ),
-        Op::UndoBlock { agent, label } => said(
-            blocking(served, move |ex| {
-                ex.partner_undo(&agent, &label)
-                    .map(|report| report.text)
-                    .map_err(|e| e.to_string())
-            })
-            .await
-            .and_then(|r| r),
-        ),
+        edit @ (Op::SetBlock { .. } | Op::UndoBlock { .. }) => {
+            said(partner_edit(served, edit, by.clone()).await)
+        }
         Op::Run { agent, text } => {
             let sync = handle.clone();
             said(
@@ -188,9 +187,23 @@ pub async fn answer(served: &Served, op: Op) -> Result<Answer, String> {
         | Op::Lisp { .. }
         | Op::SaveBlock { .. }
         | Op::PlanCommand { .. }
-        | Op::Verbs) => super::reads::answer(served, read).await,
+        | Op::Verbs) => super::reads::answer(served, read, by).await,
         control => said(control_agent(served, control).await),
     }
+}
+
+/// A partner's edit of a block, recorded as `by`'s.
+async fn partner_edit(served: &Served, op: Op, by: Authority) -> Result<String, String> {
+    blocking(served, move |ex| {
+        let report = match op {
+            Op::SetBlock { block } => ex.partner_set_block(block, &by),
+            Op::UndoBlock { agent, label } => ex.partner_undo(&agent, &label, &by),
+            other => return Err(format!("not an edit of a block: {other:?}")),
+        };
+        report.map(|r| r.text).map_err(|e| e.to_string())
+    })
+    .await
+    .and_then(|r| r)
 }
 
 /// A decision as the partner: an edit runs the edited line in the
@@ -199,14 +212,16 @@ async fn decide(
     served: &Served,
     request: String,
     decision: DecisionSpec,
+    by: &Authority,
 ) -> Result<String, String> {
     let handle = &served.handle;
     match decision {
         DecisionSpec::Edited { text } => {
             let sync = handle.clone();
+            let by = by.clone();
             blocking(served, move |ex| {
                 let done = ex
-                    .approve_edited(&request, &text, &Authority::Partner)
+                    .approve_edited(&request, &text, &by)
                     .map(|report| format!("approved the edited {request}: {}", report.summary()))
                     .map_err(|e| e.to_string());
                 // The agent that asked hears of it now, not at the next sweep.
@@ -219,10 +234,12 @@ async fn decide(
         other => match other.decision() {
             Some(decision) => {
                 let name = decision.name().replace('_', " ");
+                // A request that needs another partner's approval still
+                // waits: the answer says so, not that it was approved.
                 handle
-                    .decide(&request, decision)
+                    .decide_as(&request, decision, by.clone())
                     .await
-                    .map(|()| format!("{name}: {request}"))
+                    .map(|waits| waits.unwrap_or_else(|| format!("{name}: {request}")))
             }
             None => Err("not a decision".into()),
         },

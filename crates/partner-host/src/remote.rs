@@ -6,7 +6,7 @@
 //! second until the daemon is back.
 
 use std::collections::HashMap;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -37,7 +37,7 @@ type Replies = Arc<Mutex<HashMap<u64, oneshot::Sender<(bool, String, Option<serd
 
 /// A daemon, over its socket.
 pub struct RemoteHost {
-    socket: PathBuf,
+    door: Door,
     writer: Arc<tokio::sync::Mutex<Option<OwnedWriteHalf>>>,
     replies: Replies,
     next_id: AtomicU64,
@@ -52,12 +52,23 @@ pub struct RemoteHost {
     connection: Arc<Mutex<Connection>>,
 }
 
+/// Where a daemon listens, and the partner's token the console shows it
+/// (none: the unnamed local partner).
+#[derive(Debug, Clone)]
+pub struct Door {
+    /// The daemon's socket.
+    pub socket: PathBuf,
+    /// A partner's token, to act under that partner's name.
+    pub token: Option<String>,
+}
+
 /// Connects and says hello (and subscribes, when `subscribe`): the two
 /// halves and the daemon's pid.
 async fn open(
-    socket: &Path,
+    door: &Door,
     subscribe: bool,
 ) -> Result<(OwnedReadHalf, OwnedWriteHalf, u32), String> {
+    let socket = &door.socket;
     let stream = UnixStream::connect(socket)
         .await
         .map_err(|e| format!("no daemon listens on {}: {e}", socket.display()))?;
@@ -68,7 +79,7 @@ async fn open(
         op: Op::Hello {
             version: VERSION,
             client: format!("console {}", std::process::id()),
-            token: None,
+            token: door.token.clone(),
         },
     };
     write
@@ -105,12 +116,12 @@ async fn read_message(reader: &mut BufReader<OwnedReadHalf>) -> Result<Option<Se
 }
 
 impl RemoteHost {
-    /// Attaches to the daemon listening on `socket`.
-    pub async fn connect(socket: &Path) -> Result<Arc<Self>, String> {
-        let (read, write, pid) = open(socket, false).await?;
+    /// Attaches to the daemon listening at `door`.
+    pub async fn connect(door: &Door) -> Result<Arc<Self>, String> {
+        let (read, write, pid) = open(door, false).await?;
         let (events, _) = broadcast::channel(4096);
         let runtime = Arc::new(RemoteHost {
-            socket: socket.to_path_buf(),
+            door: door.clone(),
             writer: Arc::new(tokio::sync::Mutex::new(Some(write))),
             replies: Arc::new(Mutex::new(HashMap::new())),
             next_id: AtomicU64::new(1),
@@ -127,7 +138,7 @@ impl RemoteHost {
                 replies: Arc::clone(&runtime.replies),
                 writer: Arc::clone(&runtime.writer),
                 pid: Arc::clone(&runtime.pid),
-                socket: runtime.socket.clone(),
+                door: runtime.door.clone(),
                 connection: Arc::clone(&runtime.connection),
             },
         ));
@@ -175,7 +186,7 @@ struct Wires {
     replies: Replies,
     writer: Arc<tokio::sync::Mutex<Option<OwnedWriteHalf>>>,
     pid: Arc<AtomicU64>,
-    socket: PathBuf,
+    door: Door,
     connection: Arc<Mutex<Connection>>,
 }
 
@@ -211,7 +222,7 @@ impl Wires {
                 if e.seq > *last_seq {
                     *last_seq = e.seq;
                     let mut budget = WHOLE_BUDGET;
-                    let _ = self.events.send(whole(&self.socket, e, &mut budget).await);
+                    let _ = self.events.send(whole(&self.door, e, &mut budget).await);
                 }
             }
             ServerMsg::Snapshot { snapshot } => {
@@ -230,7 +241,7 @@ impl Wires {
                 for e in snapshot.recent {
                     if e.seq > *last_seq {
                         *last_seq = e.seq;
-                        let _ = self.events.send(whole(&self.socket, e, &mut budget).await);
+                        let _ = self.events.send(whole(&self.door, e, &mut budget).await);
                     }
                 }
             }
@@ -288,7 +299,7 @@ impl Wires {
             if link.strong_count() == 0 {
                 return None;
             }
-            if let Ok((r, w, new_pid)) = open(&self.socket, true).await {
+            if let Ok((r, w, new_pid)) = open(&self.door, true).await {
                 if u64::from(new_pid) != self.pid.swap(u64::from(new_pid), Ordering::SeqCst) {
                     // A new daemon numbers its events from 1 again.
                     *last_seq = 0;
@@ -316,11 +327,11 @@ const WHOLE_BUDGET: usize = 32 << 20;
 /// The event whole: when the daemon cut its texts to fit a line, they
 /// are fetched over a connection of their own (the stream waits), within
 /// `budget` bytes; on any failure the cut event, marker and all.
-async fn whole(socket: &Path, e: partner_protocol::Sequenced, budget: &mut usize) -> Event {
+async fn whole(door: &Door, e: partner_protocol::Sequenced, budget: &mut usize) -> Event {
     if e.cut == 0 || (e.cut as usize) > *budget {
         return e.event;
     }
-    let fetched = tokio::time::timeout(REPLY_TIMEOUT, fetch(socket, e.seq)).await;
+    let fetched = tokio::time::timeout(REPLY_TIMEOUT, fetch(door, e.seq)).await;
     match fetched {
         Ok(Ok(event)) => {
             *budget = budget.saturating_sub(e.cut as usize);
@@ -331,8 +342,8 @@ async fn whole(socket: &Path, e: partner_protocol::Sequenced, budget: &mut usize
 }
 
 /// Fetches recent event `seq` whole, piece by piece.
-async fn fetch(socket: &Path, seq: u64) -> Result<Event, String> {
-    let (read, mut write, _) = open(socket, false).await?;
+async fn fetch(door: &Door, seq: u64) -> Result<Event, String> {
+    let (read, mut write, _) = open(door, false).await?;
     let mut reader = BufReader::new(read);
     let mut pieces = partner_protocol::client::EventPieces::default();
     for id in 1.. {

@@ -6,10 +6,12 @@
 //! judges) and `partner-store` (where requests, decisions and rules are
 //! kept), nothing else of partner's: it decides, the engine executes.
 
+pub mod approvals;
 mod authority;
 mod decision;
 mod engine;
 pub mod network;
+pub mod partners;
 pub mod pending;
 mod policy;
 pub mod postgres;
@@ -23,6 +25,6 @@ pub use pending::{
     Decision, DecisionKind, PendingRequest, RequestStatus, RequestedAction, StandingRule,
 };
 pub use policy::{
-    DEFAULT_POLICY, Limits, Network, OneOrMany, Platform, Policy, PolicyError, RateLimit, Rule,
-    RuleDecision, Visibility,
+    DEFAULT_POLICY, Limits, Network, OneOrMany, Platform, Policy, PolicyError, Quorum, RateLimit,
+    Rule, RuleDecision, Visibility,
 };

@@ -104,6 +104,19 @@ pub struct PendingRequest {
     pub expires_at: Option<Millis>,
     /// When it was decided.
     pub decided_at: Option<Millis>,
+    /// The partners who may decide it, by name (none: any partner).
+    #[serde(default)]
+    pub deciders: Vec<String>,
+    /// How many partners must approve it (at least one).
+    #[serde(default = "one")]
+    pub approvals_needed: usize,
+    /// The partners who have approved it so far, while it waits for more.
+    #[serde(default)]
+    pub approved_by: Vec<String>,
+}
+
+fn one() -> usize {
+    1
 }
 
 impl PendingRequest {
@@ -125,7 +138,13 @@ impl PendingRequest {
     /// on its behalf).
     pub fn decidable_by(&self, by: &Authority) -> bool {
         match by {
-            Authority::Partner => true,
+            Authority::Partner | Authority::Named(_) => {
+                self.partner_may_decide(by).is_ok()
+                    && match self.waiting_on() {
+                        Authority::Named(name) => by.partner_name() == Some(name),
+                        _ => true,
+                    }
+            }
             Authority::Agent(name) => self.waiting_on() == by && !self.made_by(name),
         }
     }
@@ -178,13 +197,17 @@ pub struct NewRequest<'a> {
     pub action_id: Option<&'a str>,
     /// Agents whose messages led to the request.
     pub on_behalf_of: &'a [String],
+    /// The partners who may decide it (none: any).
+    pub deciders: &'a [String],
+    /// How many partners must approve it.
+    pub approvals_needed: usize,
     /// Span in the turn.
     pub span: (usize, usize),
     /// Timeout.
     pub expires_at: Option<Millis>,
 }
 
-const COLUMNS: &str = "id, agent, canonical, action_json, verb, marker, reason, authorities, authority_index, turn_id, raw_text, status, decided_by, decision, decision_note, created_at, expires_at, decided_at, thread, on_behalf_of, action_id";
+const COLUMNS: &str = "id, agent, canonical, action_json, verb, marker, reason, authorities, authority_index, turn_id, raw_text, status, decided_by, decision, decision_note, created_at, expires_at, decided_at, thread, on_behalf_of, action_id, deciders, approvals_needed, approved_by";
 
 fn from_row(r: &Row<'_>) -> rusqlite::Result<PendingRequest> {
     let authorities: String = r.get(7)?;
@@ -219,7 +242,15 @@ fn from_row(r: &Row<'_>) -> rusqlite::Result<PendingRequest> {
         thread: r.get(18)?,
         on_behalf_of: serde_json::from_str(&r.get::<_, String>(19)?).unwrap_or_default(),
         action_id: r.get(20)?,
+        deciders: serde_json::from_str(&r.get::<_, String>(21)?).unwrap_or_default(),
+        approvals_needed: usize::try_from(r.get::<_, i64>(22)?).unwrap_or(1).max(1),
+        approved_by: serde_json::from_str(&r.get::<_, String>(23)?).unwrap_or_default(),
     })
+}
+
+/// How many columns a request is read from.
+fn column_count() -> usize {
+    COLUMNS.split(',').count()
 }
 
 /// Parses `r12` (or `12`) into the row id.
@@ -235,8 +266,9 @@ pub fn create(
 ) -> Result<PendingRequest, MemoryError> {
     conn.execute(
         "INSERT INTO pending (agent, canonical, action_json, verb, marker, reason, authorities, turn_id, raw_text,
-                              span_start, span_end, created_at, expires_at, thread, on_behalf_of, action_id)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)",
+                              span_start, span_end, created_at, expires_at, thread, on_behalf_of, action_id,
+                              deciders, approvals_needed)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18)",
         params![
             new.agent,
             new.canonical,
@@ -253,7 +285,9 @@ pub fn create(
             new.expires_at,
             new.thread,
             serde_json::to_string(new.on_behalf_of).unwrap_or_else(|_| "[]".into()),
-            new.action_id
+            new.action_id,
+            serde_json::to_string(new.deciders).unwrap_or_else(|_| "[]".into()),
+            new.approvals_needed.max(1) as i64,
         ],
     )?;
     let id = conn.last_insert_rowid();
@@ -337,7 +371,10 @@ pub fn take_unrouted(
          WHERE routed_at IS NULL AND status != 'waiting' AND result IS NOT NULL ORDER BY decided_at, id"
     ))?;
     let rows: Vec<(PendingRequest, String)> = stmt
-        .query_map([], |r| Ok((from_row(r)?, r.get::<_, String>(21)?)))?
+        // `result` comes after every column of a request.
+        .query_map([], |r| {
+            Ok((from_row(r)?, r.get::<_, String>(column_count())?))
+        })?
         .filter(|row| {
             row.as_ref()
                 .map_or(true, |(request, _)| ours(&request.agent))

@@ -92,6 +92,79 @@ pub struct Rule {
     pub routine: Option<RuleDecision>,
     /// Shown to the partner and the agent.
     pub reason: Option<String>,
+    /// The partners who may decide what this rule asks (by name; none:
+    /// any partner).
+    pub partners: Option<OneOrMany>,
+    /// How many partners must approve what this rule asks (default 1).
+    pub approvals: Option<usize>,
+}
+
+/// The most approvals a rule may require.
+pub const MAX_APPROVALS: usize = 9;
+
+/// Which partners may decide a request and how many must approve it.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Quorum {
+    /// The partners who may decide it (none: any partner).
+    pub partners: Vec<String>,
+    /// How many must approve it (at least one).
+    pub approvals: usize,
+}
+
+impl Quorum {
+    /// The quorum of `rule`: its partners and approvals.
+    pub fn of(rule: &Rule) -> Self {
+        Quorum {
+            partners: rule
+                .partners
+                .as_ref()
+                .map(|p| p.values().iter().map(|s| s.to_string()).collect())
+                .unwrap_or_default(),
+            approvals: rule.approvals.unwrap_or(1).max(1),
+        }
+    }
+
+    /// The rule's checks: good names, a count it can reach, no agent
+    /// authority beside it.
+    fn check(&self, rule: &Rule) -> Result<(), String> {
+        for name in &self.partners {
+            crate::partners::check_name(name).map_err(|e| e.to_string())?;
+        }
+        if rule.approvals.is_some_and(|n| n == 0 || n > MAX_APPROVALS) {
+            return Err(format!("approvals must be 1 to {MAX_APPROVALS}"));
+        }
+        if !self.partners.is_empty() && self.approvals > self.partners.len() {
+            return Err(format!(
+                "approvals = {} but only {} partners may decide",
+                self.approvals,
+                self.partners.len()
+            ));
+        }
+        let agents = rule
+            .authority
+            .as_ref()
+            .and_then(|a| parse_authorities(a).ok())
+            .is_some_and(|a| a.iter().any(|a| !a.is_partner()));
+        if agents && (!self.partners.is_empty() || self.approvals > 1) {
+            return Err(
+                "partners and approvals are for rules decided by partners, not agents".into(),
+            );
+        }
+        Ok(())
+    }
+
+    /// What the queue says of it ("alice or bob; 2 approvals"), empty for
+    /// any one partner.
+    pub fn describe(&self) -> String {
+        let mut parts = Vec::new();
+        if !self.partners.is_empty() {
+            parts.push(format!("decided by {}", self.partners.join(" or ")));
+        }
+        if self.approvals > 1 {
+            parts.push(format!("needs {} partners to approve", self.approvals));
+        }
+        parts.join("; ")
+    }
 }
 
 fn marker_name(marker: Option<Marker>) -> &'static str {
@@ -364,6 +437,14 @@ impl Policy {
             if let Some(authority) = &rule.authority {
                 parse_authorities(authority).map_err(|m| at(locate("authority"), m))?;
             }
+            Quorum::of(rule).check(rule).map_err(|m| {
+                let field = if m.starts_with("approvals") {
+                    "approvals"
+                } else {
+                    "partners"
+                };
+                at(locate(field), m)
+            })?;
         }
         let request_timeout = file
             .request_timeout
@@ -400,6 +481,18 @@ impl Policy {
             .iter()
             .enumerate()
             .find(|(_, r)| r.matches(agent, action))
+    }
+
+    /// Which partners may decide `agent`'s `action` and how many must
+    /// approve it: the first matching rule's say (any one partner when it
+    /// says nothing).
+    pub fn quorum_for(&self, agent: &str, action: &ParsedAction) -> Quorum {
+        self.rule_for(agent, action)
+            .map(|(_, rule)| Quorum::of(rule))
+            .unwrap_or(Quorum {
+                partners: Vec::new(),
+                approvals: 1,
+            })
     }
 
     /// The authorities a rule names, or the default ones.

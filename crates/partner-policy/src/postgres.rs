@@ -7,6 +7,7 @@
 
 use postgres::{GenericClient, Row};
 
+use crate::approvals::Approving;
 use crate::pending::{NewRequest, NewRule, PendingRequest, RequestedAction, StandingRule};
 use crate::requests::{DecideError, Decided, Requests, second};
 use crate::{Authority, RequestStatus};
@@ -15,7 +16,7 @@ use partner_dialect::Verb;
 use partner_store::memory::MemoryError;
 use partner_store::postgres::{PgStore, channel, failed};
 
-const COLUMNS: &str = "id, agent, canonical, action_json, verb, marker, reason, authorities, authority_index, turn_id, raw_text, status, decided_by, decision, decision_note, created_at, expires_at, decided_at, thread, on_behalf_of, action_id";
+const COLUMNS: &str = "id, agent, canonical, action_json, verb, marker, reason, authorities, authority_index, turn_id, raw_text, status, decided_by, decision, decision_note, created_at, expires_at, decided_at, thread, on_behalf_of, action_id, deciders, approvals_needed, approved_by";
 
 const RULE_COLUMNS: &str =
     "id, agent, verb, target, effect, reason, created_by, created_at, expires_at, op";
@@ -46,6 +47,9 @@ fn request_of(r: &Row) -> PendingRequest {
         thread: r.get(18),
         on_behalf_of: serde_json::from_str(r.get::<_, &str>(19)).unwrap_or_default(),
         action_id: r.get(20),
+        deciders: serde_json::from_str(r.get::<_, &str>(21)).unwrap_or_default(),
+        approvals_needed: usize::try_from(r.get::<_, i64>(22)).unwrap_or(1).max(1),
+        approved_by: serde_json::from_str(r.get::<_, &str>(23)).unwrap_or_default(),
     }
 }
 
@@ -96,8 +100,9 @@ impl Requests for PgStore {
             .query_one(
                 &format!(
                     "INSERT INTO pending (agent, canonical, action_json, verb, marker, reason, authorities, turn_id, raw_text,
-                                          span_start, span_end, created_at, expires_at, thread, on_behalf_of, action_id)
-                     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)
+                                          span_start, span_end, created_at, expires_at, thread, on_behalf_of, action_id,
+                                          deciders, approvals_needed)
+                     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18)
                      RETURNING {COLUMNS}"
                 ),
                 &[
@@ -117,6 +122,8 @@ impl Requests for PgStore {
                     &new.thread,
                     &json(&new.on_behalf_of, "[]"),
                     &new.action_id,
+                    &json(&new.deciders, "[]"),
+                    &(new.approvals_needed.max(1) as i64),
                 ],
             )
             .map_err(failed)?;
@@ -172,6 +179,38 @@ impl Requests for PgStore {
             }
             None => Err(second(id, get(&mut tx, id)?)),
         }
+    }
+
+    fn add_approval(&self, id: &str, name: &str) -> Result<Approving, MemoryError> {
+        let Some(row) = crate::pending::row_id(id) else {
+            return Ok(Approving::NotWaiting);
+        };
+        let mut client = self.client();
+        let mut tx = client.transaction().map_err(failed)?;
+        // The row is locked until this commits: two partners approving at
+        // once are both counted.
+        let found = tx
+            .query_opt(
+                "SELECT approved_by FROM pending WHERE id = $1 AND status = 'waiting' FOR UPDATE",
+                &[&row],
+            )
+            .map_err(failed)?;
+        let Some(found) = found else {
+            return Ok(Approving::NotWaiting);
+        };
+        let mut approved: Vec<String> =
+            serde_json::from_str(found.get::<_, &str>(0)).unwrap_or_default();
+        if approved.iter().any(|a| a == name) {
+            return Ok(Approving::Again);
+        }
+        approved.push(name.to_string());
+        tx.execute(
+            "UPDATE pending SET approved_by = $2 WHERE id = $1",
+            &[&row, &json(&approved, "[]")],
+        )
+        .map_err(failed)?;
+        tx.commit().map_err(failed)?;
+        Ok(Approving::Added(approved))
     }
 
     fn add_rule(&self, rule: &NewRule<'_>, now: Millis) -> Result<i64, MemoryError> {

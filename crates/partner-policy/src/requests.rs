@@ -8,6 +8,7 @@ use partner_core::clock::Millis;
 use partner_store::memory::{MemoryError, MemoryStore};
 
 use crate::RequestStatus;
+use crate::approvals::Approving;
 use crate::pending::{self, NewRequest, NewRule, PendingRequest, StandingRule};
 
 /// A decision to record.
@@ -67,6 +68,9 @@ pub trait Requests: Send + Sync {
         decided: &Decided<'_>,
         now: Millis,
     ) -> Result<PendingRequest, DecideError>;
+    /// Adds partner `name`'s approval to a waiting request that needs
+    /// several; each partner counts once.
+    fn add_approval(&self, id: &str, name: &str) -> Result<Approving, MemoryError>;
     /// Adds a standing rule; its id.
     fn add_rule(&self, rule: &NewRule<'_>, now: Millis) -> Result<i64, MemoryError>;
     /// The standing rules in force at `now`.
@@ -113,6 +117,10 @@ impl Requests for MemoryStore {
                 Err(second(id, pending::get(tx, id)?))
             }
         })
+    }
+
+    fn add_approval(&self, id: &str, name: &str) -> Result<Approving, MemoryError> {
+        self.transaction(|tx| crate::approvals::add_approval(tx, id, name))
     }
 
     fn add_rule(&self, rule: &NewRule<'_>, now: Millis) -> Result<i64, MemoryError> {

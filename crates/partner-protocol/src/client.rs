@@ -3,6 +3,7 @@
 //! write with a timeout and every line bounded.
 
 use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpStream;
 use std::os::unix::net::UnixStream;
 use std::path::Path;
 use std::time::Duration;
@@ -12,10 +13,27 @@ use super::{MAX_LINE, Op, Request, ServerMsg, VERSION, line, parse};
 /// How long a client waits for the daemon to answer.
 pub const TIMEOUT: Duration = Duration::from_secs(10);
 
+/// The reading half of a connection: a Unix or a TCP stream.
+trait Incoming: Read + Send {
+    fn set_read_timeout(&self, wait: Option<Duration>) -> std::io::Result<()>;
+}
+
+impl Incoming for UnixStream {
+    fn set_read_timeout(&self, wait: Option<Duration>) -> std::io::Result<()> {
+        UnixStream::set_read_timeout(self, wait)
+    }
+}
+
+impl Incoming for TcpStream {
+    fn set_read_timeout(&self, wait: Option<Duration>) -> std::io::Result<()> {
+        TcpStream::set_read_timeout(self, wait)
+    }
+}
+
 /// A connection to a daemon.
 pub struct Client {
-    reader: BufReader<UnixStream>,
-    writer: UnixStream,
+    reader: BufReader<Box<dyn Incoming>>,
+    writer: Box<dyn Write + Send>,
     next_id: u64,
     /// The daemon's process id (from its welcome).
     pub pid: u32,
@@ -45,13 +63,45 @@ impl Client {
     /// Connects to the daemon listening on `socket` and says hello as
     /// `who` (`cli`, `console`: for the daemon's log).
     pub fn connect(socket: &Path, who: &str) -> Result<Self, ClientError> {
+        Self::connect_as(socket, who, None)
+    }
+
+    /// [`Client::connect`] showing a partner's token, to act under that
+    /// partner's name.
+    pub fn connect_as(socket: &Path, who: &str, token: Option<&str>) -> Result<Self, ClientError> {
         let stream = UnixStream::connect(socket)
             .map_err(|_| ClientError::NoDaemon(socket.display().to_string()))?;
         stream.set_read_timeout(Some(TIMEOUT)).map_err(io)?;
         stream.set_write_timeout(Some(TIMEOUT)).map_err(io)?;
         let writer = stream.try_clone().map_err(io)?;
+        Self::greet(Box::new(stream), Box::new(writer), who, token)
+    }
+
+    /// Connects to a daemon's TCP listener at `addr` with a partner's
+    /// token (within [`TIMEOUT`]).
+    pub fn connect_tcp(
+        addr: std::net::SocketAddr,
+        who: &str,
+        token: &str,
+    ) -> Result<Self, ClientError> {
+        let stream = TcpStream::connect_timeout(&addr, TIMEOUT)
+            .map_err(|_| ClientError::NoDaemon(addr.to_string()))?;
+        stream.set_read_timeout(Some(TIMEOUT)).map_err(io)?;
+        stream.set_write_timeout(Some(TIMEOUT)).map_err(io)?;
+        stream.set_nodelay(true).map_err(io)?;
+        let writer = stream.try_clone().map_err(io)?;
+        Self::greet(Box::new(stream), Box::new(writer), who, Some(token))
+    }
+
+    /// Says hello and reads the welcome.
+    fn greet(
+        read: Box<dyn Incoming>,
+        writer: Box<dyn Write + Send>,
+        who: &str,
+        token: Option<&str>,
+    ) -> Result<Self, ClientError> {
         let mut client = Client {
-            reader: BufReader::new(stream),
+            reader: BufReader::new(read),
             writer,
             next_id: 1,
             pid: 0,
@@ -60,7 +110,7 @@ impl Client {
         client.send(&Op::Hello {
             version: VERSION,
             client: format!("{who} {}", std::process::id()),
-            token: None,
+            token: token.map(str::to_string),
         })?;
         match client.read()? {
             ServerMsg::Welcome { pid, name, .. } => {

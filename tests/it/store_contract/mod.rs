@@ -20,6 +20,7 @@ pub(crate) use partner::postgres::PgStore;
 
 mod crash;
 mod memory;
+mod partners;
 mod queue;
 mod records;
 
@@ -88,6 +89,8 @@ pub(crate) fn ask(q: &dyn Requests, n: usize) -> partner::permission::PendingReq
             on_behalf_of: &[],
             span: (0, canonical.len()),
             expires_at: None,
+            deciders: &[],
+            approvals_needed: 1,
         },
         T,
     )

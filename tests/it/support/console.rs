@@ -56,6 +56,9 @@ pub fn request(
         created_at: NOW - age_s * 1000,
         expires_at: None,
         decided_at: None,
+        deciders: Vec::new(),
+        approvals_needed: 1,
+        approved_by: Vec::new(),
     }
 }
 

@@ -63,16 +63,19 @@ impl Rig {
         value: &str,
     ) {
         self.exec
-            .partner_set_block(BlockSpec {
-                agent: agent.into(),
-                label: label.into(),
-                kind,
-                permission,
-                char_limit: 5000,
-                description: String::new(),
-                value: value.into(),
-                shared: false,
-            })
+            .partner_set_block(
+                BlockSpec {
+                    agent: agent.into(),
+                    label: label.into(),
+                    kind,
+                    permission,
+                    char_limit: 5000,
+                    description: String::new(),
+                    value: value.into(),
+                    shared: false,
+                },
+                &partner::permission::Authority::Partner,
+            )
             .unwrap();
     }
 

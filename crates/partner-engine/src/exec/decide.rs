@@ -8,6 +8,7 @@ use super::commit::{Approval, Origin, Settled};
 use super::context::TurnContext;
 use super::executor::{ExecError, Executor};
 use super::handlers::Effect;
+use super::quorum::Counted;
 use super::registry::Cancel;
 use partner_policy::pending::{self};
 use partner_policy::{
@@ -113,10 +114,17 @@ impl Executor {
     ) -> Result<ActionReport, ExecError> {
         self.decide_inner(id, decision, by, cancel.as_ref())
             .map_err(|e| match e {
-                ExecError::Memory(MemoryError::Conflict(_)) => ExecError::NotWaiting {
-                    id: id.to_string(),
-                    status: "already decided".into(),
-                },
+                // Someone decided it meanwhile (perhaps in another process):
+                // say who, as the request now records it.
+                ExecError::Memory(MemoryError::Conflict(_)) => {
+                    match pending::get(&self.store.read(), id) {
+                        Ok(Some(request)) => not_waiting(&request),
+                        _ => ExecError::NotWaiting {
+                            id: id.to_string(),
+                            status: "decided".into(),
+                        },
+                    }
+                }
                 other => other,
             })
     }
@@ -131,6 +139,20 @@ impl Executor {
         let request = pending::get(&self.store.conn(), id)?
             .ok_or_else(|| ExecError::NoRequest(id.to_string()))?;
         may_decide(&request, &decision, by)?;
+        let mut path = vec![
+            request.reason.clone(),
+            format!("{} by {by}", decision.name()),
+        ];
+        if decision.approves() {
+            match self.count_approval(&request, &decision, by)? {
+                Counted::Waits(report) => return Ok(*report),
+                Counted::Complete(approvers) if !approvers.is_empty() => path.push(format!(
+                    "approved by partner {}",
+                    approvers.join(" and partner ")
+                )),
+                Counted::Complete(_) => {}
+            }
+        }
         let ctx = request_context(&request);
         let origin = Origin::whole(&request.raw_text, TraceSource::Agent);
         let check = Check {
@@ -138,10 +160,7 @@ impl Executor {
                 authorities: request.authorities.clone(),
                 reason: request.reason.clone(),
             },
-            path: vec![
-                request.reason.clone(),
-                format!("{} by {by}", decision.name()),
-            ],
+            path,
             charge: None,
         };
         let approval = Approval {
@@ -242,18 +261,12 @@ impl Executor {
     ) -> Result<ActionReport, ExecError> {
         let request = pending::get(&self.store.conn(), id)?
             .ok_or_else(|| ExecError::NoRequest(id.to_string()))?;
-        if request.status != RequestStatus::Waiting {
-            return Err(ExecError::NotWaiting {
-                id: request.id.clone(),
-                status: request.status.as_str().to_string(),
-            });
-        }
-        if !request.decidable_by(by) {
-            return Err(ExecError::NotYours {
-                id: request.id.clone(),
-                by: by.to_string(),
-                waiting_on: request.waiting_on().to_string(),
-            });
+        may_decide(&request, &Decision::ApproveOnce, by)?;
+        if request.approvals_needed > 1 {
+            return Err(ExecError::Refused(format!(
+                "{} needs {} partners to approve it, and an edit would be approved by one: approve it as it is, or deny it",
+                request.id, request.approvals_needed
+            )));
         }
         let parsed = self.parser_for(&request.agent).parse(text);
         if let Some(error) = parsed.errors.first() {
@@ -394,9 +407,15 @@ fn may_decide(
     by: &Authority,
 ) -> Result<(), ExecError> {
     if request.status != RequestStatus::Waiting {
-        return Err(ExecError::NotWaiting {
+        return Err(not_waiting(request));
+    }
+    if by.is_partner()
+        && let Err(why) = request.partner_may_decide(by)
+    {
+        return Err(ExecError::NotDecider {
             id: request.id.clone(),
-            status: request.status.as_str().to_string(),
+            by: by.to_string(),
+            why: why.to_string(),
         });
     }
     let own_cancel =
@@ -418,4 +437,17 @@ fn may_decide(
         });
     }
     Ok(())
+}
+
+/// What deciding a request that no longer waits is told: how it was
+/// decided, and by whom.
+pub(super) fn not_waiting(request: &PendingRequest) -> ExecError {
+    let status = request.status.as_str().replace('_', " ");
+    ExecError::NotWaiting {
+        id: request.id.clone(),
+        status: match &request.decided_by {
+            Some(by) => format!("{status} by {by}"),
+            None => status,
+        },
+    }
 }

@@ -50,6 +50,17 @@ pub enum ExecError {
         /// Who it waits on.
         waiting_on: String,
     },
+    /// A partner tried to decide a request the policy gives to others (or
+    /// to several partners, each under their own name).
+    #[error("{by} may not decide {id}: {why}")]
+    NotDecider {
+        /// The request.
+        id: String,
+        /// Who tried.
+        by: String,
+        /// Who may, in words.
+        why: String,
+    },
     /// An agent tried to decide a request it made, or one made on its behalf.
     #[error("{by} may not decide {id}: it made the request or it was made on its behalf")]
     OwnRequest {

@@ -13,6 +13,7 @@ mod executor;
 mod handlers;
 mod own_command;
 mod partner;
+mod quorum;
 pub mod registry;
 pub mod replay;
 

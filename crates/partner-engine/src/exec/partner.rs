@@ -13,7 +13,7 @@ use super::handlers::Effect;
 use super::registry::ActionError;
 use partner_core::clock::Millis;
 use partner_dialect::Verb;
-use partner_policy::{Check, Verdict};
+use partner_policy::{Authority, Check, Verdict};
 use partner_protocol::report::{ActionInfo, ActionReport};
 use partner_store::memory::records::set_halted;
 use partner_store::memory::{MemoryError, NewBlock, blocks};
@@ -36,8 +36,12 @@ impl Executor {
 
     /// Creates or rewrites a block as the partner: the same versioning as
     /// an agent's write, recorded in the trace.
-    pub fn partner_set_block(&self, spec: BlockSpec) -> Result<ActionReport, ExecError> {
-        self.partner_store(spec, None)
+    pub fn partner_set_block(
+        &self,
+        spec: BlockSpec,
+        by: &Authority,
+    ) -> Result<ActionReport, ExecError> {
+        self.partner_store(spec, None, by)
     }
 
     /// Rewrites an existing block as the partner, if it is still at
@@ -49,8 +53,9 @@ impl Executor {
         &self,
         spec: BlockSpec,
         base_version: i64,
+        by: &Authority,
     ) -> Result<ActionReport, ExecError> {
-        self.partner_store(spec, Some(base_version))
+        self.partner_store(spec, Some(base_version), by)
     }
 
     /// Writes a block as the partner; with a base version, only if the
@@ -59,8 +64,10 @@ impl Executor {
         &self,
         spec: BlockSpec,
         base_version: Option<i64>,
+        by: &Authority,
     ) -> Result<ActionReport, ExecError> {
         let ctx = TurnContext::new(&spec.agent, "", "partner");
+        let who = by.to_string();
         let canonical = format!(
             ":memory set {} {} {}",
             spec.agent,
@@ -69,6 +76,7 @@ impl Executor {
         );
         self.partner_op(
             &ctx,
+            by,
             canonical,
             "set",
             TraceOp::SetBlock {
@@ -94,9 +102,7 @@ impl Executor {
                     }
                 }
                 let (block, change) = match existing {
-                    Some(_) => {
-                        blocks::write(tx, &spec.agent, &spec.label, &spec.value, "partner", now)?
-                    }
+                    Some(_) => blocks::write(tx, &spec.agent, &spec.label, &spec.value, &who, now)?,
                     None => {
                         let new = NewBlock {
                             agent: spec.agent.clone(),
@@ -109,7 +115,7 @@ impl Executor {
                             pinned: false,
                             shared: spec.shared,
                         };
-                        blocks::create(tx, &new, "partner", now)?
+                        blocks::create(tx, &new, &who, now)?
                     }
                 };
                 Ok(Effect {
@@ -128,19 +134,26 @@ impl Executor {
     }
 
     /// Undoes a block's last change as the partner (recorded in the trace).
-    pub fn partner_undo(&self, agent: &str, label: &str) -> Result<ActionReport, ExecError> {
+    pub fn partner_undo(
+        &self,
+        agent: &str,
+        label: &str,
+        by: &Authority,
+    ) -> Result<ActionReport, ExecError> {
         let ctx = TurnContext::new(agent, "", "partner");
+        let who = by.to_string();
         let op = TraceOp::Undo {
             agent: agent.to_string(),
             label: label.to_string(),
         };
         self.partner_op(
             &ctx,
+            by,
             format!(":memory undo {agent} {label}"),
             "undo",
             op,
             |tx, now| {
-                let change = blocks::undo(tx, agent, label, "partner", now)?;
+                let change = blocks::undo(tx, agent, label, &who, now)?;
                 Ok(Effect {
                     text: format!(
                         "{label} is back to its previous value (v{})",
@@ -154,9 +167,12 @@ impl Executor {
         )
     }
 
+    /// Runs a partner's edit (`apply`, in the transaction of its trace
+    /// record), recorded as made by `by`.
     pub(super) fn partner_op(
         &self,
         ctx: &TurnContext,
+        by: &Authority,
         canonical: String,
         verb: &str,
         op: TraceOp,
@@ -170,7 +186,7 @@ impl Executor {
         };
         let check = Check {
             verdict: Verdict::Allow,
-            path: vec!["the partner's own edit".into()],
+            path: vec![format!("an edit by {by}")],
             charge: None,
         };
         // The partner's own edits are no dialect verbs; they are recorded
@@ -203,6 +219,8 @@ impl Executor {
                     now,
                     false,
                 );
+                record.decision.decided_by = Some(by.to_string());
+                record.decision.decision = Some("edit".into());
                 self.finalize(tx, &mut record, None, now)?;
                 Ok((effect, record))
             });

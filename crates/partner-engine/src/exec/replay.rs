@@ -347,9 +347,16 @@ impl Executor {
         if let (Some(name), Some(why)) = (tool["name"].as_str(), tool["unavailable"].as_str()) {
             self.tools.pin_unavailable(name, why);
         }
+        // A partner's edit is redone under the name it was made by.
+        let by: partner_policy::Authority = record
+            .decision
+            .decided_by
+            .as_deref()
+            .and_then(|by| by.parse().ok())
+            .unwrap_or(partner_policy::Authority::Partner);
         let report = match &record.op {
-            TraceOp::SetBlock { block } => self.partner_set_block(block.clone()),
-            TraceOp::Undo { agent, label } => self.partner_undo(agent, label),
+            TraceOp::SetBlock { block } => self.partner_set_block(block.clone(), &by),
+            TraceOp::Undo { agent, label } => self.partner_undo(agent, label, &by),
             TraceOp::Action => {
                 let parsed = parser.parse(&record.canonical);
                 let Some(action) = parsed.actions.into_iter().next() else {

@@ -376,6 +376,7 @@ impl Executor {
             Some(note) => format!("?{note}"),
             None => m.sigil().to_string(),
         });
+        let quorum = self.quorum(&ctx.agent, resolved, authorities);
         let made = self.store.transaction(|tx| {
             if let Some(charge) = &check.charge
                 && let Some(reason) = charge.take(tx, now)?
@@ -399,6 +400,8 @@ impl Executor {
                     on_behalf_of: &ctx.on_behalf_of,
                     span: origin.span,
                     expires_at,
+                    deciders: &quorum.partners,
+                    approvals_needed: quorum.approvals,
                 },
                 now,
             )
@@ -420,8 +423,27 @@ impl Executor {
         );
         report.data = json!({ "request": request.id });
         report.path = check.path.clone();
+        report
+            .path
+            .extend(Some(quorum.describe()).filter(|n| !n.is_empty()));
         report.request = Some(request);
         Ok(report)
+    }
+
+    /// Which partners decide a request and how many must approve it: when
+    /// agents are asked, the partners' say does not apply (the policy
+    /// refuses a rule that mixes them).
+    fn quorum(
+        &self,
+        agent: &str,
+        action: &ParsedAction,
+        authorities: &[partner_policy::Authority],
+    ) -> partner_policy::Quorum {
+        if authorities.iter().all(|a| a.is_partner()) {
+            self.engine.policy().quorum_for(agent, action)
+        } else {
+            partner_policy::Quorum::default()
+        }
     }
 
     pub(super) fn run_batch(

@@ -10,7 +10,7 @@ mod queue;
 
 use partner_core::clock::Clock;
 use partner_engine::exec::{ExecError, Executor};
-use partner_policy::pending;
+use partner_policy::{Authority, pending};
 use partner_protocol::views::{
     self, DATA_BUDGET, Found, Listed, OLDER_PAGE, SaveOutcome, TRACE_WINDOW, TracePage,
 };
@@ -48,12 +48,14 @@ fn listed<T: serde::Serialize>(what: &str, items: Vec<T>) -> Result<Answer, Stri
 }
 
 /// Does what a read or an edit of the console asks, on the blocking pool.
-pub async fn answer(served: &Served, op: Op) -> Result<Answer, String> {
-    blocking(served, move |ex| read(ex, op)).await?
+/// An edit is recorded as `by`'s.
+pub async fn answer(served: &Served, op: Op, by: &Authority) -> Result<Answer, String> {
+    let by = by.clone();
+    blocking(served, move |ex| read(ex, op, &by)).await?
 }
 
 /// The work itself, with the executor.
-fn read(ex: &Executor, op: Op) -> Result<Answer, String> {
+fn read(ex: &Executor, op: Op, by: &Authority) -> Result<Answer, String> {
     let now = partner_core::clock::SystemClock.now_ms();
     match op {
         Op::Queue => queue::answer(ex),
@@ -104,7 +106,7 @@ fn read(ex: &Executor, op: Op) -> Result<Answer, String> {
             value,
             base_version,
         } => {
-            let outcome = save_block(ex, &agent, &label, value, base_version);
+            let outcome = save_block(ex, (&agent, &label), value, base_version, by);
             data(format!("{agent}/{label}"), &outcome)
         }
         Op::Verbs => data(
@@ -202,7 +204,13 @@ fn search(ex: &Executor, query: &str) -> Result<Answer, String> {
 
 /// Writes a block as the partner if it is still at `base`; a block that
 /// changed since comes back as it is now.
-fn save_block(ex: &Executor, agent: &str, label: &str, value: String, base: i64) -> SaveOutcome {
+fn save_block(
+    ex: &Executor,
+    (agent, label): (&str, &str),
+    value: String,
+    base: i64,
+    by: &Authority,
+) -> SaveOutcome {
     let current = match blocks::get(&ex.store().read(), agent, label) {
         Ok(Some(block)) => block,
         Ok(None) => return SaveOutcome::Failed(format!("block {label} no longer exists")),
@@ -218,7 +226,7 @@ fn save_block(ex: &Executor, agent: &str, label: &str, value: String, base: i64)
         value,
         shared: current.shared,
     };
-    match ex.partner_write_block(spec, base) {
+    match ex.partner_write_block(spec, base, by) {
         Ok(report) => SaveOutcome::Saved(report.text),
         Err(ExecError::Memory(MemoryError::Conflict(_))) => {
             match blocks::get(&ex.store().read(), agent, label) {

@@ -15,8 +15,9 @@ impl Runtime {
             Command::Decide {
                 id,
                 decision,
+                by,
                 reply,
-            } => self.decide(id, decision, reply),
+            } => self.decide(id, decision, by, reply),
             Command::SetPulse {
                 agent,
                 interval,
@@ -91,7 +92,8 @@ impl Runtime {
         &mut self,
         id: String,
         decision: Decision,
-        reply: oneshot::Sender<Result<(), String>>,
+        by: Authority,
+        reply: oneshot::Sender<Result<Option<String>, String>>,
     ) {
         let executor = Arc::clone(&self.env.executor);
         let effects = Arc::clone(&self.effects);
@@ -105,8 +107,13 @@ impl Runtime {
             });
             let answer = partner_core::isolate::contain(|| {
                 executor
-                    .decide_cancellable(&id, decision, &Authority::Partner, cancel)
-                    .map(|_| ())
+                    .decide_cancellable(&id, decision, &by, cancel)
+                    .map(|report| {
+                        // Still waiting (for another partner's approval):
+                        // what the one who decided is told.
+                        (report.status == partner_protocol::report::ActionStatus::Pending)
+                            .then_some(report.text)
+                    })
                     .map_err(|e| e.to_string())
             })
             .unwrap_or_else(|panic| {

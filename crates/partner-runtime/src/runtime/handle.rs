@@ -9,7 +9,7 @@ use tokio::sync::{broadcast, mpsc, oneshot};
 use super::{AgentStatus, Command};
 use crate::events::Event;
 use partner_engine::exec::Executor;
-use partner_policy::Decision;
+use partner_policy::{Authority, Decision};
 
 /// Talks to a running constellation.
 #[derive(Debug, Clone)]
@@ -88,11 +88,26 @@ impl RuntimeHandle {
     /// action it runs) is a task of its own, and halting the requester
     /// cancels an effect it is still waiting on.
     pub async fn decide(&self, id: &str, decision: Decision) -> Result<(), String> {
+        self.decide_as(id, decision, Authority::Partner)
+            .await
+            .map(|_| ())
+    }
+
+    /// [`Handle::decide`] as `by` (a named partner): `Some` with what they
+    /// are told when the request still waits (for another partner's
+    /// approval).
+    pub async fn decide_as(
+        &self,
+        id: &str,
+        decision: Decision,
+        by: Authority,
+    ) -> Result<Option<String>, String> {
         let (reply, rx) = oneshot::channel();
         self.tx
             .send(Command::Decide {
                 id: id.into(),
                 decision,
+                by,
                 reply,
             })
             .map_err(|_| "the runtime has stopped".to_string())?;

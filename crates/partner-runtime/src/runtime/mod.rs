@@ -90,7 +90,8 @@ enum Command {
     Decide {
         id: String,
         decision: Decision,
-        reply: oneshot::Sender<Result<(), String>>,
+        by: partner_policy::Authority,
+        reply: oneshot::Sender<Result<Option<String>, String>>,
     },
     SetPulse {
         agent: String,
@@ -277,7 +278,10 @@ fn create_blocks(config: &ConstellationConfig, executor: &Executor, env: &TurnEn
             .ok()
             .flatten()
             .is_some();
-            if !exists && let Err(e) = executor.partner_set_block(block.clone()) {
+            if !exists
+                && let Err(e) =
+                    executor.partner_set_block(block.clone(), &partner_policy::Authority::Partner)
+            {
                 env.emit(Event::Error {
                     agent: Some(agent.name.clone()),
                     message: format!("could not create block {}: {e}", block.label),

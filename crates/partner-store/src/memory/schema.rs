@@ -290,6 +290,20 @@ pub const MIGRATIONS: &[&str] = &[
     DROP TABLE vectors;
     ALTER TABLE vectors_by_embedder RENAME TO vectors;
     "#,
+    // 8: partners, each with a token of their own (only its SHA-256 is
+    // kept), and what a request needs of them: which partners may decide
+    // it (none named: any), how many must approve it, and who has.
+    r#"
+    CREATE TABLE partners (
+        name TEXT PRIMARY KEY,
+        token_hash TEXT NOT NULL UNIQUE,
+        created_at INTEGER NOT NULL,
+        revoked_at INTEGER
+    );
+    ALTER TABLE pending ADD COLUMN deciders TEXT NOT NULL DEFAULT '[]';
+    ALTER TABLE pending ADD COLUMN approvals_needed INTEGER NOT NULL DEFAULT 1;
+    ALTER TABLE pending ADD COLUMN approved_by TEXT NOT NULL DEFAULT '[]';
+    "#,
 ];
 
 /// The schema version this binary writes.

@@ -199,6 +199,18 @@ pub const MIGRATIONS: &[&str] = &[
         created_at BIGINT NOT NULL
     );
     "#,
+    // 8: partners and what a request needs of them (as on SQLite).
+    r#"
+    CREATE TABLE partners (
+        name TEXT PRIMARY KEY,
+        token_hash TEXT NOT NULL UNIQUE,
+        created_at BIGINT NOT NULL,
+        revoked_at BIGINT
+    );
+    ALTER TABLE pending ADD COLUMN deciders TEXT NOT NULL DEFAULT '[]';
+    ALTER TABLE pending ADD COLUMN approvals_needed BIGINT NOT NULL DEFAULT 1;
+    ALTER TABLE pending ADD COLUMN approved_by TEXT NOT NULL DEFAULT '[]';
+    "#,
 ];
 
 /// Brings the schema up to date: under the advisory lock, the version is

@@ -328,11 +328,11 @@ fn request_row(r: &PendingRequest, selected: bool, width: usize, view: &View<'_>
         ),
         (None, Some(at)) => format!(
             " {} · {} · {} left",
-            r.waiting_on(),
+            waits_on(r),
             age(now, r.created_at),
             human_duration(at - now)
         ),
-        (None, None) => format!(" {} · {}", r.waiting_on(), age(now, r.created_at)),
+        (None, None) => format!(" {} · {}", waits_on(r), age(now, r.created_at)),
     };
     let marker = if selected { "▸" } else { " " };
     let id = format!("{marker}{:<4}", r.id);
@@ -454,6 +454,30 @@ fn provenance_lines(r: &PendingRequest, view: &View<'_>) -> Vec<Line<'static>> {
 
 /// What the agent wrote around a request's action in the turn it came
 /// from: its prose, without the actions.
+/// Who a request waits on, as the queue says it: its authority, or the
+/// partners its rule names; and, when it needs several approvals, how
+/// many it has and whose.
+fn waits_on(r: &PendingRequest) -> String {
+    let who = if r.deciders.is_empty() {
+        r.waiting_on().to_string()
+    } else {
+        r.deciders.join(" or ")
+    };
+    if r.approvals_needed <= 1 {
+        return who;
+    }
+    let whose = if r.approved_by.is_empty() {
+        String::new()
+    } else {
+        format!(": {}", r.approved_by.join(", "))
+    };
+    format!(
+        "{who} · {} of {} approved{whose}",
+        r.approved_by.len(),
+        r.approvals_needed
+    )
+}
+
 fn stated_reason(model: &Model, r: &PendingRequest) -> Option<String> {
     let turn = r
         .action_id

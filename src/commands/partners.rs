@@ -1,0 +1,130 @@
+//! `partner partners`: the people who decide, each with a name and a
+//! token of their own. A token is printed once, when its partner is added
+//! (the store keeps only its hash); a daemon's TCP listener accepts only
+//! these tokens, and a console shows one to act under its partner's name.
+
+use std::io::Write;
+
+use serde::Serialize;
+
+use super::common::{DbArg, line, write_json};
+use crate::clock::{Clock, SystemClock, format_time};
+use crate::error::{Error, Result};
+use crate::memory::MemoryStore;
+use crate::permission::partners::{PartnerError, PartnerRecord, Partners};
+use crate::postgres::PgStore;
+
+/// Options of `partner partners`.
+#[derive(Debug, Clone, clap::Args)]
+pub struct PartnersOptions {
+    #[command(flatten)]
+    /// The database.
+    pub db: DbArg,
+    /// A PostgreSQL store (`postgres://user@host/db`) instead of a database file.
+    #[arg(long, value_name = "URL", global = true)]
+    pub store: Option<String>,
+    /// Print JSON.
+    #[arg(long, global = true)]
+    pub json: bool,
+    /// What to do.
+    #[command(subcommand)]
+    pub command: PartnersCommand,
+}
+
+/// `partner partners` subcommands.
+#[derive(Debug, Clone, clap::Subcommand)]
+pub enum PartnersCommand {
+    /// Add a partner and print their token (shown this once).
+    Add {
+        /// Their name: lowercase letters, digits, '-' or '_'.
+        name: String,
+    },
+    /// List the partners, revoked ones too.
+    List,
+    /// Revoke a partner's token: it opens nothing from now on, and a
+    /// connection made with it may do nothing more.
+    Revoke {
+        /// The partner's name.
+        name: String,
+    },
+}
+
+/// What `partner partners add --json` prints.
+#[derive(Serialize)]
+struct Added<'a> {
+    name: &'a str,
+    token: &'a str,
+}
+
+fn store(options: &PartnersOptions) -> Result<Box<dyn Partners>> {
+    match &options.store {
+        Some(url) => Ok(Box::new(PgStore::connect(url)?)),
+        None => Ok(Box::new(MemoryStore::open(options.db.path()?)?)),
+    }
+}
+
+fn refused(e: PartnerError) -> Error {
+    match e {
+        PartnerError::Store(e) => e.into(),
+        other => Error::Usage(other.to_string()),
+    }
+}
+
+/// Runs `partner partners`.
+pub fn run_partners(options: &PartnersOptions, out: &mut dyn Write) -> Result<i32> {
+    let store = store(options)?;
+    let now = SystemClock.now_ms();
+    match &options.command {
+        PartnersCommand::Add { name } => {
+            let token = store.add_partner(name, now).map_err(refused)?;
+            if options.json {
+                write_json(
+                    out,
+                    &Added {
+                        name,
+                        token: &token,
+                    },
+                )?;
+            } else {
+                line(
+                    out,
+                    format!("added partner {name}; their token (shown once):"),
+                )?;
+                line(out, &token)?;
+            }
+        }
+        PartnersCommand::List => {
+            let partners = store.partners()?;
+            if options.json {
+                write_json(out, &partners)?;
+            } else if partners.is_empty() {
+                line(out, "no partners yet: `partner partners add NAME` adds one")?;
+            } else {
+                for p in &partners {
+                    line(out, listed(p))?;
+                }
+            }
+        }
+        PartnersCommand::Revoke { name } => {
+            let revoked = store.revoke_partner(name, now).map_err(refused)?;
+            line(
+                out,
+                if revoked {
+                    format!("revoked {name}'s token")
+                } else {
+                    format!("{name}'s token was revoked already")
+                },
+            )?;
+        }
+    }
+    Ok(0)
+}
+
+/// One partner, a line.
+fn listed(p: &PartnerRecord) -> String {
+    let since = format_time(p.created_at);
+    match p.revoked_at {
+        Some(at) => format!("{}  added {since}  revoked {}", p.name, format_time(at)),
+        None => format!("{}  added {since}", p.name),
+    }
+}
