@@ -9,9 +9,10 @@ use std::sync::Arc;
 
 use super::run::{config_dir, data_dir};
 use crate::daemon::lock;
-use crate::daemon::remote::RemoteHost;
+use crate::daemon::remote::{Address, Door, RemoteHost};
 use crate::error::{Error, Result};
 use crate::protocol::Status;
+use crate::protocol::host::Host;
 
 /// Options of `partner attach`.
 #[derive(Debug, Clone, Default, clap::Args)]
@@ -23,6 +24,10 @@ pub struct AttachOptions {
     /// The daemon's socket (default: the one the database's daemon listens on).
     #[arg(long, value_name = "PATH")]
     pub socket: Option<PathBuf>,
+    /// A daemon's TCP listener (`HOST:PORT`, `partner serve --listen`),
+    /// perhaps on another machine; needs your partner's token.
+    #[arg(long, value_name = "ADDR", conflicts_with_all = ["socket", "db"])]
+    pub connect: Option<std::net::SocketAddr>,
     /// Console theme: dark, light or high-contrast.
     #[arg(long, value_name = "NAME")]
     pub theme: Option<String>,
@@ -55,16 +60,28 @@ pub fn partner_token(file: Option<&std::path::Path>) -> Result<Option<String>> {
 
 /// Runs `partner attach`.
 pub fn run_attach(options: &AttachOptions) -> Result<i32> {
-    let db = match (&options.db, &options.socket) {
-        (Some(db), _) => Some(db.clone()),
-        (None, Some(_)) => None,
-        (None, None) => Some(super::common::DbArg { db: None }.path()?),
+    let token = partner_token(options.token_file.as_deref())?;
+    let (at, db) = match options.connect {
+        Some(addr) if token.is_none() => {
+            return Err(Error::Usage(format!(
+                "{addr} admits partners only: give your token with --token-file FILE or PARTNER_TOKEN"
+            )));
+        }
+        Some(addr) => (Address::Tcp(addr), None),
+        None => {
+            let db = match (&options.db, &options.socket) {
+                (Some(db), _) => Some(db.clone()),
+                (None, Some(_)) => None,
+                (None, None) => Some(super::common::DbArg { db: None }.path()?),
+            };
+            let socket = options
+                .socket
+                .clone()
+                .or_else(|| db.as_deref().map(lock::socket_of))
+                .ok_or_else(|| Error::Usage("give --db, --socket or --connect".into()))?;
+            (Address::Socket(socket), db)
+        }
     };
-    let socket = options
-        .socket
-        .clone()
-        .or_else(|| db.as_deref().map(lock::socket_of))
-        .ok_or_else(|| Error::Usage("give --db or --socket".into()))?;
     let dir = config_dir();
     let theme = crate::tui::driver::load_theme(options.theme.as_deref(), dir.as_deref())
         .map_err(Error::Usage)?;
@@ -75,20 +92,15 @@ pub fn run_attach(options: &AttachOptions) -> Result<i32> {
         .build()
         .map_err(|e| Error::Runtime(format!("cannot start the async runtime: {e}")))?;
     runtime.block_on(async {
-        let door = crate::daemon::remote::Door {
-            socket: socket.clone(),
-            token: partner_token(options.token_file.as_deref())?,
-        };
-        let remote = RemoteHost::connect(&door).await.map_err(|e| {
-            Error::Usage(format!("{e} (is partner serve running for this database?)"))
-        })?;
-        let mut client =
-            crate::protocol::client::Client::connect_as(&socket, "attach", door.token.as_deref())
-                .map_err(|e| Error::Usage(e.to_string()))?;
-        let (_, data) = client
-            .request(crate::protocol::Op::Status)
-            .map_err(|e| Error::Runtime(e.to_string()))?;
-        drop(client);
+        let door = Door { at, token };
+        let remote = RemoteHost::connect(&door)
+            .await
+            .map_err(|e| Error::Usage(format!("{e} (is partner serve running there?)")))?;
+        let data = remote
+            .call(crate::protocol::Op::Status)
+            .await
+            .map_err(Error::Runtime)?
+            .data;
         let status: Status = data
             .and_then(|d| serde_json::from_value(d).ok())
             .ok_or_else(|| Error::Runtime("the daemon sent no status".into()))?;

@@ -318,6 +318,7 @@ fn attach_if_served(options: &RunOptions, config: &ConstellationConfig) -> Resul
     super::attach::run_attach(&super::attach::AttachOptions {
         db: Some(db),
         socket: Some(PathBuf::from(socket)),
+        connect: None,
         theme: options.theme.clone(),
         keymap: options.keymap.clone(),
         no_bell: options.no_bell,

@@ -182,10 +182,9 @@ fn an_embedded_and_an_attached_console_run_the_same_operations_with_the_same_ans
     crate::daemon::constellation(there.path());
     let daemon = support::daemon::serve(there.path());
     let attached = runtime.block_on(async {
-        let host = partner::daemon::remote::RemoteHost::connect(&partner::daemon::remote::Door {
-            socket: daemon.socket.clone(),
-            token: None,
-        })
+        let host = partner::daemon::remote::RemoteHost::connect(
+            &partner::daemon::remote::Door::local(daemon.socket.clone()),
+        )
         .await
         .unwrap();
         assert_eq!(host.connection(), Connection::Attached);
@@ -445,10 +444,9 @@ fn a_trace_larger_than_a_line_reaches_an_attached_console_newest_first() {
     let daemon = support::daemon::serve(dir.path());
     let runtime = tokio::runtime::Runtime::new().unwrap();
     let (records, next, restart) = runtime.block_on(async {
-        let host = partner::daemon::remote::RemoteHost::connect(&partner::daemon::remote::Door {
-            socket: daemon.socket.clone(),
-            token: None,
-        })
+        let host = partner::daemon::remote::RemoteHost::connect(
+            &partner::daemon::remote::Door::local(daemon.socket.clone()),
+        )
         .await
         .unwrap();
         let answer = host.call(HostOp::Trace { after: 0 }).await.unwrap();
@@ -484,10 +482,9 @@ fn an_attached_console_knows_the_constellations_own_verbs() {
     let daemon = support::daemon::serve(dir.path());
     let runtime = tokio::runtime::Runtime::new().unwrap();
     let verbs = runtime.block_on(async {
-        let host = partner::daemon::remote::RemoteHost::connect(&partner::daemon::remote::Door {
-            socket: daemon.socket.clone(),
-            token: None,
-        })
+        let host = partner::daemon::remote::RemoteHost::connect(
+            &partner::daemon::remote::Door::local(daemon.socket.clone()),
+        )
         .await
         .unwrap();
         partner::console::constellation_verbs(host.as_ref())

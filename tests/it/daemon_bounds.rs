@@ -134,10 +134,9 @@ fn a_console_attaches_after_ten_long_replies_and_two_long_messages_and_fetches_t
     let runtime = tokio::runtime::Runtime::new().unwrap();
     let whole_replies = runtime.block_on(async {
         use partner::protocol::Host;
-        let link = partner::daemon::remote::RemoteHost::connect(&partner::daemon::remote::Door {
-            socket: daemon.socket.clone(),
-            token: None,
-        })
+        let link = partner::daemon::remote::RemoteHost::connect(
+            &partner::daemon::remote::Door::local(daemon.socket.clone()),
+        )
         .await
         .unwrap();
         let mut events = link.events();

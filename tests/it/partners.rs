@@ -392,3 +392,46 @@ fn the_queue_shows_who_may_decide_and_who_has_approved() {
         "{shown}"
     );
 }
+
+/// A console on another machine: `partner attach --connect` over TCP with
+/// alice's token, in a real terminal; her approval is recorded as hers.
+/// Without a token it is refused before it starts.
+#[test]
+fn a_console_attached_over_tcp_decides_as_its_partner() {
+    use support::tmux::{Tmux, first_partner_request};
+    let dir = tempfile::tempdir().unwrap();
+    constellation(dir.path());
+    let alice = add(dir.path(), "alice");
+    std::fs::write(dir.path().join("alice.token"), format!("{alice}\n")).unwrap();
+    let addr = free_port();
+    let daemon = team_daemon(dir.path(), addr, &alice);
+    let (code, _, err) = partner_in(dir.path(), &["attach", "--connect", &addr.to_string()], "");
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains("admits partners only"), "{err}");
+    let mut local = Client::connect(&daemon.socket, "test").unwrap();
+    let id = ask(&mut local, "/dm @sam \"see you friday\"");
+    let command = format!(
+        "cd {} && env TERM=xterm-256color COLORTERM= {} attach --connect {addr} --token-file alice.token --no-bell; exec sh",
+        dir.path().display(),
+        env!("CARGO_BIN_EXE_partner"),
+    );
+    let console = Tmux::start("attach-tcp", &command);
+    let screen = console.wait("the request", Duration::from_secs(30), |s| {
+        first_partner_request(s).is_some()
+    });
+    assert_eq!(first_partner_request(&screen).as_deref(), Some(id.as_str()));
+    console.keys(&["a"]);
+    console.wait("the queue emptied", Duration::from_secs(10), |s| {
+        s.contains("Nothing waits")
+    });
+    crate::daemon::wait_for("the decision in the trace", Duration::from_secs(10), || {
+        trace_lines(dir.path()).contains("see you friday")
+    });
+    let trace = trace_lines(dir.path());
+    let line = trace
+        .lines()
+        .find(|l| l.contains("see you friday"))
+        .unwrap_or_else(|| panic!("{trace}"));
+    assert!(line.contains("approve_once by partner:alice"), "{line}");
+    console.keys(&["q"]);
+}

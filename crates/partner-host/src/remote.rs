@@ -11,9 +11,14 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::io::{AsyncWriteExt, BufReader};
-use tokio::net::UnixStream;
-use tokio::net::unix::{OwnedReadHalf, OwnedWriteHalf};
+use tokio::net::{TcpStream, UnixStream};
+
+/// The reading half of a connection to a daemon (a socket or TCP).
+type OwnedReadHalf = Box<dyn AsyncRead + Send + Unpin>;
+/// The writing half.
+type OwnedWriteHalf = Box<dyn AsyncWrite + Send + Unpin>;
 use tokio::sync::{broadcast, oneshot};
 
 use partner_protocol::host::Pending;
@@ -53,13 +58,69 @@ pub struct RemoteHost {
 }
 
 /// Where a daemon listens, and the partner's token the console shows it
-/// (none: the unnamed local partner).
+/// (none: the unnamed local partner, which only the socket admits).
 #[derive(Debug, Clone)]
 pub struct Door {
-    /// The daemon's socket.
-    pub socket: PathBuf,
+    /// The daemon's socket, or its TCP address.
+    pub at: Address,
     /// A partner's token, to act under that partner's name.
     pub token: Option<String>,
+}
+
+impl Door {
+    /// The daemon's socket, as the unnamed local partner.
+    pub fn local(socket: PathBuf) -> Self {
+        Door {
+            at: Address::Socket(socket),
+            token: None,
+        }
+    }
+}
+
+/// A daemon's listener.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Address {
+    /// Its Unix socket, on this machine.
+    Socket(PathBuf),
+    /// Its TCP listener (`partner serve --listen`).
+    Tcp(std::net::SocketAddr),
+}
+
+impl std::fmt::Display for Address {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Address::Socket(path) => write!(f, "{}", path.display()),
+            Address::Tcp(addr) => write!(f, "{addr}"),
+        }
+    }
+}
+
+/// Connects to `at` within the reply deadline: the two halves.
+async fn connect(at: &Address) -> Result<(OwnedReadHalf, OwnedWriteHalf), String> {
+    let refused = |e: std::io::Error| format!("no daemon listens on {at}: {e}");
+    let connected = tokio::time::timeout(REPLY_TIMEOUT, async {
+        match at {
+            Address::Socket(path) => {
+                let (read, write) = UnixStream::connect(path).await?.into_split();
+                Ok::<(OwnedReadHalf, OwnedWriteHalf), std::io::Error>((
+                    Box::new(read),
+                    Box::new(write),
+                ))
+            }
+            Address::Tcp(addr) => {
+                let stream = TcpStream::connect(addr).await?;
+                stream.set_nodelay(true)?;
+                let (read, write) = stream.into_split();
+                Ok((
+                    Box::new(read) as OwnedReadHalf,
+                    Box::new(write) as OwnedWriteHalf,
+                ))
+            }
+        }
+    })
+    .await
+    .map_err(|_| format!("{at} did not answer"))?;
+    connected.map_err(refused)
 }
 
 /// Connects and says hello (and subscribes, when `subscribe`): the two
@@ -68,11 +129,7 @@ async fn open(
     door: &Door,
     subscribe: bool,
 ) -> Result<(OwnedReadHalf, OwnedWriteHalf, u32), String> {
-    let socket = &door.socket;
-    let stream = UnixStream::connect(socket)
-        .await
-        .map_err(|e| format!("no daemon listens on {}: {e}", socket.display()))?;
-    let (read, mut write) = stream.into_split();
+    let (read, mut write) = connect(&door.at).await?;
     let mut reader = BufReader::new(read);
     let hello = Request {
         id: 0,
