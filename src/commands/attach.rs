@@ -112,7 +112,11 @@ pub fn run_attach(options: &AttachOptions) -> Result<i32> {
                 .await
                 .map_err(Error::Runtime)?,
         );
-        let title = status.name.clone();
+        // Which partner this console decides as, named on screen.
+        let title = match remote.partner() {
+            Some(partner) if partner != "partner" => format!("{} · as {partner}", status.name),
+            _ => status.name.clone(),
+        };
         let mut app = crate::tui::app::App::new(&title, &db.display().to_string(), theme, keymap);
         app.verb_words = crate::tui::completion::verb_words(&verbs);
         let settings = crate::tui::driver::ConsoleSettings {

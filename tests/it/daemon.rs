@@ -171,6 +171,7 @@ fn every_operation_and_message_round_trips() {
             version: VERSION,
             pid: 1,
             name: "n".into(),
+            partner: Some("partner:alice".into()),
         },
         ServerMsg::Reply {
             id: 3,

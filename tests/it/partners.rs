@@ -419,6 +419,7 @@ fn a_console_attached_over_tcp_decides_as_its_partner() {
     let screen = console.wait("the request", Duration::from_secs(30), |s| {
         first_partner_request(s).is_some()
     });
+    assert!(screen.contains("team · as partner:alice"), "{screen}");
     assert_eq!(first_partner_request(&screen).as_deref(), Some(id.as_str()));
     console.keys(&["a"]);
     console.wait("the queue emptied", Duration::from_secs(10), |s| {

@@ -54,6 +54,7 @@ where
             version: VERSION,
             pid: std::process::id(),
             name: daemon.served.name.clone(),
+            partner: Some(by.to_string()),
         })
         .await;
     daemon.served.clients.fetch_add(1, Ordering::SeqCst);

@@ -55,6 +55,8 @@ pub struct RemoteHost {
     subscribed: std::sync::atomic::AtomicBool,
     /// Whether the daemon answers now.
     connection: Arc<Mutex<Connection>>,
+    /// The partner the daemon says this console acts as.
+    partner: Option<String>,
 }
 
 /// Where a daemon listens, and the partner's token the console shows it
@@ -123,12 +125,18 @@ async fn connect(at: &Address) -> Result<(OwnedReadHalf, OwnedWriteHalf), String
     connected.map_err(refused)
 }
 
-/// Connects and says hello (and subscribes, when `subscribe`): the two
-/// halves and the daemon's pid.
-async fn open(
-    door: &Door,
-    subscribe: bool,
-) -> Result<(OwnedReadHalf, OwnedWriteHalf, u32), String> {
+/// A connection past its welcome.
+struct Welcomed {
+    read: OwnedReadHalf,
+    write: OwnedWriteHalf,
+    /// The daemon's process id.
+    pid: u32,
+    /// The partner the daemon says the connection acts as.
+    partner: Option<String>,
+}
+
+/// Connects and says hello (and subscribes, when `subscribe`).
+async fn open(door: &Door, subscribe: bool) -> Result<Welcomed, String> {
     let (read, mut write) = connect(&door.at).await?;
     let mut reader = BufReader::new(read);
     let hello = Request {
@@ -146,8 +154,8 @@ async fn open(
     let welcome = tokio::time::timeout(REPLY_TIMEOUT, read_message(&mut reader))
         .await
         .map_err(|_| "the daemon did not answer".to_string())??;
-    let pid = match welcome {
-        Some(ServerMsg::Welcome { pid, .. }) => pid,
+    let (pid, partner) = match welcome {
+        Some(ServerMsg::Welcome { pid, partner, .. }) => (pid, partner),
         Some(ServerMsg::Error { message }) => return Err(message),
         other => return Err(format!("expected a welcome, got {other:?}")),
     };
@@ -162,7 +170,12 @@ async fn open(
     if !reader.buffer().is_empty() {
         return Err("the daemon sent more than a welcome before the subscription".into());
     }
-    Ok((reader.into_inner(), write, pid))
+    Ok(Welcomed {
+        read: reader.into_inner(),
+        write,
+        pid,
+        partner,
+    })
 }
 
 async fn read_message(reader: &mut BufReader<OwnedReadHalf>) -> Result<Option<ServerMsg>, String> {
@@ -175,7 +188,12 @@ async fn read_message(reader: &mut BufReader<OwnedReadHalf>) -> Result<Option<Se
 impl RemoteHost {
     /// Attaches to the daemon listening at `door`.
     pub async fn connect(door: &Door) -> Result<Arc<Self>, String> {
-        let (read, write, pid) = open(door, false).await?;
+        let Welcomed {
+            read,
+            write,
+            pid,
+            partner,
+        } = open(door, false).await?;
         let (events, _) = broadcast::channel(4096);
         let runtime = Arc::new(RemoteHost {
             door: door.clone(),
@@ -186,6 +204,7 @@ impl RemoteHost {
             pid: Arc::new(AtomicU64::new(u64::from(pid))),
             subscribed: std::sync::atomic::AtomicBool::new(false),
             connection: Arc::new(Mutex::new(Connection::Attached)),
+            partner,
         });
         tokio::spawn(follow(
             Arc::downgrade(&runtime),
@@ -200,6 +219,12 @@ impl RemoteHost {
             },
         ));
         Ok(runtime)
+    }
+
+    /// The partner this console acts as, as the daemon said at hello
+    /// (`partner:alice`; `partner` without a token).
+    pub fn partner(&self) -> Option<&str> {
+        self.partner.as_deref()
     }
 
     async fn request(&self, op: Op) -> Result<Answer, String> {
@@ -356,7 +381,13 @@ impl Wires {
             if link.strong_count() == 0 {
                 return None;
             }
-            if let Ok((r, w, new_pid)) = open(&self.door, true).await {
+            if let Ok(Welcomed {
+                read: r,
+                write: w,
+                pid: new_pid,
+                ..
+            }) = open(&self.door, true).await
+            {
                 if u64::from(new_pid) != self.pid.swap(u64::from(new_pid), Ordering::SeqCst) {
                     // A new daemon numbers its events from 1 again.
                     *last_seq = 0;
@@ -400,7 +431,9 @@ async fn whole(door: &Door, e: partner_protocol::Sequenced, budget: &mut usize) 
 
 /// Fetches recent event `seq` whole, piece by piece.
 async fn fetch(door: &Door, seq: u64) -> Result<Event, String> {
-    let (read, mut write, _) = open(door, false).await?;
+    let Welcomed {
+        read, mut write, ..
+    } = open(door, false).await?;
     let mut reader = BufReader::new(read);
     let mut pieces = partner_protocol::client::EventPieces::default();
     for id in 1.. {

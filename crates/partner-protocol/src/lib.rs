@@ -447,6 +447,10 @@ pub enum ServerMsg {
         pid: u32,
         /// The constellation's name.
         name: String,
+        /// The partner this connection acts as (`partner:alice`, or
+        /// `partner` without a token).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        partner: Option<String>,
     },
     /// The answer to a request.
     Reply {
