@@ -213,6 +213,16 @@ impl Requests for PgStore {
         Ok(Approving::Added(approved))
     }
 
+    fn keep_result(&self, id: &str, result: &str) -> Result<(), MemoryError> {
+        self.client()
+            .execute(
+                "UPDATE pending SET result = $2, routed_at = NULL WHERE id = $1",
+                &[&crate::pending::row_id(id), &result],
+            )
+            .map_err(failed)?;
+        Ok(())
+    }
+
     fn add_rule(&self, rule: &NewRule<'_>, now: Millis) -> Result<i64, MemoryError> {
         let row = self
             .client()

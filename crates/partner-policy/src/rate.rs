@@ -25,10 +25,12 @@ pub struct RateCharge {
 }
 
 impl RateCharge {
-    /// Takes the token in `conn`'s transaction at `now`; `Some(reason)`
-    /// when another process took the last one since the check.
-    pub fn take(&self, conn: &Connection, now: Millis) -> Result<Option<String>, MemoryError> {
-        Ok(take(conn, &self.agent, &self.verb, self.limit, now)?
+    /// Takes the token in the action's transaction at `now`;
+    /// `Some(reason)` when another process took the last one since the
+    /// check.
+    pub fn take(&self, tx: &dyn Buckets, now: Millis) -> Result<Option<String>, MemoryError> {
+        Ok(tx
+            .take(&self.agent, &self.verb, self.limit, now)?
             .err()
             .map(|wait| refusal(&self.verb, &self.agent, wait)))
     }
@@ -119,7 +121,7 @@ pub fn take(
 
 /// Rate buckets on whichever database holds them: the check looks, the
 /// outcome's commit takes.
-pub trait Buckets: Send + Sync {
+pub trait Buckets {
     /// Whether `agent` has a token for `verb` at `now` (nothing taken).
     fn available(
         &self,
@@ -136,6 +138,29 @@ pub trait Buckets: Send + Sync {
         limit: RateLimit,
         now: Millis,
     ) -> Result<Result<(), Millis>, MemoryError>;
+}
+
+/// In whatever transaction the connection is in.
+impl Buckets for Connection {
+    fn available(
+        &self,
+        agent: &str,
+        verb: &str,
+        limit: RateLimit,
+        now: Millis,
+    ) -> Result<Result<(), Millis>, MemoryError> {
+        available(self, agent, verb, limit, now)
+    }
+
+    fn take(
+        &self,
+        agent: &str,
+        verb: &str,
+        limit: RateLimit,
+        now: Millis,
+    ) -> Result<Result<(), Millis>, MemoryError> {
+        take(self, agent, verb, limit, now)
+    }
 }
 
 impl Buckets for partner_store::memory::MemoryStore {

@@ -6,6 +6,7 @@
 
 use partner_core::clock::Millis;
 use partner_store::memory::{MemoryError, MemoryStore};
+use rusqlite::Connection;
 
 use crate::RequestStatus;
 use crate::approvals::Approving;
@@ -53,7 +54,7 @@ impl From<rusqlite::Error> for DecideError {
 
 /// The queue of a constellation, on whichever database holds it. Every
 /// write is committed before it returns.
-pub trait Requests: Send + Sync {
+pub trait Requests {
     /// Stores a new waiting request.
     fn ask(&self, new: &NewRequest<'_>, now: Millis) -> Result<PendingRequest, MemoryError>;
     /// One request by id (`r12`).
@@ -71,6 +72,9 @@ pub trait Requests: Send + Sync {
     /// Adds partner `name`'s approval to a waiting request that needs
     /// several; each partner counts once.
     fn add_approval(&self, id: &str, name: &str) -> Result<Approving, MemoryError>;
+    /// Keeps what the requester of a decided request should hear (JSON),
+    /// for whichever process routes it.
+    fn keep_result(&self, id: &str, result: &str) -> Result<(), MemoryError>;
     /// Adds a standing rule; its id.
     fn add_rule(&self, rule: &NewRule<'_>, now: Millis) -> Result<i64, MemoryError>;
     /// The standing rules in force at `now`.
@@ -91,17 +95,19 @@ pub fn second(id: &str, found: Option<PendingRequest>) -> DecideError {
     }
 }
 
-impl Requests for MemoryStore {
+/// In whatever transaction the connection is in: a decision is recorded
+/// in its action's transaction.
+impl Requests for Connection {
     fn ask(&self, new: &NewRequest<'_>, now: Millis) -> Result<PendingRequest, MemoryError> {
-        self.transaction(|tx| pending::create(tx, new, now))
+        pending::create(self, new, now)
     }
 
     fn request(&self, id: &str) -> Result<Option<PendingRequest>, MemoryError> {
-        pending::get(&self.read(), id)
+        pending::get(self, id)
     }
 
     fn waiting(&self) -> Result<Vec<PendingRequest>, MemoryError> {
-        pending::waiting(&self.read())
+        pending::waiting(self)
     }
 
     fn decide(
@@ -110,28 +116,74 @@ impl Requests for MemoryStore {
         d: &Decided<'_>,
         now: Millis,
     ) -> Result<PendingRequest, DecideError> {
-        self.transaction(|tx| {
-            if pending::finish(tx, id, d.status, d.decision, d.by, d.note, now)? {
-                pending::get(tx, id)?.ok_or_else(|| DecideError::NoRequest(id.to_string()))
-            } else {
-                Err(second(id, pending::get(tx, id)?))
-            }
-        })
+        if pending::finish(self, id, d.status, d.decision, d.by, d.note, now)? {
+            pending::get(self, id)?.ok_or_else(|| DecideError::NoRequest(id.to_string()))
+        } else {
+            Err(second(id, pending::get(self, id)?))
+        }
     }
 
     fn add_approval(&self, id: &str, name: &str) -> Result<Approving, MemoryError> {
-        self.transaction(|tx| crate::approvals::add_approval(tx, id, name))
+        crate::approvals::add_approval(self, id, name)
+    }
+
+    fn keep_result(&self, id: &str, result: &str) -> Result<(), MemoryError> {
+        pending::set_result(self, id, result)
     }
 
     fn add_rule(&self, rule: &NewRule<'_>, now: Millis) -> Result<i64, MemoryError> {
-        self.transaction(|tx| pending::add_rule(tx, rule, now))
+        pending::add_rule(self, rule, now)
     }
 
     fn rules(&self, now: Millis) -> Result<Vec<StandingRule>, MemoryError> {
-        pending::rules(&self.read(), now)
+        pending::rules(self, now)
     }
 
     fn revoke_rule(&self, id: i64, now: Millis) -> Result<bool, MemoryError> {
-        self.transaction(|tx| pending::revoke_rule(tx, id, now))
+        pending::revoke_rule(self, id, now)
+    }
+}
+
+/// Each operation its own committed transaction (reads on a reader).
+impl Requests for MemoryStore {
+    fn ask(&self, new: &NewRequest<'_>, now: Millis) -> Result<PendingRequest, MemoryError> {
+        self.transaction(|tx| tx.ask(new, now))
+    }
+
+    fn request(&self, id: &str) -> Result<Option<PendingRequest>, MemoryError> {
+        self.read().request(id)
+    }
+
+    fn waiting(&self) -> Result<Vec<PendingRequest>, MemoryError> {
+        Requests::waiting(&*self.read())
+    }
+
+    fn decide(
+        &self,
+        id: &str,
+        d: &Decided<'_>,
+        now: Millis,
+    ) -> Result<PendingRequest, DecideError> {
+        self.transaction(|tx| tx.decide(id, d, now))
+    }
+
+    fn add_approval(&self, id: &str, name: &str) -> Result<Approving, MemoryError> {
+        self.transaction(|tx| tx.add_approval(id, name))
+    }
+
+    fn keep_result(&self, id: &str, result: &str) -> Result<(), MemoryError> {
+        self.transaction(|tx| tx.keep_result(id, result))
+    }
+
+    fn add_rule(&self, rule: &NewRule<'_>, now: Millis) -> Result<i64, MemoryError> {
+        self.transaction(|tx| tx.add_rule(rule, now))
+    }
+
+    fn rules(&self, now: Millis) -> Result<Vec<StandingRule>, MemoryError> {
+        self.read().rules(now)
+    }
+
+    fn revoke_rule(&self, id: i64, now: Millis) -> Result<bool, MemoryError> {
+        self.transaction(|tx| tx.revoke_rule(id, now))
     }
 }

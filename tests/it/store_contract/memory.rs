@@ -107,6 +107,7 @@ fn search_finds_every_word_first_then_some_within_reach() {
                 thread: "main",
                 role: "user",
                 content: "what about the contract deadline?",
+                lineage: &[],
             },
             T,
         )

@@ -47,9 +47,16 @@ pub(crate) fn on_both(check: impl Fn(&dyn Memory, &str)) {
 
 pub(crate) const T: i64 = 1_795_262_400_000;
 
+/// Memory and the roster of one store.
+pub(crate) trait ActionStore: Memory + partner::memory::roster::Roster {}
+impl<T: Memory + partner::memory::roster::Roster + ?Sized> ActionStore for T {}
+
+/// A queue that threads share.
+pub(crate) type Shared = dyn Requests + Send + Sync;
+
 /// Two handles on one store of each back end (two connections, as two
 /// daemons would have), and what the store is called.
-pub(crate) fn two_handles_on_both(check: impl Fn(&dyn Requests, &dyn Requests, &str)) {
+pub(crate) fn two_handles_on_both(check: impl Fn(&Shared, &Shared, &str)) {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("c.db");
     let (one, two) = (

@@ -236,8 +236,8 @@ fn rate_buckets_give_each_token_once_on_both() {
     use partner::permission::RateLimit;
     use partner::permission::rate::Buckets;
     let (pairs, _kept) = pairs(
-        |path| Box::new(MemoryStore::open(path).unwrap()) as Box<dyn Buckets>,
-        |url| Box::new(PgStore::connect(url).unwrap()) as Box<dyn Buckets>,
+        |path| Box::new(MemoryStore::open(path).unwrap()) as Box<dyn Buckets + Send + Sync>,
+        |url| Box::new(PgStore::connect(url).unwrap()) as Box<dyn Buckets + Send + Sync>,
     );
     let two_a_minute = RateLimit {
         burst: 2,
@@ -299,7 +299,7 @@ fn rate_buckets_give_each_token_once_on_both() {
         let taken: usize = std::thread::scope(|s| {
             let takers: Vec<_> = (0..12)
                 .map(|i| {
-                    let b: &dyn Buckets = if i % 2 == 0 {
+                    let b: &(dyn Buckets + Send + Sync) = if i % 2 == 0 {
                         one.as_ref()
                     } else {
                         two.as_ref()

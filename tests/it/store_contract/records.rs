@@ -10,9 +10,13 @@ fn the_trace_numbers_every_record_once_and_pages_alike_on_both() {
     use partner::trace::query::TraceFilter;
     let (pairs, _kept) = pairs(
         |path| {
-            Box::new(MemoryStore::open(path).unwrap()) as Box<dyn partner::trace::backend::Trace>
+            Box::new(MemoryStore::open(path).unwrap())
+                as Box<dyn partner::trace::backend::Trace + Send + Sync>
         },
-        |url| Box::new(PgStore::connect(url).unwrap()) as Box<dyn partner::trace::backend::Trace>,
+        |url| {
+            Box::new(PgStore::connect(url).unwrap())
+                as Box<dyn partner::trace::backend::Trace + Send + Sync>
+        },
     );
     let mut pages = Vec::new();
     for (on, one, two) in &pairs {
@@ -221,5 +225,49 @@ fn learned_phrasings_are_kept_and_forgotten_alike_on_both() {
             "{on}: a reader sees the change"
         );
         assert_eq!(one.phrasings().unwrap().len(), 1, "{on}");
+    }
+}
+
+#[test]
+fn kinds_lineage_agents_and_watches_behave_alike_on_both() {
+    let (pairs, _kept) = pairs(
+        |path| -> Box<dyn ActionStore> { Box::new(MemoryStore::open(path).unwrap()) },
+        |url| -> Box<dyn ActionStore> { Box::new(PgStore::connect(url).unwrap()) },
+    );
+    for (on, one, two) in &pairs {
+        let notes = NewBlock::new("ada", "notes", BlockKind::Working, "friday");
+        one.create_block(&notes, "ada", T).unwrap();
+        let moved = two
+            .set_block_kind("ada", "notes", BlockKind::Archival, T + 1)
+            .unwrap();
+        assert_eq!(moved.kind, BlockKind::Archival, "{on}");
+        assert_eq!(
+            one.block("ada", "notes").unwrap().unwrap().kind,
+            BlockKind::Archival,
+            "{on}"
+        );
+        assert!(
+            two.set_block_kind("ada", "nothing", BlockKind::Core, T)
+                .is_err(),
+            "{on}"
+        );
+        let lineage = ["bo".to_string(), "cy".to_string()];
+        let told = NewMessage {
+            agent: "ada",
+            thread: "agent:bo",
+            role: "agent:bo",
+            content: "the launch moved",
+            lineage: &lineage,
+        };
+        assert!(one.add_message(&told, T + 2).unwrap() > 0, "{on}");
+        // Agents: on the roster, or owning a block.
+        two.ensure_agent("eve", T).unwrap();
+        let mut names = one.agent_names().unwrap();
+        names.sort();
+        assert_eq!(names, ["ada", "eve"], "{on}");
+        // A watch started, paused and started again is one watch.
+        one.set_watch("ada", "notes-dir", true, T).unwrap();
+        two.set_watch("ada", "notes-dir", false, T + 1).unwrap();
+        one.set_watch("ada", "notes-dir", true, T + 2).unwrap();
     }
 }

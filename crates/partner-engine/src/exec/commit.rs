@@ -5,24 +5,21 @@
 
 use std::time::{Duration, Instant};
 
-use rusqlite::Connection;
-
 use super::context::TurnContext;
 use super::executor::{ExecError, Executor};
 use super::handlers::Effect;
-use super::registry::{ActionError, Cancel, Cx, Stage};
+use super::registry::{ActionError, ActionTx, Cancel, Cx, Stage};
 use partner_core::clock::Millis;
 use partner_core::isolate;
 use partner_dialect::ParsedAction;
-use partner_policy::pending::{self, NewRule};
+use partner_policy::pending::NewRule;
+use partner_policy::requests::{DecideError, Decided};
 use partner_policy::{
     Authority, Check, Decision, DecisionKind, PendingRequest, RequestStatus, Verdict,
 };
 use partner_protocol::report::{ActionInfo, ActionReport, ActionStatus};
 use partner_store::memory::MemoryError;
-use partner_store::trace::{
-    DecisionPath, TraceOp, TraceOutcome, TraceRecord, TraceSource, store as trace_store,
-};
+use partner_store::trace::{DecisionPath, TraceOp, TraceOutcome, TraceRecord, TraceSource};
 
 /// An approval being carried out, recorded in the action's transaction.
 pub(super) struct Approval<'a> {
@@ -173,7 +170,7 @@ impl Executor {
         let stage = handler.stage(action);
         if stage != Stage::Store
             && let Some(charge) = charge
-            && let Some(reason) = charge.take(&self.store.conn(), self.now())?
+            && let Some(reason) = charge.take(&*self.store.conn(), self.now())?
         {
             return self.refuse_limited(ctx, &info, origin, check, reason);
         }
@@ -228,7 +225,7 @@ impl Executor {
                     let cx = Cx {
                         exec: self,
                         ctx: run.ctx,
-                        conn: None,
+                        tx: None,
                         now,
                         cancel: run.cancel,
                     };
@@ -260,14 +257,14 @@ impl Executor {
                 let cx = Cx {
                     exec: self,
                     ctx: run.ctx,
-                    conn: Some(tx),
+                    tx: Some(tx),
                     now,
                     cancel: run.cancel,
                 };
                 let effect = isolate::contain(|| run.handler.run(&cx, run.action))
                     .unwrap_or_else(|panic| Err(ActionError::System(crashed(&panic))))
                     .map_err(TxError::Action)?;
-                let mut record = self.build_record(
+                let record = self.build_record(
                     run.ctx,
                     run.info,
                     run.origin,
@@ -279,7 +276,7 @@ impl Executor {
                     now,
                     run.external,
                 );
-                self.finalize(tx, &mut record, run.approval, now)?;
+                let record = self.finalize(tx, record, run.approval, now)?;
                 let report = self.report_of(run.ctx, run.info, &record, &effect, run.check);
                 self.settle(tx, run.approval, &report)?;
                 Ok(report)
@@ -322,7 +319,7 @@ impl Executor {
         &self,
         ctx: &TurnContext,
         info: &ActionInfo,
-        mut record: TraceRecord,
+        record: TraceRecord,
         approval: Option<&Approval<'_>>,
         effect: &Effect,
         check: &Check,
@@ -330,7 +327,7 @@ impl Executor {
     ) -> Result<ActionReport, ExecError> {
         self.store
             .transaction(|tx| -> Result<ActionReport, MemoryError> {
-                self.finalize(tx, &mut record, approval, now)?;
+                let record = self.finalize(tx, record, approval, now)?;
                 let report = self.report_of(ctx, info, &record, effect, check);
                 self.settle(tx, approval, &report)?;
                 Ok(report)
@@ -342,7 +339,7 @@ impl Executor {
     /// for the runtime to route (whichever process made the decision).
     pub(super) fn settle(
         &self,
-        tx: &Connection,
+        tx: &dyn ActionTx,
         approval: Option<&Approval<'_>>,
         report: &ActionReport,
     ) -> Result<(), MemoryError> {
@@ -358,7 +355,7 @@ impl Executor {
             what: "decision result",
             value: e.to_string(),
         })?;
-        pending::set_result(tx, &approval.request.id, &json)
+        tx.keep_result(&approval.request.id, &json)
     }
 
     /// Records an action that did not run (denied, failed before running,
@@ -446,69 +443,15 @@ impl Executor {
     /// here, under the transaction's write lock.
     pub(super) fn finalize(
         &self,
-        tx: &Connection,
-        record: &mut TraceRecord,
+        tx: &dyn ActionTx,
+        record: TraceRecord,
         approval: Option<&Approval<'_>>,
         now: Millis,
-    ) -> Result<(), MemoryError> {
+    ) -> Result<TraceRecord, MemoryError> {
         if let Some(approval) = approval {
-            let request = approval.request;
-            let status = if approval.decision.approves() {
-                RequestStatus::Approved
-            } else if *approval.decision == Decision::Cancel {
-                RequestStatus::Cancelled
-            } else {
-                RequestStatus::Denied
-            };
-            let note = match approval.decision {
-                Decision::Deny(r) | Decision::DenyAlways(r) => r.as_deref(),
-                _ => None,
-            };
-            let by = approval.by.to_string();
-            let decided = pending::finish(
-                tx,
-                &request.id,
-                status,
-                approval.kind().as_str(),
-                &by,
-                note,
-                now,
-            )?;
-            if !decided {
-                // Decided elsewhere meanwhile: roll everything back.
-                return Err(MemoryError::Conflict(format!(
-                    "request {} was decided meanwhile, so this decision was not made",
-                    request.id
-                )));
-            }
-            // A standing rule covers exactly this verb, op and target, and an
-            // allowing one is made only when the approved action really ran.
-            let ran = record.outcome == TraceOutcome::Executed;
-            let standing = match approval.decision {
-                Decision::ApproveAlways if ran => Some((true, None, None)),
-                Decision::ApproveFor(d) if ran => {
-                    Some((true, None, Some(partner_core::clock::after(now, *d))))
-                }
-                Decision::DenyAlways(reason) => Some((false, reason.as_deref(), None)),
-                _ => None,
-            };
-            if let Some((allow, reason, expires_at)) = standing {
-                let rule = NewRule {
-                    agent: &request.agent,
-                    verb: request.verb.name(),
-                    op: request.action.op.map(partner_dialect::Op::as_str),
-                    target: request.action.target.as_deref(),
-                    allow,
-                    reason,
-                    by: &by,
-                    expires_at,
-                };
-                pending::add_rule(tx, &rule, now)?;
-            }
+            decided(tx, approval, record.outcome, now)?;
         }
-        record.seq = trace_store::next_seq(tx)?;
-        record.id = format!("t{}", record.seq);
-        trace_store::insert(tx, record)
+        tx.append(record)
     }
 
     pub(super) fn report_of(
@@ -562,6 +505,70 @@ struct Run<'a> {
     cancel: Option<&'a Cancel>,
     started: Instant,
     external: bool,
+}
+
+/// In a decision's transaction: the request's decision, and the standing
+/// rule it makes. A request decided elsewhere meanwhile rolls it all back.
+fn decided(
+    tx: &dyn ActionTx,
+    approval: &Approval<'_>,
+    outcome: TraceOutcome,
+    now: Millis,
+) -> Result<(), MemoryError> {
+    let request = approval.request;
+    let status = if approval.decision.approves() {
+        RequestStatus::Approved
+    } else if *approval.decision == Decision::Cancel {
+        RequestStatus::Cancelled
+    } else {
+        RequestStatus::Denied
+    };
+    let note = match approval.decision {
+        Decision::Deny(r) | Decision::DenyAlways(r) => r.as_deref(),
+        _ => None,
+    };
+    let by = approval.by.to_string();
+    let decision = Decided {
+        status,
+        decision: approval.kind().as_str(),
+        by: &by,
+        note,
+    };
+    match tx.decide(&request.id, &decision, now) {
+        Ok(_) => {}
+        Err(DecideError::Store(e)) => return Err(e),
+        Err(_) => {
+            return Err(MemoryError::Conflict(format!(
+                "request {} was decided meanwhile, so this decision was not made",
+                request.id
+            )));
+        }
+    }
+    // A standing rule covers exactly this verb, op and target, and an
+    // allowing one is made only when the approved action really ran.
+    let ran = outcome == TraceOutcome::Executed;
+    let standing = match approval.decision {
+        Decision::ApproveAlways if ran => Some((true, None, None)),
+        Decision::ApproveFor(d) if ran => {
+            Some((true, None, Some(partner_core::clock::after(now, *d))))
+        }
+        Decision::DenyAlways(reason) => Some((false, reason.as_deref(), None)),
+        _ => None,
+    };
+    if let Some((allow, reason, expires_at)) = standing {
+        let rule = NewRule {
+            agent: &request.agent,
+            verb: request.verb.name(),
+            op: request.action.op.map(partner_dialect::Op::as_str),
+            target: request.action.target.as_deref(),
+            allow,
+            reason,
+            by: &by,
+            expires_at,
+        };
+        tx.add_rule(&rule, now)?;
+    }
+    Ok(())
 }
 
 /// What a run outside the store stage (or a failed one) comes to: its

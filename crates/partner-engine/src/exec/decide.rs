@@ -375,7 +375,7 @@ impl Executor {
                 if !timed_out {
                     return Ok(None);
                 }
-                self.finalize(tx, &mut record, None, now)?;
+                let record = self.finalize(tx, record, None, now)?;
                 let mut report = ActionReport::new(
                     &ctx.agent,
                     &info,

@@ -9,7 +9,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use partner_dialect::ParsedAction;
-use rusqlite::Connection;
+use partner_store::memory::roster::Roster;
 
 use super::config::ExecConfig;
 use super::handlers::{CalcState, FetchPages};
@@ -265,14 +265,9 @@ impl Executor {
 
     /// Every agent of the constellation: configured ones and those the
     /// database knows, sorted.
-    pub fn agents(&self, conn: &Connection) -> Vec<String> {
+    pub fn agents(&self, store: &dyn Roster) -> Vec<String> {
         let mut agents = self.config.agents.clone();
-        if let Ok(mut stmt) =
-            conn.prepare_cached("SELECT agent FROM blocks UNION SELECT name FROM agents")
-            && let Ok(rows) = stmt.query_map([], |r| r.get::<_, String>(0))
-        {
-            agents.extend(rows.flatten());
-        }
+        agents.extend(store.agent_names().unwrap_or_default());
         agents.sort();
         agents.dedup();
         agents

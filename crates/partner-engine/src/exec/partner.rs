@@ -3,20 +3,20 @@
 
 use std::time::Instant;
 
-use rusqlite::Connection;
 use serde_json::json;
 
 use super::commit::{Origin, TxError};
 use super::context::TurnContext;
 use super::executor::{ExecError, Executor};
 use super::handlers::Effect;
-use super::registry::ActionError;
+use super::registry::{ActionError, ActionTx};
 use partner_core::clock::Millis;
 use partner_dialect::Verb;
 use partner_policy::{Authority, Check, Verdict};
 use partner_protocol::report::{ActionInfo, ActionReport};
+use partner_store::memory::backend::BlockWrite;
 use partner_store::memory::records::set_halted;
-use partner_store::memory::{MemoryError, NewBlock, blocks};
+use partner_store::memory::{MemoryError, NewBlock};
 use partner_store::trace::{BlockSpec, TraceOp, TraceOutcome, TraceRecord, TraceSource};
 
 impl Executor {
@@ -83,7 +83,7 @@ impl Executor {
                 block: spec.clone(),
             },
             |tx, now| {
-                let existing = blocks::get(tx, &spec.agent, &spec.label)?;
+                let existing = tx.block(&spec.agent, &spec.label)?;
                 if let Some(base) = base_version {
                     match &existing {
                         None => {
@@ -102,7 +102,15 @@ impl Executor {
                     }
                 }
                 let (block, change) = match existing {
-                    Some(_) => blocks::write(tx, &spec.agent, &spec.label, &spec.value, &who, now)?,
+                    Some(_) => {
+                        let write = BlockWrite {
+                            agent: &spec.agent,
+                            label: &spec.label,
+                            value: &spec.value,
+                            base: None,
+                        };
+                        tx.write_block(&write, &who, now)?
+                    }
                     None => {
                         let new = NewBlock {
                             agent: spec.agent.clone(),
@@ -115,7 +123,7 @@ impl Executor {
                             pinned: false,
                             shared: spec.shared,
                         };
-                        blocks::create(tx, &new, &who, now)?
+                        tx.create_block(&new, &who, now)?
                     }
                 };
                 Ok(Effect {
@@ -153,7 +161,7 @@ impl Executor {
             "undo",
             op,
             |tx, now| {
-                let change = blocks::undo(tx, agent, label, &who, now)?;
+                let change = tx.undo_block(agent, label, &who, now)?;
                 Ok(Effect {
                     text: format!(
                         "{label} is back to its previous value (v{})",
@@ -176,7 +184,7 @@ impl Executor {
         canonical: String,
         verb: &str,
         op: TraceOp,
-        apply: impl FnOnce(&Connection, Millis) -> Result<Effect, MemoryError>,
+        apply: impl FnOnce(&dyn ActionTx, Millis) -> Result<Effect, MemoryError>,
     ) -> Result<ActionReport, ExecError> {
         let origin = Origin {
             text: &canonical,
@@ -221,7 +229,7 @@ impl Executor {
                 );
                 record.decision.decided_by = Some(by.to_string());
                 record.decision.decision = Some("edit".into());
-                self.finalize(tx, &mut record, None, now)?;
+                let record = self.finalize(tx, record, None, now)?;
                 Ok((effect, record))
             });
         match attempt {

@@ -18,15 +18,18 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use rusqlite::Connection;
-
 use super::context::TurnContext;
 use super::executor::Executor;
 use super::handlers;
 use partner_core::clock::Millis;
 use partner_dialect::{ParsedAction, Verb, VerbSpec, VerbTable};
 use partner_policy::VerbTraits;
+use partner_policy::rate::Buckets;
+use partner_policy::requests::Requests;
+use partner_store::memory::backend::Memory;
+use partner_store::memory::roster::Roster;
 use partner_store::memory::{Block, MemoryChange, MemoryError};
+use partner_store::trace::backend::Trace;
 
 /// The key in an outcome's data that says this one outcome depended on
 /// something the trace does not hold (a deadline, the machine's speed):
@@ -144,6 +147,13 @@ impl From<rusqlite::Error> for ActionError {
 /// A handler's result.
 pub type Outcome = Result<Effect, ActionError>;
 
+/// What an action's transaction offers its handler and the commit, on
+/// either back end: memory, the runtime's records of its agents, the
+/// trace, the queue and rate buckets, all on one transaction.
+pub trait ActionTx: Memory + Roster + Trace + Requests + Buckets {}
+
+impl<T: Memory + Roster + Trace + Requests + Buckets + ?Sized> ActionTx for T {}
+
 /// What a handler runs with.
 pub struct Cx<'a> {
     /// The executor (configuration, services, the constellation's agents).
@@ -151,7 +161,7 @@ pub struct Cx<'a> {
     /// The acting agent's situation.
     pub ctx: &'a TurnContext,
     /// The action's transaction, for [`Stage::Store`] handlers.
-    pub conn: Option<&'a Connection>,
+    pub tx: Option<&'a dyn ActionTx>,
     /// The time the action runs at.
     pub now: Millis,
     /// Set when the work should stop (the agent was halted): external
@@ -161,10 +171,10 @@ pub struct Cx<'a> {
 
 pub use crate::net::Cancel;
 
-impl Cx<'_> {
+impl<'a> Cx<'a> {
     /// The action's transaction.
-    pub fn conn(&self) -> Result<&Connection, ActionError> {
-        self.conn
+    pub fn tx(&self) -> Result<&'a dyn ActionTx, ActionError> {
+        self.tx
             .ok_or_else(|| ActionError::System("this verb ran outside its transaction".into()))
     }
 }

@@ -6,14 +6,15 @@
 //! it returns.
 
 use partner_core::clock::Millis;
+use rusqlite::Connection;
 
-use super::blocks::{self, Block, BlockVersion, MemoryChange, NewBlock};
+use super::blocks::{self, Block, BlockKind, BlockVersion, MemoryChange, NewBlock};
 use super::error::{MemoryError, MemoryResult};
 use super::search::{self, SearchHit, SearchQuery};
 use super::{MemoryStore, records};
 
 /// A constellation's memory, on whichever database holds it.
-pub trait Memory: Send + Sync {
+pub trait Memory {
     /// Creates a block (bringing back a deleted one of the same label as
     /// its next version).
     fn create_block(
@@ -43,6 +44,14 @@ pub trait Memory: Send + Sync {
         by: &str,
         now: Millis,
     ) -> MemoryResult<MemoryChange>;
+    /// Moves a block to another kind (core, working, archival).
+    fn set_block_kind(
+        &self,
+        agent: &str,
+        label: &str,
+        kind: BlockKind,
+        now: Millis,
+    ) -> MemoryResult<Block>;
     /// Goes back to a block's previous version, as a new version.
     fn undo_block(
         &self,
@@ -89,6 +98,9 @@ pub struct NewMessage<'a> {
     pub role: &'a str,
     /// The text.
     pub content: &'a str,
+    /// The agents a message between agents came through, sender first
+    /// (empty for any other message).
+    pub lineage: &'a [String],
 }
 
 /// The conflict a write meets when `block` is no longer at `base`.
@@ -102,22 +114,24 @@ pub fn stale(block: &Block, base: Option<i64>) -> MemoryResult<()> {
     }
 }
 
-impl Memory for MemoryStore {
+/// The operations on one connection, in whatever transaction it is in: the
+/// executor runs them inside an action's transaction.
+impl Memory for Connection {
     fn create_block(
         &self,
         new: &NewBlock,
         by: &str,
         now: Millis,
     ) -> MemoryResult<(Block, MemoryChange)> {
-        self.transaction(|tx| blocks::create(tx, new, by, now))
+        blocks::create(self, new, by, now)
     }
 
     fn block(&self, agent: &str, label: &str) -> MemoryResult<Option<Block>> {
-        blocks::get(&self.read(), agent, label)
+        blocks::get(self, agent, label)
     }
 
     fn blocks(&self, agent: Option<&str>) -> MemoryResult<Vec<Block>> {
-        blocks::list(&self.read(), agent)
+        blocks::list(self, agent)
     }
 
     fn write_block(
@@ -126,10 +140,11 @@ impl Memory for MemoryStore {
         by: &str,
         now: Millis,
     ) -> MemoryResult<(Block, MemoryChange)> {
-        self.transaction(|tx| {
-            stale(&blocks::require(tx, write.agent, write.label)?, write.base)?;
-            blocks::write(tx, write.agent, write.label, write.value, by, now)
-        })
+        stale(
+            &blocks::require(self, write.agent, write.label)?,
+            write.base,
+        )?;
+        blocks::write(self, write.agent, write.label, write.value, by, now)
     }
 
     fn delete_block(
@@ -139,7 +154,17 @@ impl Memory for MemoryStore {
         by: &str,
         now: Millis,
     ) -> MemoryResult<MemoryChange> {
-        self.transaction(|tx| blocks::delete(tx, agent, label, by, now))
+        blocks::delete(self, agent, label, by, now)
+    }
+
+    fn set_block_kind(
+        &self,
+        agent: &str,
+        label: &str,
+        kind: BlockKind,
+        now: Millis,
+    ) -> MemoryResult<Block> {
+        blocks::set_kind(self, agent, label, kind, now)
     }
 
     fn undo_block(
@@ -149,27 +174,112 @@ impl Memory for MemoryStore {
         by: &str,
         now: Millis,
     ) -> MemoryResult<MemoryChange> {
-        self.transaction(|tx| blocks::undo(tx, agent, label, by, now))
+        blocks::undo(self, agent, label, by, now)
     }
 
     fn history(&self, agent: &str, label: &str) -> MemoryResult<Vec<BlockVersion>> {
-        blocks::history(&self.read(), agent, label)
+        blocks::history(self, agent, label)
     }
 
     fn add_archival(&self, agent: &str, content: &str, now: Millis) -> MemoryResult<i64> {
-        self.transaction(|tx| records::add_archival(tx, agent, content, now))
+        records::add_archival(self, agent, content, now)
     }
 
     fn archival_count(&self, agent: &str) -> MemoryResult<i64> {
-        records::archival_count(&self.read(), agent)
+        records::archival_count(self, agent)
     }
 
     fn add_message(&self, m: &NewMessage<'_>, now: Millis) -> MemoryResult<i64> {
-        self.transaction(|tx| records::add_message(tx, m.agent, m.thread, m.role, m.content, now))
+        records::add_message_with_lineage(
+            self, m.agent, m.thread, m.role, m.content, m.lineage, now,
+        )
     }
 
     fn search(&self, query: &SearchQuery) -> MemoryResult<Vec<SearchHit>> {
-        search::search(&self.read(), query)
+        search::search(self, query)
+    }
+
+    fn schema_version(&self) -> MemoryResult<i64> {
+        Ok(self.query_row("PRAGMA user_version", [], |r| r.get(0))?)
+    }
+}
+
+/// Each operation its own committed transaction (reads on a reader).
+impl Memory for MemoryStore {
+    fn create_block(
+        &self,
+        new: &NewBlock,
+        by: &str,
+        now: Millis,
+    ) -> MemoryResult<(Block, MemoryChange)> {
+        self.transaction(|tx| tx.create_block(new, by, now))
+    }
+
+    fn block(&self, agent: &str, label: &str) -> MemoryResult<Option<Block>> {
+        self.read().block(agent, label)
+    }
+
+    fn blocks(&self, agent: Option<&str>) -> MemoryResult<Vec<Block>> {
+        self.read().blocks(agent)
+    }
+
+    fn write_block(
+        &self,
+        write: &BlockWrite<'_>,
+        by: &str,
+        now: Millis,
+    ) -> MemoryResult<(Block, MemoryChange)> {
+        self.transaction(|tx| tx.write_block(write, by, now))
+    }
+
+    fn delete_block(
+        &self,
+        agent: &str,
+        label: &str,
+        by: &str,
+        now: Millis,
+    ) -> MemoryResult<MemoryChange> {
+        self.transaction(|tx| tx.delete_block(agent, label, by, now))
+    }
+
+    fn set_block_kind(
+        &self,
+        agent: &str,
+        label: &str,
+        kind: BlockKind,
+        now: Millis,
+    ) -> MemoryResult<Block> {
+        self.transaction(|tx| tx.set_block_kind(agent, label, kind, now))
+    }
+
+    fn undo_block(
+        &self,
+        agent: &str,
+        label: &str,
+        by: &str,
+        now: Millis,
+    ) -> MemoryResult<MemoryChange> {
+        self.transaction(|tx| tx.undo_block(agent, label, by, now))
+    }
+
+    fn history(&self, agent: &str, label: &str) -> MemoryResult<Vec<BlockVersion>> {
+        self.read().history(agent, label)
+    }
+
+    fn add_archival(&self, agent: &str, content: &str, now: Millis) -> MemoryResult<i64> {
+        self.transaction(|tx| tx.add_archival(agent, content, now))
+    }
+
+    fn archival_count(&self, agent: &str) -> MemoryResult<i64> {
+        self.read().archival_count(agent)
+    }
+
+    fn add_message(&self, m: &NewMessage<'_>, now: Millis) -> MemoryResult<i64> {
+        self.transaction(|tx| tx.add_message(m, now))
+    }
+
+    fn search(&self, query: &SearchQuery) -> MemoryResult<Vec<SearchHit>> {
+        self.read().search(query)
     }
 
     fn schema_version(&self) -> MemoryResult<i64> {

@@ -4,6 +4,7 @@
 //! the SQLite store and PostgreSQL (`crate::postgres::PgStore`).
 
 use partner_core::clock::Millis;
+use rusqlite::Connection;
 
 use super::records::{self, AgentState, Intention, IntentionStatus, OutboxItem};
 use super::{MemoryResult, MemoryStore};
@@ -40,7 +41,7 @@ pub struct Outgoing<'a> {
 
 /// The runtime's records of its agents, on whichever database holds them.
 /// Every write is committed before it returns.
-pub trait Roster: Send + Sync {
+pub trait Roster {
     /// Puts an agent on the roster (nothing if it is there).
     fn ensure_agent(&self, name: &str, now: Millis) -> MemoryResult<()>;
     /// An agent's state (a fresh one if it was never seen).
@@ -74,15 +75,20 @@ pub trait Roster: Send + Sync {
     fn enqueue(&self, out: &Outgoing<'_>, now: Millis) -> MemoryResult<i64>;
     /// The outbox, oldest first.
     fn outbox(&self) -> MemoryResult<Vec<OutboxItem>>;
+    /// Every agent the store knows of: on the roster or owning a block.
+    fn agent_names(&self) -> MemoryResult<Vec<String>>;
+    /// Starts (`active`) or pauses an agent's watch on a data source.
+    fn set_watch(&self, agent: &str, source: &str, active: bool, now: Millis) -> MemoryResult<()>;
 }
 
-impl Roster for MemoryStore {
+/// The operations on one connection, in whatever transaction it is in.
+impl Roster for Connection {
     fn ensure_agent(&self, name: &str, now: Millis) -> MemoryResult<()> {
-        self.transaction(|tx| records::ensure_agent(tx, name, now))
+        records::ensure_agent(self, name, now)
     }
 
     fn agent_state(&self, name: &str) -> MemoryResult<AgentState> {
-        records::agent_state(&self.read(), name)
+        records::agent_state(self, name)
     }
 
     fn set_halted(
@@ -92,29 +98,27 @@ impl Roster for MemoryStore {
         reason: Option<&str>,
         now: Millis,
     ) -> MemoryResult<()> {
-        self.transaction(|tx| records::set_halted(tx, name, halted, reason, now))
+        records::set_halted(self, name, halted, reason, now)
     }
 
     fn set_pulse(&self, name: &str, secs: i64, now: Millis) -> MemoryResult<()> {
-        self.transaction(|tx| records::set_pulse(tx, name, secs, now))
+        records::set_pulse(self, name, secs, now)
     }
 
     fn add_intention(&self, n: &NewIntention<'_>, now: Millis) -> MemoryResult<i64> {
-        self.transaction(|tx| {
-            records::add_intention(
-                tx,
-                n.agent,
-                n.what,
-                n.due_text,
-                n.due_at,
-                n.next_session,
-                now,
-            )
-        })
+        records::add_intention(
+            self,
+            n.agent,
+            n.what,
+            n.due_text,
+            n.due_at,
+            n.next_session,
+            now,
+        )
     }
 
     fn intentions(&self, agent: &str, open_only: bool) -> MemoryResult<Vec<Intention>> {
-        records::list_intentions(&self.read(), agent, open_only)
+        records::list_intentions(self, agent, open_only)
     }
 
     fn set_intention_status(
@@ -125,20 +129,98 @@ impl Roster for MemoryStore {
         note: Option<&str>,
         now: Millis,
     ) -> MemoryResult<bool> {
-        self.transaction(|tx| records::set_intention_status(tx, agent, id, status, note, now))
+        records::set_intention_status(self, agent, id, status, note, now)
     }
 
     fn due_intentions(&self, now: Millis) -> MemoryResult<Vec<(String, i64)>> {
-        records::due_intentions(&self.read(), now)
+        records::due_intentions(self, now)
     }
 
     fn enqueue(&self, o: &Outgoing<'_>, now: Millis) -> MemoryResult<i64> {
-        self.transaction(|tx| {
-            records::enqueue(tx, o.agent, o.channel, o.target, o.content, o.public, now)
-        })
+        records::enqueue(self, o.agent, o.channel, o.target, o.content, o.public, now)
     }
 
     fn outbox(&self) -> MemoryResult<Vec<OutboxItem>> {
-        records::outbox(&self.read())
+        records::outbox(self)
+    }
+
+    fn agent_names(&self) -> MemoryResult<Vec<String>> {
+        let mut stmt =
+            self.prepare_cached("SELECT agent FROM blocks UNION SELECT name FROM agents")?;
+        let names = stmt.query_map([], |r| r.get::<_, String>(0))?;
+        Ok(names.collect::<Result<_, _>>()?)
+    }
+
+    fn set_watch(&self, agent: &str, source: &str, active: bool, now: Millis) -> MemoryResult<()> {
+        self.execute(
+            "INSERT INTO data_watches (agent, source, active, changed_at) VALUES (?1, ?2, ?3, ?4)
+             ON CONFLICT(agent, source) DO UPDATE SET active = ?3, changed_at = ?4",
+            rusqlite::params![agent, source, active, now],
+        )?;
+        Ok(())
+    }
+}
+
+/// Each operation its own committed transaction (reads on a reader).
+impl Roster for MemoryStore {
+    fn ensure_agent(&self, name: &str, now: Millis) -> MemoryResult<()> {
+        self.transaction(|tx| tx.ensure_agent(name, now))
+    }
+
+    fn agent_state(&self, name: &str) -> MemoryResult<AgentState> {
+        self.read().agent_state(name)
+    }
+
+    fn set_halted(
+        &self,
+        name: &str,
+        halted: bool,
+        reason: Option<&str>,
+        now: Millis,
+    ) -> MemoryResult<()> {
+        self.transaction(|tx| tx.set_halted(name, halted, reason, now))
+    }
+
+    fn set_pulse(&self, name: &str, secs: i64, now: Millis) -> MemoryResult<()> {
+        self.transaction(|tx| tx.set_pulse(name, secs, now))
+    }
+
+    fn add_intention(&self, n: &NewIntention<'_>, now: Millis) -> MemoryResult<i64> {
+        self.transaction(|tx| tx.add_intention(n, now))
+    }
+
+    fn intentions(&self, agent: &str, open_only: bool) -> MemoryResult<Vec<Intention>> {
+        self.read().intentions(agent, open_only)
+    }
+
+    fn set_intention_status(
+        &self,
+        agent: &str,
+        id: i64,
+        status: IntentionStatus,
+        note: Option<&str>,
+        now: Millis,
+    ) -> MemoryResult<bool> {
+        self.transaction(|tx| tx.set_intention_status(agent, id, status, note, now))
+    }
+
+    fn due_intentions(&self, now: Millis) -> MemoryResult<Vec<(String, i64)>> {
+        self.read().due_intentions(now)
+    }
+
+    fn enqueue(&self, o: &Outgoing<'_>, now: Millis) -> MemoryResult<i64> {
+        self.transaction(|tx| tx.enqueue(o, now))
+    }
+
+    fn outbox(&self) -> MemoryResult<Vec<OutboxItem>> {
+        self.read().outbox()
+    }
+
+    fn agent_names(&self) -> MemoryResult<Vec<String>> {
+        self.read().agent_names()
+    }
+
+    fn set_watch(&self, agent: &str, source: &str, active: bool, now: Millis) -> MemoryResult<()> {
+        self.transaction(|tx| tx.set_watch(agent, source, active, now))
     }
 }

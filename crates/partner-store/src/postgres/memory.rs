@@ -6,7 +6,9 @@ use postgres::{GenericClient, Row, Transaction};
 
 use super::{PgStore, failed};
 use crate::memory::backend::{BlockWrite, Memory, NewMessage, stale};
-use crate::memory::blocks::{Block, BlockVersion, MemoryChange, NewBlock, check_limit, check_new};
+use crate::memory::blocks::{
+    Block, BlockKind, BlockVersion, MemoryChange, NewBlock, check_limit, check_new,
+};
 use crate::memory::search::{MARK_END, MARK_START};
 use crate::memory::search::{SearchDomain, SearchHit, SearchQuery, search_by, words};
 use crate::memory::{MemoryError, MemoryResult};
@@ -332,12 +334,41 @@ impl Memory for PgStore {
         let row = self
             .client()
             .query_one(
-                "INSERT INTO messages (agent, thread, role, content, created_at)
-                 VALUES ($1, $2, $3, $4, $5) RETURNING id",
-                &[&m.agent, &m.thread, &m.role, &m.content, &now],
+                "INSERT INTO messages (agent, thread, role, content, created_at, lineage)
+                 VALUES ($1, $2, $3, $4, $5, $6) RETURNING id",
+                &[
+                    &m.agent,
+                    &m.thread,
+                    &m.role,
+                    &m.content,
+                    &now,
+                    &serde_json::to_string(m.lineage).unwrap_or_else(|_| "[]".into()),
+                ],
             )
             .map_err(failed)?;
         Ok(row.get(0))
+    }
+
+    fn set_block_kind(
+        &self,
+        agent: &str,
+        label: &str,
+        kind: BlockKind,
+        now: Millis,
+    ) -> MemoryResult<Block> {
+        in_transaction(self, |tx| {
+            require(tx, agent, label)?;
+            let row = tx
+                .query_one(
+                    &format!(
+                        "UPDATE blocks SET kind = $3, updated_at = $4
+                         WHERE agent = $1 AND label = $2 AND deleted_at IS NULL RETURNING {COLUMNS}"
+                    ),
+                    &[&agent, &label, &kind.as_str(), &now],
+                )
+                .map_err(failed)?;
+            block_of(&row)
+        })
     }
 
     fn search(&self, query: &SearchQuery) -> MemoryResult<Vec<SearchHit>> {

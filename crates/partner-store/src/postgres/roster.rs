@@ -188,4 +188,26 @@ impl Roster for PgStore {
             })
             .collect())
     }
+
+    fn agent_names(&self) -> MemoryResult<Vec<String>> {
+        let rows = self
+            .client()
+            .query(
+                "SELECT agent FROM blocks UNION SELECT name FROM agents",
+                &[],
+            )
+            .map_err(failed)?;
+        Ok(rows.iter().map(|r| r.get(0)).collect())
+    }
+
+    fn set_watch(&self, agent: &str, source: &str, active: bool, now: Millis) -> MemoryResult<()> {
+        self.client()
+            .execute(
+                "INSERT INTO data_watches (agent, source, active, changed_at) VALUES ($1, $2, $3, $4)
+                 ON CONFLICT (agent, source) DO UPDATE SET active = $3, changed_at = $4",
+                &[&agent, &source, &active, &now],
+            )
+            .map_err(failed)?;
+        Ok(())
+    }
 }

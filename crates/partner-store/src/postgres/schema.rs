@@ -211,6 +211,26 @@ pub const MIGRATIONS: &[&str] = &[
     ALTER TABLE pending ADD COLUMN approvals_needed BIGINT NOT NULL DEFAULT 1;
     ALTER TABLE pending ADD COLUMN approved_by TEXT NOT NULL DEFAULT '[]';
     "#,
+    // 9: what an action's transaction writes beside memory (as on
+    // SQLite): the lineage of messages between agents, data watches, and
+    // the replies agents wrote that did not parse.
+    r#"
+    ALTER TABLE messages ADD COLUMN lineage TEXT NOT NULL DEFAULT '[]';
+    CREATE TABLE data_watches (
+        agent TEXT NOT NULL,
+        source TEXT NOT NULL,
+        active BOOLEAN NOT NULL,
+        changed_at BIGINT NOT NULL,
+        PRIMARY KEY (agent, source)
+    );
+    CREATE TABLE parse_failures (
+        id BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+        agent TEXT NOT NULL,
+        text TEXT NOT NULL,
+        message TEXT NOT NULL,
+        created_at BIGINT NOT NULL
+    );
+    "#,
 ];
 
 /// Brings the schema up to date: under the advisory lock, the version is

@@ -4,13 +4,15 @@
 //! ends, the SQLite store and PostgreSQL (`crate::postgres::PgStore`).
 //! Sequence numbers have no gaps and no repeats, whatever writes at once.
 
+use rusqlite::Connection;
+
 use super::query::{self, OlderPage, TraceFilter};
 use super::record::TraceRecord;
 use super::store;
 use crate::memory::{MemoryResult, MemoryStore};
 
 /// A constellation's trace, on whichever database holds it.
-pub trait Trace: Send + Sync {
+pub trait Trace {
     /// Stores `record` as the next in the trace (its `seq` and `id`, `t`
     /// and the number, set here); the record as stored.
     fn append(&self, record: TraceRecord) -> MemoryResult<TraceRecord>;
@@ -30,29 +32,52 @@ pub trait Trace: Send + Sync {
     }
 }
 
-impl Trace for MemoryStore {
+/// The operations on one connection, in whatever transaction it is in:
+/// an action's record is appended in the action's transaction.
+impl Trace for Connection {
     fn append(&self, mut record: TraceRecord) -> MemoryResult<TraceRecord> {
-        self.transaction(|tx| {
-            record.seq = store::next_seq(tx)?;
-            record.id = format!("t{}", record.seq);
-            store::insert(tx, &record)?;
-            Ok(record)
-        })
+        record.seq = store::next_seq(self)?;
+        record.id = format!("t{}", record.seq);
+        store::insert(self, &record)?;
+        Ok(record)
     }
 
     fn newest_after(&self, after: u64, limit: usize) -> MemoryResult<(Vec<TraceRecord>, bool)> {
-        query::newest_after(&self.read(), after, limit)
+        query::newest_after(self, after, limit)
     }
 
     fn older(&self, before: u64, filter: &TraceFilter, limit: usize) -> MemoryResult<OlderPage> {
-        query::older(&self.read(), before, filter, limit)
+        query::older(self, before, filter, limit)
     }
 
     fn record(&self, id: &str) -> MemoryResult<Option<TraceRecord>> {
-        store::get(&self.read(), id)
+        store::get(self, id)
     }
 
     fn len(&self) -> MemoryResult<u64> {
-        store::count(&self.read())
+        store::count(self)
+    }
+}
+
+/// Each operation its own committed transaction (reads on a reader).
+impl Trace for MemoryStore {
+    fn append(&self, record: TraceRecord) -> MemoryResult<TraceRecord> {
+        self.transaction(|tx| tx.append(record))
+    }
+
+    fn newest_after(&self, after: u64, limit: usize) -> MemoryResult<(Vec<TraceRecord>, bool)> {
+        self.read().newest_after(after, limit)
+    }
+
+    fn older(&self, before: u64, filter: &TraceFilter, limit: usize) -> MemoryResult<OlderPage> {
+        self.read().older(before, filter, limit)
+    }
+
+    fn record(&self, id: &str) -> MemoryResult<Option<TraceRecord>> {
+        self.read().record(id)
+    }
+
+    fn len(&self) -> MemoryResult<u64> {
+        self.read().len()
     }
 }

@@ -2,30 +2,30 @@
 //! people and platforms go to the outbox (the seam for platform adapters);
 //! `/tell` delivers straight into the other agent's conversation.
 
-use rusqlite::Connection;
 use serde_json::json;
 
 use super::Effect;
 use crate::exec::context::TurnContext;
 use crate::exec::executor::Executor;
-use crate::exec::registry::{Cx, Outcome, Stage, VerbHandler};
+use crate::exec::registry::{ActionTx, Cx, Outcome, Stage, VerbHandler};
 use partner_core::clock::Millis;
 use partner_dialect::{ParsedAction, Verb};
 use partner_policy::VerbTraits;
-use partner_store::memory::records::{add_message, add_message_with_lineage, enqueue};
+use partner_store::memory::backend::NewMessage;
+use partner_store::memory::roster::Outgoing;
 
 /// Delivers a message to another agent, recording who it came through:
 /// the sender, then the agents the sender's turn acted on behalf of.
 pub(super) fn tell(
     exec: &Executor,
-    conn: &Connection,
+    tx: &dyn ActionTx,
     ctx: &TurnContext,
     to: &str,
     text: &str,
     now: Millis,
 ) -> Outcome {
     let from = ctx.agent.as_str();
-    let agents = exec.agents(conn);
+    let agents = exec.agents(tx);
     if !agents.iter().any(|a| a == to) {
         return Err(format!(
             "there is no agent named {to} in this constellation; the agents are {}",
@@ -40,22 +40,40 @@ pub(super) fn tell(
             lineage.push(agent.clone());
         }
     }
-    let id = add_message_with_lineage(
-        conn,
-        to,
-        &thread,
-        &format!("agent:{from}"),
-        text,
-        &lineage,
-        now,
-    )?;
+    let role = format!("agent:{from}");
+    let message = NewMessage {
+        agent: to,
+        thread: &thread,
+        role: &role,
+        content: text,
+        lineage: &lineage,
+    };
+    let id = tx.add_message(&message, now)?;
     Ok(Effect::text(format!("told {to}")).with_data(json!({ "to": to, "message_id": id })))
+}
+
+/// Keeps what `agent` said in its conversation `thread`.
+fn said(
+    tx: &dyn ActionTx,
+    agent: &str,
+    thread: &str,
+    text: &str,
+    now: Millis,
+) -> partner_store::memory::MemoryResult<i64> {
+    let message = NewMessage {
+        agent,
+        thread,
+        role: "assistant",
+        content: text,
+        lineage: &[],
+    };
+    tx.add_message(&message, now)
 }
 
 /// Delivers a message.
 fn deliver(
     exec: &Executor,
-    conn: &Connection,
+    tx: &dyn ActionTx,
     ctx: &TurnContext,
     action: &ParsedAction,
     now: Millis,
@@ -67,21 +85,28 @@ fn deliver(
         .ok_or_else(|| format!("/{} needs a message", action.verb))?;
     let target = action.target.as_deref();
     let queue = |channel: &str, target: Option<&str>, public: bool, said: String| -> Outcome {
-        let id = enqueue(conn, from, channel, target, text, public, now)?;
+        let out = Outgoing {
+            agent: from,
+            channel,
+            target,
+            content: text,
+            public,
+        };
+        let id = tx.enqueue(&out, now)?;
         Ok(Effect::text(said)
             .with_data(json!({ "outbox_id": id, "channel": channel, "target": target })))
     };
     match action.verb {
         Verb::Tell => tell(
             exec,
-            conn,
+            tx,
             ctx,
             target.ok_or("/tell needs an @agent")?,
             text,
             now,
         ),
         Verb::Reply => {
-            add_message(conn, from, &ctx.thread, "assistant", text, now)?;
+            said(tx, from, &ctx.thread, text, now)?;
             queue("reply", Some(&ctx.thread), false, "replied".into())
         }
         Verb::Post => {
@@ -105,9 +130,9 @@ fn deliver(
         _ => {
             let domain = action.domain().unwrap_or("user");
             match (domain, target) {
-                ("agent", Some(agent)) => tell(exec, conn, ctx, agent, text, now),
+                ("agent", Some(agent)) => tell(exec, tx, ctx, agent, text, now),
                 ("user", None) => {
-                    add_message(conn, from, &ctx.thread, "assistant", text, now)?;
+                    said(tx, from, &ctx.thread, text, now)?;
                     queue("user", None, false, "sent to the user".into())
                 }
                 (domain, target) => {
@@ -121,9 +146,16 @@ fn deliver(
 }
 
 /// `/uncertain`: flags something for the partner to look at.
-fn uncertain(conn: &Connection, ctx: &TurnContext, action: &ParsedAction, now: Millis) -> Outcome {
+fn uncertain(tx: &dyn ActionTx, ctx: &TurnContext, action: &ParsedAction, now: Millis) -> Outcome {
     let note = action.content.as_deref().ok_or("/uncertain needs a note")?;
-    let id = enqueue(conn, &ctx.agent, "partner", None, note, false, now)?;
+    let flag = Outgoing {
+        agent: &ctx.agent,
+        channel: "partner",
+        target: None,
+        content: note,
+        public: false,
+    };
+    let id = tx.enqueue(&flag, now)?;
     Ok(Effect::text("flagged for the partner").with_data(json!({ "outbox_id": id })))
 }
 
@@ -160,7 +192,7 @@ impl VerbHandler for Message {
     }
 
     fn run(&self, cx: &Cx<'_>, action: &ParsedAction) -> Outcome {
-        deliver(cx.exec, cx.conn()?, cx.ctx, action, cx.now)
+        deliver(cx.exec, cx.tx()?, cx.ctx, action, cx.now)
     }
 }
 
@@ -177,7 +209,7 @@ impl VerbHandler for Uncertain {
     }
 
     fn run(&self, cx: &Cx<'_>, action: &ParsedAction) -> Outcome {
-        uncertain(cx.conn()?, cx.ctx, action, cx.now)
+        uncertain(cx.tx()?, cx.ctx, action, cx.now)
     }
 
     fn flags_for_review(&self) -> bool {

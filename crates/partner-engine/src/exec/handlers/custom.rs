@@ -45,7 +45,7 @@ impl VerbHandler for Tell {
     fn run(&self, cx: &Cx<'_>, action: &ParsedAction) -> Outcome {
         comms::tell(
             cx.exec,
-            cx.conn()?,
+            cx.tx()?,
             cx.ctx,
             &self.agent,
             text(action)?,
@@ -84,9 +84,9 @@ impl VerbHandler for Append {
     }
 
     fn run(&self, cx: &Cx<'_>, action: &ParsedAction) -> Outcome {
-        let conn = cx.conn()?;
+        let tx = cx.tx()?;
         let agent = &cx.ctx.agent;
-        let Some(current) = blocks::get(conn, agent, &self.block)? else {
+        let Some(current) = tx.block(agent, &self.block)? else {
             return Err(format!(
                 "/{} appends to your block '{}', which does not exist",
                 action.verb, self.block
@@ -94,7 +94,7 @@ impl VerbHandler for Append {
             .into());
         };
         let value = blocks::appended(&current.value, text(action)?);
-        let (block, change) = blocks::write(conn, agent, &self.block, &value, agent, cx.now)?;
+        let (block, change) = super::write_own(tx, agent, &self.block, &value, cx.now)?;
         Ok(Effect {
             text: format!("appended to {} (v{})", block.label, block.version),
             data: json!({ "block": block }),

@@ -4,13 +4,12 @@
 use std::io::Read;
 use std::path::Path;
 
-use rusqlite::{Connection, params};
 use serde_json::json;
 
 use super::Effect;
 use crate::exec::context::TurnContext;
 use crate::exec::executor::Executor;
-use crate::exec::registry::{Cx, Outcome, Stage, VerbHandler};
+use crate::exec::registry::{ActionTx, Cx, Outcome, Stage, VerbHandler};
 use partner_core::clock::Millis;
 use partner_dialect::{Op, ParsedAction};
 use partner_policy::VerbTraits;
@@ -154,18 +153,14 @@ fn data(exec: &Executor, action: &ParsedAction) -> Outcome {
 /// `/data monitor|pause source` (in the database).
 fn watch(
     exec: &Executor,
-    conn: &Connection,
+    tx: &dyn ActionTx,
     ctx: &TurnContext,
     action: &ParsedAction,
     now: Millis,
 ) -> Outcome {
     let (id, _) = source(exec, action)?;
     let active = action.op == Some(Op::Monitor);
-    conn.execute(
-        "INSERT INTO data_watches (agent, source, active, changed_at) VALUES (?1, ?2, ?3, ?4)
-         ON CONFLICT(agent, source) DO UPDATE SET active = ?3, changed_at = ?4",
-        params![ctx.agent, id, active, now],
-    )?;
+    tx.set_watch(&ctx.agent, id, active, now)?;
     let text = if active {
         format!("watching {id}; you'll hear when it changes")
     } else {
@@ -200,7 +195,7 @@ impl VerbHandler for Data {
         if reads_files(action) {
             data(cx.exec, action)
         } else {
-            watch(cx.exec, cx.conn()?, cx.ctx, action, cx.now)
+            watch(cx.exec, cx.tx()?, cx.ctx, action, cx.now)
         }
     }
 }

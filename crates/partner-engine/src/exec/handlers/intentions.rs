@@ -3,21 +3,21 @@
 
 use std::sync::Arc;
 
-use rusqlite::Connection;
 use serde_json::json;
 
 use super::Effect;
 use crate::exec::context::TurnContext;
 use crate::exec::executor::Executor;
-use crate::exec::registry::{Cx, Outcome, Stage, VerbHandler};
+use crate::exec::registry::{ActionTx, Cx, Outcome, Stage, VerbHandler};
 use crate::exec::when::parse_due;
 use partner_core::clock::{Millis, format_time};
 use partner_dialect::{Due, Interval, ParsedAction, Verb};
 use partner_policy::VerbTraits;
-use partner_store::memory::records::{self, IntentionStatus};
+use partner_store::memory::records::IntentionStatus;
+use partner_store::memory::roster::NewIntention;
 
 /// `/remind "when" "what"`.
-fn remind(conn: &Connection, ctx: &TurnContext, action: &ParsedAction, now: Millis) -> Outcome {
+fn remind(tx: &dyn ActionTx, ctx: &TurnContext, action: &ParsedAction, now: Millis) -> Outcome {
     let when = action
         .args
         .get::<Due>()
@@ -28,7 +28,14 @@ fn remind(conn: &Connection, ctx: &TurnContext, action: &ParsedAction, now: Mill
         .as_deref()
         .ok_or("/remind needs something to remind you of")?;
     let due = parse_due(when, now)?;
-    let id = records::add_intention(conn, &ctx.agent, what, when, due.at, due.next_session, now)?;
+    let new = NewIntention {
+        agent: &ctx.agent,
+        what,
+        due_text: when,
+        due_at: due.at,
+        next_session: due.next_session,
+    };
+    let id = tx.add_intention(&new, now)?;
     let at = match due.at {
         Some(at) => format!("due {}", format_time(at)),
         None => "due next session".to_string(),
@@ -38,7 +45,7 @@ fn remind(conn: &Connection, ctx: &TurnContext, action: &ParsedAction, now: Mill
 }
 
 /// `/complete id` and `/dismiss id`.
-fn close(conn: &Connection, ctx: &TurnContext, action: &ParsedAction, now: Millis) -> Outcome {
+fn close(tx: &dyn ActionTx, ctx: &TurnContext, action: &ParsedAction, now: Millis) -> Outcome {
     let raw = action
         .target
         .as_deref()
@@ -52,14 +59,8 @@ fn close(conn: &Connection, ctx: &TurnContext, action: &ParsedAction, now: Milli
     } else {
         (IntentionStatus::Dismissed, "dismissed")
     };
-    let changed = records::set_intention_status(
-        conn,
-        &ctx.agent,
-        id,
-        status,
-        action.content.as_deref(),
-        now,
-    )?;
+    let changed =
+        tx.set_intention_status(&ctx.agent, id, status, action.content.as_deref(), now)?;
     if !changed {
         return Err(format!("you have no intention #{id}; /intentions lists them").into());
     }
@@ -68,8 +69,8 @@ fn close(conn: &Connection, ctx: &TurnContext, action: &ParsedAction, now: Milli
 }
 
 /// `/intentions`.
-fn list(conn: &Connection, ctx: &TurnContext) -> Outcome {
-    let all = records::list_intentions(conn, &ctx.agent, false)?;
+fn list(tx: &dyn ActionTx, ctx: &TurnContext) -> Outcome {
+    let all = tx.intentions(&ctx.agent, false)?;
     if all.is_empty() {
         return Ok(Effect::text("you have no intentions")
             .with_data(json!({ "intentions": [] }))
@@ -95,13 +96,13 @@ fn list(conn: &Connection, ctx: &TurnContext) -> Outcome {
 }
 
 /// `/pulse 30m`.
-fn pulse(conn: &Connection, ctx: &TurnContext, action: &ParsedAction, now: Millis) -> Outcome {
+fn pulse(tx: &dyn ActionTx, ctx: &TurnContext, action: &ParsedAction, now: Millis) -> Outcome {
     let secs = action
         .args
         .get::<Interval>()
         .map(|every| every.duration_secs)
         .ok_or("/pulse needs an interval like 30m")?;
-    records::set_pulse(conn, &ctx.agent, secs as i64, now)?;
+    tx.set_pulse(&ctx.agent, secs as i64, now)?;
     let every = action.content.clone().unwrap_or_else(|| format!("{secs}s"));
     Ok(
         Effect::text(format!("pulse set to every {every}"))
@@ -113,7 +114,7 @@ fn pulse(conn: &Connection, ctx: &TurnContext, action: &ParsedAction, now: Milli
 /// until the partner resumes it.
 fn halt(
     exec: &Executor,
-    conn: &Connection,
+    tx: &dyn ActionTx,
     ctx: &TurnContext,
     action: &ParsedAction,
     now: Millis,
@@ -122,9 +123,9 @@ fn halt(
         .content
         .clone()
         .unwrap_or_else(|| format!("emergency stop by {}", ctx.agent));
-    let agents = exec.agents(conn);
+    let agents = exec.agents(tx);
     for agent in &agents {
-        records::set_halted(conn, agent, true, Some(&reason), now)?;
+        tx.set_halted(agent, true, Some(&reason), now)?;
     }
     Ok(Effect::text(format!(
         "halted {} until the partner resumes them: {reason}",
@@ -169,28 +170,28 @@ fn stored(run: fn(&Cx<'_>, &ParsedAction) -> Outcome) -> Arc<dyn VerbHandler> {
 
 /// `/remind "when" "what"`.
 pub(super) fn reminder() -> Arc<dyn VerbHandler> {
-    stored(|cx, a| remind(cx.conn()?, cx.ctx, a, cx.now))
+    stored(|cx, a| remind(cx.tx()?, cx.ctx, a, cx.now))
 }
 
 /// `/complete id` and `/dismiss id`: closes an intention.
 pub(super) fn closer() -> Arc<dyn VerbHandler> {
-    stored(|cx, a| close(cx.conn()?, cx.ctx, a, cx.now))
+    stored(|cx, a| close(cx.tx()?, cx.ctx, a, cx.now))
 }
 
 /// `/intentions`: lists them.
 pub(super) fn lister() -> Arc<dyn VerbHandler> {
-    stored(|cx, _| list(cx.conn()?, cx.ctx))
+    stored(|cx, _| list(cx.tx()?, cx.ctx))
 }
 
 /// `/pulse 30m`.
 pub(super) fn pulser() -> Arc<dyn VerbHandler> {
-    stored(|cx, a| pulse(cx.conn()?, cx.ctx, a, cx.now))
+    stored(|cx, a| pulse(cx.tx()?, cx.ctx, a, cx.now))
 }
 
 /// `/halt`: authority only.
 pub(super) fn halter() -> Arc<dyn VerbHandler> {
     Arc::new(Stored {
-        run: |cx, a| halt(cx.exec, cx.conn()?, cx.ctx, a, cx.now),
+        run: |cx, a| halt(cx.exec, cx.tx()?, cx.ctx, a, cx.now),
         needs_role: true,
     })
 }

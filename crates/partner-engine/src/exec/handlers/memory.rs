@@ -1,16 +1,14 @@
 //! `/recall` (long-term memory) and `/context` (working memory).
 
-use rusqlite::Connection;
 use serde_json::json;
 
 use super::Effect;
 use crate::exec::context::TurnContext;
 use crate::exec::executor::Executor;
-use crate::exec::registry::{ActionError, Cx, Outcome, Stage, VerbHandler};
+use crate::exec::registry::{ActionError, ActionTx, Cx, Outcome, Stage, VerbHandler};
 use partner_core::clock::Millis;
 use partner_dialect::{ContextEdit, Op, ParsedAction};
 use partner_policy::{BlockWrite, Limits, VerbTraits, WriteKind};
-use partner_store::memory::records::add_archival;
 use partner_store::memory::search::{SearchDomain, SearchQuery};
 use partner_store::memory::{Block, BlockKind, NewBlock, blocks};
 
@@ -25,8 +23,9 @@ fn describe(block: &Block) -> String {
     )
 }
 
-fn missing_block(conn: &Connection, agent: &str, label: &str) -> String {
-    let labels: Vec<String> = blocks::list(conn, Some(agent))
+fn missing_block(tx: &dyn ActionTx, agent: &str, label: &str) -> String {
+    let labels: Vec<String> = tx
+        .blocks(Some(agent))
         .map(|bs| bs.into_iter().map(|b| b.label).collect())
         .unwrap_or_default();
     if labels.is_empty() {
@@ -39,8 +38,9 @@ fn missing_block(conn: &Connection, agent: &str, label: &str) -> String {
     }
 }
 
-fn block(conn: &Connection, agent: &str, label: &str) -> Result<Block, ActionError> {
-    blocks::get(conn, agent, label)?.ok_or_else(|| missing_block(conn, agent, label).into())
+fn block(tx: &dyn ActionTx, agent: &str, label: &str) -> Result<Block, ActionError> {
+    tx.block(agent, label)?
+        .ok_or_else(|| missing_block(tx, agent, label).into())
 }
 
 fn target(action: &ParsedAction) -> Result<&str, String> {
@@ -58,14 +58,14 @@ fn content(action: &ParsedAction) -> Result<&str, String> {
 }
 
 fn written(
-    conn: &Connection,
+    tx: &dyn ActionTx,
     agent: &str,
     label: &str,
     value: &str,
     now: Millis,
     verb: &str,
 ) -> Outcome {
-    let (block, change) = blocks::write(conn, agent, label, value, agent, now)?;
+    let (block, change) = super::write_own(tx, agent, label, value, now)?;
     Ok(Effect {
         text: format!("{verb} {}", describe(&block)),
         data: json!({ "block": block }),
@@ -76,7 +76,7 @@ fn written(
 
 /// `/recall`: read, search, insert, append, delete, patch.
 fn recall(
-    conn: &Connection,
+    tx: &dyn ActionTx,
     ctx: &TurnContext,
     action: &ParsedAction,
     now: Millis,
@@ -85,7 +85,7 @@ fn recall(
     let agent = ctx.agent.as_str();
     match action.op.unwrap_or(Op::Search) {
         Op::Read => {
-            let block = block(conn, agent, target(action)?)?;
+            let block = block(tx, agent, target(action)?)?;
             Ok(
                 Effect::text(format!("{}:\n{}", describe(&block), block.value))
                     .with_data(json!({ "block": block }))
@@ -97,7 +97,7 @@ fn recall(
             match action.target.as_deref() {
                 Some(label) => {
                     let new = NewBlock::new(agent, label, BlockKind::Archival, text);
-                    let (block, change) = blocks::create(conn, &new, agent, now)?;
+                    let (block, change) = tx.create_block(&new, agent, now)?;
                     Ok(Effect {
                         text: format!("stored {}", describe(&block)),
                         data: json!({ "block": block }),
@@ -113,7 +113,7 @@ fn recall(
                             limits.archival_bytes
                         )));
                     }
-                    let id = add_archival(conn, agent, text, now)?;
+                    let id = tx.add_archival(agent, text, now)?;
                     Ok(Effect::text(format!("stored in archival memory (#{id})"))
                         .with_data(json!({ "archival_id": id })))
                 }
@@ -121,9 +121,9 @@ fn recall(
         }
         Op::Append => {
             let label = target(action)?;
-            let current = block(conn, agent, label)?;
+            let current = block(tx, agent, label)?;
             written(
-                conn,
+                tx,
                 agent,
                 label,
                 &blocks::appended(&current.value, content(action)?),
@@ -133,8 +133,8 @@ fn recall(
         }
         Op::Delete => {
             let label = target(action)?;
-            block(conn, agent, label)?;
-            let change = blocks::delete(conn, agent, label, agent, now)?;
+            block(tx, agent, label)?;
+            let change = tx.delete_block(agent, label, agent, now)?;
             Ok(Effect {
                 text: format!("deleted block {label} (the partner can undo this)"),
                 data: json!({ "deleted": label }),
@@ -144,9 +144,9 @@ fn recall(
         }
         Op::Patch => {
             let label = target(action)?;
-            let current = block(conn, agent, label)?;
+            let current = block(tx, agent, label)?;
             let value = blocks::patched(label, &current.value, content(action)?)?;
-            written(conn, agent, label, &value, now, "patched")
+            written(tx, agent, label, &value, now, "patched")
         }
         _ => Err(ActionError::System(
             "a memory search ran inside a write transaction".into(),
@@ -173,13 +173,13 @@ fn recall_search(exec: &Executor, ctx: &TurnContext, action: &ParsedAction) -> O
 }
 
 /// `/context`: append, replace, archive, load, swap.
-fn context(conn: &Connection, ctx: &TurnContext, action: &ParsedAction, now: Millis) -> Outcome {
+fn context(tx: &dyn ActionTx, ctx: &TurnContext, action: &ParsedAction, now: Millis) -> Outcome {
     let agent = ctx.agent.as_str();
     let label = target(action)?;
-    let current = block(conn, agent, label)?;
+    let current = block(tx, agent, label)?;
     let kind_change =
         |label: &str, from: &[BlockKind], to: BlockKind| -> Result<Block, ActionError> {
-            let b = block(conn, agent, label)?;
+            let b = block(tx, agent, label)?;
             if !from.contains(&b.kind) {
                 return Err(format!(
                     "block {label} is {}, so it cannot become {to} this way",
@@ -187,11 +187,11 @@ fn context(conn: &Connection, ctx: &TurnContext, action: &ParsedAction, now: Mil
                 )
                 .into());
             }
-            Ok(blocks::set_kind(conn, agent, label, to, now)?)
+            Ok(tx.set_block_kind(agent, label, to, now)?)
         };
     match action.op.unwrap_or(Op::Append) {
         Op::Append => written(
-            conn,
+            tx,
             agent,
             label,
             &blocks::appended(&current.value, content(action)?),
@@ -201,7 +201,7 @@ fn context(conn: &Connection, ctx: &TurnContext, action: &ParsedAction, now: Mil
         Op::Replace => {
             let old = edit_of(action).and_then(|e| e.old.as_deref()).unwrap_or("");
             let value = blocks::replaced(label, &current.value, old, content(action)?)?;
-            written(conn, agent, label, &value, now, "replaced text in")
+            written(tx, agent, label, &value, now, "replaced text in")
         }
         Op::Archive => {
             let b = kind_change(
@@ -222,7 +222,7 @@ fn context(conn: &Connection, ctx: &TurnContext, action: &ParsedAction, now: Mil
             let other = edit_of(action)
                 .and_then(|e| e.other.as_deref())
                 .ok_or("/context swap needs an archival label")?;
-            block(conn, agent, other)?;
+            block(tx, agent, other)?;
             let out = kind_change(
                 label,
                 &[BlockKind::Working, BlockKind::Core],
@@ -292,7 +292,7 @@ impl VerbHandler for Recall {
             return recall_search(cx.exec, cx.ctx, action);
         }
         let limits = cx.exec.engine().policy().limits;
-        recall(cx.conn()?, cx.ctx, action, cx.now, limits)
+        recall(cx.tx()?, cx.ctx, action, cx.now, limits)
     }
 }
 
@@ -331,7 +331,7 @@ impl VerbHandler for Context {
     }
 
     fn run(&self, cx: &Cx<'_>, action: &ParsedAction) -> Outcome {
-        context(cx.conn()?, cx.ctx, action, cx.now)
+        context(cx.tx()?, cx.ctx, action, cx.now)
     }
 }
 

@@ -26,6 +26,29 @@ use crate::exec::registry::VerbHandler;
 use partner_dialect::{CustomAction, Verb};
 
 pub(crate) use calc::CalcState;
+
+use crate::exec::registry::ActionTx;
+use partner_core::clock::Millis;
+use partner_store::memory::backend::BlockWrite;
+use partner_store::memory::{Block, MemoryChange, MemoryResult};
+
+/// Writes `value` as the next version of `agent`'s own block `label`, in
+/// the action's transaction.
+fn write_own(
+    tx: &dyn ActionTx,
+    agent: &str,
+    label: &str,
+    value: &str,
+    now: Millis,
+) -> MemoryResult<(Block, MemoryChange)> {
+    let write = BlockWrite {
+        agent,
+        label,
+        value,
+        base: None,
+    };
+    tx.write_block(&write, agent, now)
+}
 pub(crate) use web::FetchPages;
 
 /// The handler of a built-in verb; `None` for a verb from a verb file
