@@ -73,7 +73,8 @@ fn two_consoles_attach_decide_detach_and_the_agents_keep_running() {
     one.keys(&["q"]);
     let exit = dir.path().join("exit-attach-one");
     let started = Instant::now();
-    while !exit.exists() {
+    // The shell creates the file, then writes the status into it.
+    while std::fs::read_to_string(&exit).map_or(true, |s| s.trim().is_empty()) {
         assert!(
             started.elapsed() < Duration::from_secs(10),
             "the console did not quit"

@@ -96,7 +96,8 @@ fn approve_deny_edit_and_quit_in_a_real_terminal() {
 
     tmux.keys(&["q"]);
     let started = Instant::now();
-    while !exit_file.exists() {
+    // The shell creates the file, then writes the status into it.
+    while std::fs::read_to_string(&exit_file).map_or(true, |s| s.trim().is_empty()) {
         assert!(
             started.elapsed() < Duration::from_secs(20),
             "partner did not exit; screen:\n{}",

@@ -14,7 +14,7 @@ use crate::{Authority, RequestStatus};
 use partner_core::clock::Millis;
 use partner_dialect::Verb;
 use partner_store::memory::MemoryError;
-use partner_store::postgres::{PgStore, channel, failed};
+use partner_store::postgres::{PgStore, PgTx, channel, failed};
 
 const COLUMNS: &str = "id, agent, canonical, action_json, verb, marker, reason, authorities, authority_index, turn_id, raw_text, status, decided_by, decision, decision_note, created_at, expires_at, decided_at, thread, on_behalf_of, action_id, deciders, approvals_needed, approved_by";
 
@@ -92,9 +92,10 @@ fn json<T: serde::Serialize>(value: &T, otherwise: &str) -> String {
     serde_json::to_string(value).unwrap_or_else(|_| otherwise.into())
 }
 
-impl Requests for PgStore {
+/// The operations on one transaction.
+impl Requests for PgTx<'_> {
     fn ask(&self, new: &NewRequest<'_>, now: Millis) -> Result<PendingRequest, MemoryError> {
-        let mut client = self.client();
+        let mut client = self.conn();
         let mut tx = client.transaction().map_err(failed)?;
         let row = tx
             .query_one(
@@ -135,12 +136,12 @@ impl Requests for PgStore {
     }
 
     fn request(&self, id: &str) -> Result<Option<PendingRequest>, MemoryError> {
-        get(&mut *self.client(), id)
+        get(&mut *self.conn(), id)
     }
 
     fn waiting(&self) -> Result<Vec<PendingRequest>, MemoryError> {
         let rows = self
-            .client()
+            .conn()
             .query(
                 &format!("SELECT {COLUMNS} FROM pending WHERE status = 'waiting' ORDER BY id"),
                 &[],
@@ -158,7 +159,7 @@ impl Requests for PgStore {
         let Some(row) = crate::pending::row_id(id) else {
             return Err(DecideError::NoRequest(id.to_string()));
         };
-        let mut client = self.client();
+        let mut client = self.conn();
         let mut tx = client.transaction().map_err(failed)?;
         let decided = tx
             .query_opt(
@@ -185,7 +186,7 @@ impl Requests for PgStore {
         let Some(row) = crate::pending::row_id(id) else {
             return Ok(Approving::NotWaiting);
         };
-        let mut client = self.client();
+        let mut client = self.conn();
         let mut tx = client.transaction().map_err(failed)?;
         // The row is locked until this commits: two partners approving at
         // once are both counted.
@@ -214,7 +215,7 @@ impl Requests for PgStore {
     }
 
     fn keep_result(&self, id: &str, result: &str) -> Result<(), MemoryError> {
-        self.client()
+        self.conn()
             .execute(
                 "UPDATE pending SET result = $2, routed_at = NULL WHERE id = $1",
                 &[&crate::pending::row_id(id), &result],
@@ -225,7 +226,7 @@ impl Requests for PgStore {
 
     fn add_rule(&self, rule: &NewRule<'_>, now: Millis) -> Result<i64, MemoryError> {
         let row = self
-            .client()
+            .conn()
             .query_one(
                 "INSERT INTO standing_rules (agent, verb, op, target, effect, reason, created_by, created_at, expires_at)
                  VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) RETURNING id",
@@ -247,7 +248,7 @@ impl Requests for PgStore {
 
     fn rules(&self, now: Millis) -> Result<Vec<StandingRule>, MemoryError> {
         let rows = self
-            .client()
+            .conn()
             .query(
                 &format!(
                     "SELECT {RULE_COLUMNS} FROM standing_rules
@@ -261,7 +262,7 @@ impl Requests for PgStore {
 
     fn revoke_rule(&self, id: i64, now: Millis) -> Result<bool, MemoryError> {
         let changed = self
-            .client()
+            .conn()
             .execute(
                 "UPDATE standing_rules SET revoked_at = $2 WHERE id = $1 AND revoked_at IS NULL",
                 &[&id, &now],
@@ -271,9 +272,53 @@ impl Requests for PgStore {
     }
 }
 
+/// Each operation in a transaction of its own.
+impl Requests for PgStore {
+    fn ask(&self, new: &NewRequest<'_>, now: Millis) -> Result<PendingRequest, MemoryError> {
+        self.transaction(|tx| tx.ask(new, now))
+    }
+
+    fn request(&self, id: &str) -> Result<Option<PendingRequest>, MemoryError> {
+        self.transaction(|tx| tx.request(id))
+    }
+
+    fn waiting(&self) -> Result<Vec<PendingRequest>, MemoryError> {
+        self.transaction(|tx| tx.waiting())
+    }
+
+    fn decide(
+        &self,
+        id: &str,
+        d: &Decided<'_>,
+        now: Millis,
+    ) -> Result<PendingRequest, DecideError> {
+        self.transaction(|tx| tx.decide(id, d, now))
+    }
+
+    fn add_approval(&self, id: &str, name: &str) -> Result<Approving, MemoryError> {
+        self.transaction(|tx| tx.add_approval(id, name))
+    }
+
+    fn keep_result(&self, id: &str, result: &str) -> Result<(), MemoryError> {
+        self.transaction(|tx| tx.keep_result(id, result))
+    }
+
+    fn add_rule(&self, rule: &NewRule<'_>, now: Millis) -> Result<i64, MemoryError> {
+        self.transaction(|tx| tx.add_rule(rule, now))
+    }
+
+    fn rules(&self, now: Millis) -> Result<Vec<StandingRule>, MemoryError> {
+        self.transaction(|tx| tx.rules(now))
+    }
+
+    fn revoke_rule(&self, id: i64, now: Millis) -> Result<bool, MemoryError> {
+        self.transaction(|tx| tx.revoke_rule(id, now))
+    }
+}
+
 /// A bucket's tokens and when it was last used, if it exists.
 fn bucket(
-    client: &mut postgres::Client,
+    client: &mut impl GenericClient,
     agent: &str,
     verb: &str,
 ) -> Result<Option<(f64, Millis)>, MemoryError> {
@@ -286,7 +331,8 @@ fn bucket(
     Ok(row.map(|r| (r.get(0), r.get(1))))
 }
 
-impl crate::rate::Buckets for PgStore {
+/// The operations on one transaction.
+impl crate::rate::Buckets for PgTx<'_> {
     fn available(
         &self,
         agent: &str,
@@ -294,7 +340,7 @@ impl crate::rate::Buckets for PgStore {
         limit: crate::RateLimit,
         now: Millis,
     ) -> Result<Result<(), Millis>, MemoryError> {
-        Ok(match bucket(&mut self.client(), agent, verb)? {
+        Ok(match bucket(&mut *self.conn(), agent, verb)? {
             Some((tokens, last)) => crate::rate::wait_for(tokens, last, limit, now),
             None => Ok(()),
         })
@@ -309,7 +355,7 @@ impl crate::rate::Buckets for PgStore {
     ) -> Result<Result<(), Millis>, MemoryError> {
         let capacity = f64::from(limit.burst.max(1));
         let per_ms = limit.per_minute.max(0.0) / 60_000.0;
-        let mut client = self.client();
+        let mut client = self.conn();
         // One statement: two daemons cannot both take the last token.
         let taken = client
             .execute(
@@ -326,9 +372,32 @@ impl crate::rate::Buckets for PgStore {
             return Ok(Ok(()));
         }
         // The insert-or-update refused: the bucket exists and is empty.
-        let (tokens, last) = bucket(&mut client, agent, verb)?.unwrap_or((0.0, now));
+        let (tokens, last) = bucket(&mut *client, agent, verb)?.unwrap_or((0.0, now));
         Ok(Err(crate::rate::wait_for(tokens, last, limit, now)
             .err()
             .unwrap_or(1)))
+    }
+}
+
+/// Each operation in a transaction of its own.
+impl crate::rate::Buckets for PgStore {
+    fn available(
+        &self,
+        agent: &str,
+        verb: &str,
+        limit: crate::RateLimit,
+        now: Millis,
+    ) -> Result<Result<(), Millis>, MemoryError> {
+        self.transaction(|tx| tx.available(agent, verb, limit, now))
+    }
+
+    fn take(
+        &self,
+        agent: &str,
+        verb: &str,
+        limit: crate::RateLimit,
+        now: Millis,
+    ) -> Result<Result<(), Millis>, MemoryError> {
+        self.transaction(|tx| tx.take(agent, verb, limit, now))
     }
 }

@@ -18,6 +18,7 @@ pub(crate) use partner::permission::requests::{DecideError, Decided, Requests};
 pub(crate) use partner::permission::{Authority, RequestStatus};
 pub(crate) use partner::postgres::PgStore;
 
+mod action;
 mod crash;
 mod memory;
 mod partners;

@@ -4,7 +4,7 @@
 
 use postgres::{GenericClient, Row, Transaction};
 
-use super::{PgStore, failed};
+use super::{PgStore, PgTx, failed};
 use crate::memory::backend::{BlockWrite, Memory, NewMessage, stale};
 use crate::memory::blocks::{
     Block, BlockKind, BlockVersion, MemoryChange, NewBlock, check_limit, check_new,
@@ -80,18 +80,6 @@ fn change(agent: &str, label: &str, before: Option<i64>, after: i64) -> MemoryCh
         version_before: before,
         version_after: after,
     }
-}
-
-/// Runs `work` in one transaction, committed before it returns.
-fn in_transaction<T>(
-    store: &PgStore,
-    work: impl FnOnce(&mut Transaction<'_>) -> MemoryResult<T>,
-) -> MemoryResult<T> {
-    let mut client = store.client();
-    let mut tx = client.transaction().map_err(failed)?;
-    let out = work(&mut tx)?;
-    tx.commit().map_err(failed)?;
-    Ok(out)
 }
 
 fn create(
@@ -223,23 +211,24 @@ fn undo(
     Ok(change(agent, label, Some(latest.version), version))
 }
 
-impl Memory for PgStore {
+/// The operations on one transaction.
+impl Memory for PgTx<'_> {
     fn create_block(
         &self,
         new: &NewBlock,
         by: &str,
         now: Millis,
     ) -> MemoryResult<(Block, MemoryChange)> {
-        in_transaction(self, |tx| create(tx, new, by, now))
+        self.with(|tx| create(tx, new, by, now))
     }
 
     fn block(&self, agent: &str, label: &str) -> MemoryResult<Option<Block>> {
-        live(&mut *self.client(), agent, label, false)
+        live(&mut *self.conn(), agent, label, false)
     }
 
     fn blocks(&self, agent: Option<&str>) -> MemoryResult<Vec<Block>> {
         let rows = self
-            .client()
+            .conn()
             .query(
                 &format!(
                     "SELECT {COLUMNS} FROM blocks WHERE deleted_at IS NULL AND ($1::TEXT IS NULL OR agent = $1)
@@ -258,7 +247,7 @@ impl Memory for PgStore {
         by: &str,
         now: Millis,
     ) -> MemoryResult<(Block, MemoryChange)> {
-        in_transaction(self, |tx| {
+        self.with(|tx| {
             let block = require(tx, write.agent, write.label)?;
             stale(&block, write.base)?;
             check_limit(write.label, write.value, block.char_limit)?;
@@ -284,7 +273,7 @@ impl Memory for PgStore {
         by: &str,
         now: Millis,
     ) -> MemoryResult<MemoryChange> {
-        in_transaction(self, |tx| {
+        self.with(|tx| {
             let block = require(tx, agent, label)?;
             let version = block.version + 1;
             tx.execute(
@@ -304,16 +293,16 @@ impl Memory for PgStore {
         by: &str,
         now: Millis,
     ) -> MemoryResult<MemoryChange> {
-        in_transaction(self, |tx| undo(tx, agent, label, by, now))
+        self.with(|tx| undo(tx, agent, label, by, now))
     }
 
     fn history(&self, agent: &str, label: &str) -> MemoryResult<Vec<BlockVersion>> {
-        history_of(&mut *self.client(), agent, label)
+        history_of(&mut *self.conn(), agent, label)
     }
 
     fn add_archival(&self, agent: &str, content: &str, now: Millis) -> MemoryResult<i64> {
         let row = self
-            .client()
+            .conn()
             .query_one(
                 "INSERT INTO archival (agent, content, created_at) VALUES ($1, $2, $3) RETURNING id",
                 &[&agent, &content, &now],
@@ -324,7 +313,7 @@ impl Memory for PgStore {
 
     fn archival_count(&self, agent: &str) -> MemoryResult<i64> {
         let row = self
-            .client()
+            .conn()
             .query_one("SELECT COUNT(*) FROM archival WHERE agent = $1", &[&agent])
             .map_err(failed)?;
         Ok(row.get(0))
@@ -332,7 +321,7 @@ impl Memory for PgStore {
 
     fn add_message(&self, m: &NewMessage<'_>, now: Millis) -> MemoryResult<i64> {
         let row = self
-            .client()
+            .conn()
             .query_one(
                 "INSERT INTO messages (agent, thread, role, content, created_at, lineage)
                  VALUES ($1, $2, $3, $4, $5, $6) RETURNING id",
@@ -356,7 +345,7 @@ impl Memory for PgStore {
         kind: BlockKind,
         now: Millis,
     ) -> MemoryResult<Block> {
-        in_transaction(self, |tx| {
+        self.with(|tx| {
             require(tx, agent, label)?;
             let row = tx
                 .query_one(
@@ -376,7 +365,90 @@ impl Memory for PgStore {
     }
 
     fn schema_version(&self) -> MemoryResult<i64> {
-        super::schema::version_in(&mut *self.client())
+        super::schema::version_in(&mut *self.conn())
+    }
+}
+
+/// Each operation in a transaction of its own.
+impl Memory for PgStore {
+    fn create_block(
+        &self,
+        new: &NewBlock,
+        by: &str,
+        now: Millis,
+    ) -> MemoryResult<(Block, MemoryChange)> {
+        self.transaction(|tx| tx.create_block(new, by, now))
+    }
+
+    fn block(&self, agent: &str, label: &str) -> MemoryResult<Option<Block>> {
+        self.transaction(|tx| tx.block(agent, label))
+    }
+
+    fn blocks(&self, agent: Option<&str>) -> MemoryResult<Vec<Block>> {
+        self.transaction(|tx| tx.blocks(agent))
+    }
+
+    fn write_block(
+        &self,
+        write: &BlockWrite<'_>,
+        by: &str,
+        now: Millis,
+    ) -> MemoryResult<(Block, MemoryChange)> {
+        self.transaction(|tx| tx.write_block(write, by, now))
+    }
+
+    fn delete_block(
+        &self,
+        agent: &str,
+        label: &str,
+        by: &str,
+        now: Millis,
+    ) -> MemoryResult<MemoryChange> {
+        self.transaction(|tx| tx.delete_block(agent, label, by, now))
+    }
+
+    fn undo_block(
+        &self,
+        agent: &str,
+        label: &str,
+        by: &str,
+        now: Millis,
+    ) -> MemoryResult<MemoryChange> {
+        self.transaction(|tx| tx.undo_block(agent, label, by, now))
+    }
+
+    fn history(&self, agent: &str, label: &str) -> MemoryResult<Vec<BlockVersion>> {
+        self.transaction(|tx| tx.history(agent, label))
+    }
+
+    fn add_archival(&self, agent: &str, content: &str, now: Millis) -> MemoryResult<i64> {
+        self.transaction(|tx| tx.add_archival(agent, content, now))
+    }
+
+    fn archival_count(&self, agent: &str) -> MemoryResult<i64> {
+        self.transaction(|tx| tx.archival_count(agent))
+    }
+
+    fn add_message(&self, m: &NewMessage<'_>, now: Millis) -> MemoryResult<i64> {
+        self.transaction(|tx| tx.add_message(m, now))
+    }
+
+    fn set_block_kind(
+        &self,
+        agent: &str,
+        label: &str,
+        kind: BlockKind,
+        now: Millis,
+    ) -> MemoryResult<Block> {
+        self.transaction(|tx| tx.set_block_kind(agent, label, kind, now))
+    }
+
+    fn search(&self, query: &SearchQuery) -> MemoryResult<Vec<SearchHit>> {
+        self.transaction(|tx| tx.search(query))
+    }
+
+    fn schema_version(&self) -> MemoryResult<i64> {
+        self.transaction(|tx| tx.schema_version())
     }
 }
 
@@ -389,22 +461,22 @@ fn websearch(words: &[&str], joiner: &str) -> Option<String> {
 
 /// Search by every word, then by some telling words, per domain; ranks
 /// are `-ts_rank_cd` (at most 0, lower is better, as bm25's).
-fn search(store: &PgStore, query: &SearchQuery) -> MemoryResult<Vec<SearchHit>> {
+fn search(store: &PgTx<'_>, query: &SearchQuery) -> MemoryResult<Vec<SearchHit>> {
     let Some(all) = websearch(&words(&query.text, false), " ") else {
         return Ok(Vec::new());
     };
     let any =
         websearch(&words(&query.text, true), " or ").filter(|any| query.partial && *any != all);
-    let mut client = store.client();
+    let mut client = store.conn();
     search_by(query, &all, any.as_deref(), |domain, terms| {
-        domain_hits(&mut client, query, domain, terms)
+        domain_hits(&mut *client, query, domain, terms)
     })
 }
 
 /// One domain's hits for `terms`, best first; snippets made for the hits
 /// kept, not for every match.
 fn domain_hits(
-    client: &mut postgres::Client,
+    client: &mut impl GenericClient,
     query: &SearchQuery,
     domain: SearchDomain,
     terms: &str,

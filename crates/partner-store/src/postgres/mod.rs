@@ -18,11 +18,13 @@ pub use leases::{Lease, LeaseError};
 pub use listen::{Listener, Notice, channel};
 pub use schema::MIGRATIONS;
 
+use std::cell::{RefCell, RefMut};
 use std::str::FromStr;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Mutex, MutexGuard};
 use std::time::Duration;
 
-use postgres::{Client, NoTls};
+use postgres::{Client, NoTls, Transaction};
 
 use crate::memory::{MemoryError, MemoryResult};
 
@@ -37,6 +39,9 @@ pub const STATEMENT_TIMEOUT: Duration = Duration::from_secs(30);
 /// as the executor's work already is (`spawn_blocking`).
 pub struct PgStore {
     client: Mutex<Client>,
+    /// A transaction could not begin: the connection is opened again
+    /// before its next use.
+    broken: AtomicBool,
     /// How to connect again (a listener needs a connection of its own).
     config: postgres::Config,
     /// Where it is, without a password.
@@ -77,6 +82,7 @@ impl PgStore {
         schema::migrate(&mut client)?;
         Ok(PgStore {
             client: Mutex::new(client),
+            broken: AtomicBool::new(false),
             config,
             shown,
         })
@@ -94,12 +100,63 @@ impl PgStore {
     /// says so.
     pub fn client(&self) -> MutexGuard<'_, Client> {
         let mut client = self.client.lock().unwrap_or_else(|e| e.into_inner());
-        if client.is_closed()
+        let broken = self.broken.swap(false, Ordering::SeqCst);
+        if (broken || client.is_closed())
             && let Ok(again) = self.config.connect(NoTls)
         {
             *client = again;
         }
         client
+    }
+}
+
+/// One transaction on a [`PgStore`]: every interface of the store runs
+/// its operations on it, and they commit together (an action's effect,
+/// its decision and its trace record) or not at all. What the executor
+/// gets as an action's transaction on PostgreSQL.
+pub struct PgTx<'a> {
+    tx: RefCell<Transaction<'a>>,
+}
+
+impl<'a> PgTx<'a> {
+    /// The transaction, for one operation at a time (an operation that
+    /// needs it twice at once is a bug, and panics).
+    pub fn conn(&self) -> RefMut<'_, Transaction<'a>> {
+        self.tx.borrow_mut()
+    }
+
+    /// Runs `work` on the transaction.
+    pub fn with<T>(
+        &self,
+        work: impl FnOnce(&mut Transaction<'a>) -> MemoryResult<T>,
+    ) -> MemoryResult<T> {
+        work(&mut self.conn())
+    }
+}
+
+impl PgStore {
+    /// Runs `work` in one transaction, committed when it returns `Ok` and
+    /// rolled back otherwise.
+    pub fn transaction<T, E: From<MemoryError>>(
+        &self,
+        work: impl FnOnce(&PgTx<'_>) -> Result<T, E>,
+    ) -> Result<T, E> {
+        let mut client = self.client();
+        let tx = match client.transaction() {
+            Ok(tx) => tx,
+            Err(e) => {
+                // The connection may be gone before the driver has
+                // noticed: the next use opens a new one.
+                self.broken.store(true, Ordering::SeqCst);
+                return Err(failed(e).into());
+            }
+        };
+        let session = PgTx {
+            tx: RefCell::new(tx),
+        };
+        let out = work(&session)?;
+        session.tx.into_inner().commit().map_err(failed)?;
+        Ok(out)
     }
 }
 

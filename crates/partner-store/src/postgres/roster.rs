@@ -1,37 +1,34 @@
 //! The runtime's records of its agents on PostgreSQL: the same [`Roster`]
 //! as on SQLite.
 
-use super::{PgStore, failed};
+use postgres::GenericClient;
+
+use super::{PgStore, PgTx, failed};
 use crate::memory::MemoryResult;
 use crate::memory::records::{AgentState, Intention, IntentionStatus, OutboxItem};
 use crate::memory::roster::{NewIntention, Outgoing, Roster};
 use partner_core::clock::Millis;
 
-impl PgStore {
-    fn ensure_in(
-        &self,
-        client: &mut postgres::Client,
-        name: &str,
-        now: Millis,
-    ) -> MemoryResult<()> {
-        client
-            .execute(
-                "INSERT INTO agents (name, created_at) VALUES ($1, $2) ON CONFLICT (name) DO NOTHING",
-                &[&name, &now],
-            )
-            .map_err(failed)?;
-        Ok(())
-    }
+/// Puts `name` on the roster, if it is not there.
+fn ensure_in(client: &mut impl GenericClient, name: &str, now: Millis) -> MemoryResult<()> {
+    client
+        .execute(
+            "INSERT INTO agents (name, created_at) VALUES ($1, $2) ON CONFLICT (name) DO NOTHING",
+            &[&name, &now],
+        )
+        .map_err(failed)?;
+    Ok(())
 }
 
-impl Roster for PgStore {
+/// The operations on one transaction.
+impl Roster for PgTx<'_> {
     fn ensure_agent(&self, name: &str, now: Millis) -> MemoryResult<()> {
-        self.ensure_in(&mut self.client(), name, now)
+        ensure_in(&mut *self.conn(), name, now)
     }
 
     fn agent_state(&self, name: &str) -> MemoryResult<AgentState> {
         let row = self
-            .client()
+            .conn()
             .query_opt(
                 "SELECT name, halted, halt_reason, pulse_secs FROM agents WHERE name = $1",
                 &[&name],
@@ -60,8 +57,8 @@ impl Roster for PgStore {
         reason: Option<&str>,
         now: Millis,
     ) -> MemoryResult<()> {
-        let mut client = self.client();
-        self.ensure_in(&mut client, name, now)?;
+        let mut client = self.conn();
+        ensure_in(&mut *client, name, now)?;
         client
             .execute(
                 "UPDATE agents SET halted = $2, halt_reason = $3 WHERE name = $1",
@@ -72,8 +69,8 @@ impl Roster for PgStore {
     }
 
     fn set_pulse(&self, name: &str, secs: i64, now: Millis) -> MemoryResult<()> {
-        let mut client = self.client();
-        self.ensure_in(&mut client, name, now)?;
+        let mut client = self.conn();
+        ensure_in(&mut *client, name, now)?;
         client
             .execute(
                 "UPDATE agents SET pulse_secs = $2 WHERE name = $1",
@@ -85,7 +82,7 @@ impl Roster for PgStore {
 
     fn add_intention(&self, n: &NewIntention<'_>, now: Millis) -> MemoryResult<i64> {
         let row = self
-            .client()
+            .conn()
             .query_one(
                 "INSERT INTO intentions (agent, what, due_text, due_at, next_session, created_at, updated_at)
                  VALUES ($1, $2, $3, $4, $5, $6, $6) RETURNING id",
@@ -97,7 +94,7 @@ impl Roster for PgStore {
 
     fn intentions(&self, agent: &str, open_only: bool) -> MemoryResult<Vec<Intention>> {
         let rows = self
-            .client()
+            .conn()
             .query(
                 "SELECT id, agent, what, due_text, due_at, next_session, status, note, created_at FROM intentions
                  WHERE agent = $1 AND (NOT $2 OR status IN ('pending', 'triggered'))
@@ -131,7 +128,7 @@ impl Roster for PgStore {
         now: Millis,
     ) -> MemoryResult<bool> {
         let changed = self
-            .client()
+            .conn()
             .execute(
                 "UPDATE intentions SET status = $3, note = COALESCE($4, note), updated_at = $5
                  WHERE agent = $1 AND id = $2",
@@ -143,7 +140,7 @@ impl Roster for PgStore {
 
     fn due_intentions(&self, now: Millis) -> MemoryResult<Vec<(String, i64)>> {
         let rows = self
-            .client()
+            .conn()
             .query(
                 "SELECT agent, id FROM intentions
                  WHERE status = 'pending' AND due_at IS NOT NULL AND due_at <= $1 ORDER BY due_at, id",
@@ -155,7 +152,7 @@ impl Roster for PgStore {
 
     fn enqueue(&self, o: &Outgoing<'_>, now: Millis) -> MemoryResult<i64> {
         let row = self
-            .client()
+            .conn()
             .query_one(
                 "INSERT INTO outbox (agent, channel, target, content, public, created_at)
                  VALUES ($1, $2, $3, $4, $5, $6) RETURNING id",
@@ -167,7 +164,7 @@ impl Roster for PgStore {
 
     fn outbox(&self) -> MemoryResult<Vec<OutboxItem>> {
         let rows = self
-            .client()
+            .conn()
             .query(
                 "SELECT id, agent, channel, target, content, public, created_at, delivered_at
                  FROM outbox ORDER BY id",
@@ -191,7 +188,7 @@ impl Roster for PgStore {
 
     fn agent_names(&self) -> MemoryResult<Vec<String>> {
         let rows = self
-            .client()
+            .conn()
             .query(
                 "SELECT agent FROM blocks UNION SELECT name FROM agents",
                 &[],
@@ -201,7 +198,7 @@ impl Roster for PgStore {
     }
 
     fn set_watch(&self, agent: &str, source: &str, active: bool, now: Millis) -> MemoryResult<()> {
-        self.client()
+        self.conn()
             .execute(
                 "INSERT INTO data_watches (agent, source, active, changed_at) VALUES ($1, $2, $3, $4)
                  ON CONFLICT (agent, source) DO UPDATE SET active = $3, changed_at = $4",
@@ -209,5 +206,69 @@ impl Roster for PgStore {
             )
             .map_err(failed)?;
         Ok(())
+    }
+}
+
+/// Each operation in a transaction of its own.
+impl Roster for PgStore {
+    fn ensure_agent(&self, name: &str, now: Millis) -> MemoryResult<()> {
+        self.transaction(|tx| tx.ensure_agent(name, now))
+    }
+
+    fn agent_state(&self, name: &str) -> MemoryResult<AgentState> {
+        self.transaction(|tx| tx.agent_state(name))
+    }
+
+    fn set_halted(
+        &self,
+        name: &str,
+        halted: bool,
+        reason: Option<&str>,
+        now: Millis,
+    ) -> MemoryResult<()> {
+        self.transaction(|tx| tx.set_halted(name, halted, reason, now))
+    }
+
+    fn set_pulse(&self, name: &str, secs: i64, now: Millis) -> MemoryResult<()> {
+        self.transaction(|tx| tx.set_pulse(name, secs, now))
+    }
+
+    fn add_intention(&self, n: &NewIntention<'_>, now: Millis) -> MemoryResult<i64> {
+        self.transaction(|tx| tx.add_intention(n, now))
+    }
+
+    fn intentions(&self, agent: &str, open_only: bool) -> MemoryResult<Vec<Intention>> {
+        self.transaction(|tx| tx.intentions(agent, open_only))
+    }
+
+    fn set_intention_status(
+        &self,
+        agent: &str,
+        id: i64,
+        status: IntentionStatus,
+        note: Option<&str>,
+        now: Millis,
+    ) -> MemoryResult<bool> {
+        self.transaction(|tx| tx.set_intention_status(agent, id, status, note, now))
+    }
+
+    fn due_intentions(&self, now: Millis) -> MemoryResult<Vec<(String, i64)>> {
+        self.transaction(|tx| tx.due_intentions(now))
+    }
+
+    fn enqueue(&self, o: &Outgoing<'_>, now: Millis) -> MemoryResult<i64> {
+        self.transaction(|tx| tx.enqueue(o, now))
+    }
+
+    fn outbox(&self) -> MemoryResult<Vec<OutboxItem>> {
+        self.transaction(|tx| tx.outbox())
+    }
+
+    fn agent_names(&self) -> MemoryResult<Vec<String>> {
+        self.transaction(|tx| tx.agent_names())
+    }
+
+    fn set_watch(&self, agent: &str, source: &str, active: bool, now: Millis) -> MemoryResult<()> {
+        self.transaction(|tx| tx.set_watch(agent, source, active, now))
     }
 }

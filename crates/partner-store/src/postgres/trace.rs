@@ -2,7 +2,7 @@
 //! sequence number is taken under a transaction-scoped advisory lock, so
 //! daemons appending at once get consecutive numbers, none twice.
 
-use super::{PgStore, failed};
+use super::{PgStore, PgTx, failed};
 use crate::memory::{MemoryError, MemoryResult};
 use crate::trace::TraceRecord;
 use crate::trace::backend::Trace;
@@ -18,9 +18,10 @@ fn decoded(rows: &[postgres::Row]) -> Vec<TraceRecord> {
         .collect()
 }
 
-impl Trace for PgStore {
+/// The operations on one transaction.
+impl Trace for PgTx<'_> {
     fn append(&self, mut record: TraceRecord) -> MemoryResult<TraceRecord> {
-        let mut client = self.client();
+        let mut client = self.conn();
         let mut tx = client.transaction().map_err(failed)?;
         tx.execute("SELECT pg_advisory_xact_lock($1)", &[&TRACE_LOCK])
             .map_err(failed)?;
@@ -57,7 +58,7 @@ impl Trace for PgStore {
 
     fn newest_after(&self, after: u64, limit: usize) -> MemoryResult<(Vec<TraceRecord>, bool)> {
         let rows = self
-            .client()
+            .conn()
             .query(
                 "SELECT record FROM (SELECT seq, record FROM trace WHERE seq > $1
                      ORDER BY seq DESC LIMIT $2) newest ORDER BY seq",
@@ -73,7 +74,7 @@ impl Trace for PgStore {
     fn older(&self, before: u64, filter: &TraceFilter, limit: usize) -> MemoryResult<OlderPage> {
         let search = filter.search.as_ref().map(|s| s.to_lowercase());
         let rows = self
-            .client()
+            .conn()
             .query(
                 "SELECT record, seq FROM trace WHERE seq < $1
                    AND ($2::TEXT IS NULL OR agent = $2) AND ($3::TEXT IS NULL OR verb = $3)
@@ -101,7 +102,7 @@ impl Trace for PgStore {
 
     fn record(&self, id: &str) -> MemoryResult<Option<TraceRecord>> {
         let row = self
-            .client()
+            .conn()
             .query_opt("SELECT record FROM trace WHERE id = $1", &[&id])
             .map_err(failed)?;
         Ok(row.and_then(|r| serde_json::from_str(r.get::<_, &str>(0)).ok()))
@@ -109,10 +110,33 @@ impl Trace for PgStore {
 
     fn len(&self) -> MemoryResult<u64> {
         let n: i64 = self
-            .client()
+            .conn()
             .query_one("SELECT COUNT(*) FROM trace", &[])
             .map_err(failed)?
             .get(0);
         Ok(n as u64)
+    }
+}
+
+/// Each operation in a transaction of its own.
+impl Trace for PgStore {
+    fn append(&self, record: TraceRecord) -> MemoryResult<TraceRecord> {
+        self.transaction(|tx| tx.append(record))
+    }
+
+    fn newest_after(&self, after: u64, limit: usize) -> MemoryResult<(Vec<TraceRecord>, bool)> {
+        self.transaction(|tx| tx.newest_after(after, limit))
+    }
+
+    fn older(&self, before: u64, filter: &TraceFilter, limit: usize) -> MemoryResult<OlderPage> {
+        self.transaction(|tx| tx.older(before, filter, limit))
+    }
+
+    fn record(&self, id: &str) -> MemoryResult<Option<TraceRecord>> {
+        self.transaction(|tx| tx.record(id))
+    }
+
+    fn len(&self) -> MemoryResult<u64> {
+        self.transaction(|tx| tx.len())
     }
 }
