@@ -44,6 +44,8 @@ enum Command {
     Pending(partner::commands::PendingOptions),
     /// Add, list and revoke partners: the people who decide, each with a token.
     Partners(partner::commands::PartnersOptions),
+    /// Move a constellation between a database file and PostgreSQL.
+    Store(partner::commands::StoreOptions),
     /// Read or export the execution trace.
     Trace {
         #[command(subcommand)]
@@ -137,6 +139,7 @@ fn dispatch(cli: Cli) -> ExitCode {
         Some(Command::Memory(options)) => partner::commands::run_memory(&options, stdin, stdout),
         Some(Command::Pending(options)) => partner::commands::run_pending(&options, stdout),
         Some(Command::Partners(options)) => partner::commands::run_partners(&options, stdout),
+        Some(Command::Store(options)) => partner::commands::run_store(&options, stdout),
         Some(Command::Trace {
             command: TraceCommand::Show(options),
         }) => partner::commands::run_trace_show(&options, stdout, stderr),

@@ -16,6 +16,7 @@ mod partners;
 mod pending;
 mod run;
 mod serve;
+mod store;
 mod trace;
 
 pub use attach::{AttachOptions, run_attach};
@@ -35,6 +36,7 @@ pub use run::{
 pub use serve::{
     MsgOptions, ServeOptions, StatusOptions, daemon_for, run_msg, run_serve, run_status,
 };
+pub use store::{StoreCommand, StoreOptions, run_store};
 pub use trace::{
     ReplayOptions, TraceExportOptions, TraceShowOptions, TraceSourceArgs, run_replay,
     run_trace_export, run_trace_show,

@@ -73,5 +73,6 @@ mod security_data;
 mod security_props;
 mod security_runtime;
 mod store_contract;
+mod store_copy;
 mod tui_snapshots;
 mod verb_in_one_place;

@@ -6,6 +6,7 @@
 //! versioned in `partner_schema` and migrated under an advisory lock, so
 //! any number of daemons may start at once.
 
+pub mod copy;
 mod learned;
 mod leases;
 mod listen;

@@ -231,6 +231,25 @@ pub const MIGRATIONS: &[&str] = &[
         created_at BIGINT NOT NULL
     );
     "#,
+    // 10: the rest of what SQLite keeps: which authority of a request was
+    // told of it, settings (`meta`) and the vectors for search by meaning,
+    // per embedder.
+    r#"
+    ALTER TABLE pending ADD COLUMN notified BIGINT NOT NULL DEFAULT -1;
+    CREATE TABLE meta (
+        key TEXT PRIMARY KEY,
+        value TEXT NOT NULL
+    );
+    CREATE TABLE vectors (
+        domain TEXT NOT NULL,
+        ref_id BIGINT NOT NULL,
+        embedder TEXT NOT NULL,
+        item_time BIGINT NOT NULL,
+        dims BIGINT NOT NULL,
+        vec BYTEA NOT NULL,
+        PRIMARY KEY (domain, ref_id, embedder)
+    );
+    "#,
 ];
 
 /// Brings the schema up to date: under the advisory lock, the version is

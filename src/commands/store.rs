@@ -1,0 +1,76 @@
+//! `partner store copy`: moves a constellation between a SQLite file and
+//! PostgreSQL, in either direction, and compares every table after.
+
+use std::io::Write;
+
+use super::common::{line, write_json};
+use crate::error::{Error, Result};
+use crate::memory::MemoryStore;
+use crate::postgres::PgStore;
+use crate::postgres::copy::{self, Copied};
+
+/// Options of `partner store`.
+#[derive(Debug, Clone, clap::Args)]
+pub struct StoreOptions {
+    /// What to do.
+    #[command(subcommand)]
+    pub command: StoreCommand,
+}
+
+/// `partner store` subcommands.
+#[derive(Debug, Clone, clap::Subcommand)]
+pub enum StoreCommand {
+    /// Copy every table of a constellation into an empty database of the
+    /// other kind, then compare each table's rows on both sides.
+    Copy {
+        /// The source: a database file, or `postgres://user@host/db`.
+        #[arg(long, value_name = "FILE|URL")]
+        from: String,
+        /// The destination, of the other kind; it must hold no constellation.
+        #[arg(long, value_name = "FILE|URL")]
+        to: String,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+fn is_postgres(place: &str) -> bool {
+    place.starts_with("postgres://") || place.starts_with("postgresql://")
+}
+
+/// Runs `partner store`.
+pub fn run_store(options: &StoreOptions, out: &mut dyn Write) -> Result<i32> {
+    let StoreCommand::Copy { from, to, json } = &options.command;
+    let copied = match (is_postgres(from), is_postgres(to)) {
+        (false, true) => copy::sqlite_to_pg(&MemoryStore::open(from)?, &PgStore::connect(to)?)?,
+        (true, false) => copy::pg_to_sqlite(&PgStore::connect(from)?, &MemoryStore::open(to)?)?,
+        _ => {
+            return Err(Error::Usage(
+                "copy between a database file and PostgreSQL: one of --from and --to is a postgres:// URL".into(),
+            ));
+        }
+    };
+    let same = copied.iter().all(|c| c.same);
+    if *json {
+        write_json(out, &copied)?;
+    } else {
+        for c in &copied {
+            line(out, row(c))?;
+        }
+        line(
+            out,
+            if same {
+                "every table is the same on both sides"
+            } else {
+                "SOME TABLES DIFFER: the copy is not faithful"
+            },
+        )?;
+    }
+    Ok(if same { 0 } else { 1 })
+}
+
+fn row(c: &Copied) -> String {
+    let verdict = if c.same { "same" } else { "DIFFERENT" };
+    format!("{:<16} {:>9} → {:<9} {verdict}", c.table, c.from, c.to)
+}
