@@ -243,14 +243,13 @@ fn pg_insert(
     Ok(())
 }
 
-/// Each table's row count and digest on SQLite.
-fn sqlite_digest(
-    store: &MemoryStore,
-    table: (&str, &str),
+/// A table's row count and the digest of its rows, as `rows` reads them.
+fn digest(
     columns: &[Column],
+    rows: impl FnOnce(&mut dyn FnMut(Vec<Value>) -> MemoryResult<()>) -> MemoryResult<()>,
 ) -> MemoryResult<(u64, Vec<u8>)> {
     let (mut n, mut hash) = (0u64, Sha256::new());
-    sqlite_rows(store, table, columns, |row| {
+    rows(&mut |row| {
         n += 1;
         for (value, column) in row.iter().zip(columns) {
             digest_value(&mut hash, value, column.kind);
@@ -260,21 +259,22 @@ fn sqlite_digest(
     Ok((n, hash.finalize().to_vec()))
 }
 
+/// Each table's row count and digest on SQLite.
+fn sqlite_digest(
+    store: &MemoryStore,
+    table: (&str, &str),
+    columns: &[Column],
+) -> MemoryResult<(u64, Vec<u8>)> {
+    digest(columns, |each| sqlite_rows(store, table, columns, each))
+}
+
 /// Each table's row count and digest on PostgreSQL.
 fn pg_digest(
     tx: &mut Transaction<'_>,
     table: (&str, &str),
     columns: &[Column],
 ) -> MemoryResult<(u64, Vec<u8>)> {
-    let (mut n, mut hash) = (0u64, Sha256::new());
-    pg_rows(tx, table, columns, |row| {
-        n += 1;
-        for (value, column) in row.iter().zip(columns) {
-            digest_value(&mut hash, value, column.kind);
-        }
-        Ok(())
-    })?;
-    Ok((n, hash.finalize().to_vec()))
+    digest(columns, |each| pg_rows(tx, table, columns, each))
 }
 
 /// Refuses a copy that would leave out a column: each table must have the
