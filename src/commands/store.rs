@@ -42,6 +42,11 @@ fn is_postgres(place: &str) -> bool {
 /// Runs `partner store`.
 pub fn run_store(options: &StoreOptions, out: &mut dyn Write) -> Result<i32> {
     let StoreCommand::Copy { from, to, json } = &options.command;
+    // Opening a file that is not there would make an empty constellation
+    // and copy nothing, as if that were all.
+    if !is_postgres(from) && !std::path::Path::new(from).exists() {
+        return Err(Error::Usage(format!("there is no database file {from}")));
+    }
     let copied = match (is_postgres(from), is_postgres(to)) {
         (false, true) => copy::sqlite_to_pg(&MemoryStore::open(from)?, &PgStore::connect(to)?)?,
         (true, false) => copy::pg_to_sqlite(&PgStore::connect(from)?, &MemoryStore::open(to)?)?,

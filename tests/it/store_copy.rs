@@ -72,6 +72,12 @@ fn the_demo_moves_to_postgresql_and_back_and_still_replays() {
     let (code, _, err) = partner(&["store", "copy", "--from", &db.url, "--to", path(&a)]);
     assert_ne!(code, 0);
     assert!(err.contains("already holds a constellation"), "{err}");
+    // A source file that is not there: refused, not copied as empty.
+    let missing = dir.path().join("missing.db");
+    let (code, _, err) = partner(&["store", "copy", "--from", path(&missing), "--to", &db.url]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("no database file"), "{err}");
+    assert!(!missing.exists());
     // Two files: not a copy this command makes.
     let (code, _, err) = partner(&["store", "copy", "--from", path(&a), "--to", path(&b)]);
     assert_eq!(code, 2, "{err}");

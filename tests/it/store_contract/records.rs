@@ -229,7 +229,7 @@ fn learned_phrasings_are_kept_and_forgotten_alike_on_both() {
 }
 
 #[test]
-fn kinds_lineage_agents_and_watches_behave_alike_on_both() {
+fn kinds_and_agents_behave_alike_on_both() {
     let (pairs, _kept) = pairs(
         |path| -> Box<dyn ActionStore> { Box::new(MemoryStore::open(path).unwrap()) },
         |url| -> Box<dyn ActionStore> { Box::new(PgStore::connect(url).unwrap()) },
@@ -251,6 +251,20 @@ fn kinds_lineage_agents_and_watches_behave_alike_on_both() {
                 .is_err(),
             "{on}"
         );
+        // Agents: on the roster, or owning a block.
+        two.ensure_agent("eve", T).unwrap();
+        let mut names = one.agent_names().unwrap();
+        names.sort();
+        assert_eq!(names, ["ada", "eve"], "{on}");
+    }
+}
+
+/// What the rows hold, read with each back end's own driver: a message's
+/// lineage and the data watches, after a watch was started, paused and
+/// started again.
+#[test]
+fn a_messages_lineage_and_a_watch_are_kept_alike_on_both() {
+    let write = |store: &dyn ActionStore| {
         let lineage = ["bo".to_string(), "cy".to_string()];
         let told = NewMessage {
             agent: "ada",
@@ -259,15 +273,51 @@ fn kinds_lineage_agents_and_watches_behave_alike_on_both() {
             content: "the launch moved",
             lineage: &lineage,
         };
-        assert!(one.add_message(&told, T + 2).unwrap() > 0, "{on}");
-        // Agents: on the roster, or owning a block.
-        two.ensure_agent("eve", T).unwrap();
-        let mut names = one.agent_names().unwrap();
-        names.sort();
-        assert_eq!(names, ["ada", "eve"], "{on}");
-        // A watch started, paused and started again is one watch.
-        one.set_watch("ada", "notes-dir", true, T).unwrap();
-        two.set_watch("ada", "notes-dir", false, T + 1).unwrap();
-        one.set_watch("ada", "notes-dir", true, T + 2).unwrap();
+        store.add_message(&told, T).unwrap();
+        store.set_watch("ada", "notes-dir", true, T).unwrap();
+        store.set_watch("ada", "notes-dir", false, T + 1).unwrap();
+        store.set_watch("ada", "notes-dir", true, T + 2).unwrap();
+        store.set_watch("ada", "inbox", false, T + 3).unwrap();
+    };
+    let expected = (
+        "[\"bo\",\"cy\"]".to_string(),
+        vec![
+            ("inbox".to_string(), false, T + 3),
+            ("notes-dir".to_string(), true, T + 2),
+        ],
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("c.db");
+    write(&MemoryStore::open(&path).unwrap());
+    let conn = rusqlite::Connection::open(&path).unwrap();
+    let lineage: String = conn
+        .query_row("SELECT lineage FROM messages", [], |r| r.get(0))
+        .unwrap();
+    let mut stmt = conn
+        .prepare("SELECT source, active, changed_at FROM data_watches ORDER BY source")
+        .unwrap();
+    let watches: Vec<(String, bool, i64)> = stmt
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap();
+    assert_eq!((lineage, watches), expected, "sqlite");
+    if let Some(db) = postgres::scratch() {
+        write(&PgStore::connect(&db.url).unwrap());
+        let mut client = ::postgres::Client::connect(&db.url, ::postgres::NoTls).unwrap();
+        let lineage: String = client
+            .query_one("SELECT lineage FROM messages", &[])
+            .unwrap()
+            .get(0);
+        let watches: Vec<(String, bool, i64)> = client
+            .query(
+                "SELECT source, active, changed_at FROM data_watches ORDER BY source",
+                &[],
+            )
+            .unwrap()
+            .iter()
+            .map(|r| (r.get(0), r.get(1), r.get(2)))
+            .collect();
+        assert_eq!((lineage, watches), expected, "postgres");
     }
 }
