@@ -11,6 +11,7 @@ use super::handlers::Effect;
 use super::quorum::Counted;
 use super::registry::Cancel;
 use partner_policy::pending::{self};
+use partner_policy::requests::{DecideError, Decided, Requests};
 use partner_policy::{
     Authority, Check, Decision, DecisionKind, PendingRequest, RequestStatus, Verdict,
 };
@@ -363,17 +364,17 @@ impl Executor {
             record.decision.decided_at = Some(now);
             record.decision.requested_at = Some(request.created_at);
             let report = self.store.transaction(|tx| -> Result<_, MemoryError> {
-                let timed_out = pending::finish(
-                    tx,
-                    &request.id,
-                    RequestStatus::TimedOut,
-                    DecisionKind::Timeout.as_str(),
-                    "timeout",
-                    None,
-                    now,
-                )?;
-                if !timed_out {
-                    return Ok(None);
+                let timed_out = Decided {
+                    status: RequestStatus::TimedOut,
+                    decision: DecisionKind::Timeout.as_str(),
+                    by: "timeout",
+                    note: None,
+                };
+                match tx.decide(&request.id, &timed_out, now) {
+                    Ok(_) => {}
+                    // Decided meanwhile: nothing times out.
+                    Err(DecideError::Store(e)) => return Err(e),
+                    Err(_) => return Ok(None),
                 }
                 let record = self.finalize(tx, record, None, now)?;
                 let mut report = ActionReport::new(
@@ -389,7 +390,7 @@ impl Executor {
                     report: report.clone(),
                 };
                 let json = serde_json::to_string(&settled).unwrap_or_default();
-                pending::set_result(tx, &request.id, &json)?;
+                tx.keep_result(&request.id, &json)?;
                 Ok(Some(report))
             })?;
             reports.extend(report);
