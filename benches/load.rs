@@ -14,7 +14,7 @@ use partner::permission::Policy;
 const PER_WRITER: usize = 2_000;
 
 fn run(exec: &Arc<Executor>, writers: usize) {
-    let before = exec.store().commits();
+    let before = exec.store().sqlite().unwrap().commits();
     let started = Instant::now();
     let threads: Vec<_> = (0..writers)
         .map(|w| {
@@ -41,7 +41,7 @@ fn run(exec: &Arc<Executor>, writers: usize) {
         .collect();
     let took = started.elapsed();
     all.sort();
-    let (commits, held) = exec.store().commits();
+    let (commits, held) = exec.store().sqlite().unwrap().commits();
     println!(
         "{writers} writer(s): {:.0} actions/s, p50 {:?}, p99 {:?}; {} actions in {} commits",
         all.len() as f64 / took.as_secs_f64(),

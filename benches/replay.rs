@@ -30,6 +30,8 @@ fn database(steps: usize) -> PathBuf {
     let _ = std::fs::remove_file(&partial);
     let exec = Executor::open(&partial, Policy::permissive(), ExecConfig::default()).unwrap();
     exec.store()
+        .sqlite()
+        .unwrap()
         .conn()
         .pragma_update(None, "synchronous", "OFF")
         .unwrap();
@@ -47,6 +49,8 @@ fn database(steps: usize) -> PathBuf {
     // Everything into the main file: it is renamed without its WAL.
     let busy: i64 = exec
         .store()
+        .sqlite()
+        .unwrap()
         .conn()
         .query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |r| r.get(0))
         .unwrap();

@@ -72,7 +72,7 @@ pub fn run_attach(options: &AttachOptions) -> Result<i32> {
             let db = match (&options.db, &options.socket) {
                 (Some(db), _) => Some(db.clone()),
                 (None, Some(_)) => None,
-                (None, None) => Some(super::common::DbArg { db: None }.path()?),
+                (None, None) => Some(super::common::DbArg::default_store().path()?),
             };
             let socket = options
                 .socket

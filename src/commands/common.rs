@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 use crate::error::{Error, Result};
 use crate::exec::{ExecConfig, Executor};
 use crate::permission::Policy;
+use partner_engine::store::StoreAt;
 
 /// Loads a policy file, or the built-in default.
 pub fn load_policy(path: Option<&Path>) -> Result<Policy> {
@@ -23,14 +24,15 @@ pub fn load_policy(path: Option<&Path>) -> Result<Policy> {
     })
 }
 
-/// Opens the executor over `db` with a policy file (or the default).
-pub fn open_executor(db: &Path, policy: Option<&Path>, agents: &[String]) -> Result<Executor> {
+/// Opens the executor over the store `at` with a policy file (or the
+/// default).
+pub fn open_executor(at: &StoreAt, policy: Option<&Path>, agents: &[String]) -> Result<Executor> {
     let policy = load_policy(policy)?;
     let config = ExecConfig {
         agents: agents.to_vec(),
         ..ExecConfig::default()
     };
-    Ok(Executor::open(db, policy, config)?)
+    Ok(Executor::open_at(at, policy, config)?)
 }
 
 /// The text of an argument that may be `-` for standard input.
@@ -57,7 +59,9 @@ pub fn line(out: &mut dyn Write, text: impl std::fmt::Display) -> Result<()> {
     writeln!(out, "{text}").map_err(Error::Write)
 }
 
-/// The database path given to a command.
+/// The store given to a command: a database file (`--db`) or any store
+/// (`--store`, a file or a `postgres://` URL; `PARTNER_STORE` when neither
+/// flag is given).
 #[derive(Debug, Clone, clap::Args)]
 pub struct DbArg {
     /// The constellation's database file (created if missing). Default: the
@@ -66,29 +70,79 @@ pub struct DbArg {
     /// subcommand.
     #[arg(long, value_name = "FILE", global = true)]
     pub db: Option<PathBuf>,
+    /// The constellation's store: a database file, or a PostgreSQL
+    /// database (`postgres://user@host:port/db`) shared by a team's
+    /// daemons. Default: `PARTNER_STORE`, else as `--db`.
+    #[arg(long, value_name = "URL", global = true, conflicts_with = "db")]
+    pub store: Option<String>,
 }
 
+/// The environment variable naming the store when no flag does.
+pub const STORE_ENV: &str = "PARTNER_STORE";
+
 impl DbArg {
-    /// The database to open.
-    pub fn path(&self) -> Result<PathBuf> {
-        if let Some(db) = &self.db {
-            return Ok(db.clone());
+    /// No flag given: the default store.
+    pub fn default_store() -> DbArg {
+        DbArg {
+            db: None,
+            store: None,
         }
-        let (config, _) = super::run::load_constellation(&super::run::RunOptions::default())?;
-        super::run::database_path(None, &config.name)
     }
 
-    /// The database to read, which must exist: a mistyped path is an
-    /// error, never a new empty database answering that nothing is there.
-    pub fn existing(&self) -> Result<PathBuf> {
-        let path = self.path()?;
-        if path.exists() {
-            Ok(path)
-        } else {
-            Err(Error::Usage(format!(
+    /// The database file to open (for the commands that need a file).
+    pub fn path(&self) -> Result<PathBuf> {
+        match self.store_at()? {
+            StoreAt::File(path) => Ok(path),
+            StoreAt::Postgres(_) => Err(Error::Usage(
+                "this command needs a database file (--db), not a PostgreSQL store".into(),
+            )),
+        }
+    }
+
+    /// Where the store is: `--store`, `--db`, `PARTNER_STORE`, or the
+    /// default database file.
+    pub fn store_at(&self) -> Result<StoreAt> {
+        if let Some(at) = &self.store {
+            return Ok(StoreAt::parse(at));
+        }
+        if let Some(db) = &self.db {
+            return Ok(StoreAt::File(db.clone()));
+        }
+        if let Ok(at) = std::env::var(STORE_ENV)
+            && !at.trim().is_empty()
+        {
+            return Ok(StoreAt::parse(&at));
+        }
+        let (config, _) = super::run::load_constellation(&super::run::RunOptions::default())?;
+        Ok(StoreAt::File(super::run::database_path(
+            None,
+            &config.name,
+        )?))
+    }
+
+    /// The store to read, which must exist: a mistyped path is an error,
+    /// never a new empty database answering that nothing is there (a
+    /// PostgreSQL store is reached, or its error says why not).
+    pub fn existing_at(&self) -> Result<StoreAt> {
+        let at = self.store_at()?;
+        if let StoreAt::File(path) = &at
+            && !path.exists()
+        {
+            return Err(Error::Usage(format!(
                 "no database at {} (check the path; partner, partner serve and partner exec create one)",
                 path.display()
-            )))
+            )));
+        }
+        Ok(at)
+    }
+
+    /// The database file to read, which must exist.
+    pub fn existing(&self) -> Result<PathBuf> {
+        match self.existing_at()? {
+            StoreAt::File(path) => Ok(path),
+            StoreAt::Postgres(_) => Err(Error::Usage(
+                "this command needs a database file (--db), not a PostgreSQL store".into(),
+            )),
         }
     }
 }

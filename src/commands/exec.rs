@@ -110,7 +110,8 @@ pub fn run_exec(options: &ExecOptions, stdin: &mut dyn Read, out: &mut dyn Write
     let text = text_arg(&options.text, stdin)?;
     let mut agents = options.agents.clone();
     agents.push(options.agent.clone());
-    let mut executor = open_executor(&options.db.path()?, options.policy.as_deref(), &agents)?;
+    let at = options.db.store_at()?;
+    let mut executor = open_executor(&at, options.policy.as_deref(), &agents)?;
     if let Some(path) = &options.verbs {
         use_verb_file(&mut executor, path)?;
     }
@@ -152,7 +153,7 @@ pub fn run_exec(options: &ExecOptions, stdin: &mut dyn Read, out: &mut dyn Write
     }
     // A daemon running the database announces what this turn asked now,
     // not at its next sweep.
-    if let Ok(Some(mut daemon)) = super::serve::daemon_for(&options.db.path()?) {
+    if let Ok(Some(mut daemon)) = super::serve::daemon_for_store(&at) {
         let _ = daemon.request(crate::protocol::Op::Sync);
     }
     let bad = !report.errors.is_empty()

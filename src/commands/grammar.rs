@@ -325,13 +325,13 @@ fn batch(
 /// `partner grammar learned`.
 fn learned(db: &super::DbArg, command: &LearnedCommand, out: &mut dyn Write) -> Result<i32> {
     use crate::memory::learned;
+    use crate::memory::learned::Phrasings;
     let store = crate::memory::MemoryStore::open(&db.path()?)?;
-    let conn = store.conn();
     let write =
         |out: &mut dyn Write, text: String| out.write_all(text.as_bytes()).map_err(Error::Write);
     match command {
         LearnedCommand::List => {
-            for r in learned::list(&conn)? {
+            for r in store.phrasings()? {
                 write(out, format!("{}  {}  →  {}\n", r.id, r.words, r.action))?;
             }
             Ok(0)
@@ -339,12 +339,12 @@ fn learned(db: &super::DbArg, command: &LearnedCommand, out: &mut dyn Write) -> 
         LearnedCommand::Add { words, action } => {
             let now = crate::clock::SystemClock.now_ms_public();
             let learned =
-                crate::agent::proposals::learn(&conn, words, action, now).map_err(Error::Usage)?;
+                crate::agent::proposals::learn(&store, words, action, now).map_err(Error::Usage)?;
             write(out, format!("{learned}\n"))?;
             Ok(0)
         }
         LearnedCommand::Remove { id } => {
-            if learned::remove(&conn, *id)? {
+            if store.forget(*id)? {
                 write(out, format!("forgot #{id}\n"))?;
                 Ok(0)
             } else {
@@ -352,7 +352,7 @@ fn learned(db: &super::DbArg, command: &LearnedCommand, out: &mut dyn Write) -> 
             }
         }
         LearnedCommand::Reset => {
-            let n = learned::reset(&conn)?;
+            let n = learned::reset(&store.conn())?;
             write(out, format!("forgot {n} phrasings\n"))?;
             Ok(0)
         }

@@ -7,9 +7,10 @@ use serde::Serialize;
 use super::common::{DbArg, embeddings, line, open_executor, text_arg, write_json};
 use crate::error::{Error, Result};
 use crate::memory::search::SearchQuery;
-use crate::memory::{Block, BlockKind, BlockPermission, DEFAULT_CHAR_LIMIT, blocks};
+use crate::memory::{Block, BlockKind, BlockPermission, DEFAULT_CHAR_LIMIT};
 use crate::protocol::Op;
 use crate::trace::BlockSpec;
+use partner_engine::store::StoreAt;
 
 /// Options of `partner memory`.
 #[derive(Debug, Clone, clap::Args)]
@@ -203,9 +204,9 @@ pub fn run_memory(
     }
     // Setting a block may start a database; everything else reads one.
     let db = if matches!(options.command, MemoryCommand::Set { .. }) {
-        options.db.path()?
+        options.db.store_at()?
     } else {
-        options.db.existing()?
+        options.db.existing_at()?
     };
     let mut executor = open_executor(&db, None, &[])?;
     if matches!(
@@ -218,17 +219,19 @@ pub fn run_memory(
     let ex = &executor;
     match &options.command {
         MemoryCommand::List { agent } => {
-            let list = blocks::list(&ex.store().conn(), agent.as_deref())?;
+            let list = ex.store().read(|tx| tx.blocks(agent.as_deref()))?;
             super::memory_print::list(out, &list, options.json)?;
         }
         MemoryCommand::Show { agent, label } => {
-            let block = blocks::get(&ex.store().conn(), agent, label)?
+            let block = ex
+                .store()
+                .read(|tx| tx.block(agent, label))?
                 .ok_or_else(|| Error::Runtime(format!("no block '{label}' for agent {agent}")))?;
             super::memory_print::show(out, &block, options.json)?;
         }
         MemoryCommand::Set { .. } => return set(options, &db, ex, stdin, out),
         MemoryCommand::History { agent, label } => {
-            let history = blocks::history(&ex.store().conn(), agent, label)?;
+            let history = ex.store().read(|tx| tx.history(agent, label))?;
             super::memory_print::history(out, label, &history, options.json)?;
         }
         MemoryCommand::Undo { agent, label } => {
@@ -263,7 +266,7 @@ pub fn run_memory(
 /// database, else here.
 fn set(
     options: &MemoryOptions,
-    db: &std::path::Path,
+    db: &StoreAt,
     executor: &crate::exec::Executor,
     stdin: &mut dyn Read,
     out: &mut dyn Write,
@@ -311,8 +314,8 @@ fn set(
 
 /// Does `op` through the daemon running `db`, when one does: what it
 /// said (`None`: no daemon; do it here).
-fn through_daemon(db: &std::path::Path, op: Op) -> Result<Option<String>> {
-    match super::serve::daemon_for(db)? {
+fn through_daemon(db: &StoreAt, op: Op) -> Result<Option<String>> {
+    match super::serve::daemon_for_store(db)? {
         Some(mut daemon) => daemon
             .request(op)
             .map(|(message, _)| Some(message))
@@ -424,13 +427,13 @@ const EMBED_BEFORE_SEARCH: std::time::Duration = std::time::Duration::from_secs(
 /// Embeds what waits for a vector from the configured embedder, within
 /// [`EMBED_BEFORE_SEARCH`], saying so on standard error when there is any.
 fn embed_what_waits(executor: &crate::exec::Executor) {
-    let Some(recall) = executor.recall() else {
+    let (Some(recall), Some(store)) = (executor.recall(), executor.store().sqlite()) else {
         return;
     };
     let started = std::time::Instant::now();
     let mut embedded = 0usize;
     while started.elapsed() < EMBED_BEFORE_SEARCH {
-        match recall.catch_up(executor.store(), crate::embed::MAX_BATCH) {
+        match recall.catch_up(store, crate::embed::MAX_BATCH) {
             Ok(0) | Err(_) => break,
             Ok(n) => embedded += n,
         }
@@ -451,9 +454,12 @@ fn reindex(
             "no embedder is configured: set [embeddings] in partner.toml (kind = \"model2vec\" or \"provider\")".into(),
         ));
     };
+    let store = executor.store().sqlite().ok_or_else(|| {
+        Error::Usage(executor.store().needs_file("search by meaning").to_string())
+    })?;
     if all {
         let forgotten = recall
-            .forget(executor.store())
+            .forget(store)
             .map_err(|e| Error::Usage(e.to_string()))?;
         if !json {
             line(out, format!("forgot {forgotten} vectors"))?;
@@ -463,7 +469,7 @@ fn reindex(
     let mut told = started;
     let mut embedded = 0usize;
     loop {
-        match recall.catch_up(executor.store(), crate::embed::MAX_BATCH) {
+        match recall.catch_up(store, crate::embed::MAX_BATCH) {
             Ok(0) => break,
             Ok(n) => embedded += n,
             Err(e) => {

@@ -13,6 +13,7 @@ use crate::error::{Error, Result};
 use crate::memory::MemoryStore;
 use crate::permission::partners::{PartnerError, PartnerRecord, Partners};
 use crate::postgres::PgStore;
+use partner_engine::store::StoreAt;
 
 /// Options of `partner partners`.
 #[derive(Debug, Clone, clap::Args)]
@@ -20,9 +21,6 @@ pub struct PartnersOptions {
     #[command(flatten)]
     /// The database.
     pub db: DbArg,
-    /// A PostgreSQL store (`postgres://user@host/db`) instead of a database file.
-    #[arg(long, value_name = "URL", global = true)]
-    pub store: Option<String>,
     /// Print JSON.
     #[arg(long, global = true)]
     pub json: bool,
@@ -57,9 +55,9 @@ struct Added<'a> {
 }
 
 fn store(options: &PartnersOptions) -> Result<Box<dyn Partners>> {
-    match &options.store {
-        Some(url) => Ok(Box::new(PgStore::connect(url)?)),
-        None => Ok(Box::new(MemoryStore::open(options.db.path()?)?)),
+    match options.db.store_at()? {
+        StoreAt::Postgres(url) => Ok(Box::new(PgStore::connect(&url)?)),
+        StoreAt::File(path) => Ok(Box::new(MemoryStore::open(path)?)),
     }
 }
 

@@ -9,7 +9,8 @@ use serde::Serialize;
 use super::common::{DbArg, line, open_executor, write_json};
 use crate::clock::format_time;
 use crate::error::{Error, Result};
-use crate::permission::{Authority, Decision, PendingRequest, pending};
+use crate::permission::{Authority, Decision, PendingRequest};
+use partner_engine::store::StoreAt;
 
 /// Options of `partner pending`.
 #[derive(Debug, Clone, clap::Args)]
@@ -112,7 +113,7 @@ fn row(r: &PendingRequest) -> RequestRow<'_> {
 
 /// Runs `partner pending`.
 pub fn run_pending(options: &PendingOptions, out: &mut dyn Write) -> Result<i32> {
-    let db = options.db.existing()?;
+    let db = options.db.existing_at()?;
     let executor = open_executor(&db, options.policy.as_deref(), &[])?;
     let decide = |id: &str, decision: Decision, out: &mut dyn Write| {
         decide(options, &db, &executor, id, decision, out)
@@ -162,11 +163,10 @@ pub fn run_pending(options: &PendingOptions, out: &mut dyn Write) -> Result<i32>
         }
         PendingCommand::Rules => rules(options, &executor, out),
         PendingCommand::Revoke { rule } => {
-            let revoked = pending::revoke_rule(
-                &executor.store().conn(),
-                *rule,
-                crate::clock::SystemClock.now_ms_public(),
-            )?;
+            let now = crate::clock::SystemClock.now_ms_public();
+            let revoked = executor
+                .store()
+                .transaction(|tx| tx.revoke_rule(*rule, now))?;
             if !revoked {
                 return Err(Error::Runtime(format!(
                     "there is no standing rule #{rule} in force"
@@ -182,13 +182,13 @@ pub fn run_pending(options: &PendingOptions, out: &mut dyn Write) -> Result<i32>
 /// database (so the agent that asked goes on at once), else here.
 fn decide(
     options: &PendingOptions,
-    db: &std::path::Path,
+    db: &StoreAt,
     executor: &crate::exec::Executor,
     id: &str,
     decision: Decision,
     out: &mut dyn Write,
 ) -> Result<i32> {
-    if let Some(mut daemon) = super::serve::daemon_for(db)? {
+    if let Some(mut daemon) = super::serve::daemon_for_store(db)? {
         let name = decision.name();
         let (message, _) = daemon
             .request(crate::protocol::Op::Decide {
@@ -253,10 +253,8 @@ fn rules(
     executor: &crate::exec::Executor,
     out: &mut dyn Write,
 ) -> Result<i32> {
-    let rules = pending::rules(
-        &executor.store().conn(),
-        crate::clock::SystemClock.now_ms_public(),
-    )?;
+    let now = crate::clock::SystemClock.now_ms_public();
+    let rules = executor.store().read(|tx| tx.rules(now))?;
     if options.json {
         write_json(out, &rules)?;
     } else if rules.is_empty() {
@@ -282,7 +280,7 @@ fn rules(
 
 /// Why a shell request would run without a sandbox, when it would.
 fn unsandboxed_shell(executor: &crate::exec::Executor, id: &str) -> Result<Option<String>> {
-    let Some(r) = pending::get(&executor.store().conn(), id)? else {
+    let Some(r) = executor.store().read(|tx| tx.request(id))? else {
         return Ok(None);
     };
     if executor.request_command(&r).is_none() {

@@ -72,14 +72,11 @@ fn opening_messages(
     }
     for agent in &config.agents {
         if let Some(greeting) = &agent.greeting {
-            let empty = crate::memory::records::recent_messages(
-                &executor.store().read(),
-                &agent.name,
-                "main",
-                1,
-            )
-            .map(|m| m.is_empty())
-            .unwrap_or(false);
+            let empty = executor
+                .store()
+                .read(|tx| tx.recent_messages(&agent.name, "main", 1))
+                .map(|m| m.is_empty())
+                .unwrap_or(false);
             if empty {
                 out.push((agent.name.clone(), greeting.clone()));
             }
@@ -150,7 +147,7 @@ pub fn load_constellation(options: &RunOptions) -> Result<(ConstellationConfig, 
 pub fn open_constellation(config: &ConstellationConfig, db: &Path) -> Result<Arc<Executor>> {
     let store = crate::exec::open_store(db)?;
     let mut executor = Executor::with_parts(
-        Arc::new(store),
+        Arc::new(store.into()),
         config.policy.clone(),
         config.exec.clone(),
         Arc::new(TokioClock::now()),
@@ -541,7 +538,7 @@ pub fn run_replay_console(
     runtime.block_on(async {
         let config = ConstellationConfig::empty("replay");
         let executor = Executor::with_parts(
-            Arc::new(MemoryStore::open_in_memory()?),
+            Arc::new(MemoryStore::open_in_memory()?.into()),
             config.policy.clone(),
             config.exec.clone(),
             Arc::new(TokioClock::now()),

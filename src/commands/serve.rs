@@ -12,6 +12,7 @@ use crate::daemon::{Holder, Listen, lock};
 use crate::error::{Error, Result};
 use crate::protocol::client::{Client, ClientError};
 use crate::protocol::{Op, Status, socket_for};
+use partner_engine::store::StoreAt;
 
 /// Options of `partner serve`.
 #[derive(Debug, Clone, clap::Args)]
@@ -184,6 +185,15 @@ pub fn daemon_for(db: &Path) -> Result<Option<Client>> {
             "a daemon runs {} but did not let partner in: {e}",
             db.display()
         ))),
+    }
+}
+
+/// [`daemon_for`] the store `at`: a daemon on a PostgreSQL store hears
+/// of what changed from the database itself, so none is sought.
+pub fn daemon_for_store(at: &StoreAt) -> Result<Option<Client>> {
+    match at {
+        StoreAt::File(db) => daemon_for(db),
+        StoreAt::Postgres(_) => Ok(None),
     }
 }
 

@@ -8,6 +8,8 @@ use crate::error::{Error, Result};
 use crate::memory::MemoryStore;
 use crate::postgres::PgStore;
 use crate::postgres::copy::{self, Copied};
+use partner_engine::exec::replay::verify_store;
+use partner_engine::store::{Store, StoreAt};
 
 /// Options of `partner store`.
 #[derive(Debug, Clone, clap::Args)]
@@ -21,7 +23,8 @@ pub struct StoreOptions {
 #[derive(Debug, Clone, clap::Subcommand)]
 pub enum StoreCommand {
     /// Copy every table of a constellation into an empty database of the
-    /// other kind, then compare each table's rows on both sides.
+    /// other kind, then compare each table's rows on both sides and replay
+    /// the copy's trace.
     Copy {
         /// The source: a database file, or `postgres://user@host/db`.
         #[arg(long, value_name = "FILE|URL")]
@@ -36,7 +39,7 @@ pub enum StoreCommand {
 }
 
 fn is_postgres(place: &str) -> bool {
-    place.starts_with("postgres://") || place.starts_with("postgresql://")
+    matches!(StoreAt::parse(place), StoreAt::Postgres(_))
 }
 
 /// Runs `partner store`.
@@ -57,8 +60,24 @@ pub fn run_store(options: &StoreOptions, out: &mut dyn Write) -> Result<i32> {
         }
     };
     let same = copied.iter().all(|c| c.same);
+    // The copy replays its own trace, re-executed on a scratch store.
+    let replay = verify_store(&Store::open(&StoreAt::parse(to))?)?;
+    let replays = replay.divergence.is_none();
+    let replayed = match &replay.divergence {
+        None => format!(
+            "the copy's trace replays: all {} steps matched ({} re-executed)",
+            replay.steps, replay.redone
+        ),
+        Some(d) => format!(
+            "THE COPY'S TRACE DIVERGES at step {} ({}): {} — {}",
+            d.step, d.id, d.canonical, d.what
+        ),
+    };
     if *json {
-        write_json(out, &copied)?;
+        write_json(
+            out,
+            &serde_json::json!({ "tables": copied, "replay": replayed, "faithful": same && replays }),
+        )?;
     } else {
         for c in &copied {
             line(out, row(c))?;
@@ -71,8 +90,9 @@ pub fn run_store(options: &StoreOptions, out: &mut dyn Write) -> Result<i32> {
                 "SOME TABLES DIFFER: the copy is not faithful"
             },
         )?;
+        line(out, replayed)?;
     }
-    Ok(if same { 0 } else { 1 })
+    Ok(if same && replays { 0 } else { 1 })
 }
 
 fn row(c: &Copied) -> String {

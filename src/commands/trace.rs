@@ -8,8 +8,9 @@ use std::path::PathBuf;
 use super::common::{DbArg, line, write_json};
 use crate::clock::format_time;
 use crate::error::{Error, Result};
-use crate::exec::replay::verify;
+use crate::exec::replay::{verify, verify_store};
 use crate::trace::{TraceInput, TraceRecord};
+use partner_engine::store::{Store, StoreAt};
 
 /// Where a command reads a trace: a file given on the command line (a
 /// database or a JSON-lines file), else the database `--db` names.
@@ -25,12 +26,23 @@ pub struct TraceSourceArgs {
     pub file: Option<PathBuf>,
 }
 
+/// A trace to read: a file or database file, or a PostgreSQL store's.
+pub enum TraceSource {
+    /// A database file or a JSON-lines file.
+    Input(TraceInput),
+    /// A PostgreSQL store (its trace is read through the store).
+    Store(Box<Store>),
+}
+
 impl TraceSourceArgs {
     /// The trace to read.
-    pub fn input(&self) -> Result<TraceInput> {
+    pub fn source(&self) -> Result<TraceSource> {
         Ok(match &self.file {
-            Some(path) => TraceInput::guess(path),
-            None => TraceInput::Database(self.db.existing()?),
+            Some(path) => TraceSource::Input(TraceInput::guess(path)),
+            None => match self.db.existing_at()? {
+                StoreAt::File(path) => TraceSource::Input(TraceInput::Database(path)),
+                at => TraceSource::Store(Box::new(Store::open(&at)?)),
+            },
         })
     }
 }
@@ -74,7 +86,11 @@ pub struct ReplayOptions {
     pub verify: bool,
 }
 
-fn read(input: &TraceInput, err: &mut dyn Write) -> Result<Vec<TraceRecord>> {
+fn read(source: &TraceSource, err: &mut dyn Write) -> Result<Vec<TraceRecord>> {
+    let input = match source {
+        TraceSource::Input(input) => input,
+        TraceSource::Store(store) => return Ok(store.read(|tx| tx.all_records())?),
+    };
     let (records, warnings) = input.load().map_err(Error::Runtime)?;
     for warning in warnings {
         writeln!(err, "warning: {}: {warning}", input.path().display()).map_err(Error::Write)?;
@@ -85,9 +101,18 @@ fn read(input: &TraceInput, err: &mut dyn Write) -> Result<Vec<TraceRecord>> {
 /// Runs `partner trace export`: every record of the database's trace as
 /// JSON lines on standard output.
 pub fn run_trace_export(options: &TraceExportOptions, out: &mut dyn Write) -> Result<i32> {
-    let store = crate::exec::open_store(&options.db.existing()?)?;
-    let reader = store.read();
-    crate::trace::store::export_jsonl(&reader, out).map_err(Error::Write)?;
+    match options.db.existing_at()? {
+        StoreAt::File(path) => {
+            let store = crate::exec::open_store(&path)?;
+            let reader = store.read();
+            crate::trace::store::export_jsonl(&reader, out).map_err(Error::Write)?;
+        }
+        at => {
+            for record in Store::open(&at)?.read(|tx| tx.all_records())? {
+                write_json(out, &record)?;
+            }
+        }
+    }
     Ok(0)
 }
 
@@ -148,7 +173,7 @@ pub fn run_trace_show(
     out: &mut dyn Write,
     err: &mut dyn Write,
 ) -> Result<i32> {
-    let all = read(&options.source.input()?, err)?;
+    let all = read(&options.source.source()?, err)?;
     check_filters(options, &all)?;
     let records: Vec<TraceRecord> = all
         .into_iter()
@@ -200,12 +225,15 @@ pub fn run_replay(
     out: &mut dyn Write,
     err: &mut dyn Write,
 ) -> Result<i32> {
-    let input = options.source.input()?;
-    if !options.verify && std::io::IsTerminal::is_terminal(&std::io::stdout()) {
-        return super::run::run_replay_console(&input, None, None);
+    let source = options.source.source()?;
+    if let TraceSource::Input(input) = &source
+        && !options.verify
+        && std::io::IsTerminal::is_terminal(&std::io::stdout())
+    {
+        return super::run::run_replay_console(input, None, None);
     }
     if !options.verify {
-        for (i, r) in read(&input, err)?.iter().enumerate() {
+        for (i, r) in read(&source, err)?.iter().enumerate() {
             line(
                 out,
                 format!(
@@ -219,9 +247,15 @@ pub fn run_replay(
         }
         return Ok(0);
     }
-    let verification = verify(&input)?;
-    for warning in &verification.warnings {
-        writeln!(err, "warning: {}: {warning}", input.path().display()).map_err(Error::Write)?;
+    let verification = match &source {
+        TraceSource::Input(input) => verify(input)?,
+        TraceSource::Store(store) => verify_store(store)?,
+    };
+    if let TraceSource::Input(input) = &source {
+        for warning in &verification.warnings {
+            writeln!(err, "warning: {}: {warning}", input.path().display())
+                .map_err(Error::Write)?;
+        }
     }
     match verification.divergence {
         None => {

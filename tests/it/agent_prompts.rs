@@ -60,7 +60,7 @@ fn setup(replies: &[&str], max_passes: u32) -> Setup {
         "launch is Friday",
     );
     {
-        let conn = rig.exec.store().conn();
+        let conn = rig.exec.store().sqlite().unwrap().conn();
         add_message(
             &conn,
             "ada",
@@ -128,11 +128,16 @@ fn roles(messages: &[ChatMessage]) -> Vec<Role> {
 }
 
 fn stored(s: &Setup) -> Vec<(String, String)> {
-    recent_messages(&s.rig.exec.store().conn(), "ada", "main", 50)
-        .unwrap()
-        .into_iter()
-        .map(|m| (m.role, m.content))
-        .collect()
+    recent_messages(
+        &s.rig.exec.store().sqlite().unwrap().conn(),
+        "ada",
+        "main",
+        50,
+    )
+    .unwrap()
+    .into_iter()
+    .map(|m| (m.role, m.content))
+    .collect()
 }
 
 fn message(text: &str) -> Trigger {

@@ -189,9 +189,11 @@ async fn halting_cancels_generation() {
     .await;
     assert!(later.is_none(), "nothing more after the halt: {later:?}");
     assert_eq!(r.handle.status().await[0].state, RunState::Halted);
-    let stored =
-        partner::memory::records::archival_count(&r.handle.executor().store().conn(), "ada")
-            .unwrap();
+    let stored = partner::memory::records::archival_count(
+        &r.handle.executor().store().sqlite().unwrap().conn(),
+        "ada",
+    )
+    .unwrap();
     assert_eq!(stored, 0);
     r.handle.resume("ada");
     tokio::task::yield_now().await;
@@ -248,8 +250,11 @@ async fn a_quick_halt_and_resume_ends_resumed() {
     }
     tokio::time::sleep(Duration::from_millis(2500)).await;
     assert_eq!(r.handle.status().await[0].state, RunState::Idle);
-    let stored =
-        partner::memory::records::agent_state(&r.handle.executor().store().conn(), "ada").unwrap();
+    let stored = partner::memory::records::agent_state(
+        &r.handle.executor().store().sqlite().unwrap().conn(),
+        "ada",
+    )
+    .unwrap();
     assert!(!stored.halted, "the database says resumed");
 }
 
@@ -292,7 +297,9 @@ async fn a_panicking_turn_is_contained_reported_and_its_agent_runs_again() {
     let executor = std::sync::Arc::new(
         partner::exec::Executor::with_parts(
             std::sync::Arc::new(
-                partner::memory::MemoryStore::open(dir.path().join("c.db")).unwrap(),
+                partner::memory::MemoryStore::open(dir.path().join("c.db"))
+                    .unwrap()
+                    .into(),
             ),
             config.policy.clone(),
             config.exec.clone(),

@@ -322,6 +322,8 @@ fn calculations(path: &Path, steps: usize) {
     let policy = partner::permission::Policy::permissive();
     let exec = Executor::open(path, policy, ExecConfig::default()).unwrap();
     exec.store()
+        .sqlite()
+        .unwrap()
         .conn()
         .pragma_update(None, "synchronous", "OFF")
         .unwrap();

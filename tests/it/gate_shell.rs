@@ -61,14 +61,18 @@ fn every_command_waits_for_the_partner_whatever_the_policy_says() {
     ] {
         let report = submit(&r, "ada", text);
         let id = request_of(&report);
-        let req = pending::get(&r.exec.store().conn(), &id).unwrap().unwrap();
+        let req = pending::get(&r.exec.store().sqlite().unwrap().conn(), &id)
+            .unwrap()
+            .unwrap();
         assert_eq!(req.authorities, vec![Authority::Partner], "{text}");
         assert!(req.reason.contains("risk LOW"), "{}", req.reason);
     }
     // A trailing `.` is the command's argument, not a routine marker.
     let report = submit(&r, "ada", "/shell ls .");
     let id = request_of(&report);
-    let req = pending::get(&r.exec.store().conn(), &id).unwrap().unwrap();
+    let req = pending::get(&r.exec.store().sqlite().unwrap().conn(), &id)
+        .unwrap()
+        .unwrap();
     assert_eq!(req.canonical, "/shell ls .");
     // An authority agent cannot approve it, not even with /approve.
     let by_anchor = r.exec.decide(
@@ -79,7 +83,9 @@ fn every_command_waits_for_the_partner_whatever_the_policy_says() {
     assert!(by_anchor.is_err(), "{by_anchor:?}");
     let approve = submit(&r, "anchor", &format!("/approve {id}"));
     assert_ne!(approve.status, ActionStatus::Executed, "{approve:?}");
-    let req = pending::get(&r.exec.store().conn(), &id).unwrap().unwrap();
+    let req = pending::get(&r.exec.store().sqlite().unwrap().conn(), &id)
+        .unwrap()
+        .unwrap();
     assert_eq!(req.status, RequestStatus::Waiting);
     // Approving always is refused: one command at a time.
     assert!(
@@ -88,7 +94,7 @@ fn every_command_waits_for_the_partner_whatever_the_policy_says() {
             .is_err()
     );
     assert!(
-        pending::rules(&r.exec.store().conn(), support::START + 1)
+        pending::rules(&r.exec.store().sqlite().unwrap().conn(), support::START + 1)
             .unwrap()
             .is_empty()
     );
@@ -131,7 +137,9 @@ fn a_blocked_command_cannot_be_approved_in_any_way() {
     let r = shell_rig();
     let report = submit(&r, "ada", "/shell sudo rm -rf -- /");
     let id = request_of(&report);
-    let req = pending::get(&r.exec.store().conn(), &id).unwrap().unwrap();
+    let req = pending::get(&r.exec.store().sqlite().unwrap().conn(), &id)
+        .unwrap()
+        .unwrap();
     assert!(req.reason.contains("BLOCKED"), "{}", req.reason);
     for decision in [Decision::ApproveOnce, Decision::ApproveAlways] {
         let e = r
@@ -146,7 +154,9 @@ fn a_blocked_command_cannot_be_approved_in_any_way() {
         .approve_edited(&id, "/shell bash -c 'rm -rf /'", &Authority::Partner)
         .unwrap_err();
     assert!(e.to_string().contains("blocked"), "{e}");
-    let req = pending::get(&r.exec.store().conn(), &id).unwrap().unwrap();
+    let req = pending::get(&r.exec.store().sqlite().unwrap().conn(), &id)
+        .unwrap()
+        .unwrap();
     assert_eq!(req.status, RequestStatus::Waiting, "still waiting");
     // Edited into something harmless: that runs, and only that.
     let done = r
@@ -170,7 +180,9 @@ fn requests_in_words_are_proposed_or_handed_back_with_the_context() {
     // `bash` is on this machine's PATH: run it is proposed as `bash`.
     let report = submit(&r, "ada", "/shell please run my bash");
     let id = request_of(&report);
-    let req = pending::get(&r.exec.store().conn(), &id).unwrap().unwrap();
+    let req = pending::get(&r.exec.store().sqlite().unwrap().conn(), &id)
+        .unwrap()
+        .unwrap();
     assert_eq!(req.canonical, "/shell bash");
     assert!(
         req.reason.contains("proposed for \"please run my bash\""),
@@ -195,7 +207,7 @@ fn requests_in_words_are_proposed_or_handed_back_with_the_context() {
         report.text
     );
     assert!(
-        pending::waiting(&r.exec.store().conn())
+        pending::waiting(&r.exec.store().sqlite().unwrap().conn())
             .unwrap()
             .iter()
             .all(|p| p.canonical != "/shell make my wallpaper blue")
@@ -211,7 +223,9 @@ fn fenced_blocks_are_commands_whole() {
         "ada",
         "Checking.\n/shell\n```\nls -la\n```\nDone.",
     ));
-    let req = pending::get(&r.exec.store().conn(), &id).unwrap().unwrap();
+    let req = pending::get(&r.exec.store().sqlite().unwrap().conn(), &id)
+        .unwrap()
+        .unwrap();
     assert_eq!(req.canonical, "/shell ls -la");
     // A block of several lines is one script: every line is in the request
     // and every line runs.
@@ -220,7 +234,9 @@ fn fenced_blocks_are_commands_whole() {
         "ada",
         "/shell ```bash\necho first\necho second\n```",
     ));
-    let req = pending::get(&r.exec.store().conn(), &id).unwrap().unwrap();
+    let req = pending::get(&r.exec.store().sqlite().unwrap().conn(), &id)
+        .unwrap()
+        .unwrap();
     assert!(
         req.canonical.contains("echo first\necho second"),
         "{}",

@@ -74,7 +74,7 @@ fn tool_rig(policy: &str) -> Rig {
 }
 
 fn value(r: &Rig, label: &str) -> String {
-    blocks::get(&r.exec.store().conn(), "ada", label)
+    blocks::get(&r.exec.store().sqlite().unwrap().conn(), "ada", label)
         .unwrap()
         .unwrap()
         .value

@@ -72,6 +72,7 @@ mod security_crashes;
 mod security_data;
 mod security_props;
 mod security_runtime;
+mod store_commands;
 mod store_contract;
 mod store_copy;
 mod tui_snapshots;

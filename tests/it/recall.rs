@@ -33,7 +33,11 @@ fn model_rig() -> (Rig, tempfile::TempDir) {
 /// Embeds everything that waits, as the runtime's background thread does.
 fn catch_up(r: &Rig) {
     let recall = r.exec.recall().expect("an embedder is configured");
-    while recall.catch_up(r.exec.store(), 64).unwrap() > 0 {}
+    while recall
+        .catch_up(r.exec.store().sqlite().unwrap(), 64)
+        .unwrap()
+        > 0
+    {}
 }
 
 #[test]

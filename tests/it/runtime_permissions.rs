@@ -123,7 +123,9 @@ fn ask_never_runs_before_approval_and_approve_once_runs_it() {
     let asked = r.one("ada", "/post bluesky \"launch day!\"");
     let id = request_of(&asked);
     assert!(
-        outbox(&r.exec.store().conn()).unwrap().is_empty(),
+        outbox(&r.exec.store().sqlite().unwrap().conn())
+            .unwrap()
+            .is_empty(),
         "nothing posted while it waits"
     );
     assert_eq!(asked.request.as_ref().unwrap().waiting_on(), &anchor());
@@ -132,7 +134,12 @@ fn ask_never_runs_before_approval_and_approve_once_runs_it() {
         .decide(&id, Decision::ApproveOnce, &anchor())
         .unwrap();
     assert_eq!(posted.status, ActionStatus::Executed);
-    assert_eq!(outbox(&r.exec.store().conn()).unwrap().len(), 1);
+    assert_eq!(
+        outbox(&r.exec.store().sqlite().unwrap().conn())
+            .unwrap()
+            .len(),
+        1
+    );
     let again = r
         .exec
         .decide(&id, Decision::ApproveOnce, &PARTNER)
@@ -182,8 +189,11 @@ fn approve_always_creates_a_standing_rule_scoped_to_verb_and_target() {
         ActionStatus::Pending,
         "another agent still asks"
     );
-    let rules =
-        partner::permission::pending::rules(&r.exec.store().conn(), support::START).unwrap();
+    let rules = partner::permission::pending::rules(
+        &r.exec.store().sqlite().unwrap().conn(),
+        support::START,
+    )
+    .unwrap();
     assert_eq!(
         (
             rules.len(),
@@ -194,7 +204,7 @@ fn approve_always_creates_a_standing_rule_scoped_to_verb_and_target() {
     );
     assert!(
         partner::permission::pending::revoke_rule(
-            &r.exec.store().conn(),
+            &r.exec.store().sqlite().unwrap().conn(),
             rules[0].id,
             support::START
         )
@@ -261,7 +271,11 @@ fn deny_reasons_go_back_and_deny_always_sticks() {
         (blocked.status, blocked.text.as_str()),
         (ActionStatus::Denied, "no posting")
     );
-    assert!(outbox(&r.exec.store().conn()).unwrap().is_empty());
+    assert!(
+        outbox(&r.exec.store().sqlite().unwrap().conn())
+            .unwrap()
+            .is_empty()
+    );
 }
 
 #[test]
@@ -271,7 +285,7 @@ fn escalation_walks_the_chain() {
     let moved = r.one("anchor", &format!("/escalate {id} \"above my pay grade\""));
     assert_eq!(moved.status, ActionStatus::Executed, "{}", moved.text);
     assert!(moved.text.contains("passed"), "{}", moved.text);
-    let request = partner::permission::pending::get(&r.exec.store().conn(), &id)
+    let request = partner::permission::pending::get(&r.exec.store().sqlite().unwrap().conn(), &id)
         .unwrap()
         .unwrap();
     assert_eq!(request.waiting_on(), &PARTNER);
@@ -324,7 +338,7 @@ fn requests_time_out_as_denied() {
     let expired = r.exec.expire_overdue().unwrap();
     assert_eq!(expired.len(), 1);
     assert_eq!(expired[0].status, ActionStatus::TimedOut);
-    let request = partner::permission::pending::get(&r.exec.store().conn(), &id)
+    let request = partner::permission::pending::get(&r.exec.store().sqlite().unwrap().conn(), &id)
         .unwrap()
         .unwrap();
     assert_eq!(request.status.as_str(), "timed_out");
@@ -333,7 +347,11 @@ fn requests_time_out_as_denied() {
         .decide(&id, Decision::ApproveOnce, &PARTNER)
         .unwrap_err();
     assert!(matches!(late, ExecError::NotWaiting { .. }));
-    assert!(outbox(&r.exec.store().conn()).unwrap().is_empty());
+    assert!(
+        outbox(&r.exec.store().sqlite().unwrap().conn())
+            .unwrap()
+            .is_empty()
+    );
 }
 
 #[test]
@@ -466,7 +484,7 @@ fn every_outcome_has_one_trace_record_and_replay_matches() {
         approved.decision.decided_by.as_deref(),
         Some("agent:anchor")
     );
-    let stored = partner::trace::store::count(&r.exec.store().conn()).unwrap();
+    let stored = partner::trace::store::count(&r.exec.store().sqlite().unwrap().conn()).unwrap();
     assert_eq!(stored as usize, records.len());
 
     let verification =
@@ -494,7 +512,8 @@ fn a_torn_trace_file_tail_is_skipped_with_a_warning() {
     r.ok("ada", "/context notes + \"a\"");
     let path = r.dir.path().join("export.jsonl");
     let mut bytes = Vec::new();
-    partner::trace::store::export_jsonl(&r.exec.store().conn(), &mut bytes).unwrap();
+    partner::trace::store::export_jsonl(&r.exec.store().sqlite().unwrap().conn(), &mut bytes)
+        .unwrap();
     bytes.extend_from_slice(b"{\"id\":\"t99\",\"seq\":99,\"ti");
     std::fs::write(&path, &bytes).unwrap();
     let (records, warnings) = partner::trace::read_trace(&path).unwrap();

@@ -65,7 +65,7 @@ fn step() -> impl Strategy<Value = Step> {
 }
 
 fn effect_visible(r: &support::Rig, token: &str) -> bool {
-    let conn = r.exec.store().conn();
+    let conn = r.exec.store().sqlite().unwrap().conn();
     let in_outbox = outbox(&conn)
         .unwrap()
         .iter()
@@ -146,7 +146,7 @@ proptest! {
                     for report in r.exec.expire_overdue().unwrap() {
                         prop_assert_eq!(report.status, ActionStatus::TimedOut);
                     }
-                    let still: Vec<String> = pending::waiting(&r.exec.store().conn()).unwrap().into_iter().map(|q| q.id).collect();
+                    let still: Vec<String> = pending::waiting(&r.exec.store().sqlite().unwrap().conn()).unwrap().into_iter().map(|q| q.id).collect();
                     let expired: Vec<String> = waiting.iter().filter(|(_, id)| !still.contains(id)).map(|(t, _)| t.clone()).collect();
                     for token in expired {
                         waiting.remove(&token);
@@ -174,7 +174,7 @@ proptest! {
         // Every executed record that was asked carries an approval recorded no later than it ran.
         for record in records.iter().filter(|t| t.outcome == TraceOutcome::Executed && t.decision.verdict == "ask") {
             let id = record.decision.request.clone().expect("an asked action runs only through a request");
-            let request = pending::get(&r.exec.store().conn(), &id).unwrap().unwrap();
+            let request = pending::get(&r.exec.store().sqlite().unwrap().conn(), &id).unwrap().unwrap();
             prop_assert_eq!(request.status.as_str(), "approved");
             prop_assert!(request.decided_at.unwrap() <= record.time);
         }

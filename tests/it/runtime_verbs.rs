@@ -144,7 +144,7 @@ fn context_append_replace_archive_load_swap() {
 
     r.ok("ada", "/context archive human");
     let kind = |label: &str| {
-        partner::memory::blocks::get(&r.exec.store().conn(), "ada", label)
+        partner::memory::blocks::get(&r.exec.store().sqlite().unwrap().conn(), "ada", label)
             .unwrap()
             .unwrap()
             .kind
@@ -169,7 +169,7 @@ fn context_append_replace_archive_load_swap() {
 fn search_domains_time_and_role() {
     let r = seeded();
     {
-        let conn = r.exec.store().conn();
+        let conn = r.exec.store().sqlite().unwrap().conn();
         partner::memory::records::add_message(
             &conn,
             "ada",
@@ -237,7 +237,7 @@ fn messages_go_to_the_outbox_and_tell_reaches_the_agent() {
     r.ok("ada", "/send @user \"found it\"");
     let told = r.ok("ada", "/tell @worker \"please check the build\"");
     assert_eq!(told.text, "told worker");
-    let items = outbox(&r.exec.store().conn()).unwrap();
+    let items = outbox(&r.exec.store().sqlite().unwrap().conn()).unwrap();
     let channels: Vec<(&str, bool)> = items
         .iter()
         .map(|i| (i.channel.as_str(), i.public))
@@ -252,7 +252,13 @@ fn messages_go_to_the_outbox_and_tell_reaches_the_agent() {
             ("user", false)
         ]
     );
-    let inbox = recent_messages(&r.exec.store().conn(), "worker", "agent:ada", 10).unwrap();
+    let inbox = recent_messages(
+        &r.exec.store().sqlite().unwrap().conn(),
+        "worker",
+        "agent:ada",
+        10,
+    )
+    .unwrap();
     assert_eq!(inbox[0].content, "please check the build");
     let unknown = r.one("ada", "/tell @nobody \"hi\"");
     assert!(
@@ -442,7 +448,7 @@ fn intentions_remind_complete_dismiss_list() {
     );
     r.ok("ada", "/complete 1 \"green\"");
     r.ok("ada", "/dismiss 2");
-    let all = list_intentions(&r.exec.store().conn(), "ada", false).unwrap();
+    let all = list_intentions(&r.exec.store().sqlite().unwrap().conn(), "ada", false).unwrap();
     assert_eq!(
         all.iter().map(|i| i.status.as_str()).collect::<Vec<_>>(),
         vec!["completed", "dismissed"]
@@ -458,7 +464,9 @@ fn pulse_and_halt_change_agent_state() {
     let policy = Policy::from_toml("[roles]\nanchor = \"supervisor\"\n").unwrap();
     let r = rig(policy);
     r.ok("ada", "/pulse 30m");
-    let state = partner::memory::records::agent_state(&r.exec.store().conn(), "ada").unwrap();
+    let state =
+        partner::memory::records::agent_state(&r.exec.store().sqlite().unwrap().conn(), "ada")
+            .unwrap();
     assert_eq!(state.pulse_secs, Some(1800));
     let asked = r.one("anchor", "/halt \"runaway loop\" !");
     assert_eq!(
@@ -507,7 +515,13 @@ fn summarize_hands_text_back_and_chains_run_link_by_link() {
         "{}",
         reports[1].text
     );
-    let told = recent_messages(&r.exec.store().conn(), "worker", "agent:ada", 5).unwrap();
+    let told = recent_messages(
+        &r.exec.store().sqlite().unwrap().conn(),
+        "worker",
+        "agent:ada",
+        5,
+    )
+    .unwrap();
     assert!(
         told[0].content.starts_with("Summarize this:"),
         "the chain passed the previous output on"
@@ -577,7 +591,9 @@ fn parse_failures_are_recorded_for_alias_suggestions() {
     let mut ctx = TurnContext::new("ada", "main", "t1");
     let report = r.exec.run_turn(&mut ctx, "/frobnicate the notes");
     assert_eq!(report.errors.len(), 1);
-    let failures = partner::memory::records::parse_failures(&r.exec.store().conn(), 10).unwrap();
+    let failures =
+        partner::memory::records::parse_failures(&r.exec.store().sqlite().unwrap().conn(), 10)
+            .unwrap();
     assert_eq!(failures[0].0, "ada");
     assert_eq!(failures[0].1, "/frobnicate the notes");
 }

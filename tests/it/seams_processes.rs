@@ -24,7 +24,7 @@ fn partner(dir: &Path, args: &[&str]) -> Output {
 }
 
 fn executor(db: &Path, policy: Policy) -> Executor {
-    let store = Arc::new(partner::exec::open_store(db).unwrap());
+    let store = Arc::new(partner::exec::open_store(db).unwrap().into());
     Executor::with_parts(
         store,
         policy,
@@ -201,7 +201,8 @@ fn a_database_from_before_imports_its_trace_file() {
     let exec = executor(&dir.path().join("scratch.db"), Policy::permissive());
     run(&exec, "/recall insert \"x\"");
     let mut bytes = Vec::new();
-    partner::trace::store::export_jsonl(&exec.store().conn(), &mut bytes).unwrap();
+    partner::trace::store::export_jsonl(&exec.store().sqlite().unwrap().conn(), &mut bytes)
+        .unwrap();
     let lines = String::from_utf8(bytes).unwrap();
     let record = lines.lines().next().unwrap().to_string();
     let second = record

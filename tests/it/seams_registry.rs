@@ -45,11 +45,15 @@ fn turn(r: &Rig, agent: &str, text: &str) -> Vec<partner::exec::ActionReport> {
 }
 
 fn told_anchor(r: &Rig) -> Vec<String> {
-    partner::memory::records::messages_from_agents(&r.exec.store().conn(), "anchor", 0)
-        .unwrap()
-        .into_iter()
-        .map(|m| m.content)
-        .collect()
+    partner::memory::records::messages_from_agents(
+        &r.exec.store().sqlite().unwrap().conn(),
+        "anchor",
+        0,
+    )
+    .unwrap()
+    .into_iter()
+    .map(|m| m.content)
+    .collect()
 }
 
 fn partner(dir: &Path, args: &[&str]) -> Output {
@@ -222,7 +226,9 @@ fn custom_verbs_survive_a_decision_from_another_process_and_replay() {
         told_anchor(&r),
         vec!["first".to_string(), "second".to_string()]
     );
-    let request = pending::get(&r.exec.store().conn(), &b).unwrap().unwrap();
+    let request = pending::get(&r.exec.store().sqlite().unwrap().conn(), &b)
+        .unwrap()
+        .unwrap();
     assert_eq!(request.status, RequestStatus::Approved);
 
     // Replay knows the constellation's verbs from the database.
@@ -243,6 +249,8 @@ fn a_busy_database_is_partners_trouble_not_the_models() {
     let r = rig(Policy::permissive());
     r.exec
         .store()
+        .sqlite()
+        .unwrap()
         .set_busy_timeout(Duration::from_millis(100))
         .unwrap();
     // Another process holds the write lock.
@@ -270,6 +278,8 @@ fn a_decision_that_meets_a_busy_database_stays_pending() {
     let id = asked[0].request.as_ref().unwrap().id.clone();
     r.exec
         .store()
+        .sqlite()
+        .unwrap()
         .set_busy_timeout(Duration::from_millis(100))
         .unwrap();
     let other = rusqlite::Connection::open(r.db()).unwrap();
@@ -283,7 +293,9 @@ fn a_decision_that_meets_a_busy_database_stays_pending() {
         err.to_string().contains("locked") || err.to_string().contains("problem on its side"),
         "{err}"
     );
-    let request = pending::get(&r.exec.store().conn(), &id).unwrap().unwrap();
+    let request = pending::get(&r.exec.store().sqlite().unwrap().conn(), &id)
+        .unwrap()
+        .unwrap();
     assert_eq!(request.status, RequestStatus::Waiting);
     let done = r
         .exec

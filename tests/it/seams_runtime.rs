@@ -234,7 +234,11 @@ async fn every_action_of_the_demo_reaches_a_final_state_in_the_console() {
     let clock = Arc::new(partner::clock::TokioClock::now());
     let executor = Arc::new({
         let mut executor = partner::exec::Executor::with_parts(
-            Arc::new(partner::memory::MemoryStore::open(dir.path().join("demo.db")).unwrap()),
+            Arc::new(
+                partner::memory::MemoryStore::open(dir.path().join("demo.db"))
+                    .unwrap()
+                    .into(),
+            ),
             config.policy.clone(),
             config.exec.clone(),
             clock.clone(),

@@ -53,17 +53,17 @@ fn turn_for(
 }
 
 fn request(r: &Rig, id: &str) -> partner::permission::PendingRequest {
-    pending::get(&r.exec.store().conn(), id)
+    pending::get(&r.exec.store().sqlite().unwrap().conn(), id)
         .unwrap()
         .expect("the request")
 }
 
 fn rules(r: &Rig) -> Vec<partner::permission::StandingRule> {
-    pending::rules(&r.exec.store().conn(), support::START + 1).unwrap()
+    pending::rules(&r.exec.store().sqlite().unwrap().conn(), support::START + 1).unwrap()
 }
 
 fn posts(r: &Rig) -> usize {
-    partner::memory::records::outbox(&r.exec.store().conn())
+    partner::memory::records::outbox(&r.exec.store().sqlite().unwrap().conn())
         .unwrap()
         .len()
 }
@@ -118,7 +118,7 @@ fn the_executor_refuses_an_agent_deciding_its_own_request() {
     let report = &turn(&r, "ada", "/post bluesky \"hi\"")[0];
     let id = report.request.as_ref().unwrap().id.clone();
     {
-        let conn = r.exec.store().conn();
+        let conn = r.exec.store().sqlite().unwrap().conn();
         conn.execute(
             "UPDATE pending SET agent = 'anchor' WHERE id = ?1",
             [pending::row_id(&id).unwrap()],
@@ -172,14 +172,22 @@ fn a_request_made_on_a_supervisors_behalf_skips_it() {
 fn tell_carries_the_lineage_to_the_next_agent() {
     let r = rig(policy());
     turn(&r, "anchor", "/tell @worker \"post the launch date\"");
-    let told = partner::memory::records::messages_from_agents(&r.exec.store().conn(), "worker", 0)
-        .unwrap();
+    let told = partner::memory::records::messages_from_agents(
+        &r.exec.store().sqlite().unwrap().conn(),
+        "worker",
+        0,
+    )
+    .unwrap();
     assert_eq!(told.len(), 1);
     assert_eq!(told[0].lineage, vec!["anchor".to_string()]);
     // And onwards: worker tells ada, whose message names both.
     turn_for(&r, "worker", &["anchor"], "/tell @ada \"please post it\"");
-    let to_ada =
-        partner::memory::records::messages_from_agents(&r.exec.store().conn(), "ada", 0).unwrap();
+    let to_ada = partner::memory::records::messages_from_agents(
+        &r.exec.store().sqlite().unwrap().conn(),
+        "ada",
+        0,
+    )
+    .unwrap();
     assert_eq!(
         to_ada[0].lineage,
         vec!["worker".to_string(), "anchor".to_string()]
@@ -487,6 +495,8 @@ fn a_request_carries_its_action_typed_and_an_old_row_reads_the_same() {
     let row = pending::row_id(&id).unwrap();
     r.exec
         .store()
+        .sqlite()
+        .unwrap()
         .conn()
         .execute(
             "UPDATE pending SET action_json = ?1 WHERE id = ?2",
@@ -498,6 +508,8 @@ fn a_request_carries_its_action_typed_and_an_old_row_reads_the_same() {
     // text: never an error, and never wider than the request.
     r.exec
         .store()
+        .sqlite()
+        .unwrap()
         .conn()
         .execute(
             "UPDATE pending SET action_json = 'not json' WHERE id = ?1",

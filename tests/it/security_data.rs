@@ -215,7 +215,7 @@ fn private_memory() -> Rig {
         )
         .unwrap();
     {
-        let conn = r.exec.store().conn();
+        let conn = r.exec.store().sqlite().unwrap().conn();
         partner::memory::records::add_archival(&conn, "anchor", "vault combination 1234", 0)
             .unwrap();
         partner::memory::records::add_message(

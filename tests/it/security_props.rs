@@ -171,7 +171,7 @@ proptest! {
             }
         }
         // Every approved request was approved by someone independent of it.
-        let conn = r.exec.store().conn();
+        let conn = r.exec.store().sqlite().unwrap().conn();
         let all = pending::all(&conn, 10_000).unwrap();
         for request in &all {
             if request.status == RequestStatus::Approved {

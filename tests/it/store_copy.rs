@@ -53,6 +53,11 @@ fn the_demo_moves_to_postgresql_and_back_and_still_replays() {
         let line = out.lines().find(|l| l.starts_with(table)).unwrap();
         assert!(line.ends_with("same") && !line.contains(" 0 → "), "{line}");
     }
+    // The copy replays its trace, and so does `replay --verify` on it.
+    assert!(out.contains("the copy's trace replays: all "), "{out}");
+    let (code, out, err) = partner(&["replay", "--verify", "--store", &db.url]);
+    assert_eq!(code, 0, "replay --verify on PostgreSQL: {out}{err}");
+    assert!(out.starts_with("all "), "{out}");
     // Again into the same database: refused, nothing added.
     let (code, out, err) = partner(&["store", "copy", "--from", path(&a), "--to", &db.url]);
     assert_ne!(code, 0, "{out}");

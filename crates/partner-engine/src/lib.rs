@@ -5,6 +5,7 @@
 //!   record, the partner's own commands, tools, replay verification;
 //! - [`embed`]: embedders (a local Model2Vec model, an OpenAI-compatible
 //!   server) and search by meaning over a constellation's memory;
+//! - [`store`]: the store a constellation runs on, SQLite or PostgreSQL;
 //! - [`net`]: HTTP — shared clients, bounded bodies, retry waits, fetches
 //!   that reach only public addresses.
 //!
@@ -16,3 +17,4 @@
 pub mod embed;
 pub mod exec;
 pub mod net;
+pub mod store;

@@ -17,7 +17,6 @@ use super::budget::{HELLO_DEADLINE, Slot};
 use super::hub::CLIENT_LAG;
 use super::{Daemon, Served};
 use partner_policy::Authority;
-use partner_policy::partners::Partners;
 use partner_protocol::{Op, Request, ServerMsg, VERSION, line, parse, read_line};
 
 /// How long a write to a client may take before it is dropped.
@@ -150,6 +149,7 @@ async fn hello<R: AsyncRead + Unpin>(
 async fn partner_of(served: &Served, token: String) -> Result<Option<String>, String> {
     super::ops::blocking(served, move |ex| {
         ex.store()
+            .partners()
             .partner_of(&token)
             .map_err(|e| format!("cannot check the token: {e}"))
     })

@@ -6,7 +6,6 @@ use std::sync::Arc;
 
 use super::Served;
 use partner_policy::Authority;
-use partner_policy::partners::Partners;
 use partner_protocol::{AgentRow, Answer, DecisionSpec, Op, ServerMsg, Snapshot, Status};
 
 /// The reply to request `id`.
@@ -44,7 +43,7 @@ pub(crate) async fn blocking<T: Send + 'static>(
 /// The waiting requests, read on the blocking pool.
 async fn waiting(served: &Served) -> Vec<partner_policy::PendingRequest> {
     blocking(served, |ex| {
-        partner_policy::pending::waiting(&ex.store().read()).unwrap_or_default()
+        ex.store().read(|tx| tx.waiting()).unwrap_or_default()
     })
     .await
     .unwrap_or_default()
@@ -120,7 +119,7 @@ pub async fn answer(served: &Served, op: Op, by: &Authority) -> Result<Answer, S
     let handle = &served.handle;
     if let Authority::Named(name) = by {
         let name = name.clone();
-        let active = blocking(served, move |ex| ex.store().is_active(&name))
+        let active = blocking(served, move |ex| ex.store().partners().is_active(&name))
             .await?
             .map_err(|e| format!("cannot check the partner: {e}"))?;
         if !active {

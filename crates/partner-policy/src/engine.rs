@@ -20,7 +20,8 @@
 //! an agent never decides a request it made itself or one made on its
 //! behalf: such agents are taken out of the authority chain.
 
-use rusqlite::Connection;
+use crate::rate::Buckets;
+use crate::requests::{Requests, RuleScope};
 use serde::Serialize;
 
 use super::authority::Authority;
@@ -180,14 +181,14 @@ impl PermissionEngine {
 
     /// Checks one action at `now`: each rule in the order the module doc
     /// gives, the first refusal winning, every step said in `path`.
-    pub fn check(
+    pub fn check<S: Requests + Buckets + ?Sized>(
         &self,
-        conn: &Connection,
+        store: &S,
         input: &CheckInput<'_>,
         now: Millis,
     ) -> Result<Check, MemoryError> {
         let mut path = Vec::new();
-        match self.decide(conn, input, now, &mut path)? {
+        match self.decide(store, input, now, &mut path)? {
             Ok((verdict, charge)) => {
                 if let Verdict::Ask { authorities, .. } = &verdict {
                     path.push(format!("asks {}", chain_text(authorities)));
@@ -203,9 +204,9 @@ impl PermissionEngine {
     }
 
     /// The verdict and the rate token it takes, or the reason it is refused.
-    fn decide(
+    fn decide<S: Requests + Buckets + ?Sized>(
         &self,
-        conn: &Connection,
+        store: &S,
         input: &CheckInput<'_>,
         now: Millis,
         path: &mut Vec<String>,
@@ -213,7 +214,7 @@ impl PermissionEngine {
         if let Err(reason) = self.gates(input, path) {
             return Ok(Err(reason));
         }
-        let charge = match self.rate_charge(conn, input, now, path)? {
+        let charge = match self.rate_charge(store, input, now, path)? {
             Ok(charge) => charge,
             Err(reason) => return Ok(Err(reason)),
         };
@@ -221,7 +222,7 @@ impl PermissionEngine {
             Ok(asks) => asks,
             Err(reason) => return Ok(Err(reason)),
         };
-        let ruled = match self.rule_verdict(conn, input, now, path)? {
+        let ruled = match self.rule_verdict(store, input, now, path)? {
             Ok(ruled) => ruled,
             Err(reason) => return Ok(Err(reason)),
         };
@@ -269,9 +270,9 @@ impl PermissionEngine {
 
     /// Rule 3: a rate token must be there; it is taken when the outcome
     /// commits.
-    fn rate_charge(
+    fn rate_charge<S: Buckets + ?Sized>(
         &self,
-        conn: &Connection,
+        store: &S,
         input: &CheckInput<'_>,
         now: Millis,
         path: &mut Vec<String>,
@@ -280,7 +281,7 @@ impl PermissionEngine {
         let Some(limit) = self.policy.rate_limit(verb) else {
             return Ok(Ok(None));
         };
-        if let Err(wait) = rate::available(conn, agent, verb, limit, now)? {
+        if let Err(wait) = store.available(agent, verb, limit, now)? {
             return Ok(refuse(path, rate::refusal(verb, agent, wait)));
         }
         Ok(Ok(Some(RateCharge {
@@ -292,24 +293,23 @@ impl PermissionEngine {
 
     /// Rules 5 and 6: a standing rule, else the first matching policy
     /// rule, else the policy's default.
-    fn rule_verdict(
+    fn rule_verdict<S: Requests + ?Sized>(
         &self,
-        conn: &Connection,
+        store: &S,
         input: &CheckInput<'_>,
         now: Millis,
         path: &mut Vec<String>,
     ) -> Result<Step<Ruled>, MemoryError> {
         let (agent, action) = (input.agent, input.action);
         let verb = action.verb.name();
-        let standing = pending::matching_rule(
-            conn,
+        let scope = RuleScope {
             agent,
             verb,
-            action.op.map(|o| o.as_str()),
-            action.target.as_deref(),
-            input.on_behalf_of,
-            now,
-        )?;
+            op: action.op.map(|o| o.as_str()),
+            target: action.target.as_deref(),
+            lineage: input.on_behalf_of,
+        };
+        let standing = store.matching_rule(&scope, now)?;
         let mut ruled = Ruled {
             verdict: Verdict::Allow,
             routine: false,

@@ -412,21 +412,14 @@ pub fn escalate(
     conn: &Connection,
     request: &PendingRequest,
 ) -> Result<Option<Authority>, MemoryError> {
-    // Never to the requester or anyone it asked on behalf of.
-    let Some((next, authority)) = request
-        .authorities
-        .iter()
-        .enumerate()
-        .skip(request.authority_index + 1)
-        .find(|(_, a)| !matches!(a, Authority::Agent(name) if request.made_by(name)))
-    else {
+    let Some((next, authority)) = crate::requests::next_authority(request) else {
         return Ok(None);
     };
     conn.execute(
         "UPDATE pending SET authority_index = ?2 WHERE id = ?1",
         params![row_id(&request.id), next as i64],
     )?;
-    Ok(Some(authority.clone()))
+    Ok(Some(authority))
 }
 
 /// Waiting requests whose time is up at `now`.
@@ -571,24 +564,32 @@ pub fn matching_rule(
         "SELECT {RULE_COLUMNS} FROM standing_rules
          WHERE revoked_at IS NULL AND agent = ?1 AND verb = ?2 AND target IS ?3 AND op IS ?4"
     ))?;
-    let mut rules = stmt
+    let rules = stmt
         .query_map(params![agent, verb, target, op], rule_from_row)?
         .filter(|rule| {
             rule.as_ref()
                 .map_or(true, |rule| rule.expires_at.is_none_or(|at| at > now))
         })
         .collect::<Result<Vec<_>, _>>()?;
+    Ok(choose_rule(rules, agent, lineage))
+}
+
+/// Of the rules in force for one scope, the one that applies: a denial
+/// first, then the newest allow not made by the agent itself or one it
+/// acts for (an agent never approves its own request).
+pub fn choose_rule(
+    mut rules: Vec<StandingRule>,
+    agent: &str,
+    lineage: &[String],
+) -> Option<StandingRule> {
     rules.sort_by_key(|rule| (rule.effect != "deny", std::cmp::Reverse(rule.id)));
-    for rule in rules {
+    rules.into_iter().find(|rule| {
         let by_interested = rule
             .created_by
             .strip_prefix("agent:")
             .is_some_and(|by| by == agent || lineage.iter().any(|l| l == by));
-        if rule.effect == "deny" || !by_interested {
-            return Ok(Some(rule));
-        }
-    }
-    Ok(None)
+        rule.effect == "deny" || !by_interested
+    })
 }
 
 /// Revokes a standing rule; false when there was none in force.

@@ -9,7 +9,7 @@ use postgres::{GenericClient, Row};
 
 use crate::approvals::Approving;
 use crate::pending::{NewRequest, NewRule, PendingRequest, RequestedAction, StandingRule};
-use crate::requests::{DecideError, Decided, Requests, second};
+use crate::requests::{DecideError, Decided, Requests, RuleScope, second};
 use crate::{Authority, RequestStatus};
 use partner_core::clock::Millis;
 use partner_dialect::Verb;
@@ -270,6 +270,94 @@ impl Requests for PgTx<'_> {
             .map_err(failed)?;
         Ok(changed > 0)
     }
+
+    fn matching_rule(
+        &self,
+        s: &RuleScope<'_>,
+        now: Millis,
+    ) -> Result<Option<StandingRule>, MemoryError> {
+        let rows = self
+            .conn()
+            .query(
+                &format!(
+                    "SELECT {RULE_COLUMNS} FROM standing_rules
+                     WHERE revoked_at IS NULL AND agent = $1 AND verb = $2
+                       AND target IS NOT DISTINCT FROM $3 AND op IS NOT DISTINCT FROM $4
+                       AND (expires_at IS NULL OR expires_at > $5)"
+                ),
+                &[&s.agent, &s.verb, &s.target, &s.op, &now],
+            )
+            .map_err(failed)?;
+        let rules = rows.iter().map(rule_of).collect();
+        Ok(crate::pending::choose_rule(rules, s.agent, s.lineage))
+    }
+
+    fn take_unrouted(
+        &self,
+        now: Millis,
+        ours: &dyn Fn(&str) -> bool,
+    ) -> Result<Vec<(PendingRequest, String)>, MemoryError> {
+        let mut client = self.conn();
+        // Rows another daemon is taking are skipped, not waited for: it
+        // routes them.
+        let rows = client
+            .query(
+                &format!(
+                    "SELECT {COLUMNS}, result FROM pending
+                     WHERE routed_at IS NULL AND status != 'waiting' AND result IS NOT NULL
+                     ORDER BY decided_at, id FOR UPDATE SKIP LOCKED"
+                ),
+                &[],
+            )
+            .map_err(failed)?;
+        let column = COLUMNS.split(',').count();
+        let taken: Vec<(PendingRequest, String)> = rows
+            .iter()
+            .map(|r| (request_of(r), r.get::<_, String>(column)))
+            .filter(|(request, _)| ours(&request.agent))
+            .collect();
+        for (request, _) in &taken {
+            client
+                .execute(
+                    "UPDATE pending SET routed_at = $2 WHERE id = $1",
+                    &[&crate::pending::row_id(&request.id), &now],
+                )
+                .map_err(failed)?;
+        }
+        Ok(taken)
+    }
+
+    fn take_unannounced(&self) -> Result<Vec<PendingRequest>, MemoryError> {
+        let rows = self
+            .conn()
+            .query(
+                &format!(
+                    "UPDATE pending SET notified = authority_index
+                     WHERE id IN (SELECT id FROM pending
+                                  WHERE status = 'waiting' AND notified != authority_index
+                                  FOR UPDATE SKIP LOCKED)
+                     RETURNING {COLUMNS}"
+                ),
+                &[],
+            )
+            .map_err(failed)?;
+        let mut taken: Vec<PendingRequest> = rows.iter().map(request_of).collect();
+        taken.sort_by_key(|r| crate::pending::row_id(&r.id));
+        Ok(taken)
+    }
+
+    fn escalate(&self, request: &PendingRequest) -> Result<Option<Authority>, MemoryError> {
+        let Some((next, authority)) = crate::requests::next_authority(request) else {
+            return Ok(None);
+        };
+        self.conn()
+            .execute(
+                "UPDATE pending SET authority_index = $2 WHERE id = $1",
+                &[&crate::pending::row_id(&request.id), &(next as i64)],
+            )
+            .map_err(failed)?;
+        Ok(Some(authority))
+    }
 }
 
 /// Each operation in a transaction of its own.
@@ -313,6 +401,30 @@ impl Requests for PgStore {
 
     fn revoke_rule(&self, id: i64, now: Millis) -> Result<bool, MemoryError> {
         self.transaction(|tx| tx.revoke_rule(id, now))
+    }
+
+    fn matching_rule(
+        &self,
+        s: &RuleScope<'_>,
+        now: Millis,
+    ) -> Result<Option<StandingRule>, MemoryError> {
+        self.transaction(|tx| tx.matching_rule(s, now))
+    }
+
+    fn take_unrouted(
+        &self,
+        now: Millis,
+        ours: &dyn Fn(&str) -> bool,
+    ) -> Result<Vec<(PendingRequest, String)>, MemoryError> {
+        self.transaction(|tx| tx.take_unrouted(now, ours))
+    }
+
+    fn take_unannounced(&self) -> Result<Vec<PendingRequest>, MemoryError> {
+        self.transaction(|tx| tx.take_unannounced())
+    }
+
+    fn escalate(&self, request: &PendingRequest) -> Result<Option<Authority>, MemoryError> {
+        self.transaction(|tx| tx.escalate(request))
     }
 }
 

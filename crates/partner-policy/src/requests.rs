@@ -8,9 +8,9 @@ use partner_core::clock::Millis;
 use partner_store::memory::{MemoryError, MemoryStore};
 use rusqlite::Connection;
 
-use crate::RequestStatus;
 use crate::approvals::Approving;
 use crate::pending::{self, NewRequest, NewRule, PendingRequest, StandingRule};
+use crate::{Authority, RequestStatus};
 
 /// A decision to record.
 #[derive(Debug, Clone, Copy)]
@@ -81,6 +81,63 @@ pub trait Requests {
     fn rules(&self, now: Millis) -> Result<Vec<StandingRule>, MemoryError>;
     /// Revokes a standing rule; false when none was in force.
     fn revoke_rule(&self, id: i64, now: Millis) -> Result<bool, MemoryError>;
+    /// The standing rule in force at `now` for exactly this agent, verb,
+    /// op and target (see [`pending::choose_rule`]).
+    fn matching_rule(
+        &self,
+        scope: &RuleScope<'_>,
+        now: Millis,
+    ) -> Result<Option<StandingRule>, MemoryError>;
+    /// Decided requests of the agents `ours` accepts whose result has not
+    /// reached the agent that asked, oldest first, with their results;
+    /// each marked routed at `now`. Another process taking them at the
+    /// same moment gets none of the same.
+    fn take_unrouted(
+        &self,
+        now: Millis,
+        ours: &dyn Fn(&str) -> bool,
+    ) -> Result<Vec<(PendingRequest, String)>, MemoryError>;
+    /// Waiting requests whose current authority has not been told yet,
+    /// oldest first; each marked told.
+    fn take_unannounced(&self) -> Result<Vec<PendingRequest>, MemoryError>;
+    /// Moves a request to its next authority (never the requester or one
+    /// it acts for); the new authority, or `None` at the last one.
+    fn escalate(&self, request: &PendingRequest) -> Result<Option<Authority>, MemoryError>;
+    /// Waiting requests whose time is up at `now`.
+    fn overdue(&self, now: Millis) -> Result<Vec<PendingRequest>, MemoryError> {
+        Ok(self
+            .waiting()?
+            .into_iter()
+            .filter(|r| r.expires_at.is_some_and(|t| t <= now))
+            .collect())
+    }
+}
+
+/// Which standing rule an action would fall under.
+#[derive(Debug, Clone, Copy)]
+pub struct RuleScope<'a> {
+    /// The acting agent.
+    pub agent: &'a str,
+    /// The verb's name.
+    pub verb: &'a str,
+    /// The verb's op, if it has one.
+    pub op: Option<&'a str>,
+    /// The action's target, if it has one.
+    pub target: Option<&'a str>,
+    /// The agents it acts for.
+    pub lineage: &'a [String],
+}
+
+/// The next authority of a request after its current one, skipping the
+/// requester and those it acts for.
+pub fn next_authority(request: &PendingRequest) -> Option<(usize, Authority)> {
+    request
+        .authorities
+        .iter()
+        .enumerate()
+        .skip(request.authority_index + 1)
+        .find(|(_, a)| !matches!(a, Authority::Agent(name) if request.made_by(name)))
+        .map(|(i, a)| (i, a.clone()))
 }
 
 /// What a decision that came second is told, read from the request.
@@ -142,6 +199,30 @@ impl Requests for Connection {
     fn revoke_rule(&self, id: i64, now: Millis) -> Result<bool, MemoryError> {
         pending::revoke_rule(self, id, now)
     }
+
+    fn matching_rule(
+        &self,
+        s: &RuleScope<'_>,
+        now: Millis,
+    ) -> Result<Option<StandingRule>, MemoryError> {
+        pending::matching_rule(self, s.agent, s.verb, s.op, s.target, s.lineage, now)
+    }
+
+    fn take_unrouted(
+        &self,
+        now: Millis,
+        ours: &dyn Fn(&str) -> bool,
+    ) -> Result<Vec<(PendingRequest, String)>, MemoryError> {
+        pending::take_unrouted(self, now, ours)
+    }
+
+    fn take_unannounced(&self) -> Result<Vec<PendingRequest>, MemoryError> {
+        pending::take_unannounced(self)
+    }
+
+    fn escalate(&self, request: &PendingRequest) -> Result<Option<Authority>, MemoryError> {
+        pending::escalate(self, request)
+    }
 }
 
 /// Each operation its own committed transaction (reads on a reader).
@@ -185,5 +266,29 @@ impl Requests for MemoryStore {
 
     fn revoke_rule(&self, id: i64, now: Millis) -> Result<bool, MemoryError> {
         self.transaction(|tx| tx.revoke_rule(id, now))
+    }
+
+    fn matching_rule(
+        &self,
+        s: &RuleScope<'_>,
+        now: Millis,
+    ) -> Result<Option<StandingRule>, MemoryError> {
+        self.read().matching_rule(s, now)
+    }
+
+    fn take_unrouted(
+        &self,
+        now: Millis,
+        ours: &dyn Fn(&str) -> bool,
+    ) -> Result<Vec<(PendingRequest, String)>, MemoryError> {
+        self.transaction(|tx| tx.take_unrouted(now, ours))
+    }
+
+    fn take_unannounced(&self) -> Result<Vec<PendingRequest>, MemoryError> {
+        self.transaction(|tx| tx.take_unannounced())
+    }
+
+    fn escalate(&self, request: &PendingRequest) -> Result<Option<Authority>, MemoryError> {
+        self.transaction(|tx| tx.escalate(request))
     }
 }

@@ -35,7 +35,7 @@ pub fn rig_with(policy: Policy, config: ExecConfig) -> Rig {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("constellation.db");
     let clock = ManualClock::new(START);
-    let store = Arc::new(MemoryStore::open(&db).unwrap());
+    let store = Arc::new(MemoryStore::open(&db).unwrap().into());
     let mut config = config;
     if config.agents.is_empty() {
         config.agents = vec!["ada".into(), "anchor".into(), "worker".into()];
@@ -106,7 +106,7 @@ impl Rig {
     }
 
     pub fn value(&self, agent: &str, label: &str) -> Option<String> {
-        partner::memory::blocks::get(&self.exec.store().conn(), agent, label)
+        partner::memory::blocks::get(&self.exec.store().sqlite().unwrap().conn(), agent, label)
             .unwrap()
             .map(|b| b.value)
     }

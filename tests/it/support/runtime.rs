@@ -43,7 +43,11 @@ pub fn running_with_clock(config: &str, policy: &str, script: &str, clock: Tokio
     let clock = Arc::new(clock);
     let executor = Arc::new(
         partner::exec::Executor::with_parts(
-            Arc::new(partner::memory::MemoryStore::open(dir.path().join("c.db")).unwrap()),
+            Arc::new(
+                partner::memory::MemoryStore::open(dir.path().join("c.db"))
+                    .unwrap()
+                    .into(),
+            ),
             config.policy.clone(),
             config.exec.clone(),
             clock.clone(),

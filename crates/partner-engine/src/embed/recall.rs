@@ -300,6 +300,25 @@ pub fn by_keyword(conn: &Connection, query: &SearchQuery) -> MemoryResult<Vec<Hy
     vectors::hybrid(conn, query, None, &VectorIndex::default())
 }
 
+/// Full-text hits found without meaning (a store with no vectors), with
+/// the note that says why.
+pub fn keyword_found(mut hits: Vec<partner_store::memory::SearchHit>, why: &str) -> Found {
+    // Ordered and scored as a hybrid search without meaning orders them.
+    hits.sort_by(|a, b| a.rank.total_cmp(&b.rank));
+    Found {
+        hits: hits
+            .into_iter()
+            .enumerate()
+            .map(|(rank, hit)| HybridHit {
+                hit,
+                score: 1.0 / (rank as f64 + 1.0),
+                via: vectors::Via::Fts,
+            })
+            .collect(),
+        note: Some(format!("searched by keyword only: {why}")),
+    }
+}
+
 fn keywords(conn: &Connection, query: &SearchQuery, why: &str) -> MemoryResult<Found> {
     Ok(Found {
         hits: by_keyword(conn, query)?,

@@ -16,7 +16,7 @@ impl Executor {
     /// `/escalate`, `/cancel`.
     pub(crate) fn authority_action(&self, ctx: &TurnContext, action: &ParsedAction) -> Outcome {
         let me = Authority::Agent(ctx.agent.clone());
-        let waiting = pending::waiting(&self.store.conn())?;
+        let waiting = self.store.read(|tx| tx.waiting())?;
         if action.verb == Verb::Cancel {
             let mine: Vec<&PendingRequest> = waiting
                 .iter()

@@ -170,7 +170,7 @@ impl Executor {
         let stage = handler.stage(action);
         if stage != Stage::Store
             && let Some(charge) = charge
-            && let Some(reason) = charge.take(&*self.store.conn(), self.now())?
+            && let Some(reason) = self.store.transaction(|tx| charge.take(tx, self.now()))?
         {
             return self.refuse_limited(ctx, &info, origin, check, reason);
         }

@@ -2,10 +2,9 @@
 //! references (`@last`, `@last.output`, `@thread`, `@parent`, `@[uri]`,
 //! `that`/`this`/`it`) against it.
 
-use rusqlite::Connection;
+use partner_store::memory::backend::Memory;
 
 use partner_dialect::{ParsedAction, RefKind, RefSlot};
-use partner_store::memory::records::recent_messages;
 
 /// The situation an agent acts in.
 #[derive(Debug, Clone, Default)]
@@ -62,7 +61,7 @@ impl TurnContext {
 /// be resolved. A chain link without content takes the previous link's
 /// output when its verb `needs_content` (the verb registry says which).
 pub fn resolve(
-    conn: &Connection,
+    store: &dyn Memory,
     ctx: &TurnContext,
     action: &ParsedAction,
     needs_content: bool,
@@ -76,7 +75,8 @@ pub fn resolve(
             RefKind::LastOutput => ctx.last_output.clone(),
             RefKind::Parent => ctx.parent.clone().or_else(|| ctx.last_message.clone()),
             RefKind::Thread => {
-                let messages = recent_messages(conn, &ctx.agent, &ctx.thread, 20)
+                let messages = store
+                    .recent_messages(&ctx.agent, &ctx.thread, 20)
                     .map_err(|e| e.to_string())?;
                 (!messages.is_empty()).then(|| {
                     messages

@@ -10,8 +10,7 @@ use super::executor::{ExecError, Executor};
 use super::handlers::Effect;
 use super::quorum::Counted;
 use super::registry::Cancel;
-use partner_policy::pending::{self};
-use partner_policy::requests::{DecideError, Decided, Requests};
+use partner_policy::requests::{DecideError, Decided};
 use partner_policy::{
     Authority, Check, Decision, DecisionKind, PendingRequest, RequestStatus, Verdict,
 };
@@ -49,7 +48,7 @@ pub struct DecidedRequest {
 impl Executor {
     /// Waiting requests, oldest first.
     pub fn pending(&self) -> Result<Vec<PendingRequest>, ExecError> {
-        Ok(pending::waiting(&self.store.conn())?)
+        Ok(self.store.read(|tx| tx.waiting())?)
     }
 
     /// Takes the decisions (made by any process) on requests of `agents`
@@ -58,9 +57,7 @@ impl Executor {
     pub fn take_decided(&self, agents: &[String]) -> Result<Vec<DecidedRequest>, ExecError> {
         let now = self.now();
         let ours = |agent: &str| agents.iter().any(|a| a == agent);
-        let rows = self
-            .store
-            .transaction(|tx| pending::take_unrouted(tx, now, &ours))?;
+        let rows = self.store.transaction(|tx| tx.take_unrouted(now, &ours))?;
         Ok(rows
             .into_iter()
             .filter_map(|(request, json)| {
@@ -78,7 +75,9 @@ impl Executor {
     /// Takes the waiting requests whose current authority has not been told
     /// yet (made by any process, or escalated), marking them told.
     pub fn take_unannounced(&self) -> Result<Vec<PendingRequest>, ExecError> {
-        Ok(self.store.transaction(pending::take_unannounced)?)
+        Ok(self
+            .store
+            .transaction(|tx| -> Result<_, MemoryError> { tx.take_unannounced() })?)
     }
 
     /// Decides a waiting request. `by` must be the partner or the authority
@@ -97,7 +96,8 @@ impl Executor {
 
     /// The agent that made request `id`, if it exists.
     pub fn requester_of(&self, id: &str) -> Option<String> {
-        pending::get(&self.store.read(), id)
+        self.store
+            .read(|tx| tx.request(id))
             .ok()
             .flatten()
             .map(|r| r.agent)
@@ -118,7 +118,7 @@ impl Executor {
                 // Someone decided it meanwhile (perhaps in another process):
                 // say who, as the request now records it.
                 ExecError::Memory(MemoryError::Conflict(_)) => {
-                    match pending::get(&self.store.read(), id) {
+                    match self.store.read(|tx| tx.request(id)) {
                         Ok(Some(request)) => not_waiting(&request),
                         _ => ExecError::NotWaiting {
                             id: id.to_string(),
@@ -137,7 +137,9 @@ impl Executor {
         by: &Authority,
         cancel: Option<&Cancel>,
     ) -> Result<ActionReport, ExecError> {
-        let request = pending::get(&self.store.conn(), id)?
+        let request = self
+            .store
+            .read(|tx| tx.request(id))?
             .ok_or_else(|| ExecError::NoRequest(id.to_string()))?;
         may_decide(&request, &decision, by)?;
         let mut path = vec![
@@ -236,9 +238,14 @@ impl Executor {
         reason: Option<&str>,
         by: &Authority,
     ) -> Result<ActionReport, ExecError> {
-        let next = pending::escalate(&self.store.conn(), request)?
+        let next = self
+            .store
+            .transaction(|tx| -> Result<_, MemoryError> { tx.escalate(request) })?
             .ok_or_else(|| ExecError::LastAuthority(request.id.clone()))?;
-        let updated = pending::get(&self.store.conn(), &request.id)?.unwrap_or(request.clone());
+        let updated = self
+            .store
+            .read(|tx| tx.request(&request.id))?
+            .unwrap_or(request.clone());
         let why = reason.map(|r| format!(": {r}")).unwrap_or_default();
         let mut report = ActionReport::new(
             &request.agent,
@@ -260,7 +267,9 @@ impl Executor {
         text: &str,
         by: &Authority,
     ) -> Result<ActionReport, ExecError> {
-        let request = pending::get(&self.store.conn(), id)?
+        let request = self
+            .store
+            .read(|tx| tx.request(id))?
             .ok_or_else(|| ExecError::NoRequest(id.to_string()))?;
         may_decide(&request, &Decision::ApproveOnce, by)?;
         if request.approvals_needed > 1 {
@@ -287,17 +296,16 @@ impl Executor {
                 "write one action, not a chain or a batch".into(),
             ));
         }
-        let check = {
-            let conn = self.store.conn();
+        let check = self.store.read(|tx| {
             self.check(
-                &conn,
+                tx,
                 &request.agent,
                 action,
                 request.thread.starts_with("dm:"),
                 &request.on_behalf_of,
                 self.now(),
-            )?
-        };
+            )
+        })?;
         if let Verdict::Deny { reason } = &check.verdict {
             return Err(ExecError::Refused(format!(
                 "the edited action is refused: {reason}"
@@ -329,7 +337,7 @@ impl Executor {
 
     /// Denies every waiting request whose time is up.
     pub fn expire_overdue(&self) -> Result<Vec<ActionReport>, ExecError> {
-        let overdue = pending::overdue(&self.store.conn(), self.now())?;
+        let overdue = self.store.read(|tx| tx.overdue(self.now()))?;
         let mut reports = Vec::new();
         for request in overdue {
             let ctx = request_context(&request);

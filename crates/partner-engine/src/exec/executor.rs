@@ -16,10 +16,11 @@ use super::handlers::{CalcState, FetchPages};
 use super::registry::{Registry, RegistryError};
 use super::tools::ToolShelf;
 use crate::embed::{Found, Recall};
+use crate::store::{Store, StoreAt};
 use partner_core::clock::{Millis, SharedClock, system_clock};
 use partner_dialect::{BlockRegistry, DialectParser, VerbTable};
 use partner_policy::{PermissionEngine, Policy};
-use partner_store::memory::{MemoryError, MemoryStore, SearchQuery, blocks, records};
+use partner_store::memory::{MemoryError, MemoryResult, MemoryStore, SearchQuery};
 use partner_store::trace::{TraceRecord, TraceWarning, store as trace_store};
 
 /// Something the executor could not do for the partner (as opposed to an
@@ -90,7 +91,7 @@ impl From<rusqlite::Error> for ExecError {
 /// Runs actions against one constellation's database.
 #[derive(Debug)]
 pub struct Executor {
-    pub(super) store: Arc<MemoryStore>,
+    pub(super) store: Arc<Store>,
     pub(super) engine: PermissionEngine,
     pub(super) clock: SharedClock,
     pub(super) config: ExecConfig,
@@ -106,6 +107,13 @@ impl Executor {
     /// partner kept beside it is imported into the database first).
     pub fn open(db: &Path, policy: Policy, config: ExecConfig) -> Result<Self, ExecError> {
         let store = open_store(db)?;
+        Self::with_parts(Arc::new(store.into()), policy, config, system_clock())
+    }
+
+    /// Opens the store at `at` (a SQLite file or a PostgreSQL database)
+    /// with a policy.
+    pub fn open_at(at: &StoreAt, policy: Policy, config: ExecConfig) -> Result<Self, ExecError> {
+        let store = Store::open(at)?;
         Self::with_parts(Arc::new(store), policy, config, system_clock())
     }
 
@@ -113,16 +121,19 @@ impl Executor {
     /// in-memory store). The constellation's own verbs, kept in the
     /// database by whoever set them, are loaded.
     pub fn with_parts(
-        store: Arc<MemoryStore>,
+        store: Arc<Store>,
         policy: Policy,
         config: ExecConfig,
         clock: SharedClock,
     ) -> Result<Self, ExecError> {
         // The constellation's roster lives in the database, for every process.
-        for agent in &config.agents {
-            records::ensure_agent(&store.conn(), agent, clock.now_ms())?;
-        }
-        let registry = match records::meta(&store.read(), VERBS_KEY)? {
+        store.transaction(|tx| -> MemoryResult<()> {
+            for agent in &config.agents {
+                tx.ensure_agent(agent, clock.now_ms())?;
+            }
+            Ok(())
+        })?;
+        let registry = match store.read(|tx| tx.meta(VERBS_KEY))? {
             Some(toml) if !toml.is_empty() => {
                 let mut table = VerbTable::builtin();
                 table
@@ -154,7 +165,8 @@ impl Executor {
     pub fn set_verbs(&mut self, table: VerbTable) -> Result<(), ExecError> {
         let extensions = table.extensions_toml();
         self.use_verbs(table)?;
-        records::set_meta(&self.store.conn(), VERBS_KEY, Some(&extensions))?;
+        self.store
+            .transaction(|tx| tx.set_meta(VERBS_KEY, Some(&extensions)))?;
         Ok(())
     }
 
@@ -182,13 +194,13 @@ impl Executor {
         &self.registry
     }
 
-    /// The database.
-    pub fn store(&self) -> &MemoryStore {
+    /// The store the constellation runs on.
+    pub fn store(&self) -> &Store {
         &self.store
     }
 
-    /// The database, shared.
-    pub fn shared_store(&self) -> Arc<MemoryStore> {
+    /// The store, shared.
+    pub fn shared_store(&self) -> Arc<Store> {
         Arc::clone(&self.store)
     }
 
@@ -204,7 +216,10 @@ impl Executor {
 
     /// Every trace record, oldest first, and those that could not be read.
     pub fn trace(&self) -> Result<(Vec<TraceRecord>, Vec<TraceWarning>), ExecError> {
-        Ok(trace_store::all(&self.store.read())?)
+        match &*self.store {
+            Store::Sqlite(store) => Ok(trace_store::all(&store.read())?),
+            Store::Postgres(_) => Ok((self.store.read(|tx| tx.all_records())?, Vec::new())),
+        }
     }
 
     /// The constellation's Pattern Lisp tools.
@@ -228,7 +243,21 @@ impl Executor {
     /// writer, so a search never holds the write lock while a query is
     /// embedded.
     pub fn search_memory(&self, query: &SearchQuery) -> Result<Found, MemoryError> {
-        crate::embed::recall::search(&self.store.read(), self.recall.as_deref(), query)
+        match &*self.store {
+            Store::Sqlite(store) => {
+                crate::embed::recall::search(&store.read(), self.recall.as_deref(), query)
+            }
+            Store::Postgres(_) => {
+                let hits = self.store.read(|tx| tx.search(query))?;
+                let why = match self.recall {
+                    Some(_) => {
+                        "search by meaning keeps its vectors in a SQLite store; this constellation is on PostgreSQL"
+                    }
+                    None => "no embedder is configured ([embeddings] in partner.toml)",
+                };
+                Ok(crate::embed::recall::keyword_found(hits, why))
+            }
+        }
     }
 
     /// Embeds what memory gains, on a thread of its own, for as long as
@@ -277,7 +306,7 @@ impl Executor {
     /// count as working memory).
     pub fn parser_for(&self, agent: &str) -> DialectParser {
         let mut registry = BlockRegistry::new();
-        match blocks::labels(&self.store.read(), agent) {
+        match self.store.read(|tx| tx.labels(agent)) {
             Ok(labels) => {
                 for (label, working) in labels {
                     registry.add(label, working);
@@ -311,7 +340,7 @@ impl Executor {
 
 /// Opens a constellation's database, importing the trace file an older
 /// partner kept beside it (once).
-pub fn open_store(db: &Path) -> Result<MemoryStore, ExecError> {
+pub fn open_store(db: &Path) -> MemoryResult<MemoryStore> {
     let store = MemoryStore::open(db)?;
     trace_store::import_legacy(&mut store.conn(), db)?;
     Ok(store)
@@ -329,7 +358,11 @@ fn background_index(exec: std::sync::Weak<Executor>) {
             let Some(recall) = exec.recall() else {
                 return;
             };
-            match recall.catch_up(&exec.store, crate::embed::MAX_BATCH) {
+            // Vectors are kept in a SQLite store only.
+            let Some(store) = exec.store.sqlite() else {
+                return;
+            };
+            match recall.catch_up(store, crate::embed::MAX_BATCH) {
                 Ok(0) => Duration::from_secs(1),
                 Ok(_) => {
                     backoff = Duration::from_secs(1);

@@ -15,7 +15,6 @@ use partner_dialect::Verb;
 use partner_policy::{Authority, Check, Verdict};
 use partner_protocol::report::{ActionInfo, ActionReport};
 use partner_store::memory::backend::BlockWrite;
-use partner_store::memory::records::set_halted;
 use partner_store::memory::{MemoryError, NewBlock};
 use partner_store::trace::{BlockSpec, TraceOp, TraceOutcome, TraceRecord, TraceSource};
 
@@ -242,12 +241,9 @@ impl Executor {
 
     /// Lets a halted agent run again.
     pub fn resume(&self, agent: &str) -> Result<(), ExecError> {
-        Ok(set_halted(
-            &self.store.conn(),
-            agent,
-            false,
-            None,
-            self.now(),
-        )?)
+        let now = self.now();
+        Ok(self
+            .store
+            .transaction(|tx| tx.set_halted(agent, false, None, now))?)
     }
 }

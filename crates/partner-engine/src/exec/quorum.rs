@@ -5,7 +5,6 @@
 
 use super::executor::{ExecError, Executor};
 use partner_policy::approvals::{Approving, NotDecider};
-use partner_policy::pending;
 use partner_policy::{Authority, Decision, PendingRequest};
 use partner_protocol::report::{ActionInfo, ActionReport, ActionStatus};
 
@@ -46,9 +45,10 @@ impl Executor {
         };
         let counted = self
             .store
-            .transaction(|tx| partner_policy::approvals::add_approval(tx, &request.id, name))?;
+            .transaction(|tx| tx.add_approval(&request.id, name))?;
         let current = || -> Result<PendingRequest, ExecError> {
-            pending::get(&self.store.read(), &request.id)?
+            self.store
+                .read(|tx| tx.request(&request.id))?
                 .ok_or_else(|| ExecError::NoRequest(request.id.clone()))
         };
         let approved = match counted {

@@ -111,13 +111,22 @@ fn scratch_for(
         agents,
         ..ExecConfig::default()
     };
-    let store = Arc::new(MemoryStore::open_in_memory()?);
+    let store = Arc::new(MemoryStore::open_in_memory()?.into());
     let mut executor =
         Executor::with_parts(store, Policy::permissive(), config, Arc::new(clock.clone()))?;
     if let Some(verbs) = verbs {
         executor.set_verbs(verbs.clone())?;
     }
     Ok((executor, clock))
+}
+
+/// The scratch executor's store: an in-memory SQLite database, as
+/// [`scratch_for`] makes it.
+fn scratch_of(executor: &Executor) -> Result<&MemoryStore, ExecError> {
+    executor
+        .store()
+        .sqlite()
+        .ok_or_else(|| ExecError::System("replay's scratch store is not SQLite".into()))
 }
 
 /// Steps redone between two commits of the scratch store.
@@ -157,7 +166,7 @@ impl Verifier {
         if !redoes(record) {
             return Ok(true);
         }
-        let store = self.executor.store();
+        let store = scratch_of(&self.executor)?;
         if self.in_batch == 0 {
             store.begin_batch()?;
         }
@@ -187,7 +196,7 @@ impl Verifier {
     /// Commits the batch and empties the scratch's trace.
     fn flush(&mut self) -> Result<(), ExecError> {
         if self.in_batch > 0 {
-            let store = self.executor.store();
+            let store = scratch_of(&self.executor)?;
             store.end_batch(true)?;
             store
                 .conn()
@@ -222,10 +231,7 @@ pub fn memory_at(
         clock.set(record.time);
         executor.redo(record)?;
     }
-    Ok(partner_store::memory::blocks::list(
-        &executor.store().conn(),
-        Some(agent),
-    )?)
+    Ok(executor.store().read(|tx| tx.blocks(Some(agent)))?)
 }
 
 /// [`memory_at`], and the change the step itself made to a block, as a
@@ -238,7 +244,9 @@ pub fn memory_and_change_at(
 ) -> Result<(Vec<partner_store::memory::Block>, Option<String>), crate::exec::ExecError> {
     let (executor, clock) = scratch(records, verbs)?;
     let value_of = |agent: &str, label: &str| -> Option<(String, i64)> {
-        partner_store::memory::blocks::get(&executor.store().conn(), agent, label)
+        executor
+            .store()
+            .read(|tx| tx.block(agent, label))
             .ok()
             .flatten()
             .map(|b| (b.value, b.version))
@@ -267,7 +275,7 @@ pub fn memory_and_change_at(
             ));
         }
     }
-    let blocks = partner_store::memory::blocks::list(&executor.store().conn(), Some(agent))?;
+    let blocks = executor.store().read(|tx| tx.blocks(Some(agent)))?;
     Ok((blocks, diff))
 }
 
@@ -291,6 +299,35 @@ pub fn verify_records_with(
     }
     verifier.flush()?;
     Ok((verifier.redone, verifier.divergence))
+}
+
+/// Verifies the trace of a store of either kind (a PostgreSQL store's
+/// trace is read whole), with the verbs the store keeps.
+pub fn verify_store(store: &crate::store::Store) -> Result<Verification, ExecError> {
+    let (records, verbs) = store.read(|tx| Ok((tx.all_records()?, tx.meta("verbs")?)))?;
+    let verbs = match verbs {
+        Some(toml) if !toml.is_empty() => {
+            let mut table = VerbTable::builtin();
+            table
+                .extend_from_toml(&toml)
+                .map_err(|e| ExecError::Refused(format!("the store's verbs: {e}")))?;
+            Some(table)
+        }
+        _ => None,
+    };
+    let mut verifier = Verifier::new(scratch(&records, verbs.as_ref())?);
+    for record in &records {
+        if !verifier.step(record)? {
+            break;
+        }
+    }
+    verifier.flush()?;
+    Ok(Verification {
+        steps: verifier.steps,
+        redone: verifier.redone,
+        divergence: verifier.divergence,
+        warnings: Vec::new(),
+    })
 }
 
 /// Reads a trace (from a database or a file) and verifies it, a page of

@@ -2,21 +2,20 @@
 //! the permission engine, then run, refused or queued as a durable pending
 //! request; chains link by link, batches concurrently.
 
-use rusqlite::Connection;
 use serde_json::json;
 
 use super::commit::{Origin, crashed};
 use super::context::{TurnContext, resolve};
 use super::executor::{ExecError, Executor};
 use super::handlers::Effect;
+use super::registry::ActionTx;
 use partner_core::clock::Millis;
 use partner_core::isolate;
 use partner_dialect::ParsedAction;
-use partner_policy::pending::{self, NewRequest, RequestedAction};
+use partner_policy::pending::{NewRequest, RequestedAction};
 use partner_policy::{Check, CheckInput, Verdict};
 use partner_protocol::report::{ActionInfo, ActionReport, ActionStatus, TurnReport};
-use partner_store::memory::blocks;
-use partner_store::memory::records::{add_parse_failure, agent_state};
+use partner_store::memory::MemoryError;
 use partner_store::trace::TraceOutcome;
 
 /// Most characters of an action a debug log line shows.
@@ -27,20 +26,20 @@ impl Executor {
     /// says about it and the block it would write.
     pub(super) fn check(
         &self,
-        conn: &Connection,
+        store: &dyn ActionTx,
         agent: &str,
         action: &ParsedAction,
         private_context: bool,
         on_behalf_of: &[String],
         now: Millis,
-    ) -> Result<Check, ExecError> {
+    ) -> Result<Check, MemoryError> {
         let traits = self
             .registry
             .handler(&action.verb)
             .map(|h| h.traits(action))
             .unwrap_or_default();
         let block = match &traits.writes_block {
-            Some(write) => blocks::get(conn, agent, &write.label)?,
+            Some(write) => store.block(agent, &write.label)?,
             None => None,
         };
         let input = CheckInput {
@@ -51,7 +50,7 @@ impl Executor {
             block: block.as_ref(),
             on_behalf_of,
         };
-        Ok(self.engine.check(conn, &input, now)?)
+        self.engine.check(store, &input, now)
     }
 
     /// Parses and runs one agent turn: chains link by link (each link's
@@ -70,16 +69,18 @@ impl Executor {
         parsed: &partner_dialect::ParsedTurn,
     ) -> TurnReport {
         if !parsed.errors.is_empty() {
-            let conn = self.store.conn();
-            for error in &parsed.errors {
-                let _ = add_parse_failure(
-                    &conn,
-                    &ctx.agent,
-                    error.span.slice(text),
-                    &error.message(),
-                    self.now(),
-                );
-            }
+            let now = self.now();
+            let _ = self.store.transaction(|tx| -> Result<(), MemoryError> {
+                for error in &parsed.errors {
+                    tx.add_parse_failure(
+                        &ctx.agent,
+                        error.span.slice(text),
+                        &error.message(),
+                        now,
+                    )?;
+                }
+                Ok(())
+            });
         }
         let mut reports = Vec::new();
         for action in &parsed.actions {
@@ -323,31 +324,34 @@ impl Executor {
         action: &ParsedAction,
         now: Millis,
     ) -> Result<Result<(ParsedAction, Check), String>, ExecError> {
-        let conn = self.store.read();
-        let state = agent_state(&conn, &ctx.agent)?;
-        if state.halted {
-            let why = state.halt_reason.unwrap_or_default();
-            return Ok(Err(format!(
-                "you are halted ({why}); nothing runs until the partner resumes you"
-            )));
-        }
         let needs_content = self
             .registry
             .handler(&action.verb)
             .is_some_and(|h| h.needs_content());
-        let resolved = match resolve(&conn, ctx, action, needs_content) {
-            Ok(resolved) => resolved,
-            Err(message) => return Ok(Err(message)),
-        };
-        let check = self.check(
-            &conn,
-            &ctx.agent,
-            &resolved,
-            ctx.private,
-            &ctx.on_behalf_of,
-            now,
-        )?;
-        Ok(Ok((resolved, check)))
+        self.store
+            .read(|tx| {
+                let state = tx.agent_state(&ctx.agent)?;
+                if state.halted {
+                    let why = state.halt_reason.unwrap_or_default();
+                    return Ok(Err(format!(
+                        "you are halted ({why}); nothing runs until the partner resumes you"
+                    )));
+                }
+                let resolved = match resolve(tx, ctx, action, needs_content) {
+                    Ok(resolved) => resolved,
+                    Err(message) => return Ok(Err(message)),
+                };
+                let check = self.check(
+                    tx,
+                    &ctx.agent,
+                    &resolved,
+                    ctx.private,
+                    &ctx.on_behalf_of,
+                    now,
+                )?;
+                Ok(Ok((resolved, check)))
+            })
+            .map_err(ExecError::from)
     }
 
     /// A request for the action, made for `authorities` to decide; it takes
@@ -383,8 +387,7 @@ impl Executor {
             {
                 return Ok(Err(reason));
             }
-            pending::create(
-                tx,
+            tx.ask(
                 &NewRequest {
                     agent: &ctx.agent,
                     canonical: &info.canonical,

@@ -7,7 +7,6 @@ use partner_engine::exec::tools::{StateChange, TOOL_STEPS, changes, state_of};
 use partner_lisp::show::tree;
 use partner_lisp::{Lisp, Value};
 use partner_protocol::views::Evaluated;
-use partner_store::memory::blocks;
 
 /// Evaluates `text` for `agent` (blocking: run it off the console's
 /// thread): an expression with `state` bound to the agent's state, or
@@ -18,7 +17,7 @@ pub(super) fn evaluate(
     text: &str,
     now: partner_core::clock::Millis,
 ) -> Evaluated {
-    let list = match blocks::list(&ex.store().read(), Some(agent)) {
+    let list = match ex.store().read(|tx| tx.blocks(Some(agent))) {
         Ok(l) => l,
         Err(e) => {
             return Evaluated::error(

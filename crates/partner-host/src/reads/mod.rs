@@ -10,13 +10,13 @@ mod queue;
 
 use partner_core::clock::Clock;
 use partner_engine::exec::{ExecError, Executor};
-use partner_policy::{Authority, pending};
+use partner_policy::Authority;
 use partner_protocol::views::{
     self, DATA_BUDGET, Found, Listed, OLDER_PAGE, SaveOutcome, TRACE_WINDOW, TracePage,
 };
 use partner_protocol::{Answer, Op};
-use partner_store::memory::{MemoryError, blocks};
-use partner_store::trace::query::{self, OlderPage, TraceFilter};
+use partner_store::memory::MemoryError;
+use partner_store::trace::query::{OlderPage, TraceFilter};
 use partner_store::trace::{BlockSpec, TraceRecord};
 
 use super::Served;
@@ -61,10 +61,14 @@ fn read(ex: &Executor, op: Op, by: &Authority) -> Result<Answer, String> {
         Op::Queue => queue::answer(ex),
         Op::Trace { after } => trace(ex, after),
         Op::OlderTrace { filter, before } => older_trace(ex, &filter, before),
-        Op::Blocks { agent } => blocks::list(&ex.store().read(), Some(&agent))
+        Op::Blocks { agent } => ex
+            .store()
+            .read(|tx| tx.blocks(Some(&agent)))
             .map_err(|e| format!("could not read {agent}'s memory: {e}"))
             .and_then(|list| listed("blocks", list)),
-        Op::History { agent, label } => blocks::history(&ex.store().read(), &agent, &label)
+        Op::History { agent, label } => ex
+            .store()
+            .read(|tx| tx.history(&agent, &label))
             .map_err(|e| format!("could not read {label}'s history: {e}"))
             .and_then(|list| listed("versions", list)),
         Op::Search { query } => search(ex, &query),
@@ -72,25 +76,30 @@ fn read(ex: &Executor, op: Op, by: &Authority) -> Result<Answer, String> {
             "how far search by meaning has caught up".into(),
             &ex.recall().map(|recall| recall.status()),
         ),
-        Op::Rules => pending::rules(&ex.store().read(), now)
+        Op::Rules => ex
+            .store()
+            .read(|tx| tx.rules(now))
             .map_err(|e| format!("could not read the standing rules: {e}"))
             .and_then(|rules| listed("standing rules", rules)),
-        Op::RevokeRule { id } => match pending::revoke_rule(&ex.store().conn(), id, now) {
+        Op::RevokeRule { id } => match ex.store().transaction(|tx| tx.revoke_rule(id, now)) {
             Ok(true) => said(format!("standing rule #{id} revoked")),
             Ok(false) => Err(format!("standing rule #{id} was not in force")),
             Err(e) => Err(format!("could not revoke rule #{id}: {e}")),
         },
-        Op::Learned => partner_store::memory::learned::list(&ex.store().read())
+        Op::Learned => ex
+            .store()
+            .phrasings()
+            .phrasings()
             .map_err(|e| format!("could not read the learned phrasings: {e}"))
             .and_then(|rules| listed("learned phrasings", rules)),
         Op::Learn { words, action } => partner_runtime::proposals::learn(
-            &ex.store().conn(),
+            ex.store().phrasings(),
             &words,
             &action,
             partner_core::clock::SystemClock.now_ms_public(),
         )
         .map(said_ok),
-        Op::Forget { id } => match partner_store::memory::learned::remove(&ex.store().conn(), id) {
+        Op::Forget { id } => match ex.store().phrasings().forget(id) {
             Ok(true) => said(format!("forgot #{id}")),
             Ok(false) => Err(format!("no learned phrasing #{id}")),
             Err(e) => Err(format!("could not forget #{id}: {e}")),
@@ -148,8 +157,9 @@ fn cut_record(mut record: TraceRecord) -> TraceRecord {
 /// The newest records after `after` that fit one answer: when older ones
 /// are left out, the console starts anew and pages them when it needs.
 fn trace(ex: &Executor, after: u64) -> Result<Answer, String> {
-    let conn = ex.store().read();
-    let (records, restart) = query::newest_after(&conn, after, TRACE_WINDOW)
+    let (records, restart) = ex
+        .store()
+        .read(|tx| tx.newest_after(after, TRACE_WINDOW))
         .map_err(|e| format!("could not read the trace: {e}"))?;
     let next = records.last().map_or(after, |r| r.seq);
     // Keep the newest that fit.
@@ -170,8 +180,10 @@ fn trace(ex: &Executor, after: u64) -> Result<Answer, String> {
 /// A page of the records before `before` that `filter` admits, newest
 /// first; a page cut to fit goes on below its last record.
 fn older_trace(ex: &Executor, filter: &TraceFilter, before: u64) -> Result<Answer, String> {
-    let conn = ex.store().read();
-    let page = query::older(&conn, before, filter, OLDER_PAGE).map_err(|e| e.to_string())?;
+    let page = ex
+        .store()
+        .read(|tx| tx.older(before, filter, OLDER_PAGE))
+        .map_err(|e| e.to_string())?;
     let records: Vec<TraceRecord> = page.records.into_iter().map(cut_record).collect();
     let Listed { items, left_out } = views::fit_list(records, DATA_BUDGET);
     let next = match (left_out, items.last()) {
@@ -211,7 +223,7 @@ fn save_block(
     base: i64,
     by: &Authority,
 ) -> SaveOutcome {
-    let current = match blocks::get(&ex.store().read(), agent, label) {
+    let current = match ex.store().read(|tx| tx.block(agent, label)) {
         Ok(Some(block)) => block,
         Ok(None) => return SaveOutcome::Failed(format!("block {label} no longer exists")),
         Err(e) => return SaveOutcome::Failed(e.to_string()),
@@ -229,7 +241,7 @@ fn save_block(
     match ex.partner_write_block(spec, base, by) {
         Ok(report) => SaveOutcome::Saved(report.text),
         Err(ExecError::Memory(MemoryError::Conflict(_))) => {
-            match blocks::get(&ex.store().read(), agent, label) {
+            match ex.store().read(|tx| tx.block(agent, label)) {
                 Ok(Some(theirs)) => SaveOutcome::Conflict(theirs),
                 _ => SaveOutcome::Failed(format!("block {label} changed and could not be read")),
             }

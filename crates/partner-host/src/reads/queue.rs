@@ -17,7 +17,10 @@ fn preview(executor: &Executor, request: &PendingRequest) -> Option<String> {
     let action = executor.request_action(request)?;
     let handler = executor.registry().handler(&action.verb)?;
     let write = handler.traits(&action).writes_block?;
-    let block = blocks::get(&executor.store().read(), &request.agent, &write.label).ok()??;
+    let block = executor
+        .store()
+        .read(|tx| tx.block(&request.agent, &write.label))
+        .ok()??;
     let new = handler.preview(&action, &block)?;
     Some(blocks::diff(
         &write.label,

@@ -42,7 +42,9 @@ impl Runtime {
                 self.halt(&agent, &reason);
                 let now = self.env.clock.now_ms();
                 self.write(move |ex| {
-                    let stored = set_halted(&ex.store().conn(), &agent, true, Some(&reason), now)
+                    let stored = ex
+                        .store()
+                        .transaction(|tx| tx.set_halted(&agent, true, Some(&reason), now))
                         .map_err(|e| format!("could not store that {agent} is halted: {e}"));
                     acked(ack, stored)
                 });
@@ -138,7 +140,10 @@ impl Runtime {
         self.announce_state(&agent);
         let now = self.env.clock.now_ms();
         self.write(move |ex| {
-            let stored = set_pulse(&ex.store().conn(), &agent, interval.as_secs() as i64, now)
+            let secs = interval.as_secs() as i64;
+            let stored = ex
+                .store()
+                .transaction(|tx| tx.set_pulse(&agent, secs, now))
                 .map_err(|e| format!("could not store {agent}'s pulse: {e}"));
             acked(ack, stored)
         });

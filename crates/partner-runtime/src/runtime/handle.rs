@@ -52,16 +52,19 @@ impl RuntimeHandle {
         let executor = Arc::clone(&self.executor);
         let (who, what) = (agent.to_string(), text.to_string());
         tokio::task::spawn_blocking(move || {
-            partner_store::memory::records::add_message(
-                &executor.store().conn(),
-                &who,
-                "main",
-                "user",
-                &what,
-                executor.now(),
-            )
-            .map(|_| ())
-            .map_err(|e| format!("could not store the message: {e}"))
+            let message = partner_store::memory::backend::NewMessage {
+                agent: &who,
+                thread: "main",
+                role: "user",
+                content: &what,
+                lineage: &[],
+            };
+            let now = executor.now();
+            executor
+                .store()
+                .transaction(|tx| tx.add_message(&message, now))
+                .map(|_| ())
+                .map_err(|e| format!("could not store the message: {e}"))
         })
         .await
         .map_err(|e| format!("storing the message failed: {e}"))??;

@@ -46,7 +46,6 @@ use super::turn::{AgentInfo, Trigger, TurnEnv, TurnOutcome, emit_report, run_tur
 use partner_core::clock::{Millis, SharedClock};
 use partner_engine::exec::{ActionInfo, ActionStatus, DecidedRequest, Executor};
 use partner_policy::{Authority, Decision, DecisionKind, PendingRequest};
-use partner_store::memory::records::{agent_state, messages_from_agents, set_halted, set_pulse};
 use sync::{Swept, Synced};
 
 /// How often the runtime sweeps for due intentions and overdue requests,
@@ -195,7 +194,10 @@ struct Runtime {
 /// The proposer: shipped phrasings plus what the partner taught (read from
 /// the database); none when even the shipped grammar fails to load.
 pub(super) fn proposer(executor: &Executor) -> Option<Arc<super::proposals::Proposer>> {
-    let learned: Vec<String> = partner_store::memory::learned::list(&executor.store().read())
+    let learned: Vec<String> = executor
+        .store()
+        .phrasings()
+        .phrasings()
         .map(|rules| rules.into_iter().map(|r| r.rule).collect())
         .unwrap_or_default();
     super::proposals::Proposer::new(&learned).ok().map(Arc::new)
@@ -224,7 +226,7 @@ pub fn start(
         requests: Arc::new(Notify::new()),
         proposer: super::proposals::CurrentProposer::new(proposer(&executor)),
     });
-    let learned_seen = partner_store::memory::learned::signature(&executor.store().read()).ok();
+    let learned_seen = executor.store().phrasings().signature().ok();
     // Startup reads and creates what the agents start with, before the loop
     // (the only database work not on the blocking pool).
     create_blocks(config, &executor, &env);
@@ -270,14 +272,12 @@ pub fn start(
 fn create_blocks(config: &ConstellationConfig, executor: &Executor, env: &TurnEnv) {
     for agent in &config.agents {
         for block in &agent.blocks {
-            let exists = partner_store::memory::blocks::get(
-                &executor.store().read(),
-                &block.agent,
-                &block.label,
-            )
-            .ok()
-            .flatten()
-            .is_some();
+            let exists = executor
+                .store()
+                .read(|tx| tx.block(&block.agent, &block.label))
+                .ok()
+                .flatten()
+                .is_some();
             if !exists
                 && let Err(e) =
                     executor.partner_set_block(block.clone(), &partner_policy::Authority::Partner)
@@ -299,18 +299,18 @@ fn slots(config: &ConstellationConfig, executor: &Executor) -> BTreeMap<String, 
         let Some(provider) = config.providers.get(&agent.provider) else {
             continue;
         };
-        let conn = executor.store().read();
-        let stored = agent_state(&conn, &agent.name).ok();
+        let stored = executor.store().read(|tx| tx.agent_state(&agent.name)).ok();
         let pulse = stored
             .as_ref()
             .and_then(|s| s.pulse_secs)
             .map_or(agent.pulse, |secs| Duration::from_secs(secs.max(0) as u64));
         let halted = stored.as_ref().is_some_and(|s| s.halted);
-        let last_told = messages_from_agents(&conn, &agent.name, 0)
+        let last_told = executor
+            .store()
+            .read(|tx| tx.messages_from_agents(&agent.name, 0))
             .ok()
             .and_then(|m| m.last().map(|m| m.id))
             .unwrap_or(0);
-        drop(conn);
         slots.insert(
             agent.name.clone(),
             Slot {

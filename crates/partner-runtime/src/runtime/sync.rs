@@ -10,10 +10,7 @@ use std::collections::{HashMap, HashSet};
 use partner_core::clock::Millis;
 use partner_engine::exec::{DecidedRequest, Executor};
 use partner_policy::PendingRequest;
-use partner_store::memory::records::{
-    agent_state, due_intentions, get_intention, messages_from_agents, set_intention_status,
-};
-use partner_store::memory::{IntentionStatus, Message};
+use partner_store::memory::{IntentionStatus, MemoryResult, Message};
 
 /// The learned phrasings' signature now, and the proposer rebuilt from
 /// them (none when even the shipped grammar fails to load).
@@ -53,7 +50,7 @@ pub(super) fn sync(
     learned_seen: Option<(i64, i64)>,
 ) -> Synced {
     let mut out = Synced::default();
-    match partner_store::memory::learned::signature(&executor.store().read()) {
+    match executor.store().phrasings().signature() {
         Ok(now) if Some(now) != learned_seen => {
             out.learned = Some((now, super::proposer(executor)));
         }
@@ -80,14 +77,31 @@ pub(super) fn sync(
         }
         Err(e) => out.errors.push(format!("reading the queue: {e}")),
     }
-    let conn = executor.store().read();
-    for (agent, last_told) in agents {
-        if let Ok(messages) = messages_from_agents(&conn, agent, *last_told)
+    let read = executor.store().read(|tx| {
+        Ok(agents
+            .iter()
+            .map(|(agent, last_told)| {
+                (
+                    tx.messages_from_agents(agent, *last_told),
+                    tx.agent_state(agent),
+                )
+            })
+            .collect::<Vec<_>>())
+    });
+    let read = match read {
+        Ok(read) => read,
+        Err(e) => {
+            out.errors.push(format!("reading the agents: {e}"));
+            return out;
+        }
+    };
+    for ((agent, _), (messages, state)) in agents.iter().zip(read) {
+        if let Ok(messages) = messages
             && !messages.is_empty()
         {
             out.told.push((agent.clone(), messages));
         }
-        if let Ok(state) = agent_state(&conn, agent) {
+        if let Ok(state) = state {
             if state.halted {
                 out.halted
                     .push((agent.clone(), state.halt_reason.unwrap_or_default()));
@@ -115,29 +129,18 @@ pub(super) struct Swept {
 /// overdue requests.
 pub(super) fn sweep(executor: &Executor, now: Millis) -> Swept {
     let mut out = Swept::default();
-    let due = {
-        let conn = executor.store().conn();
-        due_intentions(&conn, now).map(|due| {
-            due.into_iter()
-                .map(|(agent, id)| {
-                    let what = get_intention(&conn, &agent, id)
-                        .ok()
-                        .flatten()
-                        .map(|i| i.what)
-                        .unwrap_or_default();
-                    let _ = set_intention_status(
-                        &conn,
-                        &agent,
-                        id,
-                        IntentionStatus::Triggered,
-                        None,
-                        now,
-                    );
-                    (agent, id, what)
-                })
-                .collect::<Vec<_>>()
-        })
-    };
+    let due = executor.store().transaction(|tx| -> MemoryResult<_> {
+        let mut fired = Vec::new();
+        for (agent, id) in tx.due_intentions(now)? {
+            let what = tx
+                .intention(&agent, id)?
+                .map(|i| i.what)
+                .unwrap_or_default();
+            tx.set_intention_status(&agent, id, IntentionStatus::Triggered, None, now)?;
+            fired.push((agent, id, what));
+        }
+        Ok(fired)
+    });
     match due {
         Ok(due) => out.due = due,
         Err(e) => out.errors.push(format!("reading intentions: {e}")),

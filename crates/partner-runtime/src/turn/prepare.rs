@@ -15,8 +15,7 @@ use crate::settings::{DEFAULT_CONTEXT, prompt_budget};
 use partner_core::clock::Millis;
 use partner_dialect::VerbSpec;
 use partner_engine::exec::TurnContext;
-use partner_store::memory::records::{count_messages, list_intentions, recent_messages};
-use partner_store::memory::{Block, Intention, MemoryResult, Message, SearchHit, blocks};
+use partner_store::memory::{Block, Intention, MemoryResult, Message, SearchHit};
 
 /// A turn in progress: who runs it, what it answers, its prompt and its
 /// context, and what it has come to so far.
@@ -121,32 +120,33 @@ async fn gather(env: &TurnEnv, name: &str, incoming: &Incoming) -> Option<Gather
     // does (see `budget::stable_start`).
     let history_len = env.history + budget::PAGE as usize;
     let read = tokio::task::spawn_blocking(move || -> MemoryResult<Gathered> {
-        let read = executor.store().read();
-        let mut history = recent_messages(&read, &name, &thread, history_len)?;
-        let total = count_messages(&read, &name, &thread)?;
-        let first_number = total.saturating_sub(history.len() as u64);
-        // A message stored when it was sent (another agent's) is in the
-        // history already: it travels once, as this turn's first message,
-        // with its context.
-        if !stored
-            && let Some(at) = history
-                .iter()
-                .rposition(|m| m.role == from && m.content == first)
-        {
-            history.remove(at);
-        }
-        let memory = blocks::list(&read, Some(&name))?;
-        let intentions = list_intentions(&read, &name, true)?;
-        let recalled = match kind {
-            PromptKind::Response => recall(&read, &name, &first, &history)?,
-            _ => Vec::new(),
-        };
-        Ok(Gathered {
-            first_number,
-            history,
-            memory,
-            intentions,
-            recalled,
+        executor.store().read(|read| {
+            let mut history = read.recent_messages(&name, &thread, history_len)?;
+            let total = read.count_messages(&name, &thread)?;
+            let first_number = total.saturating_sub(history.len() as u64);
+            // A message stored when it was sent (another agent's) is in the
+            // history already: it travels once, as this turn's first message,
+            // with its context.
+            if !stored
+                && let Some(at) = history
+                    .iter()
+                    .rposition(|m| m.role == from && m.content == first)
+            {
+                history.remove(at);
+            }
+            let memory = read.blocks(Some(&name))?;
+            let intentions = read.intentions(&name, true)?;
+            let recalled = match kind {
+                PromptKind::Response => recall(read, &name, &first, &history)?,
+                _ => Vec::new(),
+            };
+            Ok(Gathered {
+                first_number,
+                history,
+                memory,
+                intentions,
+                recalled,
+            })
         })
     })
     .await;

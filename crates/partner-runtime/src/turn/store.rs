@@ -5,8 +5,8 @@ use std::sync::Arc;
 
 use super::env::TurnEnv;
 use crate::events::Event;
-use partner_store::memory::records::add_message;
-use partner_store::memory::search::{SearchDomain, SearchQuery, search};
+use partner_store::memory::backend::{Memory, NewMessage};
+use partner_store::memory::search::{SearchDomain, SearchQuery};
 
 /// A turn's id, unique across sessions: the agent, the session (when it
 /// started, base 36) and the turn's number in it (`ada-mh3k2p1a-4`).
@@ -67,7 +67,16 @@ pub(super) async fn try_store_message(
         text.to_string(),
     );
     tokio::task::spawn_blocking(move || {
-        add_message(&executor.store().conn(), &agent, &thread, &from, &text, now)
+        let message = NewMessage {
+            agent: &agent,
+            thread: &thread,
+            role: &from,
+            content: &text,
+            lineage: &[],
+        };
+        executor
+            .store()
+            .transaction(|tx| tx.add_message(&message, now))
             .map(|_| ())
             .map_err(|e| format!("could not store {agent}'s message: {e}"))
     })
@@ -82,7 +91,7 @@ const RECALLED: usize = 3;
 /// leaving out the messages the request already carries (its history) and
 /// any text recalled twice.
 pub(super) fn recall(
-    read: &rusqlite::Connection,
+    read: &dyn Memory,
     agent: &str,
     text: &str,
     sent: &[partner_store::memory::Message],
@@ -91,7 +100,7 @@ pub(super) fn recall(
     query.domains = vec![SearchDomain::Archival, SearchDomain::Conversations];
     query.limit = RECALLED + sent.len();
     let mut seen = std::collections::HashSet::new();
-    let mut hits = search(read, &query)?;
+    let mut hits = read.search(&query)?;
     hits.retain(|h| {
         let carried = h.domain == SearchDomain::Conversations && sent.iter().any(|m| m.id == h.id);
         !carried && seen.insert(h.snippet.clone())

@@ -11,7 +11,7 @@ use rusqlite::Connection;
 use super::blocks::{self, Block, BlockKind, BlockVersion, MemoryChange, NewBlock};
 use super::error::{MemoryError, MemoryResult};
 use super::search::{self, SearchHit, SearchQuery};
-use super::{MemoryStore, records};
+use super::{MemoryStore, records, records::Message};
 
 /// A constellation's memory, on whichever database holds it.
 pub trait Memory {
@@ -72,6 +72,30 @@ pub trait Memory {
     fn search(&self, query: &SearchQuery) -> MemoryResult<Vec<SearchHit>>;
     /// The schema version the database is at.
     fn schema_version(&self) -> MemoryResult<i64>;
+    /// The labels of `agent`'s live blocks, sorted, each with whether it
+    /// is working memory (core or working, not archival).
+    fn labels(&self, agent: &str) -> MemoryResult<Vec<(String, bool)>> {
+        let mut labels: Vec<(String, bool)> = self
+            .blocks(Some(agent))?
+            .into_iter()
+            .map(|b| (b.label, b.kind != BlockKind::Archival))
+            .collect();
+        labels.sort();
+        Ok(labels)
+    }
+    /// The newest `limit` messages of `agent`'s conversation `thread`,
+    /// oldest first.
+    fn recent_messages(
+        &self,
+        agent: &str,
+        thread: &str,
+        limit: usize,
+    ) -> MemoryResult<Vec<Message>>;
+    /// How many messages `agent`'s conversation `thread` holds.
+    fn count_messages(&self, agent: &str, thread: &str) -> MemoryResult<u64>;
+    /// Messages other agents sent `agent` after message `after`, oldest
+    /// first.
+    fn messages_from_agents(&self, agent: &str, after: i64) -> MemoryResult<Vec<Message>>;
 }
 
 /// A block's next value, and the version it must still be at.
@@ -202,6 +226,27 @@ impl Memory for Connection {
     fn schema_version(&self) -> MemoryResult<i64> {
         Ok(self.query_row("PRAGMA user_version", [], |r| r.get(0))?)
     }
+
+    fn labels(&self, agent: &str) -> MemoryResult<Vec<(String, bool)>> {
+        blocks::labels(self, agent)
+    }
+
+    fn recent_messages(
+        &self,
+        agent: &str,
+        thread: &str,
+        limit: usize,
+    ) -> MemoryResult<Vec<Message>> {
+        records::recent_messages(self, agent, thread, limit)
+    }
+
+    fn count_messages(&self, agent: &str, thread: &str) -> MemoryResult<u64> {
+        records::count_messages(self, agent, thread)
+    }
+
+    fn messages_from_agents(&self, agent: &str, after: i64) -> MemoryResult<Vec<Message>> {
+        records::messages_from_agents(self, agent, after)
+    }
 }
 
 /// Each operation its own committed transaction (reads on a reader).
@@ -284,5 +329,26 @@ impl Memory for MemoryStore {
 
     fn schema_version(&self) -> MemoryResult<i64> {
         MemoryStore::schema_version(self)
+    }
+
+    fn labels(&self, agent: &str) -> MemoryResult<Vec<(String, bool)>> {
+        self.read().labels(agent)
+    }
+
+    fn recent_messages(
+        &self,
+        agent: &str,
+        thread: &str,
+        limit: usize,
+    ) -> MemoryResult<Vec<Message>> {
+        self.read().recent_messages(agent, thread, limit)
+    }
+
+    fn count_messages(&self, agent: &str, thread: &str) -> MemoryResult<u64> {
+        self.read().count_messages(agent, thread)
+    }
+
+    fn messages_from_agents(&self, agent: &str, after: i64) -> MemoryResult<Vec<Message>> {
+        self.read().messages_from_agents(agent, after)
     }
 }

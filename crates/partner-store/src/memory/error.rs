@@ -11,6 +11,10 @@ pub enum MemoryError {
     /// The PostgreSQL server refused or could not be reached.
     #[error("PostgreSQL: {0}")]
     Postgres(String),
+    /// The operation needs the other back end (a SQLite file's own
+    /// features asked of PostgreSQL).
+    #[error("{0}")]
+    Unsupported(String),
     /// The database was written by a newer partner.
     #[error(
         "the database schema is version {found}, newer than the {known} this partner knows; use a newer partner (nothing was changed)"

@@ -79,6 +79,26 @@ pub trait Roster {
     fn agent_names(&self) -> MemoryResult<Vec<String>>;
     /// Starts (`active`) or pauses an agent's watch on a data source.
     fn set_watch(&self, agent: &str, source: &str, active: bool, now: Millis) -> MemoryResult<()>;
+    /// One of an agent's intentions, whatever its status.
+    fn intention(&self, agent: &str, id: i64) -> MemoryResult<Option<Intention>> {
+        Ok(self
+            .intentions(agent, false)?
+            .into_iter()
+            .find(|i| i.id == id))
+    }
+    /// A setting kept with the constellation (its verbs, its embedder).
+    fn meta(&self, key: &str) -> MemoryResult<Option<String>>;
+    /// Sets (or, with `None`, removes) a setting.
+    fn set_meta(&self, key: &str, value: Option<&str>) -> MemoryResult<()>;
+    /// Keeps what an agent wrote that did not parse (for alias
+    /// suggestions).
+    fn add_parse_failure(
+        &self,
+        agent: &str,
+        text: &str,
+        message: &str,
+        now: Millis,
+    ) -> MemoryResult<()>;
 }
 
 /// The operations on one connection, in whatever transaction it is in.
@@ -159,6 +179,24 @@ impl Roster for Connection {
         )?;
         Ok(())
     }
+
+    fn meta(&self, key: &str) -> MemoryResult<Option<String>> {
+        records::meta(self, key)
+    }
+
+    fn set_meta(&self, key: &str, value: Option<&str>) -> MemoryResult<()> {
+        records::set_meta(self, key, value)
+    }
+
+    fn add_parse_failure(
+        &self,
+        agent: &str,
+        text: &str,
+        message: &str,
+        now: Millis,
+    ) -> MemoryResult<()> {
+        records::add_parse_failure(self, agent, text, message, now)
+    }
 }
 
 /// Each operation its own committed transaction (reads on a reader).
@@ -222,5 +260,23 @@ impl Roster for MemoryStore {
 
     fn set_watch(&self, agent: &str, source: &str, active: bool, now: Millis) -> MemoryResult<()> {
         self.transaction(|tx| tx.set_watch(agent, source, active, now))
+    }
+
+    fn meta(&self, key: &str) -> MemoryResult<Option<String>> {
+        self.read().meta(key)
+    }
+
+    fn set_meta(&self, key: &str, value: Option<&str>) -> MemoryResult<()> {
+        self.transaction(|tx| tx.set_meta(key, value))
+    }
+
+    fn add_parse_failure(
+        &self,
+        agent: &str,
+        text: &str,
+        message: &str,
+        now: Millis,
+    ) -> MemoryResult<()> {
+        self.transaction(|tx| tx.add_parse_failure(agent, text, message, now))
     }
 }

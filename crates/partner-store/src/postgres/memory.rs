@@ -9,12 +9,28 @@ use crate::memory::backend::{BlockWrite, Memory, NewMessage, stale};
 use crate::memory::blocks::{
     Block, BlockKind, BlockVersion, MemoryChange, NewBlock, check_limit, check_new,
 };
+use crate::memory::records::Message;
 use crate::memory::search::{MARK_END, MARK_START};
 use crate::memory::search::{SearchDomain, SearchHit, SearchQuery, search_by, words};
 use crate::memory::{MemoryError, MemoryResult};
 use partner_core::clock::Millis;
 
 const COLUMNS: &str = "id, agent, label, kind, description, value, char_limit, permission, pinned, shared, version, created_at, updated_at";
+
+const MESSAGE_COLUMNS: &str = "id, agent, thread, role, content, created_at, lineage";
+
+/// A message from a row of [`MESSAGE_COLUMNS`].
+fn message_of(r: &Row) -> Message {
+    Message {
+        id: r.get(0),
+        agent: r.get(1),
+        thread: r.get(2),
+        role: r.get(3),
+        content: r.get(4),
+        created_at: r.get(5),
+        lineage: serde_json::from_str(r.get::<_, &str>(6)).unwrap_or_default(),
+    }
+}
 
 fn block_of(row: &Row) -> MemoryResult<Block> {
     Ok(Block {
@@ -367,6 +383,54 @@ impl Memory for PgTx<'_> {
     fn schema_version(&self) -> MemoryResult<i64> {
         super::schema::version_in(&mut *self.conn())
     }
+
+    fn recent_messages(
+        &self,
+        agent: &str,
+        thread: &str,
+        limit: usize,
+    ) -> MemoryResult<Vec<Message>> {
+        let limit = i64::try_from(limit).unwrap_or(i64::MAX);
+        let rows = self
+            .conn()
+            .query(
+                &format!(
+                    "SELECT {MESSAGE_COLUMNS} FROM
+                       (SELECT * FROM messages WHERE agent = $1 AND thread = $2
+                        ORDER BY id DESC LIMIT $3) newest
+                     ORDER BY id"
+                ),
+                &[&agent, &thread, &limit],
+            )
+            .map_err(failed)?;
+        Ok(rows.iter().map(message_of).collect())
+    }
+
+    fn count_messages(&self, agent: &str, thread: &str) -> MemoryResult<u64> {
+        let n: i64 = self
+            .conn()
+            .query_one(
+                "SELECT count(*) FROM messages WHERE agent = $1 AND thread = $2",
+                &[&agent, &thread],
+            )
+            .map_err(failed)?
+            .get(0);
+        Ok(u64::try_from(n).unwrap_or(0))
+    }
+
+    fn messages_from_agents(&self, agent: &str, after: i64) -> MemoryResult<Vec<Message>> {
+        let rows = self
+            .conn()
+            .query(
+                &format!(
+                    "SELECT {MESSAGE_COLUMNS} FROM messages
+                     WHERE agent = $1 AND role LIKE 'agent:%' AND id > $2 ORDER BY id"
+                ),
+                &[&agent, &after],
+            )
+            .map_err(failed)?;
+        Ok(rows.iter().map(message_of).collect())
+    }
 }
 
 /// Each operation in a transaction of its own.
@@ -449,6 +513,23 @@ impl Memory for PgStore {
 
     fn schema_version(&self) -> MemoryResult<i64> {
         self.transaction(|tx| tx.schema_version())
+    }
+
+    fn recent_messages(
+        &self,
+        agent: &str,
+        thread: &str,
+        limit: usize,
+    ) -> MemoryResult<Vec<Message>> {
+        self.transaction(|tx| tx.recent_messages(agent, thread, limit))
+    }
+
+    fn count_messages(&self, agent: &str, thread: &str) -> MemoryResult<u64> {
+        self.transaction(|tx| tx.count_messages(agent, thread))
+    }
+
+    fn messages_from_agents(&self, agent: &str, after: i64) -> MemoryResult<Vec<Message>> {
+        self.transaction(|tx| tx.messages_from_agents(agent, after))
     }
 }
 

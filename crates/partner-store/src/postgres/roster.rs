@@ -207,6 +207,44 @@ impl Roster for PgTx<'_> {
             .map_err(failed)?;
         Ok(())
     }
+
+    fn meta(&self, key: &str) -> MemoryResult<Option<String>> {
+        let row = self
+            .conn()
+            .query_opt("SELECT value FROM meta WHERE key = $1", &[&key])
+            .map_err(failed)?;
+        Ok(row.map(|r| r.get(0)))
+    }
+
+    fn set_meta(&self, key: &str, value: Option<&str>) -> MemoryResult<()> {
+        let mut client = self.conn();
+        match value {
+            Some(value) => client.execute(
+                "INSERT INTO meta (key, value) VALUES ($1, $2)
+                 ON CONFLICT (key) DO UPDATE SET value = $2",
+                &[&key, &value],
+            ),
+            None => client.execute("DELETE FROM meta WHERE key = $1", &[&key]),
+        }
+        .map_err(failed)?;
+        Ok(())
+    }
+
+    fn add_parse_failure(
+        &self,
+        agent: &str,
+        text: &str,
+        message: &str,
+        now: Millis,
+    ) -> MemoryResult<()> {
+        self.conn()
+            .execute(
+                "INSERT INTO parse_failures (agent, text, message, created_at) VALUES ($1, $2, $3, $4)",
+                &[&agent, &text, &message, &now],
+            )
+            .map_err(failed)?;
+        Ok(())
+    }
 }
 
 /// Each operation in a transaction of its own.
@@ -270,5 +308,23 @@ impl Roster for PgStore {
 
     fn set_watch(&self, agent: &str, source: &str, active: bool, now: Millis) -> MemoryResult<()> {
         self.transaction(|tx| tx.set_watch(agent, source, active, now))
+    }
+
+    fn meta(&self, key: &str) -> MemoryResult<Option<String>> {
+        self.transaction(|tx| tx.meta(key))
+    }
+
+    fn set_meta(&self, key: &str, value: Option<&str>) -> MemoryResult<()> {
+        self.transaction(|tx| tx.set_meta(key, value))
+    }
+
+    fn add_parse_failure(
+        &self,
+        agent: &str,
+        text: &str,
+        message: &str,
+        now: Millis,
+    ) -> MemoryResult<()> {
+        self.transaction(|tx| tx.add_parse_failure(agent, text, message, now))
     }
 }

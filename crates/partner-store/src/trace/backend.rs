@@ -30,6 +30,19 @@ pub trait Trace {
     fn is_empty(&self) -> MemoryResult<bool> {
         Ok(self.len()? == 0)
     }
+    /// Every record, oldest first (for replay and export: the whole
+    /// trace in memory).
+    fn all_records(&self) -> MemoryResult<Vec<TraceRecord>> {
+        loop {
+            let len = usize::try_from(self.len()?).unwrap_or(usize::MAX);
+            let (records, left_out) = self.newest_after(0, len)?;
+            // A record appended between the count and the read leaves the
+            // oldest out: read again.
+            if !left_out {
+                return Ok(records);
+            }
+        }
+    }
 }
 
 /// The operations on one connection, in whatever transaction it is in:

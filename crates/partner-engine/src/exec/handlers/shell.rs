@@ -54,7 +54,11 @@ fn scene_of(action: &ParsedAction) -> Scene {
 
 /// The partner's database and its companions, protected from the command.
 fn own_files(exec: &Executor) -> Vec<PathBuf> {
-    let db = exec.store().path().to_path_buf();
+    // A store on PostgreSQL has no file here to protect.
+    let Some(store) = exec.store().sqlite() else {
+        return Vec::new();
+    };
+    let db = store.path().to_path_buf();
     let with = |suffix: &str| PathBuf::from(format!("{}{suffix}", db.display()));
     vec![with("-wal"), with("-shm"), with(".sock"), db]
 }

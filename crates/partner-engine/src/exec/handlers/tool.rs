@@ -13,7 +13,6 @@ use crate::exec::tools::{StateChange, TOOL_STEPS, changes, state_of};
 use partner_dialect::{Op, ParsedAction, Verb, VerbTable};
 use partner_lisp::codec::gram_of;
 use partner_policy::VerbTraits;
-use partner_store::memory::blocks;
 
 /// Runs a tool: the one named by the verb, or (for `/tool`) by the first
 /// word of the text.
@@ -65,7 +64,7 @@ impl VerbHandler for RunTool {
             )
         })?;
         let agent = cx.ctx.agent.as_str();
-        let list = blocks::list(&cx.exec.store().read(), Some(agent))?;
+        let list = cx.exec.store().read(|tx| tx.blocks(Some(agent)))?;
         let input = state_of(agent, &args, cx.now, &list);
         let output = tool.run(&input, TOOL_STEPS).map_err(|e| {
             // Kept with the failure, so replay runs the same tool again.
