@@ -17,6 +17,7 @@ mod pending;
 mod run;
 mod serve;
 mod store;
+mod team;
 mod trace;
 
 pub use attach::{AttachOptions, run_attach};

@@ -26,6 +26,16 @@ pub struct ServeOptions {
     /// The database (default: the constellation's in the platform's data directory).
     #[arg(long, value_name = "FILE")]
     pub db: Option<PathBuf>,
+    /// A PostgreSQL store (`postgres://user@host:port/db`) shared with
+    /// other daemons, instead of a database file (default:
+    /// `PARTNER_STORE` when set and `--db` is not given).
+    #[arg(long, value_name = "URL", conflicts_with = "db")]
+    pub store: Option<String>,
+    /// This daemon's name in a team (with `--store postgres://…`): it runs
+    /// the agents whose lease it holds, takes over those of a daemon that
+    /// stops, and is shown beside them. Default: the machine's host name.
+    #[arg(long, value_name = "NAME")]
+    pub host_name: Option<String>,
     /// The Unix socket to listen on (default: the database's path plus `.sock`).
     #[arg(long, value_name = "PATH")]
     pub socket: Option<PathBuf>,
@@ -94,9 +104,37 @@ fn init_logging() {
     }
 }
 
+/// The PostgreSQL store `partner serve` was given (`--store`, or
+/// `PARTNER_STORE` without `--db`), if any.
+fn team_store(options: &ServeOptions) -> Result<Option<String>> {
+    let given = options.store.clone().or_else(|| {
+        options
+            .db
+            .is_none()
+            .then(|| std::env::var(super::common::STORE_ENV).ok())
+            .flatten()
+            .filter(|s| !s.trim().is_empty())
+    });
+    match given.map(|s| StoreAt::parse(&s)) {
+        None => Ok(None),
+        Some(StoreAt::Postgres(url)) => Ok(Some(url)),
+        Some(StoreAt::File(_)) => Err(Error::Usage(
+            "--store for `partner serve` is a postgres:// URL; a database file is --db".into(),
+        )),
+    }
+}
+
 /// Runs `partner serve`.
 pub fn run_serve(options: &ServeOptions) -> Result<i32> {
     init_logging();
+    if let Some(url) = team_store(options)? {
+        return super::team::run_team_daemon(options, &url);
+    }
+    if options.host_name.is_some() {
+        return Err(Error::Usage(
+            "--host-name names a daemon of a team: it needs --store postgres://…".into(),
+        ));
+    }
     let run = RunOptions {
         config: options.config.clone(),
         demo: options.demo,
@@ -110,14 +148,7 @@ pub fn run_serve(options: &ServeOptions) -> Result<i32> {
             source,
         },
     )?;
-    if let Some(addr) = options.listen
-        && !addr.ip().is_loopback()
-        && !options.public
-    {
-        return Err(Error::Usage(format!(
-            "--listen {addr} is not a loopback address; add --public to listen there"
-        )));
-    }
+    check_listen(options)?;
     let socket = match &options.socket {
         Some(socket) => std::path::absolute(socket).unwrap_or_else(|_| socket.clone()),
         None => socket_for(&db),
@@ -161,11 +192,23 @@ pub fn run_serve(options: &ServeOptions) -> Result<i32> {
                 tcp: options.listen,
             },
             lock,
+            None,
         )
         .await
         .map_err(Error::Runtime)
     })?;
     Ok(0)
+}
+
+/// Refuses `--listen` on an address that is not loopback without
+/// `--public`.
+pub fn check_listen(options: &ServeOptions) -> Result<()> {
+    match options.listen {
+        Some(addr) if !addr.ip().is_loopback() && !options.public => Err(Error::Usage(format!(
+            "--listen {addr} is not a loopback address; add --public to listen there"
+        ))),
+        _ => Ok(()),
+    }
 }
 
 /// Seconds (as a daemon reports them) in milliseconds, without overflow.
@@ -200,6 +243,9 @@ pub fn daemon_for_store(at: &StoreAt) -> Result<Option<Client>> {
 /// Runs `partner status`: exit 0 when a daemon runs the database, 1 when
 /// none does.
 pub fn run_status(options: &StatusOptions, out: &mut dyn Write) -> Result<i32> {
+    if let StoreAt::Postgres(url) = options.db.store_at()? {
+        return super::team::run_team_status(&url, options.json, out);
+    }
     let db = options.db.path()?;
     let Some(mut client) = daemon_for(&db)? else {
         let holder = lock::holder(&db);

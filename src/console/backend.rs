@@ -328,6 +328,7 @@ fn status(
             next_pulse_at: a
                 .next_pulse_secs
                 .map(|s| partner_core::clock::after(wall, std::time::Duration::from_secs(s))),
+            host: a.host,
         })
         .collect();
     Ok(vec![Reply::Agents(rows)])

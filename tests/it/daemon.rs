@@ -162,6 +162,7 @@ fn every_operation_and_message_round_trips() {
             state: partner::agent::RunState::Waiting,
             next_pulse_secs: None,
             waiting: vec!["r1".into()],
+            host: None,
         }],
         pending: 1,
         clients: 2,

@@ -75,5 +75,6 @@ mod security_runtime;
 mod store_commands;
 mod store_contract;
 mod store_copy;
+mod team;
 mod tui_snapshots;
 mod verb_in_one_place;

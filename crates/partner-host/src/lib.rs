@@ -202,13 +202,15 @@ async fn serve_until_stopped(
 
 /// Runs the constellation until SIGTERM or SIGINT: the runtime, its events
 /// numbered for clients, and the listeners. `lock` is the database's
-/// runtime lock, held until it returns.
+/// runtime lock, held until it returns. With `leasing` (team mode) only
+/// the agents whose lease it holds run here.
 pub async fn run(
     config: &ConstellationConfig,
     executor: Arc<Executor>,
     db: &Path,
     listen: Listen,
     lock: RuntimeLock,
+    leasing: Option<partner_runtime::Leasing>,
 ) -> Result<(), String> {
     let socket = listen
         .socket
@@ -223,10 +225,12 @@ pub async fn run(
         ),
         None => None,
     };
-    let (handle, mut task) = partner_runtime::start(
+    let host = leasing.as_ref().map(|l| l.host.clone());
+    let (handle, mut task) = partner_runtime::start_leased(
         config,
         executor,
         Arc::new(partner_core::clock::TokioClock::now()),
+        leasing,
     );
     let hub = Hub::new();
     let daemon = Arc::new(Daemon {
@@ -245,6 +249,7 @@ pub async fn run(
         db = %db.display(),
         socket = %socket.display(),
         tcp = ?listen.tcp,
+        host = ?host,
         agents = config.agents.len(),
         "serving"
     );

@@ -61,6 +61,7 @@ async fn status_with(served: &Served, pending: usize) -> Status {
             state: s.state,
             next_pulse_secs: s.next_pulse.map(|d| d.as_secs()),
             waiting: s.waiting,
+            host: s.host,
         })
         .collect();
     Status {

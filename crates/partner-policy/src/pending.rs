@@ -390,13 +390,20 @@ pub fn take_unrouted(
 }
 
 /// Waiting requests whose current authority has not been told yet (new
-/// ones, and escalated ones), oldest first; each is marked told.
-pub fn take_unannounced(conn: &Connection) -> Result<Vec<PendingRequest>, MemoryError> {
+/// ones, and escalated ones) and that `ours` accepts, oldest first; each
+/// is marked told.
+pub fn take_unannounced(
+    conn: &Connection,
+    ours: &dyn Fn(&PendingRequest) -> bool,
+) -> Result<Vec<PendingRequest>, MemoryError> {
     let mut stmt = conn.prepare_cached(&format!(
         "SELECT {COLUMNS} FROM pending
          WHERE status = 'waiting' AND notified != authority_index ORDER BY id"
     ))?;
-    let rows: Vec<PendingRequest> = stmt.query_map([], from_row)?.collect::<Result<_, _>>()?;
+    let rows: Vec<PendingRequest> = stmt
+        .query_map([], from_row)?
+        .filter(|row| row.as_ref().map_or(true, ours))
+        .collect::<Result<_, _>>()?;
     for request in &rows {
         conn.execute(
             "UPDATE pending SET notified = authority_index WHERE id = ?1",

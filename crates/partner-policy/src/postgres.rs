@@ -327,22 +327,31 @@ impl Requests for PgTx<'_> {
         Ok(taken)
     }
 
-    fn take_unannounced(&self) -> Result<Vec<PendingRequest>, MemoryError> {
-        let rows = self
-            .conn()
+    fn take_unannounced(
+        &self,
+        ours: &dyn Fn(&PendingRequest) -> bool,
+    ) -> Result<Vec<PendingRequest>, MemoryError> {
+        let mut client = self.conn();
+        // Rows another daemon is taking are skipped, not waited for.
+        let rows = client
             .query(
                 &format!(
-                    "UPDATE pending SET notified = authority_index
-                     WHERE id IN (SELECT id FROM pending
-                                  WHERE status = 'waiting' AND notified != authority_index
-                                  FOR UPDATE SKIP LOCKED)
-                     RETURNING {COLUMNS}"
+                    "SELECT {COLUMNS} FROM pending
+                     WHERE status = 'waiting' AND notified != authority_index
+                     ORDER BY id FOR UPDATE SKIP LOCKED"
                 ),
                 &[],
             )
             .map_err(failed)?;
-        let mut taken: Vec<PendingRequest> = rows.iter().map(request_of).collect();
-        taken.sort_by_key(|r| crate::pending::row_id(&r.id));
+        let taken: Vec<PendingRequest> = rows.iter().map(request_of).filter(|r| ours(r)).collect();
+        for request in &taken {
+            client
+                .execute(
+                    "UPDATE pending SET notified = authority_index WHERE id = $1",
+                    &[&crate::pending::row_id(&request.id)],
+                )
+                .map_err(failed)?;
+        }
         Ok(taken)
     }
 
@@ -419,8 +428,11 @@ impl Requests for PgStore {
         self.transaction(|tx| tx.take_unrouted(now, ours))
     }
 
-    fn take_unannounced(&self) -> Result<Vec<PendingRequest>, MemoryError> {
-        self.transaction(|tx| tx.take_unannounced())
+    fn take_unannounced(
+        &self,
+        ours: &dyn Fn(&PendingRequest) -> bool,
+    ) -> Result<Vec<PendingRequest>, MemoryError> {
+        self.transaction(|tx| tx.take_unannounced(ours))
     }
 
     fn escalate(&self, request: &PendingRequest) -> Result<Option<Authority>, MemoryError> {

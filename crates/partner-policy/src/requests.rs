@@ -99,7 +99,10 @@ pub trait Requests {
     ) -> Result<Vec<(PendingRequest, String)>, MemoryError>;
     /// Waiting requests whose current authority has not been told yet,
     /// oldest first; each marked told.
-    fn take_unannounced(&self) -> Result<Vec<PendingRequest>, MemoryError>;
+    fn take_unannounced(
+        &self,
+        ours: &dyn Fn(&PendingRequest) -> bool,
+    ) -> Result<Vec<PendingRequest>, MemoryError>;
     /// Moves a request to its next authority (never the requester or one
     /// it acts for); the new authority, or `None` at the last one.
     fn escalate(&self, request: &PendingRequest) -> Result<Option<Authority>, MemoryError>;
@@ -216,8 +219,11 @@ impl Requests for Connection {
         pending::take_unrouted(self, now, ours)
     }
 
-    fn take_unannounced(&self) -> Result<Vec<PendingRequest>, MemoryError> {
-        pending::take_unannounced(self)
+    fn take_unannounced(
+        &self,
+        ours: &dyn Fn(&PendingRequest) -> bool,
+    ) -> Result<Vec<PendingRequest>, MemoryError> {
+        pending::take_unannounced(self, ours)
     }
 
     fn escalate(&self, request: &PendingRequest) -> Result<Option<Authority>, MemoryError> {
@@ -284,8 +290,11 @@ impl Requests for MemoryStore {
         self.transaction(|tx| tx.take_unrouted(now, ours))
     }
 
-    fn take_unannounced(&self) -> Result<Vec<PendingRequest>, MemoryError> {
-        self.transaction(|tx| tx.take_unannounced())
+    fn take_unannounced(
+        &self,
+        ours: &dyn Fn(&PendingRequest) -> bool,
+    ) -> Result<Vec<PendingRequest>, MemoryError> {
+        self.transaction(|tx| tx.take_unannounced(ours))
     }
 
     fn escalate(&self, request: &PendingRequest) -> Result<Option<Authority>, MemoryError> {

@@ -154,6 +154,10 @@ pub enum Event {
         /// When it pulses next (wall time), when idle with a pulse.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         next_pulse_at: Option<partner_core::clock::Millis>,
+        /// The daemon that runs it (its `--host-name`), in team mode; none
+        /// when this process runs it or nobody is known to.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        host: Option<String>,
     },
     /// A message reached an agent: from the partner, or from another
     /// agent (`agent:scout`).

@@ -371,6 +371,9 @@ pub struct AgentRow {
     /// Requests it waits on.
     #[serde(default)]
     pub waiting: Vec<String>,
+    /// The daemon that runs it (team mode; none: this one, or unknown).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host: Option<String>,
 }
 
 /// The daemon and its agents, for `partner status`.

@@ -15,6 +15,9 @@ pub enum RunState {
     Waiting,
     /// Stopped until resumed.
     Halted,
+    /// Run by another daemon of the constellation (team mode): this one
+    /// neither runs its turns nor knows what it is doing now.
+    Elsewhere,
 }
 
 impl RunState {
@@ -25,6 +28,7 @@ impl RunState {
             RunState::Generating => "generating",
             RunState::Waiting => "waiting",
             RunState::Halted => "halted",
+            RunState::Elsewhere => "elsewhere",
         }
     }
 }

@@ -30,6 +30,9 @@ pub mod turn;
 pub use config::{AgentConfig, AgentRole, ConfigError, ConsoleConfig, ConstellationConfig};
 pub use demo::{DEMO_OPENING, demo_config};
 pub use events::Event;
-pub use runtime::{AgentStatus, Receipt, RunState, RuntimeHandle, approval_request_message, start};
+pub use runtime::{
+    AgentStatus, LEASE_RENEW, LEASE_TTL, Leasing, Receipt, RunState, RuntimeHandle,
+    approval_request_message, start, start_leased,
+};
 pub use settings::ModelSettings;
 pub use turn::{AgentInfo, Trigger, TurnEnv, TurnOutcome};

@@ -224,6 +224,7 @@ pub fn scene(theme: &str) -> App {
             name: name.into(),
             state,
             next_pulse_at: pulse.map(|secs| NOW + secs * 1000),
+            host: None,
         });
     }
     let t = NOW - 30_000;

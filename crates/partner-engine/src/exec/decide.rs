@@ -74,10 +74,13 @@ impl Executor {
 
     /// Takes the waiting requests whose current authority has not been told
     /// yet (made by any process, or escalated), marking them told.
-    pub fn take_unannounced(&self) -> Result<Vec<PendingRequest>, ExecError> {
+    pub fn take_unannounced(
+        &self,
+        ours: &dyn Fn(&PendingRequest) -> bool,
+    ) -> Result<Vec<PendingRequest>, ExecError> {
         Ok(self
             .store
-            .transaction(|tx| -> Result<_, MemoryError> { tx.take_unannounced() })?)
+            .transaction(|tx| -> Result<_, MemoryError> { tx.take_unannounced(ours) })?)
     }
 
     /// Decides a waiting request. `by` must be the partner or the authority

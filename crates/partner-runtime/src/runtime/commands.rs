@@ -23,6 +23,16 @@ impl Runtime {
                 interval,
                 ack,
             } => self.set_pulse(agent, interval, ack),
+            Command::PulseNow { agent, ack } if !self.runs(&agent) => {
+                let host = self.slots.get(&agent).and_then(|s| s.host.clone());
+                let _ = acked(
+                    ack,
+                    Err(format!(
+                        "{agent} runs on {}: pulse it through that daemon",
+                        host.as_deref().unwrap_or("another daemon")
+                    )),
+                );
+            }
             Command::PulseNow { agent, ack } => {
                 let interval = self.slots.get(&agent).map_or(Duration::ZERO, |s| s.pulse);
                 self.emit(Event::PulseFired {
@@ -54,12 +64,13 @@ impl Runtime {
                 let _ = reply.send(self.status());
             }
             Command::Sync => self.request_sync(),
+            Command::Forwarded { id } => self.read_forwarded(id),
             Command::Shutdown => {}
         }
     }
 
     /// The partner's message to `agent`: announced, and a turn for it.
-    fn message(&mut self, agent: String, text: String, stored: bool, ack: Ack) {
+    fn message(&mut self, agent: String, text: String, stored: Option<i64>, ack: Ack) {
         if !self.slots.contains_key(&agent) {
             let message = format!("there is no agent named {agent}");
             self.emit(Event::Error {
@@ -74,13 +85,21 @@ impl Runtime {
             from: "partner".into(),
             text: text.clone(),
         });
+        if !self.runs(&agent) {
+            // Another daemon runs it: stored here, and that daemon told.
+            self.write(move |ex| {
+                let forwarded = super::listen::forward(ex, &agent, &text, stored);
+                acked(ack, forwarded)
+            });
+            return;
+        }
         self.push(
             &agent,
             Trigger::Message {
                 thread: "main".into(),
                 from: "user".into(),
                 text,
-                store: !stored,
+                store: stored.is_none(),
                 lineage: Vec::new(),
             },
         );
@@ -179,6 +198,7 @@ impl Runtime {
                 next_pulse: (s.state == RunState::Idle && !s.pulse.is_zero())
                     .then(|| (s.idle_since + s.pulse).saturating_duration_since(now)),
                 waiting: s.waiting.iter().cloned().collect(),
+                host: s.host.clone(),
             })
             .collect()
     }
@@ -187,7 +207,9 @@ impl Runtime {
         let Some(slot) = self.slots.get_mut(agent) else {
             return;
         };
-        if slot.state == RunState::Halted {
+        // Halted or run by another daemon (which reads the halt from the
+        // store at its next sweep): nothing runs here to stop.
+        if matches!(slot.state, RunState::Halted | RunState::Elsewhere) {
             return;
         }
         if let Some(cancel) = slot.cancel.take() {

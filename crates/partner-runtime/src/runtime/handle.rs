@@ -36,7 +36,7 @@ impl RuntimeHandle {
         self.ask(|ack| Command::Message {
             agent: agent.into(),
             text: text.into(),
-            stored: false,
+            stored: None,
             ack,
         })
     }
@@ -51,7 +51,7 @@ impl RuntimeHandle {
         }
         let executor = Arc::clone(&self.executor);
         let (who, what) = (agent.to_string(), text.to_string());
-        tokio::task::spawn_blocking(move || {
+        let id = tokio::task::spawn_blocking(move || {
             let message = partner_store::memory::backend::NewMessage {
                 agent: &who,
                 thread: "main",
@@ -63,7 +63,6 @@ impl RuntimeHandle {
             executor
                 .store()
                 .transaction(|tx| tx.add_message(&message, now))
-                .map(|_| ())
                 .map_err(|e| format!("could not store the message: {e}"))
         })
         .await
@@ -71,7 +70,7 @@ impl RuntimeHandle {
         self.ask(|ack| Command::Message {
             agent: agent.into(),
             text: text.into(),
-            stored: true,
+            stored: Some(id),
             ack,
         })
         .committed()

@@ -25,7 +25,10 @@
 mod approvals;
 mod commands;
 mod handle;
+mod leases;
+mod listen;
 mod routing;
+mod startup;
 mod sync;
 
 pub use partner_protocol::RunState;
@@ -39,13 +42,15 @@ use tokio::time::Instant;
 
 pub use approvals::approval_request_message;
 pub use handle::{Receipt, RuntimeHandle};
+pub use leases::{Leasing, RENEW as LEASE_RENEW, TTL as LEASE_TTL};
 
-use super::config::{AgentRole, ConstellationConfig};
+use super::config::ConstellationConfig;
 use super::events::Event;
 use super::turn::{AgentInfo, Trigger, TurnEnv, TurnOutcome, emit_report, run_turn};
 use partner_core::clock::{Millis, SharedClock};
 use partner_engine::exec::{ActionInfo, ActionStatus, DecidedRequest, Executor};
 use partner_policy::{Authority, Decision, DecisionKind, PendingRequest};
+use startup::{create_blocks, slots, startup};
 use sync::{Swept, Synced};
 
 /// How often the runtime sweeps for due intentions and overdue requests,
@@ -63,6 +68,8 @@ pub struct AgentStatus {
     pub next_pulse: Option<Duration>,
     /// Requests it waits on.
     pub waiting: Vec<String>,
+    /// The daemon that runs it, when another does (team mode).
+    pub host: Option<String>,
 }
 
 /// Where the runtime says a command is done (committed, when it is
@@ -82,8 +89,8 @@ enum Command {
     Message {
         agent: String,
         text: String,
-        /// Already in the history (the handle wrote it first).
-        stored: bool,
+        /// Its id when already in the history (the handle wrote it first).
+        stored: Option<i64>,
         ack: Ack,
     },
     Decide {
@@ -113,6 +120,11 @@ enum Command {
     Status {
         reply: oneshot::Sender<Vec<AgentStatus>>,
     },
+    /// Another daemon stored the partner's message `id` for an agent this
+    /// one may run (team mode).
+    Forwarded {
+        id: i64,
+    },
     Sync,
     Shutdown,
 }
@@ -126,6 +138,10 @@ impl std::fmt::Debug for Command {
 /// A background task's completion.
 enum Done {
     Synced(Synced),
+    /// A message another daemon forwarded, read.
+    Forwarded(partner_store::memory::Message),
+    /// A round of leases, and when it was asked for.
+    Leased(leases::Round, Instant),
     Swept(Swept),
     Decided,
     Wrote(Option<String>),
@@ -136,6 +152,8 @@ enum Done {
 /// The kinds of background work, so one that failed can be cleared.
 #[derive(Debug, Clone, Copy)]
 enum Work {
+    Forward,
+    Lease,
     Sync,
     Sweep,
     Write,
@@ -158,6 +176,8 @@ struct Slot {
     turns: u64,
     /// The newest message from another agent already delivered.
     last_told: i64,
+    /// The daemon that runs it, when another does (team mode).
+    host: Option<String>,
 }
 
 /// Per agent, what cancels the effects of its decided requests still
@@ -186,6 +206,13 @@ struct Runtime {
     sync_again: bool,
     sweeping: bool,
     next_sweep: Instant,
+    /// Team mode: this daemon's name and its lease connection.
+    leasing: Option<Leasing>,
+    /// A round of leases is on its way.
+    leasing_busy: bool,
+    /// The leases this runtime holds, by agent.
+    held: std::collections::HashMap<String, leases::Held>,
+    next_lease: Instant,
     /// The learned phrasings the proposer was built from (their
     /// signature): a sync that finds others rebuilds it.
     learned_seen: Option<(i64, i64)>,
@@ -211,8 +238,20 @@ pub fn start(
     executor: Arc<Executor>,
     clock: SharedClock,
 ) -> (RuntimeHandle, tokio::task::JoinHandle<()>) {
+    start_leased(config, executor, clock, None)
+}
+
+/// [`start`], in team mode when `leasing` is given: only the agents whose
+/// lease this runtime holds run here (see `leases`).
+pub fn start_leased(
+    config: &ConstellationConfig,
+    executor: Arc<Executor>,
+    clock: SharedClock,
+    leasing: Option<Leasing>,
+) -> (RuntimeHandle, tokio::task::JoinHandle<()>) {
     let (events, _) = broadcast::channel(4096);
     let (tx, rx) = mpsc::unbounded_channel();
+    let first_proposer = startup(|| proposer(&executor));
     let env = Arc::new(TurnEnv {
         executor: Arc::clone(&executor),
         events: events.clone(),
@@ -224,16 +263,27 @@ pub fn start(
         session_start: clock.now_ms(),
         clock,
         requests: Arc::new(Notify::new()),
-        proposer: super::proposals::CurrentProposer::new(proposer(&executor)),
+        proposer: super::proposals::CurrentProposer::new(first_proposer),
     });
-    let learned_seen = executor.store().phrasings().signature().ok();
     // Startup reads and creates what the agents start with, before the loop
     // (the only database work not on the blocking pool).
-    create_blocks(config, &executor, &env);
+    let (learned_seen, mut slots) = startup(|| {
+        if let Some(store) = executor.store().postgres() {
+            listen::listen(store, Arc::downgrade(&env.requests), tx.clone());
+        }
+        let learned_seen = executor.store().phrasings().signature().ok();
+        create_blocks(config, &executor, &env);
+        (learned_seen, slots(config, &executor))
+    });
     // What memory holds and gains is embedded beside the turns, for
     // search by meaning (nothing to do without an embedder).
     executor.index_in_background();
-    let slots = slots(config, &executor);
+    if leasing.is_some() {
+        // Nothing runs here before its lease is.
+        for slot in slots.values_mut() {
+            slot.state = RunState::Elsewhere;
+        }
+    }
     let handle = RuntimeHandle {
         tx,
         events,
@@ -262,94 +312,13 @@ pub fn start(
         sync_again: false,
         sweeping: false,
         next_sweep: Instant::now(),
+        leasing,
+        leasing_busy: false,
+        held: std::collections::HashMap::new(),
+        next_lease: Instant::now(),
     };
     let task = tokio::spawn(runtime.run());
     (handle, task)
-}
-
-/// Creates the blocks the agents start with that the database does not
-/// hold yet; a failure is said as an error event.
-fn create_blocks(config: &ConstellationConfig, executor: &Executor, env: &TurnEnv) {
-    for agent in &config.agents {
-        for block in &agent.blocks {
-            let exists = executor
-                .store()
-                .read(|tx| tx.block(&block.agent, &block.label))
-                .ok()
-                .flatten()
-                .is_some();
-            if !exists
-                && let Err(e) =
-                    executor.partner_set_block(block.clone(), &partner_policy::Authority::Partner)
-            {
-                env.emit(Event::Error {
-                    agent: Some(agent.name.clone()),
-                    message: format!("could not create block {}: {e}", block.label),
-                });
-            }
-        }
-    }
-}
-
-/// Each agent's slot as the database left it: its pulse, whether it is
-/// halted, the last message it was told, and the requests it still waits on.
-fn slots(config: &ConstellationConfig, executor: &Executor) -> BTreeMap<String, Slot> {
-    let mut slots = BTreeMap::new();
-    for agent in &config.agents {
-        let Some(provider) = config.providers.get(&agent.provider) else {
-            continue;
-        };
-        let stored = executor.store().read(|tx| tx.agent_state(&agent.name)).ok();
-        let pulse = stored
-            .as_ref()
-            .and_then(|s| s.pulse_secs)
-            .map_or(agent.pulse, |secs| Duration::from_secs(secs.max(0) as u64));
-        let halted = stored.as_ref().is_some_and(|s| s.halted);
-        let last_told = executor
-            .store()
-            .read(|tx| tx.messages_from_agents(&agent.name, 0))
-            .ok()
-            .and_then(|m| m.last().map(|m| m.id))
-            .unwrap_or(0);
-        slots.insert(
-            agent.name.clone(),
-            Slot {
-                info: Arc::new(AgentInfo {
-                    name: agent.name.clone(),
-                    provider: Arc::clone(provider),
-                    model: agent.model.clone(),
-                    authority: agent.role == AgentRole::Supervisor
-                        || config.policy.has_role(&agent.name),
-                    settings: agent.settings.clone(),
-                    tokens: Default::default(),
-                }),
-                state: if halted {
-                    RunState::Halted
-                } else {
-                    RunState::Idle
-                },
-                mailbox: VecDeque::new(),
-                idle_since: Instant::now(),
-                pulse,
-                waiting: HashSet::new(),
-                cancel: None,
-                turns: 0,
-                last_told,
-            },
-        );
-    }
-    // Requests still waiting from an earlier run keep their agents waiting.
-    if let Ok(waiting) = executor.pending() {
-        for request in waiting {
-            if let Some(slot) = slots.get_mut(&request.agent) {
-                slot.waiting.insert(request.id.clone());
-                if slot.state == RunState::Idle {
-                    slot.state = RunState::Waiting;
-                }
-            }
-        }
-    }
-    slots
 }
 
 impl Runtime {
@@ -372,13 +341,16 @@ impl Runtime {
                 agent: agent.to_string(),
                 state: slot.state,
                 next_pulse_at: self.next_pulse_at(slot),
+                host: slot.host.clone(),
             });
         }
     }
 
     pub(super) fn set_state(&mut self, agent: &str, state: RunState) {
+        // An agent another daemon runs changes only with its lease.
         if let Some(slot) = self.slots.get_mut(agent)
             && slot.state != state
+            && slot.state != RunState::Elsewhere
         {
             slot.state = state;
             if state == RunState::Idle {
@@ -450,9 +422,11 @@ impl Runtime {
                 .filter(|s| s.state == RunState::Idle && !s.pulse.is_zero())
                 .map(|s| s.idle_since + s.pulse)
                 .min();
-            let wake = next_pulse
-                .map_or(self.next_sweep, |p| p.min(self.next_sweep))
-                .max(now);
+            let mut wake = next_pulse.map_or(self.next_sweep, |p| p.min(self.next_sweep));
+            if self.leasing.is_some() {
+                wake = wake.min(self.next_lease);
+            }
+            let wake = wake.max(now);
             let requests = Arc::clone(&self.env.requests);
             tokio::select! {
                 command = self.rx.recv() => match command {
@@ -497,6 +471,10 @@ impl Runtime {
         }
         self.turns.shutdown().await;
         self.work.shutdown().await;
+        if let Some(leasing) = self.leasing.take() {
+            let held = std::mem::take(&mut self.held);
+            let _ = tokio::task::spawn_blocking(move || leases::release(&leasing, held)).await;
+        }
     }
 
     fn start_ready(&mut self) {

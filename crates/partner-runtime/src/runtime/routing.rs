@@ -41,16 +41,24 @@ impl Runtime {
         self.syncing = true;
         self.sync_again = false;
         self.sync_started_at = self.writes_asked;
+        // Only the agents run here: another daemon routes to its own.
         let agents: Vec<(String, i64)> = self
             .slots
             .iter()
+            .filter(|(name, _)| self.runs(name))
             .map(|(name, slot)| (name.clone(), slot.last_told))
             .collect();
         let executor = Arc::clone(&self.env.executor);
         let learned_seen = self.learned_seen;
+        let ours = self.ours();
         self.work.spawn_blocking(move || {
             contained(Work::Sync, || {
-                Done::Synced(sync::sync(&executor, &agents, learned_seen))
+                Done::Synced(sync::sync(
+                    &executor,
+                    &agents,
+                    learned_seen,
+                    ours.as_deref(),
+                ))
             })
         });
     }
@@ -69,6 +77,8 @@ impl Runtime {
                 self.swept(swept);
             }
             Done::Decided => self.request_sync(),
+            Done::Forwarded(message) => self.forwarded(message),
+            Done::Leased(round, asked_at) => self.leased(round, asked_at),
             Done::Wrote(failed) => {
                 self.writing = false;
                 self.next_write();
@@ -94,6 +104,8 @@ impl Runtime {
                         }
                     }
                     Work::Sweep => self.sweeping = false,
+                    Work::Lease => self.leasing_busy = false,
+                    Work::Forward => {}
                     Work::Write => {
                         self.writing = false;
                         self.next_write();
@@ -299,14 +311,22 @@ impl Runtime {
         }
         // Intentions and timeouts have their own schedule: they fire
         // whatever the agents are doing.
+        if self.leasing.is_some() && now >= self.next_lease {
+            self.next_lease = now + super::leases::RENEW;
+            self.expire_unsure();
+            self.lease_round();
+        }
         if now >= self.next_sweep {
             self.next_sweep = now + SWEEP;
             if !self.sweeping {
                 self.sweeping = true;
                 let executor = Arc::clone(&self.env.executor);
                 let wall = self.env.clock.now_ms();
+                let ours = self.ours();
                 self.work.spawn_blocking(move || {
-                    contained(Work::Sweep, || Done::Swept(sync::sweep(&executor, wall)))
+                    contained(Work::Sweep, || {
+                        Done::Swept(sync::sweep(&executor, wall, ours.as_deref()))
+                    })
                 });
             }
             self.request_sync();

@@ -9,7 +9,7 @@ use std::collections::{HashMap, HashSet};
 
 use partner_core::clock::Millis;
 use partner_engine::exec::{DecidedRequest, Executor};
-use partner_policy::PendingRequest;
+use partner_policy::{Authority, PendingRequest};
 use partner_store::memory::{IntentionStatus, MemoryResult, Message};
 
 /// The learned phrasings' signature now, and the proposer rebuilt from
@@ -48,6 +48,7 @@ pub(super) fn sync(
     executor: &Executor,
     agents: &[(String, i64)],
     learned_seen: Option<(i64, i64)>,
+    ours: Option<&HashSet<String>>,
 ) -> Synced {
     let mut out = Synced::default();
     match executor.store().phrasings().signature() {
@@ -62,7 +63,15 @@ pub(super) fn sync(
         Ok(decided) => out.decided = decided,
         Err(e) => out.errors.push(format!("reading decisions: {e}")),
     }
-    match executor.take_unannounced() {
+    // In team mode a request is announced by the daemon that runs the
+    // agent it waits on, or, waiting on a partner, the agent that asked.
+    let announces = |r: &PendingRequest| {
+        ours.is_none_or(|ours| match r.waiting_on() {
+            Authority::Agent(name) => ours.contains(name),
+            _ => ours.contains(&r.agent),
+        })
+    };
+    match executor.take_unannounced(&announces) {
         Ok(announce) => out.announce = announce,
         Err(e) => out.errors.push(format!("reading requests: {e}")),
     }
@@ -127,11 +136,15 @@ pub(super) struct Swept {
 
 /// Fires the intentions due at `now` (marking them triggered) and times out
 /// overdue requests.
-pub(super) fn sweep(executor: &Executor, now: Millis) -> Swept {
+pub(super) fn sweep(executor: &Executor, now: Millis, ours: Option<&HashSet<String>>) -> Swept {
     let mut out = Swept::default();
     let due = executor.store().transaction(|tx| -> MemoryResult<_> {
         let mut fired = Vec::new();
         for (agent, id) in tx.due_intentions(now)? {
+            // Another daemon's agent: its daemon fires it.
+            if ours.is_some_and(|ours| !ours.contains(&agent)) {
+                continue;
+            }
             let what = tx
                 .intention(&agent, id)?
                 .map(|i| i.what)

@@ -96,6 +96,8 @@ pub trait Memory {
     /// Messages other agents sent `agent` after message `after`, oldest
     /// first.
     fn messages_from_agents(&self, agent: &str, after: i64) -> MemoryResult<Vec<Message>>;
+    /// One message, by id.
+    fn message(&self, id: i64) -> MemoryResult<Option<Message>>;
 }
 
 /// A block's next value, and the version it must still be at.
@@ -247,6 +249,10 @@ impl Memory for Connection {
     fn messages_from_agents(&self, agent: &str, after: i64) -> MemoryResult<Vec<Message>> {
         records::messages_from_agents(self, agent, after)
     }
+
+    fn message(&self, id: i64) -> MemoryResult<Option<Message>> {
+        records::message(self, id)
+    }
 }
 
 /// Each operation its own committed transaction (reads on a reader).
@@ -350,5 +356,9 @@ impl Memory for MemoryStore {
 
     fn messages_from_agents(&self, agent: &str, after: i64) -> MemoryResult<Vec<Message>> {
         self.read().messages_from_agents(agent, after)
+    }
+
+    fn message(&self, id: i64) -> MemoryResult<Option<Message>> {
+        self.read().message(id)
     }
 }

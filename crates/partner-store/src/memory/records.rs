@@ -126,6 +126,17 @@ pub fn recent_messages(
     Ok(rows.collect::<Result<_, _>>()?)
 }
 
+/// One message, by id.
+pub fn message(conn: &Connection, id: i64) -> MemoryResult<Option<Message>> {
+    Ok(conn
+        .query_row(
+            &format!("SELECT {MESSAGE_COLUMNS} FROM messages WHERE id = ?1"),
+            [id],
+            Message::from_row,
+        )
+        .optional()?)
+}
+
 /// How many messages `agent`'s conversation `thread` holds.
 pub fn count_messages(conn: &Connection, agent: &str, thread: &str) -> MemoryResult<u64> {
     let n: i64 = conn.query_row(

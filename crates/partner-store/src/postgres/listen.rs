@@ -16,6 +16,9 @@ pub mod channel {
     pub const REQUESTS: &str = "partner_requests";
     /// A request was decided (payload: its id).
     pub const DECISIONS: &str = "partner_decisions";
+    /// The partner sent a message to an agent another daemon runs
+    /// (payload: the message's id).
+    pub const MESSAGES: &str = "partner_messages";
 }
 
 /// One notice: its channel and payload.
@@ -65,6 +68,17 @@ impl PgStore {
                 .map_err(failed)?;
         }
         Ok(Listener { client })
+    }
+}
+
+impl PgStore {
+    /// Sends `payload` on `channel` to every daemon listening (committed
+    /// at once: a notice outside a transaction).
+    pub fn notify(&self, channel: &str, payload: &str) -> MemoryResult<()> {
+        self.client()
+            .execute("SELECT pg_notify($1, $2)", &[&checked(channel)?, &payload])
+            .map_err(failed)?;
+        Ok(())
     }
 }
 

@@ -431,6 +431,17 @@ impl Memory for PgTx<'_> {
             .map_err(failed)?;
         Ok(rows.iter().map(message_of).collect())
     }
+
+    fn message(&self, id: i64) -> MemoryResult<Option<Message>> {
+        let row = self
+            .conn()
+            .query_opt(
+                &format!("SELECT {MESSAGE_COLUMNS} FROM messages WHERE id = $1"),
+                &[&id],
+            )
+            .map_err(failed)?;
+        Ok(row.as_ref().map(message_of))
+    }
 }
 
 /// Each operation in a transaction of its own.
@@ -530,6 +541,10 @@ impl Memory for PgStore {
 
     fn messages_from_agents(&self, agent: &str, after: i64) -> MemoryResult<Vec<Message>> {
         self.transaction(|tx| tx.messages_from_agents(agent, after))
+    }
+
+    fn message(&self, id: i64) -> MemoryResult<Option<Message>> {
+        self.transaction(|tx| tx.message(id))
     }
 }
 

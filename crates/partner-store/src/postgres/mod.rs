@@ -89,6 +89,22 @@ impl PgStore {
         })
     }
 
+    /// A second connection to the same database (its schema is up to
+    /// date already): for work that must never queue behind this one's,
+    /// such as renewing leases.
+    pub fn connect_again(&self) -> MemoryResult<Self> {
+        let client = self
+            .config
+            .connect(NoTls)
+            .map_err(|e| MemoryError::Postgres(format!("cannot reach {}: {e}", self.shown)))?;
+        Ok(PgStore {
+            client: Mutex::new(client),
+            broken: AtomicBool::new(false),
+            config: self.config.clone(),
+            shown: self.shown.clone(),
+        })
+    }
+
     /// Where the store is, for messages (no password).
     pub fn location(&self) -> &str {
         &self.shown

@@ -119,13 +119,16 @@ fn agent_spans(app: &App) -> Vec<Span<'static>> {
             RunState::Waiting => ("◐", "ui.waiting"),
             RunState::Halted => ("■", "ui.denied"),
             RunState::Idle => ("○", "ui.dim"),
+            RunState::Elsewhere => ("◇", "ui.dim"),
         };
         let pulse = a
             .next_pulse_at
             .map(|at| format!(" {}", human_duration(at - app.now)))
             .unwrap_or_default();
+        // Run by another daemon: where, never a guess at what it does.
+        let host = a.host.as_ref().map(|h| format!("@{h}")).unwrap_or_default();
         spans.push(Span::styled(
-            format!(" {mark} {}{pulse}", a.name),
+            format!(" {mark} {}{host}{pulse}", a.name),
             theme.style(role),
         ));
     }

@@ -45,10 +45,12 @@ impl Model {
                 agent,
                 state,
                 next_pulse_at,
+                host,
             } => {
                 let row = self.agent_row(agent);
                 row.state = *state;
                 row.next_pulse_at = *next_pulse_at;
+                row.host = host.clone();
             }
             Event::AgentHalted { agent, reason } => {
                 let row = self.agent_row(agent);

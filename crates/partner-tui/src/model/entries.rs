@@ -160,6 +160,8 @@ pub struct AgentRow {
     pub state: RunState,
     /// When it pulses next (wall time), when idle with a pulse.
     pub next_pulse_at: Option<Millis>,
+    /// The daemon that runs it, when another does (team mode).
+    pub host: Option<String>,
 }
 
 /// What a notification is about.

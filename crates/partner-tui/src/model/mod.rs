@@ -94,6 +94,7 @@ impl Model {
             name: agent.to_string(),
             state: RunState::Idle,
             next_pulse_at: None,
+            host: None,
         });
         self.agents.sort_by(|a, b| a.name.cmp(&b.name));
         let i = self

@@ -1,0 +1,200 @@
+//! Team mode: `partner serve --store postgres://… --host-name NAME` (one
+//! of several daemons sharing a constellation on PostgreSQL, each running
+//! the agents whose lease it holds) and `partner status` of such a
+//! constellation (its hosts and which agents each runs, read from the
+//! leases in the store, with no daemon asked).
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use serde::Serialize;
+
+use super::common::{line, write_json};
+use super::run::{RunOptions, data_dir, load_constellation};
+use super::serve::ServeOptions;
+use crate::clock::TokioClock;
+use crate::daemon::{Holder, Listen, lock};
+use crate::error::{Error, Result};
+use crate::exec::Executor;
+use crate::postgres::PgStore;
+use partner_engine::store::StoreAt;
+
+/// Longest daemon name.
+const MAX_HOST_NAME: usize = 64;
+
+/// This daemon's name: `--host-name`, else the machine's; letters,
+/// digits, `.`, `-` and `_` only (it is shown and kept in the store).
+fn host_name(given: Option<&str>) -> Result<String> {
+    let name = match given {
+        Some(name) => name.to_string(),
+        None => std::fs::read_to_string("/proc/sys/kernel/hostname")
+            .map(|s| s.trim().to_string())
+            .map_err(|_| {
+                Error::Usage("cannot read this machine's name: pass --host-name".into())
+            })?,
+    };
+    let fine = !name.is_empty()
+        && name.len() <= MAX_HOST_NAME
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"._-".contains(&b));
+    if fine {
+        Ok(name)
+    } else {
+        Err(Error::Usage(format!(
+            "a host name is 1 to {MAX_HOST_NAME} letters, digits, '.', '-' or '_', not {name:?}"
+        )))
+    }
+}
+
+/// Runs one daemon of a team on the PostgreSQL store `url`.
+pub fn run_team_daemon(options: &ServeOptions, url: &str) -> Result<i32> {
+    let run = RunOptions {
+        config: options.config.clone(),
+        demo: options.demo,
+        ..RunOptions::default()
+    };
+    let (config, _) = load_constellation(&run)?;
+    let host = host_name(options.host_name.as_deref())?;
+    super::serve::check_listen(options)?;
+    let socket = match &options.socket {
+        Some(socket) => std::path::absolute(socket).unwrap_or_else(|_| socket.clone()),
+        None => data_dir()?.join(format!("{}.{host}.sock", config.name)),
+    };
+    // One daemon of this name on this machine: the lock beside its socket.
+    let lock = lock::acquire(
+        &socket,
+        &Holder {
+            pid: std::process::id(),
+            socket: Some(socket.display().to_string()),
+            started_at: crate::clock::SystemClock.now_ms_public(),
+        },
+    )
+    .map_err(Error::Usage)?;
+    for warning in config.warnings() {
+        tracing::warn!("{warning}");
+    }
+    // The store is opened here, before the async runtime: its driver
+    // blocks on a runtime of its own.
+    let at = StoreAt::Postgres(url.to_string());
+    let mut executor = Executor::with_parts(
+        Arc::new(partner_engine::store::Store::open(&at)?),
+        config.policy.clone(),
+        config.exec.clone(),
+        Arc::new(TokioClock::now()),
+    )?;
+    executor.set_verbs(config.verbs.clone())?;
+    let Some(pg) = executor.store().postgres() else {
+        return Err(Error::Runtime("the store is not PostgreSQL".into()));
+    };
+    if options.listen.is_some() {
+        warn_without_partners(pg);
+    }
+    let leasing = crate::agent::Leasing {
+        host,
+        store: Arc::new(pg.connect_again()?),
+    };
+    let shown = PathBuf::from(pg.location());
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| Error::Runtime(format!("cannot start the async runtime: {e}")))?;
+    runtime.block_on(async {
+        crate::daemon::run(
+            &config,
+            Arc::new(executor),
+            &shown,
+            Listen {
+                socket: Some(socket),
+                tcp: options.listen,
+            },
+            lock,
+            Some(leasing),
+        )
+        .await
+        .map_err(Error::Runtime)
+    })?;
+    Ok(0)
+}
+
+/// Says so when no partner may connect over TCP yet.
+fn warn_without_partners(store: &PgStore) {
+    use crate::permission::partners::Partners;
+    if !store
+        .partners()
+        .is_ok_and(|partners| partners.iter().any(|p| p.active()))
+    {
+        tracing::warn!(
+            "no partners yet: TCP clients are refused until `partner partners add NAME` makes one"
+        );
+    }
+}
+
+/// One agent's place in a team, as `partner status --json` gives it.
+#[derive(Debug, Serialize)]
+struct Placed {
+    agent: String,
+    /// The daemon holding its lease (even a lapsed one).
+    host: String,
+    /// The lease is in force: that daemon runs it now.
+    running: bool,
+}
+
+/// `partner status` of a constellation on PostgreSQL: every agent's daemon
+/// from the leases (server time), and the hosts that run any. Exit 0 when
+/// some daemon runs an agent, 1 when none does.
+pub fn run_team_status(url: &str, json: bool, out: &mut dyn Write) -> Result<i32> {
+    let store = PgStore::connect(url)?;
+    let placed: Vec<Placed> = store
+        .leases()?
+        .into_iter()
+        .map(|(lease, live)| Placed {
+            agent: lease.agent,
+            host: lease.host,
+            running: live,
+        })
+        .collect();
+    let mut hosts: Vec<&str> = placed
+        .iter()
+        .filter(|p| p.running)
+        .map(|p| p.host.as_str())
+        .collect();
+    hosts.sort_unstable();
+    hosts.dedup();
+    let running = !hosts.is_empty();
+    if json {
+        write_json(
+            out,
+            &serde_json::json!({
+                "store": store.location(),
+                "running": running,
+                "hosts": hosts,
+                "agents": placed,
+            }),
+        )?;
+        return Ok(if running { 0 } else { 1 });
+    }
+    if running {
+        line(
+            out,
+            format!(
+                "{} is run by {} daemon(s): {}",
+                store.location(),
+                hosts.len(),
+                hosts.join(", ")
+            ),
+        )?;
+    } else {
+        line(out, format!("no daemon runs {}", store.location()))?;
+    }
+    for p in &placed {
+        let how = if p.running {
+            format!("runs on {}", p.host)
+        } else {
+            format!("not running (last on {}; its lease lapsed)", p.host)
+        };
+        line(out, format!("  {}  {how}", p.agent))?;
+    }
+    Ok(if running { 0 } else { 1 })
+}

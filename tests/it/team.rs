@@ -1,0 +1,338 @@
+//! Team mode with real processes: two and three `partner serve --store
+//! postgres://… --host-name` daemons share the demo's constellation. Each
+//! agent runs in exactly one of them; `kill -9` of the one running them
+//! has another take them over within 10 s, again and again, with nothing
+//! acknowledged lost and the trace numbered once; a decision sent through
+//! one daemon reaches the agent running on another within a second; a
+//! console on any daemon shows every agent and where it runs.
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use partner::agent::Event;
+use partner::protocol::client::Client;
+use partner::protocol::{DecisionSpec, Op, RunState, Sequenced, ServerMsg, Status};
+use serde_json::Value;
+
+use crate::support::postgres;
+
+/// Longest a takeover may take (the issue's bound).
+const TAKEOVER: Duration = Duration::from_secs(10);
+
+/// One daemon of the team, killed (`-9`) when dropped.
+struct Daemon {
+    child: Child,
+    socket: PathBuf,
+}
+
+impl Drop for Daemon {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn serve(dir: &Path, url: &str, host: &str) -> Daemon {
+    let socket = dir.join(format!("{host}.sock"));
+    let child = Command::new(env!("CARGO_BIN_EXE_partner"))
+        .current_dir(dir)
+        .args(["serve", "--demo", "--store", url, "--host-name", host])
+        .arg("--socket")
+        .arg(&socket)
+        .env_remove("PARTNER_STORE")
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(std::fs::File::create(dir.join(format!("{host}.log"))).unwrap())
+        .spawn()
+        .unwrap();
+    Daemon { child, socket }
+}
+
+fn partner(dir: &Path, args: &[&str]) -> (Option<i32>, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_partner"))
+        .current_dir(dir)
+        .args(args)
+        .env_remove("PARTNER_STORE")
+        .output()
+        .unwrap();
+    (
+        out.status.code(),
+        format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        ),
+    )
+}
+
+/// Agent → host of a lease in force, as `partner status --store` says.
+fn placement(dir: &Path, url: &str) -> Vec<(String, String)> {
+    let (_, out) = partner(dir, &["status", "--store", url, "--json"]);
+    let Ok(status) = serde_json::from_str::<Value>(out.trim()) else {
+        return Vec::new();
+    };
+    status["agents"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|a| a["running"] == true)
+        .map(|a| {
+            (
+                a["agent"].as_str().unwrap_or("").to_string(),
+                a["host"].as_str().unwrap_or("").to_string(),
+            )
+        })
+        .collect()
+}
+
+/// Waits until every demo agent runs on `host`; how long that took.
+fn all_on(dir: &Path, url: &str, host: &str, within: Duration) -> Duration {
+    let started = Instant::now();
+    loop {
+        let placed = placement(dir, url);
+        if placed.len() == 3 && placed.iter().all(|(_, h)| h == host) {
+            return started.elapsed();
+        }
+        assert!(
+            started.elapsed() < within,
+            "the agents did not all reach {host} within {within:?}: {placed:?}"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+fn log(dir: &Path, host: &str) -> String {
+    std::fs::read_to_string(dir.join(format!("{host}.log"))).unwrap_or_default()
+}
+
+#[test]
+fn three_daemons_each_agent_in_one_and_a_killed_ones_agents_taken_over_within_ten_seconds() {
+    let Some(db) = postgres::scratch() else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let mut daemons = vec![serve(d, &db.url, "h1")];
+    all_on(d, &db.url, "h1", Duration::from_secs(30));
+    daemons.push(serve(d, &db.url, "h2"));
+    daemons.push(serve(d, &db.url, "h3"));
+    std::thread::sleep(Duration::from_secs(3));
+    // The later daemons took nothing the first holds.
+    assert!(
+        placement(d, &db.url).iter().all(|(_, h)| h == "h1"),
+        "{:?}",
+        placement(d, &db.url)
+    );
+    let mut holder = 0;
+    let mut takeovers = Vec::new();
+    for round in 0..3 {
+        // Something acknowledged just before the kill.
+        let value = format!("written before kill {round}");
+        let (code, out) = partner(
+            d,
+            &[
+                "memory",
+                "set",
+                "ada",
+                &format!("k{round}"),
+                &value,
+                "--store",
+                &db.url,
+            ],
+        );
+        assert_eq!(code, Some(0), "{out}");
+        let killed = format!("h{}", holder + 1);
+        daemons[holder].child.kill().unwrap();
+        daemons[holder].child.wait().unwrap();
+        let started = Instant::now();
+        let taken = loop {
+            let placed = placement(d, &db.url);
+            let hosts: std::collections::BTreeSet<&str> =
+                placed.iter().map(|(_, h)| h.as_str()).collect();
+            if placed.len() == 3 && hosts.len() == 1 && !hosts.contains(killed.as_str()) {
+                break started.elapsed();
+            }
+            assert!(
+                started.elapsed() < TAKEOVER + Duration::from_secs(5),
+                "round {round}: nobody took {killed}'s agents: {placed:?}"
+            );
+            std::thread::sleep(Duration::from_millis(100));
+        };
+        takeovers.push(taken);
+        let new_holder = placement(d, &db.url)[0].1.clone();
+        // The killed daemon comes back, and takes nothing from the holder.
+        daemons[holder] = serve(d, &db.url, &killed);
+        holder = new_holder[1..].parse::<usize>().unwrap() - 1;
+        let (_, shown) = partner(
+            d,
+            &[
+                "memory",
+                "show",
+                "ada",
+                &format!("k{round}"),
+                "--store",
+                &db.url,
+            ],
+        );
+        assert!(shown.contains(&value), "round {round}: {shown}");
+    }
+    eprintln!("takeovers after kill -9: {takeovers:?}");
+    for t in &takeovers {
+        assert!(*t < TAKEOVER, "a takeover took {t:?}: {takeovers:?}");
+    }
+    // Each agent's lease changed hands once a kill, and its epoch says so.
+    let mut client = ::postgres::Client::connect(&db.url, ::postgres::NoTls).unwrap();
+    for row in client
+        .query("SELECT agent, epoch FROM agent_leases", &[])
+        .unwrap()
+    {
+        let epoch: i64 = row.get(1);
+        assert!(epoch >= 4, "{}: epoch {epoch}", row.get::<_, String>(0));
+    }
+    // The trace is numbered once, whoever wrote it.
+    let seqs: Vec<i64> = client
+        .query("SELECT seq FROM trace ORDER BY seq", &[])
+        .unwrap()
+        .iter()
+        .map(|r| r.get(0))
+        .collect();
+    assert!(!seqs.is_empty());
+    assert_eq!(seqs, (1..=seqs.len() as i64).collect::<Vec<_>>());
+    let logs: String = ["h1", "h2", "h3"].iter().map(|h| log(d, h)).collect();
+    assert!(!logs.contains("panicked"), "{logs}");
+}
+
+#[test]
+fn a_decision_through_one_daemon_reaches_the_agent_on_another_within_a_second() {
+    let Some(db) = postgres::scratch() else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let first = serve(d, &db.url, "h1");
+    all_on(d, &db.url, "h1", Duration::from_secs(30));
+    let second = serve(d, &db.url, "h2");
+    // The console's view through the daemon that runs nothing: every
+    // agent, run elsewhere, and where.
+    let mut client = connect(&second.socket);
+    let started = Instant::now();
+    let status = loop {
+        let (_, data) = client.request(Op::Status).unwrap();
+        let status: Status = serde_json::from_value(data.unwrap()).unwrap();
+        if status.agents.len() == 3 && status.agents.iter().all(|a| a.host.is_some()) {
+            break status;
+        }
+        assert!(started.elapsed() < Duration::from_secs(15), "{status:?}");
+        std::thread::sleep(Duration::from_millis(200));
+    };
+    for agent in &status.agents {
+        assert_eq!(agent.state, RunState::Elsewhere, "{agent:?}");
+        assert_eq!(agent.host.as_deref(), Some("h1"), "{agent:?}");
+    }
+    // The demo's public post waits on the partner; decided through h2.
+    let mut pg = ::postgres::Client::connect(&db.url, ::postgres::NoTls).unwrap();
+    let started = Instant::now();
+    let id = loop {
+        let row = pg
+            .query_opt(
+                "SELECT id FROM pending WHERE status = 'waiting' AND verb = 'post'
+                 AND authority_index > 0 ORDER BY id LIMIT 1",
+                &[],
+            )
+            .unwrap();
+        if let Some(row) = row {
+            break format!("r{}", row.get::<_, i64>(0));
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(30),
+            "no request waits on the partner"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    let (message, _) = client
+        .request(Op::Decide {
+            request: id.clone(),
+            decision: DecisionSpec::Approve,
+        })
+        .unwrap();
+    assert!(message.contains(&id), "{message}");
+    // Routed to the agent by h1, which runs it.
+    let row = partner_id(&id);
+    let started = Instant::now();
+    let (decided, routed) = loop {
+        let r = pg
+            .query_one(
+                "SELECT decided_at, routed_at FROM pending WHERE id = $1",
+                &[&row],
+            )
+            .unwrap();
+        if let Some(routed) = r.get::<_, Option<i64>>(1) {
+            let status: String = pg
+                .query_one("SELECT status FROM pending WHERE id = $1", &[&row])
+                .unwrap()
+                .get(0);
+            assert_eq!(status, "approved");
+            break (r.get::<_, i64>(0), routed);
+        }
+        assert!(started.elapsed() < Duration::from_secs(5), "never routed");
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    eprintln!(
+        "decided through h2, routed by h1 after {} ms",
+        routed - decided
+    );
+    assert!(routed - decided < 1000, "{} ms", routed - decided);
+    // The partner's message through h2 to an agent h1 runs: h1 hears of
+    // it and sage answers there.
+    let mut on_first = connect(&first.socket);
+    on_first.subscribe().unwrap();
+    client
+        .request(Op::Message {
+            agent: "sage".into(),
+            text: "hello from the other daemon".into(),
+        })
+        .unwrap();
+    let started = Instant::now();
+    let mut heard = false;
+    loop {
+        assert!(
+            started.elapsed() < Duration::from_secs(20),
+            "sage never answered the message sent through h2 (heard: {heard}): {}",
+            log(d, "h1")
+        );
+        match on_first.read().unwrap() {
+            ServerMsg::Event(Sequenced {
+                event: Event::MessageReceived { agent, text, .. },
+                ..
+            }) if agent == "sage" && text == "hello from the other daemon" => heard = true,
+            ServerMsg::Event(Sequenced {
+                event: Event::ReplyFinished { agent, .. },
+                ..
+            }) if heard && agent == "sage" => break,
+            _ => {}
+        }
+    }
+    drop((first, second));
+}
+
+fn partner_id(id: &str) -> i64 {
+    id.trim_start_matches('r').parse().unwrap()
+}
+
+fn connect(socket: &Path) -> Client {
+    let started = Instant::now();
+    loop {
+        match Client::connect(socket, "test") {
+            Ok(client) => return client,
+            Err(e) => {
+                assert!(
+                    started.elapsed() < Duration::from_secs(15),
+                    "cannot reach {}: {e}",
+                    socket.display()
+                );
+                std::thread::sleep(Duration::from_millis(100));
+            }
+        }
+    }
+}
