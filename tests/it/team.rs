@@ -336,3 +336,69 @@ fn connect(socket: &Path) -> Client {
         }
     }
 }
+
+#[test]
+fn a_daemon_that_lost_an_agents_lease_commits_nothing_for_it() {
+    use partner::exec::{ExecConfig, Executor, TurnContext};
+    use partner::memory::roster::Fence;
+    use partner_engine::store::StoreAt;
+    let Some(db) = postgres::scratch() else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let (code, out) = partner(
+        dir.path(),
+        &["memory", "set", "ada", "notes", "alpha", "--store", &db.url],
+    );
+    assert_eq!(code, Some(0), "{out}");
+    let exec = Executor::open_at(
+        &StoreAt::Postgres(db.url.clone()),
+        partner::permission::Policy::permissive(),
+        ExecConfig {
+            agents: vec!["ada".into()],
+            ..ExecConfig::default()
+        },
+    )
+    .unwrap();
+    let pg = exec.store().postgres().unwrap();
+    let ttl = Duration::from_millis(300);
+    let h1 = pg.acquire("ada", "h1", ttl).unwrap();
+    let fence = |lease: &partner::postgres::Lease| Fence {
+        host: lease.host.clone(),
+        epoch: lease.epoch,
+    };
+    let run = |f: &Fence, text: &str| {
+        let mut ctx = TurnContext::new("ada", "main", "t");
+        ctx.fence = Some(f.clone());
+        exec.run_turn(&mut ctx, text).actions.remove(0)
+    };
+    // Under its lease, h1's action commits.
+    let ran = run(&fence(&h1), "/recall notes + \"beta\"");
+    assert_eq!(ran.status.to_string(), "executed", "{}", ran.text);
+    // h1 stalls; its lease lapses and h2 takes the agent over.
+    std::thread::sleep(ttl + Duration::from_millis(200));
+    let h2 = pg.acquire("ada", "h2", Duration::from_secs(30)).unwrap();
+    assert!(h2.epoch > h1.epoch);
+    let trace_before = partner(dir.path(), &["trace", "show", "--store", &db.url]).1;
+    // h1 wakes and goes on with its turn: nothing of it is kept.
+    let late = run(&fence(&h1), "/recall notes + \"gamma\"");
+    assert_ne!(late.status.to_string(), "executed", "{}", late.text);
+    assert!(late.text.contains("lease was taken over"), "{}", late.text);
+    let asked = run(&fence(&h1), "/post bluesky \"late\" ?public");
+    assert_ne!(asked.status.to_string(), "pending", "{}", asked.text);
+    let (_, shown) = partner(
+        dir.path(),
+        &["memory", "show", "ada", "notes", "--store", &db.url],
+    );
+    assert!(
+        shown.contains("beta") && !shown.contains("gamma"),
+        "{shown}"
+    );
+    let trace_after = partner(dir.path(), &["trace", "show", "--store", &db.url]).1;
+    assert_eq!(trace_before, trace_after);
+    let (_, pending) = partner(dir.path(), &["pending", "list", "--store", &db.url]);
+    assert!(pending.contains("no requests are waiting"), "{pending}");
+    // Under h2's lease the same action commits.
+    let now = run(&fence(&h2), "/recall notes + \"gamma\"");
+    assert_eq!(now.status.to_string(), "executed", "{}", now.text);
+}

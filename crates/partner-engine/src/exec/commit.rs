@@ -249,6 +249,7 @@ impl Executor {
     fn run_stored(&self, run: &Run<'_>, now: Millis) -> Result<ActionReport, TxError> {
         self.store
             .transaction(|tx| -> Result<ActionReport, TxError> {
+                super::context::fenced(tx, run.ctx)?;
                 if let Some(charge) = run.charge
                     && let Some(reason) = charge.take(tx, now)?
                 {
@@ -327,6 +328,7 @@ impl Executor {
     ) -> Result<ActionReport, ExecError> {
         self.store
             .transaction(|tx| -> Result<ActionReport, MemoryError> {
+                super::context::fenced(tx, ctx)?;
                 let record = self.finalize(tx, record, approval, now)?;
                 let report = self.report_of(ctx, info, &record, effect, check);
                 self.settle(tx, approval, &report)?;

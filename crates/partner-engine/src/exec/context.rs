@@ -34,6 +34,9 @@ pub struct TurnContext {
     /// Set when the turn is cancelled (its agent was halted): an action's
     /// effect still running (a fetch) stops.
     pub cancel: Option<crate::exec::registry::Cancel>,
+    /// Team mode: the lease the turn runs under; each of its actions
+    /// commits only while that lease still holds.
+    pub fence: Option<partner_store::memory::roster::Fence>,
 }
 
 impl TurnContext {
@@ -53,6 +56,24 @@ impl TurnContext {
     pub fn action_id(&self, action: &ParsedAction) -> Option<String> {
         (!action.path.is_empty() && !self.turn_id.is_empty())
             .then(|| format!("{}:{}:{}", self.turn_id, self.pass, action.path_text()))
+    }
+}
+
+/// Refuses an action's transaction when its agent's lease (`ctx.fence`)
+/// was taken over by another daemon: two daemons never both commit for
+/// one agent.
+pub fn fenced(
+    tx: &dyn crate::exec::registry::ActionTx,
+    ctx: &TurnContext,
+) -> Result<(), partner_store::memory::MemoryError> {
+    match &ctx.fence {
+        Some(fence) if !tx.holds(&ctx.agent, fence)? => {
+            Err(partner_store::memory::MemoryError::Fenced(format!(
+                "{}'s lease was taken over by another daemon: {} no longer runs it, and this action was not kept",
+                ctx.agent, fence.host
+            )))
+        }
+        _ => Ok(()),
     }
 }
 

@@ -382,6 +382,7 @@ impl Executor {
         });
         let quorum = self.quorum(&ctx.agent, resolved, authorities);
         let made = self.store.transaction(|tx| {
+            super::context::fenced(tx, ctx)?;
             if let Some(charge) = &check.charge
                 && let Some(reason) = charge.take(tx, now)?
             {

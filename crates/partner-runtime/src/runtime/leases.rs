@@ -109,6 +109,7 @@ impl Runtime {
             match outcome {
                 Ok(lease) => {
                     let new = !self.held.contains_key(&agent);
+                    self.set_fence(&agent, Some(&lease));
                     self.held.insert(
                         agent.clone(),
                         Held {
@@ -188,6 +189,7 @@ impl Runtime {
     /// is known to): its turn stops and nothing of it starts.
     pub(super) fn elsewhere(&mut self, agent: &str, by: Option<String>) {
         let was_ours = self.held.remove(agent).is_some();
+        self.set_fence(agent, None);
         let Some(slot) = self.slots.get_mut(agent) else {
             return;
         };
@@ -203,6 +205,17 @@ impl Runtime {
         }
         if changed {
             self.announce_state(agent);
+        }
+    }
+
+    /// What `agent`'s turns commit under: this daemon's lease on it.
+    fn set_fence(&self, agent: &str, lease: Option<&Lease>) {
+        if let Some(slot) = self.slots.get(agent) {
+            *slot.info.fence.lock().unwrap_or_else(|e| e.into_inner()) =
+                lease.map(|l| partner_store::memory::roster::Fence {
+                    host: l.host.clone(),
+                    epoch: l.epoch,
+                });
         }
     }
 

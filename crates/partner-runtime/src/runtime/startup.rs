@@ -81,6 +81,7 @@ pub(super) fn slots(config: &ConstellationConfig, executor: &Executor) -> BTreeM
                         || config.policy.has_role(&agent.name),
                     settings: agent.settings.clone(),
                     tokens: Default::default(),
+                    fence: Default::default(),
                 }),
                 state: if halted {
                     RunState::Halted

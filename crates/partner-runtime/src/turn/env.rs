@@ -64,6 +64,9 @@ pub struct AgentInfo {
     pub settings: ModelSettings,
     /// How the server's own token counts compare with partner's estimate.
     pub tokens: Arc<TokenScale>,
+    /// Team mode: the lease this daemon holds on the agent, which each
+    /// action of its turns must still hold to commit.
+    pub fence: Arc<std::sync::Mutex<Option<partner_store::memory::roster::Fence>>>,
 }
 
 /// The ratio of the tokens a model server reported for a prompt to
@@ -110,6 +113,7 @@ impl AgentInfo {
             authority,
             settings: ModelSettings::default(),
             tokens: Arc::default(),
+            fence: Arc::default(),
         }
     }
 }

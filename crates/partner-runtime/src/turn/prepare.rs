@@ -237,13 +237,18 @@ impl Turn {
             recalled: prompt::recalled_context(&gathered.recalled),
             budget,
         });
-        let ctx = context_of(
+        let mut ctx = context_of(
             &name,
             &incoming.thread,
             &turn_id(&env, &name, turns),
             trigger,
             &cancel,
         );
+        ctx.fence = agent
+            .fence
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone();
         Ok(Turn {
             env,
             agent,

@@ -11,6 +11,10 @@ pub enum MemoryError {
     /// The PostgreSQL server refused or could not be reached.
     #[error("PostgreSQL: {0}")]
     Postgres(String),
+    /// The agent's lease was taken over by another daemon: this one no
+    /// longer runs it, and nothing of the action was kept.
+    #[error("{0}")]
+    Fenced(String),
     /// The operation needs the other back end (a SQLite file's own
     /// features asked of PostgreSQL).
     #[error("{0}")]

@@ -99,6 +99,20 @@ pub trait Roster {
         message: &str,
         now: Millis,
     ) -> MemoryResult<()>;
+    /// True while `fence` still holds `agent`'s lease: no other daemon has
+    /// taken it over; in a transaction, it cannot be taken over until that
+    /// commits. A SQLite file is run by one process (its lock): always.
+    fn holds(&self, agent: &str, fence: &Fence) -> MemoryResult<bool>;
+}
+
+/// Which daemon's lease an action runs under (team mode): its name and
+/// the lease's epoch when the turn began.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Fence {
+    /// The daemon's `--host-name`.
+    pub host: String,
+    /// The lease's epoch (it rises whenever the lease changes hands).
+    pub epoch: i64,
 }
 
 /// The operations on one connection, in whatever transaction it is in.
@@ -197,6 +211,10 @@ impl Roster for Connection {
     ) -> MemoryResult<()> {
         records::add_parse_failure(self, agent, text, message, now)
     }
+
+    fn holds(&self, _agent: &str, _fence: &Fence) -> MemoryResult<bool> {
+        Ok(true)
+    }
 }
 
 /// Each operation its own committed transaction (reads on a reader).
@@ -278,5 +296,9 @@ impl Roster for MemoryStore {
         now: Millis,
     ) -> MemoryResult<()> {
         self.transaction(|tx| tx.add_parse_failure(agent, text, message, now))
+    }
+
+    fn holds(&self, agent: &str, fence: &Fence) -> MemoryResult<bool> {
+        self.read().holds(agent, fence)
     }
 }

@@ -6,7 +6,7 @@ use postgres::GenericClient;
 use super::{PgStore, PgTx, failed};
 use crate::memory::MemoryResult;
 use crate::memory::records::{AgentState, Intention, IntentionStatus, OutboxItem};
-use crate::memory::roster::{NewIntention, Outgoing, Roster};
+use crate::memory::roster::{Fence, NewIntention, Outgoing, Roster};
 use partner_core::clock::Millis;
 
 /// Puts `name` on the roster, if it is not there.
@@ -245,6 +245,20 @@ impl Roster for PgTx<'_> {
             .map_err(failed)?;
         Ok(())
     }
+
+    fn holds(&self, agent: &str, fence: &Fence) -> MemoryResult<bool> {
+        // Locked for share: a takeover (an UPDATE of this row) waits for
+        // this transaction, and then raises the epoch.
+        let row = self
+            .conn()
+            .query_opt(
+                "SELECT 1 FROM agent_leases WHERE agent = $1 AND host = $2 AND epoch = $3
+                 FOR SHARE",
+                &[&agent, &fence.host, &fence.epoch],
+            )
+            .map_err(failed)?;
+        Ok(row.is_some())
+    }
 }
 
 /// Each operation in a transaction of its own.
@@ -326,5 +340,9 @@ impl Roster for PgStore {
         now: Millis,
     ) -> MemoryResult<()> {
         self.transaction(|tx| tx.add_parse_failure(agent, text, message, now))
+    }
+
+    fn holds(&self, agent: &str, fence: &Fence) -> MemoryResult<bool> {
+        self.transaction(|tx| tx.holds(agent, fence))
     }
 }
