@@ -230,6 +230,24 @@ fn a_decision_through_one_daemon_reaches_the_agent_on_another_within_a_second() 
         assert_eq!(agent.state, RunState::Elsewhere, "{agent:?}");
         assert_eq!(agent.host.as_deref(), Some("h1"), "{agent:?}");
     }
+    // And a console attached to it, in a real terminal, says so.
+    let command = format!(
+        "env TERM=xterm-256color {} attach --socket {}; exec sh",
+        env!("CARGO_BIN_EXE_partner"),
+        second.socket.display()
+    );
+    let tmux = crate::support::tmux::Tmux::sized("team-console", &command, 160, 30);
+    let screen = tmux.wait(
+        "the agents and their daemon",
+        Duration::from_secs(20),
+        |s| s.contains("◇ anchor@h1") && s.contains("◇ sage@h1") && s.contains("◇ scout@h1"),
+    );
+    let flat = screen.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(
+        flat.contains("Turns of agents run by h1 stream there"),
+        "{screen}"
+    );
+    drop(tmux);
     // The demo's public post waits on the partner; decided through h2.
     let mut pg = ::postgres::Client::connect(&db.url, ::postgres::NoTls).unwrap();
     let started = Instant::now();

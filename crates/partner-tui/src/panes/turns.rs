@@ -500,10 +500,28 @@ impl Component for TurnsPane {
         }
         let model = view.model;
         let entries = self.window(model, height);
+        // Turns another daemon runs are not streamed here: said, so an
+        // empty pane is not read as idle agents.
+        let mut elsewhere: Vec<&str> = model
+            .agents
+            .iter()
+            .filter_map(|a| a.host.as_deref())
+            .collect();
+        elsewhere.sort_unstable();
+        elsewhere.dedup();
+        let note = if elsewhere.is_empty() {
+            String::new()
+        } else {
+            format!(
+                "\nTurns of agents run by {} stream there, not here; their actions are in the trace.",
+                elsewhere.join(", ")
+            )
+        };
         if entries.is_empty() {
-            let hint =
-                Paragraph::new("No turns yet. Agents' replies stream here as they are written.")
-                    .style(view.theme.style("ui.dim"));
+            let hint = Paragraph::new(format!(
+                "No turns yet. Agents' replies stream here as they are written.{note}"
+            ))
+            .style(view.theme.style("ui.dim"));
             frame.render_widget(hint, area);
             return;
         }
