@@ -69,14 +69,21 @@ pub fn run_attach(options: &AttachOptions) -> Result<i32> {
         }
         Some(addr) => (Address::Tcp(addr), None),
         None => {
-            let db = match (&options.db, &options.socket) {
-                (Some(db), _) => Some(db.clone()),
-                (None, Some(_)) => None,
-                (None, None) => Some(super::common::DbArg::default_store().path()?),
+            let (db, team) = match (&options.db, &options.socket) {
+                (Some(db), _) => (Some(db.clone()), None),
+                (None, Some(_)) => (None, None),
+                // On PostgreSQL: the team daemon of this machine.
+                (None, None) => match super::common::DbArg::default_store().store_at()? {
+                    partner_engine::store::StoreAt::File(db) => (Some(db), None),
+                    partner_engine::store::StoreAt::Postgres(_) => {
+                        (None, Some(super::team::socket_here()?))
+                    }
+                },
             };
             let socket = options
                 .socket
                 .clone()
+                .or(team)
                 .or_else(|| db.as_deref().map(lock::socket_of))
                 .ok_or_else(|| Error::Usage("give --db, --socket or --connect".into()))?;
             (Address::Socket(socket), db)

@@ -99,8 +99,8 @@ impl DbArg {
         }
     }
 
-    /// Where the store is: `--store`, `--db`, `PARTNER_STORE`, or the
-    /// default database file.
+    /// Where the store is: `--store`, `--db`, `PARTNER_STORE`, the
+    /// `[store] url` of ./partner.toml, or the default database file.
     pub fn store_at(&self) -> Result<StoreAt> {
         if let Some(at) = &self.store {
             return Ok(StoreAt::parse(at));
@@ -114,6 +114,9 @@ impl DbArg {
             return Ok(StoreAt::parse(&at));
         }
         let (config, _) = super::run::load_constellation(&super::run::RunOptions::default())?;
+        if let Some(at) = &config.store {
+            return Ok(StoreAt::parse(at));
+        }
         Ok(StoreAt::File(super::run::database_path(
             None,
             &config.name,

@@ -142,6 +142,35 @@ pub fn load_constellation(options: &RunOptions) -> Result<(ConstellationConfig, 
     }
 }
 
+/// The database file given (`--db`), else the one `[store] url` names.
+pub fn file_of(db: Option<&Path>, config: &ConstellationConfig) -> Option<PathBuf> {
+    db.map(Path::to_path_buf).or_else(|| {
+        match partner_engine::store::StoreAt::parse(config.store.as_deref()?) {
+            partner_engine::store::StoreAt::File(path) => Some(path),
+            partner_engine::store::StoreAt::Postgres(_) => None,
+        }
+    })
+}
+
+/// A constellation kept on PostgreSQL (`PARTNER_STORE`, `[store] url`)
+/// is run by its daemons, not by a console of its own: said, rather than
+/// running it from a file beside them.
+fn refuse_team_store(options: &RunOptions, config: &ConstellationConfig) -> Result<()> {
+    if options.db.is_some() {
+        return Ok(());
+    }
+    let named = std::env::var(super::common::STORE_ENV)
+        .ok()
+        .filter(|s| !s.trim().is_empty())
+        .or_else(|| config.store.clone());
+    match named.map(|s| partner_engine::store::StoreAt::parse(&s)) {
+        Some(partner_engine::store::StoreAt::Postgres(_)) => Err(Error::Usage(
+            "this constellation is kept on PostgreSQL, where its daemons run it: start one with `partner serve --host-name NAME`, then `partner attach` (or pass --db to run one from a file)".into(),
+        )),
+        _ => Ok(()),
+    }
+}
+
 /// Opens the executor for a constellation over `db`, with a clock that
 /// follows tokio's.
 pub fn open_constellation(config: &ConstellationConfig, db: &Path) -> Result<Arc<Executor>> {
@@ -174,7 +203,10 @@ pub fn database_for(
     config: &ConstellationConfig,
     demo: bool,
 ) -> Result<(PathBuf, crate::daemon::RuntimeLock)> {
-    let db = database_path(options.db.as_deref(), &config.name)?;
+    let db = database_path(
+        file_of(options.db.as_deref(), config).as_deref(),
+        &config.name,
+    )?;
     let lock = crate::daemon::lock::acquire(
         &db,
         &crate::daemon::Holder {
@@ -270,6 +302,7 @@ pub fn run_run(options: &RunOptions, out: &mut dyn Write, err: &mut dyn Write) -
     {
         return Ok(code);
     }
+    refuse_team_store(options, &config)?;
     let (db, _lock) = database_for(options, &config, demo)?;
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
@@ -304,7 +337,10 @@ pub fn run_run(options: &RunOptions, out: &mut dyn Write, err: &mut dyn Write) -
 /// When a daemon already runs the database, the console attaches to it:
 /// its exit code; `None` when no daemon runs it.
 fn attach_if_served(options: &RunOptions, config: &ConstellationConfig) -> Result<Option<i32>> {
-    let db = database_path(options.db.as_deref(), &config.name)?;
+    let db = database_path(
+        file_of(options.db.as_deref(), config).as_deref(),
+        &config.name,
+    )?;
     let Some(crate::daemon::Holder {
         socket: Some(socket),
         ..

@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 
 use super::common::{line, write_json};
 use super::run::{RunOptions, database_path, load_constellation, open_constellation};
+use crate::agent::ConstellationConfig;
 use crate::daemon::{Holder, Listen, lock};
 use crate::error::{Error, Result};
 use crate::protocol::client::{Client, ClientError};
@@ -106,7 +107,7 @@ fn init_logging() {
 
 /// The PostgreSQL store `partner serve` was given (`--store`, or
 /// `PARTNER_STORE` without `--db`), if any.
-fn team_store(options: &ServeOptions) -> Result<Option<String>> {
+fn team_store(options: &ServeOptions, config: &ConstellationConfig) -> Result<Option<String>> {
     let given = options.store.clone().or_else(|| {
         options
             .db
@@ -114,6 +115,7 @@ fn team_store(options: &ServeOptions) -> Result<Option<String>> {
             .then(|| std::env::var(super::common::STORE_ENV).ok())
             .flatten()
             .filter(|s| !s.trim().is_empty())
+            .or_else(|| config.store.clone())
     });
     match given.map(|s| StoreAt::parse(&s)) {
         None => Ok(None),
@@ -127,27 +129,29 @@ fn team_store(options: &ServeOptions) -> Result<Option<String>> {
 /// Runs `partner serve`.
 pub fn run_serve(options: &ServeOptions) -> Result<i32> {
     init_logging();
-    if let Some(url) = team_store(options)? {
-        return super::team::run_team_daemon(options, &url);
-    }
-    if options.host_name.is_some() {
-        return Err(Error::Usage(
-            "--host-name names a daemon of a team: it needs --store postgres://…".into(),
-        ));
-    }
     let run = RunOptions {
         config: options.config.clone(),
         demo: options.demo,
         ..RunOptions::default()
     };
     let (config, demo) = load_constellation(&run)?;
+    if let Some(url) = team_store(options, &config)? {
+        return super::team::run_team_daemon(options, config, &url);
+    }
+    if options.host_name.is_some() {
+        return Err(Error::Usage(
+            "--host-name names a daemon of a team: it needs --store postgres://…".into(),
+        ));
+    }
     // Absolute, so clients anywhere (`partner attach --socket`) find it.
-    let db = std::path::absolute(database_path(options.db.as_deref(), &config.name)?).map_err(
-        |source| Error::Read {
-            path: PathBuf::from("."),
-            source,
-        },
-    )?;
+    let given = super::run::file_of(options.db.as_deref(), &config);
+    let db =
+        std::path::absolute(database_path(given.as_deref(), &config.name)?).map_err(|source| {
+            Error::Read {
+                path: PathBuf::from("."),
+                source,
+            }
+        })?;
     check_listen(options)?;
     let socket = match &options.socket {
         Some(socket) => std::path::absolute(socket).unwrap_or_else(|_| socket.clone()),

@@ -11,7 +11,7 @@ use std::sync::Arc;
 use serde::Serialize;
 
 use super::common::{line, write_json};
-use super::run::{RunOptions, data_dir, load_constellation};
+use super::run::data_dir;
 use super::serve::ServeOptions;
 use crate::clock::TokioClock;
 use crate::daemon::{Holder, Listen, lock};
@@ -48,19 +48,30 @@ fn host_name(given: Option<&str>) -> Result<String> {
     }
 }
 
+/// The socket of the team daemon `partner serve --host-name HOST` makes
+/// by default for a constellation named `name`.
+fn default_socket(name: &str, host: &str) -> Result<PathBuf> {
+    Ok(data_dir()?.join(format!("{name}.{host}.sock")))
+}
+
+/// The socket of this machine's team daemon for ./partner.toml's
+/// constellation (named after the machine, as `partner serve` names it).
+pub fn socket_here() -> Result<PathBuf> {
+    let (config, _) = super::run::load_constellation(&super::run::RunOptions::default())?;
+    default_socket(&config.name, &host_name(None)?)
+}
+
 /// Runs one daemon of a team on the PostgreSQL store `url`.
-pub fn run_team_daemon(options: &ServeOptions, url: &str) -> Result<i32> {
-    let run = RunOptions {
-        config: options.config.clone(),
-        demo: options.demo,
-        ..RunOptions::default()
-    };
-    let (config, _) = load_constellation(&run)?;
+pub fn run_team_daemon(
+    options: &ServeOptions,
+    config: crate::agent::ConstellationConfig,
+    url: &str,
+) -> Result<i32> {
     let host = host_name(options.host_name.as_deref())?;
     super::serve::check_listen(options)?;
     let socket = match &options.socket {
         Some(socket) => std::path::absolute(socket).unwrap_or_else(|_| socket.clone()),
-        None => data_dir()?.join(format!("{}.{host}.sock", config.name)),
+        None => default_socket(&config.name, &host)?,
     };
     // One daemon of this name on this machine: the lock beside its socket.
     let lock = lock::acquire(

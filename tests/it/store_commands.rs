@@ -260,3 +260,56 @@ fn partner_store_in_the_environment_selects_postgresql() {
     );
     assert_eq!(both.status.code(), Some(2), "{}", said(&both));
 }
+
+#[test]
+fn the_store_named_in_partner_toml_is_the_default_for_every_command() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let config = |store: &str| {
+        std::fs::write(
+            d.join("partner.toml"),
+            format!(
+                "name = \"kept\"\n[store]\nurl = \"{store}\"\n[providers.s]\nkind = \"scripted\"\nscript = \"script.toml\"\n\n[[agents]]\nname = \"ada\"\nmodel = \"s:x\"\n"
+            ),
+        )
+        .unwrap();
+    };
+    std::fs::write(d.join("script.toml"), "[agents.ada]\n").unwrap();
+    // A file, relative to the config.
+    config("mine.db");
+    let set = run(
+        d,
+        &["memory", "set", "ada", "notes", "-"],
+        None,
+        "in the file",
+    );
+    assert!(set.status.success(), "{}", said(&set));
+    assert!(d.join("mine.db").exists());
+    let Some(db) = postgres::scratch() else {
+        return;
+    };
+    // A PostgreSQL database.
+    config(&db.url);
+    let set = run(
+        d,
+        &["memory", "set", "ada", "notes", "-"],
+        None,
+        "on the server",
+    );
+    assert!(set.status.success(), "{}", said(&set));
+    let shown = run(
+        d,
+        &["memory", "show", "ada", "notes", "--store", &db.url],
+        None,
+        "",
+    );
+    assert!(said(&shown).contains("on the server"), "{}", said(&shown));
+    // Its daemons run it: a console of its own is refused, and says how.
+    let refused = run(d, &["run", "--headless", "--for", "1s"], None, "");
+    assert_eq!(refused.status.code(), Some(2), "{}", said(&refused));
+    assert!(
+        said(&refused).contains("partner serve --host-name"),
+        "{}",
+        said(&refused)
+    );
+}

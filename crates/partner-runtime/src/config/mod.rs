@@ -127,8 +127,19 @@ struct ConfigFile {
     tools: ToolsFile,
     #[serde(default)]
     embeddings: providers::EmbeddingsFile,
+    #[serde(default)]
+    store: StoreFile,
     verbs: Option<toml::Table>,
     agents: Vec<AgentFile>,
+}
+
+/// `[store]`: where the constellation is kept, when not in the default
+/// database file.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct StoreFile {
+    /// A `postgres://` URL, or a database file (relative to the config).
+    url: Option<String>,
 }
 
 /// `[tools]`: where the constellation's Pattern Lisp tools are.
@@ -210,6 +221,9 @@ pub struct ConstellationConfig {
     pub verbs: VerbTable,
     /// Tools that did not load, or got no verb of their own, in words.
     pub tool_warnings: Vec<String>,
+    /// `[store] url`: a `postgres://` URL or a database file (made
+    /// relative to the config's folder); none: the default file.
+    pub store: Option<String>,
 }
 
 /// A config file that could not be loaded, with where.
@@ -220,6 +234,17 @@ pub struct ConfigError {
     pub file: String,
     /// What is wrong, with line and column where known.
     pub message: String,
+}
+
+/// A `[store] url` as written: a server's URL unchanged, a file relative
+/// to the config's folder.
+fn store_in(url: &str, base: &std::path::Path) -> String {
+    let lower = url.trim().to_ascii_lowercase();
+    if lower.starts_with("postgres://") || lower.starts_with("postgresql://") {
+        url.trim().to_string()
+    } else {
+        base.join(url).display().to_string()
+    }
 }
 
 /// Longest model reply read by default (128 KiB: far beyond any real
@@ -435,6 +460,7 @@ impl ConstellationConfig {
             console: parsed.console.clone(),
             verbs,
             tool_warnings,
+            store: parsed.store.url.as_ref().map(|url| store_in(url, base)),
         })
     }
 
@@ -455,6 +481,7 @@ impl ConstellationConfig {
             console: ConsoleConfig::default(),
             verbs: VerbTable::builtin(),
             tool_warnings: Vec::new(),
+            store: None,
         }
     }
 
