@@ -99,6 +99,7 @@ pub fn run_team_daemon(
     let Some(pg) = executor.store().postgres() else {
         return Err(Error::Runtime("the store is not PostgreSQL".into()));
     };
+    pg.warm()?;
     if options.listen.is_some() {
         warn_without_partners(pg);
     }

@@ -186,7 +186,7 @@ impl Partners for PgStore {
         check_name(name)?;
         let token = new_token()?;
         let added = self
-            .client()
+            .client()?
             .execute(
                 "INSERT INTO partners (name, token_hash, created_at) VALUES ($1, $2, $3)
                  ON CONFLICT (name) DO NOTHING",
@@ -201,7 +201,7 @@ impl Partners for PgStore {
 
     fn partners(&self) -> Result<Vec<PartnerRecord>, MemoryError> {
         let rows = self
-            .client()
+            .client()?
             .query(
                 "SELECT name, created_at, revoked_at FROM partners ORDER BY name",
                 &[],
@@ -218,7 +218,7 @@ impl Partners for PgStore {
     }
 
     fn revoke_partner(&self, name: &str, now: Millis) -> Result<bool, PartnerError> {
-        let mut client = self.client();
+        let mut client = self.client()?;
         let row = client
             .query_opt(
                 "UPDATE partners SET revoked_at = COALESCE(revoked_at, $2) WHERE name = $1
@@ -234,7 +234,7 @@ impl Partners for PgStore {
 
     fn partner_of(&self, token: &str) -> Result<Option<String>, MemoryError> {
         let row = self
-            .client()
+            .client()?
             .query_opt(
                 "SELECT name FROM partners WHERE token_hash = $1 AND revoked_at IS NULL",
                 &[&token_hash(token)],

@@ -8,7 +8,7 @@ use partner_core::clock::Millis;
 impl Phrasings for PgStore {
     fn learn(&self, rule: &str, words: &str, action: &str, now: Millis) -> MemoryResult<i64> {
         let row = self
-            .client()
+            .client()?
             .query_one(
                 "INSERT INTO learned_rules (rule, words, action, created_at)
                  VALUES ($1, $2, $3, $4) RETURNING id",
@@ -20,7 +20,7 @@ impl Phrasings for PgStore {
 
     fn forget(&self, id: i64) -> MemoryResult<bool> {
         let gone = self
-            .client()
+            .client()?
             .execute("DELETE FROM learned_rules WHERE id = $1", &[&id])
             .map_err(failed)?;
         Ok(gone > 0)
@@ -28,7 +28,7 @@ impl Phrasings for PgStore {
 
     fn phrasings(&self) -> MemoryResult<Vec<LearnedRule>> {
         let rows = self
-            .client()
+            .client()?
             .query(
                 "SELECT id, rule, words, action, created_at FROM learned_rules ORDER BY id LIMIT $1",
                 &[&(MAX_LEARNED as i64)],
@@ -48,7 +48,7 @@ impl Phrasings for PgStore {
 
     fn signature(&self) -> MemoryResult<(i64, i64)> {
         let row = self
-            .client()
+            .client()?
             .query_one(
                 "SELECT COUNT(*), COALESCE(MAX(id), 0) FROM learned_rules",
                 &[],

@@ -71,7 +71,7 @@ impl PgStore {
     /// Takes `agent`'s lease for `host` for `ttl`: free, lapsed, or
     /// already this host's (then only extended). Held by another host: who.
     pub fn acquire(&self, agent: &str, host: &str, ttl: Duration) -> Result<Lease, LeaseError> {
-        let mut client = self.client();
+        let mut client = self.client()?;
         let taken = client
             .query_opt(
                 &format!(
@@ -115,7 +115,7 @@ impl PgStore {
     /// Extends a lease this daemon holds; `Lost` when another took it over
     /// (the epoch moved on) or it was released.
     pub fn renew(&self, lease: &Lease, ttl: Duration) -> Result<Lease, LeaseError> {
-        let mut client = self.client();
+        let mut client = self.client()?;
         let renewed = client
             .query_opt(
                 &format!(
@@ -149,7 +149,7 @@ impl PgStore {
     /// longer this daemon's.
     pub fn release(&self, lease: &Lease) -> Result<bool, MemoryError> {
         let gone = self
-            .client()
+            .client()?
             .execute(
                 "UPDATE agent_leases SET expires_at = 0
                  WHERE agent = $1 AND host = $2 AND epoch = $3 AND expires_at > 0",
@@ -162,7 +162,7 @@ impl PgStore {
     /// Every lease, by agent, and whether each is in force now (server time).
     pub fn leases(&self) -> Result<Vec<(Lease, bool)>, MemoryError> {
         let rows = self
-            .client()
+            .client()?
             .query(
                 &format!(
                     "SELECT agent, host, epoch, expires_at, expires_at > {NOW}

@@ -75,7 +75,7 @@ impl PgStore {
     /// Sends `payload` on `channel` to every daemon listening (committed
     /// at once: a notice outside a transaction).
     pub fn notify(&self, channel: &str, payload: &str) -> MemoryResult<()> {
-        self.client()
+        self.client()?
             .execute("SELECT pg_notify($1, $2)", &[&checked(channel)?, &payload])
             .map_err(failed)?;
         Ok(())

@@ -11,21 +11,23 @@ mod learned;
 mod leases;
 mod listen;
 mod memory;
+mod pool;
 mod roster;
 mod schema;
 mod trace;
 
 pub use leases::{Lease, LeaseError};
 pub use listen::{Listener, Notice, channel};
+use pool::Pool;
+pub use pool::{POOL, Pooled};
 pub use schema::MIGRATIONS;
 
 use std::cell::{RefCell, RefMut};
 use std::str::FromStr;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Mutex, MutexGuard};
+
 use std::time::Duration;
 
-use postgres::{Client, NoTls, Transaction};
+use postgres::{NoTls, Transaction};
 
 use crate::memory::{MemoryError, MemoryResult};
 
@@ -39,10 +41,8 @@ pub const STATEMENT_TIMEOUT: Duration = Duration::from_secs(30);
 /// driver runs its own small runtime): make them off the async threads,
 /// as the executor's work already is (`spawn_blocking`).
 pub struct PgStore {
-    client: Mutex<Client>,
-    /// A transaction could not begin: the connection is opened again
-    /// before its next use.
-    broken: AtomicBool,
+    /// Its connections, lent one operation or transaction at a time.
+    pool: Pool,
     /// How to connect again (a listener needs a connection of its own).
     config: postgres::Config,
     /// Where it is, without a password.
@@ -82,8 +82,7 @@ impl PgStore {
             .map_err(|e| MemoryError::Postgres(format!("cannot reach {shown}: {e}")))?;
         schema::migrate(&mut client)?;
         Ok(PgStore {
-            client: Mutex::new(client),
-            broken: AtomicBool::new(false),
+            pool: Pool::new(client, config.clone(), shown.clone()),
             config,
             shown,
         })
@@ -98,11 +97,16 @@ impl PgStore {
             .connect(NoTls)
             .map_err(|e| MemoryError::Postgres(format!("cannot reach {}: {e}", self.shown)))?;
         Ok(PgStore {
-            client: Mutex::new(client),
-            broken: AtomicBool::new(false),
+            pool: Pool::new(client, self.config.clone(), self.shown.clone()),
             config: self.config.clone(),
             shown: self.shown.clone(),
         })
+    }
+
+    /// Opens all the connections the store may use now, rather than as
+    /// work first needs them (a daemon, as it starts).
+    pub fn warm(&self) -> MemoryResult<()> {
+        self.pool.warm(POOL)
     }
 
     /// Where the store is, for messages (no password).
@@ -110,20 +114,11 @@ impl PgStore {
         &self.shown
     }
 
-    /// The connection, for one operation or transaction at a time: for
-    /// the crates that keep their own tables on this store (the queue).
-    /// A connection the server closed (it restarted, or dropped us) is
-    /// opened again here, once; if that fails, the operation's own error
-    /// says so.
-    pub fn client(&self) -> MutexGuard<'_, Client> {
-        let mut client = self.client.lock().unwrap_or_else(|e| e.into_inner());
-        let broken = self.broken.swap(false, Ordering::SeqCst);
-        if (broken || client.is_closed())
-            && let Ok(again) = self.config.connect(NoTls)
-        {
-            *client = again;
-        }
-        client
+    /// A connection, for one operation or transaction at a time: for the
+    /// crates that keep their own tables on this store (the queue). Up to
+    /// `pool::POOL` are open at once; a closed one is never lent.
+    pub fn client(&self) -> MemoryResult<Pooled<'_>> {
+        self.pool.get()
     }
 }
 
@@ -158,13 +153,14 @@ impl PgStore {
         &self,
         work: impl FnOnce(&PgTx<'_>) -> Result<T, E>,
     ) -> Result<T, E> {
-        let mut client = self.client();
+        let mut client = self.client()?;
+        let keep = client.keeper();
         let tx = match client.transaction() {
             Ok(tx) => tx,
             Err(e) => {
                 // The connection may be gone before the driver has
-                // noticed: the next use opens a new one.
-                self.broken.store(true, Ordering::SeqCst);
+                // noticed: it is closed, not lent again.
+                keep.store(false, std::sync::atomic::Ordering::SeqCst);
                 return Err(failed(e).into());
             }
         };
