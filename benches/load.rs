@@ -5,9 +5,10 @@
 //! action, and how many commits the actions took (group commit).
 
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+#[path = "common/writers.rs"]
+mod writers;
 
-use partner::exec::{ExecConfig, Executor, TurnContext};
+use partner::exec::{ExecConfig, Executor};
 use partner::permission::Policy;
 
 /// Actions each writer makes in a run.
@@ -15,31 +16,7 @@ const PER_WRITER: usize = 2_000;
 
 fn run(exec: &Arc<Executor>, writers: usize) {
     let before = exec.store().sqlite().unwrap().commits();
-    let started = Instant::now();
-    let threads: Vec<_> = (0..writers)
-        .map(|w| {
-            let exec = exec.clone();
-            std::thread::spawn(move || {
-                let agent = format!("agent{w}");
-                let mut latencies = Vec::with_capacity(PER_WRITER);
-                for i in 0..PER_WRITER {
-                    let mut ctx = TurnContext::new(&agent, "main", &format!("t{w}-{i}"));
-                    let text =
-                        format!("/recall insert \"note {i} from {agent}: the launch moved\"");
-                    let t = Instant::now();
-                    let report = exec.run_turn(&mut ctx, &text);
-                    latencies.push(t.elapsed());
-                    assert_eq!(report.actions.len(), 1);
-                }
-                latencies
-            })
-        })
-        .collect();
-    let mut all: Vec<Duration> = threads
-        .into_iter()
-        .flat_map(|t| t.join().unwrap())
-        .collect();
-    let took = started.elapsed();
+    let (mut all, took) = writers::write(exec, 0..writers, PER_WRITER);
     all.sort();
     let (commits, held) = exec.store().sqlite().unwrap().commits();
     println!(

@@ -13,9 +13,12 @@
 
 use std::process::Command;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use partner::exec::{ExecConfig, Executor, TurnContext};
+#[path = "common/writers.rs"]
+mod writers;
+
+use partner::exec::{ExecConfig, Executor};
 use partner::permission::Policy;
 use partner_engine::store::StoreAt;
 
@@ -24,36 +27,6 @@ const PER_AGENT: usize = 1_000;
 
 /// Agents in all.
 const AGENTS: usize = 8;
-
-/// Runs `agents` writers on `exec`: every latency, and how long it took.
-fn write(exec: &Arc<Executor>, agents: std::ops::Range<usize>) -> (Vec<Duration>, Duration) {
-    let started = Instant::now();
-    let threads: Vec<_> = agents
-        .map(|w| {
-            let exec = exec.clone();
-            std::thread::spawn(move || {
-                let agent = format!("agent{w}");
-                let mut latencies = Vec::with_capacity(PER_AGENT);
-                for i in 0..PER_AGENT {
-                    let mut ctx = TurnContext::new(&agent, "main", &format!("t{w}-{i}"));
-                    let text =
-                        format!("/recall insert \"note {i} from {agent}: the launch moved\"");
-                    let t = Instant::now();
-                    let report = exec.run_turn(&mut ctx, &text);
-                    latencies.push(t.elapsed());
-                    assert_eq!(report.actions.len(), 1);
-                    assert_eq!(report.actions[0].status.to_string(), "executed");
-                }
-                latencies
-            })
-        })
-        .collect();
-    let all = threads
-        .into_iter()
-        .flat_map(|t| t.join().unwrap())
-        .collect();
-    (all, started.elapsed())
-}
 
 fn executor(at: &StoreAt) -> Arc<Executor> {
     let config = ExecConfig {
@@ -88,7 +61,7 @@ fn child(url: &str, from: usize, to: usize, start_at_ms: u128) {
     while now() < start_at_ms {
         std::thread::sleep(Duration::from_millis(1));
     }
-    let (latencies, took) = write(&exec, from..to);
+    let (latencies, took) = writers::write(&exec, from..to, PER_AGENT);
     let micros: Vec<String> = latencies
         .iter()
         .map(|l| l.as_micros().to_string())
@@ -179,7 +152,7 @@ fn main() {
     );
     let dir = tempfile::tempdir().unwrap();
     let sqlite = executor(&StoreAt::File(dir.path().join("team.db")));
-    let (latencies, took) = write(&sqlite, 0..AGENTS);
+    let (latencies, took) = writers::write(&sqlite, 0..AGENTS, PER_AGENT);
     let on_file = report("SQLite, 1 daemon × 8 agents", latencies, took);
     match std::env::var("PARTNER_TEST_POSTGRES") {
         Ok(admin) => {

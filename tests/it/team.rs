@@ -102,6 +102,42 @@ fn all_on(dir: &Path, url: &str, host: &str, within: Duration) -> Duration {
     }
 }
 
+/// How long after `killed` died every agent runs again, none there (the
+/// daemons left may share them out).
+fn takeover_of(dir: &Path, url: &str, killed: &str, round: usize) -> Duration {
+    let started = Instant::now();
+    loop {
+        let placed = placement(dir, url);
+        if placed.len() == 3 && placed.iter().all(|(_, h)| h != killed) {
+            return started.elapsed();
+        }
+        assert!(
+            started.elapsed() < TAKEOVER + Duration::from_secs(5),
+            "round {round}: nobody took {killed}'s agents: {placed:?}"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+/// The store's own word on a team run: the first agent's lease changed
+/// hands at least `kills` times, and the trace is numbered once.
+fn leases_and_trace_hold(url: &str, kills: i64) {
+    let mut client = ::postgres::Client::connect(url, ::postgres::NoTls).unwrap();
+    let epoch: i64 = client
+        .query_one("SELECT epoch FROM agent_leases WHERE agent = 'anchor'", &[])
+        .unwrap()
+        .get(0);
+    assert!(epoch > kills, "anchor's lease: epoch {epoch}");
+    let seqs: Vec<i64> = client
+        .query("SELECT seq FROM trace ORDER BY seq", &[])
+        .unwrap()
+        .iter()
+        .map(|r| r.get(0))
+        .collect();
+    assert!(!seqs.is_empty());
+    assert_eq!(seqs, (1..=seqs.len() as i64).collect::<Vec<_>>());
+}
+
 fn log(dir: &Path, host: &str) -> String {
     std::fs::read_to_string(dir.join(format!("{host}.log"))).unwrap_or_default()
 }
@@ -146,20 +182,7 @@ fn three_daemons_each_agent_in_one_and_a_killed_ones_agents_taken_over_within_te
         let holder = killed[1..].parse::<usize>().unwrap() - 1;
         daemons[holder].child.kill().unwrap();
         daemons[holder].child.wait().unwrap();
-        let started = Instant::now();
-        let taken = loop {
-            // Every agent runs again, none on the killed daemon (the
-            // others may share them out).
-            let placed = placement(d, &db.url);
-            if placed.len() == 3 && placed.iter().all(|(_, h)| *h != killed) {
-                break started.elapsed();
-            }
-            assert!(
-                started.elapsed() < TAKEOVER + Duration::from_secs(5),
-                "round {round}: nobody took {killed}'s agents: {placed:?}"
-            );
-            std::thread::sleep(Duration::from_millis(100));
-        };
+        let taken = takeover_of(d, &db.url, &killed, round);
         takeovers.push(taken);
         // The killed daemon comes back, and takes nothing from the others.
         daemons[holder] = serve(d, &db.url, &killed);
@@ -184,22 +207,8 @@ fn three_daemons_each_agent_in_one_and_a_killed_ones_agents_taken_over_within_te
         assert!(*t < TAKEOVER, "a takeover took {t:?}: {takeovers:?}");
     }
     // The first agent's lease changed hands at every kill (its daemon was
-    // the one killed), and its epoch says so.
-    let mut client = ::postgres::Client::connect(&db.url, ::postgres::NoTls).unwrap();
-    let epoch: i64 = client
-        .query_one("SELECT epoch FROM agent_leases WHERE agent = 'anchor'", &[])
-        .unwrap()
-        .get(0);
-    assert!(epoch >= 4, "anchor's lease: epoch {epoch}");
-    // The trace is numbered once, whoever wrote it.
-    let seqs: Vec<i64> = client
-        .query("SELECT seq FROM trace ORDER BY seq", &[])
-        .unwrap()
-        .iter()
-        .map(|r| r.get(0))
-        .collect();
-    assert!(!seqs.is_empty());
-    assert_eq!(seqs, (1..=seqs.len() as i64).collect::<Vec<_>>());
+    // the one killed), and the trace is numbered once, whoever wrote it.
+    leases_and_trace_hold(&db.url, 3);
     let logs: String = ["h1", "h2", "h3"].iter().map(|h| log(d, h)).collect();
     assert!(!logs.contains("panicked"), "{logs}");
 }
@@ -232,10 +241,37 @@ fn a_decision_through_one_daemon_reaches_the_agent_on_another_within_a_second() 
         assert_eq!(agent.host.as_deref(), Some("h1"), "{agent:?}");
     }
     // And a console attached to it, in a real terminal, says so.
+    console_shows_h1(&second.socket);
+    // The demo's public post waits on the partner; decided through h2.
+    let mut pg = ::postgres::Client::connect(&db.url, ::postgres::NoTls).unwrap();
+    let id = waiting_on_partner(&mut pg);
+    let (message, _) = client
+        .request(Op::Decide {
+            request: id.clone(),
+            decision: DecisionSpec::Approve,
+        })
+        .unwrap();
+    assert!(message.contains(&id), "{message}");
+    // Routed to the agent by h1, which runs it.
+    let (decided, routed) = routed(&mut pg, partner_id(&id));
+    eprintln!(
+        "decided through h2, routed by h1 after {} ms",
+        routed - decided
+    );
+    assert!(routed - decided < 1000, "{} ms", routed - decided);
+    // The partner's message through h2 to an agent h1 runs: h1 hears of
+    // it and sage answers there.
+    answered_on(&first.socket, &mut client, d);
+    drop((first, second));
+}
+
+/// A console attached through `socket` shows every agent run by h1, and
+/// says their turns stream there.
+fn console_shows_h1(socket: &Path) {
     let command = format!(
         "env TERM=xterm-256color {} attach --socket {}; exec sh",
         env!("CARGO_BIN_EXE_partner"),
-        second.socket.display()
+        socket.display()
     );
     let tmux = crate::support::tmux::Tmux::sized("team-console", &command, 160, 30);
     let screen = tmux.wait(
@@ -248,11 +284,12 @@ fn a_decision_through_one_daemon_reaches_the_agent_on_another_within_a_second() 
         flat.contains("Turns of agents run by h1 stream there"),
         "{screen}"
     );
-    drop(tmux);
-    // The demo's public post waits on the partner; decided through h2.
-    let mut pg = ::postgres::Client::connect(&db.url, ::postgres::NoTls).unwrap();
+}
+
+/// The id of the demo's public post once it waits on the partner.
+fn waiting_on_partner(pg: &mut ::postgres::Client) -> String {
     let started = Instant::now();
-    let id = loop {
+    loop {
         let row = pg
             .query_opt(
                 "SELECT id FROM pending WHERE status = 'waiting' AND verb = 'post'
@@ -261,50 +298,39 @@ fn a_decision_through_one_daemon_reaches_the_agent_on_another_within_a_second() 
             )
             .unwrap();
         if let Some(row) = row {
-            break format!("r{}", row.get::<_, i64>(0));
+            return format!("r{}", row.get::<_, i64>(0));
         }
         assert!(
             started.elapsed() < Duration::from_secs(30),
             "no request waits on the partner"
         );
         std::thread::sleep(Duration::from_millis(100));
-    };
-    let (message, _) = client
-        .request(Op::Decide {
-            request: id.clone(),
-            decision: DecisionSpec::Approve,
-        })
-        .unwrap();
-    assert!(message.contains(&id), "{message}");
-    // Routed to the agent by h1, which runs it.
-    let row = partner_id(&id);
+    }
+}
+
+/// When request `row` was approved and when it was routed to its agent.
+fn routed(pg: &mut ::postgres::Client, row: i64) -> (i64, i64) {
     let started = Instant::now();
-    let (decided, routed) = loop {
+    loop {
         let r = pg
             .query_one(
-                "SELECT decided_at, routed_at FROM pending WHERE id = $1",
+                "SELECT decided_at, routed_at, status FROM pending WHERE id = $1",
                 &[&row],
             )
             .unwrap();
         if let Some(routed) = r.get::<_, Option<i64>>(1) {
-            let status: String = pg
-                .query_one("SELECT status FROM pending WHERE id = $1", &[&row])
-                .unwrap()
-                .get(0);
-            assert_eq!(status, "approved");
-            break (r.get::<_, i64>(0), routed);
+            assert_eq!(r.get::<_, String>(2), "approved");
+            return (r.get::<_, i64>(0), routed);
         }
         assert!(started.elapsed() < Duration::from_secs(5), "never routed");
         std::thread::sleep(Duration::from_millis(20));
-    };
-    eprintln!(
-        "decided through h2, routed by h1 after {} ms",
-        routed - decided
-    );
-    assert!(routed - decided < 1000, "{} ms", routed - decided);
-    // The partner's message through h2 to an agent h1 runs: h1 hears of
-    // it and sage answers there.
-    let mut on_first = connect(&first.socket);
+    }
+}
+
+/// The partner's message sent through `client` to sage, which the daemon
+/// at `socket` runs: that daemon hears of it, and sage answers there.
+fn answered_on(socket: &Path, client: &mut Client, dir: &Path) {
+    let mut on_first = connect(socket);
     on_first.subscribe().unwrap();
     client
         .request(Op::Message {
@@ -318,7 +344,7 @@ fn a_decision_through_one_daemon_reaches_the_agent_on_another_within_a_second() 
         assert!(
             started.elapsed() < Duration::from_secs(20),
             "sage never answered the message sent through h2 (heard: {heard}): {}",
-            log(d, "h1")
+            log(dir, "h1")
         );
         match on_first.read().unwrap() {
             ServerMsg::Event(Sequenced {
@@ -332,7 +358,6 @@ fn a_decision_through_one_daemon_reaches_the_agent_on_another_within_a_second() 
             _ => {}
         }
     }
-    drop((first, second));
 }
 
 fn partner_id(id: &str) -> i64 {

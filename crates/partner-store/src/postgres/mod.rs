@@ -14,6 +14,7 @@ mod memory;
 mod pool;
 mod roster;
 mod schema;
+mod search;
 mod trace;
 
 pub use leases::{Lease, LeaseError};
