@@ -66,12 +66,12 @@ fn bench(c: &mut Criterion) {
         })
         .unwrap();
     let mut index = VectorIndex::new("bench");
-    index.refresh(&store.conn()).unwrap();
+    index.refresh(&*store.conn()).unwrap();
     assert_eq!(index.len(), 100_000);
     let mut query = SearchQuery::new("contract deadline", Some("ada"));
     query.domains = vec![SearchDomain::Archival];
     let q = vector(123_456_789);
-    let hits = vectors::hybrid(&store.conn(), &query, Some(&q), &index).unwrap();
+    let hits = vectors::hybrid(&*store.conn(), &query, Some(&q), &index).unwrap();
     assert!(!hits.is_empty());
     let mut group = c.benchmark_group("hybrid");
     group
@@ -79,7 +79,7 @@ fn bench(c: &mut Criterion) {
         .measurement_time(Duration::from_secs(8));
     group.bench_function("hybrid_search_100k", |b| {
         b.iter(|| {
-            black_box(vectors::hybrid(&store.conn(), black_box(&query), Some(&q), &index).unwrap())
+            black_box(vectors::hybrid(&*store.conn(), black_box(&query), Some(&q), &index).unwrap())
         })
     });
     group.bench_function("nearest_100k", |b| {

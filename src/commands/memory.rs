@@ -427,9 +427,10 @@ const EMBED_BEFORE_SEARCH: std::time::Duration = std::time::Duration::from_secs(
 /// Embeds what waits for a vector from the configured embedder, within
 /// [`EMBED_BEFORE_SEARCH`], saying so on standard error when there is any.
 fn embed_what_waits(executor: &crate::exec::Executor) {
-    let (Some(recall), Some(store)) = (executor.recall(), executor.store().sqlite()) else {
+    let Some(recall) = executor.recall() else {
         return;
     };
+    let store = executor.store();
     let started = std::time::Instant::now();
     let mut embedded = 0usize;
     while started.elapsed() < EMBED_BEFORE_SEARCH {
@@ -454,9 +455,7 @@ fn reindex(
             "no embedder is configured: set [embeddings] in partner.toml (kind = \"model2vec\" or \"provider\")".into(),
         ));
     };
-    let store = executor.store().sqlite().ok_or_else(|| {
-        Error::Usage(executor.store().needs_file("search by meaning").to_string())
-    })?;
+    let store = executor.store();
     if all {
         let forgotten = recall
             .forget(store)

@@ -263,7 +263,7 @@ fn hybrid_search_finds_by_meaning_what_words_miss_and_keeps_the_filters() {
     let mut query = SearchQuery::new("launch date", Some("ada"));
     query.domains = vec![SearchDomain::Archival];
     let index = VectorIndex::new(model.id());
-    let hits = vectors::hybrid(&conn, &query, None, &index).unwrap();
+    let hits = vectors::hybrid(&*conn, &query, None, &index).unwrap();
     assert_eq!(
         hits.iter().map(|h| h.hit.id).collect::<Vec<_>>(),
         vec![keyword]
@@ -278,10 +278,10 @@ fn hybrid_search_finds_by_meaning_what_words_miss_and_keeps_the_filters() {
     }
     assert_eq!(vectors::progress(&conn, model.id()).unwrap(), (5, 0));
     let mut index = VectorIndex::new(model.id());
-    index.refresh(&conn).unwrap();
+    index.refresh(&*conn).unwrap();
     assert_eq!(index.len(), 5);
     let q = model.embed(&["launch date".into()]).unwrap().remove(0);
-    let hits = vectors::hybrid(&conn, &query, Some(&q), &index).unwrap();
+    let hits = vectors::hybrid(&*conn, &query, Some(&q), &index).unwrap();
     let by_id = |id: i64| {
         hits.iter()
             .find(|h| h.hit.id == id && h.hit.domain == SearchDomain::Archival)
@@ -318,11 +318,11 @@ fn hybrid_search_finds_by_meaning_what_words_miss_and_keeps_the_filters() {
     assert_eq!(items[0].text, "we ship friday");
     let v = model.embed(&[items[0].text.clone()]).unwrap().remove(0);
     vectors::put(&conn, model.id(), &items[0], &v).unwrap();
-    index.refresh(&conn).unwrap();
+    index.refresh(&*conn).unwrap();
     let mut query = SearchQuery::new("launch", Some("ada"));
     query.domains = vec![SearchDomain::Blocks];
     let q = model.embed(&["launch".into()]).unwrap().remove(0);
-    let hits = vectors::hybrid(&conn, &query, Some(&q), &index).unwrap();
+    let hits = vectors::hybrid(&*conn, &query, Some(&q), &index).unwrap();
     assert_eq!(
         hits.first().map(|h| (h.hit.id, h.via)),
         Some((block.id, Via::Vector)),

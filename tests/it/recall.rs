@@ -33,11 +33,7 @@ fn model_rig() -> (Rig, tempfile::TempDir) {
 /// Embeds everything that waits, as the runtime's background thread does.
 fn catch_up(r: &Rig) {
     let recall = r.exec.recall().expect("an embedder is configured");
-    while recall
-        .catch_up(r.exec.store().sqlite().unwrap(), 64)
-        .unwrap()
-        > 0
-    {}
+    while recall.catch_up(r.exec.store(), 64).unwrap() > 0 {}
 }
 
 #[test]
@@ -311,4 +307,62 @@ fn the_command_line_searches_and_reindexes_with_the_constellations_embedder() {
     );
     assert_ne!(code, Some(0));
     assert!(format!("{out}{err}").contains("no embedder is configured"));
+}
+
+/// The same agent's searches by meaning, on a store of each kind: what
+/// each found, by which side, in order.
+fn searches_on(exec: &partner::exec::Executor) -> Vec<String> {
+    use partner::exec::TurnContext;
+    let run = |agent: &str, text: &str| {
+        let mut ctx = TurnContext::new(agent, "main", "t");
+        let report = exec.run_turn(&mut ctx, text).actions.remove(0);
+        assert_eq!(report.status, ActionStatus::Executed, "{}", report.text);
+        report
+    };
+    run("ada", "/recall insert \"Dana: we ship on Friday\"");
+    run("ada", "/recall insert \"the cat sat on the mat\"");
+    run("bob", "/recall insert \"the release is on Friday\"");
+    let mut said = vec![run("ada", "/recall \"launch date\"").text];
+    let recall = exec.recall().expect("an embedder is configured");
+    while recall.catch_up(exec.store(), 64).unwrap() > 0 {}
+    said.push(run("ada", "/recall \"launch date\"").text);
+    let search = run("ada", "/search \"ship\"");
+    for hit in search.data["hits"].as_array().unwrap() {
+        said.push(format!("{} via {}", hit["snippet"], hit["via"]));
+    }
+    said
+}
+
+#[test]
+fn search_by_meaning_finds_the_same_on_postgresql_as_on_sqlite() {
+    use partner::exec::Executor;
+    use partner_engine::store::StoreAt;
+    let Some(db) = support::postgres::scratch() else {
+        return;
+    };
+    let model = tempfile::tempdir().unwrap();
+    tiny_model(model.path());
+    let config = || ExecConfig {
+        agents: vec!["ada".into(), "bob".into()],
+        embeddings: EmbeddingsConfig::Model2Vec {
+            path: model.path().to_path_buf(),
+        },
+        ..ExecConfig::default()
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let file = StoreAt::File(dir.path().join("m.db"));
+    let server = StoreAt::Postgres(db.url.clone());
+    let on_file = searches_on(&Executor::open_at(&file, Policy::permissive(), config()).unwrap());
+    let on_server =
+        searches_on(&Executor::open_at(&server, Policy::permissive(), config()).unwrap());
+    assert_eq!(on_file, on_server);
+    // What they found: words only before the vectors, meaning after, and
+    // never another agent's memory.
+    assert!(on_server[0].contains("nothing found"), "{on_server:?}");
+    assert!(
+        on_server[1].contains("Dana: we ship on Friday") && on_server[1].contains("(by meaning)"),
+        "{on_server:?}"
+    );
+    assert!(!on_server[1].contains("release"), "{on_server:?}");
+    assert!(on_server[2].contains("via \"both\""), "{on_server:?}");
 }

@@ -9,6 +9,7 @@
 //! Search by meaning stays exact when another agent's thousands of
 //! near-copies share the database, and when the embedder changes.
 
+use partner_engine::store::Store;
 use std::path::Path;
 use std::sync::Arc;
 
@@ -253,7 +254,7 @@ fn whole_word_answers<'a>(set: &RelevanceSet, questions: &[&'a str]) -> Vec<&'a 
 /// Recall@5 of `questions` searched as `agent` in `store`.
 fn recall_as(
     recall: &Recall,
-    store: &MemoryStore,
+    store: &Store,
     agent: &str,
     set: &RelevanceSet,
     ids: &std::collections::HashMap<i64, String>,
@@ -263,7 +264,7 @@ fn recall_as(
         let mut query = SearchQuery::new(&q.query, Some(agent));
         query.domains = vec![SearchDomain::Archival];
         query.limit = 5;
-        let found = recall.search(&store.read(), &query).unwrap();
+        let found = recall.search(store, &query).unwrap();
         assert_eq!(found.note, None, "everything was embedded");
         let names: Vec<&str> = found
             .hits
@@ -287,10 +288,16 @@ fn another_agents_near_copies_do_not_crowd_an_agents_own_out() {
     let set = known_part(&RelevanceSet::parse(BUILTIN_SET).unwrap());
     let dir = tempfile::tempdir().unwrap();
     let model: Arc<dyn Embedder> = Arc::new(stand_in(dir.path()));
-    let store = MemoryStore::open(dir.path().join("m.db")).unwrap();
+    let store = Store::from(MemoryStore::open(dir.path().join("m.db")).unwrap());
     let mut ids = std::collections::HashMap::new();
     for (i, m) in set.memories.iter().enumerate() {
-        let id = records::add_archival(&store.conn(), "bob", &m.text, i as i64 + 1).unwrap();
+        let id = records::add_archival(
+            &store.sqlite().unwrap().conn(),
+            "bob",
+            &m.text,
+            i as i64 + 1,
+        )
+        .unwrap();
         ids.insert(id, m.id.clone());
     }
     let recall = Recall::with_embedder(Arc::clone(&model));
@@ -302,7 +309,7 @@ fn another_agents_near_copies_do_not_crowd_an_agents_own_out() {
             for copy in 0..80 {
                 for m in &set.memories {
                     let text = format!("{} (eve's note {copy})", m.text);
-                    records::add_archival(tx, "eve", &text, 1_000 + copy)?;
+                    tx.add_archival("eve", &text, 1_000 + copy)?;
                 }
             }
             Ok(())
@@ -330,10 +337,16 @@ fn a_change_of_embedder_keeps_the_first_ones_vectors_and_says_what_is_missing() 
     let model_a: Arc<dyn Embedder> = Arc::new(stand_in(&a));
     let model_b: Arc<dyn Embedder> = Arc::new(stand_in(&b));
     assert_ne!(model_a.id(), model_b.id());
-    let store = MemoryStore::open(root.path().join("m.db")).unwrap();
+    let store = Store::from(MemoryStore::open(root.path().join("m.db")).unwrap());
     let mut ids = std::collections::HashMap::new();
     for (i, m) in set.memories.iter().enumerate() {
-        let id = records::add_archival(&store.conn(), "bob", &m.text, i as i64 + 1).unwrap();
+        let id = records::add_archival(
+            &store.sqlite().unwrap().conn(),
+            "bob",
+            &m.text,
+            i as i64 + 1,
+        )
+        .unwrap();
         ids.insert(id, m.id.clone());
     }
     let with_a = Recall::with_embedder(Arc::clone(&model_a));
@@ -345,10 +358,16 @@ fn a_change_of_embedder_keeps_the_first_ones_vectors_and_says_what_is_missing() 
     let after = recall_as(&with_a, &store, "bob", &set, &ids);
     assert!((before - after).abs() < 1e-9, "{before} then {after}");
     // Something new, not yet embedded by A: the search says so.
-    records::add_archival(&store.conn(), "bob", "The boiler was serviced in May", 99).unwrap();
+    records::add_archival(
+        &store.sqlite().unwrap().conn(),
+        "bob",
+        "The boiler was serviced in May",
+        99,
+    )
+    .unwrap();
     let mut query = SearchQuery::new("boiler", Some("bob"));
     query.domains = vec![SearchDomain::Archival];
-    let found = with_a.search(&store.read(), &query).unwrap();
+    let found = with_a.search(&store, &query).unwrap();
     let note = found
         .note
         .expect("a note that meaning could not see everything");

@@ -8,13 +8,13 @@
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
-use rusqlite::Connection;
 use serde::Serialize;
 
 use super::{EmbedError, Embedder, EmbeddingsConfig, open};
+use crate::store::Store;
+use partner_store::memory::MemoryResult;
 use partner_store::memory::search::SearchQuery;
-use partner_store::memory::vectors::{self, HybridHit, VectorIndex};
-use partner_store::memory::{MemoryResult, MemoryStore};
+use partner_store::memory::vectors::{self, HybridHit, Searchable, VectorIndex, Vectors};
 
 pub use partner_store::memory::vectors::IndexStatus;
 
@@ -28,20 +28,7 @@ pub struct Found {
     pub note: Option<String>,
 }
 
-/// A cheap fingerprint of what there is to embed: when it has not changed
-/// since nothing was waiting, there is still nothing to do.
-type Signature = (i64, i64, i64, i64);
-
-fn signature(conn: &Connection) -> MemoryResult<Signature> {
-    Ok(conn.query_row(
-        "SELECT (SELECT coalesce(max(rowid), 0) FROM archival),
-                (SELECT coalesce(max(rowid), 0) FROM messages),
-                (SELECT coalesce(max(updated_at), 0) FROM blocks),
-                (SELECT count(*) FROM blocks WHERE deleted_at IS NULL)",
-        [],
-        |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)),
-    )?)
-}
+use partner_store::memory::vectors::Signature;
 
 /// A constellation's search by meaning.
 pub struct Recall {
@@ -140,7 +127,7 @@ impl Recall {
     /// vectors: how many it embedded (0 when nothing waits). The embedder
     /// runs outside any transaction; an item changed meanwhile is
     /// embedded again next time.
-    pub fn catch_up(&self, store: &MemoryStore, batch: usize) -> Result<usize, EmbedError> {
+    pub fn catch_up(&self, store: &Store, batch: usize) -> Result<usize, EmbedError> {
         let embedder = self.embedder().inspect_err(|e| {
             self.note_problem(Some(e.to_string()));
         })?;
@@ -148,14 +135,13 @@ impl Recall {
         let db = |e: partner_store::memory::MemoryError| {
             EmbedError::Failed(format!("the database: {e}"))
         };
-        let (now, items) = {
-            let conn = store.read();
-            let now = signature(&conn).map_err(db)?;
-            if *lock(&self.settled) == Some(now) {
-                return Ok(0);
-            }
-            (now, vectors::pending(&conn, &id, batch).map_err(db)?)
-        };
+        let now = store.read(|tx| tx.embed_signature()).map_err(db)?;
+        if *lock(&self.settled) == Some(now) {
+            return Ok(0);
+        }
+        let items = store
+            .read(|tx| tx.vectors_pending(&id, batch))
+            .map_err(db)?;
         if items.is_empty() {
             *lock(&self.settled) = Some(now);
             self.refresh_status(store, &id, None);
@@ -168,7 +154,7 @@ impl Recall {
         store
             .transaction(|tx| -> MemoryResult<()> {
                 for (item, vector) in items.iter().zip(&made) {
-                    vectors::put(tx, &id, item, vector)?;
+                    tx.put_vector(&id, item, vector)?;
                 }
                 Ok(())
             })
@@ -177,8 +163,8 @@ impl Recall {
         Ok(items.len())
     }
 
-    fn refresh_status(&self, store: &MemoryStore, id: &str, problem: Option<String>) {
-        let progress = vectors::progress(&store.read(), id);
+    fn refresh_status(&self, store: &Store, id: &str, problem: Option<String>) {
+        let progress = store.read(|tx| tx.vectors_progress(id));
         let mut status = lock(&self.status);
         status.embedder = id.to_string();
         status.problem = problem;
@@ -190,12 +176,13 @@ impl Recall {
 
     /// Forgets every vector of the current embedder, so all is embedded
     /// again (a model file replaced under the same name).
-    pub fn forget(&self, store: &MemoryStore) -> Result<usize, EmbedError> {
+    pub fn forget(&self, store: &Store) -> Result<usize, EmbedError> {
         let id = self.embedder()?.id().to_string();
-        let removed = store
-            .conn()
-            .execute("DELETE FROM vectors WHERE embedder = ?1", [&id])
-            .map_err(|e| EmbedError::Failed(format!("the database: {e}")))?;
+        let removed = store.transaction(|tx| tx.forget_vectors(&id)).map_err(
+            |e: partner_store::memory::MemoryError| {
+                EmbedError::Failed(format!("the database: {e}"))
+            },
+        )?;
         *lock(&self.index) = None;
         *lock(&self.settled) = None;
         Ok(removed)
@@ -204,7 +191,7 @@ impl Recall {
     /// Full-text and vector hits for `query`, fused. When the embedder is
     /// unavailable the search is by keyword only and [`Found::note`] says
     /// so.
-    pub fn search(&self, conn: &Connection, query: &SearchQuery) -> MemoryResult<Found> {
+    pub fn search(&self, store: &Store, query: &SearchQuery) -> MemoryResult<Found> {
         let embedded = self.embedder().and_then(|e| {
             Ok((
                 e.id().to_string(),
@@ -213,21 +200,24 @@ impl Recall {
         });
         let (id, vector) = match embedded {
             Ok((id, mut v)) if v.len() == 1 => (id, v.remove(0)),
-            Ok(_) => return keywords(conn, query, "the embedder gave no vector"),
-            Err(e) => return keywords(conn, query, &e.to_string()),
+            Ok(_) => return keywords(store, query, "the embedder gave no vector"),
+            Err(e) => return keywords(store, query, &e.to_string()),
         };
-        let mut slot = lock(&self.index);
-        let index = current(&mut slot, conn, &id)?;
-        let hits = vectors::hybrid(conn, query, Some(&vector), index)?;
         // Waiting as this process's own indexing last counted it (exact),
         // or as the index's size against memory's says (cheap).
         let counted = {
             let status = lock(&self.status);
             (status.embedder == id).then_some(status.waiting)
         };
-        Ok(Found {
-            hits,
-            note: coverage(conn, index, counted.unwrap_or(0))?,
+        // The query is embedded before the store is read.
+        store.read(|tx| {
+            let mut slot = lock(&self.index);
+            let index = current(&mut slot, tx, &id)?;
+            let hits = vectors::hybrid(tx, query, Some(&vector), index)?;
+            Ok(Found {
+                hits,
+                note: coverage(tx, index, counted.unwrap_or(0))?,
+            })
         })
     }
 }
@@ -237,7 +227,7 @@ impl Recall {
     /// hybrid search against pure vector search.
     pub fn nearest_only(
         &self,
-        conn: &Connection,
+        store: &Store,
         query: &SearchQuery,
     ) -> Result<Vec<HybridHit>, EmbedError> {
         let failed = |e: partner_store::memory::MemoryError| EmbedError::Failed(e.to_string());
@@ -247,9 +237,13 @@ impl Recall {
             .embed(std::slice::from_ref(&query.text))?
             .pop()
             .ok_or_else(|| EmbedError::Failed("the embedder gave no vector".into()))?;
-        let mut slot = lock(&self.index);
-        let index = current(&mut slot, conn, &id).map_err(failed)?;
-        vectors::nearest_only(conn, query, &vector, index).map_err(failed)
+        store
+            .read(|tx| {
+                let mut slot = lock(&self.index);
+                let index = current(&mut slot, tx, &id)?;
+                vectors::nearest_only(tx, query, &vector, index)
+            })
+            .map_err(failed)
     }
 }
 
@@ -257,14 +251,14 @@ impl Recall {
 /// another embedder's), caught up with the database.
 fn current<'a>(
     slot: &'a mut Option<VectorIndex>,
-    conn: &Connection,
+    store: &dyn Vectors,
     id: &str,
 ) -> MemoryResult<&'a mut VectorIndex> {
     if slot.as_ref().is_some_and(|index| index.embedder() != id) {
         *slot = None;
     }
     let index = slot.get_or_insert_with(|| VectorIndex::new(id));
-    index.refresh(conn)?;
+    index.refresh(store)?;
     Ok(index)
 }
 
@@ -272,16 +266,11 @@ fn current<'a>(
 /// embedder yet are found by keyword only, and the search says so (a
 /// change of embedder leaves everything to embed again).
 fn coverage(
-    conn: &Connection,
+    store: &dyn Vectors,
     index: &VectorIndex,
     counted: usize,
 ) -> MemoryResult<Option<String>> {
-    let items: i64 = conn.query_row(
-        "SELECT (SELECT count(*) FROM blocks WHERE deleted_at IS NULL AND value != '')
-              + (SELECT count(*) FROM archival) + (SELECT count(*) FROM messages)",
-        [],
-        |r| r.get(0),
-    )?;
+    let items = store.embeddable()?;
     let held = i64::try_from(index.len()).unwrap_or(i64::MAX);
     let waiting = (items - held).max(i64::try_from(counted).unwrap_or(i64::MAX));
     Ok((waiting > 0).then(|| {
@@ -296,47 +285,24 @@ fn coverage(
 
 /// Full-text search only, shaped as a hybrid search's result (every hit
 /// found by keyword).
-pub fn by_keyword(conn: &Connection, query: &SearchQuery) -> MemoryResult<Vec<HybridHit>> {
-    vectors::hybrid(conn, query, None, &VectorIndex::default())
+pub fn by_keyword(store: &dyn Searchable, query: &SearchQuery) -> MemoryResult<Vec<HybridHit>> {
+    vectors::hybrid(store, query, None, &VectorIndex::default())
 }
 
-/// Full-text hits found without meaning (a store with no vectors), with
-/// the note that says why.
-pub fn keyword_found(mut hits: Vec<partner_store::memory::SearchHit>, why: &str) -> Found {
-    // Ordered and scored as a hybrid search without meaning orders them.
-    hits.sort_by(|a, b| a.rank.total_cmp(&b.rank));
-    Found {
-        hits: hits
-            .into_iter()
-            .enumerate()
-            .map(|(rank, hit)| HybridHit {
-                hit,
-                score: 1.0 / (rank as f64 + 1.0),
-                via: vectors::Via::Fts,
-            })
-            .collect(),
-        note: Some(format!("searched by keyword only: {why}")),
-    }
-}
-
-fn keywords(conn: &Connection, query: &SearchQuery, why: &str) -> MemoryResult<Found> {
+fn keywords(store: &Store, query: &SearchQuery, why: &str) -> MemoryResult<Found> {
     Ok(Found {
-        hits: by_keyword(conn, query)?,
+        hits: store.read(|tx| by_keyword(tx, query))?,
         note: Some(format!("searched by keyword only: {why}")),
     })
 }
 
 /// Searches memory: by meaning and keyword with `recall`, by keyword
 /// without.
-pub fn search(
-    conn: &Connection,
-    recall: Option<&Recall>,
-    query: &SearchQuery,
-) -> MemoryResult<Found> {
+pub fn search(store: &Store, recall: Option<&Recall>, query: &SearchQuery) -> MemoryResult<Found> {
     match recall {
-        Some(recall) => recall.search(conn, query),
+        Some(recall) => recall.search(store, query),
         None => keywords(
-            conn,
+            store,
             query,
             "no embedder is configured ([embeddings] in partner.toml)",
         ),

@@ -10,8 +10,9 @@ use serde::{Deserialize, Serialize};
 
 use super::recall::{Recall, by_keyword};
 use super::{EmbedError, Embedder};
+use crate::store::Store;
+use partner_store::memory::MemoryStore;
 use partner_store::memory::search::{SearchDomain, SearchQuery};
-use partner_store::memory::{MemoryStore, records};
 
 /// The relevance set kept in the repository (`data/relevance.json`).
 pub const BUILTIN_SET: &str = include_str!("../../../../data/relevance.json");
@@ -113,7 +114,7 @@ fn failed(e: impl std::fmt::Display) -> EmbedError {
 /// The memories of a set, stored and (with an embedder) embedded, with
 /// each row's name in the set.
 struct Corpus {
-    store: MemoryStore,
+    store: Store,
     names: HashMap<i64, String>,
     recall: Option<Recall>,
 }
@@ -122,10 +123,11 @@ impl Corpus {
     /// The memories of `set` as archival entries of one agent, in a
     /// database in memory, embedded before any question is asked.
     fn load(set: &RelevanceSet, embedder: Option<Arc<dyn Embedder>>) -> Result<Self, EmbedError> {
-        let store = MemoryStore::open_in_memory().map_err(failed)?;
+        let store = Store::from(MemoryStore::open_in_memory().map_err(failed)?);
         let mut names = HashMap::new();
         for (i, m) in set.memories.iter().enumerate() {
-            let id = records::add_archival(&store.conn(), "eval", &m.text, i as i64 + 1)
+            let id = store
+                .transaction(|tx| tx.add_archival("eval", &m.text, i as i64 + 1))
                 .map_err(failed)?;
             names.insert(id, m.id.clone());
         }
@@ -172,16 +174,18 @@ impl Corpus {
         query.domains = vec![SearchDomain::Archival];
         query.limit = k;
         let (keyword, keyword1) = self.scores(
-            by_keyword(&self.store.read(), &query).map_err(failed)?,
+            self.store
+                .read(|tx| by_keyword(tx, &query))
+                .map_err(failed)?,
             &q.relevant,
         );
         let (hybrid, vector) = match &self.recall {
             Some(recall) => {
-                let found = recall.search(&self.store.read(), &query).map_err(failed)?;
+                let found = recall.search(&self.store, &query).map_err(failed)?;
                 if let Some(note) = found.note {
                     return Err(EmbedError::Failed(note));
                 }
-                let nearest = recall.nearest_only(&self.store.read(), &query)?;
+                let nearest = recall.nearest_only(&self.store, &query)?;
                 (
                     Some(self.scores(found.hits, &q.relevant)),
                     Some(self.scores(nearest, &q.relevant)),

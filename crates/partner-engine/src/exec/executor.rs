@@ -243,21 +243,7 @@ impl Executor {
     /// writer, so a search never holds the write lock while a query is
     /// embedded.
     pub fn search_memory(&self, query: &SearchQuery) -> Result<Found, MemoryError> {
-        match &*self.store {
-            Store::Sqlite(store) => {
-                crate::embed::recall::search(&store.read(), self.recall.as_deref(), query)
-            }
-            Store::Postgres(_) => {
-                let hits = self.store.read(|tx| tx.search(query))?;
-                let why = match self.recall {
-                    Some(_) => {
-                        "search by meaning keeps its vectors in a SQLite store; this constellation is on PostgreSQL"
-                    }
-                    None => "no embedder is configured ([embeddings] in partner.toml)",
-                };
-                Ok(crate::embed::recall::keyword_found(hits, why))
-            }
-        }
+        crate::embed::recall::search(&self.store, self.recall.as_deref(), query)
     }
 
     /// Embeds what memory gains, on a thread of its own, for as long as
@@ -358,11 +344,7 @@ fn background_index(exec: std::sync::Weak<Executor>) {
             let Some(recall) = exec.recall() else {
                 return;
             };
-            // Vectors are kept in a SQLite store only.
-            let Some(store) = exec.store.sqlite() else {
-                return;
-            };
-            match recall.catch_up(store, crate::embed::MAX_BATCH) {
+            match recall.catch_up(&exec.store, crate::embed::MAX_BATCH) {
                 Ok(0) => Duration::from_secs(1),
                 Ok(_) => {
                     backoff = Duration::from_secs(1);

@@ -26,8 +26,8 @@ use partner_dialect::{ParsedAction, Verb, VerbSpec, VerbTable};
 use partner_policy::VerbTraits;
 use partner_policy::rate::Buckets;
 use partner_policy::requests::Requests;
-use partner_store::memory::backend::Memory;
 use partner_store::memory::roster::Roster;
+use partner_store::memory::vectors::Searchable;
 use partner_store::memory::{Block, MemoryChange, MemoryError};
 use partner_store::trace::backend::Trace;
 
@@ -150,9 +150,9 @@ pub type Outcome = Result<Effect, ActionError>;
 /// What an action's transaction offers its handler and the commit, on
 /// either back end: memory, the runtime's records of its agents, the
 /// trace, the queue and rate buckets, all on one transaction.
-pub trait ActionTx: Memory + Roster + Trace + Requests + Buckets {}
+pub trait ActionTx: Searchable + Roster + Trace + Requests + Buckets {}
 
-impl<T: Memory + Roster + Trace + Requests + Buckets + ?Sized> ActionTx for T {}
+impl<T: Searchable + Roster + Trace + Requests + Buckets + ?Sized> ActionTx for T {}
 
 /// What a handler runs with.
 pub struct Cx<'a> {

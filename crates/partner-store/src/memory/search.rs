@@ -35,7 +35,8 @@ pub enum Reach {
 }
 
 impl Reach {
-    pub(crate) fn code(self) -> i64 {
+    /// The reach as the search queries number it (own 0, shared 1, all 2).
+    pub fn code(self) -> i64 {
         match self {
             Reach::Own => 0,
             Reach::Shared => 1,

@@ -74,7 +74,7 @@ fn columns(client: &mut impl GenericClient, table: &str) -> MemoryResult<Vec<Col
         .query(
             "SELECT column_name, data_type FROM information_schema.columns
              WHERE table_schema = current_schema() AND table_name = $1 AND is_generated = 'NEVER'
-               AND data_type <> 'tsvector'
+               AND data_type <> 'tsvector' AND NOT (table_name = 'vectors' AND column_name = 'seq')
              ORDER BY ordinal_position",
             &[&table],
         )

@@ -16,6 +16,7 @@ mod roster;
 mod schema;
 mod search;
 mod trace;
+mod vectors;
 
 pub use leases::{Lease, LeaseError};
 pub use listen::{Listener, Notice, channel};

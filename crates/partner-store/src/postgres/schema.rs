@@ -250,6 +250,13 @@ pub const MIGRATIONS: &[&str] = &[
         PRIMARY KEY (domain, ref_id, embedder)
     );
     "#,
+    // 11: vectors numbered as they are written or replaced, so an index
+    // in memory reads only what is new (SQLite's rowid does this there).
+    r#"
+    CREATE SEQUENCE vectors_seq;
+    ALTER TABLE vectors ADD COLUMN seq BIGINT NOT NULL DEFAULT nextval('vectors_seq');
+    CREATE INDEX vectors_since ON vectors (embedder, seq);
+    "#,
 ];
 
 /// Brings the schema up to date: under the advisory lock, the version is

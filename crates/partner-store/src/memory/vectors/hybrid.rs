@@ -9,9 +9,9 @@ use std::collections::HashMap;
 use rusqlite::{Connection, OptionalExtension, params};
 use serde::Serialize;
 
-use super::VectorIndex;
+use super::{Searchable, VectorIndex};
 use crate::memory::error::MemoryResult;
-use crate::memory::search::{SearchDomain, SearchHit, SearchQuery, hit_of, search};
+use crate::memory::search::{SearchDomain, SearchHit, SearchQuery, hit_of};
 
 /// Which side of a hybrid search found a hit.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
@@ -65,7 +65,7 @@ const CANDIDATES: usize = 50;
 
 /// A candidate found by meaning, read with the search's filters: `None`
 /// when the filters leave it out (another agent's, too old, deleted…).
-fn filtered(
+pub(super) fn filtered(
     conn: &Connection,
     query: &SearchQuery,
     domain: SearchDomain,
@@ -117,7 +117,7 @@ fn filtered(
 /// best word match of each domain always keeps a place, so hybrid search
 /// never loses the first answer keyword search gives.
 pub fn hybrid(
-    conn: &Connection,
+    store: &dyn Searchable,
     query: &SearchQuery,
     vector: Option<&[f32]>,
     index: &VectorIndex,
@@ -125,7 +125,7 @@ pub fn hybrid(
     // The words side searches as the query asks (partial matches
     // included): an item that only some of the words find is still a hit
     // keyword search alone would give, and hybrid must not lose it.
-    let mut text_hits = search(conn, query)?;
+    let mut text_hits = store.search(query)?;
     text_hits.sort_by(|a, b| a.rank.total_cmp(&b.rank));
     let mut fused: Vec<Candidate> = Vec::new();
     let mut at: HashMap<(SearchDomain, i64), usize> = HashMap::new();
@@ -191,7 +191,7 @@ pub fn hybrid(
     }
     fused.sort_by(|a, b| b.score.total_cmp(&a.score));
     keep_best_words(&mut fused, &best_words, query.limit.max(1));
-    best_of_each_domain(conn, query, fused)
+    best_of_each_domain(store, query, fused)
 }
 
 /// A hit in the making: found by words (read already) or by meaning
@@ -207,7 +207,7 @@ struct Candidate {
 /// search's filters (one that they leave out is skipped), best first;
 /// `fused` comes sorted.
 fn best_of_each_domain(
-    conn: &Connection,
+    store: &dyn Searchable,
     query: &SearchQuery,
     fused: Vec<Candidate>,
 ) -> MemoryResult<Vec<HybridHit>> {
@@ -220,7 +220,7 @@ fn best_of_each_domain(
         }
         let hit = match c.hit {
             Some(hit) => hit,
-            None => match filtered(conn, query, c.key.0, c.key.1)? {
+            None => match store.item_hit(query, c.key.0, c.key.1)? {
                 Some(hit) => hit,
                 None => continue,
             },
@@ -261,7 +261,7 @@ fn keep_best_words(fused: &mut Vec<Candidate>, best: &[(SearchDomain, i64)], lim
 /// at most `query.limit` from each domain, best first (for measuring
 /// hybrid search against pure vector search).
 pub fn nearest_only(
-    conn: &Connection,
+    store: &dyn Searchable,
     query: &SearchQuery,
     vector: &[f32],
     index: &VectorIndex,
@@ -272,7 +272,7 @@ pub fn nearest_only(
         if hits.len() >= wanted {
             break;
         }
-        if let Some(hit) = filtered(conn, query, domain, id)? {
+        if let Some(hit) = store.item_hit(query, domain, id)? {
             hits.push(HybridHit {
                 hit,
                 score: f64::from(similarity),

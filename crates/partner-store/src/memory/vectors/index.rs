@@ -165,6 +165,26 @@ fn dot_lanes(a: &[i8], b: &[i8]) -> i32 {
     lanes.iter().sum::<i32>() + tail
 }
 
+/// `embedder`'s vectors written after `after` (a rowid), with owners.
+pub(super) fn since(conn: &Connection, after: i64, embedder: &str) -> MemoryResult<Vec<VectorRow>> {
+    let mut stmt = conn.prepare_cached(SINCE)?;
+    let rows = stmt
+        .query_map(params![after, embedder], |r| {
+            Ok((
+                r.get(0)?,
+                r.get(1)?,
+                r.get(2)?,
+                r.get(3)?,
+                r.get(4)?,
+                r.get(5)?,
+                r.get(6)?,
+                r.get(7)?,
+            ))
+        })?
+        .collect::<Result<_, _>>()?;
+    Ok(rows)
+}
+
 /// Reads the vectors written after a rowid, with their owners.
 const SINCE: &str = "
     SELECT v.rowid, v.domain, v.ref_id, v.dims, v.vec, v.item_time,
@@ -177,8 +197,10 @@ const SINCE: &str = "
       FROM vectors v
      WHERE v.rowid > ?1 AND v.embedder = ?2 ORDER BY v.rowid";
 
-/// One row as read.
-type Row = (
+/// One vector as read: its position in the order written, domain, item
+/// id, dimensions, bytes (little-endian `f32`s), item time, owning agent
+/// and role.
+pub type VectorRow = (
     i64,
     String,
     i64,
@@ -227,30 +249,15 @@ impl VectorIndex {
     }
 
     /// Reads the rows written since the last refresh.
-    pub fn refresh(&mut self, conn: &Connection) -> MemoryResult<()> {
-        let mut stmt = conn.prepare_cached(SINCE)?;
-        let rows: Vec<Row> = stmt
-            .query_map(params![self.last_rowid, self.embedder], |r| {
-                Ok((
-                    r.get(0)?,
-                    r.get(1)?,
-                    r.get(2)?,
-                    r.get(3)?,
-                    r.get(4)?,
-                    r.get(5)?,
-                    r.get(6)?,
-                    r.get(7)?,
-                ))
-            })?
-            .collect::<Result<_, _>>()?;
-        for row in rows {
+    pub fn refresh(&mut self, store: &dyn super::Vectors) -> MemoryResult<()> {
+        for row in store.vectors_since(self.last_rowid, &self.embedder)? {
             self.take(row);
         }
         Ok(())
     }
 
     /// Keeps one row read from the table (a malformed one is skipped).
-    fn take(&mut self, (rowid, domain, id, dims, bytes, time, agent, role): Row) {
+    fn take(&mut self, (rowid, domain, id, dims, bytes, time, agent, role): VectorRow) {
         self.last_rowid = self.last_rowid.max(rowid);
         let Some(domain) = domain_of(&domain) else {
             return;

@@ -14,7 +14,7 @@ mod index;
 use rusqlite::{Connection, params};
 
 pub use hybrid::{HybridHit, Via, hybrid, nearest_only};
-pub use index::VectorIndex;
+pub use index::{VectorIndex, VectorRow};
 
 /// How far the vectors have caught up with memory, for the status line
 /// and `partner memory reindex`.
@@ -47,7 +47,8 @@ pub struct Item {
     pub time: Millis,
 }
 
-pub(super) fn domain_name(d: SearchDomain) -> &'static str {
+/// A domain's name as the vectors table keeps it.
+pub fn domain_name(d: SearchDomain) -> &'static str {
     match d {
         SearchDomain::Blocks => "blocks",
         SearchDomain::Archival => "archival",
@@ -55,7 +56,8 @@ pub(super) fn domain_name(d: SearchDomain) -> &'static str {
     }
 }
 
-pub(super) fn domain_of(name: &str) -> Option<SearchDomain> {
+/// The domain a vectors row names.
+pub fn domain_of(name: &str) -> Option<SearchDomain> {
     Some(match name {
         "blocks" => SearchDomain::Blocks,
         "archival" => SearchDomain::Archival,
@@ -111,12 +113,7 @@ pub fn progress(conn: &Connection, embedder: &str) -> MemoryResult<(usize, usize
         params![embedder, i64::MAX],
         |r| r.get(0),
     )?;
-    let total: i64 = conn.query_row(
-        "SELECT (SELECT count(*) FROM blocks WHERE deleted_at IS NULL AND value != '')
-              + (SELECT count(*) FROM archival) + (SELECT count(*) FROM messages)",
-        [],
-        |r| r.get(0),
-    )?;
+    let total: i64 = conn.query_row(EMBEDDABLE, [], |r| r.get(0))?;
     Ok(((total - waiting).max(0) as usize, waiting.max(0) as usize))
 }
 
@@ -136,4 +133,98 @@ pub fn put(conn: &Connection, embedder: &str, item: &Item, vector: &[f32]) -> Me
         bytes
     ])?;
     Ok(())
+}
+
+/// A fingerprint of what there is to embed (newest archival entry and
+/// message, newest block change, live blocks): when it has not changed
+/// since nothing was waiting, there is still nothing to do.
+pub type Signature = (i64, i64, i64, i64);
+
+/// The vectors of a constellation, on whichever database holds them:
+/// what waits for one, storing them, reading them into an index, and
+/// reading one item through a search's filters.
+pub trait Vectors {
+    /// Up to `limit` items without a vector from `embedder` for their
+    /// current text, oldest first.
+    fn vectors_pending(&self, embedder: &str, limit: usize) -> MemoryResult<Vec<Item>>;
+    /// How many items have a current vector from `embedder`, and how many
+    /// wait for one.
+    fn vectors_progress(&self, embedder: &str) -> MemoryResult<(usize, usize)>;
+    /// Stores the vector `embedder` made for `item`.
+    fn put_vector(&self, embedder: &str, item: &Item, vector: &[f32]) -> MemoryResult<()>;
+    /// Forgets every vector of `embedder`; how many.
+    fn forget_vectors(&self, embedder: &str) -> MemoryResult<usize>;
+    /// `embedder`'s vectors written after position `after` (in the order
+    /// they were written), with their owners.
+    fn vectors_since(&self, after: i64, embedder: &str) -> MemoryResult<Vec<VectorRow>>;
+    /// One item as a search shows it, if the query's filters admit it
+    /// (the start of its text as the snippet).
+    fn item_hit(
+        &self,
+        query: &super::search::SearchQuery,
+        domain: SearchDomain,
+        id: i64,
+    ) -> MemoryResult<Option<super::search::SearchHit>>;
+    /// How many items there are to embed.
+    fn embeddable(&self) -> MemoryResult<i64>;
+    /// What there is to embed, as a fingerprint.
+    fn embed_signature(&self) -> MemoryResult<Signature>;
+}
+
+/// What a search by meaning reads: memory's full-text search and the
+/// vectors.
+pub trait Searchable: super::backend::Memory + Vectors {}
+
+impl<T: super::backend::Memory + Vectors + ?Sized> Searchable for T {}
+
+/// Items to embed, in all.
+const EMBEDDABLE: &str =
+    "SELECT (SELECT count(*) FROM blocks WHERE deleted_at IS NULL AND value != '')
+              + (SELECT count(*) FROM archival) + (SELECT count(*) FROM messages)";
+
+/// The operations on one SQLite connection.
+impl Vectors for Connection {
+    fn vectors_pending(&self, embedder: &str, limit: usize) -> MemoryResult<Vec<Item>> {
+        pending(self, embedder, limit)
+    }
+
+    fn vectors_progress(&self, embedder: &str) -> MemoryResult<(usize, usize)> {
+        progress(self, embedder)
+    }
+
+    fn put_vector(&self, embedder: &str, item: &Item, vector: &[f32]) -> MemoryResult<()> {
+        put(self, embedder, item, vector)
+    }
+
+    fn forget_vectors(&self, embedder: &str) -> MemoryResult<usize> {
+        Ok(self.execute("DELETE FROM vectors WHERE embedder = ?1", [embedder])?)
+    }
+
+    fn vectors_since(&self, after: i64, embedder: &str) -> MemoryResult<Vec<VectorRow>> {
+        index::since(self, after, embedder)
+    }
+
+    fn item_hit(
+        &self,
+        query: &super::search::SearchQuery,
+        domain: SearchDomain,
+        id: i64,
+    ) -> MemoryResult<Option<super::search::SearchHit>> {
+        hybrid::filtered(self, query, domain, id)
+    }
+
+    fn embeddable(&self) -> MemoryResult<i64> {
+        Ok(self.query_row(EMBEDDABLE, [], |r| r.get(0))?)
+    }
+
+    fn embed_signature(&self) -> MemoryResult<Signature> {
+        Ok(self.query_row(
+            "SELECT (SELECT coalesce(max(rowid), 0) FROM archival),
+                    (SELECT coalesce(max(rowid), 0) FROM messages),
+                    (SELECT coalesce(max(updated_at), 0) FROM blocks),
+                    (SELECT count(*) FROM blocks WHERE deleted_at IS NULL)",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)),
+        )?)
+    }
 }
