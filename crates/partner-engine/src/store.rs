@@ -121,8 +121,8 @@ impl Store {
         }
     }
 
-    /// The SQLite store, when it is one (vectors, replay's scratch
-    /// copies and the shell's sandbox use the file itself).
+    /// The SQLite store, when it is one (replay's scratch copies and the
+    /// shell's sandbox use the file itself).
     pub fn sqlite(&self) -> Option<&MemoryStore> {
         match self {
             Store::Sqlite(store) => Some(store),
@@ -145,14 +145,5 @@ impl Store {
             Store::Sqlite(store) => store.path().display().to_string(),
             Store::Postgres(store) => store.location().to_string(),
         }
-    }
-
-    /// The error a feature that needs the SQLite file gives on
-    /// PostgreSQL.
-    pub fn needs_file(&self, what: &str) -> MemoryError {
-        MemoryError::Unsupported(format!(
-            "{what} needs a SQLite store; {} is on PostgreSQL",
-            self.location()
-        ))
     }
 }

@@ -15,10 +15,6 @@ pub enum MemoryError {
     /// longer runs it, and nothing of the action was kept.
     #[error("{0}")]
     Fenced(String),
-    /// The operation needs the other back end (a SQLite file's own
-    /// features asked of PostgreSQL).
-    #[error("{0}")]
-    Unsupported(String),
     /// The database was written by a newer partner.
     #[error(
         "the database schema is version {found}, newer than the {known} this partner knows; use a newer partner (nothing was changed)"
