@@ -152,23 +152,34 @@ pub fn file_of(db: Option<&Path>, config: &ConstellationConfig) -> Option<PathBu
     })
 }
 
-/// A constellation kept on PostgreSQL (`PARTNER_STORE`, `[store] url`)
-/// is run by its daemons, not by a console of its own: said, rather than
-/// running it from a file beside them.
-fn refuse_team_store(options: &RunOptions, config: &ConstellationConfig) -> Result<()> {
+/// The PostgreSQL store `partner run` runs on, when the constellation is
+/// kept there (`PARTNER_STORE`, or `[store] url`; `--db` wins).
+fn team_url_of(options: &RunOptions, config: &ConstellationConfig) -> Option<String> {
     if options.db.is_some() {
-        return Ok(());
+        return None;
     }
     let named = std::env::var(super::common::STORE_ENV)
         .ok()
         .filter(|s| !s.trim().is_empty())
-        .or_else(|| config.store.clone());
-    match named.map(|s| partner_engine::store::StoreAt::parse(&s)) {
-        Some(partner_engine::store::StoreAt::Postgres(_)) => Err(Error::Usage(
-            "this constellation is kept on PostgreSQL, where its daemons run it: start one with `partner serve --host-name NAME`, then `partner attach` (or pass --db to run one from a file)".into(),
-        )),
-        _ => Ok(()),
+        .or_else(|| config.store.clone())?;
+    match partner_engine::store::StoreAt::parse(&named) {
+        partner_engine::store::StoreAt::Postgres(url) => Some(url),
+        partner_engine::store::StoreAt::File(_) => None,
     }
+}
+
+/// A constellation opened to run here: its executor, the messages it
+/// opens with, its lease keeping when it is one of a team's, and where it
+/// is (for titles).
+pub struct Opened {
+    /// The executor.
+    pub executor: Arc<Executor>,
+    /// The opening messages (agent, text).
+    pub opening: Vec<(String, String)>,
+    /// Team mode: this process's part.
+    pub leasing: Option<crate::agent::Leasing>,
+    /// The database file, or the server and database.
+    pub shown: PathBuf,
 }
 
 /// Opens the executor for a constellation over `db`, with a clock that
@@ -302,14 +313,31 @@ pub fn run_run(options: &RunOptions, out: &mut dyn Write, err: &mut dyn Write) -
     {
         return Ok(code);
     }
-    refuse_team_store(options, &config)?;
-    let (db, _lock) = database_for(options, &config, demo)?;
+    // Opened before the async runtime: a PostgreSQL store's driver blocks
+    // on a runtime of its own.
+    let (opened, _lock) = match team_url_of(options, &config) {
+        Some(url) => (super::team::open_member(&config, &url)?, None),
+        None => {
+            let (db, lock) = database_for(options, &config, demo)?;
+            let executor = open_constellation(&config, &db)?;
+            let opened = Opened {
+                executor,
+                opening: Vec::new(),
+                leasing: None,
+                shown: db,
+            };
+            (opened, Some(lock))
+        }
+    };
+    let opening = opening_messages(options, &config, &opened.executor, demo)?;
+    let opened = Opened { opening, ..opened };
+    let db = opened.shown.clone();
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
         .map_err(|e| Error::Runtime(format!("cannot start the async runtime: {e}")))?;
     if console {
-        return runtime.block_on(run_embedded(options, &config, demo, &db));
+        return runtime.block_on(run_embedded(options, &config, opened));
     }
     for warning in config.warnings() {
         writeln!(err, "partner: warning: {warning}").map_err(Error::Write)?;
@@ -330,7 +358,7 @@ pub fn run_run(options: &RunOptions, out: &mut dyn Write, err: &mut dyn Write) -
         out,
         err,
     };
-    runtime.block_on(run.run(&config, demo, &db))?;
+    runtime.block_on(run.run(&config, opened))?;
     Ok(0)
 }
 
@@ -366,8 +394,7 @@ fn attach_if_served(options: &RunOptions, config: &ConstellationConfig) -> Resul
 async fn run_embedded(
     options: &RunOptions,
     config: &ConstellationConfig,
-    demo: bool,
-    db: &Path,
+    opened: Opened,
 ) -> Result<i32> {
     let dir = config_dir();
     // The command line wins over `[console]` in the constellation's file.
@@ -383,10 +410,18 @@ async fn run_embedded(
         .map_err(Error::Usage)?;
     let keymap = crate::tui::driver::load_keymap(keymap_name.as_deref(), dir.as_deref())
         .map_err(Error::Usage)?;
-    let executor = open_constellation(config, db)?;
-    let opening = opening_messages(options, config, &executor, demo)?;
-    let (handle, task) = crate::agent::start(config, executor, Arc::new(TokioClock::now()));
-    let title = format!("{} · embedded", config.name);
+    let Opened {
+        executor,
+        opening,
+        leasing,
+        shown: db,
+    } = opened;
+    let title = match &leasing {
+        Some(l) => format!("{} · as {} in the team", config.name, l.host),
+        None => format!("{} · embedded", config.name),
+    };
+    let (handle, task) =
+        crate::agent::start_leased(config, executor, Arc::new(TokioClock::now()), leasing);
     let mut app = crate::tui::app::App::new(&title, &db.display().to_string(), theme, keymap);
     app.verb_words = crate::tui::completion::verb_words(&config.verbs);
     let now = crate::clock::SystemClock.now_ms_public();
@@ -409,7 +444,7 @@ async fn run_embedded(
         replay: None,
         history: data_dir().ok().map(|d| d.join("console_history")),
     };
-    console_in_process(handle, task, config, db, app, settings).await
+    console_in_process(handle, task, config, &db, app, settings).await
 }
 
 /// Runs the console over a runtime started in this process (its host
@@ -442,10 +477,15 @@ struct Unattended<'a> {
 }
 
 impl Unattended<'_> {
-    async fn run(mut self, config: &ConstellationConfig, demo: bool, db: &Path) -> Result<()> {
-        let executor = open_constellation(config, db)?;
-        let opening = opening_messages(self.options, config, &executor, demo)?;
-        let (handle, task) = crate::agent::start(config, executor, Arc::new(TokioClock::now()));
+    async fn run(mut self, config: &ConstellationConfig, opened: Opened) -> Result<()> {
+        let Opened {
+            executor,
+            opening,
+            leasing,
+            ..
+        } = opened;
+        let (handle, task) =
+            crate::agent::start_leased(config, executor, Arc::new(TokioClock::now()), leasing);
         let mut events = handle.subscribe();
         for (agent, text) in &opening {
             handle.send_message(agent, text);

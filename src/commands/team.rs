@@ -88,26 +88,11 @@ pub fn run_team_daemon(
     }
     // The store is opened here, before the async runtime: its driver
     // blocks on a runtime of its own.
-    let at = StoreAt::Postgres(url.to_string());
-    let mut executor = Executor::with_parts(
-        Arc::new(partner_engine::store::Store::open(&at)?),
-        config.policy.clone(),
-        config.exec.clone(),
-        Arc::new(TokioClock::now()),
-    )?;
-    executor.set_verbs(config.verbs.clone())?;
-    let Some(pg) = executor.store().postgres() else {
-        return Err(Error::Runtime("the store is not PostgreSQL".into()));
-    };
-    pg.warm()?;
+    let (executor, leasing) = team_executor(&config, url, host)?;
     if options.listen.is_some() {
-        warn_without_partners(pg);
+        warn_without_partners(&leasing.store);
     }
-    let leasing = crate::agent::Leasing {
-        host,
-        store: Arc::new(pg.connect_again()?),
-    };
-    let shown = PathBuf::from(pg.location());
+    let shown = PathBuf::from(leasing.store.location());
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -128,6 +113,51 @@ pub fn run_team_daemon(
         .map_err(Error::Runtime)
     })?;
     Ok(0)
+}
+
+/// A constellation on the PostgreSQL store `url` opened to run in this
+/// process as one member of its team (`partner run`): named after the
+/// machine and the process, so it never mistakes another daemon's
+/// leases for its own.
+pub fn open_member(
+    config: &crate::agent::ConstellationConfig,
+    url: &str,
+) -> Result<super::run::Opened> {
+    let host = format!("{}.{}", host_name(None)?, std::process::id());
+    let (executor, leasing) = team_executor(config, url, host)?;
+    let shown = PathBuf::from(leasing.store.location());
+    Ok(super::run::Opened {
+        executor: Arc::new(executor),
+        opening: Vec::new(),
+        leasing: Some(leasing),
+        shown,
+    })
+}
+
+/// The executor of a constellation on the PostgreSQL store `url`, with
+/// its connections opened, and the lease keeping of member `host`.
+fn team_executor(
+    config: &crate::agent::ConstellationConfig,
+    url: &str,
+    host: String,
+) -> Result<(Executor, crate::agent::Leasing)> {
+    let at = StoreAt::Postgres(url.to_string());
+    let mut executor = Executor::with_parts(
+        Arc::new(partner_engine::store::Store::open(&at)?),
+        config.policy.clone(),
+        config.exec.clone(),
+        Arc::new(TokioClock::now()),
+    )?;
+    executor.set_verbs(config.verbs.clone())?;
+    let Some(pg) = executor.store().postgres() else {
+        return Err(Error::Runtime("the store is not PostgreSQL".into()));
+    };
+    pg.warm()?;
+    let leasing = crate::agent::Leasing {
+        host,
+        store: Arc::new(pg.connect_again()?),
+    };
+    Ok((executor, leasing))
 }
 
 /// Says so when no partner may connect over TCP yet.

@@ -262,7 +262,7 @@ fn partner_store_in_the_environment_selects_postgresql() {
 }
 
 #[test]
-fn the_store_named_in_partner_toml_is_the_default_for_every_command() {
+fn the_store_named_in_partner_toml_is_the_default_for_every_command_run_too() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
     let config = |store: &str| {
@@ -304,12 +304,19 @@ fn the_store_named_in_partner_toml_is_the_default_for_every_command() {
         "",
     );
     assert!(said(&shown).contains("on the server"), "{}", said(&shown));
-    // Its daemons run it: a console of its own is refused, and says how.
-    let refused = run(d, &["run", "--headless", "--for", "1s"], None, "");
-    assert_eq!(refused.status.code(), Some(2), "{}", said(&refused));
-    assert!(
-        said(&refused).contains("partner serve --host-name"),
-        "{}",
-        said(&refused)
-    );
+    // `partner run` runs it there as one member of its team: it takes the
+    // agents' leases as `MACHINE.PID`, and gives them up as it stops.
+    let ran = run(d, &["run", "--headless", "--for", "3s"], None, "");
+    assert_eq!(ran.status.code(), Some(0), "{}", said(&ran));
+    let mut client = ::postgres::Client::connect(&db.url, ::postgres::NoTls).unwrap();
+    let row = client
+        .query_one(
+            "SELECT host, expires_at FROM agent_leases WHERE agent = 'ada'",
+            &[],
+        )
+        .unwrap();
+    let host: String = row.get(0);
+    let pid = host.rsplit('.').next().unwrap();
+    assert!(pid.parse::<u32>().is_ok(), "{host}");
+    assert_eq!(row.get::<_, i64>(1), 0, "the lease was given up");
 }

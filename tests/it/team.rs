@@ -446,3 +446,30 @@ fn a_daemon_that_lost_an_agents_lease_commits_nothing_for_it() {
     let now = run(&fence(&h2), "/recall notes + \"gamma\"");
     assert_eq!(now.status.to_string(), "executed", "{}", now.text);
 }
+
+#[test]
+fn a_daemon_stopped_cleanly_gives_its_agents_up_at_once() {
+    let Some(db) = postgres::scratch() else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let mut first = serve(d, &db.url, "h1");
+    all_on(d, &db.url, "h1", Duration::from_secs(30));
+    let _second = serve(d, &db.url, "h2");
+    std::thread::sleep(Duration::from_secs(2));
+    // SIGTERM, as systemd stops it: it exits cleanly and gives its leases
+    // up, so h2 takes the agents at its next round, not when they lapse.
+    let pid = i32::try_from(first.child.id()).unwrap();
+    // SAFETY: a plain signal to a child process this test started.
+    assert_eq!(unsafe { libc::kill(pid, libc::SIGTERM) }, 0);
+    let status = first.child.wait().unwrap();
+    assert!(status.success(), "{status:?}: {}", log(d, "h1"));
+    let taken = all_on(d, &db.url, "h2", Duration::from_secs(10));
+    eprintln!("taken over {taken:?} after a clean stop");
+    assert!(
+        taken < partner::agent::LEASE_TTL,
+        "{taken:?}: the leases were not given up"
+    );
+    assert!(!log(d, "h1").contains("panic"), "{}", log(d, "h1"));
+}

@@ -166,9 +166,38 @@ impl Drop for Pooled<'_> {
             Some(client) if !client.is_closed() && self.keep.load(Ordering::SeqCst) => {
                 slots.idle.push(client)
             }
-            _ => slots.open -= 1,
+            Some(client) => {
+                slots.open -= 1;
+                close(vec![client]);
+            }
+            None => slots.open -= 1,
         }
         drop(slots);
         self.pool.freed.notify_one();
+    }
+}
+
+impl Drop for Pool {
+    fn drop(&mut self) {
+        close(std::mem::take(&mut self.slots().idle));
+    }
+}
+
+/// Closes connections on a thread of their own: the driver blocks while
+/// it closes one, which it may not do on an async runtime's thread (a
+/// store dropped as a daemon stops).
+fn close(clients: Vec<Client>) {
+    if clients.is_empty() {
+        return;
+    }
+    let held = Arc::new(Mutex::new(Some(clients)));
+    let theirs = Arc::clone(&held);
+    let spawned = std::thread::Builder::new()
+        .name("partner-pg-close".into())
+        .spawn(move || drop(theirs.lock().unwrap_or_else(|e| e.into_inner()).take()));
+    if spawned.is_err() {
+        // Left open rather than closed where blocking is not allowed: the
+        // server notices the sockets go when the process ends.
+        std::mem::forget(held.lock().unwrap_or_else(|e| e.into_inner()).take());
     }
 }
