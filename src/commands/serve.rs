@@ -325,12 +325,28 @@ fn client_error(e: ClientError) -> Error {
 
 /// Runs `partner msg`: through the daemon (the agent hears it at once).
 pub fn run_msg(options: &MsgOptions, out: &mut dyn Write) -> Result<i32> {
-    let db = options.db.path()?;
-    let Some(mut client) = daemon_for(&db)? else {
-        return Err(Error::Usage(format!(
-            "no daemon runs {}: start one with partner serve (or message the agent from the console)",
-            db.display()
-        )));
+    let mut client = match options.db.store_at()? {
+        StoreAt::File(db) => daemon_for(&db)?.ok_or_else(|| {
+            Error::Usage(format!(
+                "no daemon runs {}: start one with partner serve (or message the agent from the console)",
+                db.display()
+            ))
+        })?,
+        // On PostgreSQL: this machine's team daemon, which hands the
+        // message to the daemon running the agent.
+        StoreAt::Postgres(_) => {
+            let socket = super::team::socket_here()?;
+            match Client::connect(&socket, "cli") {
+                Ok(client) => client,
+                Err(ClientError::NoDaemon(_)) => {
+                    return Err(Error::Usage(format!(
+                        "no daemon of the team runs on this machine (nothing at {}): start one with partner serve --host-name NAME",
+                        socket.display()
+                    )));
+                }
+                Err(e) => return Err(Error::Runtime(e.to_string())),
+            }
+        }
     };
     let (message, _) = client
         .request(Op::Message {

@@ -473,3 +473,67 @@ fn a_daemon_stopped_cleanly_gives_its_agents_up_at_once() {
     );
     assert!(!log(d, "h1").contains("panic"), "{}", log(d, "h1"));
 }
+
+#[test]
+fn partner_msg_reaches_an_agent_through_this_machines_daemon_of_the_team() {
+    let Some(db) = postgres::scratch() else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let home = d.join("home");
+    std::fs::create_dir_all(&home).unwrap();
+    let with_home = |command: &mut Command| {
+        command
+            .current_dir(d)
+            .env("HOME", &home)
+            .env("XDG_DATA_HOME", home.join("data"))
+            .env("PARTNER_STORE", &db.url);
+    };
+    // With no daemon here: said, and how to start one.
+    let mut msg = Command::new(env!("CARGO_BIN_EXE_partner"));
+    with_home(msg.args(["msg", "sage", "are", "you", "there?"]));
+    let out = msg.output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("no daemon of the team runs on this machine"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // A daemon named after the machine, at its default socket.
+    let mut serve = Command::new(env!("CARGO_BIN_EXE_partner"));
+    with_home(serve.args(["serve", "--demo"]));
+    let child = serve
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(std::fs::File::create(d.join("here.log")).unwrap())
+        .spawn()
+        .unwrap();
+    let _daemon = Daemon {
+        child,
+        socket: PathBuf::new(),
+    };
+    let machine = std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .unwrap()
+        .trim()
+        .to_string();
+    all_on(d, &db.url, &machine, Duration::from_secs(30));
+    let mut msg = Command::new(env!("CARGO_BIN_EXE_partner"));
+    with_home(msg.args(["msg", "sage", "are", "you", "there?"]));
+    let out = msg.output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let mut pg = ::postgres::Client::connect(&db.url, ::postgres::NoTls).unwrap();
+    let stored: i64 = pg
+        .query_one(
+            "SELECT count(*) FROM messages WHERE agent = 'sage' AND content = 'are you there?'",
+            &[],
+        )
+        .unwrap()
+        .get(0);
+    assert_eq!(stored, 1);
+}
