@@ -324,9 +324,8 @@ fn batch(
 
 /// `partner grammar learned`.
 fn learned(db: &super::DbArg, command: &LearnedCommand, out: &mut dyn Write) -> Result<i32> {
-    use crate::memory::learned;
-    use crate::memory::learned::Phrasings;
-    let store = crate::memory::MemoryStore::open(&db.path()?)?;
+    let store = partner_engine::store::Store::open(&db.store_at()?)?;
+    let store = store.phrasings();
     let write =
         |out: &mut dyn Write, text: String| out.write_all(text.as_bytes()).map_err(Error::Write);
     match command {
@@ -339,7 +338,7 @@ fn learned(db: &super::DbArg, command: &LearnedCommand, out: &mut dyn Write) -> 
         LearnedCommand::Add { words, action } => {
             let now = crate::clock::SystemClock.now_ms_public();
             let learned =
-                crate::agent::proposals::learn(&store, words, action, now).map_err(Error::Usage)?;
+                crate::agent::proposals::learn(store, words, action, now).map_err(Error::Usage)?;
             write(out, format!("{learned}\n"))?;
             Ok(0)
         }
@@ -352,7 +351,7 @@ fn learned(db: &super::DbArg, command: &LearnedCommand, out: &mut dyn Write) -> 
             }
         }
         LearnedCommand::Reset => {
-            let n = learned::reset(&store.conn())?;
+            let n = store.forget_all()?;
             write(out, format!("forgot {n} phrasings\n"))?;
             Ok(0)
         }

@@ -1,8 +1,8 @@
 //! Every command on either back end: one session of `partner memory`,
-//! `exec`, `pending`, `trace` and `replay --verify` run against a SQLite
-//! file (`--db`) and against a PostgreSQL database (`--store`, and
-//! `PARTNER_STORE`), each command answering the same, word for word, on
-//! both (times and durations aside).
+//! `exec`, `pending`, `trace`, `replay --verify` and `grammar learned`
+//! run against a SQLite file (`--db`) and against a PostgreSQL database
+//! (`--store`, and `PARTNER_STORE`), each command answering the same,
+//! word for word, on both (times and durations aside).
 
 use std::path::Path;
 use std::process::{Command, Output, Stdio};
@@ -81,6 +81,24 @@ const SESSION: &[Step] = &[
     },
     Step {
         args: &["replay", "--verify"],
+        stdin: "",
+    },
+    Step {
+        args: &[
+            "grammar",
+            "learned",
+            "add",
+            "show me my notes",
+            "/recall notes",
+        ],
+        stdin: "",
+    },
+    Step {
+        args: &["grammar", "learned", "list"],
+        stdin: "",
+    },
+    Step {
+        args: &["grammar", "learned", "reset"],
         stdin: "",
     },
     Step {
@@ -192,6 +210,8 @@ fn every_command_answers_the_same_on_sqlite_and_postgresql() {
         "partner said no: denied from the command line",
         "did you mean /approve?",
         "partner: no block 'ghost' for agent ada",
+        "learned #1: show me my notes  →  /recall notes",
+        "forgot 1 phrasings",
         "steps matched",
     ] {
         assert!(all.contains(expected), "missing {expected:?} in:\n{all}");

@@ -89,6 +89,8 @@ pub trait Phrasings: Send + Sync {
     /// How many there are and the newest id: changes whenever one is
     /// learned or forgotten.
     fn signature(&self) -> MemoryResult<(i64, i64)>;
+    /// Forgets every one; how many.
+    fn forget_all(&self) -> MemoryResult<usize>;
 }
 
 impl Phrasings for super::MemoryStore {
@@ -106,5 +108,9 @@ impl Phrasings for super::MemoryStore {
 
     fn signature(&self) -> MemoryResult<(i64, i64)> {
         signature(&self.read())
+    }
+
+    fn forget_all(&self) -> MemoryResult<usize> {
+        self.transaction(reset)
     }
 }

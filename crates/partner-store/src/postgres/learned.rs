@@ -56,4 +56,12 @@ impl Phrasings for PgStore {
             .map_err(failed)?;
         Ok((row.get(0), row.get(1)))
     }
+
+    fn forget_all(&self) -> MemoryResult<usize> {
+        let gone = self
+            .client()?
+            .execute("DELETE FROM learned_rules", &[])
+            .map_err(failed)?;
+        Ok(gone as usize)
+    }
 }
