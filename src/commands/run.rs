@@ -152,36 +152,6 @@ pub fn file_of(db: Option<&Path>, config: &ConstellationConfig) -> Option<PathBu
     })
 }
 
-/// The PostgreSQL store `partner run` runs on, when the constellation is
-/// kept there (`PARTNER_STORE`, or `[store] url`; `--db` wins).
-fn team_url_of(options: &RunOptions, config: &ConstellationConfig) -> Option<String> {
-    if options.db.is_some() {
-        return None;
-    }
-    let named = std::env::var(super::common::STORE_ENV)
-        .ok()
-        .filter(|s| !s.trim().is_empty())
-        .or_else(|| config.store.clone())?;
-    match partner_engine::store::StoreAt::parse(&named) {
-        partner_engine::store::StoreAt::Postgres(url) => Some(url),
-        partner_engine::store::StoreAt::File(_) => None,
-    }
-}
-
-/// A constellation opened to run here: its executor, the messages it
-/// opens with, its lease keeping when it is one of a team's, and where it
-/// is (for titles).
-pub struct Opened {
-    /// The executor.
-    pub executor: Arc<Executor>,
-    /// The opening messages (agent, text).
-    pub opening: Vec<(String, String)>,
-    /// Team mode: this process's part.
-    pub leasing: Option<crate::agent::Leasing>,
-    /// The database file, or the server and database.
-    pub shown: PathBuf,
-}
-
 /// Opens the executor for a constellation over `db`, with a clock that
 /// follows tokio's.
 pub fn open_constellation(config: &ConstellationConfig, db: &Path) -> Result<Arc<Executor>> {
@@ -315,12 +285,12 @@ pub fn run_run(options: &RunOptions, out: &mut dyn Write, err: &mut dyn Write) -
     }
     // Opened before the async runtime: a PostgreSQL store's driver blocks
     // on a runtime of its own.
-    let (opened, _lock) = match team_url_of(options, &config) {
+    let (opened, _lock) = match super::team::team_url_of(options, &config) {
         Some(url) => (super::team::open_member(&config, &url)?, None),
         None => {
             let (db, lock) = database_for(options, &config, demo)?;
             let executor = open_constellation(&config, &db)?;
-            let opened = Opened {
+            let opened = super::team::Opened {
                 executor,
                 opening: Vec::new(),
                 leasing: None,
@@ -330,7 +300,7 @@ pub fn run_run(options: &RunOptions, out: &mut dyn Write, err: &mut dyn Write) -
         }
     };
     let opening = opening_messages(options, &config, &opened.executor, demo)?;
-    let opened = Opened { opening, ..opened };
+    let opened = super::team::Opened { opening, ..opened };
     let db = opened.shown.clone();
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
@@ -394,7 +364,7 @@ fn attach_if_served(options: &RunOptions, config: &ConstellationConfig) -> Resul
 async fn run_embedded(
     options: &RunOptions,
     config: &ConstellationConfig,
-    opened: Opened,
+    opened: super::team::Opened,
 ) -> Result<i32> {
     let dir = config_dir();
     // The command line wins over `[console]` in the constellation's file.
@@ -410,7 +380,7 @@ async fn run_embedded(
         .map_err(Error::Usage)?;
     let keymap = crate::tui::driver::load_keymap(keymap_name.as_deref(), dir.as_deref())
         .map_err(Error::Usage)?;
-    let Opened {
+    let super::team::Opened {
         executor,
         opening,
         leasing,
@@ -477,8 +447,12 @@ struct Unattended<'a> {
 }
 
 impl Unattended<'_> {
-    async fn run(mut self, config: &ConstellationConfig, opened: Opened) -> Result<()> {
-        let Opened {
+    async fn run(
+        mut self,
+        config: &ConstellationConfig,
+        opened: super::team::Opened,
+    ) -> Result<()> {
+        let super::team::Opened {
             executor,
             opening,
             leasing,

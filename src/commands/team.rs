@@ -115,18 +115,48 @@ pub fn run_team_daemon(
     Ok(0)
 }
 
+/// The PostgreSQL store `partner run` runs on, when the constellation is
+/// kept there (`PARTNER_STORE`, or `[store] url`; `--db` wins).
+pub fn team_url_of(
+    options: &super::run::RunOptions,
+    config: &crate::agent::ConstellationConfig,
+) -> Option<String> {
+    if options.db.is_some() {
+        return None;
+    }
+    let named = std::env::var(super::common::STORE_ENV)
+        .ok()
+        .filter(|s| !s.trim().is_empty())
+        .or_else(|| config.store.clone())?;
+    match partner_engine::store::StoreAt::parse(&named) {
+        partner_engine::store::StoreAt::Postgres(url) => Some(url),
+        partner_engine::store::StoreAt::File(_) => None,
+    }
+}
+
+/// A constellation opened to run here: its executor, the messages it
+/// opens with, its lease keeping when it is one of a team's, and where it
+/// is (for titles).
+pub struct Opened {
+    /// The executor.
+    pub executor: Arc<Executor>,
+    /// The opening messages (agent, text).
+    pub opening: Vec<(String, String)>,
+    /// Team mode: this process's part.
+    pub leasing: Option<crate::agent::Leasing>,
+    /// The database file, or the server and database.
+    pub shown: PathBuf,
+}
+
 /// A constellation on the PostgreSQL store `url` opened to run in this
 /// process as one member of its team (`partner run`): named after the
 /// machine and the process, so it never mistakes another daemon's
 /// leases for its own.
-pub fn open_member(
-    config: &crate::agent::ConstellationConfig,
-    url: &str,
-) -> Result<super::run::Opened> {
+pub fn open_member(config: &crate::agent::ConstellationConfig, url: &str) -> Result<Opened> {
     let host = format!("{}.{}", host_name(None)?, std::process::id());
     let (executor, leasing) = team_executor(config, url, host)?;
     let shown = PathBuf::from(leasing.store.location());
-    Ok(super::run::Opened {
+    Ok(Opened {
         executor: Arc::new(executor),
         opening: Vec::new(),
         leasing: Some(leasing),

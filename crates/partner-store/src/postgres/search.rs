@@ -88,17 +88,20 @@ fn domain_hits(
             ],
         )
         .map_err(failed)?;
-    Ok(rows
-        .iter()
-        .map(|r| SearchHit {
-            domain,
-            agent: r.get(0),
-            id: r.get(1),
-            label: r.get(2),
-            role: r.get(3),
-            snippet: r.get(4),
-            rank: r.get(5),
-            time: r.get(6),
-        })
-        .collect())
+    Ok(rows.iter().map(|r| hit_of(domain, r)).collect())
+}
+
+/// A hit of `domain` from a row of agent, id, label, role, snippet, rank
+/// and time, in that order.
+pub(super) fn hit_of(domain: SearchDomain, r: &postgres::Row) -> SearchHit {
+    SearchHit {
+        domain,
+        agent: r.get(0),
+        id: r.get(1),
+        label: r.get(2),
+        role: r.get(3),
+        snippet: r.get(4),
+        rank: r.get(5),
+        time: r.get(6),
+    }
 }

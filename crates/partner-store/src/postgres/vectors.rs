@@ -173,16 +173,7 @@ impl Vectors for PgTx<'_> {
                 ],
             )
             .map_err(failed)?;
-        Ok(row.map(|r| SearchHit {
-            domain,
-            agent: r.get(0),
-            id: r.get(1),
-            label: r.get(2),
-            role: r.get(3),
-            snippet: r.get(4),
-            rank: r.get(5),
-            time: r.get(6),
-        }))
+        Ok(row.map(|r| super::search::hit_of(domain, &r)))
     }
 
     fn embeddable(&self) -> MemoryResult<i64> {
