@@ -537,3 +537,68 @@ fn partner_msg_reaches_an_agent_through_this_machines_daemon_of_the_team() {
         .get(0);
     assert_eq!(stored, 1);
 }
+
+#[test]
+fn a_daemon_whose_connections_the_server_drops_comes_back_by_itself() {
+    let Some(db) = postgres::scratch() else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let mut first = serve(d, &db.url, "h1");
+    all_on(d, &db.url, "h1", Duration::from_secs(30));
+    // The server drops every connection of the daemon (a restart, a
+    // failover of the database, an administrator's hand).
+    let mut admin = ::postgres::Client::connect(&db.url, ::postgres::NoTls).unwrap();
+    let name: String = admin
+        .query_one("SELECT current_database()", &[])
+        .unwrap()
+        .get(0);
+    let dropped: i64 = admin
+        .query_one(
+            "SELECT count(*) FROM (SELECT pg_terminate_backend(pid) FROM pg_stat_activity
+              WHERE datname = $1 AND pid <> pg_backend_pid()) t",
+            &[&name],
+        )
+        .unwrap()
+        .get(0);
+    assert!(dropped >= 3, "only {dropped} connections were dropped");
+    // It reconnects and goes on: its agents run again, and a message
+    // through it is answered.
+    std::thread::sleep(Duration::from_secs(1));
+    all_on(d, &db.url, "h1", Duration::from_secs(20));
+    assert!(
+        first.child.try_wait().unwrap().is_none(),
+        "{}",
+        log(d, "h1")
+    );
+    let mut client = connect(&first.socket);
+    let (said, _) = client
+        .request(Op::Message {
+            agent: "sage".into(),
+            text: "still there?".into(),
+        })
+        .unwrap();
+    assert!(!said.is_empty());
+    let started = Instant::now();
+    loop {
+        let answered: i64 = admin
+            .query_one(
+                "SELECT count(*) FROM messages m WHERE m.agent = 'sage' AND m.role = 'assistant'
+                   AND m.id > (SELECT max(id) FROM messages WHERE content = 'still there?')",
+                &[],
+            )
+            .unwrap()
+            .get(0);
+        if answered > 0 {
+            break;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(20),
+            "sage never answered after the reconnect: {}",
+            log(d, "h1")
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    assert!(!log(d, "h1").contains("panic"), "{}", log(d, "h1"));
+}

@@ -155,6 +155,19 @@ impl PgStore {
         &self,
         work: impl FnOnce(&PgTx<'_>) -> Result<T, E>,
     ) -> Result<T, E> {
+        self.transaction_from(work, true)
+    }
+
+    /// [`PgStore::transaction`]; when the transaction cannot begin because
+    /// the server dropped the connection (it restarted, an administrator
+    /// ended it) and `again` is set, the idle connections, likely dropped
+    /// with it, are closed and it begins once more on a new one (nothing
+    /// was done yet, so nothing is done twice).
+    fn transaction_from<T, E: From<MemoryError>>(
+        &self,
+        work: impl FnOnce(&PgTx<'_>) -> Result<T, E>,
+        again: bool,
+    ) -> Result<T, E> {
         let mut client = self.client()?;
         let keep = client.keeper();
         let tx = match client.transaction() {
@@ -163,6 +176,10 @@ impl PgStore {
                 // The connection may be gone before the driver has
                 // noticed: it is closed, not lent again.
                 keep.store(false, std::sync::atomic::Ordering::SeqCst);
+                if again && dropped_by_server(&e) {
+                    self.pool.close_idle();
+                    return self.transaction_from(work, false);
+                }
                 return Err(failed(e).into());
             }
         };
@@ -173,6 +190,17 @@ impl PgStore {
         session.tx.into_inner().commit().map_err(failed)?;
         Ok(out)
     }
+}
+
+/// True when `e` says the server dropped the connection (class 08, a
+/// connection exception, or 57P, an operator's intervention), or the
+/// driver found it closed.
+fn dropped_by_server(e: &postgres::Error) -> bool {
+    e.is_closed()
+        || e.code().is_some_and(|code| {
+            let code = code.code();
+            code.starts_with("08") || code.starts_with("57P")
+        })
 }
 
 /// `user@host:port/db` of a configuration.

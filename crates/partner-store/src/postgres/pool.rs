@@ -76,6 +76,17 @@ impl Pool {
         Ok(())
     }
 
+    /// Closes the idle connections (the server dropped one: the others
+    /// likely went with it); the next work opens new ones.
+    pub(super) fn close_idle(&self) {
+        let mut slots = self.slots();
+        let idle = std::mem::take(&mut slots.idle);
+        slots.open -= idle.len();
+        drop(slots);
+        close(idle);
+        self.freed.notify_all();
+    }
+
     fn slots(&self) -> std::sync::MutexGuard<'_, Slots> {
         self.slots.lock().unwrap_or_else(|e| e.into_inner())
     }
