@@ -185,14 +185,15 @@ impl Partners for PgStore {
     fn add_partner(&self, name: &str, now: Millis) -> Result<String, PartnerError> {
         check_name(name)?;
         let token = new_token()?;
-        let added = self
-            .client()?
-            .execute(
-                "INSERT INTO partners (name, token_hash, created_at) VALUES ($1, $2, $3)
+        let added = self.transaction(|tx| {
+            tx.conn()
+                .execute(
+                    "INSERT INTO partners (name, token_hash, created_at) VALUES ($1, $2, $3)
                  ON CONFLICT (name) DO NOTHING",
-                &[&name, &token_hash(&token), &now],
-            )
-            .map_err(failed)?;
+                    &[&name, &token_hash(&token), &now],
+                )
+                .map_err(failed)
+        })?;
         if added == 0 {
             return Err(PartnerError::Exists(name.to_string()));
         }
@@ -200,13 +201,14 @@ impl Partners for PgStore {
     }
 
     fn partners(&self) -> Result<Vec<PartnerRecord>, MemoryError> {
-        let rows = self
-            .client()?
-            .query(
-                "SELECT name, created_at, revoked_at FROM partners ORDER BY name",
-                &[],
-            )
-            .map_err(failed)?;
+        let rows = self.transaction(|tx| {
+            tx.conn()
+                .query(
+                    "SELECT name, created_at, revoked_at FROM partners ORDER BY name",
+                    &[],
+                )
+                .map_err(failed)
+        })?;
         Ok(rows
             .iter()
             .map(|r| PartnerRecord {
@@ -218,14 +220,15 @@ impl Partners for PgStore {
     }
 
     fn revoke_partner(&self, name: &str, now: Millis) -> Result<bool, PartnerError> {
-        let mut client = self.client()?;
-        let row = client
-            .query_opt(
-                "UPDATE partners SET revoked_at = COALESCE(revoked_at, $2) WHERE name = $1
+        let row = self.transaction(|tx| {
+            tx.conn()
+                .query_opt(
+                    "UPDATE partners SET revoked_at = COALESCE(revoked_at, $2) WHERE name = $1
                  RETURNING revoked_at = $2",
-                &[&name, &now],
-            )
-            .map_err(failed)?;
+                    &[&name, &now],
+                )
+                .map_err(failed)
+        })?;
         match row {
             None => Err(PartnerError::NoPartner(name.to_string())),
             Some(row) => Ok(row.get::<_, bool>(0)),
@@ -233,13 +236,14 @@ impl Partners for PgStore {
     }
 
     fn partner_of(&self, token: &str) -> Result<Option<String>, MemoryError> {
-        let row = self
-            .client()?
-            .query_opt(
-                "SELECT name FROM partners WHERE token_hash = $1 AND revoked_at IS NULL",
-                &[&token_hash(token)],
-            )
-            .map_err(failed)?;
+        let row = self.transaction(|tx| {
+            tx.conn()
+                .query_opt(
+                    "SELECT name FROM partners WHERE token_hash = $1 AND revoked_at IS NULL",
+                    &[&token_hash(token)],
+                )
+                .map_err(failed)
+        })?;
         Ok(row.map(|r| r.get(0)))
     }
 }

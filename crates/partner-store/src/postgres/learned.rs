@@ -7,33 +7,32 @@ use partner_core::clock::Millis;
 
 impl Phrasings for PgStore {
     fn learn(&self, rule: &str, words: &str, action: &str, now: Millis) -> MemoryResult<i64> {
-        let row = self
-            .client()?
-            .query_one(
-                "INSERT INTO learned_rules (rule, words, action, created_at)
+        let row = self.transaction(|tx| {
+            tx.conn()
+                .query_one(
+                    "INSERT INTO learned_rules (rule, words, action, created_at)
                  VALUES ($1, $2, $3, $4) RETURNING id",
-                &[&rule, &words, &action, &now],
-            )
-            .map_err(failed)?;
+                    &[&rule, &words, &action, &now],
+                )
+                .map_err(failed)
+        })?;
         Ok(row.get(0))
     }
 
     fn forget(&self, id: i64) -> MemoryResult<bool> {
-        let gone = self
-            .client()?
-            .execute("DELETE FROM learned_rules WHERE id = $1", &[&id])
-            .map_err(failed)?;
+        let gone = self.transaction(|tx| {
+            tx.conn()
+                .execute("DELETE FROM learned_rules WHERE id = $1", &[&id])
+                .map_err(failed)
+        })?;
         Ok(gone > 0)
     }
 
     fn phrasings(&self) -> MemoryResult<Vec<LearnedRule>> {
-        let rows = self
-            .client()?
-            .query(
+        let rows = self.transaction(|tx| tx.conn().query(
                 "SELECT id, rule, words, action, created_at FROM learned_rules ORDER BY id LIMIT $1",
                 &[&(MAX_LEARNED as i64)],
-            )
-            .map_err(failed)?;
+            ).map_err(failed))?;
         Ok(rows
             .iter()
             .map(|r| LearnedRule {
@@ -47,21 +46,23 @@ impl Phrasings for PgStore {
     }
 
     fn signature(&self) -> MemoryResult<(i64, i64)> {
-        let row = self
-            .client()?
-            .query_one(
-                "SELECT COUNT(*), COALESCE(MAX(id), 0) FROM learned_rules",
-                &[],
-            )
-            .map_err(failed)?;
+        let row = self.transaction(|tx| {
+            tx.conn()
+                .query_one(
+                    "SELECT COUNT(*), COALESCE(MAX(id), 0) FROM learned_rules",
+                    &[],
+                )
+                .map_err(failed)
+        })?;
         Ok((row.get(0), row.get(1)))
     }
 
     fn forget_all(&self) -> MemoryResult<usize> {
-        let gone = self
-            .client()?
-            .execute("DELETE FROM learned_rules", &[])
-            .map_err(failed)?;
+        let gone = self.transaction(|tx| {
+            tx.conn()
+                .execute("DELETE FROM learned_rules", &[])
+                .map_err(failed)
+        })?;
         Ok(gone as usize)
     }
 }
