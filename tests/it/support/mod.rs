@@ -391,3 +391,33 @@ pub fn made_database(dir: &std::path::Path) {
     );
     assert_eq!(code, Some(0), "{err}");
 }
+
+/// `2026-11-26T20:44:01Z` → `TIME`, `[123µs]` → `[µs]`.
+pub fn mask_times(text: &str) -> String {
+    let mut out = String::new();
+    let mut rest = text;
+    while let Some(c) = rest.chars().next() {
+        let stamp = rest.len() >= 20
+            && rest.is_char_boundary(20)
+            && rest[..20]
+                .chars()
+                .zip("dddd-dd-ddTdd:dd:ddZ".chars())
+                .all(|(c, p)| if p == 'd' { c.is_ascii_digit() } else { c == p });
+        if stamp {
+            out.push_str("TIME");
+            rest = &rest[20..];
+            continue;
+        }
+        if let Some(after) = rest.strip_prefix('[') {
+            let digits = after.chars().take_while(char::is_ascii_digit).count();
+            if digits > 0 && after[digits..].starts_with("µs]") {
+                out.push_str("[µs]");
+                rest = &after[digits + "µs]".len()..];
+                continue;
+            }
+        }
+        out.push(c);
+        rest = &rest[c.len_utf8()..];
+    }
+    out
+}
