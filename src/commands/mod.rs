@@ -19,6 +19,7 @@ mod serve;
 mod store;
 mod team;
 mod trace;
+mod unattended;
 
 pub use attach::{AttachOptions, run_attach};
 pub use common::{DbArg, load_policy, open_executor};
@@ -32,7 +33,7 @@ pub use parse::{ParseOptions, parser_for, run_parse};
 pub use partners::{PartnersCommand, PartnersOptions, run_partners};
 pub use pending::{PendingCommand, PendingOptions, run_pending};
 pub use run::{
-    RunOptions, data_dir, database_for, describe, load_constellation, open_constellation, run_run,
+    RunOptions, data_dir, database_for, load_constellation, open_constellation, run_run,
 };
 pub use serve::{
     MsgOptions, ServeOptions, StatusOptions, daemon_for, run_msg, run_serve, run_status,
@@ -42,3 +43,4 @@ pub use trace::{
     ReplayOptions, TraceExportOptions, TraceShowOptions, TraceSourceArgs, run_replay,
     run_trace_export, run_trace_show,
 };
+pub use unattended::describe;

@@ -18,6 +18,7 @@ pub mod postgres;
 pub mod rate;
 pub mod requests;
 pub mod sensitivity;
+mod standing;
 
 pub use authority::Authority;
 pub use engine::{BlockWrite, Check, CheckInput, PermissionEngine, VerbTraits, Verdict, WriteKind};

@@ -8,15 +8,11 @@ use std::time::{Duration, Instant};
 use super::context::TurnContext;
 use super::executor::{ExecError, Executor};
 use super::handlers::Effect;
-use super::registry::{ActionError, ActionTx, Cancel, Cx, Stage};
+use super::registry::{ActionError, Cancel, Cx, Stage};
 use partner_core::clock::Millis;
 use partner_core::isolate;
 use partner_dialect::ParsedAction;
-use partner_policy::pending::NewRule;
-use partner_policy::requests::{DecideError, Decided};
-use partner_policy::{
-    Authority, Check, Decision, DecisionKind, PendingRequest, RequestStatus, Verdict,
-};
+use partner_policy::{Authority, Check, Decision, DecisionKind, PendingRequest, Verdict};
 use partner_protocol::report::{ActionInfo, ActionReport, ActionStatus};
 use partner_store::memory::MemoryError;
 use partner_store::trace::{DecisionPath, TraceOp, TraceOutcome, TraceRecord, TraceSource};
@@ -39,15 +35,6 @@ impl Approval<'_> {
             self.decision.kind()
         }
     }
-}
-
-/// What a decided request's requester hears, kept with the request until
-/// the runtime routes it (whichever process decided).
-#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
-pub(super) struct Settled {
-    pub(super) decision: DecisionKind,
-    pub(super) by: String,
-    pub(super) report: ActionReport,
 }
 
 /// Where an action came from in its turn.
@@ -337,29 +324,6 @@ impl Executor {
             .map_err(ExecError::from)
     }
 
-    /// In a decision's transaction: keeps what the requester should hear,
-    /// for the runtime to route (whichever process made the decision).
-    pub(super) fn settle(
-        &self,
-        tx: &dyn ActionTx,
-        approval: Option<&Approval<'_>>,
-        report: &ActionReport,
-    ) -> Result<(), MemoryError> {
-        let Some(approval) = approval else {
-            return Ok(());
-        };
-        let settled = Settled {
-            decision: approval.kind(),
-            by: approval.by.to_string(),
-            report: report.clone(),
-        };
-        let json = serde_json::to_string(&settled).map_err(|e| MemoryError::Corrupt {
-            what: "decision result",
-            value: e.to_string(),
-        })?;
-        tx.keep_result(&approval.request.id, &json)
-    }
-
     /// Records an action that did not run (denied, failed before running,
     /// cancelled, timed out).
     #[allow(clippy::too_many_arguments)]
@@ -440,22 +404,6 @@ impl Executor {
         }
     }
 
-    /// In the action's transaction: the approval (and any standing rule it
-    /// creates) and the trace record, whose sequence number is allocated
-    /// here, under the transaction's write lock.
-    pub(super) fn finalize(
-        &self,
-        tx: &dyn ActionTx,
-        record: TraceRecord,
-        approval: Option<&Approval<'_>>,
-        now: Millis,
-    ) -> Result<TraceRecord, MemoryError> {
-        if let Some(approval) = approval {
-            decided(tx, approval, record.outcome, now)?;
-        }
-        tx.append(record)
-    }
-
     pub(super) fn report_of(
         &self,
         ctx: &TurnContext,
@@ -507,70 +455,6 @@ struct Run<'a> {
     cancel: Option<&'a Cancel>,
     started: Instant,
     external: bool,
-}
-
-/// In a decision's transaction: the request's decision, and the standing
-/// rule it makes. A request decided elsewhere meanwhile rolls it all back.
-fn decided(
-    tx: &dyn ActionTx,
-    approval: &Approval<'_>,
-    outcome: TraceOutcome,
-    now: Millis,
-) -> Result<(), MemoryError> {
-    let request = approval.request;
-    let status = if approval.decision.approves() {
-        RequestStatus::Approved
-    } else if *approval.decision == Decision::Cancel {
-        RequestStatus::Cancelled
-    } else {
-        RequestStatus::Denied
-    };
-    let note = match approval.decision {
-        Decision::Deny(r) | Decision::DenyAlways(r) => r.as_deref(),
-        _ => None,
-    };
-    let by = approval.by.to_string();
-    let decision = Decided {
-        status,
-        decision: approval.kind().as_str(),
-        by: &by,
-        note,
-    };
-    match tx.decide(&request.id, &decision, now) {
-        Ok(_) => {}
-        Err(DecideError::Store(e)) => return Err(e),
-        Err(_) => {
-            return Err(MemoryError::Conflict(format!(
-                "request {} was decided meanwhile, so this decision was not made",
-                request.id
-            )));
-        }
-    }
-    // A standing rule covers exactly this verb, op and target, and an
-    // allowing one is made only when the approved action really ran.
-    let ran = outcome == TraceOutcome::Executed;
-    let standing = match approval.decision {
-        Decision::ApproveAlways if ran => Some((true, None, None)),
-        Decision::ApproveFor(d) if ran => {
-            Some((true, None, Some(partner_core::clock::after(now, *d))))
-        }
-        Decision::DenyAlways(reason) => Some((false, reason.as_deref(), None)),
-        _ => None,
-    };
-    if let Some((allow, reason, expires_at)) = standing {
-        let rule = NewRule {
-            agent: &request.agent,
-            verb: request.verb.name(),
-            op: request.action.op.map(partner_dialect::Op::as_str),
-            target: request.action.target.as_deref(),
-            allow,
-            reason,
-            by: &by,
-            expires_at,
-        };
-        tx.add_rule(&rule, now)?;
-    }
-    Ok(())
 }
 
 /// What a run outside the store stage (or a failed one) comes to: its

@@ -4,12 +4,13 @@
 
 use std::time::Instant;
 
-use super::commit::{Approval, Origin, Settled};
+use super::commit::{Approval, Origin};
 use super::context::TurnContext;
 use super::executor::{ExecError, Executor};
 use super::handlers::Effect;
 use super::quorum::Counted;
 use super::registry::Cancel;
+use super::settled::Settled;
 use partner_policy::requests::{DecideError, Decided};
 use partner_policy::{
     Authority, Check, Decision, DecisionKind, PendingRequest, RequestStatus, Verdict,

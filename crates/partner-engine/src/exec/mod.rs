@@ -16,6 +16,7 @@ mod partner;
 mod quorum;
 pub mod registry;
 pub mod replay;
+mod settled;
 
 mod submit;
 pub mod tools;
