@@ -207,8 +207,9 @@ fn warn_without_partners(store: &PgStore) {
 #[derive(Debug, Serialize)]
 struct Placed {
     agent: String,
-    /// The daemon holding its lease (even a lapsed one).
-    host: String,
+    /// The daemon holding its lease (even a lapsed one); none when no
+    /// daemon has ever run it.
+    host: Option<String>,
     /// The lease is in force: that daemon runs it now.
     running: bool,
 }
@@ -218,19 +219,31 @@ struct Placed {
 /// some daemon runs an agent, 1 when none does.
 pub fn run_team_status(url: &str, json: bool, out: &mut dyn Write) -> Result<i32> {
     let store = PgStore::connect(url)?;
-    let placed: Vec<Placed> = store
+    let mut placed: Vec<Placed> = store
         .leases()?
         .into_iter()
         .map(|(lease, live)| Placed {
             agent: lease.agent,
-            host: lease.host,
+            host: Some(lease.host),
             running: live,
         })
         .collect();
+    // Agents on the roster that no daemon has taken: not running, said.
+    use crate::memory::roster::Roster;
+    for agent in store.agent_names()? {
+        if !placed.iter().any(|p| p.agent == agent) {
+            placed.push(Placed {
+                agent,
+                host: None,
+                running: false,
+            });
+        }
+    }
+    placed.sort_by(|a, b| a.agent.cmp(&b.agent));
     let mut hosts: Vec<&str> = placed
         .iter()
         .filter(|p| p.running)
-        .map(|p| p.host.as_str())
+        .filter_map(|p| p.host.as_deref())
         .collect();
     hosts.sort_unstable();
     hosts.dedup();
@@ -261,10 +274,10 @@ pub fn run_team_status(url: &str, json: bool, out: &mut dyn Write) -> Result<i32
         line(out, format!("no daemon runs {}", store.location()))?;
     }
     for p in &placed {
-        let how = if p.running {
-            format!("runs on {}", p.host)
-        } else {
-            format!("not running (last on {}; its lease lapsed)", p.host)
+        let how = match (&p.host, p.running) {
+            (Some(host), true) => format!("runs on {host}"),
+            (Some(host), false) => format!("not running (last on {host}; its lease lapsed)"),
+            (None, _) => "not running (no daemon has run it)".to_string(),
         };
         line(out, format!("  {}  {how}", p.agent))?;
     }

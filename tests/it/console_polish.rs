@@ -528,3 +528,29 @@ fn a_frame_costs_the_same_whatever_the_history_holds() {
         "a frame with 100× the turns took {b:?} against {a:?}"
     );
 }
+
+/// An agent another daemon runs shows where; one no daemon is known to
+/// run says so, never passing for idle.
+#[test]
+fn an_agent_run_elsewhere_shows_its_daemon_or_that_none_is_known() {
+    use partner::agent::RunState;
+    let mut app = scene("dark");
+    let apply = |app: &mut App, agent: &str, host: Option<&str>| {
+        app.model.apply(
+            &Event::AgentState {
+                agent: agent.into(),
+                state: RunState::Elsewhere,
+                next_pulse_at: None,
+                host: host.map(str::to_string),
+            },
+            NOW,
+        );
+    };
+    apply(&mut app, "sage", Some("h2"));
+    apply(&mut app, "scout", None);
+    let screen = text_of(&draw(&mut app, 160, 30));
+    let status = screen.lines().last().unwrap().to_string();
+    assert!(status.contains("◇ sage@h2"), "{status}");
+    assert!(status.contains("◇ scout@?"), "{status}");
+    assert!(!status.contains("○ scout"), "{status}");
+}

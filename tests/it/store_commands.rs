@@ -294,6 +294,14 @@ fn the_store_named_in_partner_toml_is_the_default_for_every_command_run_too() {
         "",
     );
     assert!(said(&shown).contains("on the server"), "{}", said(&shown));
+    // No daemon runs it yet, and status says so of each agent it knows.
+    let status = run(d, &["status"], None, "");
+    assert_eq!(status.status.code(), Some(1), "{}", said(&status));
+    assert!(
+        said(&status).contains("ada  not running (no daemon has run it)"),
+        "{}",
+        said(&status)
+    );
     // `partner run` runs it there as one member of its team: it takes the
     // agents' leases as `MACHINE.PID`, and gives them up as it stops.
     let ran = run(d, &["run", "--headless", "--for", "3s"], None, "");

@@ -125,8 +125,13 @@ fn agent_spans(app: &App) -> Vec<Span<'static>> {
             .next_pulse_at
             .map(|at| format!(" {}", human_duration(at - app.now)))
             .unwrap_or_default();
-        // Run by another daemon: where, never a guess at what it does.
-        let host = a.host.as_ref().map(|h| format!("@{h}")).unwrap_or_default();
+        // Run by another daemon: where (`@?` while no daemon is known to
+        // run it), never a guess at what it does.
+        let host = match (&a.host, a.state) {
+            (Some(h), _) => format!("@{h}"),
+            (None, RunState::Elsewhere) => "@?".to_string(),
+            (None, _) => String::new(),
+        };
         spans.push(Span::styled(
             format!(" {mark} {}{host}{pulse}", a.name),
             theme.style(role),
