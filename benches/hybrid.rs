@@ -65,6 +65,7 @@ fn bench(c: &mut Criterion) {
             Ok(())
         })
         .unwrap();
+    assert!(partner::memory::keywords::build_now(&store.conn()).unwrap());
     let mut index = VectorIndex::new("bench");
     index.refresh(&*store.conn()).unwrap();
     assert_eq!(index.len(), 100_000);
@@ -88,6 +89,13 @@ fn bench(c: &mut Criterion) {
     group.bench_function("fts_100k", |b| {
         b.iter(|| {
             black_box(partner::memory::search::search(&store.conn(), black_box(&query)).unwrap())
+        })
+    });
+    group.bench_function("fts_100k_fts5_only", |b| {
+        b.iter(|| {
+            black_box(
+                partner::memory::search::search_fts(&store.conn(), black_box(&query)).unwrap(),
+            )
         })
     });
     group.finish();

@@ -50,6 +50,7 @@ mod grammar_conformance;
 mod grammar_numbers;
 mod grammar_props;
 mod house;
+mod keyword_index;
 mod lisp_cli;
 mod lisp_codec;
 mod lisp_lang;

@@ -11,6 +11,7 @@ pub mod backend;
 pub mod blocks;
 mod error;
 mod group;
+pub mod keywords;
 pub mod learned;
 pub mod records;
 pub mod roster;

@@ -194,6 +194,24 @@ pub fn search(conn: &Connection, query: &SearchQuery) -> MemoryResult<Vec<Search
     };
     let any = fts_any_query(&query.text).filter(|any| query.partial && *any != all);
     search_by(query, &all, any.as_deref(), |domain, terms| {
+        let partial = terms != all;
+        let words = words(&query.text, partial);
+        if let Some(hits) = super::keywords::search(conn, query, domain, &words, partial, terms)? {
+            return Ok(hits);
+        }
+        search_domain(conn, query, domain, terms)
+    })
+}
+
+/// [`search`] by FTS5 alone, never from the keyword index (to compare the
+/// two).
+#[doc(hidden)]
+pub fn search_fts(conn: &Connection, query: &SearchQuery) -> MemoryResult<Vec<SearchHit>> {
+    let Some(all) = fts_query(&query.text) else {
+        return Ok(Vec::new());
+    };
+    let any = fts_any_query(&query.text).filter(|any| query.partial && *any != all);
+    search_by(query, &all, any.as_deref(), |domain, terms| {
         search_domain(conn, query, domain, terms)
     })
 }
