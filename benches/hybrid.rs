@@ -86,6 +86,9 @@ fn bench(c: &mut Criterion) {
     group.bench_function("nearest_100k", |b| {
         b.iter(|| black_box(index.nearest(black_box(&q), 80)))
     });
+    group.bench_function("nearest_for_100k", |b| {
+        b.iter(|| black_box(index.nearest_for(black_box(&q), 50, &query)))
+    });
     group.bench_function("fts_100k", |b| {
         b.iter(|| {
             black_box(partner::memory::search::search(&store.conn(), black_box(&query)).unwrap())

@@ -11,6 +11,9 @@
 //!   server: a database `partner_bench_fts` is made there, filled once,
 //!   and kept for the next run.
 
+#[path = "common/memory.rs"]
+mod memory;
+
 use std::hint::black_box;
 use std::time::Duration;
 
@@ -119,10 +122,12 @@ fn fts_search(c: &mut Criterion) {
     // The keyword index a daemon builds on its first search, built here
     // before measuring (it answers the same as FTS5: tests/it/keyword_index.rs).
     let built = std::time::Instant::now();
+    let before = memory::status_mb("VmRSS");
     assert!(partner::memory::keywords::build_now(&store.conn()).unwrap());
     eprintln!(
-        "keyword index of 100,000 entries built in {:.0?}",
-        built.elapsed()
+        "keyword index of 100,000 entries built in {:.0?}; resident memory {before:.0} MB before, {:.0} MB after",
+        built.elapsed(),
+        memory::status_mb("VmRSS")
     );
     {
         let conn = store.conn();
