@@ -27,6 +27,10 @@ const WORDS: &[&str] = &[
     "backup",
     "moved",
     "rarely",
+    "done.",
+    "note:",
+    "Friday.\n",
+    "e-mail",
 ];
 
 /// A deterministic stream of numbers.
@@ -41,7 +45,7 @@ impl Rng {
     }
 
     fn text(&mut self) -> String {
-        let n = 3 + self.next(14);
+        let n = 1 + self.next(30);
         (0..n)
             .map(|_| WORDS[self.next(WORDS.len())])
             .collect::<Vec<_>>()

@@ -196,7 +196,7 @@ pub fn search(conn: &Connection, query: &SearchQuery) -> MemoryResult<Vec<Search
     search_by(query, &all, any.as_deref(), |domain, terms| {
         let partial = terms != all;
         let words = words(&query.text, partial);
-        if let Some(hits) = super::keywords::search(conn, query, domain, &words, partial, terms)? {
+        if let Some(hits) = super::keywords::search(conn, query, domain, &words, partial)? {
             return Ok(hits);
         }
         search_domain(conn, query, domain, terms)

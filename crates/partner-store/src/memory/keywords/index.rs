@@ -121,7 +121,7 @@ impl DomainIndex {
         let n = u32::try_from(self.docs.len()).unwrap_or(u32::MAX);
         let mut counts: HashMap<Box<[u8]>, u32, foldhash::fast::RandomState> = HashMap::default();
         let mut len = 0u32;
-        tokenizer.tokens(text, false, &mut |t| {
+        tokenizer.tokens(text, false, &mut |t, _| {
             len = len.saturating_add(1);
             match counts.get_mut(t) {
                 Some(c) => *c += 1,

@@ -9,9 +9,11 @@
 //! that connection sees only committed data, scored and let go when it is
 //! inside a write (which may be undone). Its terms come from FTS5's own
 //! tokenizer and its ranks are FTS5's bm25, computed the same way; every
-//! hit is read back through FTS5 (`MATCH` on that row, with the search's
-//! own conditions) for its snippet, so a hit the database no longer holds,
-//! or that the searching connection cannot see, is never shown.
+//! hit is read back on the searching connection under the search's own
+//! conditions and its text tokenized again (it must hold the words), so a
+//! hit the database no longer holds, or that the searching connection
+//! cannot see, is never shown; its snippet is made as FTS5's `snippet()`
+//! makes it (`snippet`).
 //!
 //! It is built on a thread of its own the first time a domain with at
 //! least [`BUILD_FROM`] rows is searched; FTS5 answers until it is ready,
@@ -19,6 +21,7 @@
 //! one token.
 
 mod index;
+mod snippet;
 mod tokenizer;
 
 use std::path::{Path, PathBuf};
@@ -225,7 +228,7 @@ fn phrases(tokenizer: &mut Tokenizer, words: &[&str]) -> Option<Vec<Box<[u8]>>> 
     let mut out = Vec::with_capacity(words.len());
     for word in words {
         let mut tokens: Vec<Box<[u8]>> = Vec::new();
-        tokenizer.tokens(word, true, &mut |t| tokens.push(t.into()));
+        tokenizer.tokens(word, true, &mut |t, _| tokens.push(t.into()));
         if tokens.len() != 1 {
             return None;
         }
@@ -256,15 +259,13 @@ fn scope(names: &Names, query: &SearchQuery) -> Scope {
 
 /// The hits of `domain` for `words` (all of them; `any`: some), best
 /// first, from the keyword index; `None` when the index cannot answer and
-/// FTS5 must (see the module's documentation). `fts` is the same search as
-/// an FTS5 query, for the snippets.
+/// FTS5 must (see the module's documentation).
 pub(crate) fn search(
     conn: &Connection,
     query: &SearchQuery,
     domain: SearchDomain,
     words: &[&str],
     any: bool,
-    fts: &str,
 ) -> MemoryResult<Option<Vec<SearchHit>>> {
     if !index::indexed(domain) || (domain == SearchDomain::Archival && query.role.is_some()) {
         return Ok(None);
@@ -303,11 +304,17 @@ pub(crate) fn search(
         return Ok(None);
     }
     let scope = scope(names, query);
-    let parts = [&*part, &tail];
-    let found = index::scored(&parts, &phrases, any, &scope);
-    drop(held);
+    let found = index::scored(&[&*part, &tail], &phrases, any, &scope);
     ANSWERED.fetch_add(1, Ordering::Relaxed);
-    verified(conn, query, domain, fts, found).map(Some)
+    let mut confirm = Confirm {
+        conn,
+        query,
+        domain,
+        tokenizer,
+        phrases: &phrases,
+        any,
+    };
+    confirm.best(found).map(Some)
 }
 
 /// Whether the last row the index holds is still the row the database
@@ -328,105 +335,85 @@ fn same_rows(conn: &Connection, domain: SearchDomain, part: &DomainIndex) -> Mem
     Ok(row.is_none_or(|(time, text)| time == last.time && index::text_hash(&text) == hash))
 }
 
-/// The best of `found` that FTS5 confirms on `conn` under the search's own
-/// conditions, with their snippets, up to the search's limit.
-fn verified(
-    conn: &Connection,
-    query: &SearchQuery,
+/// What reads candidates back from the database: the searching
+/// connection, the search, and the terms to mark in snippets.
+struct Confirm<'a> {
+    conn: &'a Connection,
+    query: &'a SearchQuery,
     domain: SearchDomain,
-    fts: &str,
-    mut found: Vec<Scored>,
-) -> MemoryResult<Vec<SearchHit>> {
-    let limit = query.limit.max(1);
-    let by_rank = |a: &Scored, b: &Scored| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1));
-    let first = (limit * 2).min(found.len());
-    if first < found.len() {
-        found.select_nth_unstable_by(first, by_rank);
+    tokenizer: &'a mut Tokenizer,
+    phrases: &'a [Box<[u8]>],
+    any: bool,
+}
+
+impl Confirm<'_> {
+    /// The best of `found` that the searching connection still holds
+    /// under the search's own conditions, with their snippets, up to the
+    /// search's limit.
+    fn best(&mut self, mut found: Vec<Scored>) -> MemoryResult<Vec<SearchHit>> {
+        let limit = self.query.limit.max(1);
+        let by_rank = |a: &Scored, b: &Scored| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1));
+        let first = (limit * 2).min(found.len());
+        if first < found.len() {
+            found.select_nth_unstable_by(first, by_rank);
+        }
         found[..first].sort_unstable_by(by_rank);
-    } else {
-        found.sort_unstable_by(by_rank);
+        let mut hits = Vec::with_capacity(limit);
+        for i in 0..found.len() {
+            if hits.len() >= limit {
+                break;
+            }
+            if i == first {
+                // Some were not confirmed: order the rest too.
+                found[first..].sort_unstable_by(by_rank);
+            }
+            let (rank, id) = found[i];
+            if let Some(hit) = self.hit(rank, id)? {
+                hits.push(hit);
+            }
+        }
+        Ok(hits)
     }
-    let sql = match domain {
-        SearchDomain::Conversations => {
-            "SELECT m.agent, m.id, m.thread, m.role, snippet(messages_fts, 0, char(2), char(3), '…', 12), ?6, m.created_at
-             FROM messages_fts JOIN messages m ON m.id = messages_fts.rowid
-             WHERE messages_fts MATCH ?1 AND messages_fts.rowid = ?8
-               AND (?2 IS NULL OR m.agent = ?2 OR m.role = 'agent:' || ?2 OR ?7 = 2)
-               AND m.created_at >= ?3 AND m.created_at < ?4 AND (?5 IS NULL OR m.role = ?5)"
-        }
-        _ => {
-            "SELECT a.agent, a.id, NULL, NULL, snippet(archival_fts, 0, char(2), char(3), '…', 12), ?6, a.created_at
-             FROM archival_fts JOIN archival a ON a.id = archival_fts.rowid
-             WHERE archival_fts MATCH ?1 AND archival_fts.rowid = ?8
-               AND (?2 IS NULL OR a.agent = ?2 OR ?7 = 2)
-               AND a.created_at >= ?3 AND a.created_at < ?4 AND ?5 IS NULL"
-        }
-    };
-    let mut stmt = conn.prepare_cached(sql)?;
-    let mut hits = Vec::with_capacity(limit);
-    for (i, (rank, id)) in found.iter().copied().enumerate() {
-        if hits.len() >= limit {
-            break;
-        }
-        if i == first && first < found.len() {
-            // Some were not confirmed: order the rest too.
-            found[first..].sort_unstable_by(by_rank);
-            return verified_rest(&mut stmt, query, domain, fts, &found[first..], hits, limit);
-        }
-        if let Some(hit) = confirm(&mut stmt, query, domain, fts, rank, id)? {
-            hits.push(hit);
-        }
-    }
-    Ok(hits)
-}
 
-/// Goes on confirming `rest` (already in order) after the first
-/// candidates fell short.
-fn verified_rest(
-    stmt: &mut rusqlite::CachedStatement<'_>,
-    query: &SearchQuery,
-    domain: SearchDomain,
-    fts: &str,
-    rest: &[Scored],
-    mut hits: Vec<SearchHit>,
-    limit: usize,
-) -> MemoryResult<Vec<SearchHit>> {
-    for &(rank, id) in rest {
-        if hits.len() >= limit {
-            break;
-        }
-        if let Some(hit) = confirm(stmt, query, domain, fts, rank, id)? {
-            hits.push(hit);
-        }
+    /// Row `id` as a hit of rank `rank`, when the searching connection
+    /// holds it under the search's conditions and its text holds the
+    /// words.
+    fn hit(&mut self, rank: f64, id: i64) -> MemoryResult<Option<SearchHit>> {
+        let sql = match self.domain {
+            SearchDomain::Conversations => {
+                "SELECT m.agent, m.id, m.thread, m.role, m.content, ?6, m.created_at FROM messages m
+                 WHERE m.id = ?1
+                   AND (?2 IS NULL OR m.agent = ?2 OR m.role = 'agent:' || ?2 OR ?7 = 2)
+                   AND m.created_at >= ?3 AND m.created_at < ?4 AND (?5 IS NULL OR m.role = ?5)"
+            }
+            _ => {
+                "SELECT a.agent, a.id, NULL, NULL, a.content, ?6, a.created_at FROM archival a
+                 WHERE a.id = ?1 AND (?2 IS NULL OR a.agent = ?2 OR ?7 = 2)
+                   AND a.created_at >= ?3 AND a.created_at < ?4 AND ?5 IS NULL"
+            }
+        };
+        let q = self.query;
+        let row = self
+            .conn
+            .prepare_cached(sql)?
+            .query_row(
+                params![
+                    id,
+                    q.agent,
+                    q.since.unwrap_or(i64::MIN),
+                    q.until.unwrap_or(i64::MAX),
+                    q.role,
+                    rank,
+                    q.reach.code()
+                ],
+                |r| hit_of(self.domain, r),
+            )
+            .optional()?;
+        Ok(row.and_then(|mut hit| {
+            hit.snippet = snippet::snippet(self.tokenizer, &hit.snippet, self.phrases, self.any)?;
+            Some(hit)
+        }))
     }
-    Ok(hits)
-}
-
-/// Row `id` as a hit of rank `rank`, when FTS5 matches it under the
-/// search's conditions on this connection.
-fn confirm(
-    stmt: &mut rusqlite::CachedStatement<'_>,
-    query: &SearchQuery,
-    domain: SearchDomain,
-    fts: &str,
-    rank: f64,
-    id: i64,
-) -> MemoryResult<Option<SearchHit>> {
-    Ok(stmt
-        .query_row(
-            params![
-                fts,
-                query.agent,
-                query.since.unwrap_or(i64::MIN),
-                query.until.unwrap_or(i64::MAX),
-                query.role,
-                rank,
-                query.reach.code(),
-                id
-            ],
-            |r| hit_of(domain, r),
-        )
-        .optional()?)
 }
 
 /// Documents the index of the file `conn` has open holds in `domain`

@@ -11,6 +11,10 @@ use rusqlite::{Connection, ffi};
 /// Longest token FTS5 keeps; longer ones are cut to this many bytes.
 const MAX_TOKEN: usize = 32768;
 
+/// What receives tokens: each token, and the byte range of the text it
+/// was read from.
+pub(crate) type Sink<'a> = dyn FnMut(&[u8], std::ops::Range<usize>) + 'a;
+
 /// The `porter unicode61` tokenizer of an in-memory SQLite connection it
 /// owns. Not shared between threads at once (it is kept behind a lock).
 pub(crate) struct Tokenizer {
@@ -68,8 +72,9 @@ impl Tokenizer {
     }
 
     /// Calls `each` with every token of `text`, in order, as FTS5 indexes
-    /// a document (`query`: as it reads a query's words).
-    pub(crate) fn tokens(&mut self, text: &str, query: bool, each: &mut dyn FnMut(&[u8])) {
+    /// a document (`query`: as it reads a query's words), with the byte
+    /// range of the text it was read from.
+    pub(crate) fn tokens(&mut self, text: &str, query: bool, each: &mut Sink<'_>) {
         let Some(tokenize) = self.methods.xTokenize else {
             return;
         };
@@ -81,8 +86,8 @@ impl Tokenizer {
         } else {
             ffi::FTS5_TOKENIZE_DOCUMENT
         };
-        let mut sink: &mut dyn FnMut(&[u8]) = each;
-        let ctx = (&mut sink as *mut &mut dyn FnMut(&[u8])).cast::<c_void>();
+        let mut sink: &mut Sink<'_> = each;
+        let ctx = (&mut sink as *mut &mut Sink<'_>).cast::<c_void>();
         // SAFETY: the instance is live; the text pointer and length describe
         // `text`; `ctx` points at `sink`, which outlives the call, and is
         // only read by `on_token` during it.
@@ -107,8 +112,8 @@ unsafe extern "C" fn on_token(
     flags: c_int,
     token: *const c_char,
     len: c_int,
-    _start: c_int,
-    _end: c_int,
+    start: c_int,
+    end: c_int,
 ) -> c_int {
     if flags & ffi::FTS5_TOKEN_COLOCATED != 0 || token.is_null() {
         return ffi::SQLITE_OK;
@@ -117,8 +122,9 @@ unsafe extern "C" fn on_token(
     // SAFETY: FTS5 passes `len` readable bytes at `token`, and `ctx` is the
     // sink `tokens` set up for this call.
     unsafe {
-        let sink = &mut *ctx.cast::<&mut dyn FnMut(&[u8])>();
-        sink(std::slice::from_raw_parts(token.cast::<u8>(), len));
+        let sink = &mut *ctx.cast::<&mut Sink<'_>>();
+        let range = usize::try_from(start).unwrap_or(0)..usize::try_from(end).unwrap_or(0);
+        sink(std::slice::from_raw_parts(token.cast::<u8>(), len), range);
     }
     ffi::SQLITE_OK
 }
@@ -176,7 +182,7 @@ mod tests {
 
     fn tokens(t: &mut Tokenizer, text: &str) -> Vec<String> {
         let mut out = Vec::new();
-        t.tokens(text, false, &mut |tok| {
+        t.tokens(text, false, &mut |tok, _| {
             out.push(String::from_utf8_lossy(tok).into_owned())
         });
         out
