@@ -124,10 +124,8 @@ pub fn hybrid(
 ) -> MemoryResult<Vec<HybridHit>> {
     // The words side searches as the query asks (partial matches
     // included): an item that only some of the words find is still a hit
-    // keyword search alone would give, and hybrid must not lose it. The
-    // meaning side scans at the same time, on threads of its own.
-    let (text_hits, nearest) = both_sides(store, query, vector, index);
-    let mut text_hits = text_hits?;
+    // keyword search alone would give, and hybrid must not lose it.
+    let mut text_hits = store.search(query)?;
     text_hits.sort_by(|a, b| a.rank.total_cmp(&b.rank));
     let mut fused: Vec<Candidate> = Vec::new();
     let mut at: HashMap<(SearchDomain, i64), usize> = HashMap::new();
@@ -157,7 +155,11 @@ pub fn hybrid(
             best_words.push(c.key);
         }
     }
-    if let Some(mut nearest) = nearest {
+    if let Some(vector) = vector {
+        // Every candidate is one the search may read (the scan is scoped),
+        // so an agent's own items are never crowded out by others'.
+        let wanted = query.limit.max(1) * query.domains.len().max(1);
+        let mut nearest = index.nearest_for(vector, (wanted * 4).max(CANDIDATES), query);
         let best = nearest.first().map_or(0.0, |n| n.1);
         nearest.retain(|n| n.1 > 0.0 && n.1 >= best * MIN_RELATIVE);
         let last = nearest.last().map_or(0.0, |n| n.1);
@@ -190,41 +192,6 @@ pub fn hybrid(
     fused.sort_by(|a, b| b.score.total_cmp(&a.score));
     keep_best_words(&mut fused, &best_words, query.limit.max(1));
     best_of_each_domain(store, query, fused)
-}
-
-/// The full-text hits of `query`, and (with a vector) the nearest items
-/// it may read, searched at once: the scan on a thread of its own (which
-/// splits it again), the words on this one.
-#[expect(clippy::type_complexity)]
-fn both_sides(
-    store: &dyn Searchable,
-    query: &SearchQuery,
-    vector: Option<&[f32]>,
-    index: &VectorIndex,
-) -> (
-    MemoryResult<Vec<SearchHit>>,
-    Option<Vec<((SearchDomain, i64), f32)>>,
-) {
-    // Every candidate is one the search may read (the scan is scoped), so
-    // an agent's own items are never crowded out by others'.
-    let wanted = query.limit.max(1) * query.domains.len().max(1);
-    let scan = move |vector: &[f32]| index.nearest_for(vector, (wanted * 4).max(CANDIDATES), query);
-    let Some(vector) = vector else {
-        return (store.search(query), None);
-    };
-    std::thread::scope(|s| {
-        match std::thread::Builder::new().spawn_scoped(s, move || scan(vector)) {
-            Ok(near) => {
-                let text = store.search(query);
-                let nearest = near
-                    .join()
-                    .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
-                (text, Some(nearest))
-            }
-            // No thread to be had: one after the other.
-            Err(_) => (store.search(query), Some(scan(vector))),
-        }
-    })
 }
 
 /// A hit in the making: found by words (read already) or by meaning
