@@ -100,6 +100,10 @@ pub struct Executor {
     pub(super) calc: CalcState,
     pub(super) tools: ToolShelf,
     pub(super) recall: Option<Arc<Recall>>,
+    /// Whether what it does is appended to its store's trace (replay's
+    /// scratch executor compares each result with its record and keeps
+    /// none).
+    pub(super) keeps_trace: bool,
 }
 
 impl Executor {
@@ -154,6 +158,7 @@ impl Executor {
             calc: CalcState::default(),
             tools: ToolShelf::new(config.tools.clone()),
             recall: Recall::new(&config.embeddings).map(Arc::new),
+            keeps_trace: true,
         })
     }
 

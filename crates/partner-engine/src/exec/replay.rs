@@ -114,6 +114,9 @@ fn scratch_for(
     let store = Arc::new(MemoryStore::open_in_memory()?.into());
     let mut executor =
         Executor::with_parts(store, Policy::permissive(), config, Arc::new(clock.clone()))?;
+    // Each redone step is compared with its record and let go: the
+    // scratch store keeps no trace of its own.
+    executor.keeps_trace = false;
     if let Some(verbs) = verbs {
         executor.set_verbs(verbs.clone())?;
     }
@@ -133,9 +136,10 @@ fn scratch_of(executor: &Executor) -> Result<&MemoryStore, ExecError> {
 const BATCH: usize = 1_000;
 
 /// A verification in progress: records are handed to it in order and
-/// redone on a scratch store in batches (one commit each), the scratch's
-/// own trace emptied after each, so its memory holds the replayed state,
-/// not the trace.
+/// redone on a scratch store in batches (one commit each); the scratch
+/// keeps no trace of its own (and what another path may have appended is
+/// emptied after each batch), so its memory holds the replayed state, not
+/// the trace.
 struct Verifier {
     executor: Executor,
     clock: ManualClock,
@@ -442,5 +446,30 @@ impl Executor {
             }),
             Err(e) => Err(e),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_scratch_store_keeps_no_trace_of_its_own() {
+        let store = Arc::new(MemoryStore::open_in_memory().unwrap().into());
+        let clock = Arc::new(ManualClock::new(1_000));
+        let exec = Executor::with_parts(store, Policy::permissive(), ExecConfig::default(), clock)
+            .unwrap();
+        let mut ctx = TurnContext::new("ada", "main", "t1");
+        exec.run_turn(&mut ctx, "/recall insert \"the launch moved\"");
+        exec.run_turn(&mut ctx, "/calc 2 * 21");
+        let records = exec.store().read(|tx| tx.all_records()).unwrap();
+        assert_eq!(records.len(), 2);
+        let mut verifier = Verifier::new(scratch(&records, None).unwrap());
+        for record in &records {
+            assert!(verifier.step(record).unwrap(), "{:?}", verifier.divergence);
+        }
+        assert_eq!(verifier.redone, 2);
+        let kept = verifier.executor.store().read(|tx| tx.len()).unwrap();
+        assert_eq!(kept, 0, "the scratch store appended to its own trace");
     }
 }

@@ -37,7 +37,11 @@ impl Executor {
         if let Some(approval) = approval {
             decided(tx, approval, record.outcome, now)?;
         }
-        tx.append(record)
+        if self.keeps_trace {
+            tx.append(record)
+        } else {
+            Ok(record)
+        }
     }
 
     /// In a decision's transaction: keeps what the requester should hear,
