@@ -80,6 +80,33 @@ fn check_bounds(expr: &str) -> Result<(), String> {
     Ok(())
 }
 
+/// `program`'s value by fend (`expr` is the agent's part of it, for
+/// messages).
+fn with_fend(program: &str, expr: &str) -> Result<String, ActionError> {
+    // fend recurses over the expression: bounded above, and given a large
+    // stack of its own so no expression can overflow the caller's.
+    let deadline = Instant::now() + CALC_DEADLINE;
+    partner_core::isolate::on_big_stack(partner_core::isolate::BIG_STACK, || {
+        let mut context = fend_core::Context::new();
+        fend_core::evaluate_with_interrupt(program, &mut context, &Deadline(deadline))
+            .map(|result| result.get_main_result().to_string())
+    })
+    .map_err(|panic| format!("I couldn't calculate '{expr}': the calculator failed ({panic})"))?
+    .map_err(|e| {
+        let message = format!("I couldn't calculate '{expr}': {e}");
+        if Instant::now() >= deadline {
+            // Stopped by the clock, which another run may not be: replay
+            // takes this outcome from the record.
+            ActionError::AgentWith(
+                message,
+                serde_json::json!({ crate::exec::registry::RECORDED_ONLY: "a deadline stopped it" }),
+            )
+        } else {
+            ActionError::Agent(message)
+        }
+    })
+}
+
 /// `/calc expression`.
 fn calc(exec: &Executor, agent: &str, action: &ParsedAction) -> Outcome {
     let expr = action
@@ -100,28 +127,12 @@ fn calc(exec: &Executor, agent: &str, action: &ParsedAction) -> Outcome {
         program.push_str("; ");
     }
     program.push_str(expr);
-    // fend recurses over the expression: bounded above, and given a large
-    // stack of its own so no expression can overflow the caller's.
-    let deadline = Instant::now() + CALC_DEADLINE;
-    let value = partner_core::isolate::on_big_stack(partner_core::isolate::BIG_STACK, || {
-        let mut context = fend_core::Context::new();
-        fend_core::evaluate_with_interrupt(&program, &mut context, &Deadline(deadline))
-            .map(|result| result.get_main_result().to_string())
-    })
-    .map_err(|panic| format!("I couldn't calculate '{expr}': the calculator failed ({panic})"))?
-    .map_err(|e| {
-        let message = format!("I couldn't calculate '{expr}': {e}");
-        if Instant::now() >= deadline {
-            // Stopped by the clock, which another run may not be: replay
-            // takes this outcome from the record.
-            ActionError::AgentWith(
-                message,
-                serde_json::json!({ crate::exec::registry::RECORDED_ONLY: "a deadline stopped it" }),
-            )
-        } else {
-            ActionError::Agent(message)
-        }
-    })?;
+    // Whole-number arithmetic has the value fend would give whatever the
+    // agent's variables are.
+    let value = match super::integers::evaluate(expr) {
+        Some(value) => value,
+        None => with_fend(&program, expr)?,
+    };
     let new: Vec<String> = expr
         .split(';')
         .map(str::trim)

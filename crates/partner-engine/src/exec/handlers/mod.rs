@@ -12,6 +12,7 @@ mod calc;
 mod comms;
 mod custom;
 mod data;
+mod integers;
 mod intentions;
 mod lookup;
 mod memory;
