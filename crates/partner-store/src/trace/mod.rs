@@ -30,6 +30,9 @@ use std::path::{Path, PathBuf};
 /// Records read from a database at a time by [`TraceInput::each`].
 const PAGE: usize = 1_000;
 
+/// Pages [`TraceInput::each`] reads ahead of the records' consumer.
+pub const AHEAD: usize = 2;
+
 /// Where to read a trace from: a constellation's database, or a JSON-lines
 /// file (an export, or a trace from an older partner).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -83,10 +86,54 @@ impl TraceInput {
         }
     }
 
-    /// Hands each record to `f`, oldest first, until `f` returns false,
-    /// holding a page at a time whatever the trace's length; returns what
-    /// could not be read.
+    /// Hands each record to `f`, oldest first, until `f` returns false;
+    /// returns what could not be read. The records are read and decoded on
+    /// a thread of their own while `f` works, at most [`AHEAD`] pages ahead
+    /// of it, so memory holds a few pages whatever the trace's length.
     pub fn each(
+        &self,
+        mut f: impl FnMut(TraceRecord) -> bool,
+    ) -> Result<Vec<TraceWarning>, String> {
+        std::thread::scope(|scope| {
+            let (pages, arriving) = std::sync::mpsc::sync_channel::<Vec<TraceRecord>>(AHEAD);
+            let reader = std::thread::Builder::new()
+                .name("trace reader".into())
+                .spawn_scoped(scope, move || {
+                    let mut page = Vec::with_capacity(PAGE);
+                    let warnings = self.each_here(|record| {
+                        page.push(record);
+                        // A closed channel: `f` stopped.
+                        page.len() < PAGE
+                            || pages
+                                .send(std::mem::replace(&mut page, Vec::with_capacity(PAGE)))
+                                .is_ok()
+                    })?;
+                    if !page.is_empty() {
+                        let _ = pages.send(page);
+                    }
+                    Ok(warnings)
+                })
+                .map_err(|e| format!("cannot start the trace reader: {e}"))?;
+            'pages: for page in &arriving {
+                for record in page {
+                    if !f(record) {
+                        break 'pages;
+                    }
+                }
+            }
+            // The reader sees the channel closed at its next page, and ends.
+            drop(arriving);
+            reader.join().unwrap_or_else(|panic| {
+                Err(format!(
+                    "the trace reader failed: {}",
+                    partner_core::isolate::panic_message(panic.as_ref())
+                ))
+            })
+        })
+    }
+
+    /// [`TraceInput::each`] on this thread, a page held at a time.
+    fn each_here(
         &self,
         mut f: impl FnMut(TraceRecord) -> bool,
     ) -> Result<Vec<TraceWarning>, String> {
@@ -123,7 +170,7 @@ impl TraceInput {
         let mut agents = Vec::new();
         match self {
             TraceInput::File(_) => {
-                self.each(|r| {
+                self.each_here(|r| {
                     if !agents.contains(&r.agent) {
                         agents.push(r.agent);
                     }
