@@ -31,6 +31,7 @@ mod daemon;
 mod daemon_bounds;
 mod daemon_limits;
 mod daemon_log;
+mod deferred_text_index;
 mod demo_headless;
 mod dialect_forms;
 mod dialect_props;

@@ -151,9 +151,11 @@ struct Verifier {
 }
 
 impl Verifier {
-    fn new((executor, clock): (Executor, ManualClock)) -> Self {
+    fn new((executor, clock): (Executor, ManualClock)) -> Result<Self, ExecError> {
+        // Its text index follows each batch, not each step.
+        scratch_of(&executor)?.defer_text_index()?;
         let parser = DialectParser::new().with_table(executor.registry.table().clone());
-        Verifier {
+        Ok(Verifier {
             executor,
             clock,
             parser,
@@ -161,7 +163,7 @@ impl Verifier {
             redone: 0,
             in_batch: 0,
             divergence: None,
-        }
+        })
     }
 
     /// Redoes `record` if replay redoes it; false once one diverged.
@@ -295,7 +297,7 @@ pub fn verify_records_with(
     records: &[TraceRecord],
     verbs: Option<&VerbTable>,
 ) -> Result<(usize, Option<Divergence>), crate::exec::ExecError> {
-    let mut verifier = Verifier::new(scratch(records, verbs)?);
+    let mut verifier = Verifier::new(scratch(records, verbs)?)?;
     for record in records {
         if !verifier.step(record)? {
             break;
@@ -319,7 +321,7 @@ pub fn verify_store(store: &crate::store::Store) -> Result<Verification, ExecErr
         }
         _ => None,
     };
-    let mut verifier = Verifier::new(scratch(&records, verbs.as_ref())?);
+    let mut verifier = Verifier::new(scratch(&records, verbs.as_ref())?)?;
     for record in &records {
         if !verifier.step(record)? {
             break;
@@ -339,7 +341,7 @@ pub fn verify_store(store: &crate::store::Store) -> Result<Verification, ExecErr
 pub fn verify(input: &TraceInput) -> Result<Verification, crate::exec::ExecError> {
     let verbs = input.verbs().map_err(crate::exec::ExecError::Refused)?;
     let agents = input.agents().map_err(crate::exec::ExecError::Refused)?;
-    let mut verifier = Verifier::new(scratch_for(agents, 0, verbs.as_ref())?);
+    let mut verifier = Verifier::new(scratch_for(agents, 0, verbs.as_ref())?)?;
     let mut failed = None;
     let warnings = input
         .each(|record| match verifier.step(&record) {
@@ -464,12 +466,56 @@ mod tests {
         exec.run_turn(&mut ctx, "/calc 2 * 21");
         let records = exec.store().read(|tx| tx.all_records()).unwrap();
         assert_eq!(records.len(), 2);
-        let mut verifier = Verifier::new(scratch(&records, None).unwrap());
+        let mut verifier = Verifier::new(scratch(&records, None).unwrap()).unwrap();
         for record in &records {
             assert!(verifier.step(record).unwrap(), "{:?}", verifier.divergence);
         }
         assert_eq!(verifier.redone, 2);
         let kept = verifier.executor.store().read(|tx| tx.len()).unwrap();
         assert_eq!(kept, 0, "the scratch store appended to its own trace");
+    }
+
+    #[test]
+    fn the_scratch_text_index_is_written_once_per_batch() {
+        let store = Arc::new(MemoryStore::open_in_memory().unwrap().into());
+        let clock = Arc::new(ManualClock::new(1_000));
+        let exec = Executor::with_parts(store, Policy::permissive(), ExecConfig::default(), clock)
+            .unwrap();
+        let mut ctx = TurnContext::new("ada", "main", "t1");
+        for i in 0..BATCH {
+            exec.run_turn(
+                &mut ctx,
+                &format!("/recall insert \"note {i}: the launch\""),
+            );
+        }
+        exec.run_turn(&mut ctx, "/recall search launch");
+        let records = exec.store().read(|tx| tx.all_records()).unwrap();
+        let mut verifier = Verifier::new(scratch(&records, None).unwrap()).unwrap();
+        for record in &records[..BATCH] {
+            assert!(verifier.step(record).unwrap(), "{:?}", verifier.divergence);
+        }
+        let segments = |verifier: &Verifier| -> i64 {
+            scratch_of(&verifier.executor)
+                .unwrap()
+                .conn()
+                .query_row(
+                    "SELECT count(DISTINCT segid) FROM archival_fts_idx",
+                    [],
+                    |r| r.get(0),
+                )
+                .unwrap()
+        };
+        assert_eq!(
+            segments(&verifier),
+            1,
+            "one segment for the batch of {BATCH} steps"
+        );
+        // The search after it finds what the batch added.
+        assert!(
+            verifier.step(&records[BATCH]).unwrap(),
+            "{:?}",
+            verifier.divergence
+        );
+        verifier.flush().unwrap();
     }
 }

@@ -9,6 +9,7 @@
 
 pub mod backend;
 pub mod blocks;
+mod deferred;
 mod error;
 mod group;
 pub mod keywords;

@@ -281,6 +281,8 @@ fn search_domain(
     domain: SearchDomain,
     fts: &str,
 ) -> MemoryResult<Vec<SearchHit>> {
+    // A store whose text index follows in batches brings it up to date.
+    super::deferred::catch_up(conn)?;
     let since = query.since.unwrap_or(i64::MIN);
     let until = query.until.unwrap_or(i64::MAX);
     let limit = query.limit.max(1) as i64;

@@ -212,13 +212,36 @@ impl MemoryStore {
         Ok(())
     }
 
-    /// Ends the batch: commits it (`keep`) or rolls it back.
+    /// Ends the batch: commits it (`keep`), its changes to the text index
+    /// applied first, or rolls it back.
     pub fn end_batch(&self, keep: bool) -> MemoryResult<()> {
         self.batch
             .store(false, std::sync::atomic::Ordering::Release);
-        self.conn()
-            .execute_batch(if keep { "COMMIT" } else { "ROLLBACK" })?;
+        let conn = self.conn();
+        if keep {
+            let caught_up = super::deferred::catch_up(&conn);
+            if caught_up.is_err() {
+                conn.execute_batch("ROLLBACK")?;
+            }
+            caught_up?;
+        }
+        conn.execute_batch(if keep { "COMMIT" } else { "ROLLBACK" })?;
         Ok(())
+    }
+
+    /// Makes the text index of this in-memory store follow its tables in
+    /// batches: brought up to date before each full-text search and each
+    /// commit of a batch, not at every savepoint of one (FTS5 writes a
+    /// segment of its own at each). For a store worked through in batches
+    /// ([`MemoryStore::begin_batch`]); a store on disk is refused, its
+    /// schema being shared with every other connection.
+    pub fn defer_text_index(&self) -> MemoryResult<()> {
+        if !self.in_memory {
+            return Err(MemoryError::Conflict(
+                "only an in-memory store's text index can follow in batches".into(),
+            ));
+        }
+        super::deferred::defer(&self.conn())
     }
 
     /// How many commits transactions have made, and how many transactions
