@@ -68,15 +68,10 @@ impl GroupCommit {
         E: From<rusqlite::Error>,
     {
         self.queued.fetch_add(1, Ordering::SeqCst);
-        let mut guard = conn.lock().unwrap_or_else(|e| e.into_inner());
+        let guard = conn.lock().unwrap_or_else(|e| e.into_inner());
         self.queued.fetch_sub(1, Ordering::SeqCst);
         let group = self.join(&guard)?;
-        let outcome = (|| -> Result<T, E> {
-            let savepoint = guard.savepoint()?;
-            let value = f(&savepoint)?;
-            savepoint.commit()?;
-            Ok(value)
-        })();
+        let outcome = super::store::in_savepoint(&guard, f);
         let members = self.groups().open.map_or(0, |(_, n)| n);
         if self.queued.load(Ordering::SeqCst) > 0 && members < MAX_MEMBERS {
             // Whoever takes the connection next commits this work too.

@@ -192,11 +192,7 @@ impl MemoryStore {
     {
         if self.batch.load(std::sync::atomic::Ordering::Acquire) {
             // Inside a batch: a savepoint, undone alone when `f` fails.
-            let mut conn = self.conn();
-            let savepoint = conn.savepoint()?;
-            let value = f(&savepoint)?;
-            savepoint.commit()?;
-            return Ok(value);
+            return in_savepoint(&self.conn(), f);
         }
         self.group.transaction(&self.conn, f)
     }
@@ -256,6 +252,41 @@ impl MemoryStore {
             .conn()
             .query_row("PRAGMA user_version", [], |r| r.get(0))?)
     }
+}
+
+/// Runs `f` in a savepoint of `conn`'s open transaction: released when
+/// it returns `Ok`, undone when it fails or panics. The savepoint's
+/// statements are prepared once per connection (rusqlite's `Savepoint`
+/// prepares its SQL anew each time: a tenth of a step of replay).
+pub(super) fn in_savepoint<T, E>(
+    conn: &Connection,
+    f: impl FnOnce(&Connection) -> Result<T, E>,
+) -> Result<T, E>
+where
+    E: From<rusqlite::Error>,
+{
+    /// Undoes the savepoint unless disarmed.
+    struct Undo<'c>(Option<&'c Connection>);
+    impl Drop for Undo<'_> {
+        fn drop(&mut self) {
+            if let Some(conn) = self.0 {
+                // Nothing more can be done when undoing fails: the
+                // transaction that holds it is rolled back by its owner.
+                let _ = conn
+                    .prepare_cached("ROLLBACK TO partner_step")
+                    .and_then(|mut s| s.execute([]));
+                let _ = conn
+                    .prepare_cached("RELEASE partner_step")
+                    .and_then(|mut s| s.execute([]));
+            }
+        }
+    }
+    conn.prepare_cached("SAVEPOINT partner_step")?.execute([])?;
+    let mut undo = Undo(Some(conn));
+    let value = f(conn)?;
+    conn.prepare_cached("RELEASE partner_step")?.execute([])?;
+    undo.0 = None;
+    Ok(value)
 }
 
 /// True for SQLite's "busy" and "locked" answers.
