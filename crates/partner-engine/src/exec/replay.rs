@@ -8,7 +8,7 @@ use std::sync::Arc;
 use super::commit::Origin;
 use crate::exec::{ExecConfig, ExecError, Executor, TurnContext};
 use partner_core::clock::ManualClock;
-use partner_dialect::{DialectParser, VerbTable};
+use partner_dialect::{DialectParser, ParsedAction, VerbTable};
 use partner_policy::Policy;
 use partner_policy::{Check, Verdict};
 use partner_protocol::report::ActionStatus;
@@ -168,6 +168,19 @@ impl Verifier {
 
     /// Redoes `record` if replay redoes it; false once one diverged.
     fn step(&mut self, record: &TraceRecord) -> Result<bool, ExecError> {
+        let parsed = redoes(record)
+            .then(|| parsed_action(&self.parser, record))
+            .flatten();
+        self.step_parsed(record, parsed.as_ref())
+    }
+
+    /// [`Verifier::step`] with the record's action already parsed (by
+    /// [`parsed_action`]).
+    fn step_parsed(
+        &mut self,
+        record: &TraceRecord,
+        parsed: Option<&ParsedAction>,
+    ) -> Result<bool, ExecError> {
         self.steps += 1;
         if !redoes(record) {
             return Ok(true);
@@ -181,7 +194,7 @@ impl Verifier {
             partner_store::memory::records::ensure_agent(&store.conn(), to, record.time)?;
         }
         self.clock.set(record.time);
-        let now = self.executor.redo_with(&self.parser, record)?;
+        let now = self.executor.redo_parsed(record, parsed)?;
         self.redone += 1;
         self.in_batch += 1;
         if self.in_batch >= BATCH {
@@ -212,6 +225,16 @@ impl Verifier {
         }
         Ok(())
     }
+}
+
+/// The action a record of one redoes, parsed from its canonical form as
+/// the verbs read it now (`None` for other records, and for an action
+/// that no longer parses).
+fn parsed_action(parser: &DialectParser, record: &TraceRecord) -> Option<ParsedAction> {
+    if record.op != TraceOp::Action {
+        return None;
+    }
+    parser.parse(&record.canonical).actions.into_iter().next()
 }
 
 /// True for records replay redoes (the rest were recorded external effects
@@ -343,14 +366,23 @@ pub fn verify(input: &TraceInput) -> Result<Verification, crate::exec::ExecError
     let agents = input.agents().map_err(crate::exec::ExecError::Refused)?;
     let mut verifier = Verifier::new(scratch_for(agents, 0, verbs.as_ref())?)?;
     let mut failed = None;
+    // Records are parsed on the reading thread, beside the redoing.
+    let parser = verifier.parser.clone();
     let warnings = input
-        .each(|record| match verifier.step(&record) {
-            Ok(go_on) => go_on,
-            Err(e) => {
-                failed = Some(e);
-                false
-            }
-        })
+        .each(
+            |record| {
+                redoes(record)
+                    .then(|| parsed_action(&parser, record))
+                    .flatten()
+            },
+            |record, parsed| match verifier.step_parsed(record, parsed.as_ref()) {
+                Ok(go_on) => go_on,
+                Err(e) => {
+                    failed = Some(e);
+                    false
+                }
+            },
+        )
         .map_err(crate::exec::ExecError::Refused)?;
     if let Some(e) = failed {
         return Err(e);
@@ -380,6 +412,16 @@ impl Executor {
         parser: &DialectParser,
         record: &TraceRecord,
     ) -> Result<Redone, ExecError> {
+        self.redo_parsed(record, parsed_action(parser, record).as_ref())
+    }
+
+    /// [`Executor::redo`] with the record's action parsed already (by
+    /// [`parsed_action`]; `None` for an action that no longer parses).
+    fn redo_parsed(
+        &self,
+        record: &TraceRecord,
+        parsed: Option<&ParsedAction>,
+    ) -> Result<Redone, ExecError> {
         let ctx = TurnContext::new(&record.agent, "", &record.turn_id);
         let tool = &record.data["tool"];
         if let (Some(name), Some(source)) = (tool["name"].as_str(), tool["source"].as_str()) {
@@ -401,8 +443,7 @@ impl Executor {
             TraceOp::SetBlock { block } => self.partner_set_block(block.clone(), &by),
             TraceOp::Undo { agent, label } => self.partner_undo(agent, label, &by),
             TraceOp::Action => {
-                let parsed = parser.parse(&record.canonical);
-                let Some(action) = parsed.actions.into_iter().next() else {
+                let Some(action) = parsed else {
                     return Ok(Redone {
                         outcome: TraceOutcome::Failed,
                         text: format!("does not parse: {}", record.canonical),
@@ -421,7 +462,7 @@ impl Executor {
                     path: vec!["replay".into()],
                     charge: None,
                 };
-                self.execute(&ctx, &action, &origin, &check, None, None)
+                self.execute(&ctx, action, &origin, &check, None, None)
             }
         };
         match report {

@@ -86,27 +86,37 @@ impl TraceInput {
         }
     }
 
-    /// Hands each record to `f`, oldest first, until `f` returns false;
-    /// returns what could not be read. The records are read and decoded on
-    /// a thread of their own while `f` works, at most [`AHEAD`] pages ahead
-    /// of it, so memory holds a few pages whatever the trace's length.
-    pub fn each(
+    /// Hands each record to `f`, oldest first, with what `prepare` made of
+    /// it, until `f` returns false; returns what could not be read. The
+    /// records are read, decoded and prepared on a thread of their own
+    /// while `f` works, at most [`AHEAD`] pages ahead of it (memory holds a
+    /// few pages whatever the trace's length), and the pages `f` is done
+    /// with go back to that thread to be freed.
+    pub fn each<P: Send>(
         &self,
-        mut f: impl FnMut(TraceRecord) -> bool,
+        mut prepare: impl FnMut(&TraceRecord) -> P + Send,
+        mut f: impl FnMut(&TraceRecord, &P) -> bool,
     ) -> Result<Vec<TraceWarning>, String> {
+        type Page<P> = Vec<(TraceRecord, P)>;
         std::thread::scope(|scope| {
-            let (pages, arriving) = std::sync::mpsc::sync_channel::<Vec<TraceRecord>>(AHEAD);
+            let (pages, arriving) = std::sync::mpsc::sync_channel::<Page<P>>(AHEAD);
+            let (done, spent) = std::sync::mpsc::sync_channel::<Page<P>>(AHEAD + 1);
             let reader = std::thread::Builder::new()
                 .name("trace reader".into())
                 .spawn_scoped(scope, move || {
                     let mut page = Vec::with_capacity(PAGE);
                     let warnings = self.each_here(|record| {
-                        page.push(record);
+                        let prepared = prepare(&record);
+                        page.push((record, prepared));
+                        if page.len() < PAGE {
+                            return true;
+                        }
+                        // Frees what `f` is done with.
+                        while spent.try_recv().is_ok() {}
                         // A closed channel: `f` stopped.
-                        page.len() < PAGE
-                            || pages
-                                .send(std::mem::replace(&mut page, Vec::with_capacity(PAGE)))
-                                .is_ok()
+                        pages
+                            .send(std::mem::replace(&mut page, Vec::with_capacity(PAGE)))
+                            .is_ok()
                     })?;
                     if !page.is_empty() {
                         let _ = pages.send(page);
@@ -115,11 +125,13 @@ impl TraceInput {
                 })
                 .map_err(|e| format!("cannot start the trace reader: {e}"))?;
             'pages: for page in &arriving {
-                for record in page {
-                    if !f(record) {
+                for (record, prepared) in &page {
+                    if !f(record, prepared) {
                         break 'pages;
                     }
                 }
+                // Freed here when the reader has finished.
+                let _ = done.try_send(page);
             }
             // The reader sees the channel closed at its next page, and ends.
             drop(arriving);
