@@ -8,35 +8,18 @@ use partner::memory::records::{add_archival, add_message};
 use partner::memory::search::{Reach, SearchDomain, SearchHit, SearchQuery, search};
 use partner::memory::{BlockKind, MemoryError, MemoryStore};
 
+use crate::support::Rng;
+
 const WORDS: &[&str] = &[
     "launch", "launched", "contract", "deadline", "Friday", "budget", "café", "review", "garden",
     "the", "server", "backup", "moved",
 ];
 
-/// A deterministic stream of numbers.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self, below: usize) -> usize {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        (self.0 % below as u64) as usize
-    }
-
-    fn text(&mut self) -> String {
-        (0..1 + self.next(8))
-            .map(|_| WORDS[self.next(WORDS.len())])
-            .collect::<Vec<_>>()
-            .join(" ")
-    }
-}
-
 /// One step: a change of some table (`kind` picks which), undone when
 /// `fails`.
 fn step(store: &MemoryStore, rng: &mut Rng, n: i64, fails: bool) {
     let kind = rng.next(6);
-    let text = rng.text();
+    let text = rng.text(WORDS, 8);
     let label = format!("b{}", rng.next(12));
     let other = rng.next(n.max(1) as usize) as i64 + 1;
     let done = store.transaction(|tx| -> Result<(), MemoryError> {

@@ -9,6 +9,8 @@ use partner::memory::records::{add_archival, add_message};
 use partner::memory::search::{Reach, SearchDomain, SearchHit, SearchQuery, search, search_fts};
 use partner::memory::{MemoryError, MemoryStore};
 
+use crate::support::Rng;
+
 const WORDS: &[&str] = &[
     "launch",
     "launched",
@@ -33,26 +35,6 @@ const WORDS: &[&str] = &[
     "e-mail",
 ];
 
-/// A deterministic stream of numbers.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self, below: usize) -> usize {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        (self.0 % below as u64) as usize
-    }
-
-    fn text(&mut self) -> String {
-        let n = 1 + self.next(30);
-        (0..n)
-            .map(|_| WORDS[self.next(WORDS.len())])
-            .collect::<Vec<_>>()
-            .join(" ")
-    }
-}
-
 /// A store with `n` archival entries and `n` messages from three agents.
 fn filled(path: &std::path::Path, n: usize, seed: u64) -> MemoryStore {
     let store = MemoryStore::open(path).unwrap();
@@ -61,9 +43,9 @@ fn filled(path: &std::path::Path, n: usize, seed: u64) -> MemoryStore {
         .transaction(|tx| -> Result<(), MemoryError> {
             for i in 0..n {
                 let agent = ["ada", "bob", "cy"][rng.next(3)];
-                add_archival(tx, agent, &rng.text(), i as i64)?;
+                add_archival(tx, agent, &rng.text(WORDS, 30), i as i64)?;
                 let role = ["user", "assistant", "agent:ada", "agent:bob"][rng.next(4)];
-                add_message(tx, agent, "main", role, &rng.text(), i as i64)?;
+                add_message(tx, agent, "main", role, &rng.text(WORDS, 30), i as i64)?;
             }
             Ok(())
         })

@@ -22,6 +22,28 @@ use partner::memory::{BlockKind, BlockPermission, MemoryStore};
 use partner::permission::Policy;
 use partner::trace::BlockSpec;
 
+/// A deterministic stream of numbers (xorshift), for tests that make many
+/// cases from a seed.
+pub struct Rng(pub u64);
+
+impl Rng {
+    /// A number below `below`.
+    pub fn next(&mut self, below: usize) -> usize {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        (self.0 % below as u64) as usize
+    }
+
+    /// One to `most` of `words`, joined by spaces.
+    pub fn text(&mut self, words: &[&str], most: usize) -> String {
+        (0..1 + self.next(most))
+            .map(|_| words[self.next(words.len())])
+            .collect::<Vec<_>>()
+            .join(" ")
+    }
+}
+
 /// Noon, 2026-11-21 (UTC), in milliseconds.
 pub const START: i64 = 1_795_262_400_000;
 

@@ -496,13 +496,19 @@ impl Executor {
 mod tests {
     use super::*;
 
-    #[test]
-    fn the_scratch_store_keeps_no_trace_of_its_own() {
+    /// An executor over an in-memory store, and a turn of ada's, to make
+    /// a trace with.
+    fn recording() -> (Executor, TurnContext) {
         let store = Arc::new(MemoryStore::open_in_memory().unwrap().into());
         let clock = Arc::new(ManualClock::new(1_000));
         let exec = Executor::with_parts(store, Policy::permissive(), ExecConfig::default(), clock)
             .unwrap();
-        let mut ctx = TurnContext::new("ada", "main", "t1");
+        (exec, TurnContext::new("ada", "main", "t1"))
+    }
+
+    #[test]
+    fn the_scratch_store_keeps_no_trace_of_its_own() {
+        let (exec, mut ctx) = recording();
         exec.run_turn(&mut ctx, "/recall insert \"the launch moved\"");
         exec.run_turn(&mut ctx, "/calc 2 * 21");
         let records = exec.store().read(|tx| tx.all_records()).unwrap();
@@ -518,11 +524,7 @@ mod tests {
 
     #[test]
     fn the_scratch_text_index_is_written_once_per_batch() {
-        let store = Arc::new(MemoryStore::open_in_memory().unwrap().into());
-        let clock = Arc::new(ManualClock::new(1_000));
-        let exec = Executor::with_parts(store, Policy::permissive(), ExecConfig::default(), clock)
-            .unwrap();
-        let mut ctx = TurnContext::new("ada", "main", "t1");
+        let (exec, mut ctx) = recording();
         for i in 0..BATCH {
             exec.run_turn(
                 &mut ctx,
