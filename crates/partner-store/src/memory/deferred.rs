@@ -17,26 +17,32 @@ use super::MemoryResult;
 /// The table the changes are noted in, in the temporary schema.
 const NOTES: &str = "text_index_pending";
 
-/// The triggers that keep the text index at once, as the schema makes
-/// them (dropped here: this connection's notes replace them).
-const IMMEDIATE: [&str; 7] = [
-    "blocks_fts_insert",
-    "blocks_fts_delete",
-    "blocks_fts_update",
-    "archival_fts_insert",
-    "archival_fts_delete",
-    "messages_fts_insert",
-    "messages_fts_delete",
+/// The tables the text index covers: the columns it indexes (at most two,
+/// noted as `a` and `b`), and whether rows are changed in place (blocks)
+/// or only added and deleted.
+const INDEXED: [(&str, &[&str], bool); 3] = [
+    ("blocks", &["label", "value"], true),
+    ("archival", &["content"], false),
+    ("messages", &["content"], false),
 ];
 
+/// The note of a row of `table` added (`new`) or taken out (`old`).
+fn note(table: &str, columns: &[&str], row: &str) -> String {
+    let added = u8::from(row == "new");
+    let slots = ["a", "b"][..columns.len()].join(", ");
+    let values: Vec<String> = columns.iter().map(|c| format!("{row}.{c}")).collect();
+    format!(
+        "INSERT INTO {NOTES}(tbl, added, row, {slots}) VALUES ('{table}', {added}, {row}.id, {});",
+        values.join(", ")
+    )
+}
+
 /// Makes the text index of `conn`'s database (an in-memory scratch
-/// database: the change is to its schema) follow its tables in batches.
+/// database: the change is to its schema) follow its tables in batches:
+/// the schema's triggers that keep it at once (`{table}_fts_insert`,
+/// `_delete`, `_update`) are dropped and triggers that note are made.
 pub fn defer(conn: &Connection) -> MemoryResult<()> {
-    let mut sql = String::new();
-    for trigger in IMMEDIATE {
-        sql.push_str(&format!("DROP TRIGGER main.{trigger};\n"));
-    }
-    sql.push_str(&format!(
+    let mut sql = format!(
         "CREATE TEMP TABLE {NOTES} (
             seq INTEGER PRIMARY KEY,
             tbl TEXT NOT NULL,
@@ -44,30 +50,25 @@ pub fn defer(conn: &Connection) -> MemoryResult<()> {
             row INTEGER NOT NULL,
             a TEXT,
             b TEXT
-        );
-        CREATE TEMP TRIGGER blocks_noted_insert AFTER INSERT ON main.blocks BEGIN
-            INSERT INTO {NOTES}(tbl, added, row, a, b) VALUES ('blocks', 1, new.id, new.label, new.value);
-        END;
-        CREATE TEMP TRIGGER blocks_noted_delete AFTER DELETE ON main.blocks BEGIN
-            INSERT INTO {NOTES}(tbl, added, row, a, b) VALUES ('blocks', 0, old.id, old.label, old.value);
-        END;
-        CREATE TEMP TRIGGER blocks_noted_update AFTER UPDATE OF label, value ON main.blocks BEGIN
-            INSERT INTO {NOTES}(tbl, added, row, a, b) VALUES ('blocks', 0, old.id, old.label, old.value);
-            INSERT INTO {NOTES}(tbl, added, row, a, b) VALUES ('blocks', 1, new.id, new.label, new.value);
-        END;
-        CREATE TEMP TRIGGER archival_noted_insert AFTER INSERT ON main.archival BEGIN
-            INSERT INTO {NOTES}(tbl, added, row, a) VALUES ('archival', 1, new.id, new.content);
-        END;
-        CREATE TEMP TRIGGER archival_noted_delete AFTER DELETE ON main.archival BEGIN
-            INSERT INTO {NOTES}(tbl, added, row, a) VALUES ('archival', 0, old.id, old.content);
-        END;
-        CREATE TEMP TRIGGER messages_noted_insert AFTER INSERT ON main.messages BEGIN
-            INSERT INTO {NOTES}(tbl, added, row, a) VALUES ('messages', 1, new.id, new.content);
-        END;
-        CREATE TEMP TRIGGER messages_noted_delete AFTER DELETE ON main.messages BEGIN
-            INSERT INTO {NOTES}(tbl, added, row, a) VALUES ('messages', 0, old.id, old.content);
-        END;"
-    ));
+        );\n"
+    );
+    for (table, columns, in_place) in INDEXED {
+        let (added, removed) = (note(table, columns, "new"), note(table, columns, "old"));
+        sql.push_str(&format!(
+            "DROP TRIGGER main.{table}_fts_insert;
+             DROP TRIGGER main.{table}_fts_delete;
+             CREATE TEMP TRIGGER {table}_noted_insert AFTER INSERT ON main.{table} BEGIN {added} END;
+             CREATE TEMP TRIGGER {table}_noted_delete AFTER DELETE ON main.{table} BEGIN {removed} END;\n"
+        ));
+        if in_place {
+            let changed = columns.join(", ");
+            sql.push_str(&format!(
+                "DROP TRIGGER main.{table}_fts_update;
+                 CREATE TEMP TRIGGER {table}_noted_update AFTER UPDATE OF {changed} ON main.{table}
+                 BEGIN {removed} {added} END;\n"
+            ));
+        }
+    }
     // One transaction: the immediate triggers are not dropped without the
     // notes that replace them.
     conn.execute_batch(&format!(
@@ -93,14 +94,12 @@ pub fn catch_up(conn: &Connection) -> MemoryResult<()> {
     }
     // A null in the table-named column is an entry added; 'delete' takes
     // out the values the entry was indexed with.
-    for (table, columns, values) in [
-        ("blocks", "label, value", "a, b"),
-        ("archival", "content", "a"),
-        ("messages", "content", "a"),
-    ] {
+    for (table, columns, _) in INDEXED {
+        let slots = ["a", "b"][..columns.len()].join(", ");
+        let columns = columns.join(", ");
         conn.prepare_cached(&format!(
             "INSERT INTO main.{table}_fts({table}_fts, rowid, {columns})
-             SELECT CASE added WHEN 0 THEN 'delete' END, row, {values}
+             SELECT CASE added WHEN 0 THEN 'delete' END, row, {slots}
              FROM temp.{NOTES} WHERE tbl = '{table}' ORDER BY seq"
         ))?
         .execute([])?;

@@ -116,22 +116,23 @@ fn calc(exec: &Executor, agent: &str, action: &ParsedAction) -> Outcome {
         .trim();
     check_bounds(expr)?;
     let state = &exec.calc_state().assignments;
-    let earlier = state
-        .lock()
-        .unwrap_or_else(|e| e.into_inner())
-        .get(agent)
-        .cloned()
-        .unwrap_or_default();
-    let mut program = earlier.join("; ");
-    if !program.is_empty() {
-        program.push_str("; ");
-    }
-    program.push_str(expr);
     // Whole-number arithmetic has the value fend would give whatever the
-    // agent's variables are.
+    // agent's variables are; fend is given them before the expression.
     let value = match super::integers::evaluate(expr) {
         Some(value) => value,
-        None => with_fend(&program, expr)?,
+        None => {
+            let mut program = state
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .get(agent)
+                .map(|earlier| earlier.join("; "))
+                .unwrap_or_default();
+            if !program.is_empty() {
+                program.push_str("; ");
+            }
+            program.push_str(expr);
+            with_fend(&program, expr)?
+        }
     };
     let new: Vec<String> = expr
         .split(';')
