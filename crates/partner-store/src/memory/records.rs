@@ -384,19 +384,17 @@ pub struct AgentState {
 
 /// The state of an agent (a fresh one if it was never seen).
 pub fn agent_state(conn: &Connection, name: &str) -> MemoryResult<AgentState> {
+    // Read before every action: prepared once per connection.
     let state = conn
-        .query_row(
-            "SELECT name, halted, halt_reason, pulse_secs FROM agents WHERE name = ?1",
-            [name],
-            |r| {
-                Ok(AgentState {
-                    name: r.get(0)?,
-                    halted: r.get(1)?,
-                    halt_reason: r.get(2)?,
-                    pulse_secs: r.get(3)?,
-                })
-            },
-        )
+        .prepare_cached("SELECT name, halted, halt_reason, pulse_secs FROM agents WHERE name = ?1")?
+        .query_row([name], |r| {
+            Ok(AgentState {
+                name: r.get(0)?,
+                halted: r.get(1)?,
+                halt_reason: r.get(2)?,
+                pulse_secs: r.get(3)?,
+            })
+        })
         .optional()?;
     Ok(state.unwrap_or(AgentState {
         name: name.to_string(),
