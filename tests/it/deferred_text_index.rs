@@ -1,12 +1,14 @@
-//! A text index that follows its tables in batches (replay's scratch
-//! store, `MemoryStore::defer_text_index`) answers every search as one kept
-//! at once does — after additions, edits, deletions and steps undone — and
-//! is written once per batch, not once per step.
+//! The text index of a store's shared commits (a group of transactions,
+//! replay's batches) is written once per commit, not once per transaction:
+//! it answers every search as one kept at once does — after additions,
+//! edits, deletions and transactions undone — other connections never see
+//! it behind, and writers outside partner's commits index at once.
 
 use partner::memory::blocks::{self, NewBlock};
 use partner::memory::records::{add_archival, add_message};
 use partner::memory::search::{Reach, SearchDomain, SearchHit, SearchQuery, search};
 use partner::memory::{BlockKind, MemoryError, MemoryStore};
+use rusqlite::Connection;
 
 use crate::support::Rng;
 
@@ -15,14 +17,68 @@ const WORDS: &[&str] = &[
     "the", "server", "backup", "moved",
 ];
 
+/// How a step is committed: a transaction of the store's (a member of its
+/// batch), or a savepoint of a plain connection's, whose text index the
+/// schema's triggers keep at once.
+#[derive(Clone, Copy)]
+enum Via<'a> {
+    Store(&'a MemoryStore),
+    Plain(&'a MemoryStore),
+}
+
+impl Via<'_> {
+    fn store(self) -> &'static str {
+        match self {
+            Via::Store(_) => "store",
+            Via::Plain(_) => "plain",
+        }
+    }
+
+    fn run(
+        self,
+        f: impl FnOnce(&Connection) -> Result<(), MemoryError>,
+    ) -> Result<(), MemoryError> {
+        match self {
+            Via::Store(store) => store.transaction(f),
+            Via::Plain(store) => {
+                let conn = store.conn();
+                conn.execute_batch("SAVEPOINT plain").unwrap();
+                let done = f(&conn);
+                if done.is_err() {
+                    conn.execute_batch("ROLLBACK TO plain").unwrap();
+                }
+                conn.execute_batch("RELEASE plain").unwrap();
+                done
+            }
+        }
+    }
+
+    fn begin(self) {
+        match self {
+            Via::Store(store) => store.begin_batch().unwrap(),
+            Via::Plain(store) => store.conn().execute_batch("BEGIN IMMEDIATE").unwrap(),
+        }
+    }
+
+    fn end(self, keep: bool) {
+        match self {
+            Via::Store(store) => store.end_batch(keep).unwrap(),
+            Via::Plain(store) => store
+                .conn()
+                .execute_batch(if keep { "COMMIT" } else { "ROLLBACK" })
+                .unwrap(),
+        }
+    }
+}
+
 /// One step: a change of some table (`kind` picks which), undone when
 /// `fails`.
-fn step(store: &MemoryStore, rng: &mut Rng, n: i64, fails: bool) {
+fn step(via: Via<'_>, rng: &mut Rng, n: i64, fails: bool) {
     let kind = rng.next(6);
     let text = rng.text(WORDS, 8);
     let label = format!("b{}", rng.next(12));
     let other = rng.next(n.max(1) as usize) as i64 + 1;
-    let done = store.transaction(|tx| -> Result<(), MemoryError> {
+    let done = via.run(|tx| -> Result<(), MemoryError> {
         match kind {
             0 | 1 => {
                 add_archival(tx, "ada", &text, n)?;
@@ -52,7 +108,7 @@ fn step(store: &MemoryStore, rng: &mut Rng, n: i64, fails: bool) {
         }
         Ok(())
     });
-    assert_eq!(done.is_err(), fails, "{done:?}");
+    assert_eq!(done.is_err(), fails, "{} {done:?}", via.store());
 }
 
 fn searched(store: &MemoryStore, text: &str) -> Vec<SearchHit> {
@@ -92,17 +148,17 @@ fn integrity(store: &MemoryStore) {
 fn a_deferred_text_index_answers_as_one_kept_at_once() {
     let kept = MemoryStore::open_in_memory().unwrap();
     let deferred = MemoryStore::open_in_memory().unwrap();
-    deferred.defer_text_index().unwrap();
+    let (plain, batched) = (Via::Plain(&kept), Via::Store(&deferred));
     let (mut a, mut b) = (Rng(11), Rng(11));
     let mut n = 0;
     for batch in 0..6 {
-        kept.begin_batch().unwrap();
-        deferred.begin_batch().unwrap();
+        plain.begin();
+        batched.begin();
         for i in 0..150 {
             n += 1;
             let fails = i % 7 == 3;
-            step(&kept, &mut a, n, fails);
-            step(&deferred, &mut b, n, fails);
+            step(plain, &mut a, n, fails);
+            step(batched, &mut b, n, fails);
             if i % 37 == 0 {
                 let words = format!(
                     "{} {}",
@@ -119,9 +175,10 @@ fn a_deferred_text_index_answers_as_one_kept_at_once() {
         }
         // The last batch is undone whole.
         let keep = batch < 5;
-        kept.end_batch(keep).unwrap();
-        deferred.end_batch(keep).unwrap();
+        plain.end(keep);
+        batched.end(keep);
         integrity(&deferred);
+        assert_eq!(notes(&deferred.conn()), (0, 0), "notes left after a batch");
         for word in WORDS {
             let what = format!("after batch {batch}: {word}");
             same(&searched(&deferred, word), &searched(&kept, word), &what);
@@ -134,50 +191,136 @@ fn a_deferred_text_index_answers_as_one_kept_at_once() {
 }
 
 /// Segments of `table`'s text index.
-fn segments(store: &MemoryStore, table: &str) -> i64 {
-    store
-        .conn()
-        .query_row(
-            &format!("SELECT count(DISTINCT segid) FROM {table}_idx"),
-            [],
-            |r| r.get(0),
-        )
-        .unwrap()
+fn segments(conn: &Connection, table: &str) -> i64 {
+    conn.query_row(
+        &format!("SELECT count(DISTINCT segid) FROM {table}_idx"),
+        [],
+        |r| r.get(0),
+    )
+    .unwrap()
+}
+
+/// The deferral flags and the changes noted that `conn` sees.
+fn notes(conn: &Connection) -> (i64, i64) {
+    conn.query_row(
+        "SELECT (SELECT count(*) FROM text_index_deferral), (SELECT count(*) FROM text_index_pending)",
+        [],
+        |r| Ok((r.get(0)?, r.get(1)?)),
+    )
+    .unwrap()
 }
 
 #[test]
-fn a_deferred_text_index_is_written_once_per_batch() {
+fn a_batch_writes_its_text_index_once() {
     let kept = MemoryStore::open_in_memory().unwrap();
     let deferred = MemoryStore::open_in_memory().unwrap();
-    deferred.defer_text_index().unwrap();
-    for store in [&kept, &deferred] {
-        store.begin_batch().unwrap();
+    for via in [Via::Plain(&kept), Via::Store(&deferred)] {
+        via.begin();
         for i in 0..1_000 {
-            store
-                .transaction(|tx| add_archival(tx, "ada", &format!("note {i} launch"), i))
+            via.run(|tx| add_archival(tx, "ada", &format!("note {i} launch"), i).map(drop))
                 .unwrap();
         }
-        store.end_batch(true).unwrap();
+        via.end(true);
     }
     assert_eq!(
-        segments(&deferred, "archival_fts"),
+        segments(&deferred.conn(), "archival_fts"),
         1,
         "one segment for the batch"
     );
     assert!(
-        segments(&kept, "archival_fts") > 1,
+        segments(&kept.conn(), "archival_fts") > 1,
         "kept at once, each step writes a segment (and the test means something)"
     );
 }
 
+/// A word of each writer's own.
+const NAMES: [&str; 8] = [
+    "alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel",
+];
+
 #[test]
-fn only_an_in_memory_store_defers_its_text_index() {
+fn a_group_commit_writes_its_text_index_once_and_others_see_it_whole() {
     let dir = tempfile::tempdir().unwrap();
-    let store = MemoryStore::open(dir.path().join("m.db")).unwrap();
-    assert!(store.defer_text_index().is_err());
-    // Its triggers are untouched: an entry is found at once.
-    store
-        .transaction(|tx| add_archival(tx, "ada", "the launch moved", 1))
+    let path = dir.path().join("m.db");
+    let store = std::sync::Arc::new(MemoryStore::open(&path).unwrap());
+    let before = store.commits();
+    // The first writer holds the connection until the others wait for it:
+    // all eight share one commit.
+    let (first, rest) = std::sync::mpsc::channel::<()>();
+    let writers: Vec<_> = (0..8)
+        .map(|w| {
+            let store = store.clone();
+            let first = first.clone();
+            std::thread::spawn(move || {
+                if w > 0 {
+                    std::thread::sleep(std::time::Duration::from_millis(150));
+                }
+                let word = NAMES[w as usize];
+                store.transaction(|tx| -> Result<(), MemoryError> {
+                    add_archival(tx, "ada", &format!("{word} moved the launch"), w)?;
+                    if w == 0 {
+                        let _ = first.send(());
+                        std::thread::sleep(std::time::Duration::from_millis(600));
+                    }
+                    Ok(())
+                })
+            })
+        })
+        .collect();
+    rest.recv().unwrap();
+    for writer in writers {
+        writer.join().unwrap().unwrap();
+    }
+    let (commits, held) = store.commits();
+    assert_eq!(held - before.1, 8);
+    assert_eq!(commits - before.0, 1, "the eight did not share a commit");
+    let other = Connection::open(&path).unwrap();
+    assert_eq!(
+        segments(&other, "archival_fts"),
+        1,
+        "one segment for the eight transactions of one commit"
+    );
+    assert_eq!(notes(&other), (0, 0), "another connection sees notes");
+    let found: i64 = other
+        .query_row(
+            "SELECT count(*) FROM archival_fts WHERE archival_fts MATCH 'launch'",
+            [],
+            |r| r.get(0),
+        )
         .unwrap();
+    assert_eq!(found, 8, "another connection finds every entry committed");
+}
+
+#[test]
+fn writers_outside_partners_commits_index_at_once_and_nothing_is_left_noted() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("m.db");
+    {
+        let store = MemoryStore::open(&path).unwrap();
+        store
+            .transaction(|tx| add_archival(tx, "ada", "the launch moved", 1).map(drop))
+            .unwrap();
+        // A batch never ended: the connection closes with it open.
+        store.begin_batch().unwrap();
+        store
+            .transaction(|tx| add_archival(tx, "ada", "the garden grew", 2).map(drop))
+            .unwrap();
+    }
+    let other = Connection::open(&path).unwrap();
+    assert_eq!(notes(&other), (0, 0), "a batch left open left notes");
+    // A writer that is not partner's (the sqlite3 shell) is indexed at once.
+    other
+        .execute(
+            "INSERT INTO archival (agent, content, created_at) VALUES ('ada', 'the budget grew', 3)",
+            [],
+        )
+        .unwrap();
+    let store = MemoryStore::open(&path).unwrap();
+    assert_eq!(searched(&store, "budget").len(), 1);
     assert_eq!(searched(&store, "launch").len(), 1);
+    assert!(
+        searched(&store, "garden").is_empty(),
+        "a batch never ended was kept"
+    );
+    integrity(&store);
 }

@@ -372,3 +372,65 @@ fn concurrent_transactions_share_commits_and_each_ok_is_committed() {
         .unwrap();
     assert_eq!(rows, 8 * 54);
 }
+
+/// A transaction that panics while another waits to share its commit
+/// undoes only its own work and still commits the other's: the waiter is
+/// told `Ok` at once, not after the commit deadline, and nothing it was
+/// told failed commits later.
+#[test]
+fn a_transaction_that_panics_in_a_group_still_commits_the_others() {
+    use partner::memory::records::add_archival;
+    use partner::memory::{MemoryError, MemoryStore};
+    use std::sync::Arc;
+    use std::time::{Duration, Instant};
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("group.db");
+    let store = Arc::new(MemoryStore::open(&path).unwrap());
+    let (holding, held) = std::sync::mpsc::channel::<()>();
+    let first = {
+        let store = store.clone();
+        std::thread::spawn(move || {
+            let started = Instant::now();
+            let done = store.transaction(|tx| -> Result<(), MemoryError> {
+                add_archival(tx, "ada", "kept", 1)?;
+                holding.send(()).unwrap();
+                // The second queues meanwhile: this one leaves the commit
+                // to it.
+                std::thread::sleep(Duration::from_millis(400));
+                Ok(())
+            });
+            (done, started.elapsed())
+        })
+    };
+    held.recv().unwrap();
+    let second = {
+        let store = store.clone();
+        std::thread::spawn(move || {
+            store.transaction(|tx| -> Result<(), MemoryError> {
+                add_archival(tx, "ada", "undone", 2)?;
+                panic!("a bug while holding the connection");
+            })
+        })
+    };
+    assert!(second.join().is_err(), "the panic reaches its caller");
+    let (done, took) = first.join().unwrap();
+    assert!(done.is_ok(), "{done:?}");
+    assert!(took < Duration::from_secs(10), "the first waited {took:?}");
+    let other = rusqlite::Connection::open(&path).unwrap();
+    let rows: Vec<String> = other
+        .prepare("SELECT content FROM archival ORDER BY id")
+        .unwrap()
+        .query_map([], |r| r.get(0))
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap();
+    assert_eq!(rows, ["kept"]);
+    // The store goes on: the next transaction commits on its own.
+    store
+        .transaction(|tx| add_archival(tx, "ada", "after", 3).map(drop))
+        .unwrap();
+    let after: i64 = other
+        .query_row("SELECT count(*) FROM archival", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(after, 2);
+}

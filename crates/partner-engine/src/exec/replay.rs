@@ -152,8 +152,6 @@ struct Verifier {
 
 impl Verifier {
     fn new((executor, clock): (Executor, ManualClock)) -> Result<Self, ExecError> {
-        // Its text index follows each batch, not each step.
-        scratch_of(&executor)?.defer_text_index()?;
         let parser = DialectParser::new().with_table(executor.registry.table().clone());
         Ok(Verifier {
             executor,

@@ -1,110 +1,78 @@
-//! A text index brought up to date in batches, for a store that one thread
-//! works through step by step, each step a savepoint of one long
-//! transaction (replay's scratch store). FTS5 writes what it holds pending
-//! to a segment of its own at every savepoint, so a step that adds one
-//! entry left a one-entry segment and set off merges: a fifth of a long
-//! replay. Here the triggers that keep the `*_fts` tables note each change
-//! instead (in a table of the connection's temporary schema, so a failed
-//! step's savepoint undoes its notes with it), and the notes are applied,
-//! in order and in one statement per table, before anything reads the
-//! index ([`catch_up`], which every full-text search calls) and before the
-//! batch commits.
+//! The text index written once per commit. FTS5 writes what it holds
+//! pending to a segment of its own at every savepoint, and partner runs
+//! each transaction of a shared commit (a group of them, a batch of
+//! replay's) as a savepoint: a transaction that added one entry left a
+//! one-entry segment and set off merges — a sixth of the work under the
+//! lock that eight writers share, a fifth of a long replay.
+//!
+//! So a shared commit defers its text index: it holds a row in
+//! `text_index_deferral` ([`defer`]), never committed, so only its own
+//! connection ever sees it; while the row is there the schema's triggers
+//! note each change in `text_index_pending` (a savepoint undone takes its
+//! notes with it) instead of writing the index, and the notes are applied
+//! in order, one statement per table, before anything on that connection
+//! reads the index ([`catch_up`], which every full-text search calls) and
+//! before the commit ([`finish`]). Every other writer — another process,
+//! the `sqlite3` shell — sees no row and indexes at once; every other
+//! reader sees only committed data, whose index is never behind.
 
 use rusqlite::Connection;
 
 use super::MemoryResult;
 
-/// The table the changes are noted in, in the temporary schema.
-const NOTES: &str = "text_index_pending";
-
-/// The tables the text index covers: the columns it indexes (at most two,
-/// noted as `a` and `b`), and whether rows are changed in place (blocks)
-/// or only added and deleted.
-const INDEXED: [(&str, &[&str], bool); 3] = [
-    ("blocks", &["label", "value"], true),
-    ("archival", &["content"], false),
-    ("messages", &["content"], false),
+/// The tables the text index covers: the columns it indexes (noted as
+/// `a` and `b`, in the order of the schema's noting triggers).
+const INDEXED: [(&str, &[&str]); 3] = [
+    ("blocks", &["label", "value"]),
+    ("archival", &["content"]),
+    ("messages", &["content"]),
 ];
 
-/// The note of a row of `table` added (`new`) or taken out (`old`).
-fn note(table: &str, columns: &[&str], row: &str) -> String {
-    let added = u8::from(row == "new");
-    let slots = ["a", "b"][..columns.len()].join(", ");
-    let values: Vec<String> = columns.iter().map(|c| format!("{row}.{c}")).collect();
-    format!(
-        "INSERT INTO {NOTES}(tbl, added, row, {slots}) VALUES ('{table}', {added}, {row}.id, {});",
-        values.join(", ")
-    )
-}
-
-/// Makes the text index of `conn`'s database (an in-memory scratch
-/// database: the change is to its schema) follow its tables in batches:
-/// the schema's triggers that keep it at once (`{table}_fts_insert`,
-/// `_delete`, `_update`) are dropped and triggers that note are made.
-pub fn defer(conn: &Connection) -> MemoryResult<()> {
-    let mut sql = format!(
-        "CREATE TEMP TABLE {NOTES} (
-            seq INTEGER PRIMARY KEY,
-            tbl TEXT NOT NULL,
-            added INTEGER NOT NULL,
-            row INTEGER NOT NULL,
-            a TEXT,
-            b TEXT
-        );\n"
-    );
-    for (table, columns, in_place) in INDEXED {
-        let (added, removed) = (note(table, columns, "new"), note(table, columns, "old"));
-        sql.push_str(&format!(
-            "DROP TRIGGER main.{table}_fts_insert;
-             DROP TRIGGER main.{table}_fts_delete;
-             CREATE TEMP TRIGGER {table}_noted_insert AFTER INSERT ON main.{table} BEGIN {added} END;
-             CREATE TEMP TRIGGER {table}_noted_delete AFTER DELETE ON main.{table} BEGIN {removed} END;\n"
-        ));
-        if in_place {
-            let changed = columns.join(", ");
-            sql.push_str(&format!(
-                "DROP TRIGGER main.{table}_fts_update;
-                 CREATE TEMP TRIGGER {table}_noted_update AFTER UPDATE OF {changed} ON main.{table}
-                 BEGIN {removed} {added} END;\n"
-            ));
-        }
-    }
-    // One transaction: the immediate triggers are not dropped without the
-    // notes that replace them.
-    conn.execute_batch(&format!(
-        "SAVEPOINT defer_text_index;\n{sql}\nRELEASE defer_text_index;"
-    ))?;
+/// Makes the transaction open on `conn` defer its text index until
+/// [`finish`].
+pub(super) fn defer(conn: &Connection) -> rusqlite::Result<()> {
+    conn.prepare_cached("INSERT OR IGNORE INTO text_index_deferral (one) VALUES (1)")?
+        .execute([])?;
     Ok(())
 }
 
-/// Applies the noted changes to the text index, oldest first, and forgets
-/// them; nothing to do for a connection that does not defer.
+/// Applies the changes noted on `conn` to the text index, oldest first,
+/// and forgets them; nothing to do when none are (on every connection but
+/// the one a deferring transaction is open on).
 pub fn catch_up(conn: &Connection) -> MemoryResult<()> {
-    let defers: bool = conn
-        .prepare_cached("SELECT EXISTS (SELECT 1 FROM temp.sqlite_master WHERE name = ?1)")?
-        .query_row([NOTES], |r| r.get(0))?;
-    if !defers {
-        return Ok(());
-    }
+    Ok(apply(conn)?)
+}
+
+/// [`catch_up`], with SQLite's error.
+fn apply(conn: &Connection) -> rusqlite::Result<()> {
     let noted: bool = conn
-        .prepare_cached(&format!("SELECT EXISTS (SELECT 1 FROM temp.{NOTES})"))?
+        .prepare_cached("SELECT EXISTS (SELECT 1 FROM text_index_pending)")?
         .query_row([], |r| r.get(0))?;
     if !noted {
         return Ok(());
     }
     // A null in the table-named column is an entry added; 'delete' takes
     // out the values the entry was indexed with.
-    for (table, columns, _) in INDEXED {
+    for (table, columns) in INDEXED {
         let slots = ["a", "b"][..columns.len()].join(", ");
         let columns = columns.join(", ");
         conn.prepare_cached(&format!(
-            "INSERT INTO main.{table}_fts({table}_fts, rowid, {columns})
+            "INSERT INTO {table}_fts({table}_fts, rowid, {columns})
              SELECT CASE added WHEN 0 THEN 'delete' END, row, {slots}
-             FROM temp.{NOTES} WHERE tbl = '{table}' ORDER BY seq"
+             FROM text_index_pending WHERE tbl = '{table}' ORDER BY seq"
         ))?
         .execute([])?;
     }
-    conn.prepare_cached(&format!("DELETE FROM temp.{NOTES}"))?
+    conn.prepare_cached("DELETE FROM text_index_pending")?
+        .execute([])?;
+    Ok(())
+}
+
+/// Before the deferring transaction on `conn` commits: the notes applied,
+/// the deferral taken back (the commit leaves neither).
+pub(super) fn finish(conn: &Connection) -> rusqlite::Result<()> {
+    apply(conn)?;
+    conn.prepare_cached("DELETE FROM text_index_deferral")?
         .execute([])?;
     Ok(())
 }

@@ -3,7 +3,8 @@
 //! when it fails); the last of them — the one that finds nobody waiting
 //! for the connection — commits for all, and each returns only once the
 //! commit that holds its work is durable. One writer alone commits at
-//! once, as before; eight writers pay for one `fsync` between them.
+//! once, as before; eight writers pay for one `fsync` between them, and
+//! for one write of the text index (`deferred`).
 
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -71,31 +72,47 @@ impl GroupCommit {
         let guard = conn.lock().unwrap_or_else(|e| e.into_inner());
         self.queued.fetch_sub(1, Ordering::SeqCst);
         let group = self.join(&guard)?;
-        let outcome = super::store::in_savepoint(&guard, f);
+        // A panic in `f` undoes its savepoint and is carried on past the
+        // group's commit: the work of those who left it to this one still
+        // commits (they would otherwise wait out the deadline, told it
+        // failed, and the next group commit it after all).
+        let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            super::store::in_savepoint(&guard, f)
+        }));
         let members = self.groups().open.map_or(0, |(_, n)| n);
         if self.queued.load(Ordering::SeqCst) > 0 && members < MAX_MEMBERS {
             // Whoever takes the connection next commits this work too.
             drop(guard);
-            if outcome.is_ok() {
-                self.wait_for(group)?;
-            }
-            return outcome;
+            return match outcome {
+                Ok(Ok(value)) => self.wait_for(group).map(|()| value).map_err(E::from),
+                Ok(Err(e)) => Err(e),
+                Err(panic) => std::panic::resume_unwind(panic),
+            };
         }
-        let committed = guard.execute_batch("COMMIT");
+        let committed = self.commit(&guard, group, members);
+        drop(guard);
+        let outcome = outcome.unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+        match committed {
+            Err(e) if outcome.is_ok() => Err(e.into()),
+            _ => outcome,
+        }
+    }
+
+    /// Commits the open `group` of `members` transactions on `conn` (its
+    /// deferred text index written first), or rolls it back when that
+    /// fails, and tells its members.
+    fn commit(&self, conn: &Connection, group: u64, members: usize) -> rusqlite::Result<()> {
+        let committed = super::deferred::finish(conn).and_then(|()| conn.execute_batch("COMMIT"));
         {
             let mut counts = self.counts.lock().unwrap_or_else(|e| e.into_inner());
             counts.0 += 1;
             counts.1 += members as u64;
         }
         if committed.is_err() {
-            let _ = guard.execute_batch("ROLLBACK");
+            let _ = conn.execute_batch("ROLLBACK");
         }
         self.settle(group, committed.as_ref().err().map(ToString::to_string));
-        drop(guard);
-        match committed {
-            Err(e) if outcome.is_ok() => Err(e.into()),
-            _ => outcome,
-        }
+        committed
     }
 
     /// Commits made so far, and the transactions they held.
@@ -112,6 +129,10 @@ impl GroupCommit {
             return Ok(*group);
         }
         conn.execute_batch("BEGIN IMMEDIATE")?;
+        if let Err(e) = super::deferred::defer(conn) {
+            let _ = conn.execute_batch("ROLLBACK");
+            return Err(e);
+        }
         let mut groups = self.groups();
         groups.last += 1;
         let group = groups.last;

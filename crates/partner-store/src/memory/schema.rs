@@ -304,6 +304,94 @@ pub const MIGRATIONS: &[&str] = &[
     ALTER TABLE pending ADD COLUMN approvals_needed INTEGER NOT NULL DEFAULT 1;
     ALTER TABLE pending ADD COLUMN approved_by TEXT NOT NULL DEFAULT '[]';
     "#,
+    // 9: the text index written once per commit. A commit that several
+    // transactions share (a group of them, a batch of replay's) holds a row
+    // in `text_index_deferral`, never committed, so only its own
+    // connection sees it: while it is there, the triggers note each change
+    // in `text_index_pending` instead of writing the index (FTS5 writes a
+    // segment at every savepoint), and the notes are applied before the
+    // commit and before any search (`memory::deferred`). Every other
+    // writer indexes at once, as before.
+    r#"
+    CREATE TABLE text_index_deferral (
+        one INTEGER PRIMARY KEY CHECK (one = 1)
+    );
+    CREATE TABLE text_index_pending (
+        seq INTEGER PRIMARY KEY,
+        tbl TEXT NOT NULL,
+        added INTEGER NOT NULL,
+        row INTEGER NOT NULL,
+        a TEXT,
+        b TEXT
+    );
+    DROP TRIGGER blocks_fts_insert;
+    DROP TRIGGER blocks_fts_delete;
+    DROP TRIGGER blocks_fts_update;
+    DROP TRIGGER archival_fts_insert;
+    DROP TRIGGER archival_fts_delete;
+    DROP TRIGGER messages_fts_insert;
+    DROP TRIGGER messages_fts_delete;
+
+    CREATE TRIGGER blocks_fts_insert AFTER INSERT ON blocks
+    WHEN NOT EXISTS (SELECT 1 FROM text_index_deferral) BEGIN
+        INSERT INTO blocks_fts(rowid, label, value) VALUES (new.id, new.label, new.value);
+    END;
+    CREATE TRIGGER blocks_fts_delete AFTER DELETE ON blocks
+    WHEN NOT EXISTS (SELECT 1 FROM text_index_deferral) BEGIN
+        INSERT INTO blocks_fts(blocks_fts, rowid, label, value) VALUES ('delete', old.id, old.label, old.value);
+    END;
+    CREATE TRIGGER blocks_fts_update AFTER UPDATE OF label, value ON blocks
+    WHEN NOT EXISTS (SELECT 1 FROM text_index_deferral) BEGIN
+        INSERT INTO blocks_fts(blocks_fts, rowid, label, value) VALUES ('delete', old.id, old.label, old.value);
+        INSERT INTO blocks_fts(rowid, label, value) VALUES (new.id, new.label, new.value);
+    END;
+    CREATE TRIGGER archival_fts_insert AFTER INSERT ON archival
+    WHEN NOT EXISTS (SELECT 1 FROM text_index_deferral) BEGIN
+        INSERT INTO archival_fts(rowid, content) VALUES (new.id, new.content);
+    END;
+    CREATE TRIGGER archival_fts_delete AFTER DELETE ON archival
+    WHEN NOT EXISTS (SELECT 1 FROM text_index_deferral) BEGIN
+        INSERT INTO archival_fts(archival_fts, rowid, content) VALUES ('delete', old.id, old.content);
+    END;
+    CREATE TRIGGER messages_fts_insert AFTER INSERT ON messages
+    WHEN NOT EXISTS (SELECT 1 FROM text_index_deferral) BEGIN
+        INSERT INTO messages_fts(rowid, content) VALUES (new.id, new.content);
+    END;
+    CREATE TRIGGER messages_fts_delete AFTER DELETE ON messages
+    WHEN NOT EXISTS (SELECT 1 FROM text_index_deferral) BEGIN
+        INSERT INTO messages_fts(messages_fts, rowid, content) VALUES ('delete', old.id, old.content);
+    END;
+
+    CREATE TRIGGER blocks_noted_insert AFTER INSERT ON blocks
+    WHEN EXISTS (SELECT 1 FROM text_index_deferral) BEGIN
+        INSERT INTO text_index_pending(tbl, added, row, a, b) VALUES ('blocks', 1, new.id, new.label, new.value);
+    END;
+    CREATE TRIGGER blocks_noted_delete AFTER DELETE ON blocks
+    WHEN EXISTS (SELECT 1 FROM text_index_deferral) BEGIN
+        INSERT INTO text_index_pending(tbl, added, row, a, b) VALUES ('blocks', 0, old.id, old.label, old.value);
+    END;
+    CREATE TRIGGER blocks_noted_update AFTER UPDATE OF label, value ON blocks
+    WHEN EXISTS (SELECT 1 FROM text_index_deferral) BEGIN
+        INSERT INTO text_index_pending(tbl, added, row, a, b) VALUES ('blocks', 0, old.id, old.label, old.value);
+        INSERT INTO text_index_pending(tbl, added, row, a, b) VALUES ('blocks', 1, new.id, new.label, new.value);
+    END;
+    CREATE TRIGGER archival_noted_insert AFTER INSERT ON archival
+    WHEN EXISTS (SELECT 1 FROM text_index_deferral) BEGIN
+        INSERT INTO text_index_pending(tbl, added, row, a) VALUES ('archival', 1, new.id, new.content);
+    END;
+    CREATE TRIGGER archival_noted_delete AFTER DELETE ON archival
+    WHEN EXISTS (SELECT 1 FROM text_index_deferral) BEGIN
+        INSERT INTO text_index_pending(tbl, added, row, a) VALUES ('archival', 0, old.id, old.content);
+    END;
+    CREATE TRIGGER messages_noted_insert AFTER INSERT ON messages
+    WHEN EXISTS (SELECT 1 FROM text_index_deferral) BEGIN
+        INSERT INTO text_index_pending(tbl, added, row, a) VALUES ('messages', 1, new.id, new.content);
+    END;
+    CREATE TRIGGER messages_noted_delete AFTER DELETE ON messages
+    WHEN EXISTS (SELECT 1 FROM text_index_deferral) BEGIN
+        INSERT INTO text_index_pending(tbl, added, row, a) VALUES ('messages', 0, old.id, old.content);
+    END;
+    "#,
 ];
 
 /// The schema version this binary writes.

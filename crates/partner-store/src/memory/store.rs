@@ -203,41 +203,32 @@ impl MemoryStore {
     /// step by step with no step needing its own commit (replay's scratch
     /// store): nothing is durable before the end.
     pub fn begin_batch(&self) -> MemoryResult<()> {
-        self.conn().execute_batch("BEGIN IMMEDIATE")?;
+        let conn = self.conn();
+        conn.execute_batch("BEGIN IMMEDIATE")?;
+        if let Err(e) = super::deferred::defer(&conn) {
+            conn.execute_batch("ROLLBACK")?;
+            return Err(e.into());
+        }
         self.batch.store(true, std::sync::atomic::Ordering::Release);
         Ok(())
     }
 
     /// Ends the batch: commits it (`keep`), its changes to the text index
-    /// applied first, or rolls it back.
+    /// applied first (a batch defers them, as a group commit does), or
+    /// rolls it back.
     pub fn end_batch(&self, keep: bool) -> MemoryResult<()> {
         self.batch
             .store(false, std::sync::atomic::Ordering::Release);
         let conn = self.conn();
         if keep {
-            let caught_up = super::deferred::catch_up(&conn);
-            if caught_up.is_err() {
+            let finished = super::deferred::finish(&conn);
+            if finished.is_err() {
                 conn.execute_batch("ROLLBACK")?;
             }
-            caught_up?;
+            finished?;
         }
         conn.execute_batch(if keep { "COMMIT" } else { "ROLLBACK" })?;
         Ok(())
-    }
-
-    /// Makes the text index of this in-memory store follow its tables in
-    /// batches: brought up to date before each full-text search and each
-    /// commit of a batch, not at every savepoint of one (FTS5 writes a
-    /// segment of its own at each). For a store worked through in batches
-    /// ([`MemoryStore::begin_batch`]); a store on disk is refused, its
-    /// schema being shared with every other connection.
-    pub fn defer_text_index(&self) -> MemoryResult<()> {
-        if !self.in_memory {
-            return Err(MemoryError::Conflict(
-                "only an in-memory store's text index can follow in batches".into(),
-            ));
-        }
-        super::deferred::defer(&self.conn())
     }
 
     /// How many commits transactions have made, and how many transactions
