@@ -49,10 +49,11 @@ fn builtin_table() -> Arc<VerbTable> {
 /// reply are a flood, not a turn.
 pub const MAX_ACTIONS: usize = 64;
 
-/// A reply past [`MAX_ACTIONS`] becomes one error over all its actions,
-/// none of them left to run (every byte stays prose or that error).
-fn refuse_past_bound(parsed: &mut ParsedTurn) {
-    let found = parsed.actions.len();
+/// A reply past [`MAX_ACTIONS`] (it holds `found` actions; the scanner
+/// kept the first ones and the last) becomes one error over all its
+/// actions, none of them left to run (every byte stays prose or that
+/// error).
+fn refuse_past_bound(parsed: &mut ParsedTurn, found: usize) {
     let (Some(first), Some(last)) = (parsed.actions.first(), parsed.actions.last()) else {
         return;
     };
@@ -168,9 +169,9 @@ impl DialectParser {
             blocks: &self.blocks,
         };
         let (masked, echoes) = self.mask_echoes(turn);
-        let mut parsed = scan_turn(&parser, masked.as_deref().unwrap_or(turn));
+        let (mut parsed, found) = scan_turn(&parser, masked.as_deref().unwrap_or(turn));
         parsed.echoes = echoes;
-        refuse_past_bound(&mut parsed);
+        refuse_past_bound(&mut parsed, found);
         if let Some(usable) = &self.usable {
             for error in &mut parsed.errors {
                 self.limit_suggestions(&mut error.kind, usable);

@@ -12,6 +12,7 @@ use super::legacy::parse_legacy;
 use super::lexer::line_end;
 use super::link::{LinkParser, ParsedAt};
 use super::matcher::match_verb;
+use super::parser::MAX_ACTIONS;
 use super::span::Span;
 use super::turn::{ParsedTurn, Segment, SegmentKind};
 use super::verbs::Strictness;
@@ -251,6 +252,8 @@ struct Scanner<'s, 'p> {
     parser: &'s LinkParser<'p>,
     src: &'s str,
     turn: ParsedTurn,
+    /// Actions found, kept or not (past the bound only the last is kept).
+    found: usize,
     marks: Vec<(Span, SegmentKind, usize)>,
     last: Last,
     /// End of the line the last action or error finished on.
@@ -270,10 +273,19 @@ impl Scanner<'_, '_> {
     fn record(&mut self, parsed: ParsedAt) {
         match parsed.result {
             Ok(action) => {
-                self.marks
-                    .push((parsed.span, SegmentKind::Action, self.turn.actions.len()));
-                self.last = Last::Action(self.turn.actions.len());
-                self.turn.actions.push(action);
+                // Past the bound the reply runs none of its actions: what
+                // is kept is how many there were and where the last ends.
+                self.found += 1;
+                let index = if self.turn.actions.len() > MAX_ACTIONS {
+                    let last = self.turn.actions.len() - 1;
+                    self.turn.actions[last] = action;
+                    last
+                } else {
+                    self.turn.actions.push(action);
+                    self.turn.actions.len() - 1
+                };
+                self.marks.push((parsed.span, SegmentKind::Action, index));
+                self.last = Last::Action(index);
             }
             Err(errors) => {
                 self.marks
@@ -425,7 +437,7 @@ impl Scanner<'_, '_> {
         }
     }
 
-    fn run(mut self) -> ParsedTurn {
+    fn run(mut self) -> (ParsedTurn, usize) {
         let src = self.src;
         let len = src.len();
         let mut fence: Option<(u8, usize)> = None;
@@ -484,7 +496,7 @@ impl Scanner<'_, '_> {
         self.finish()
     }
 
-    fn finish(mut self) -> ParsedTurn {
+    fn finish(mut self) -> (ParsedTurn, usize) {
         for (i, action) in self.turn.actions.iter_mut().enumerate() {
             action.number(vec![u16::try_from(i + 1).unwrap_or(u16::MAX)]);
         }
@@ -518,16 +530,18 @@ impl Scanner<'_, '_> {
             });
         }
         self.turn.segments = segments;
-        self.turn
+        (self.turn, self.found)
     }
 }
 
-/// Parses every action in `src`.
-pub(crate) fn scan_turn(parser: &LinkParser<'_>, src: &str) -> ParsedTurn {
+/// Parses every action in `src`: the turn, and how many actions it holds
+/// (past [`MAX_ACTIONS`] the turn keeps only the first ones and the last).
+pub(crate) fn scan_turn(parser: &LinkParser<'_>, src: &str) -> (ParsedTurn, usize) {
     Scanner {
         parser,
         src,
         turn: ParsedTurn::default(),
+        found: 0,
         marks: Vec::new(),
         last: Last::Nothing,
         last_line_end: 0,
@@ -545,4 +559,36 @@ fn starts_inline(line: &[u8]) -> bool {
         let rest = &line[at..];
         rest.starts_with(b"/do ") || rest.starts_with(b"[[")
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::blocks::BlockRegistry;
+    use crate::verbs::VerbTable;
+
+    /// A reply past the bound runs none of its actions, so the scanner
+    /// keeps no more of them than it takes to know that (and where the
+    /// last one ends), however many the reply holds: a megabyte of
+    /// `[[PULSE:10m]]` once held 71,000 parsed actions.
+    #[test]
+    fn past_the_bound_the_scanner_counts_actions_without_keeping_them() {
+        let table = VerbTable::builtin();
+        let blocks = BlockRegistry::default();
+        let parser = LinkParser {
+            table: &table,
+            blocks: &blocks,
+        };
+        let many = 10_000;
+        let src = "[[PULSE:10m]] ".repeat(many);
+        let (turn, found) = scan_turn(&parser, &src);
+        assert_eq!(found, many);
+        assert!(
+            turn.actions.len() <= MAX_ACTIONS + 1,
+            "{} actions kept",
+            turn.actions.len()
+        );
+        let last = turn.actions.last().expect("the last action is kept");
+        assert_eq!(last.span.end, src.len() - 1, "the last one's end");
+    }
 }
