@@ -120,19 +120,23 @@ impl GroupCommit {
         *self.counts.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// The open group's number, opening one when none is.
+    /// The open group's number, opening one when none is. A transaction
+    /// that joins one defers the group's text index from there on (the
+    /// first writes its own at once: a commit of one transaction alone,
+    /// a writer by itself, then writes no page for the deferral).
     fn join(&self, conn: &Connection) -> rusqlite::Result<u64> {
-        if let Some((group, members)) = self.groups().open.as_mut()
-            && !conn.is_autocommit()
-        {
-            *members += 1;
-            return Ok(*group);
+        let joined = match self.groups().open.as_mut() {
+            Some((group, members)) if !conn.is_autocommit() => {
+                *members += 1;
+                Some(*group)
+            }
+            _ => None,
+        };
+        if let Some(group) = joined {
+            super::deferred::defer(conn)?;
+            return Ok(group);
         }
         conn.execute_batch("BEGIN IMMEDIATE")?;
-        if let Err(e) = super::deferred::defer(conn) {
-            let _ = conn.execute_batch("ROLLBACK");
-            return Err(e);
-        }
         let mut groups = self.groups();
         groups.last += 1;
         let group = groups.last;
