@@ -71,13 +71,21 @@ impl GroupCommit {
         self.queued.fetch_add(1, Ordering::SeqCst);
         let guard = conn.lock().unwrap_or_else(|e| e.into_inner());
         self.queued.fetch_sub(1, Ordering::SeqCst);
-        let group = self.join(&guard)?;
-        // A panic in `f` undoes its savepoint and is carried on past the
+        let (group, joined) = self.join(&guard)?;
+        // From here on every way out goes through the commit decision. A
+        // panic in `f` undoes its savepoint and is carried on past the
         // group's commit: the work of those who left it to this one still
         // commits (they would otherwise wait out the deadline, told it
         // failed, and the next group commit it after all).
         let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            super::store::in_savepoint(&guard, f)
+            super::store::in_savepoint(&guard, |conn| {
+                // One that joins a group defers its text index (undone
+                // with its savepoint when it fails).
+                if joined {
+                    super::deferred::defer(conn)?;
+                }
+                f(conn)
+            })
         }));
         let members = self.groups().open.map_or(0, |(_, n)| n);
         if self.queued.load(Ordering::SeqCst) > 0 && members < MAX_MEMBERS {
@@ -120,28 +128,23 @@ impl GroupCommit {
         *self.counts.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// The open group's number, opening one when none is. A transaction
-    /// that joins one defers the group's text index from there on (the
-    /// first writes its own at once: a commit of one transaction alone,
-    /// a writer by itself, then writes no page for the deferral).
-    fn join(&self, conn: &Connection) -> rusqlite::Result<u64> {
-        let joined = match self.groups().open.as_mut() {
-            Some((group, members)) if !conn.is_autocommit() => {
-                *members += 1;
-                Some(*group)
-            }
-            _ => None,
-        };
-        if let Some(group) = joined {
-            super::deferred::defer(conn)?;
-            return Ok(group);
+    /// The open group's number, opening one when none is, and whether it
+    /// was open. Those that join a group defer its text index (the one
+    /// that opens it writes its own at once: a commit of one transaction
+    /// alone, a writer by itself, then writes no page for the deferral).
+    fn join(&self, conn: &Connection) -> rusqlite::Result<(u64, bool)> {
+        if let Some((group, members)) = self.groups().open.as_mut()
+            && !conn.is_autocommit()
+        {
+            *members += 1;
+            return Ok((*group, true));
         }
         conn.execute_batch("BEGIN IMMEDIATE")?;
         let mut groups = self.groups();
         groups.last += 1;
         let group = groups.last;
         groups.open = Some((group, 1));
-        Ok(group)
+        Ok((group, false))
     }
 
     /// Marks `group` committed (or failed, with why) and wakes its members.
