@@ -326,3 +326,70 @@ fn writers_outside_partners_commits_index_at_once_and_nothing_is_left_noted() {
     );
     integrity(&store);
 }
+
+/// Two `partner` processes and four writers of this one write the same
+/// database at once: the text index they leave is whole (FTS5's own
+/// integrity check), finds every entry, and holds no notes.
+#[test]
+fn processes_writing_at_once_leave_one_whole_text_index() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("c.db");
+    let store = std::sync::Arc::new(MemoryStore::open(&path).unwrap());
+    let processes: Vec<_> = ["bob", "cy"]
+        .into_iter()
+        .map(|agent| {
+            let dir = dir.path().to_path_buf();
+            std::thread::spawn(move || {
+                let turn: String = (0..20)
+                    .map(|i| format!("/recall insert \"{agent} note {i}: the garden grew\"\n"))
+                    .collect();
+                crate::support::partner_in(
+                    &dir,
+                    &["--db", "c.db", "exec", "--agent", agent, "-"],
+                    &turn,
+                )
+            })
+        })
+        .collect();
+    let writers: Vec<_> = (0..4)
+        .map(|w| {
+            let store = store.clone();
+            std::thread::spawn(move || {
+                for i in 0..30 {
+                    store
+                        .transaction(|tx| {
+                            add_archival(
+                                tx,
+                                "ada",
+                                &format!("writer {w} note {i}: the launch moved"),
+                                i,
+                            )
+                            .map(drop)
+                        })
+                        .unwrap();
+                }
+            })
+        })
+        .collect();
+    for writer in writers {
+        writer.join().unwrap();
+    }
+    for process in processes {
+        let (code, out, err) = process.join().unwrap();
+        assert_eq!(code, Some(0), "{out}\n{err}");
+    }
+    integrity(&store);
+    let other = Connection::open(&path).unwrap();
+    assert_eq!(notes(&other), (0, 0));
+    let count = |word: &str| -> i64 {
+        other
+            .query_row(
+                "SELECT count(*) FROM archival_fts WHERE archival_fts MATCH ?1",
+                [word],
+                |r| r.get(0),
+            )
+            .unwrap()
+    };
+    assert_eq!(count("launch"), 120, "this process's entries");
+    assert_eq!(count("garden"), 40, "the other processes' entries");
+}

@@ -305,13 +305,13 @@ pub const MIGRATIONS: &[&str] = &[
     ALTER TABLE pending ADD COLUMN approved_by TEXT NOT NULL DEFAULT '[]';
     "#,
     // 9: the text index written once per commit. A commit that several
-    // transactions share (a group of them, a batch of replay's) holds a row
-    // in `text_index_deferral`, never committed, so only its own
-    // connection sees it: while it is there, the triggers note each change
-    // in `text_index_pending` instead of writing the index (FTS5 writes a
-    // segment at every savepoint), and the notes are applied before the
-    // commit and before any search (`memory::deferred`). Every other
-    // writer indexes at once, as before.
+    // transactions share (a group of them from its second on, a batch of
+    // replay's) holds a row in `text_index_deferral`, never committed, so
+    // only its own connection sees it: while it is there, the triggers
+    // note each change in `text_index_pending` instead of writing the
+    // index (FTS5 writes a segment at every savepoint), and the notes are
+    // applied before the commit and before any search
+    // (`memory::deferred`). Every other writer indexes at once, as before.
     r#"
     CREATE TABLE text_index_deferral (
         one INTEGER PRIMARY KEY CHECK (one = 1)
