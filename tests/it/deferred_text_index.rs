@@ -246,28 +246,28 @@ fn a_group_commit_writes_its_text_index_once_for_those_who_joined_and_others_see
     let before = store.commits();
     // The first writer holds the connection until the others wait for it:
     // all eight share one commit.
-    let (first, rest) = std::sync::mpsc::channel::<()>();
+    // The others start once the first holds the connection.
+    let inside = std::sync::Arc::new(std::sync::Barrier::new(8));
     let writers: Vec<_> = (0..8)
         .map(|w| {
             let store = store.clone();
-            let first = first.clone();
+            let inside = inside.clone();
             std::thread::spawn(move || {
                 if w > 0 {
-                    std::thread::sleep(std::time::Duration::from_millis(150));
+                    inside.wait();
                 }
                 let word = NAMES[w as usize];
                 store.transaction(|tx| -> Result<(), MemoryError> {
                     add_archival(tx, "ada", &format!("{word} moved the launch"), w)?;
                     if w == 0 {
-                        let _ = first.send(());
-                        std::thread::sleep(std::time::Duration::from_millis(600));
+                        inside.wait();
+                        std::thread::sleep(std::time::Duration::from_millis(500));
                     }
                     Ok(())
                 })
             })
         })
         .collect();
-    rest.recv().unwrap();
     for writer in writers {
         writer.join().unwrap().unwrap();
     }
