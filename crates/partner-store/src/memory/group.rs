@@ -4,10 +4,13 @@
 //! for the connection — commits for all, and each returns only once the
 //! commit that holds its work is durable. One writer alone commits at
 //! once, as before; eight writers pay for one `fsync` between them, and
-//! for one write of the text index (`deferred`).
+//! for one write of the text index (`deferred`). Waiters stay awake for a
+//! moment (yielding) before they sleep: on a virtual machine waking a
+//! sleeping thread took longer than a member's turn with the connection,
+//! and eight writers spent more time handing it over than using it.
 
 use std::collections::VecDeque;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Condvar, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
@@ -29,6 +32,8 @@ pub(super) struct GroupCommit {
     queued: AtomicUsize,
     groups: Mutex<Groups>,
     settled: Condvar,
+    /// `Groups::settled`, read without the lock by those waiting awake.
+    settled_upto: AtomicU64,
     /// Commits made, and transactions they held.
     counts: Mutex<(u64, u64)>,
 }
@@ -43,6 +48,31 @@ struct Groups {
     settled: u64,
     /// Groups whose commit failed, and why.
     failed: VecDeque<(u64, String)>,
+}
+
+/// Longest a transaction waits for the connection awake before it sleeps.
+const AWAKE: Duration = Duration::from_micros(200);
+
+/// Longest a transaction waits awake for the commit that holds its work.
+const AWAKE_COMMIT: Duration = Duration::from_micros(1_000);
+
+/// Takes the connection, waiting awake for a while first: a member of a
+/// group holds it for tens of microseconds, and waking a sleeping thread
+/// takes about as long on a virtual machine, during which nobody works.
+fn take(conn: &Mutex<Connection>) -> MutexGuard<'_, Connection> {
+    let started = Instant::now();
+    loop {
+        match conn.try_lock() {
+            Ok(guard) => return guard,
+            Err(std::sync::TryLockError::Poisoned(e)) => return e.into_inner(),
+            Err(std::sync::TryLockError::WouldBlock) if started.elapsed() < AWAKE => {
+                std::thread::yield_now();
+            }
+            Err(std::sync::TryLockError::WouldBlock) => {
+                return conn.lock().unwrap_or_else(|e| e.into_inner());
+            }
+        }
+    }
 }
 
 /// An error that reaches every member of a failed commit.
@@ -69,7 +99,7 @@ impl GroupCommit {
         E: From<rusqlite::Error>,
     {
         self.queued.fetch_add(1, Ordering::SeqCst);
-        let guard = conn.lock().unwrap_or_else(|e| e.into_inner());
+        let guard = take(conn);
         self.queued.fetch_sub(1, Ordering::SeqCst);
         let (group, joined) = self.join(&guard)?;
         // From here on every way out goes through the commit decision. A
@@ -152,6 +182,7 @@ impl GroupCommit {
         let mut groups = self.groups();
         groups.open = None;
         groups.settled = groups.settled.max(group);
+        self.settled_upto.store(groups.settled, Ordering::Release);
         if let Some(why) = failure {
             if groups.failed.len() >= FAILURES_KEPT {
                 groups.failed.pop_front();
@@ -165,7 +196,14 @@ impl GroupCommit {
     /// Waits until `group` is settled: `Err` when its commit failed or did
     /// not come within [`COMMIT_WAIT`].
     fn wait_for(&self, group: u64) -> rusqlite::Result<()> {
-        let deadline = Instant::now() + COMMIT_WAIT;
+        let started = Instant::now();
+        // Awake for a while first (see `take`): a commit takes a few
+        // hundred microseconds.
+        while self.settled_upto.load(Ordering::Acquire) < group && started.elapsed() < AWAKE_COMMIT
+        {
+            std::thread::yield_now();
+        }
+        let deadline = started + COMMIT_WAIT;
         let mut groups = self.groups();
         while groups.settled < group {
             let left = deadline.saturating_duration_since(Instant::now());
