@@ -56,23 +56,32 @@ const AWAKE: Duration = Duration::from_micros(200);
 /// Longest a transaction waits awake for the commit that holds its work.
 const AWAKE_COMMIT: Duration = Duration::from_micros(1_000);
 
-/// Takes the connection, waiting awake for a while first: a member of a
-/// group holds it for tens of microseconds, and waking a sleeping thread
-/// takes about as long on a virtual machine, during which nobody works.
-fn take(conn: &Mutex<Connection>) -> MutexGuard<'_, Connection> {
+/// Asks `ready` again and again, yielding between, for at most `limit`:
+/// its answer once it has one. Waking a sleeping thread takes tens of
+/// microseconds on a virtual machine — about as long as a member of a
+/// group holds the connection — so a waiter stays awake for a while
+/// before it sleeps.
+fn awake_for<T>(limit: Duration, mut ready: impl FnMut() -> Option<T>) -> Option<T> {
     let started = Instant::now();
     loop {
-        match conn.try_lock() {
-            Ok(guard) => return guard,
-            Err(std::sync::TryLockError::Poisoned(e)) => return e.into_inner(),
-            Err(std::sync::TryLockError::WouldBlock) if started.elapsed() < AWAKE => {
-                std::thread::yield_now();
-            }
-            Err(std::sync::TryLockError::WouldBlock) => {
-                return conn.lock().unwrap_or_else(|e| e.into_inner());
-            }
+        if let Some(answer) = ready() {
+            return Some(answer);
         }
+        if started.elapsed() >= limit {
+            return None;
+        }
+        std::thread::yield_now();
     }
+}
+
+/// Takes the connection, waiting awake for a while first ([`awake_for`]).
+fn take(conn: &Mutex<Connection>) -> MutexGuard<'_, Connection> {
+    let tried = awake_for(AWAKE, || match conn.try_lock() {
+        Ok(guard) => Some(guard),
+        Err(std::sync::TryLockError::Poisoned(e)) => Some(e.into_inner()),
+        Err(std::sync::TryLockError::WouldBlock) => None,
+    });
+    tried.unwrap_or_else(|| conn.lock().unwrap_or_else(|e| e.into_inner()))
 }
 
 /// An error that reaches every member of a failed commit.
@@ -196,14 +205,12 @@ impl GroupCommit {
     /// Waits until `group` is settled: `Err` when its commit failed or did
     /// not come within [`COMMIT_WAIT`].
     fn wait_for(&self, group: u64) -> rusqlite::Result<()> {
-        let started = Instant::now();
-        // Awake for a while first (see `take`): a commit takes a few
-        // hundred microseconds.
-        while self.settled_upto.load(Ordering::Acquire) < group && started.elapsed() < AWAKE_COMMIT
-        {
-            std::thread::yield_now();
-        }
-        let deadline = started + COMMIT_WAIT;
+        let deadline = Instant::now() + COMMIT_WAIT;
+        // Awake for a while first: a commit takes a few hundred
+        // microseconds.
+        awake_for(AWAKE_COMMIT, || {
+            (self.settled_upto.load(Ordering::Acquire) >= group).then_some(())
+        });
         let mut groups = self.groups();
         while groups.settled < group {
             let left = deadline.saturating_duration_since(Instant::now());
