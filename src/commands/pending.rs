@@ -129,7 +129,7 @@ pub fn run_pending(options: &PendingOptions, out: &mut dyn Write) -> Result<i32>
                 && !*unsandboxed
             {
                 return Err(Error::Usage(format!(
-                    "{id} would run NOT SANDBOXED ({why}); to approve it anyway: partner pending approve {id} --unsandboxed"
+                    "{id} would run {why}; to approve it anyway: partner pending approve {id} --unsandboxed"
                 )));
             }
             let decision = match r#for {
@@ -286,8 +286,12 @@ fn unsandboxed_shell(executor: &crate::exec::Executor, id: &str) -> Result<Optio
     if executor.request_command(&r).is_none() {
         return Ok(None);
     }
-    Ok(match crate::gate::sandbox::support() {
-        crate::gate::sandbox::Support::Landlock(_) => None,
-        crate::gate::sandbox::Support::Missing(why) => Some(why),
-    })
+    let walls = crate::gate::sandbox::walls();
+    Ok(walls.missing().map(|missing| {
+        if walls.absent() {
+            format!("NOT SANDBOXED ({missing})")
+        } else {
+            format!("PARTLY SANDBOXED ({missing})")
+        }
+    }))
 }

@@ -28,6 +28,33 @@ pub(super) fn become_subreaper() -> std::io::Result<()> {
     }
 }
 
+/// Starts a new session with no controlling terminal, killed when
+/// partner goes (between fork and exec, for a command run without the
+/// sandbox, which does the same).
+pub(super) fn new_session() -> std::io::Result<()> {
+    // SAFETY: setsid and prctl with integer arguments.
+    unsafe {
+        if libc::setsid() < 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0);
+    }
+    Ok(())
+}
+
+/// The one live child of `pid`, if it has exactly one.
+pub fn only_child(pid: i32) -> Option<i32> {
+    let children: Vec<i32> = parents()
+        .into_iter()
+        .filter(|(_, ppid)| *ppid == pid)
+        .map(|(child, _)| child)
+        .collect();
+    match children.as_slice() {
+        [one] => Some(*one),
+        _ => None,
+    }
+}
+
 /// Moves the calling process into the cgroup whose `cgroup.procs` is
 /// `procs` (between fork and exec; a failure leaves it where it was).
 pub(super) fn join_cgroup(procs: &CString) {
@@ -241,9 +268,12 @@ fn kill_descendants(root: i32) -> usize {
     killed.len()
 }
 
-/// A run in progress: its supervisor and cgroup.
+/// A run in progress: its supervisor, the process partner started (the
+/// supervisor itself, or, behind namespaces, the one that waits for it)
+/// and its cgroup.
 pub struct Live {
     pid: i32,
+    started: i32,
     cgroup: Option<Cgroup>,
 }
 
@@ -251,23 +281,29 @@ static LIVE: Mutex<Vec<i32>> = Mutex::new(Vec::new());
 static CGROUPS: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
 
 impl Live {
-    /// Registers a run whose supervisor is `pid`.
-    pub fn register(pid: i32, cgroup: Option<Cgroup>) -> Live {
+    /// Registers a run whose supervisor is `pid`, started as `started`.
+    pub fn register(pid: i32, started: i32, cgroup: Option<Cgroup>) -> Live {
         if let Ok(mut live) = LIVE.lock() {
             live.push(pid);
         }
         if let (Some(c), Ok(mut all)) = (&cgroup, CGROUPS.lock()) {
             all.push(c.dir.clone());
         }
-        Live { pid, cgroup }
+        Live {
+            pid,
+            started,
+            cgroup,
+        }
     }
 
-    /// How it is contained.
-    pub fn kind(&self) -> &'static str {
-        if self.cgroup.is_some() {
-            "cgroup"
-        } else {
-            "subreaper"
+    /// How it is contained: `pid namespace`, `cgroup` or `subreaper`
+    /// (the strongest that holds).
+    pub fn kind(&self, namespaces: bool) -> &'static str {
+        match (namespaces, self.cgroup.is_some()) {
+            (true, true) => "pid namespace + cgroup",
+            (true, false) => "pid namespace",
+            (false, true) => "cgroup",
+            (false, false) => "subreaper",
         }
     }
 
@@ -276,8 +312,10 @@ impl Live {
     pub fn stop(&self) -> usize {
         let mut killed = kill_descendants(self.pid);
         if let Some(c) = &self.cgroup {
-            // What is left in the cgroup but the supervisor.
-            for pid in c.pids().into_iter().filter(|p| *p != self.pid) {
+            // What is left in the cgroup but the supervisor and the
+            // process that waits for it.
+            let ours = [self.pid, self.started];
+            for pid in c.pids().into_iter().filter(|p| !ours.contains(p)) {
                 signal(pid, libc::SIGKILL);
                 killed += 1;
             }

@@ -1,18 +1,21 @@
 //! Running a command the partner approved, bounded and contained: `bash`
 //! in a configured working directory, with a scrubbed environment (only
-//! `PATH`, `HOME`, `LANG`, `TERM`, `USER`, `LOGNAME` and a private
-//! `TMPDIR` pass), no input, output capped, a timeout, cancellation, the
+//! [`KEPT_ENV`] and a private `TMPDIR` pass: never a provider's key, a
+//! token or a `PARTNER_*` setting), no input, a new session with no
+//! controlling terminal, output capped, a timeout, cancellation, the
 //! sandbox of [`super::sandbox`] — and nothing outlives it.
 //!
-//! Containment: the command runs under a supervisor shell that is a child
-//! subreaper (`PR_SET_CHILD_SUBREAPER`), so every process it starts —
-//! backgrounded, `setsid`, `nohup`, double-forked — stays in the
-//! supervisor's tree, where [`super::containment`] finds and kills it
-//! when the command ends, times out or is cancelled, or partner quits
-//! ([`stop_all`]). Where a cgroup can be made the command runs in its own
-//! too, and the cgroup is killed whole; cgroups a partner killed with
-//! `kill -9` left behind are swept at the next run. Probes use the same
-//! runner, without the sandbox.
+//! Containment: the command runs under a supervisor shell. Behind the
+//! namespace wall the supervisor is the first process of its own PID
+//! namespace, which the kernel empties when it ends; without it the
+//! supervisor is a child subreaper (`PR_SET_CHILD_SUBREAPER`). Either way
+//! every process the command starts — backgrounded, `setsid`, `nohup`,
+//! double-forked — stays in the supervisor's tree, where
+//! [`super::containment`] finds and kills it when the command ends, times
+//! out or is cancelled, or partner quits ([`stop_all`]). Where a cgroup
+//! can be made the command runs in its own too, and the cgroup is killed
+//! whole; cgroups a partner killed with `kill -9` left behind are swept at
+//! the next run. Probes use the same runner, without the sandbox.
 
 use std::io::Read;
 use std::os::fd::AsRawFd;
@@ -24,7 +27,7 @@ use std::time::{Duration, Instant};
 use serde::Serialize;
 
 use super::containment::{self, Cgroup, Live};
-use super::sandbox::{Plan, Prepared};
+use super::sandbox::{Plan, Prepared, Report, Walls, walls};
 use super::scene::Scene;
 use partner_core::cancel::Cancel;
 
@@ -52,8 +55,10 @@ pub struct Ran {
     pub killed_leftovers: usize,
 }
 
-/// Environment variables a command keeps.
-const KEPT_ENV: &[&str] = &["PATH", "HOME", "LANG", "TERM", "USER", "LOGNAME"];
+/// Environment variables a command keeps (and `TMPDIR`, its own).
+pub const KEPT_ENV: &[&str] = &[
+    "PATH", "HOME", "LANG", "LC_ALL", "LC_CTYPE", "TERM", "TZ", "USER", "LOGNAME",
+];
 
 /// The supervisor: runs the command as its child, reports its status on
 /// fd 3, then waits (holding every leftover in its tree) until partner
@@ -79,6 +84,9 @@ pub struct RunOptions<'a> {
     /// The sandbox, with the scene its plan was made for; `None` runs it
     /// unsandboxed.
     pub sandbox: Option<(&'a Plan, &'a Scene)>,
+    /// The walls to raise; `None`: every wall this machine has
+    /// ([`walls`]).
+    pub walls: Option<&'a Walls>,
     /// Try a cgroup (else the subreaper alone).
     pub cgroup: bool,
 }
@@ -109,6 +117,7 @@ pub fn run_shell(
             cap,
             cancel,
             sandbox: None,
+            walls: None,
             cgroup: true,
         },
     )
@@ -142,30 +151,59 @@ impl Drop for PrivateTmp {
 /// Runs `command` with `bash`, as `opts` says.
 pub fn run(command: &str, opts: &RunOptions) -> Result<Ran, String> {
     let tmp = PrivateTmp::new()?;
-    let prepared: Option<Prepared> = match opts.sandbox {
-        Some((plan, scene)) => Some(
-            plan.prepare(scene, &tmp.0)
-                .map_err(|e| format!("could not build its sandbox: {e}"))?,
-        ),
-        None => None,
+    let walls = match (opts.sandbox, opts.walls) {
+        (None, _) => Walls::none("no sandbox was asked for"),
+        (Some(_), Some(w)) => w.clone(),
+        (Some(_), None) => walls(),
+    };
+    let (prepared, report) = match opts.sandbox {
+        Some((plan, scene)) => {
+            let (p, r) = plan
+                .prepare(scene, &tmp.0, &walls)
+                .map_err(|e| format!("could not build its sandbox: {e}"))?;
+            (Some(p), Some(r))
+        }
+        None => (None, None),
     };
     let cgroup = if opts.cgroup { Cgroup::create() } else { None };
     let (status_r, status_w) = std::io::pipe().map_err(|e| e.to_string())?;
     let (hold_r, hold_w) = std::io::pipe().map_err(|e| e.to_string())?;
-    let mut cmd = supervised(command, opts.dir, &tmp.0);
+    let inner_tmp = if walls.namespaces.is_ok() {
+        Path::new("/tmp")
+    } else {
+        tmp.0.as_path()
+    };
+    let mut cmd = supervised(command, opts.dir, inner_tmp);
     let (sw, hr) = (status_w.as_raw_fd(), hold_r.as_raw_fd());
     prepare_child(&mut cmd, sw, hr, cgroup.as_ref(), prepared);
-    let mut child = cmd
-        .spawn()
-        .map_err(|e| format!("could not start it: {e}"))?;
+    let spawned = cmd.spawn();
+    // The parent's copies of the child's ends (the report's among them,
+    // held by the command) go, so that the pipes close with the child.
+    drop(cmd);
     drop(status_w);
     drop(hold_r);
-    let live = Live::register(child.id() as i32, cgroup);
+    let mut child = match spawned {
+        Ok(child) => child,
+        Err(e) => {
+            let why = report
+                .and_then(Report::read)
+                .unwrap_or_else(|| e.to_string());
+            return Err(format!("could not start it: {why}"));
+        }
+    };
+    // Behind namespaces the supervisor is the child's own child.
+    let supervisor = match walls.namespaces {
+        Ok(()) => containment::only_child(child.id() as i32).unwrap_or(child.id() as i32),
+        Err(_) => child.id() as i32,
+    };
+    let live = Live::register(supervisor, child.id() as i32, cgroup);
     let out = read_capped(child.stdout.take(), opts.cap);
     let err = read_capped(child.stderr.take(), opts.cap);
     let mut ran = Ran {
-        sandbox: opts.sandbox.map(|(plan, scene)| plan.summary(scene)),
-        contained: live.kind().into(),
+        sandbox: opts
+            .sandbox
+            .map(|(plan, scene)| format!("{}; {}", walls.raised(), plan.summary(scene))),
+        contained: live.kind(walls.namespaces.is_ok()).into(),
         ..Ran::default()
     };
     wait_for(&mut child, read_status(status_r), opts, &mut ran)?;
@@ -190,7 +228,6 @@ pub fn run(command: &str, opts: &RunOptions) -> Result<Ran, String> {
 /// The supervisor's command: `bash` running [`SUPERVISOR`] with the
 /// command, in `dir`, its environment scrubbed, `TMPDIR` its own.
 fn supervised(command: &str, dir: &Path, tmp: &Path) -> Command {
-    use std::os::unix::process::CommandExt;
     let mut cmd = Command::new("bash");
     cmd.arg("-c")
         .arg(SUPERVISOR)
@@ -206,14 +243,14 @@ fn supervised(command: &str, dir: &Path, tmp: &Path) -> Command {
     cmd.env("TMPDIR", tmp)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .process_group(0);
+        .stderr(Stdio::piped());
     cmd
 }
 
 /// What the child does between fork and exec: become a subreaper, join
-/// its cgroup, put the status and hold pipes at fds 3 and 4, and enter
-/// its sandbox.
+/// its cgroup, enter its sandbox (or, without one, a new session with no
+/// controlling terminal) and put the status and hold pipes at fds 3 and
+/// 4.
 fn prepare_child(
     cmd: &mut Command,
     status_fd: i32,
@@ -226,8 +263,9 @@ fn prepare_child(
     // The command creates files as the user would, not as partner does.
     let umask = partner_core::files::user_umask() as libc::mode_t;
     // SAFETY: between fork and exec the closure makes only
-    // async-signal-safe calls (umask, prctl, open, write, close, fcntl, dup2)
-    // and applies rules built before the fork.
+    // async-signal-safe calls (umask, prctl, open, write, close, fcntl,
+    // dup2, setsid, and the sandbox's system calls) and applies walls
+    // built before the fork.
     unsafe {
         cmd.pre_exec(move || {
             libc::umask(umask);
@@ -235,12 +273,13 @@ fn prepare_child(
             if let Some(path) = &join {
                 containment::join_cgroup(path);
             }
-            // The pipes go to 3 and 4 only once the sandbox is applied:
-            // its ruleset may be at either until then.
+            // The pipes go to 3 and 4 only once the sandbox is raised:
+            // its own descriptors may be at either until then.
             let status = containment::lift_fd(status_fd)?;
             let hold = containment::lift_fd(hold_fd)?;
-            if let Some(p) = prepared.as_mut() {
-                p.apply()?;
+            match prepared.as_mut() {
+                Some(p) => p.apply()?,
+                None => containment::new_session()?,
             }
             containment::place_fd(status, 3)?;
             containment::place_fd(hold, 4)?;

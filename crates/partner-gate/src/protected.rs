@@ -129,6 +129,12 @@ const SYSTEM_DIRS: &[&str] = &[
     "/etc/systemd",
 ];
 
+/// Whether `path` (absolute, clean) is one of the system's own
+/// directories (`/etc`, `/usr/lib`…), whose loss breaks the system.
+pub fn is_system_dir(path: &str) -> bool {
+    SYSTEM_DIRS.contains(&path)
+}
+
 /// What reading a candidate would touch.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Reach {

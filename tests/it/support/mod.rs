@@ -10,6 +10,7 @@ pub mod driving;
 pub mod models;
 pub mod postgres;
 pub mod runtime;
+pub mod sandbox;
 pub mod tmux;
 
 use std::io::{BufRead, BufReader, Write};

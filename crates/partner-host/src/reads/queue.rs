@@ -4,7 +4,7 @@
 //! machine.
 
 use partner_engine::exec::Executor;
-use partner_gate::sandbox::{self, Support};
+use partner_gate::sandbox;
 use partner_gate::{Scene, assess_in};
 use partner_policy::PendingRequest;
 use partner_protocol::Answer;
@@ -43,23 +43,16 @@ fn scene_of(r: &PendingRequest) -> Scene {
 
 /// A request's command judged here, where the executor would run it: its
 /// risk, and how it would run — as the process that asked said in the
-/// request's reason (`sandbox: …` or `NOT SANDBOXED: …`, written before
-/// any ` | ` proposal), this process's kernel only for a reason without.
+/// request's reason (`sandbox: …`, `PARTLY SANDBOXED (…)`, `NOT
+/// SANDBOXED: …` or `NOT RUNNABLE HERE: …`, written before any ` | `
+/// proposal), this process's walls only for a reason without.
 fn judge_command(r: &PendingRequest, line: String) -> CommandPreview {
     let scene = scene_of(r);
     let head = r.reason.split(" | ").next().unwrap_or("");
-    let said = |marker: &str| {
-        head.rfind(marker)
-            .map(|at| head[at + marker.len()..].trim().to_string())
-    };
-    let sandbox = match (said("NOT SANDBOXED: "), said("sandbox: ")) {
-        (Some(why), _) => Err(why),
-        (None, Some(plan)) => Ok(plan),
-        (None, None) => match sandbox::support() {
-            Support::Landlock(_) => Ok(sandbox::Plan::for_command(&line, &scene).summary(&scene)),
-            Support::Missing(why) => Err(why),
-        },
-    };
+    let sandbox = sandbox::read_description(head).unwrap_or_else(|| {
+        let described = sandbox::describe(&line, &scene);
+        sandbox::read_description(&described).unwrap_or(Err(described))
+    });
     CommandPreview {
         assessment: assess_in(&line, &scene),
         line,

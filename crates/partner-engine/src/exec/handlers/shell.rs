@@ -20,7 +20,7 @@ use partner_gate::context::SystemProbe;
 use partner_gate::extract::extract_script;
 use partner_gate::process::{RunOptions, run};
 use partner_gate::propose::{Proposal, model_prompt, propose};
-use partner_gate::sandbox::{self, Plan, Support};
+use partner_gate::sandbox::{self, Plan};
 use partner_gate::{Assessment, Scene, assess_in};
 use partner_policy::VerbTraits;
 
@@ -136,12 +136,16 @@ impl VerbHandler for Shell {
 
     fn approvable(&self, action: &ParsedAction) -> Result<(), String> {
         let command = command(action)?;
-        let a = assess_in(&command, &scene_of(action));
+        let scene = scene_of(action);
+        let a = assess_in(&command, &scene);
         if a.blocked() {
             return Err(format!(
                 "this command is blocked and cannot be approved: {}",
                 a.reasons.join("; ")
             ));
+        }
+        if let Some(why) = sandbox::refusal(scene.dir(), &scene) {
+            return Err(format!("this command cannot run here: {why}"));
         }
         Ok(())
     }
@@ -160,13 +164,19 @@ impl VerbHandler for Shell {
             )));
         }
         let plan = Plan::for_command(&command, &scene);
-        let sandboxed = matches!(sandbox::support(), Support::Landlock(_));
+        if let Some(why) = &plan.refused {
+            return Err(ActionError::Agent(format!(
+                "`{command}` was not run: {why}"
+            )));
+        }
+        let walls = sandbox::walls();
         let options = RunOptions {
             dir: &dir,
             timeout: config.timeout,
             cap: config.max_output,
             cancel: cx.cancel,
-            sandbox: sandboxed.then_some((&plan, &scene)),
+            sandbox: (!walls.absent()).then_some((&plan, &scene)),
+            walls: Some(&walls),
             cgroup: true,
         };
         let ran =
