@@ -9,7 +9,7 @@
 //! - [`error`]: the crate-level error type.
 
 pub use error::{Error, Result};
-pub use partner_core::{bounds, clock, files, isolate};
+pub use partner_core::{bounds, clock, doorman, files, isolate};
 pub use partner_dialect as dialect;
 pub use partner_engine::{embed, exec, net};
 pub use partner_gate as gate;

@@ -269,7 +269,10 @@ fn serve_demo_starts_fresh_like_run_demo() {
     let socket = partner::protocol::socket_for(&db);
     let started = std::time::Instant::now();
     let client = loop {
-        if let Ok(c) = partner::protocol::client::Client::connect(&socket, "test") {
+        let cookie = crate::support::daemon::cookie_of(&data.join("partner"), &socket);
+        if let Ok(c) =
+            partner::protocol::client::Client::connect_with(&socket, "test", None, cookie)
+        {
             break c;
         }
         assert!(

@@ -56,6 +56,7 @@ fn every_operation_and_message_round_trips() {
             version: VERSION,
             client: "t".into(),
             token: Some("x".into()),
+            cookie: None,
         },
         Op::Subscribe,
         Op::Status,
@@ -262,7 +263,22 @@ fn one_daemon_per_database_and_bad_clients_are_refused_without_harm() {
     assert!(err.contains("already runs this database"), "{err}");
 
     // Malformed, oversized, an old version, no hello: an error, then closed.
-    let hello = format!("{{\"id\":0,\"op\":\"hello\",\"version\":{VERSION},\"client\":\"raw\"}}\n");
+    // The owner's socket, but no cookie (or a wrong one) and no token:
+    // refused, whoever the process is.
+    for cookie in [None, Some("0".repeat(64))] {
+        let hello = support::daemon::hello_line("raw", cookie.as_deref());
+        let got = raw(
+            &daemon.socket,
+            &[hello.as_bytes(), b"{\"id\":1,\"op\":\"status\"}\n"],
+        );
+        assert_eq!(got.len(), 1, "{got:?}");
+        assert_eq!(got[0]["type"], "error", "{got:?}");
+        assert!(
+            got[0]["message"].as_str().unwrap().contains("cookie"),
+            "{got:?}"
+        );
+    }
+    let hello = daemon.hello("raw");
     let got = raw(&daemon.socket, &[hello.as_bytes(), b"{not json\n"]);
     assert_eq!(got[0]["type"], "welcome", "{got:?}");
     assert_eq!(got.last().unwrap()["type"], "error", "{got:?}");
@@ -316,8 +332,7 @@ fn one_daemon_per_database_and_bad_clients_are_refused_without_harm() {
     // a message after it is acknowledged and written (issue 28).
     // The typed protocol cannot even hold one: it is sent raw.
     for seconds in [u64::MAX, 400 * 365 * 86_400] {
-        let hello =
-            format!("{{\"id\":0,\"op\":\"hello\",\"version\":{VERSION},\"client\":\"t\"}}\n");
+        let hello = daemon.hello("t");
         let set =
             format!("{{\"id\":1,\"op\":\"set_pulse\",\"agent\":\"ada\",\"seconds\":{seconds}}}\n");
         let got = raw(&daemon.socket, &[hello.as_bytes(), set.as_bytes()]);

@@ -57,13 +57,15 @@ fn a_console_attaches_after_ten_long_replies_and_two_long_messages_and_fetches_t
     let long = "x".repeat(120_000);
     answering(dir.path(), &long);
     let daemon = serve(dir.path());
-    let mut watcher = Client::connect(&daemon.socket, "watcher").unwrap();
+    let mut watcher =
+        Client::connect_with(&daemon.socket, "watcher", None, daemon.cookie()).unwrap();
     watcher.subscribe().unwrap();
     assert!(matches!(
         watcher.read().unwrap(),
         ServerMsg::Snapshot { .. }
     ));
-    let mut control = Client::connect(&daemon.socket, "control").unwrap();
+    let mut control =
+        Client::connect_with(&daemon.socket, "control", None, daemon.cookie()).unwrap();
     // One at a time, so each message gets its own reply: two of 600 KB,
     // then eight short ones.
     for i in 0..10 {
@@ -82,7 +84,8 @@ fn a_console_attaches_after_ten_long_replies_and_two_long_messages_and_fetches_t
     }
 
     // A new console attaches: its snapshot arrives, within the line limit.
-    let mut console = Client::connect(&daemon.socket, "console").unwrap();
+    let mut console =
+        Client::connect_with(&daemon.socket, "console", None, daemon.cookie()).unwrap();
     console.subscribe().unwrap();
     let snapshot = match console.read().expect("a snapshot within the line limit") {
         ServerMsg::Snapshot { snapshot } => snapshot,
@@ -172,6 +175,14 @@ fn serve_tcp(dir: &Path) -> (support::daemon::Daemon, std::net::SocketAddr) {
         &[
             ("HOME", home.clone()),
             ("XDG_CONFIG_HOME", home.join(".config")),
+            // The socket's cookie where this process's commands look.
+            (
+                "XDG_DATA_HOME",
+                support::daemon::data_dir_with(&[])
+                    .parent()
+                    .unwrap()
+                    .to_path_buf(),
+            ),
         ],
     );
     (daemon, addr)
@@ -207,7 +218,8 @@ fn three_hundred_silent_tcp_connections_do_not_lock_the_owner_out() {
         "",
     );
     assert_eq!(code, Some(0), "{out}{err}");
-    let mut console = Client::connect(&daemon.socket, "console").unwrap();
+    let mut console =
+        Client::connect_with(&daemon.socket, "console", None, daemon.cookie()).unwrap();
     console.subscribe().unwrap();
     assert!(matches!(
         console.read().unwrap(),
@@ -312,7 +324,8 @@ fn good(field: &str) -> &'static str {
 
 /// Sends `line` after a hello on a connection of its own: the first line
 /// that comes back.
-fn answer(socket: &Path, line: &str) -> Result<String, String> {
+fn answer(daemon: &support::daemon::Daemon, line: &str) -> Result<String, String> {
+    let socket = &daemon.socket;
     use std::io::{BufRead, Write};
     let stream = std::os::unix::net::UnixStream::connect(socket).map_err(|e| e.to_string())?;
     stream
@@ -320,10 +333,7 @@ fn answer(socket: &Path, line: &str) -> Result<String, String> {
         .unwrap();
     let mut writer = stream.try_clone().unwrap();
     let mut reader = std::io::BufReader::new(stream);
-    let hello = format!(
-        "{{\"id\":0,\"op\":\"hello\",\"version\":{},\"client\":\"walk\"}}\n",
-        partner::protocol::VERSION
-    );
+    let hello = daemon.hello("walk");
     writer
         .write_all(hello.as_bytes())
         .map_err(|e| e.to_string())?;
@@ -369,7 +379,7 @@ fn every_op_and_field_with_extreme_values_gets_a_clear_answer_and_the_runtime_li
     }
     let mut answered = 0;
     for line in &lines {
-        let got = answer(&daemon.socket, line)
+        let got = answer(&daemon, line)
             .unwrap_or_else(|e| panic!("{e}: {}", &line[..line.len().min(200)]));
         let value: serde_json::Value =
             serde_json::from_str(&got).unwrap_or_else(|e| panic!("not JSON ({e}): {got:.200}"));
@@ -387,7 +397,7 @@ fn every_op_and_field_with_extreme_values_gets_a_clear_answer_and_the_runtime_li
     }
     assert_eq!(answered, lines.len());
     // The runtime lives: ada answers a message, and the row is there.
-    let mut client = Client::connect(&daemon.socket, "after").unwrap();
+    let mut client = Client::connect_with(&daemon.socket, "after", None, daemon.cookie()).unwrap();
     client
         .request(Op::Resume {
             agent: "ada".into(),
@@ -417,7 +427,7 @@ fn an_ok_from_the_daemon_means_the_row_is_committed() {
     let dir = tempfile::tempdir().unwrap();
     answering(dir.path(), "noted");
     let daemon = serve(dir.path());
-    let mut client = Client::connect(&daemon.socket, "t").unwrap();
+    let mut client = Client::connect_with(&daemon.socket, "t", None, daemon.cookie()).unwrap();
     let db = rusqlite::Connection::open(dir.path().join("c.db")).unwrap();
     let count = |sql: &str| -> i64 { db.query_row(sql, [], |r| r.get(0)).unwrap() };
     for i in 0..20 {

@@ -228,6 +228,99 @@ fn the_reported_lines_are_no_longer_low_or_medium() {
     );
 }
 
+/// Issue 49: forms that ran code or read secrets while rated LOW. A
+/// repository whose config names a program, a link to the keys and the
+/// partner's database given by a relative path are planted first.
+#[test]
+fn forms_that_run_code_or_reach_secrets_are_never_low() {
+    let h = home();
+    let work = h.scene.dir().to_path_buf();
+    let repo = work.join("evil-repo");
+    std::fs::create_dir_all(repo.join(".git/hooks")).unwrap();
+    std::fs::write(repo.join(".git/config"), "[core]\n\tfsmonitor = ./hlp.sh\n").unwrap();
+    let hooked = work.join("hooked");
+    std::fs::create_dir_all(hooked.join(".git/hooks")).unwrap();
+    std::fs::write(hooked.join(".git/config"), "[core]\n\tbare = false\n").unwrap();
+    let hook = hooked.join(".git/hooks/post-checkout");
+    std::fs::write(&hook, "#!/bin/sh\nid\n").unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&hook, std::fs::Permissions::from_mode(0o755)).unwrap();
+    std::os::unix::fs::symlink(h.scene.home().join(".ssh"), work.join("keys")).unwrap();
+    let high = [
+        "git grep -O'python3 hlp.py' foo",
+        "git grep --open-files-in-pager=vim foo",
+        "git grep -Ovim foo",
+        "sort --compress-program=sh notes.txt",
+        "sort --compress-program sh notes.txt",
+        "git --git-dir=../planted/.git log",
+        "git --work-tree=../planted status",
+        "git -C ../planted status",
+        "git -C ../planted log --oneline",
+        "GIT_DIR=../planted/.git git log",
+        "sh < script.sh",
+        "bash < script.sh",
+        "cd evil-repo && git status",
+        "cd evil-repo && git log",
+        "cd evil-repo && git diff",
+        "cd hooked && git checkout main",
+        "sed 's/x/y/w out.txt' notes.txt",
+        "sed -n 'w out.txt' notes.txt",
+        "sed 's/a/b/gw copy.txt' notes.txt",
+        "sed -e '/x/W side.txt' notes.txt",
+        "sed 's/x/y/w ../.bashrc' notes.txt",
+    ];
+    for line in high {
+        let a = assess_in(line, &h.scene);
+        assert!(a.risk >= Risk::High, "{line:?} is only {:?}: {a:?}", a.risk);
+    }
+    let blocked = [
+        "cat /proc/self/cwd/../.ssh/id_rsa",
+        "cat /proc/thread-self/cwd/../.ssh/id_ed25519",
+        "cat keys/id_rsa",
+        "cat keys/*",
+        "grep -r . keys",
+        "while true; do sleep 1 & done",
+        "while :; do curl -s https://x.example & done",
+        "until false; do sleep 9 & done",
+        "for ((;;)); do sleep 1 & done",
+    ];
+    for line in blocked {
+        let a = assess_in(line, &h.scene);
+        assert_eq!(a.risk, Risk::Blocked, "{line:?}: {a:?}");
+    }
+    // A repository that names no program stays harmless to read.
+    let plain = work.join("plain");
+    std::fs::create_dir_all(plain.join(".git")).unwrap();
+    std::fs::write(plain.join(".git/config"), "[core]\n\tbare = false\n").unwrap();
+    let a = assess_in("cd plain && git status", &h.scene);
+    assert_eq!(a.risk, Risk::Low, "{a:?}");
+    // The partner's database named by a relative path is protected.
+    let db = work.join("agents.db");
+    std::fs::write(&db, "").unwrap();
+    let here = std::env::current_dir().unwrap();
+    let relative = pathdiff(&db, &here);
+    let scene = h.scene.clone().protecting([relative]);
+    let a = assess_in("cat agents.db", &scene);
+    assert_eq!(a.risk, Risk::Blocked, "{a:?}");
+}
+
+/// `to` relative to `from` (both absolute).
+fn pathdiff(to: &std::path::Path, from: &std::path::Path) -> PathBuf {
+    let common = to
+        .components()
+        .zip(from.components())
+        .take_while(|(a, b)| a == b)
+        .count();
+    let mut out = PathBuf::new();
+    for _ in from.components().skip(common) {
+        out.push("..");
+    }
+    for c in to.components().skip(common) {
+        out.push(c);
+    }
+    out
+}
+
 #[test]
 fn a_deletion_is_judged_after_expansion_against_the_file_system() {
     let h = home();

@@ -65,6 +65,7 @@ mod relevance;
 mod runtime_permissions;
 mod runtime_props;
 mod runtime_verbs;
+mod sandbox_doors;
 mod sandbox_escapes;
 mod seams_console;
 mod seams_processes;

@@ -4,14 +4,16 @@
 //! configures ([`bounds`]), files only their owner may read ([`files`]),
 //! work run on behalf of agents so that it cannot end the process
 //! ([`isolate`]: contained panics, deep work on a big stack), the signal
-//! that stops it ([`cancel`]), and what search by meaning needs of an
-//! embedder ([`embedder`]).
+//! that stops it ([`cancel`]), what search by meaning needs of an
+//! embedder ([`embedder`]), and who may come in through a daemon's socket
+//! ([`doorman`]: its cookie, and whether a peer runs inside a sandbox).
 //!
 //! It may not import anything of partner's: it is the bottom of the graph.
 
 pub mod bounds;
 pub mod cancel;
 pub mod clock;
+pub mod doorman;
 pub mod embedder;
 pub mod files;
 pub mod isolate;

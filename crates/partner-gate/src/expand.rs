@@ -63,11 +63,15 @@ pub fn expand_text(text: &str, cwd: &Cwd, scene: &Scene) -> Expansion {
             out.anywhere = true;
             continue;
         };
-        let abs = clean(&abs);
-        // `/proc/PID/root/etc/shadow` is `/etc/shadow`.
-        if let Some(inner) = through_proc_root(&abs) {
-            push(&mut out.candidates, inner.clone(), has_glob(&inner));
+        // `/proc/PID/root/etc/shadow` is `/etc/shadow`, and
+        // `/proc/self/cwd/../x` is `x` beside the working directory: read
+        // before `..` is taken out, which would walk up `/proc` instead.
+        match through_proc(&abs, cwd, scene) {
+            Through::Names(inner) => push(&mut out.candidates, inner.clone(), has_glob(&inner)),
+            Through::Anything => out.anywhere = true,
+            Through::Not => {}
         }
+        let abs = clean(&abs);
         let pattern = has_glob(&abs);
         if pattern {
             for found in on_disk(&abs) {
@@ -76,21 +80,91 @@ pub fn expand_text(text: &str, cwd: &Cwd, scene: &Scene) -> Expansion {
         }
         push(&mut out.candidates, abs, pattern);
     }
+    // A link names where it leads: each path also as the file system
+    // would resolve it today (`keys/id_rsa`, `keys` linking to `~/.ssh`).
+    let resolved: Vec<String> = out
+        .candidates
+        .iter()
+        .filter(|c| !c.pattern)
+        .filter_map(|c| resolved(&c.path))
+        .collect();
+    for path in resolved {
+        push(&mut out.candidates, path, false);
+    }
     out
+}
+
+/// `path` with every link along it resolved, as far as it exists (the
+/// rest joined on), when that differs.
+fn resolved(path: &str) -> Option<String> {
+    let mut existing = std::path::Path::new(path);
+    let mut rest = Vec::new();
+    let real = loop {
+        if let Ok(real) = std::fs::canonicalize(existing) {
+            break real;
+        }
+        rest.push(existing.file_name()?);
+        existing = existing.parent()?;
+    };
+    let mut real = real;
+    for part in rest.iter().rev() {
+        real.push(part);
+    }
+    let real = clean(&real.to_string_lossy());
+    (real != path).then_some(real)
+}
+
+/// What a path through `/proc/PID/…` names.
+enum Through {
+    /// This path.
+    Names(String),
+    /// Something only known when it runs (a descriptor, another process's
+    /// directory).
+    Anything,
+    /// It does not pass through such a link.
+    Not,
+}
+
+/// The path a `/proc/PID/root/…`, `/proc/PID/cwd/…` or `/proc/PID/fd/N…`
+/// path names on the file system (`PID` also `self` or `thread-self`).
+fn through_proc(abs: &str, cwd: &Cwd, scene: &Scene) -> Through {
+    let head = clean_head(abs);
+    let Some(rest) = head.strip_prefix("/proc/") else {
+        return Through::Not;
+    };
+    let (pid, after) = rest.split_once('/').unwrap_or((rest, ""));
+    let (link, tail) = after.split_once('/').unwrap_or((after, ""));
+    let own = matches!(pid, "self" | "thread-self");
+    let base = match link {
+        "root" => Some("/".to_string()),
+        "cwd" if own => base_dir(cwd, scene),
+        "cwd" => std::fs::read_link(format!("/proc/{pid}/cwd"))
+            .ok()
+            .map(|p| p.to_string_lossy().into_owned()),
+        "fd" | "map_files" | "exe" => return Through::Anything,
+        _ => return Through::Not,
+    };
+    match base {
+        Some(base) => Through::Names(clean(&format!("{base}/{tail}"))),
+        None => Through::Anything,
+    }
+}
+
+/// `//` and `/./` taken out of a path's head, `..` left alone (it must be
+/// read after a `/proc` link, not before).
+fn clean_head(abs: &str) -> String {
+    let mut out = String::new();
+    for part in abs.split('/').filter(|p| !p.is_empty() && *p != ".") {
+        out.push('/');
+        out.push_str(part);
+    }
+    if out.is_empty() { "/".into() } else { out }
 }
 
 fn push(list: &mut Vec<Candidate>, path: String, pattern: bool) {
     if !list.iter().any(|c| c.path == path) {
         list.push(Candidate { path, pattern });
     }
-}
-
-/// The path a `/proc/PID/root/…` path names on the file system.
-fn through_proc_root(abs: &str) -> Option<String> {
-    let rest = abs.strip_prefix("/proc/")?;
-    let (_, after) = rest.split_once('/')?;
-    let inner = after.strip_prefix("root")?;
-    (inner.is_empty() || inner.starts_with('/')).then(|| clean(&format!("/{inner}")))
 }
 
 /// `word` made absolute: `~`, `~user`, `~+`, relative to the directory.

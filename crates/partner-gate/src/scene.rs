@@ -44,12 +44,19 @@ impl Scene {
     }
 
     /// The same scene with more of the partner's own files protected
-    /// (the database in use, its WAL, the socket).
+    /// (the database in use, its WAL, the socket): a relative path is
+    /// taken from this process's directory, and a path through links is
+    /// protected where it leads too.
     pub fn protecting(mut self, paths: impl IntoIterator<Item = PathBuf>) -> Scene {
+        let here = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("/"));
         for p in paths {
-            let text = super::paths::clean(&p.to_string_lossy());
-            if text.starts_with('/') && !self.protected.contains(&text) {
-                self.protected.push(text);
+            let absolute = here.join(&p);
+            let real = super::sandbox::plan::canonical(&absolute);
+            for path in [absolute, real] {
+                let text = super::paths::clean(&path.to_string_lossy());
+                if text.starts_with('/') && !self.protected.contains(&text) {
+                    self.protected.push(text);
+                }
             }
         }
         self
@@ -74,7 +81,7 @@ impl Scene {
     }
 
     /// The partner's own files beyond the table (absolute).
-    pub(crate) fn protected(&self) -> &[String] {
+    pub fn protected(&self) -> &[String] {
         &self.protected
     }
 

@@ -1,6 +1,6 @@
-//! One client's connection: its hello (version, and a partner's token over
-//! TCP),
-//! its requests answered in order, and — once it subscribes — a snapshot
+//! One client's connection: its hello (version; a partner's token over
+//! TCP; on the Unix socket the daemon's cookie or a token, from a process
+//! outside every sandbox), its requests answered in order, and — once it subscribes — a snapshot
 //! and then every event, through a bounded queue. A client that falls
 //! more than the queue behind gets a fresh snapshot instead of a stream
 //! with holes; a malformed or oversized line gets an error and the
@@ -16,6 +16,7 @@ use tokio::sync::{broadcast, mpsc};
 use super::budget::{HELLO_DEADLINE, Slot};
 use super::hub::CLIENT_LAG;
 use super::{Daemon, Served};
+use partner_core::doorman::{Peer, same_cookie};
 use partner_policy::Authority;
 use partner_protocol::{Op, Request, ServerMsg, VERSION, line, parse, read_line};
 
@@ -25,19 +26,30 @@ const WRITE_TIMEOUT: Duration = Duration::from_secs(10);
 /// before more of its lines are read.
 const MAX_IN_FLIGHT: usize = 32;
 
+/// How a client came in.
+#[derive(Debug, Clone, Copy)]
+pub enum Came {
+    /// Through the Unix socket, from this process (as the kernel says).
+    Unix(Peer),
+    /// Over TCP, from this address.
+    Tcp(std::net::SocketAddr),
+}
+
 /// Serves one client until it leaves or misbehaves, holding its `slot`
-/// in the connection budget. Over TCP (`tcp`) the client must show a
-/// partner's token and acts as that partner; over the Unix socket, which
-/// is the owner's alone, a token is optional (shown, it names the
-/// partner; without one the client is the unnamed local partner).
-pub async fn serve<S>(daemon: Arc<Daemon>, stream: S, mut slot: Slot, tcp: bool)
+/// in the connection budget. Over TCP the client must show a partner's
+/// token and acts as that partner. On the Unix socket — the owner's, but
+/// a command the partner approved runs as the owner too — the client is
+/// the unnamed local partner only with the daemon's cookie, or the
+/// partner a token names; a process inside a command's sandbox is turned
+/// away whatever it shows.
+pub async fn serve<S>(daemon: Arc<Daemon>, stream: S, mut slot: Slot, came: Came)
 where
     S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
 {
     let (read, write) = tokio::io::split(stream);
     let mut reader = BufReader::new(read);
     let (tx, writer) = spawn_writer(write);
-    let (who, by) = match hello(&daemon.served, &mut reader, tcp).await {
+    let (who, by) = match hello(&daemon.served, &mut reader, came).await {
         Ok(Some(hello)) => hello,
         Ok(None) => return,
         Err(message) => {
@@ -58,7 +70,7 @@ where
         .await;
     daemon.served.clients.fetch_add(1, Ordering::SeqCst);
     tracing::info!(client = %who, partner = %by, "client connected");
-    requests(&daemon, &mut reader, &tx, (&who, &by)).await;
+    requests(&daemon, &mut reader, &tx, (&who, &by, came)).await;
     daemon.served.clients.fetch_sub(1, Ordering::SeqCst);
     tracing::info!(client = %who, "client left");
     drop(tx);
@@ -98,7 +110,7 @@ where
 async fn hello<R: AsyncRead + Unpin>(
     served: &Served,
     reader: &mut BufReader<R>,
-    tcp: bool,
+    came: Came,
 ) -> Result<Option<(String, Authority)>, String> {
     let hello = match tokio::time::timeout(HELLO_DEADLINE, read_line(reader)).await {
         Ok(Ok(Some(text))) => parse::<Request>(&text)?,
@@ -115,6 +127,7 @@ async fn hello<R: AsyncRead + Unpin>(
         version,
         client,
         token,
+        cookie,
     } = hello.op
     else {
         return Err("the first message must be hello".into());
@@ -124,17 +137,32 @@ async fn hello<R: AsyncRead + Unpin>(
             "protocol version {version}; this daemon speaks version {VERSION}"
         ));
     }
+    if let Came::Unix(peer) = came
+        && let Some(why) = peer.sandboxed()
+    {
+        tracing::warn!(client = %client, pid = peer.pid, uid = peer.uid, "refused a client inside a sandbox: {why}");
+        return Err(format!("refused: {why}"));
+    }
     let token = token.filter(|t| !t.trim().is_empty());
-    let by = match token {
-        None if tcp => {
+    let by = match (token, came) {
+        (None, Came::Tcp(_)) => {
             tracing::warn!(client = %client, "refused a TCP client without a token");
             return Err(
                 "a partner's token is needed to connect over TCP (`partner partners add NAME` makes one)"
                     .into(),
             );
         }
-        None => Authority::Partner,
-        Some(token) => match partner_of(served, token).await? {
+        (None, Came::Unix(peer)) => {
+            let shown = cookie.as_deref().unwrap_or("");
+            match &served.cookie {
+                Some(ours) if same_cookie(shown, ours) => Authority::Partner,
+                _ => {
+                    tracing::warn!(client = %client, pid = peer.pid, uid = peer.uid, "refused a client without the socket's cookie");
+                    return Err(no_cookie(served));
+                }
+            }
+        }
+        (Some(token), _) => match partner_of(served, token).await? {
             Some(name) => Authority::Named(name),
             None => {
                 tracing::warn!(client = %client, "refused a client whose token is no partner's");
@@ -143,6 +171,20 @@ async fn hello<R: AsyncRead + Unpin>(
         },
     };
     Ok(Some((client, by)))
+}
+
+/// What a client of the Unix socket without the cookie or a token is
+/// told.
+fn no_cookie(served: &Served) -> String {
+    let kept = served
+        .socket
+        .as_deref()
+        .and_then(partner_core::doorman::cookie_path)
+        .map(|p| p.display().to_string())
+        .unwrap_or_else(|| "partner's data directory".into());
+    format!(
+        "this daemon's socket needs its cookie, kept in {kept} for the user who started it (with the same HOME), or a partner's token"
+    )
 }
 
 /// The active partner whose token this is.
@@ -163,7 +205,7 @@ async fn requests<R: AsyncRead + Unpin>(
     daemon: &Arc<Daemon>,
     reader: &mut BufReader<R>,
     tx: &mpsc::Sender<ServerMsg>,
-    (who, by): (&str, &Authority),
+    (who, by, came): (&str, &Authority, Came),
 ) {
     let mut forward: Option<tokio::task::JoinHandle<()>> = None;
     let in_flight = Arc::new(tokio::sync::Semaphore::new(MAX_IN_FLIGHT));
@@ -189,6 +231,13 @@ async fn requests<R: AsyncRead + Unpin>(
                 }
             }
             op => {
+                if let Op::Decide { request, decision } = &op {
+                    let from = match came {
+                        Came::Unix(p) => format!("unix socket, pid {} uid {}", p.pid, p.uid),
+                        Came::Tcp(addr) => format!("tcp {addr}"),
+                    };
+                    tracing::info!(client = %who, partner = %by, from = %from, request = %request, decision = ?decision, "decision asked");
+                }
                 // Each request runs on its own, so a decision that waits on
                 // the database does not hold the client's other requests.
                 let Ok(permit) = Arc::clone(&in_flight).acquire_owned().await else {

@@ -28,6 +28,7 @@ use std::sync::Arc;
 use std::sync::atomic::AtomicUsize;
 
 use budget::{Budget, Door};
+use partner_core::doorman::Peer;
 use std::time::Instant;
 
 pub use hub::Hub;
@@ -51,6 +52,9 @@ pub struct Served {
     clients: AtomicUsize,
     /// The partner's own commands running now.
     running: own_command::Running,
+    /// The cookie a client of the Unix socket shows to be the partner
+    /// (none in process).
+    cookie: Option<String>,
 }
 
 impl Served {
@@ -73,6 +77,7 @@ impl Served {
             agents: config.agents.iter().map(|a| a.name.clone()).collect(),
             clients: AtomicUsize::new(0),
             running: own_command::Running::default(),
+            cookie: None,
         }
     }
 }
@@ -109,11 +114,18 @@ fn publish(handle: &RuntimeHandle, hub: Hub) -> tokio::task::JoinHandle<()> {
     })
 }
 
-/// Serves an owner's connection when the Unix budget has room.
+/// Serves an owner's connection when the Unix budget has room; the
+/// kernel says which process it is.
 fn admit_unix(daemon: &Arc<Daemon>, stream: tokio::net::UnixStream) {
+    let peer = stream.peer_cred().ok().map(|c| Peer {
+        pid: c.pid().unwrap_or(0),
+        uid: c.uid(),
+    });
+    let peer = peer.unwrap_or(Peer { pid: 0, uid: 0 });
     match daemon.budget.admit(Door::Unix) {
         Ok(slot) => {
-            tokio::spawn(conn::serve(Arc::clone(daemon), stream, slot, false));
+            let came = conn::Came::Unix(peer);
+            tokio::spawn(conn::serve(Arc::clone(daemon), stream, slot, came));
         }
         Err(why) => {
             tracing::warn!("refused a connection: {why}");
@@ -128,7 +140,8 @@ fn admit_tcp(daemon: &Arc<Daemon>, stream: tokio::net::TcpStream, peer: std::net
         Ok(slot) => {
             tracing::info!(%peer, "TCP client");
             let _ = stream.set_nodelay(true);
-            tokio::spawn(conn::serve(Arc::clone(daemon), stream, slot, true));
+            let came = conn::Came::Tcp(peer);
+            tokio::spawn(conn::serve(Arc::clone(daemon), stream, slot, came));
         }
         Err(why) => {
             tracing::debug!(%peer, "refused a TCP connection: {why}");
@@ -217,6 +230,8 @@ pub async fn run(
         .clone()
         .unwrap_or_else(|| partner_protocol::socket_for(db));
     let unix = bind(&socket)?;
+    let cookie = partner_core::doorman::make_cookie(&socket)
+        .map_err(|e| format!("cannot keep the socket's cookie: {e}"))?;
     let tcp = match listen.tcp {
         Some(addr) => Some(
             tokio::net::TcpListener::bind(addr)
@@ -233,14 +248,16 @@ pub async fn run(
         leasing,
     );
     let hub = Hub::new();
+    let mut served = Served::new(
+        handle.clone(),
+        config,
+        db,
+        Some(socket.clone()),
+        hub.clone(),
+    );
+    served.cookie = Some(cookie);
     let daemon = Arc::new(Daemon {
-        served: Served::new(
-            handle.clone(),
-            config,
-            db,
-            Some(socket.clone()),
-            hub.clone(),
-        ),
+        served,
         budget: Arc::new(Budget::default()),
     });
     let publisher = publish(&handle, hub);
@@ -260,6 +277,7 @@ pub async fn run(
     }
     publisher.abort();
     let _ = std::fs::remove_file(&socket);
+    partner_core::doorman::remove_cookie(&socket);
     drop(lock);
     tracing::info!("stopped");
     match stopped {

@@ -145,6 +145,10 @@ async fn open(door: &Door, subscribe: bool) -> Result<Welcomed, String> {
             version: VERSION,
             client: format!("console {}", std::process::id()),
             token: door.token.clone(),
+            cookie: match &door.at {
+                Address::Socket(path) => partner_core::doorman::read_cookie(path),
+                Address::Tcp(_) => None,
+            },
         },
     };
     write

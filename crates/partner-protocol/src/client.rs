@@ -69,12 +69,24 @@ impl Client {
     /// [`Client::connect`] showing a partner's token, to act under that
     /// partner's name.
     pub fn connect_as(socket: &Path, who: &str, token: Option<&str>) -> Result<Self, ClientError> {
+        let cookie = partner_core::doorman::read_cookie(socket);
+        Self::connect_with(socket, who, token, cookie)
+    }
+
+    /// [`Client::connect_as`] showing `cookie` (the daemon's, read from
+    /// where it keeps it) rather than the one this process would find.
+    pub fn connect_with(
+        socket: &Path,
+        who: &str,
+        token: Option<&str>,
+        cookie: Option<String>,
+    ) -> Result<Self, ClientError> {
         let stream = UnixStream::connect(socket)
             .map_err(|_| ClientError::NoDaemon(socket.display().to_string()))?;
         stream.set_read_timeout(Some(TIMEOUT)).map_err(io)?;
         stream.set_write_timeout(Some(TIMEOUT)).map_err(io)?;
         let writer = stream.try_clone().map_err(io)?;
-        Self::greet(Box::new(stream), Box::new(writer), who, token)
+        Self::greet(Box::new(stream), Box::new(writer), who, token, cookie)
     }
 
     /// Connects to a daemon's TCP listener at `addr` with a partner's
@@ -90,7 +102,7 @@ impl Client {
         stream.set_write_timeout(Some(TIMEOUT)).map_err(io)?;
         stream.set_nodelay(true).map_err(io)?;
         let writer = stream.try_clone().map_err(io)?;
-        Self::greet(Box::new(stream), Box::new(writer), who, Some(token))
+        Self::greet(Box::new(stream), Box::new(writer), who, Some(token), None)
     }
 
     /// Says hello and reads the welcome.
@@ -99,6 +111,7 @@ impl Client {
         writer: Box<dyn Write + Send>,
         who: &str,
         token: Option<&str>,
+        cookie: Option<String>,
     ) -> Result<Self, ClientError> {
         let mut client = Client {
             reader: BufReader::new(read),
@@ -111,6 +124,7 @@ impl Client {
             version: VERSION,
             client: format!("{who} {}", std::process::id()),
             token: token.map(str::to_string),
+            cookie,
         })?;
         match client.read()? {
             ServerMsg::Welcome { pid, name, .. } => {

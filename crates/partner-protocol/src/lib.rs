@@ -146,9 +146,14 @@ pub enum Op {
         version: u32,
         /// What the client is, for the daemon's log.
         client: String,
-        /// The token (TCP only).
+        /// A partner's token: needed over TCP; on the Unix socket it
+        /// names the partner the connection acts as.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         token: Option<String>,
+        /// The daemon's cookie (`partner_core::doorman`): on the Unix
+        /// socket, a client without a token is the partner only with it.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        cookie: Option<String>,
     },
     /// A snapshot now, then every event.
     Subscribe,

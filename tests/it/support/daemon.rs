@@ -14,6 +14,55 @@ pub struct Daemon {
     pub child: Child,
     /// Its socket.
     pub socket: PathBuf,
+    /// Its data directory (where it keeps its socket's cookie).
+    pub data: PathBuf,
+}
+
+impl Daemon {
+    /// The cookie a client of its socket shows.
+    pub fn cookie(&self) -> Option<String> {
+        cookie_of(&self.data, &self.socket)
+    }
+
+    /// A client of its socket, as the partner.
+    pub fn client(&self) -> Result<Client, partner::protocol::client::ClientError> {
+        Client::connect_with(&self.socket, "test", None, self.cookie())
+    }
+
+    /// A hello line (JSON) with the cookie, for raw clients.
+    pub fn hello(&self, client: &str) -> String {
+        hello_line(client, self.cookie().as_deref())
+    }
+}
+
+/// The cookie a daemon with data directory `data` keeps for `socket`.
+pub fn cookie_of(data: &Path, socket: &Path) -> Option<String> {
+    partner::doorman::read_cookie_at(&partner::doorman::cookie_in(data, socket)?)
+}
+
+/// A hello line (JSON, with its newline) for a raw client.
+pub fn hello_line(client: &str, cookie: Option<&str>) -> String {
+    let cookie = cookie
+        .map(|c| format!(",\"cookie\":\"{c}\""))
+        .unwrap_or_default();
+    format!(
+        "{{\"id\":0,\"op\":\"hello\",\"version\":{},\"client\":\"{client}\"{cookie}}}\n",
+        partner::protocol::VERSION
+    )
+}
+
+/// The data directory a process with `env` (over this one's) uses.
+pub fn data_dir_with(env: &[(&str, PathBuf)]) -> PathBuf {
+    let get = |key: &str| {
+        env.iter()
+            .find(|(k, _)| *k == key)
+            .map(|(_, v)| v.clone())
+            .or_else(|| std::env::var_os(key).map(PathBuf::from))
+    };
+    match get("XDG_DATA_HOME") {
+        Some(d) if d.is_absolute() => d.join("partner"),
+        _ => get("HOME").unwrap().join(".local/share/partner"),
+    }
 }
 
 impl Drop for Daemon {
@@ -42,8 +91,9 @@ pub fn serve_with(dir: &Path, extra: &[&str], env: &[(&str, PathBuf)]) -> Daemon
         .spawn()
         .unwrap();
     let socket = dir.join("c.db.sock");
+    let data = data_dir_with(env);
     let started = Instant::now();
-    while Client::connect(&socket, "test").is_err() {
+    while Client::connect_with(&socket, "test", None, cookie_of(&data, &socket)).is_err() {
         assert!(
             started.elapsed() < Duration::from_secs(20),
             "the daemon did not listen: {}",
@@ -51,5 +101,9 @@ pub fn serve_with(dir: &Path, extra: &[&str], env: &[(&str, PathBuf)]) -> Daemon
         );
         std::thread::sleep(Duration::from_millis(50));
     }
-    Daemon { child, socket }
+    Daemon {
+        child,
+        socket,
+        data,
+    }
 }

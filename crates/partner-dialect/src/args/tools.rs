@@ -116,6 +116,10 @@ pub struct ShellPlan {
     /// queue judges and sandboxes it there.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub workdir: Option<String>,
+    /// The partner's own files (absolute: its database, WAL, socket),
+    /// which the command is judged and sandboxed as never reaching.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub protected: Vec<String>,
 }
 
 impl ArgPayload for ShellPlan {}

@@ -49,6 +49,15 @@ pub struct ShellConfig {
     pub index: Option<PathBuf>,
 }
 
+impl ShellConfig {
+    /// Why `dir` may not be where commands run (a home, the root, a
+    /// system directory, a secret), if it may not.
+    pub fn refusal(dir: &std::path::Path) -> Option<String> {
+        let scene = partner_gate::Scene::current().in_dir(dir);
+        partner_gate::sandbox::refusal(dir, &scene)
+    }
+}
+
 impl Default for ShellConfig {
     fn default() -> Self {
         ShellConfig {

@@ -53,6 +53,9 @@ impl Executor {
         action.args.set(ShellPlan {
             proposal: None,
             workdir: Some(dir.display().to_string()),
+            protected: shell::scene_for(self)
+                .map(|s| s.protected().to_vec())
+                .unwrap_or_default(),
         });
         let canonical = action.canonical();
         action.span = Span::new(0, canonical.len());

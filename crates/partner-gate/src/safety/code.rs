@@ -95,7 +95,11 @@ fn opaque(inv: &Invocation, cx: &Cx) -> Option<(String, Vec<String>)> {
             Some(("alias defines a command".into(), args))
         }
         "sed" | "gsed" => sed(&args),
-        "git" => git(&args),
+        "git" => git(inv).or_else(|| {
+            let dir = crate::expand::base_dir(&inv.cwd, cx.scene)?;
+            let sub = super::system::git_subcommand(&args);
+            super::repo::runs_in(std::path::Path::new(&dir), sub).map(|why| (why, args.clone()))
+        }),
         "xargs" | "crontab" | "at" | "batch" | "ssh" | "watch" => later(inv, cx, args),
         _ => tool_options(name, args),
     }
@@ -157,6 +161,7 @@ fn tool_options(name: &str, args: Vec<String>) -> Option<(String, Vec<String>)> 
             })
         }
         "zip" => options_that_run(&args, &["-TT", "--unzip-command"], "zip"),
+        "sort" => options_that_run(&args, &["--compress-program"], "sort"),
         "rg" => options_that_run(&args, &["--pre"], "rg"),
         "man" => options_that_run(&args, &["-P", "--pager", "-H", "--html"], "man"),
         "docker" | "podman"
@@ -197,6 +202,16 @@ fn shell(inv: &Invocation, args: &[String]) -> Option<(String, Vec<String>)> {
             format!("`{name}` runs a script given to its input"),
             inv.stdin.iter().cloned().collect(),
         )),
+        None if inv
+            .redirects
+            .iter()
+            .any(|r| !r.writes && !r.target.text.starts_with('&')) =>
+        {
+            Some((
+                format!("`{name}` runs the script file given to its input"),
+                vec![],
+            ))
+        }
         None if !inv.upstream.is_empty() => {
             Some((format!("`{name}` runs a script from its input"), vec![]))
         }
@@ -292,6 +307,42 @@ fn sed(args: &[String]) -> Option<(String, Vec<String>)> {
     (!texts.is_empty()).then(|| ("sed's script runs commands (`e`)".into(), texts))
 }
 
+/// The files a sed script writes: `w FILE` and `W FILE` commands, and the
+/// `w FILE` flag of an `s` command.
+pub(super) fn sed_written(args: &[String]) -> Vec<String> {
+    let mut scripts: Vec<&String> = args
+        .windows(2)
+        .filter(|w| w[0] == "-e" || w[0] == "--expression")
+        .map(|w| &w[1])
+        .collect();
+    if scripts.is_empty() {
+        scripts.extend(program_arg(args, &["-l", "-s"]));
+    }
+    let mut out = Vec::new();
+    for script in scripts {
+        for cmd in script.split('\n') {
+            let body = cmd
+                .trim_start()
+                .trim_start_matches(|c: char| c.is_ascii_digit() || ",$!~ ".contains(c));
+            let body = skip_address(body);
+            if let Some(file) = body.strip_prefix(['w', 'W']) {
+                out.push(file.trim().to_string());
+            } else if let Some(rest) = body.strip_prefix('s')
+                && let Some(delim) = rest.chars().next()
+            {
+                let parts: Vec<&str> = rest[delim.len_utf8()..].splitn(3, delim).collect();
+                if let Some(flags) = parts.get(2)
+                    && let Some(at) = flags.find('w')
+                {
+                    out.push(flags[at + 1..].trim().to_string());
+                }
+            }
+        }
+    }
+    out.retain(|f| !f.is_empty() && !matches!(f.as_str(), "/dev/stdout" | "/dev/stderr"));
+    out
+}
+
 /// The shell commands a sed script runs: an `e COMMAND` command, and the
 /// replacement of an `s///e`.
 fn sed_commands(script: &str) -> Vec<String> {
@@ -330,8 +381,31 @@ fn skip_address(body: &str) -> &str {
     s
 }
 
-fn git(args: &[String]) -> Option<(String, Vec<String>)> {
+fn git(inv: &Invocation) -> Option<(String, Vec<String>)> {
+    let args: Vec<String> = inv.args().iter().map(|a| a.text.clone()).collect();
+    let args = &args[..];
     let texts = || args.to_vec();
+    let elsewhere = args
+        .iter()
+        .take_while(|a| a.starts_with('-') || a.contains('='))
+        .chain(args.windows(2).filter(|w| w[0] == "-C").map(|w| &w[0]))
+        .any(|a| {
+            a == "-C"
+                || a.starts_with("--git-dir")
+                || a.starts_with("--work-tree")
+                || a.starts_with("--namespace")
+        })
+        || inv
+            .assigned
+            .iter()
+            .any(|(k, _)| matches!(k.as_str(), "GIT_DIR" | "GIT_WORK_TREE" | "GIT_COMMON_DIR"));
+    if elsewhere {
+        return Some((
+            "git reads a repository partner has not read (its config can name programs git runs)"
+                .into(),
+            texts(),
+        ));
+    }
     let global_code = args
         .iter()
         .take_while(|a| a.starts_with('-') || a.contains('='))
@@ -357,6 +431,13 @@ fn git(args: &[String]) -> Option<(String, Vec<String>)> {
             || a.starts_with("--exec=")
     });
     let sub = super::system::git_subcommand(args);
+    let pager = sub == Some("grep")
+        && args
+            .iter()
+            .any(|a| a.starts_with("-O") || a.starts_with("--open-files-in-pager"));
+    if pager {
+        return Some(("git grep -O runs the pager it is given".into(), texts()));
+    }
     let running_sub = matches!(
         sub,
         Some("filter-branch" | "difftool" | "mergetool" | "hook")

@@ -17,6 +17,7 @@
 mod allow;
 mod code;
 mod reads;
+mod repo;
 mod rules;
 mod scan;
 mod system;
@@ -139,12 +140,25 @@ pub(crate) fn findings_in(command: &str, scene: &Scene, depth: usize) -> Vec<Fin
         findings.extend(judge(inv, &cx));
     }
     findings.extend(rules::line(&cx));
+    if reading.floods {
+        findings.push(finding(
+            Risk::Blocked,
+            "starts processes in the background without end (an endless loop with `&`)",
+        ));
+    }
     if let Some(why) = &reading.unreadable {
         findings.push(finding(
             Risk::High,
             format!("it could not be read as shell: {why}"),
         ));
         findings.extend(scan::blocked_in(&[command.to_string()], &cx));
+        let squeezed: String = command.chars().filter(|c| !c.is_whitespace()).collect();
+        if squeezed.contains("for((;;))") && command.contains('&') && !command.contains("&&") {
+            findings.push(finding(
+                Risk::Blocked,
+                "starts processes in the background without end (an endless loop with `&`)",
+            ));
+        }
         if looks_like_fork_bomb(command) {
             findings.push(finding(
                 Risk::Blocked,

@@ -86,8 +86,22 @@ fn program(inv: &Invocation, cx: &Cx) -> Vec<Finding> {
         "cp" | "mv" | "install" | "rsync" | "ln" | "tee" | "shred" | "truncate" => {
             writers(inv, cx, &mut out)
         }
-        "sed" if allow::has_short(inv, 'i') || allow::has_long_prefix(inv, "--in-place") => {
-            sed_in_place(inv, cx, &mut out)
+        "sed" | "gsed" => {
+            if allow::has_short(inv, 'i') || allow::has_long_prefix(inv, "--in-place") {
+                sed_in_place(inv, cx, &mut out);
+            }
+            let args: Vec<String> = inv.args().iter().map(|a| a.text.clone()).collect();
+            // A write hidden in a script reads as anything but one: at
+            // least high, as code partner cannot read would be.
+            for file in code::sed_written(&args) {
+                let e = expand::expand_text(&file, &inv.cwd, cx.scene);
+                let mut found = Vec::new();
+                written(&e, "sed's script (`w`)", false, cx, &mut found);
+                out.extend(found.into_iter().map(|mut f| {
+                    f.risk = f.risk.max(Risk::High);
+                    f
+                }));
+            }
         }
         "systemctl" | "service" => services(inv, &mut out),
         "ufw" | "iptables" | "ip6tables" | "nft" | "ip" | "ifconfig" | "ifdown" | "nmcli"

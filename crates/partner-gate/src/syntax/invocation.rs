@@ -110,4 +110,7 @@ pub struct Reading {
     /// Why some of it could not be read, if so (then the invocations are
     /// what could be).
     pub unreadable: Option<String>,
+    /// A loop that never ends starts something in the background each
+    /// time round (`while true; do sleep 1 & done`): processes without end.
+    pub floods: bool,
 }

@@ -57,6 +57,7 @@ pub fn read(command: &str) -> Reading {
     Reading {
         invocations: walker.out,
         unreadable: walker.unreadable,
+        floods: walker.floods,
     }
 }
 
@@ -110,6 +111,8 @@ struct Scope {
 struct Walker {
     out: Vec<Invocation>,
     unreadable: Option<String>,
+    /// A loop that never ends starts something in the background.
+    floods: bool,
 }
 
 /// A parser's options: bash, extended globs, tildes at word starts.
@@ -276,11 +279,22 @@ impl Walker {
                 }
             }
             C::WhileClause(w) | C::UntilClause(w) => {
+                let until = matches!(compound, C::UntilClause(_));
+                self.floods |=
+                    endless(&w.0.to_string(), until) && backgrounds(&w.1.list.to_string());
                 self.list(&w.0, scope, depth + 1);
                 self.list(&w.1.list, scope, depth + 1);
             }
             C::Coprocess(c) => self.command(&c.body, scope, depth + 1, &[]),
-            C::Arithmetic(_) | C::ArithmeticForClause(_) => {}
+            C::ArithmeticForClause(f) => {
+                let forever = f.condition.as_ref().is_none_or(|c| {
+                    let c = c.value.trim();
+                    c.is_empty() || c == "1"
+                });
+                self.floods |= forever && backgrounds(&f.body.list.to_string());
+                self.list(&f.body.list, scope, depth + 1);
+            }
+            C::Arithmetic(_) => {}
         }
     }
 
@@ -548,6 +562,37 @@ impl Walker {
             self.out.push(inv);
         }
     }
+}
+
+/// True when a loop's condition (as written) never ends it.
+fn endless(condition: &str, until: bool) -> bool {
+    let c = condition.trim().trim_end_matches([';', '&']).trim();
+    let always = [
+        "true",
+        ":",
+        "/bin/true",
+        "/usr/bin/true",
+        "[ 1 ]",
+        "((1))",
+        "! false",
+    ];
+    let never = ["false", "/bin/false", "/usr/bin/false", "! true", "! :"];
+    if until {
+        never.contains(&c)
+    } else {
+        always.contains(&c)
+    }
+}
+
+/// True when a loop body (as written) starts something in the
+/// background: a lone `&`, not `&&`, `&>` or `>&`.
+fn backgrounds(body: &str) -> bool {
+    let bytes = body.as_bytes();
+    bytes.iter().enumerate().any(|(i, b)| {
+        *b == b'&'
+            && !matches!(bytes.get(i + 1), Some(b'&' | b'>'))
+            && !matches!(i.checked_sub(1).map(|j| bytes[j]), Some(b'&' | b'>' | b'<'))
+    })
 }
 
 /// A loop value's words after brace expansion (`for d in /{a,b}`).

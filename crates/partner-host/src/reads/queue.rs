@@ -32,13 +32,13 @@ fn preview(executor: &Executor, request: &PendingRequest) -> Option<String> {
 }
 
 /// Where a request's command would run: the working directory its
-/// handler recorded, with this process's home.
-fn scene_of(r: &PendingRequest) -> Scene {
-    let scene = Scene::current();
-    match r.action.workdir.as_deref() {
-        Some(dir) => scene.in_dir(std::path::Path::new(dir)),
-        None => scene,
-    }
+/// handler recorded, with this process's home and the partner's own
+/// files protected.
+fn scene_of(executor: &Executor, r: &PendingRequest) -> Scene {
+    let dir = r.action.workdir.as_deref().map(std::path::Path::new);
+    executor
+        .shell_scene(dir)
+        .unwrap_or_else(|_| Scene::current())
 }
 
 /// A request's command judged here, where the executor would run it: its
@@ -46,8 +46,8 @@ fn scene_of(r: &PendingRequest) -> Scene {
 /// request's reason (`sandbox: …`, `PARTLY SANDBOXED (…)`, `NOT
 /// SANDBOXED: …` or `NOT RUNNABLE HERE: …`, written before any ` | `
 /// proposal), this process's walls only for a reason without.
-fn judge_command(r: &PendingRequest, line: String) -> CommandPreview {
-    let scene = scene_of(r);
+fn judge_command(executor: &Executor, r: &PendingRequest, line: String) -> CommandPreview {
+    let scene = scene_of(executor, r);
     let head = r.reason.split(" | ").next().unwrap_or("");
     let sandbox = sandbox::read_description(head).unwrap_or_else(|| {
         let described = sandbox::describe(&line, &scene);
@@ -74,7 +74,7 @@ pub fn answer(executor: &Executor) -> Result<Answer, String> {
             let diff = preview(executor, &r);
             let command = executor
                 .request_command(&r)
-                .map(|line| judge_command(&r, line));
+                .map(|line| judge_command(executor, &r, line));
             (r, diff, command)
         })
         .collect();

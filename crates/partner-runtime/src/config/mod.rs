@@ -516,14 +516,27 @@ impl ConstellationConfig {
     }
 }
 
-/// `[shell]` resolved: paths against the config file's directory, the
-/// time limit at most an hour, the output at most 16 MiB.
+/// `[shell]` resolved: paths against the config file's directory (`~`
+/// the home), never a home, the root, a system directory or a secret;
+/// the time limit at most an hour, the output at most 16 MiB.
 fn shell_config(
     file: &ShellFile,
     base: &Path,
 ) -> Result<partner_engine::exec::ShellConfig, String> {
+    let dir = file.dir.as_ref().map(|d| match d.strip_prefix("~") {
+        Ok(rest) => std::env::var_os("HOME")
+            .map(|h| std::path::PathBuf::from(h).join(rest))
+            .unwrap_or_else(|| d.clone()),
+        Err(_) => base.join(d),
+    });
+    if let Some(why) = dir
+        .as_deref()
+        .and_then(partner_engine::exec::ShellConfig::refusal)
+    {
+        return Err(format!("[shell] dir: commands may not run there: {why}"));
+    }
     let mut shell = partner_engine::exec::ShellConfig {
-        dir: file.dir.as_ref().map(|d| base.join(d)),
+        dir,
         index: file.index.as_ref().map(|d| base.join(d)),
         ..partner_engine::exec::ShellConfig::default()
     };

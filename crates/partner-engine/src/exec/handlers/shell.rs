@@ -42,14 +42,14 @@ fn command(action: &ParsedAction) -> Result<String, String> {
 /// working directory the handler recorded, the partner's own files.
 fn scene_of(action: &ParsedAction) -> Scene {
     let scene = Scene::current();
-    match action
-        .args
-        .get::<ShellPlan>()
-        .and_then(|p| p.workdir.as_ref())
-    {
+    let Some(plan) = action.args.get::<ShellPlan>() else {
+        return scene;
+    };
+    let scene = match &plan.workdir {
         Some(dir) => scene.in_dir(Path::new(dir)),
         None => scene,
-    }
+    };
+    scene.protecting(plan.protected.iter().map(PathBuf::from))
 }
 
 /// The partner's database and its companions, protected from the command.
@@ -126,6 +126,9 @@ impl VerbHandler for Shell {
         action.args.set(ShellPlan {
             proposal: note,
             workdir: Some(dir.display().to_string()),
+            protected: scene_for(exec)
+                .map(|s| s.protected().to_vec())
+                .unwrap_or_default(),
         });
         Ok(())
     }
@@ -266,6 +269,19 @@ pub(crate) fn scene_for(exec: &Executor) -> std::io::Result<Scene> {
     Ok(Scene::current()
         .in_dir(&work_dir(exec)?)
         .protecting(own_files(exec)))
+}
+
+impl Executor {
+    /// Where a command of this constellation is judged and runs: `dir`
+    /// (a request's recorded directory) or the configured one, with the
+    /// partner's own files protected.
+    pub fn shell_scene(&self, dir: Option<&Path>) -> std::io::Result<Scene> {
+        let dir = match dir {
+            Some(d) => d.to_path_buf(),
+            None => work_dir(self)?,
+        };
+        Ok(Scene::current().in_dir(&dir).protecting(own_files(self)))
+    }
 }
 
 /// The directory commands run in: the configured one, else partner's own.
