@@ -62,6 +62,7 @@ mod model_prompts;
 mod partners;
 mod recall;
 mod relevance;
+mod run_once;
 mod runtime_permissions;
 mod runtime_props;
 mod runtime_verbs;

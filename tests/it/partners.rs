@@ -124,6 +124,12 @@ fn a_tcp_client_is_a_partner_by_token_and_a_revoked_token_opens_nothing() {
     }
     let mut as_carol = Client::connect_tcp(addr, "carol", &carol).unwrap();
     assert!(as_carol.request(Op::Status).is_ok());
+    let mut watching = Client::connect_tcp(addr, "carol's console", &carol).unwrap();
+    watching.subscribe().unwrap();
+    assert!(matches!(
+        watching.read().unwrap(),
+        partner::protocol::ServerMsg::Snapshot { .. }
+    ));
     // Revoked while connected: the open connection may do nothing more,
     // and the token opens no new one.
     let (code, out, err) = partner_in(
@@ -135,6 +141,36 @@ fn a_tcp_client_is_a_partner_by_token_and_a_revoked_token_opens_nothing() {
     assert!(out.contains("revoked carol"), "{out}");
     let refused = as_carol.request(Op::Status).unwrap_err().to_string();
     assert!(refused.contains("partner:carol was revoked"), "{refused}");
+    // Carol's open subscription hears nothing more: at the next event
+    // (alice's message to ada) it is told and let go.
+    std::thread::sleep(Duration::from_millis(1200));
+    let mut as_alice = Client::connect_tcp(addr, "alice", &alice).unwrap();
+    as_alice
+        .request(Op::Message {
+            agent: "ada".into(),
+            text: "hello".into(),
+        })
+        .unwrap();
+    let mut told = None;
+    for _ in 0..50 {
+        match watching.read() {
+            Ok(partner::protocol::ServerMsg::Event(e)) => {
+                panic!("a revoked partner was sent an event: {e:?}")
+            }
+            Ok(partner::protocol::ServerMsg::Error { message }) => {
+                told = Some(message);
+                break;
+            }
+            Ok(_) => {}
+            Err(e) => {
+                told = Some(e.to_string());
+                break;
+            }
+        }
+    }
+    let told = told.expect("the subscription was never closed");
+    assert!(told.contains("partner:carol was revoked"), "{told}");
+    assert!(watching.read().is_err(), "the connection stays open");
     let again = Client::connect_tcp(addr, "carol", &carol).err().unwrap();
     assert!(again.to_string().contains("revoked"), "{again}");
     // The list says so.

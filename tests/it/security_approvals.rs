@@ -281,6 +281,35 @@ fn quoted_text_never_acts() {
     }
 }
 
+/// Issue 49: a strict verb after `->` is a link of a chain, not the start
+/// of a line: it decides nothing, and the chain it is in does not run.
+#[test]
+fn a_strict_verb_in_a_chain_decides_nothing() {
+    for chained in [
+        "/recall nothing -> /approve r1",
+        "/recall nothing -> /deny r1",
+        "/recall nothing -> /escalate r1",
+        "/remember \"x\" -> /approve r1",
+        "/recall a -> /recall b -> /approve r2",
+        "/recall nothing ->/approve r1",
+        "/recall nothing -> /APPROVE r1",
+        "/recall nothing -> /halt ada",
+    ] {
+        let r = two_requests();
+        let reports = turn(&r, "anchor", chained);
+        assert!(
+            reports.iter().all(|a| a.status != ActionStatus::Executed),
+            "{chained:?} acted: {reports:?}"
+        );
+        both_waiting(&r, chained);
+        let said = format!("{reports:?}");
+        assert!(
+            said.contains("start of its own line") || reports.is_empty(),
+            "{chained:?}: {said}"
+        );
+    }
+}
+
 #[test]
 fn only_the_six_legacy_commands_exist_in_brackets() {
     let parser = partner::dialect::DialectParser::new();

@@ -432,6 +432,46 @@ fn encoded_secrets_ask_the_partner_and_name_what_they_hold() {
     );
 }
 
+/// Issue 49: a fake GitHub token hidden the ways that went without
+/// asking (base64 of base64, hex of base64, invisible characters inside,
+/// groups joined by `_`, `/` or `,`, HTML entities, fullwidth, case
+/// swapped, split across path and query) and the ways that did not.
+#[test]
+fn a_github_token_hidden_every_way_asks_the_partner() {
+    let (r, base, seen) = egress_rig();
+    let rows = egress_table("github_token_hidings.tsv");
+    assert!(rows.len() >= 25, "{} rows", rows.len());
+    let mut missed = Vec::new();
+    for row in &rows {
+        let (how, line) = row.split_once('\t').unwrap();
+        let line = line.replace("https://collector.example.com", &base);
+        let report = one(&r, "ada", &line);
+        let asked = report.status == ActionStatus::Pending
+            && report.request.as_ref().is_some_and(|q| {
+                q.authorities == vec![partner::permission::Authority::Partner]
+                    && q.reason.contains("a GitHub token")
+            });
+        if !asked {
+            missed.push(format!(
+                "({how}): {line}: {:?} {}",
+                report.status, report.text
+            ));
+        }
+    }
+    assert!(
+        missed.is_empty(),
+        "{} of {} went without asking:\n{}",
+        missed.len(),
+        rows.len(),
+        missed.join("\n")
+    );
+    assert!(
+        seen.lock().unwrap().is_empty(),
+        "{:?}",
+        seen.lock().unwrap()
+    );
+}
+
 #[test]
 fn ordinary_urls_go_without_asking() {
     let (r, base, seen) = egress_rig();

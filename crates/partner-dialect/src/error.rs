@@ -135,6 +135,15 @@ pub enum ParseErrorKind {
         /// The strict verb.
         verb: String,
     },
+    /// A strict verb as a link of a chain (after `->`): only a strict verb
+    /// at the start of its own line decides anything.
+    #[error(
+        "/{verb} after -> is not an action, so nothing was done; write /{verb} at the start of its own line"
+    )]
+    StrictVerbInChain {
+        /// The strict verb.
+        verb: String,
+    },
     /// A strict verb whose request id is not written plainly or names
     /// more than one request.
     #[error(

@@ -10,7 +10,7 @@ pub(crate) use super::markers::{mark_members, take_marker};
 use super::matcher::match_verb;
 use super::scan::verb_word_end;
 use super::span::Span;
-use super::verbs::{PhraseEntry, VerbTable};
+use super::verbs::{PhraseEntry, Strictness, VerbTable};
 
 /// The outcome of parsing the action at one slash.
 pub(crate) struct ParsedAt {
@@ -368,6 +368,22 @@ impl<'p> LinkParser<'p> {
     ) -> Result<ParsedAction, ParseError> {
         let span = Span::new(raw.start, raw.end);
         let matched = raw.verb.map_err(|k| ParseError::new(k, span))?;
+        // A decision is never a step of a chain: only a strict verb at the
+        // start of its own line decides anything.
+        if in_chain
+            && let Some(spec) = matched
+                .entries
+                .iter()
+                .map(|e| self.table.spec(e.spec))
+                .find(|spec| spec.strictness == Strictness::Strict)
+        {
+            return Err(ParseError::new(
+                ParseErrorKind::StrictVerbInChain {
+                    verb: spec.verb.name().to_string(),
+                },
+                span,
+            ));
+        }
         let mut tokens = raw.tokens;
         // A shell command's last word is its own (`ls .`), not a marker:
         // a shell command always asks the partner anyway.

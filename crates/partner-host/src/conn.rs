@@ -8,7 +8,7 @@
 
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
 use tokio::sync::{broadcast, mpsc};
@@ -25,6 +25,52 @@ const WRITE_TIMEOUT: Duration = Duration::from_secs(10);
 /// Most requests of one client running at once; it waits for one to end
 /// before more of its lines are read.
 const MAX_IN_FLIGHT: usize = 32;
+/// How long a partner's token is taken as still valid before it is
+/// checked again (a revoked partner loses the connection within it).
+const TOKEN_RECHECK: Duration = Duration::from_secs(1);
+
+/// The token a client showed, checked again as it goes on: a partner
+/// revoked while connected is told so and let go, subscription and all.
+struct Standing {
+    token: Option<String>,
+    checked: std::sync::Mutex<(Instant, bool)>,
+}
+
+impl Standing {
+    fn new(token: Option<String>) -> Arc<Standing> {
+        Arc::new(Standing {
+            token,
+            checked: std::sync::Mutex::new((Instant::now(), true)),
+        })
+    }
+
+    /// Whether the client still acts as a partner (always, without a
+    /// token: the cookie's holder is the owner). A check that fails to
+    /// reach the store keeps the last answer.
+    async fn holds(&self, served: &Served) -> bool {
+        let Some(token) = &self.token else {
+            return true;
+        };
+        if let Ok(c) = self.checked.lock()
+            && c.0.elapsed() < TOKEN_RECHECK
+        {
+            return c.1;
+        }
+        let valid = match partner_of(served, token.clone()).await {
+            Ok(found) => found.is_some(),
+            Err(_) => return self.checked.lock().map(|c| c.1).unwrap_or(true),
+        };
+        if let Ok(mut c) = self.checked.lock() {
+            *c = (Instant::now(), valid);
+        }
+        valid
+    }
+}
+
+/// What a client whose token was revoked is told as it is let go.
+fn revoked(by: &Authority) -> String {
+    format!("{by} was revoked, so this connection is closed")
+}
 
 /// How a client came in.
 #[derive(Debug, Clone, Copy)]
@@ -49,7 +95,7 @@ where
     let (read, write) = tokio::io::split(stream);
     let mut reader = BufReader::new(read);
     let (tx, writer) = spawn_writer(write);
-    let (who, by) = match hello(&daemon.served, &mut reader, came).await {
+    let (who, by, token) = match hello(&daemon.served, &mut reader, came).await {
         Ok(Some(hello)) => hello,
         Ok(None) => return,
         Err(message) => {
@@ -70,7 +116,8 @@ where
         .await;
     daemon.served.clients.fetch_add(1, Ordering::SeqCst);
     tracing::info!(client = %who, partner = %by, "client connected");
-    requests(&daemon, &mut reader, &tx, (&who, &by, came)).await;
+    let standing = Standing::new(token);
+    requests(&daemon, &mut reader, &tx, (&who, &by, came), &standing).await;
     daemon.served.clients.fetch_sub(1, Ordering::SeqCst);
     tracing::info!(client = %who, "client left");
     drop(tx);
@@ -111,7 +158,7 @@ async fn hello<R: AsyncRead + Unpin>(
     served: &Served,
     reader: &mut BufReader<R>,
     came: Came,
-) -> Result<Option<(String, Authority)>, String> {
+) -> Result<Option<(String, Authority, Option<String>)>, String> {
     let hello = match tokio::time::timeout(HELLO_DEADLINE, read_line(reader)).await {
         Ok(Ok(Some(text))) => parse::<Request>(&text)?,
         Ok(Ok(None)) => return Ok(None),
@@ -144,6 +191,7 @@ async fn hello<R: AsyncRead + Unpin>(
         return Err(format!("refused: {why}"));
     }
     let token = token.filter(|t| !t.trim().is_empty());
+    let shown = token.clone();
     let by = match (token, came) {
         (None, Came::Tcp(_)) => {
             tracing::warn!(client = %client, "refused a TCP client without a token");
@@ -170,7 +218,7 @@ async fn hello<R: AsyncRead + Unpin>(
             }
         },
     };
-    Ok(Some((client, by)))
+    Ok(Some((client, by, shown)))
 }
 
 /// What a client of the Unix socket without the cookie or a token is
@@ -206,6 +254,7 @@ async fn requests<R: AsyncRead + Unpin>(
     reader: &mut BufReader<R>,
     tx: &mpsc::Sender<ServerMsg>,
     (who, by, came): (&str, &Authority, Came),
+    standing: &Arc<Standing>,
 ) {
     let mut forward: Option<tokio::task::JoinHandle<()>> = None;
     let in_flight = Arc::new(tokio::sync::Semaphore::new(MAX_IN_FLIGHT));
@@ -224,10 +273,22 @@ async fn requests<R: AsyncRead + Unpin>(
                 break;
             }
         };
+        if !standing.holds(&daemon.served).await {
+            tracing::warn!(client = %who, partner = %by, "closed the connection of a revoked partner");
+            let _ = tx
+                .send(ServerMsg::Error {
+                    message: revoked(by),
+                })
+                .await;
+            break;
+        }
         match request.op {
             Op::Subscribe => {
                 if forward.is_none() {
-                    forward = Some(tokio::spawn(follow(Arc::clone(daemon), tx.clone())));
+                    let (daemon, tx, standing) =
+                        (Arc::clone(daemon), tx.clone(), Arc::clone(standing));
+                    let by = by.clone();
+                    forward = Some(tokio::spawn(follow(daemon, tx, (standing, by))));
                 }
             }
             op => {
@@ -261,7 +322,11 @@ async fn requests<R: AsyncRead + Unpin>(
 
 /// A snapshot, then every event; a fresh snapshot whenever the client
 /// fell too far behind.
-async fn follow(daemon: Arc<Daemon>, tx: mpsc::Sender<ServerMsg>) {
+async fn follow(
+    daemon: Arc<Daemon>,
+    tx: mpsc::Sender<ServerMsg>,
+    (standing, by): (Arc<Standing>, Authority),
+) {
     loop {
         let (recent, mut events) = daemon.served.hub.join();
         let snapshot = super::ops::snapshot(&daemon.served, recent).await;
@@ -275,7 +340,16 @@ async fn follow(daemon: Arc<Daemon>, tx: mpsc::Sender<ServerMsg>) {
             return;
         }
         loop {
-            match events.recv().await {
+            let event = events.recv().await;
+            if !standing.holds(&daemon.served).await {
+                let _ = tx
+                    .send(ServerMsg::Error {
+                        message: revoked(&by),
+                    })
+                    .await;
+                return;
+            }
+            match event {
                 Ok(event) => match tx.try_send(ServerMsg::Event(event)) {
                     Ok(()) => {}
                     // Too slow: start again from a snapshot.

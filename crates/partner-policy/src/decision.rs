@@ -11,6 +11,9 @@ use serde::Serialize;
 pub enum RequestStatus {
     /// Waiting on an authority.
     Waiting,
+    /// Approved, and being run by the process that claimed it (an
+    /// approval claims a request before its effect runs, so it runs once).
+    Running,
     /// Approved (and run).
     Approved,
     /// Denied.
@@ -26,6 +29,7 @@ impl RequestStatus {
     pub fn as_str(self) -> &'static str {
         match self {
             RequestStatus::Waiting => "waiting",
+            RequestStatus::Running => "running",
             RequestStatus::Approved => "approved",
             RequestStatus::Denied => "denied",
             RequestStatus::Cancelled => "cancelled",
@@ -36,6 +40,7 @@ impl RequestStatus {
     /// The status stored as `s` (anything unknown reads as waiting).
     pub(super) fn parse(s: &str) -> RequestStatus {
         match s {
+            "running" => RequestStatus::Running,
             "approved" => RequestStatus::Approved,
             "denied" => RequestStatus::Denied,
             "cancelled" => RequestStatus::Cancelled,

@@ -116,6 +116,10 @@ pub struct PendingRequest {
     /// The partners who have approved it so far, while it waits for more.
     #[serde(default)]
     pub approved_by: Vec<String>,
+    /// The process that claimed it to run it (`HOST:PID:START`), once an
+    /// approval did.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub claimed_by: Option<String>,
 }
 
 fn one() -> usize {
@@ -210,7 +214,7 @@ pub struct NewRequest<'a> {
     pub expires_at: Option<Millis>,
 }
 
-const COLUMNS: &str = "id, agent, canonical, action_json, verb, marker, reason, authorities, authority_index, turn_id, raw_text, status, decided_by, decision, decision_note, created_at, expires_at, decided_at, thread, on_behalf_of, action_id, deciders, approvals_needed, approved_by";
+const COLUMNS: &str = "id, agent, canonical, action_json, verb, marker, reason, authorities, authority_index, turn_id, raw_text, status, decided_by, decision, decision_note, created_at, expires_at, decided_at, thread, on_behalf_of, action_id, deciders, approvals_needed, approved_by, claimed_by";
 
 fn from_row(r: &Row<'_>) -> rusqlite::Result<PendingRequest> {
     let authorities: String = r.get(7)?;
@@ -248,6 +252,7 @@ fn from_row(r: &Row<'_>) -> rusqlite::Result<PendingRequest> {
         deciders: serde_json::from_str(&r.get::<_, String>(21)?).unwrap_or_default(),
         approvals_needed: usize::try_from(r.get::<_, i64>(22)?).unwrap_or(1).max(1),
         approved_by: serde_json::from_str(&r.get::<_, String>(23)?).unwrap_or_default(),
+        claimed_by: r.get(24)?,
     })
 }
 
@@ -330,24 +335,60 @@ pub fn all(conn: &Connection, limit: usize) -> Result<Vec<PendingRequest>, Memor
     Ok(rows.collect::<Result<_, _>>()?)
 }
 
-/// Records a final status, if the request still waits. Call it in the
-/// decision's transaction and roll back when it returns `false`: someone
-/// (perhaps another process) decided the request meanwhile.
+/// Records a final status, if the request still waits — or, for a
+/// decision that claimed it (`claimant`), if it is still running under
+/// that claim. Call it in the decision's transaction and roll back when
+/// it returns `false`: someone (perhaps another process) decided the
+/// request meanwhile.
 pub fn finish(
     conn: &Connection,
     id: &str,
-    status: RequestStatus,
-    decision: &str,
-    by: &str,
-    note: Option<&str>,
+    d: &crate::requests::Decided<'_>,
     now: Millis,
 ) -> Result<bool, MemoryError> {
     let changed = conn.execute(
         "UPDATE pending SET status = ?2, decision = ?3, decided_by = ?4, decision_note = ?5, decided_at = ?6
-         WHERE id = ?1 AND status = 'waiting'",
-        params![row_id(id), status.as_str(), decision, by, note, now],
+         WHERE id = ?1 AND ((?7 IS NULL AND status = 'waiting') OR (status = 'running' AND claimed_by = ?7))",
+        params![row_id(id), d.status.as_str(), d.decision, d.by, d.note, now, d.claimant],
     )?;
     Ok(changed > 0)
+}
+
+/// Claims a waiting request for `claimant` to run (status `running`, the
+/// decision recorded); `false` when it no longer waits.
+pub fn claim(
+    conn: &Connection,
+    id: &str,
+    d: &crate::requests::Decided<'_>,
+    claimant: &str,
+    now: Millis,
+) -> Result<bool, MemoryError> {
+    let changed = conn.execute(
+        "UPDATE pending SET status = 'running', decision = ?2, decided_by = ?3, decision_note = ?4, decided_at = ?5, claimed_by = ?6
+         WHERE id = ?1 AND status = 'waiting'",
+        params![row_id(id), d.decision, d.by, d.note, now, claimant],
+    )?;
+    Ok(changed > 0)
+}
+
+/// Gives back `claimant`'s claim on a request whose effect never ran: it
+/// waits again, undecided.
+pub fn release(conn: &Connection, id: &str, claimant: &str) -> Result<bool, MemoryError> {
+    let changed = conn.execute(
+        "UPDATE pending SET status = 'waiting', decision = NULL, decided_by = NULL, decision_note = NULL, decided_at = NULL, claimed_by = NULL
+         WHERE id = ?1 AND status = 'running' AND claimed_by = ?2",
+        params![row_id(id), claimant],
+    )?;
+    Ok(changed > 0)
+}
+
+/// Requests being run, oldest first.
+pub fn running(conn: &Connection) -> Result<Vec<PendingRequest>, MemoryError> {
+    let mut stmt = conn.prepare_cached(&format!(
+        "SELECT {COLUMNS} FROM pending WHERE status = 'running' ORDER BY id"
+    ))?;
+    let rows = stmt.query_map([], from_row)?;
+    Ok(rows.collect::<Result<_, _>>()?)
 }
 
 /// Keeps what the requesting agent should hear of a decision (JSON), for

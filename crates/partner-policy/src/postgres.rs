@@ -16,7 +16,7 @@ use partner_dialect::Verb;
 use partner_store::memory::MemoryError;
 use partner_store::postgres::{PgStore, PgTx, channel, failed};
 
-const COLUMNS: &str = "id, agent, canonical, action_json, verb, marker, reason, authorities, authority_index, turn_id, raw_text, status, decided_by, decision, decision_note, created_at, expires_at, decided_at, thread, on_behalf_of, action_id, deciders, approvals_needed, approved_by";
+const COLUMNS: &str = "id, agent, canonical, action_json, verb, marker, reason, authorities, authority_index, turn_id, raw_text, status, decided_by, decision, decision_note, created_at, expires_at, decided_at, thread, on_behalf_of, action_id, deciders, approvals_needed, approved_by, claimed_by";
 
 const RULE_COLUMNS: &str =
     "id, agent, verb, target, effect, reason, created_by, created_at, expires_at, op";
@@ -50,6 +50,7 @@ fn request_of(r: &Row) -> PendingRequest {
         deciders: serde_json::from_str(r.get::<_, &str>(21)).unwrap_or_default(),
         approvals_needed: usize::try_from(r.get::<_, i64>(22)).unwrap_or(1).max(1),
         approved_by: serde_json::from_str(r.get::<_, &str>(23)).unwrap_or_default(),
+        claimed_by: r.get(24),
     }
 }
 
@@ -165,9 +166,10 @@ impl Requests for PgTx<'_> {
             .query_opt(
                 &format!(
                     "UPDATE pending SET status = $2, decision = $3, decided_by = $4, decision_note = $5, decided_at = $6
-                     WHERE id = $1 AND status = 'waiting' RETURNING {COLUMNS}"
+                     WHERE id = $1 AND (($7::TEXT IS NULL AND status = 'waiting') OR (status = 'running' AND claimed_by = $7))
+                     RETURNING {COLUMNS}"
                 ),
-                &[&row, &d.status.as_str(), &d.decision, &d.by, &d.note, &now],
+                &[&row, &d.status.as_str(), &d.decision, &d.by, &d.note, &now, &d.claimant],
             )
             .map_err(failed)?;
         match decided {
@@ -180,6 +182,65 @@ impl Requests for PgTx<'_> {
             }
             None => Err(second(id, get(&mut tx, id)?)),
         }
+    }
+
+    fn claim(
+        &self,
+        id: &str,
+        d: &Decided<'_>,
+        claimant: &str,
+        now: Millis,
+    ) -> Result<PendingRequest, DecideError> {
+        let Some(row) = crate::pending::row_id(id) else {
+            return Err(DecideError::NoRequest(id.to_string()));
+        };
+        let mut client = self.conn();
+        let mut tx = client.transaction().map_err(failed)?;
+        let claimed = tx
+            .query_opt(
+                &format!(
+                    "UPDATE pending SET status = 'running', decision = $2, decided_by = $3, decision_note = $4, decided_at = $5, claimed_by = $6
+                     WHERE id = $1 AND status = 'waiting' RETURNING {COLUMNS}"
+                ),
+                &[&row, &d.decision, &d.by, &d.note, &now, &claimant],
+            )
+            .map_err(failed)?;
+        match claimed {
+            Some(row) => {
+                let claimed = request_of(&row);
+                // Other daemons stop showing it as waiting.
+                notify(&mut tx, channel::DECISIONS, &claimed.id)?;
+                tx.commit().map_err(failed)?;
+                Ok(claimed)
+            }
+            None => Err(second(id, get(&mut tx, id)?)),
+        }
+    }
+
+    fn release(&self, id: &str, claimant: &str) -> Result<bool, MemoryError> {
+        let Some(row) = crate::pending::row_id(id) else {
+            return Ok(false);
+        };
+        let changed = self
+            .conn()
+            .execute(
+                "UPDATE pending SET status = 'waiting', decision = NULL, decided_by = NULL, decision_note = NULL, decided_at = NULL, claimed_by = NULL
+                 WHERE id = $1 AND status = 'running' AND claimed_by = $2",
+                &[&row, &claimant],
+            )
+            .map_err(failed)?;
+        Ok(changed > 0)
+    }
+
+    fn running(&self) -> Result<Vec<PendingRequest>, MemoryError> {
+        let rows = self
+            .conn()
+            .query(
+                &format!("SELECT {COLUMNS} FROM pending WHERE status = 'running' ORDER BY id"),
+                &[],
+            )
+            .map_err(failed)?;
+        Ok(rows.iter().map(request_of).collect())
     }
 
     fn add_approval(&self, id: &str, name: &str) -> Result<Approving, MemoryError> {
@@ -390,6 +451,24 @@ impl Requests for PgStore {
         now: Millis,
     ) -> Result<PendingRequest, DecideError> {
         self.transaction(|tx| tx.decide(id, d, now))
+    }
+
+    fn claim(
+        &self,
+        id: &str,
+        d: &Decided<'_>,
+        claimant: &str,
+        now: Millis,
+    ) -> Result<PendingRequest, DecideError> {
+        self.transaction(|tx| tx.claim(id, d, claimant, now))
+    }
+
+    fn release(&self, id: &str, claimant: &str) -> Result<bool, MemoryError> {
+        self.transaction(|tx| tx.release(id, claimant))
+    }
+
+    fn running(&self) -> Result<Vec<PendingRequest>, MemoryError> {
+        self.transaction(|tx| tx.running())
     }
 
     fn add_approval(&self, id: &str, name: &str) -> Result<Approving, MemoryError> {

@@ -23,6 +23,9 @@ pub struct Decided<'a> {
     pub by: &'a str,
     /// The reason given, if any.
     pub note: Option<&'a str>,
+    /// The process that claimed the request to run it (a decision that
+    /// completes its own claim), or `None` for a request still waiting.
+    pub claimant: Option<&'a str>,
 }
 
 /// Why a decision was not recorded.
@@ -69,6 +72,22 @@ pub trait Requests {
         decided: &Decided<'_>,
         now: Millis,
     ) -> Result<PendingRequest, DecideError>;
+    /// Claims a waiting request for `claimant` to run, recording the
+    /// approval `decided` describes: of two deciders at once exactly one
+    /// claims it, and the other is told who did. Committed before the
+    /// effect runs, so that an approved request runs at most once.
+    fn claim(
+        &self,
+        id: &str,
+        decided: &Decided<'_>,
+        claimant: &str,
+        now: Millis,
+    ) -> Result<PendingRequest, DecideError>;
+    /// Gives back `claimant`'s claim on a request whose effect never ran;
+    /// false when it held none.
+    fn release(&self, id: &str, claimant: &str) -> Result<bool, MemoryError>;
+    /// The requests being run, oldest first.
+    fn running(&self) -> Result<Vec<PendingRequest>, MemoryError>;
     /// Adds partner `name`'s approval to a waiting request that needs
     /// several; each partner counts once.
     fn add_approval(&self, id: &str, name: &str) -> Result<Approving, MemoryError>;
@@ -176,11 +195,33 @@ impl Requests for Connection {
         d: &Decided<'_>,
         now: Millis,
     ) -> Result<PendingRequest, DecideError> {
-        if pending::finish(self, id, d.status, d.decision, d.by, d.note, now)? {
+        if pending::finish(self, id, d, now)? {
             pending::get(self, id)?.ok_or_else(|| DecideError::NoRequest(id.to_string()))
         } else {
             Err(second(id, pending::get(self, id)?))
         }
+    }
+
+    fn claim(
+        &self,
+        id: &str,
+        d: &Decided<'_>,
+        claimant: &str,
+        now: Millis,
+    ) -> Result<PendingRequest, DecideError> {
+        if pending::claim(self, id, d, claimant, now)? {
+            pending::get(self, id)?.ok_or_else(|| DecideError::NoRequest(id.to_string()))
+        } else {
+            Err(second(id, pending::get(self, id)?))
+        }
+    }
+
+    fn release(&self, id: &str, claimant: &str) -> Result<bool, MemoryError> {
+        pending::release(self, id, claimant)
+    }
+
+    fn running(&self) -> Result<Vec<PendingRequest>, MemoryError> {
+        pending::running(self)
     }
 
     fn add_approval(&self, id: &str, name: &str) -> Result<Approving, MemoryError> {
@@ -252,6 +293,24 @@ impl Requests for MemoryStore {
         now: Millis,
     ) -> Result<PendingRequest, DecideError> {
         self.transaction(|tx| tx.decide(id, d, now))
+    }
+
+    fn claim(
+        &self,
+        id: &str,
+        d: &Decided<'_>,
+        claimant: &str,
+        now: Millis,
+    ) -> Result<PendingRequest, DecideError> {
+        self.transaction(|tx| tx.claim(id, d, claimant, now))
+    }
+
+    fn release(&self, id: &str, claimant: &str) -> Result<bool, MemoryError> {
+        self.transaction(|tx| tx.release(id, claimant))
+    }
+
+    fn running(&self) -> Result<Vec<PendingRequest>, MemoryError> {
+        Requests::running(&*self.read())
     }
 
     fn add_approval(&self, id: &str, name: &str) -> Result<Approving, MemoryError> {

@@ -80,6 +80,7 @@ fn everything(
         decision: "approve_always",
         by: "partner:alice",
         note: None,
+        claimant: None,
     };
     tx.decide(request, &approved, T + 1)
         .map_err(|e| MemoryError::Conflict(e.to_string()))?;

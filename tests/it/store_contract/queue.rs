@@ -21,6 +21,7 @@ fn a_request_crosses_connections_and_is_decided_once() {
             decision: "approve_once",
             by,
             note: None,
+            claimant: None,
         };
         let decided = two
             .decide(&asked.id, &approve("partner:ana"), T + 1)
@@ -129,6 +130,7 @@ fn a_request_and_its_decision_reach_a_listening_daemon_within_a_second() {
         decision: "approve_once",
         by,
         note: None,
+        claimant: None,
     };
     let started = Instant::now();
     there.decide(&asked.id, &approve("partner:ana"), T).unwrap();

@@ -59,6 +59,7 @@ pub fn request(
         deciders: Vec::new(),
         approvals_needed: 1,
         approved_by: Vec::new(),
+        claimed_by: None,
     }
 }
 

@@ -24,6 +24,9 @@ pub(super) struct Approval<'a> {
     pub(super) by: &'a Authority,
     /// The partner edited the action before approving it.
     pub(super) edited: bool,
+    /// The claim this process holds on the request while running it (an
+    /// effect outside the database), which its decision completes.
+    pub(super) claimant: Option<&'a str>,
 }
 
 impl Approval<'_> {

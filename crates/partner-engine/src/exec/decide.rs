@@ -2,8 +2,6 @@
 //! or timed out; and the decisions the runtime still has to route back to
 //! the agents that asked.
 
-use std::time::Instant;
-
 use super::commit::{Approval, Origin};
 use super::context::TurnContext;
 use super::executor::{ExecError, Executor};
@@ -11,7 +9,7 @@ use super::handlers::Effect;
 use super::quorum::Counted;
 use super::registry::Cancel;
 use super::settled::Settled;
-use partner_policy::requests::{DecideError, Decided};
+use partner_dialect::ShellPlan;
 use partner_policy::{
     Authority, Check, Decision, DecisionKind, PendingRequest, RequestStatus, Verdict,
 };
@@ -175,6 +173,7 @@ impl Executor {
             decision: &decision,
             by,
             edited: false,
+            claimant: None,
         };
         let refused = |outcome: TraceOutcome, text: String| {
             self.record(
@@ -192,12 +191,19 @@ impl Executor {
                 // With the constellation's verbs (its own verbs included),
                 // and the requester's blocks.
                 let parsed = self.parser_for(&request.agent).parse(&request.canonical);
-                let Some(action) = parsed.actions.into_iter().next() else {
+                let Some(mut action) = parsed.actions.into_iter().next() else {
                     let text = format!("the stored action no longer parses: {}", request.canonical);
                     return refused(TraceOutcome::Failed, text);
                 };
+                as_queued(&mut action, &request);
                 self.approvable(&action, &decision)?;
-                self.execute(&ctx, &action, &origin, &check, Some(&approval), cancel)
+                let by_name = by.to_string();
+                let claimant = self.claim_for(&request, &action, decision.kind(), &by_name)?;
+                let approval = Approval {
+                    claimant,
+                    ..approval
+                };
+                self.run_claimed(&action, &origin, &check, &approval, cancel)
             }
             Decision::Deny(reason) | Decision::DenyAlways(reason) => {
                 let text = match reason {
@@ -295,6 +301,9 @@ impl Executor {
                 parsed.actions.len()
             )));
         };
+        let mut action = action.clone();
+        as_queued(&mut action, &request);
+        let action = &action;
         if !action.chain.is_empty() || self.registry().holds_actions(action) {
             return Err(ExecError::Refused(
                 "write one action, not a chain or a batch".into(),
@@ -320,7 +329,6 @@ impl Executor {
                 ExecError::Refused(format!("the edited action is refused: {why}"))
             })?;
         }
-        let ctx = request_context(&request);
         let origin = Origin::whole(text, TraceSource::Partner);
         let mut path = check.path.clone();
         path.insert(0, format!("edited by {by} from {}", request.canonical));
@@ -330,13 +338,17 @@ impl Executor {
             charge: None,
         };
         let decision = Decision::ApproveOnce;
+        let by_name = by.to_string();
+        let kind = super::claim::kind_of(&decision, true);
+        let claimant = self.claim_for(&request, action, kind, &by_name)?;
         let approval = Approval {
             request: &request,
             decision: &decision,
             by,
             edited: true,
+            claimant,
         };
-        self.execute(&ctx, action, &origin, &check, Some(&approval), None)
+        self.run_claimed(action, &origin, &check, &approval, None)
     }
 
     /// Denies every waiting request whose time is up.
@@ -344,70 +356,36 @@ impl Executor {
         let overdue = self.store.read(|tx| tx.overdue(self.now()))?;
         let mut reports = Vec::new();
         for request in overdue {
-            let ctx = request_context(&request);
-            let origin = Origin::whole(&request.raw_text, TraceSource::Agent);
-            let now = self.now();
-            let info = ActionInfo::of_request(&request);
-            let mut record = self.build_record(
-                &ctx,
-                &info,
-                &origin,
-                &Check {
-                    verdict: Verdict::Ask {
-                        authorities: request.authorities.clone(),
-                        reason: request.reason.clone(),
-                    },
-                    path: vec![request.reason.clone(), "nobody decided in time".into()],
-                    charge: None,
-                },
-                None,
-                TraceOutcome::TimedOut,
-                &Effect::text(format!(
+            let closing = super::claim::Closing {
+                status: RequestStatus::TimedOut,
+                outcome: TraceOutcome::TimedOut,
+                report_status: ActionStatus::TimedOut,
+                kind: DecisionKind::Timeout,
+                by: "timeout",
+                claimant: None,
+                step: "nobody decided in time".into(),
+                text: format!(
                     "request {} timed out: nobody decided in time, so it is denied",
                     request.id
-                )),
-                Instant::now(),
-                now,
-                false,
-            );
-            record.decision.request = Some(request.id.clone());
-            record.decision.decided_by = Some("timeout".into());
-            record.decision.decision = Some("timeout".into());
-            record.decision.decided_at = Some(now);
-            record.decision.requested_at = Some(request.created_at);
-            let report = self.store.transaction(|tx| -> Result<_, MemoryError> {
-                let timed_out = Decided {
-                    status: RequestStatus::TimedOut,
-                    decision: DecisionKind::Timeout.as_str(),
-                    by: "timeout",
-                    note: None,
-                };
-                match tx.decide(&request.id, &timed_out, now) {
-                    Ok(_) => {}
-                    // Decided meanwhile: nothing times out.
-                    Err(DecideError::Store(e)) => return Err(e),
-                    Err(_) => return Ok(None),
-                }
-                let record = self.finalize(tx, record, None, now)?;
-                let mut report = ActionReport::new(
-                    &ctx.agent,
-                    &info,
-                    ActionStatus::TimedOut,
-                    record.result.clone(),
-                );
-                report.trace_id = Some(record.id.clone());
-                let settled = Settled {
-                    decision: DecisionKind::Timeout,
-                    by: "timeout".into(),
-                    report: report.clone(),
-                };
-                let json = serde_json::to_string(&settled).unwrap_or_default();
-                tx.keep_result(&request.id, &json)?;
-                Ok(Some(report))
-            })?;
-            reports.extend(report);
+                ),
+            };
+            reports.extend(self.close_unrun(&request, &closing)?);
         }
         Ok(reports)
+    }
+}
+
+/// What the queue showed of `request` that its canonical text does not
+/// carry, given back to the action parsed from it: a shell command runs
+/// in the directory the queue named, not wherever the deciding process
+/// happens to be.
+fn as_queued(action: &mut partner_dialect::ParsedAction, request: &PendingRequest) {
+    if request.action.workdir.is_some() && action.args.get::<ShellPlan>().is_none() {
+        action.args.set(ShellPlan {
+            proposal: request.action.proposal.clone(),
+            workdir: request.action.workdir.clone(),
+            protected: Vec::new(),
+        });
     }
 }
 
@@ -458,9 +436,10 @@ pub(super) fn not_waiting(request: &PendingRequest) -> ExecError {
     let status = request.status.as_str().replace('_', " ");
     ExecError::NotWaiting {
         id: request.id.clone(),
-        status: match &request.decided_by {
-            Some(by) => format!("{status} by {by}"),
-            None => status,
+        status: match (&request.decided_by, request.status) {
+            (Some(by), RequestStatus::Running) => format!("running: approved by {by}"),
+            (Some(by), _) => format!("{status} by {by}"),
+            (None, _) => status,
         },
     }
 }

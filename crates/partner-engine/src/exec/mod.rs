@@ -4,6 +4,7 @@
 //! leaves one trace record.
 
 mod authority;
+mod claim;
 mod commit;
 mod config;
 mod context;

@@ -94,6 +94,7 @@ fn decided(
         decision: approval.kind().as_str(),
         by: &by,
         note,
+        claimant: approval.claimant,
     };
     match tx.decide(&request.id, &decision, now) {
         Ok(_) => {}

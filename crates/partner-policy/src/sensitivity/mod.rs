@@ -21,7 +21,7 @@ static PATTERNS: LazyLock<Vec<(&'static str, Regex)>> = LazyLock::new(|| {
         ("an API key", r"\bAIza[0-9A-Za-z_-]{35}\b"),
         ("an API key", r"\b(?:glpat|npm)[-_][A-Za-z0-9_-]{20,}"),
         ("an AWS access key", r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b"),
-        ("a GitHub token", r"\bgh[pousr]_[A-Za-z0-9]{30,}\b"),
+        ("a GitHub token", r"\b(?i:gh[pousr])_[A-Za-z0-9]{30,}\b"),
         ("a Slack token", r"\bxox[abprs]-[A-Za-z0-9-]{10,}"),
         ("a private key", r"-----BEGIN [A-Z ]*PRIVATE KEY-----"),
         ("a JSON web token", r"\beyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}"),
@@ -44,6 +44,15 @@ fn stands_alone(text: &str, start: usize, end: usize) -> bool {
     !text[..start].chars().next_back().is_some_and(joined)
         && !text[end..].chars().next().is_some_and(joined)
 }
+
+/// Patterns for readings whose separators were taken out, where a token's
+/// own separator went with them (`ghp_…` read as `ghp…`).
+static COMPACT: LazyLock<Vec<(&'static str, Regex)>> = LazyLock::new(|| {
+    [("a GitHub token", r"(?i:gh[pousr])_?[A-Za-z0-9]{36}")]
+        .into_iter()
+        .map(|(what, pattern)| (what, Regex::new(pattern).expect("compact patterns compile")))
+        .collect()
+});
 
 /// The kinds of sensitive thing one reading of a text holds.
 fn kinds_in(text: &str, personal: bool) -> Vec<&'static str> {
@@ -77,12 +86,21 @@ pub fn findings(text: &str) -> Vec<String> {
     // One kind may have several patterns: each kind is named once.
     let mut out = Vec::new();
     for view in views::views(text) {
-        for kind in kinds_in(&view.text, view.personal) {
+        let mut kinds = kinds_in(&view.text, view.personal);
+        if view.compact {
+            kinds.extend(
+                COMPACT
+                    .iter()
+                    .filter(|(_, re)| re.is_match(&view.text))
+                    .map(|(what, _)| *what),
+            );
+        }
+        for kind in kinds {
             if seen.contains(&kind) {
                 continue;
             }
             seen.push(kind);
-            out.push(match view.how {
+            out.push(match &view.how {
                 Some(how) => format!("{kind} ({how})"),
                 None => kind.to_string(),
             });

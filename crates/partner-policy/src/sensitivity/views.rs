@@ -1,7 +1,11 @@
-//! The ways one text may hide what it carries, undone: URL-decoded,
-//! each base64 or hex token decoded, reversed, and split groups joined.
-//! Each [`View`] is searched like the text itself, and a finding says
-//! which view it was in.
+//! The ways one text may hide what it carries, undone: URL-decoded (up to
+//! three times), HTML entities, look-alike and invisible characters
+//! (fullwidth letters, zero-width spaces, soft hyphens) undone, each
+//! base64 or hex token decoded (and what that says decoded again, up to
+//! three layers), reversed, upper-cased, split groups joined (by `-`,
+//! `.`, `:`, spaces, `_`, `/`, `,`, `|`, `;`), and a URL's pieces — path
+//! and query values — joined. Each [`View`] is searched like the text
+//! itself, and a finding says which view it was in.
 
 use std::borrow::Cow;
 
@@ -15,10 +19,24 @@ pub struct View<'t> {
     /// The text as read this way.
     pub text: Cow<'t, str>,
     /// How it was hidden (`None`: in the clear).
-    pub how: Option<&'static str>,
+    pub how: Option<Cow<'static, str>>,
     /// True when it may be searched for personal data (emails, phone
     /// numbers): reversed and joined readings make those up too easily.
     pub personal: bool,
+    /// A reading with its separators taken out, where a token's own
+    /// separator (`ghp_`) may be gone too.
+    pub compact: bool,
+}
+
+impl View<'static> {
+    fn derived(text: String, how: impl Into<Cow<'static, str>>, personal: bool) -> Self {
+        View {
+            text: Cow::Owned(text),
+            how: Some(how.into()),
+            personal,
+            compact: false,
+        }
+    }
 }
 
 /// Shortest base64 token decoded (twelve characters carry nine bytes).
@@ -27,6 +45,8 @@ const MIN_BASE64: usize = 12;
 const MIN_HEX: usize = 16;
 /// Most views made of one text (each token decoded is one).
 const MAX_VIEWS: usize = 512;
+/// Most layers of encoding undone (base64 of hex of base64).
+const MAX_LAYERS: usize = 3;
 
 /// Base64 with or without padding, standard or URL-safe alphabet.
 fn engines() -> [GeneralPurpose; 2] {
@@ -97,11 +117,7 @@ fn decoded_tokens(text: &str, out: &mut Vec<View<'static>>) {
             let even = &run[..run.len() & !1];
             if let Some(text) = hex::decode(even).ok().and_then(readable) {
                 hex_found = true;
-                out.push(View {
-                    text: Cow::Owned(text),
-                    how: Some("hex-encoded"),
-                    personal: true,
-                });
+                out.push(View::derived(text, "hex-encoded", true));
             }
         }
         if hex_found {
@@ -121,11 +137,7 @@ fn decoded_tokens(text: &str, out: &mut Vec<View<'static>>) {
             .iter()
             .find_map(|e| e.decode(token).ok().and_then(readable))
         {
-            out.push(View {
-                text: Cow::Owned(text),
-                how: Some("base64-encoded"),
-                personal: true,
-            });
+            out.push(View::derived(text, "base64-encoded", true));
         }
     }
 }
@@ -140,65 +152,211 @@ fn joined(text: &str) -> Option<String> {
     (out.len() != text.len()).then_some(out)
 }
 
-/// Every reading of `text`: as it is, URL-decoded, its tokens decoded,
-/// reversed, and its groups joined (and those tokens decoded too).
+/// `text` with every separator taken out, a token's own among them
+/// (`ghp_R8b2K_x7Qm4/…`), when it has any beyond [`joined`]'s.
+fn compacted(text: &str) -> Option<String> {
+    let out: String = text
+        .chars()
+        .filter(|c| !matches!(c, '-' | '.' | ' ' | ':' | '_' | '/' | ',' | '|' | ';' | '+'))
+        .collect();
+    (out.len() != text.len()).then_some(out)
+}
+
+/// A URL's path and query values joined, with the keys and separators
+/// taken out (a token split across the path and the query).
+fn url_pieces(text: &str) -> Option<String> {
+    let rest = text.split_once("://")?.1;
+    let (_, after_host) = rest.split_once(['/', '?'])?;
+    let (path, query) = after_host.split_once('?').unwrap_or((after_host, ""));
+    let mut out: String = path.chars().filter(|c| *c != '/').collect();
+    for pair in query.split('&') {
+        out.push_str(pair.split_once('=').map_or(pair, |(_, v)| v));
+    }
+    (!out.is_empty()).then_some(out)
+}
+
+/// `text` with HTML character references undone (`&#103;`, `&#x67;`,
+/// `&lowbar;`…), when it has any.
+fn entities_undone(text: &str) -> Option<String> {
+    if !text.contains("&") {
+        return None;
+    }
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(at) = rest.find('&') {
+        out.push_str(&rest[..at]);
+        let tail = &rest[at + 1..];
+        let end = tail.find(';').filter(|e| *e <= 10);
+        let decoded = end.and_then(|e| {
+            let name = &tail[..e];
+            let code = if let Some(hex) = name.strip_prefix("#x").or(name.strip_prefix("#X")) {
+                u32::from_str_radix(hex, 16).ok()
+            } else if let Some(dec) = name.strip_prefix('#') {
+                dec.parse().ok()
+            } else {
+                named_entity(name).map(u32::from)
+            };
+            code.and_then(char::from_u32).map(|c| (c, e))
+        });
+        match decoded {
+            Some((c, e)) => {
+                out.push(c);
+                rest = &tail[e + 1..];
+            }
+            None => {
+                out.push('&');
+                rest = tail;
+            }
+        }
+    }
+    out.push_str(rest);
+    (out != text).then_some(out)
+}
+
+/// The few named references that stand for a token's own characters.
+fn named_entity(name: &str) -> Option<u8> {
+    Some(match name {
+        "amp" => b'&',
+        "lt" => b'<',
+        "gt" => b'>',
+        "quot" => b'"',
+        "apos" => b'\'',
+        "lowbar" | "UnderBar" => b'_',
+        "period" => b'.',
+        "hyphen" | "dash" => b'-',
+        "sol" => b'/',
+        "colon" => b':',
+        "equals" => b'=',
+        _ => return None,
+    })
+}
+
+/// `text` with look-alikes made plain (fullwidth and other compatibility
+/// forms, by NFKC) and invisible characters taken out (zero-width spaces
+/// and joiners, soft hyphens, word joiners, byte-order marks), when that
+/// changes it.
+fn look_alikes_undone(text: &str) -> Option<String> {
+    use unicode_normalization::UnicodeNormalization;
+    if text.is_ascii() {
+        return None;
+    }
+    let out: String = text
+        .nfkc()
+        .filter(|c| {
+            !matches!(
+                *c,
+                '\u{00AD}' | '\u{180E}' | '\u{200B}'..='\u{200F}' | '\u{2060}'..='\u{2064}' | '\u{FEFF}'
+            )
+        })
+        .collect();
+    (out != text).then_some(out)
+}
+
+/// Every reading of `text`: as it is, URL-decoded, with entities and
+/// look-alikes undone, its tokens decoded (again and again), reversed,
+/// upper-cased, its groups joined and its URL's pieces joined.
 pub fn views(text: &str) -> Vec<View<'_>> {
     let mut out = vec![View {
         text: Cow::Borrowed(text),
         how: None,
         personal: true,
+        compact: false,
     }];
     let decoded = url_decoded(text);
-    let clear = decoded.as_deref().unwrap_or(text);
-    let mut derived: Vec<View<'static>> = Vec::new();
-    decoded_tokens(clear, &mut derived);
-    let reversed: String = clear.chars().rev().collect();
-    derived.push(View {
-        text: Cow::Owned(reversed),
-        how: Some("reversed"),
-        personal: false,
-    });
-    if let Some(joined) = joined(clear) {
-        decoded_tokens(&joined, &mut derived);
-        derived.push(View {
-            text: Cow::Owned(joined),
-            how: Some("split into groups"),
-            personal: false,
-        });
-    }
+    let mut clear = decoded.clone().unwrap_or_else(|| text.to_string());
     if let Some(decoded) = decoded {
-        out.push(View {
-            text: Cow::Owned(decoded),
-            how: Some("URL-encoded"),
-            personal: true,
-        });
+        out.push(View::derived(decoded, "URL-encoded", true));
+    }
+    let mut derived: Vec<View<'static>> = Vec::new();
+    if let Some(plain) = entities_undone(&clear) {
+        derived.push(View::derived(plain.clone(), "as HTML entities", true));
+        clear = plain;
+    }
+    if let Some(plain) = look_alikes_undone(&clear) {
+        derived.push(View::derived(
+            plain.clone(),
+            "with look-alike or invisible characters",
+            true,
+        ));
+        clear = plain;
+    }
+    layers(&clear, &mut derived);
+    let reversed: String = clear.chars().rev().collect();
+    // An encoding written backwards: its tokens read forwards again.
+    let mut backwards = Vec::new();
+    decoded_tokens(&reversed, &mut backwards);
+    for view in backwards {
+        let how = format!("reversed, {}", view.how.as_deref().unwrap_or_default());
+        derived.push(View::derived(view.text.into_owned(), how, true));
+    }
+    derived.push(View::derived(reversed, "reversed", false));
+    derived.push(View::derived(clear.to_uppercase(), "case changed", false));
+    if let Some(joined) = joined(&clear) {
+        decoded_tokens(&joined, &mut derived);
+        derived.push(View::derived(joined, "split into groups", false));
+    }
+    for (pieces, how) in [
+        (compacted(&clear), "split into groups"),
+        (url_pieces(&clear), "split across a URL's pieces"),
+    ] {
+        if let Some(pieces) = pieces {
+            decoded_tokens(&pieces, &mut derived);
+            let mut view = View::derived(pieces, how, false);
+            view.compact = true;
+            derived.push(view);
+        }
     }
     // What a decoded token says may itself be URL-encoded or reversed.
     let mut again = Vec::new();
     for view in &derived {
-        if !matches!(view.how, Some("hex-encoded" | "base64-encoded")) {
+        let Some(how) = view.how.as_deref().filter(|h| h.ends_with("-encoded")) else {
             continue;
-        }
+        };
+        let how = how.to_string();
         if let Some(text) = url_decoded(&view.text) {
-            again.push(View {
-                text: Cow::Owned(text),
-                how: view.how,
-                personal: true,
-            });
+            again.push(View::derived(text, how.clone(), true));
         }
-        again.push(View {
-            text: Cow::Owned(view.text.chars().rev().collect()),
-            how: Some(if view.how == Some("hex-encoded") {
-                "hex-encoded, reversed"
-            } else {
-                "base64-encoded, reversed"
-            }),
-            personal: false,
-        });
+        again.push(View::derived(
+            view.text.chars().rev().collect(),
+            format!("{how}, reversed"),
+            false,
+        ));
     }
     out.extend(derived);
     out.extend(again);
+    out.truncate(MAX_VIEWS);
     out
+}
+
+/// The tokens of `text` decoded, and the tokens of what they say decoded
+/// again, up to [`MAX_LAYERS`] deep (`base64-encoded hex-encoded`).
+fn layers(text: &str, out: &mut Vec<View<'static>>) {
+    let mut current = vec![(text.to_string(), String::new())];
+    for _ in 0..MAX_LAYERS {
+        let mut next = Vec::new();
+        for (text, outer) in &current {
+            let mut found = Vec::new();
+            decoded_tokens(text, &mut found);
+            for view in found {
+                let how = view.how.as_deref().unwrap_or_default();
+                let how = if outer.is_empty() {
+                    how.to_string()
+                } else {
+                    format!("{how} inside {outer}")
+                };
+                next.push((view.text.into_owned(), how));
+            }
+        }
+        for (text, how) in &next {
+            if out.len() < MAX_VIEWS {
+                out.push(View::derived(text.clone(), how.clone(), true));
+            }
+        }
+        if next.is_empty() || out.len() >= MAX_VIEWS {
+            break;
+        }
+        current = next;
+    }
 }
 
 #[cfg(test)]
@@ -208,7 +366,11 @@ mod tests {
     fn readings(text: &str) -> Vec<(Option<&'static str>, String)> {
         views(text)
             .into_iter()
-            .map(|v| (v.how, v.text.into_owned()))
+            .map(|v| {
+                let how: Option<&'static str> =
+                    v.how.map(|h| &*Box::leak(h.into_owned().into_boxed_str()));
+                (how, v.text.into_owned())
+            })
             .collect()
     }
 

@@ -128,7 +128,8 @@ pub(super) fn sync(
 pub(super) struct Swept {
     /// Intentions that fell due: agent, id, what.
     pub due: Vec<(String, i64, String)>,
-    /// Requests that timed out (their results are routed by the next sync).
+    /// Requests that timed out or whose run was interrupted (their results
+    /// are routed by the next sync).
     pub expired: usize,
     /// What went wrong (shown to the partner, never fatal).
     pub errors: Vec<String>,
@@ -161,6 +162,13 @@ pub(super) fn sweep(executor: &Executor, now: Millis, ours: Option<&HashSet<Stri
     match executor.expire_overdue() {
         Ok(expired) => out.expired = expired.len(),
         Err(e) => out.errors.push(format!("timing out requests: {e}")),
+    }
+    // A request whose run a partner killed outright was holding is
+    // closed as interrupted: its agent hears that nobody knows whether
+    // it finished.
+    match executor.settle_interrupted() {
+        Ok(closed) => out.expired += closed.len(),
+        Err(e) => out.errors.push(format!("closing interrupted runs: {e}")),
     }
     // A tool file edited into something that does not load is the
     // partner's to hear about now, not when an agent next calls it.

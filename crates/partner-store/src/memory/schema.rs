@@ -392,6 +392,57 @@ pub const MIGRATIONS: &[&str] = &[
         INSERT INTO text_index_pending(tbl, added, row, a) VALUES ('messages', 0, old.id, old.content);
     END;
     "#,
+    // 10: a request is claimed before an approval runs it (`running`,
+    // with who runs it), so that two deciders never run it twice. SQLite
+    // cannot change a CHECK: the table is made again with its rows.
+    r#"
+    CREATE TABLE pending_next (
+        id INTEGER PRIMARY KEY,
+        agent TEXT NOT NULL,
+        canonical TEXT NOT NULL,
+        action_json TEXT NOT NULL,
+        verb TEXT NOT NULL,
+        marker TEXT,
+        reason TEXT NOT NULL,
+        authorities TEXT NOT NULL,
+        authority_index INTEGER NOT NULL DEFAULT 0,
+        turn_id TEXT NOT NULL DEFAULT '',
+        thread TEXT NOT NULL DEFAULT '',
+        raw_text TEXT NOT NULL DEFAULT '',
+        span_start INTEGER NOT NULL DEFAULT 0,
+        span_end INTEGER NOT NULL DEFAULT 0,
+        status TEXT NOT NULL DEFAULT 'waiting'
+            CHECK (status IN ('waiting', 'running', 'approved', 'denied', 'cancelled', 'timed_out')),
+        decided_by TEXT,
+        decision TEXT,
+        decision_note TEXT,
+        created_at INTEGER NOT NULL,
+        expires_at INTEGER,
+        decided_at INTEGER,
+        on_behalf_of TEXT NOT NULL DEFAULT '[]',
+        action_id TEXT,
+        result TEXT,
+        routed_at INTEGER,
+        notified INTEGER NOT NULL DEFAULT -1,
+        deciders TEXT NOT NULL DEFAULT '[]',
+        approvals_needed INTEGER NOT NULL DEFAULT 1,
+        approved_by TEXT NOT NULL DEFAULT '[]',
+        claimed_by TEXT
+    );
+    INSERT INTO pending_next (id, agent, canonical, action_json, verb, marker, reason, authorities,
+        authority_index, turn_id, thread, raw_text, span_start, span_end, status, decided_by,
+        decision, decision_note, created_at, expires_at, decided_at, on_behalf_of, action_id,
+        result, routed_at, notified, deciders, approvals_needed, approved_by)
+    SELECT id, agent, canonical, action_json, verb, marker, reason, authorities,
+        authority_index, turn_id, thread, raw_text, span_start, span_end, status, decided_by,
+        decision, decision_note, created_at, expires_at, decided_at, on_behalf_of, action_id,
+        result, routed_at, notified, deciders, approvals_needed, approved_by
+    FROM pending;
+    DROP TABLE pending;
+    ALTER TABLE pending_next RENAME TO pending;
+    CREATE INDEX pending_status ON pending(status, id);
+    CREATE INDEX pending_unrouted ON pending(routed_at) WHERE routed_at IS NULL;
+    "#,
 ];
 
 /// The schema version this binary writes.

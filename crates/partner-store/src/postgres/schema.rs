@@ -257,6 +257,14 @@ pub const MIGRATIONS: &[&str] = &[
     ALTER TABLE vectors ADD COLUMN seq BIGINT NOT NULL DEFAULT nextval('vectors_seq');
     CREATE INDEX vectors_since ON vectors (embedder, seq);
     "#,
+    // 12: a request is claimed before an approval runs it (`running`,
+    // with who runs it), so that two deciders never run it twice.
+    r#"
+    ALTER TABLE pending DROP CONSTRAINT IF EXISTS pending_status_check;
+    ALTER TABLE pending ADD CONSTRAINT pending_status_check
+        CHECK (status IN ('waiting', 'running', 'approved', 'denied', 'cancelled', 'timed_out'));
+    ALTER TABLE pending ADD COLUMN claimed_by TEXT;
+    "#,
 ];
 
 /// Brings the schema up to date: under the advisory lock, the version is

@@ -157,8 +157,20 @@ impl VerbHandler for Shell {
         // The three layers again: the partner may have edited it.
         let command = command(action).map_err(ActionError::Agent)?;
         let config = &cx.exec.config().shell;
-        let dir = work_dir(cx.exec).map_err(|e| ActionError::System(e.to_string()))?;
-        let scene = scene_for(cx.exec).map_err(|e| ActionError::System(e.to_string()))?;
+        // Where the queue said it would run, when the request recorded it.
+        let recorded = action
+            .args
+            .get::<ShellPlan>()
+            .and_then(|p| p.workdir.as_ref())
+            .map(PathBuf::from);
+        let dir = match recorded {
+            Some(dir) => dir,
+            None => work_dir(cx.exec).map_err(|e| ActionError::System(e.to_string()))?,
+        };
+        let scene = cx
+            .exec
+            .shell_scene(Some(&dir))
+            .map_err(|e| ActionError::System(e.to_string()))?;
         let safety = assess_in(&command, &scene);
         if safety.blocked() {
             return Err(ActionError::Agent(format!(
@@ -284,10 +296,12 @@ impl Executor {
     }
 }
 
-/// The directory commands run in: the configured one, else partner's own.
+/// The directory commands run in, absolute: the configured one, else
+/// partner's own.
 pub(crate) fn work_dir(exec: &Executor) -> std::io::Result<PathBuf> {
-    match &exec.config().shell.dir {
-        Some(d) => Ok(d.clone()),
-        None => std::env::current_dir(),
-    }
+    let dir = match &exec.config().shell.dir {
+        Some(d) => d.clone(),
+        None => std::env::current_dir()?,
+    };
+    Ok(std::fs::canonicalize(&dir).unwrap_or(dir))
 }
