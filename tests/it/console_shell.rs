@@ -228,6 +228,47 @@ fn an_unsandboxed_command_asks_once_more() {
     assert!(ran["data"]["sandbox"].is_null(), "{ran:#?}");
 }
 
+/// Where user namespaces cannot be had (here: `PARTNER_NO_NAMESPACES`),
+/// the queue names the missing wall and why, `a` asks once more saying
+/// so, and the command runs behind the walls that stand.
+#[test]
+fn a_partly_sandboxed_command_names_the_missing_wall_and_asks_once_more() {
+    let dir = tempfile::tempdir().unwrap();
+    constellation(dir.path(), "", "", "\"/shell echo ran-partly\"");
+    let command = format!(
+        "cd {} && sh -c 'echo $$ > pid; exec env TERM=xterm-256color COLORTERM= PARTNER_NO_NAMESPACES=1 {} run --config partner.toml --db c.db --no-bell'; echo $? > exit; exec sh",
+        dir.path().display(),
+        env!("CARGO_BIN_EXE_partner"),
+    );
+    let tmux = Tmux::start("partly", &command);
+    let screen = tmux.wait("the shell request", Duration::from_secs(30), |s| {
+        first_partner_request(s).is_some() && s.contains("PARTLY SANDBOXED")
+    });
+    assert!(screen.contains("no namespaces"), "{screen}");
+    let id = first_partner_request(&screen).unwrap();
+    tmux.keys(&["a"]);
+    let asked = tmux.wait("the question", Duration::from_secs(10), |s| {
+        s.contains("Approve it anyway?")
+    });
+    assert!(asked.contains("PARTLY SANDBOXED"), "{asked}");
+    tmux.keys(&["y"]);
+    tmux.wait("the command ran", Duration::from_secs(20), |s| {
+        first_partner_request(s).as_deref() != Some(id.as_str())
+    });
+    std::thread::sleep(Duration::from_secs(4));
+    let trace = quit_and_read_trace(&tmux, dir.path());
+    let ran = trace
+        .iter()
+        .find(|r| r["verb"] == "shell" && r["outcome"] == "executed")
+        .expect("the command ran once approved twice");
+    assert_eq!(ran["data"]["stdout"], "ran-partly\n");
+    let walls = ran["data"]["sandbox"].as_str().unwrap_or_default();
+    assert!(
+        walls.starts_with("Landlock") && walls.contains("seccomp") && !walls.contains("namespaces"),
+        "{ran:#?}"
+    );
+}
+
 /// Quits the console (exit 0) and reads the constellation's trace.
 fn quit_and_read_trace(tmux: &Tmux, dir: &std::path::Path) -> Vec<Value> {
     tmux.keys(&["q"]);

@@ -499,3 +499,52 @@ fn a_client_too_slow_to_keep_up_gets_a_fresh_snapshot_not_a_stream_with_holes() 
     // And the daemon still answers everyone.
     assert_eq!(status(&mut control).agents.len(), 1);
 }
+
+/// Belt and braces to the sandbox: a process inside a command's sandbox
+/// is turned away even when it shows the daemon's cookie — one in another
+/// user namespace, and one under an approved command's supervisor.
+#[test]
+fn a_client_inside_a_sandbox_is_refused_even_with_the_cookie() {
+    let dir = tempfile::tempdir().unwrap();
+    constellation(dir.path());
+    let daemon = serve(dir.path());
+    let hello = daemon.hello("inside");
+    let client = format!(
+        "import socket,sys\ns=socket.socket(socket.AF_UNIX)\ns.connect({:?})\ns.sendall({:?}.encode())\nprint(s.makefile().readline())",
+        daemon.socket.display().to_string(),
+        hello
+    );
+    std::fs::write(dir.path().join("client.py"), &client).unwrap();
+    let run = |argv: &[&str]| {
+        let out = std::process::Command::new(argv[0])
+            .args(&argv[1..])
+            .current_dir(dir.path())
+            .output()
+            .unwrap();
+        format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        )
+    };
+    // The same client, from the partner's own shell, is let in.
+    let outside = run(&["/usr/bin/python3", "client.py"]);
+    assert!(outside.contains("welcome"), "{outside}");
+    // In a user namespace of its own.
+    let in_userns = run(&["unshare", "--user", "/usr/bin/python3", "client.py"]);
+    assert!(
+        in_userns.contains("error") && in_userns.contains("another user namespace"),
+        "{in_userns}"
+    );
+    // Under a supervisor as an approved command has one.
+    let supervised = run(&[
+        "bash",
+        "-c",
+        "/usr/bin/python3 client.py; true",
+        partner::doorman::SUPERVISOR_NAME,
+    ]);
+    assert!(
+        supervised.contains("error") && supervised.contains("approved command"),
+        "{supervised}"
+    );
+}

@@ -531,3 +531,68 @@ fn signals_stay_inside_and_what_a_command_leaves_dies_with_partner() {
         "a process the command started outlived partner"
     );
 }
+
+#[test]
+fn without_namespaces_approving_from_the_command_line_asks_once_more() {
+    let root = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let home = fake_home(root.path());
+    let work = home.join("work");
+    let db = root.path().join("c.db");
+    let run = |args: &[&str]| {
+        let out = Command::new(env!("CARGO_BIN_EXE_partner"))
+            .current_dir(&work)
+            .env("HOME", &home)
+            .env("PARTNER_NO_NAMESPACES", "1")
+            .args(args)
+            .output()
+            .unwrap();
+        let said = format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        (out.status.code(), said)
+    };
+    let db = db.to_str().unwrap();
+    let (code, asked) = run(&["exec", "--db", db, "--agent", "ada", "/shell echo hi"]);
+    assert_eq!(code, Some(0), "{asked}");
+    assert!(
+        asked.contains("PARTLY SANDBOXED (no namespaces (PARTNER_NO_NAMESPACES is set))"),
+        "{asked}"
+    );
+    let (code, refused) = run(&["pending", "--db", db, "approve", "r1"]);
+    assert_eq!(code, Some(2), "{refused}");
+    assert!(
+        refused.contains("--unsandboxed") && refused.contains("PARTLY SANDBOXED"),
+        "{refused}"
+    );
+    let (code, done) = run(&["pending", "--db", db, "approve", "r1", "--unsandboxed"]);
+    assert_eq!(code, Some(0), "{done}");
+    assert!(done.contains("hi"), "{done}");
+}
+
+/// The partner's database named by a relative path (`--db ./agents.db`)
+/// is protected in the queue's rating as it is by its full path.
+#[test]
+fn a_relative_database_path_keeps_its_protection() {
+    let root = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let home = fake_home(root.path());
+    let work = home.join("work");
+    let (code, asked) = partner_at(
+        &work,
+        &home,
+        &[
+            "exec",
+            "--db",
+            "./agents.db",
+            "--agent",
+            "ada",
+            "/shell cat agents.db",
+        ],
+    );
+    assert_eq!(code, 0, "{asked}");
+    assert!(
+        asked.contains("BLOCKED") && asked.contains("partner's"),
+        "the queue rates reading the database by its real path: {asked}"
+    );
+}

@@ -54,8 +54,14 @@ impl Walls {
     }
 
     /// The walls that are missing and why (`namespaces (…); seccomp (…)`),
-    /// or `None` when none is.
+    /// or `None` when none is. Missing all for one reason, that reason.
     pub fn missing(&self) -> Option<String> {
+        if let (Err(a), Err(b), Err(c)) = (&self.namespaces, &self.landlock, &self.seccomp)
+            && a == b
+            && b == c
+        {
+            return Some(a.clone());
+        }
         let mut parts = Vec::new();
         if let Err(why) = &self.namespaces {
             parts.push(format!("no namespaces ({why})"));

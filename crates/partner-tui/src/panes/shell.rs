@@ -14,8 +14,22 @@ use crate::backend::CommandPreview;
 use crate::theme::Theme;
 use partner_protocol::wire::{Decision, PendingRequest, Risk};
 
+/// How a command that cannot be fully sandboxed is described: the
+/// backend's words as they are when they name what is missing (`PARTLY
+/// SANDBOXED (no namespaces (…)): …`, `NOT SANDBOXED: …`), else as not
+/// sandboxed, for why.
+fn missing_walls(why: &str) -> String {
+    const HEADS: [&str; 3] = ["NOT SANDBOXED", "PARTLY SANDBOXED", "NOT RUNNABLE HERE"];
+    if HEADS.iter().any(|h| why.starts_with(h)) {
+        why.to_string()
+    } else {
+        format!("NOT SANDBOXED ({why})")
+    }
+}
+
 /// The question asked once more before a shell request is approved
-/// where it cannot be sandboxed.
+/// where one of the sandbox's walls is missing: which, and what that lets
+/// it do.
 pub(super) fn unsandboxed_question(
     r: &PendingRequest,
     command: Option<&CommandPreview>,
@@ -26,10 +40,13 @@ pub(super) fn unsandboxed_question(
         return None;
     }
     command.sandbox.as_ref().err().map(|why| {
-        format!(
-            "{} would run NOT SANDBOXED ({why}): it could write anywhere you can and reach the network. Approve it anyway?",
-            r.id
-        )
+        let shown = missing_walls(why);
+        let risk = if shown.starts_with("PARTLY") {
+            "the walls that stand still hold, the missing ones do not"
+        } else {
+            "it could write anywhere you can and reach the network"
+        };
+        format!("{} would run {shown}: {risk}. Approve it anyway?", r.id)
     })
 }
 
@@ -98,7 +115,7 @@ pub(super) fn detail(
     if a.risk != Risk::Blocked {
         let (text, style) = match &preview.sandbox {
             Ok(plan) => (plan.clone(), "ui.ok"),
-            Err(why) => (format!("NOT SANDBOXED: {why}"), "ui.error"),
+            Err(why) => (missing_walls(why), "ui.error"),
         };
         lines.push(Line::from(vec![
             label("sandbox"),
