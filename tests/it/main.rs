@@ -68,6 +68,7 @@ mod runtime_props;
 mod runtime_verbs;
 mod sandbox_doors;
 mod sandbox_escapes;
+mod sandbox_files;
 mod seams_console;
 mod seams_processes;
 mod seams_registry;

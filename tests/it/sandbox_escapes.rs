@@ -105,34 +105,81 @@ fn disk() -> Option<String> {
         .find(|p| std::path::Path::new(p).exists() && !p.contains("loop") && !p.contains("ram"))
 }
 
-/// Every attempt, with the world's places filled in.
-fn attempts(w: &World, sleeper: u32, pts: &str, tmux: &str, host_tmp: &str) -> Vec<Attempt> {
-    let daemon = w.address("the partner's daemon socket");
-    let work_sock = w.address("a socket in the working directory");
-    let other = w.address("another service's socket");
-    let abstract_name = w.address("an abstract socket");
-    let tcp = w.address("TCP on 127.0.0.1");
-    let (tcp_host, tcp_port) = tcp.split_once(' ').unwrap();
-    let udp = w.address("UDP on 127.0.0.1");
-    let udp_port = udp.split_once(' ').unwrap().1;
-    let (home, work, outside, db) = (
-        w.home.display().to_string(),
-        w.work.display().to_string(),
-        w.outside.display().to_string(),
-        w.db.display().to_string(),
-    );
-    let unix = |path: &str| {
-        format!(
-            "{PY} 'import socket;s=socket.socket(socket.AF_UNIX);s.connect(\"{path}\");s.send(b\"hello\");print(\"ESCAPED\")'"
-        )
-    };
-    let syscall = |nr: &str, args: &str| {
-        format!(
-            "{PY} 'import ctypes;l=ctypes.CDLL(None,use_errno=True);r=l.syscall({nr}{args});print(\"ESCAPED\" if r>=0 else \"refused\")'"
-        )
-    };
-    let mut all = vec![
-        control("the daemon's socket (python)", unix(&daemon)),
+/// The places an attempt names: the world's doors and paths, the process
+/// and terminal outside, the tmux server and the host's `/tmp` file.
+struct Places {
+    daemon: String,
+    work_sock: String,
+    other: String,
+    abstract_name: String,
+    tcp_host: String,
+    tcp_port: String,
+    udp_port: String,
+    home: String,
+    work: String,
+    outside: String,
+    db: String,
+    sleeper: u32,
+    pts: String,
+    tmux: String,
+    host_tmp: String,
+}
+
+impl Places {
+    fn of(w: &World, sleeper: u32, pts: &str, tmux: &str, host_tmp: &str) -> Places {
+        let tcp = w.address("TCP on 127.0.0.1");
+        let (tcp_host, tcp_port) = tcp.split_once(' ').unwrap();
+        let udp = w.address("UDP on 127.0.0.1");
+        Places {
+            daemon: w.address("the partner's daemon socket"),
+            work_sock: w.address("a socket in the working directory"),
+            other: w.address("another service's socket"),
+            abstract_name: w.address("an abstract socket"),
+            tcp_host: tcp_host.to_string(),
+            tcp_port: tcp_port.to_string(),
+            udp_port: udp.split_once(' ').unwrap().1.to_string(),
+            home: w.home.display().to_string(),
+            work: w.work.display().to_string(),
+            outside: w.outside.display().to_string(),
+            db: w.db.display().to_string(),
+            sleeper,
+            pts: pts.to_string(),
+            tmux: tmux.to_string(),
+            host_tmp: host_tmp.to_string(),
+        }
+    }
+}
+
+/// A Python connection to the Unix socket at `path`.
+fn unix(path: &str) -> String {
+    format!(
+        "{PY} 'import socket;s=socket.socket(socket.AF_UNIX);s.connect(\"{path}\");s.send(b\"hello\");print(\"ESCAPED\")'"
+    )
+}
+
+/// A raw system call `nr` with `args`, through Python's ctypes.
+fn syscall(nr: &str, args: &str) -> String {
+    format!(
+        "{PY} 'import ctypes;l=ctypes.CDLL(None,use_errno=True);r=l.syscall({nr}{args});print(\"ESCAPED\" if r>=0 else \"refused\")'"
+    )
+}
+
+/// Sockets: the daemon's, others', abstract, loopback, netlink, packet.
+fn socket_attempts(p: &Places) -> Vec<Attempt> {
+    let Places {
+        daemon,
+        work_sock,
+        other,
+        abstract_name,
+        tcp_host,
+        tcp_port,
+        udp_port,
+        outside,
+        tmux,
+        ..
+    } = p;
+    vec![
+        control("the daemon's socket (python)", unix(daemon)),
         control(
             "the daemon's socket (socat)",
             format!("echo '{{\"op\":\"hello\"}}' | socat - UNIX-CONNECT:{daemon} && echo ESCAPED"),
@@ -143,8 +190,8 @@ fn attempts(w: &World, sleeper: u32, pts: &str, tmux: &str, host_tmp: &str) -> V
                 "perl -MIO::Socket::UNIX -e '$s=IO::Socket::UNIX->new(Peer=>\"{daemon}\") or exit 1; print \"ESCAPED\\n\"'"
             ),
         ),
-        control("a socket in the working directory", unix(&work_sock)),
-        control("another service's socket", unix(&other)),
+        control("a socket in the working directory", unix(work_sock)),
+        control("another service's socket", unix(other)),
         control(
             "an abstract socket",
             format!(
@@ -200,6 +247,16 @@ fn attempts(w: &World, sleeper: u32, pts: &str, tmux: &str, host_tmp: &str) -> V
                 ),
             )
         },
+    ]
+}
+
+/// Processes and terminals: signals out, leftovers, typing and writing
+/// into the partner's terminal.
+fn process_attempts(p: &Places) -> Vec<Attempt> {
+    let Places {
+        sleeper, work, pts, ..
+    } = p;
+    vec![
         attempt(
             "stopping a process outside",
             format!("kill -STOP {sleeper} && echo ESCAPED"),
@@ -238,6 +295,22 @@ fn attempts(w: &World, sleeper: u32, pts: &str, tmux: &str, host_tmp: &str) -> V
             "writing to the partner's terminal",
             format!("echo pwned > {pts} && echo ESCAPED"),
         ),
+    ]
+}
+
+/// Files: secrets through links and `/proc`, the partner's files, build
+/// tools' directories, start-up files, outside, devices.
+fn file_attempts(p: &Places) -> Vec<Attempt> {
+    let Places {
+        home,
+        work,
+        outside,
+        db,
+        sleeper,
+        host_tmp,
+        ..
+    } = p;
+    vec![
         control(
             "the key through /proc/self/cwd",
             "cat /proc/self/cwd/../.ssh/id_rsa".into(),
@@ -313,6 +386,14 @@ fn attempts(w: &World, sleeper: u32, pts: &str, tmux: &str, host_tmp: &str) -> V
             second_wall: false,
             ..attempt("the host's /tmp", format!("cat {host_tmp}"))
         },
+    ]
+}
+
+/// The kernel: namespaces, mounts, ptrace, io_uring and other calls,
+/// capabilities, the environment, cgroups, settings.
+fn kernel_attempts(p: &Places) -> Vec<Attempt> {
+    let Places { work, sleeper, .. } = p;
+    vec![
         attempt(
             "a new user namespace",
             "unshare -r true && echo ESCAPED".into(),
@@ -381,7 +462,16 @@ fn attempts(w: &World, sleeper: u32, pts: &str, tmux: &str, host_tmp: &str) -> V
             "the host name",
             "hostname pwned 2>/dev/null && echo ESCAPED".into(),
         ),
-    ];
+    ]
+}
+
+/// Every attempt, with the world's places filled in.
+fn attempts(w: &World, sleeper: u32, pts: &str, tmux: &str, host_tmp: &str) -> Vec<Attempt> {
+    let places = Places::of(w, sleeper, pts, tmux, host_tmp);
+    let mut all = socket_attempts(&places);
+    all.extend(process_attempts(&places));
+    all.extend(file_attempts(&places));
+    all.extend(kernel_attempts(&places));
     if let Some(disk) = disk() {
         all.push(attempt(
             "a disk",

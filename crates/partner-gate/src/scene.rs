@@ -12,6 +12,7 @@ pub struct Scene {
     home: String,
     dir: String,
     protected: Vec<String>,
+    kept: Vec<String>,
 }
 
 impl Scene {
@@ -32,6 +33,7 @@ impl Scene {
             home: text(home),
             dir: text(dir),
             protected: Vec::new(),
+            kept: Vec::new(),
         }
     }
 
@@ -60,6 +62,26 @@ impl Scene {
             }
         }
         self
+    }
+
+    /// The same scene with the constellation's own files a command may
+    /// read but never change (its config, policy, verbs and tools): where
+    /// they lie in a writable directory, the sandbox keeps them read-only.
+    pub fn keeping(mut self, paths: impl IntoIterator<Item = PathBuf>) -> Scene {
+        let here = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("/"));
+        for p in paths {
+            let real = super::sandbox::plan::canonical(&here.join(&p));
+            let text = super::paths::clean(&real.to_string_lossy());
+            if text.starts_with('/') && !self.kept.contains(&text) {
+                self.kept.push(text);
+            }
+        }
+        self
+    }
+
+    /// The constellation's files kept read-only.
+    pub fn kept(&self) -> &[String] {
+        &self.kept
     }
 
     /// The home directory.

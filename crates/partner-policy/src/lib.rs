@@ -8,6 +8,7 @@
 
 pub mod approvals;
 mod authority;
+mod claims;
 mod decision;
 mod engine;
 pub mod network;

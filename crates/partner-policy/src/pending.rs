@@ -34,6 +34,14 @@ pub struct RequestedAction {
     /// and what the system said about it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub proposal: Option<String>,
+    /// For a shell command: the partner's own files it was judged as never
+    /// reaching (absolute).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub protected: Vec<String>,
+    /// For a shell command: the constellation's files it may read but
+    /// never change (absolute).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub kept: Vec<String>,
 }
 
 impl RequestedAction {
@@ -56,6 +64,8 @@ impl RequestedAction {
             domain: action.domain().map(str::to_string),
             workdir: plan.and_then(|p| p.workdir.clone()),
             proposal: plan.and_then(|p| p.proposal.clone()),
+            protected: plan.map(|p| p.protected.clone()).unwrap_or_default(),
+            kept: plan.map(|p| p.kept.clone()).unwrap_or_default(),
         }
     }
 }

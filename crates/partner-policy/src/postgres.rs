@@ -8,6 +8,7 @@
 use postgres::{GenericClient, Row};
 
 use crate::approvals::Approving;
+use crate::claims;
 use crate::pending::{NewRequest, NewRule, PendingRequest, RequestedAction, StandingRule};
 use crate::requests::{DecideError, Decided, Requests, RuleScope, second};
 use crate::{Authority, RequestStatus};
@@ -16,12 +17,12 @@ use partner_dialect::Verb;
 use partner_store::memory::MemoryError;
 use partner_store::postgres::{PgStore, PgTx, channel, failed};
 
-const COLUMNS: &str = "id, agent, canonical, action_json, verb, marker, reason, authorities, authority_index, turn_id, raw_text, status, decided_by, decision, decision_note, created_at, expires_at, decided_at, thread, on_behalf_of, action_id, deciders, approvals_needed, approved_by, claimed_by";
+pub(crate) const COLUMNS: &str = "id, agent, canonical, action_json, verb, marker, reason, authorities, authority_index, turn_id, raw_text, status, decided_by, decision, decision_note, created_at, expires_at, decided_at, thread, on_behalf_of, action_id, deciders, approvals_needed, approved_by, claimed_by";
 
 const RULE_COLUMNS: &str =
     "id, agent, verb, target, effect, reason, created_by, created_at, expires_at, op";
 
-fn request_of(r: &Row) -> PendingRequest {
+pub(crate) fn request_of(r: &Row) -> PendingRequest {
     let canonical: String = r.get(2);
     PendingRequest {
         id: format!("r{}", r.get::<_, i64>(0)),
@@ -69,7 +70,10 @@ fn rule_of(r: &Row) -> StandingRule {
     }
 }
 
-fn get(client: &mut impl GenericClient, id: &str) -> Result<Option<PendingRequest>, MemoryError> {
+pub(crate) fn get(
+    client: &mut impl GenericClient,
+    id: &str,
+) -> Result<Option<PendingRequest>, MemoryError> {
     let Some(row) = crate::pending::row_id(id) else {
         return Ok(None);
     };
@@ -83,7 +87,11 @@ fn get(client: &mut impl GenericClient, id: &str) -> Result<Option<PendingReques
 }
 
 /// A notice on `channel` with `id`, sent when the transaction commits.
-fn notify(tx: &mut postgres::Transaction<'_>, channel: &str, id: &str) -> Result<(), MemoryError> {
+pub(crate) fn notify(
+    tx: &mut postgres::Transaction<'_>,
+    channel: &str,
+    id: &str,
+) -> Result<(), MemoryError> {
     tx.execute("SELECT pg_notify($1, $2)", &[&channel, &id])
         .map_err(failed)?;
     Ok(())
@@ -191,56 +199,15 @@ impl Requests for PgTx<'_> {
         claimant: &str,
         now: Millis,
     ) -> Result<PendingRequest, DecideError> {
-        let Some(row) = crate::pending::row_id(id) else {
-            return Err(DecideError::NoRequest(id.to_string()));
-        };
-        let mut client = self.conn();
-        let mut tx = client.transaction().map_err(failed)?;
-        let claimed = tx
-            .query_opt(
-                &format!(
-                    "UPDATE pending SET status = 'running', decision = $2, decided_by = $3, decision_note = $4, decided_at = $5, claimed_by = $6
-                     WHERE id = $1 AND status = 'waiting' RETURNING {COLUMNS}"
-                ),
-                &[&row, &d.decision, &d.by, &d.note, &now, &claimant],
-            )
-            .map_err(failed)?;
-        match claimed {
-            Some(row) => {
-                let claimed = request_of(&row);
-                // Other daemons stop showing it as waiting.
-                notify(&mut tx, channel::DECISIONS, &claimed.id)?;
-                tx.commit().map_err(failed)?;
-                Ok(claimed)
-            }
-            None => Err(second(id, get(&mut tx, id)?)),
-        }
+        claims::claim(&mut *self.conn(), id, d, claimant, now)
     }
 
     fn release(&self, id: &str, claimant: &str) -> Result<bool, MemoryError> {
-        let Some(row) = crate::pending::row_id(id) else {
-            return Ok(false);
-        };
-        let changed = self
-            .conn()
-            .execute(
-                "UPDATE pending SET status = 'waiting', decision = NULL, decided_by = NULL, decision_note = NULL, decided_at = NULL, claimed_by = NULL
-                 WHERE id = $1 AND status = 'running' AND claimed_by = $2",
-                &[&row, &claimant],
-            )
-            .map_err(failed)?;
-        Ok(changed > 0)
+        claims::release(&mut *self.conn(), id, claimant)
     }
 
     fn running(&self) -> Result<Vec<PendingRequest>, MemoryError> {
-        let rows = self
-            .conn()
-            .query(
-                &format!("SELECT {COLUMNS} FROM pending WHERE status = 'running' ORDER BY id"),
-                &[],
-            )
-            .map_err(failed)?;
-        Ok(rows.iter().map(request_of).collect())
+        claims::running(&mut *self.conn())
     }
 
     fn add_approval(&self, id: &str, name: &str) -> Result<Approving, MemoryError> {

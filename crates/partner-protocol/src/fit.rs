@@ -88,6 +88,12 @@ fn cut_request(request: &mut partner_policy::PendingRequest, limit: usize) {
     {
         cut_text(text, limit, 0);
     }
+    for list in [&mut asked.protected, &mut asked.kept] {
+        list.truncate(32);
+        for text in list.iter_mut() {
+            cut_text(text, limit, 0);
+        }
+    }
 }
 
 /// Serialized size of a message, newline included.

@@ -8,6 +8,7 @@ pub mod daemon;
 pub mod dialect;
 pub mod driving;
 pub mod models;
+pub mod places;
 pub mod postgres;
 pub mod runtime;
 pub mod sandbox;

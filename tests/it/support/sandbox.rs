@@ -54,10 +54,31 @@ fn write(path: &Path, text: &str) {
     std::fs::write(path, text).unwrap();
 }
 
+/// A temporary directory where the sandbox shows the host's own files:
+/// the integration tests' temporary directory, unless that lies under a
+/// place the sandbox replaces (a clone in `/tmp`), then the user's cache.
+/// What hides a secret there is then the wall under test, and what a
+/// command writes there is the host's file, not a private copy.
+pub fn outside_tmp() -> tempfile::TempDir {
+    let target = std::fs::canonicalize(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let replaced = ["/tmp", "/var/tmp", "/run", "/dev/shm"]
+        .iter()
+        .any(|r| target.starts_with(r));
+    let base = if replaced {
+        let home = PathBuf::from(std::env::var_os("HOME").expect("HOME"));
+        let base = home.join(".cache/partner-tests");
+        std::fs::create_dir_all(&base).unwrap();
+        base
+    } else {
+        target
+    };
+    tempfile::tempdir_in(base).unwrap()
+}
+
 impl World {
-    /// A new world under the integration tests' own temporary directory.
+    /// A new world under a directory the sandbox shows as it is.
     pub fn new() -> World {
-        let root = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+        let root = outside_tmp();
         let path = std::fs::canonicalize(root.path()).unwrap();
         let home = path.join("home");
         let work = home.join("work");

@@ -120,6 +120,10 @@ pub struct ShellPlan {
     /// which the command is judged and sandboxed as never reaching.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub protected: Vec<String>,
+    /// The constellation's own files (absolute: config, policy, scripts,
+    /// tools) the command may read but never change.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub kept: Vec<String>,
 }
 
 impl ArgPayload for ShellPlan {}

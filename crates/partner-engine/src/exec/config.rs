@@ -47,6 +47,9 @@ pub struct ShellConfig {
     pub max_output: usize,
     /// The index of applications and packages, for requests in words.
     pub index: Option<PathBuf>,
+    /// The constellation's own files (its config, policy, verbs, tools,
+    /// scripts) a command may read but never change.
+    pub kept: Vec<PathBuf>,
 }
 
 impl ShellConfig {
@@ -65,6 +68,7 @@ impl Default for ShellConfig {
             timeout: Duration::from_secs(60),
             max_output: 64 * 1024,
             index: None,
+            kept: Vec::new(),
         }
     }
 }

@@ -144,20 +144,10 @@ impl Executor {
             .read(|tx| tx.request(id))?
             .ok_or_else(|| ExecError::NoRequest(id.to_string()))?;
         may_decide(&request, &decision, by)?;
-        let mut path = vec![
-            request.reason.clone(),
-            format!("{} by {by}", decision.name()),
-        ];
-        if decision.approves() {
-            match self.count_approval(&request, &decision, by)? {
-                Counted::Waits(report) => return Ok(*report),
-                Counted::Complete(approvers) if !approvers.is_empty() => path.push(format!(
-                    "approved by partner {}",
-                    approvers.join(" and partner ")
-                )),
-                Counted::Complete(_) => {}
-            }
-        }
+        let path = match self.decision_path(&request, &decision, by)? {
+            Ok(path) => path,
+            Err(waits) => return Ok(*waits),
+        };
         let ctx = request_context(&request);
         let origin = Origin::whole(&request.raw_text, TraceSource::Agent);
         let check = Check {
@@ -218,6 +208,33 @@ impl Executor {
             }
             Decision::Escalate(reason) => self.escalate(&request, reason.as_deref(), by),
         }
+    }
+
+    /// How `decision` by `by` on `request` is recorded (the request's
+    /// reason, the decision, the partners who approved it), once every
+    /// approval it needs is counted; the report of a request that still
+    /// waits for more.
+    fn decision_path(
+        &self,
+        request: &PendingRequest,
+        decision: &Decision,
+        by: &Authority,
+    ) -> Result<Result<Vec<String>, Box<ActionReport>>, ExecError> {
+        let mut path = vec![
+            request.reason.clone(),
+            format!("{} by {by}", decision.name()),
+        ];
+        if decision.approves() {
+            match self.count_approval(request, decision, by)? {
+                Counted::Waits(report) => return Ok(Err(report)),
+                Counted::Complete(approvers) if !approvers.is_empty() => path.push(format!(
+                    "approved by partner {}",
+                    approvers.join(" and partner ")
+                )),
+                Counted::Complete(_) => {}
+            }
+        }
+        Ok(Ok(path))
     }
 
     /// Whether the handler lets `decision` approve `action`: a blocked
@@ -384,7 +401,8 @@ fn as_queued(action: &mut partner_dialect::ParsedAction, request: &PendingReques
         action.args.set(ShellPlan {
             proposal: request.action.proposal.clone(),
             workdir: request.action.workdir.clone(),
-            protected: Vec::new(),
+            protected: request.action.protected.clone(),
+            kept: request.action.kept.clone(),
         });
     }
 }

@@ -56,6 +56,7 @@ impl Executor {
             protected: shell::scene_for(self)
                 .map(|s| s.protected().to_vec())
                 .unwrap_or_default(),
+            kept: Vec::new(),
         });
         let canonical = action.canonical();
         action.span = Span::new(0, canonical.len());

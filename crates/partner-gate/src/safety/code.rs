@@ -381,12 +381,33 @@ fn skip_address(body: &str) -> &str {
     s
 }
 
-fn git(inv: &Invocation) -> Option<(String, Vec<String>)> {
-    let args: Vec<String> = inv.args().iter().map(|a| a.text.clone()).collect();
-    let args = &args[..];
-    let texts = || args.to_vec();
-    let elsewhere = args
-        .iter()
+/// True when git is pointed at another repository than the one it runs in
+/// (`-C`, `--git-dir`, `--work-tree`, `GIT_DIR`…): one partner has not
+/// read, whose config can name programs.
+/// Config keys whose value git (or a tool it calls) runs.
+const GIT_CODE_KEYS: &[&str] = &[
+    "pager",
+    "editor",
+    "sshcommand",
+    "alias.",
+    "textconv",
+    "filter.",
+    "helper",
+    "hookspath",
+    "fsmonitor",
+    "program",
+    "command",
+    "cmd",
+    "tool",
+    "askpass",
+    "templatedir",
+    "external",
+    "gitproxy",
+    "include",
+];
+
+fn git_elsewhere(inv: &Invocation, args: &[String]) -> bool {
+    args.iter()
         .take_while(|a| a.starts_with('-') || a.contains('='))
         .chain(args.windows(2).filter(|w| w[0] == "-C").map(|w| &w[0]))
         .any(|a| {
@@ -398,8 +419,14 @@ fn git(inv: &Invocation) -> Option<(String, Vec<String>)> {
         || inv
             .assigned
             .iter()
-            .any(|(k, _)| matches!(k.as_str(), "GIT_DIR" | "GIT_WORK_TREE" | "GIT_COMMON_DIR"));
-    if elsewhere {
+            .any(|(k, _)| matches!(k.as_str(), "GIT_DIR" | "GIT_WORK_TREE" | "GIT_COMMON_DIR"))
+}
+
+fn git(inv: &Invocation) -> Option<(String, Vec<String>)> {
+    let args: Vec<String> = inv.args().iter().map(|a| a.text.clone()).collect();
+    let args = &args[..];
+    let texts = || args.to_vec();
+    if git_elsewhere(inv, args) {
         return Some((
             "git reads a repository partner has not read (its config can name programs git runs)"
                 .into(),
@@ -443,27 +470,6 @@ fn git(inv: &Invocation) -> Option<(String, Vec<String>)> {
         Some("filter-branch" | "difftool" | "mergetool" | "hook")
     ) || (sub == Some("submodule") && args.iter().any(|a| a == "foreach"))
         || (sub == Some("bisect") && args.iter().any(|a| a == "run"));
-    // Keys whose value git (or a tool it calls) runs.
-    const CODE_KEYS: &[&str] = &[
-        "pager",
-        "editor",
-        "sshcommand",
-        "alias.",
-        "textconv",
-        "filter.",
-        "helper",
-        "hookspath",
-        "fsmonitor",
-        "program",
-        "command",
-        "cmd",
-        "tool",
-        "askpass",
-        "templatedir",
-        "external",
-        "gitproxy",
-        "include",
-    ];
     let sets_config = sub == Some("config")
         && !args
             .iter()
@@ -471,7 +477,7 @@ fn git(inv: &Invocation) -> Option<(String, Vec<String>)> {
         && args.iter().filter(|a| !a.starts_with('-')).count() >= 3
         && args.iter().any(|a| {
             let key = a.to_ascii_lowercase();
-            CODE_KEYS.iter().any(|k| key.contains(k))
+            GIT_CODE_KEYS.iter().any(|k| key.contains(k))
         });
     if runs || running_sub {
         return Some(("git runs a program it is given".into(), texts()));

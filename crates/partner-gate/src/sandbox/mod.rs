@@ -76,7 +76,12 @@ impl Plan {
             }
         });
         let ruleset = match walls.landlock {
-            Ok(_) => Option::<std::os::fd::OwnedFd>::from(rules::ruleset(self, scene, tmp)?),
+            Ok(_) => Option::<std::os::fd::OwnedFd>::from(rules::ruleset(
+                self,
+                scene,
+                tmp,
+                namespaces.is_some(),
+            )?),
             Err(_) => None,
         };
         let filters = match walls.seccomp {

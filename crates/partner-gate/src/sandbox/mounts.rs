@@ -30,6 +30,8 @@ use super::rules::DEVICES;
 
 /// Most sockets hidden one by one.
 const MAX_SOCKETS: usize = 4_096;
+/// Most directories of a writable directory looked into for a repository.
+const MAX_REPOS: usize = 256;
 
 const OPEN_TREE_CLONE: libc::c_uint = 1;
 const AT_RECURSIVE: libc::c_uint = 0x8000;
@@ -147,6 +149,10 @@ impl Mounts {
         };
         for dir in &plan.writes {
             placed.push(bind(dir, dir, false, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV));
+        }
+        let read_only = MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV;
+        for path in read_only_within(plan, scene) {
+            placed.push(bind(&path, &path, !path.is_dir(), read_only));
         }
         let shm = tmp.join(".shm");
         let _ = std::fs::create_dir(&shm);
@@ -294,6 +300,46 @@ fn mount_points(before: &[Placed], p: &Placed) -> Vec<Step> {
         Step::Dir { path }
     });
     steps
+}
+
+/// What a writable directory holds that runs as code later, outside the
+/// sandbox, and so stays read-only in it: a git repository's `config`,
+/// `config.worktree`, `hooks` and `info` (its own and those of the
+/// repositories one level down; a `.git` file as a whole), and the
+/// constellation's own files the scene keeps.
+fn read_only_within(plan: &Plan, scene: &Scene) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for dir in &plan.writes {
+        let below = std::fs::read_dir(dir)
+            .into_iter()
+            .flatten()
+            .flatten()
+            .take(MAX_REPOS)
+            .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
+            .map(|e| e.path().join(".git"));
+        for git in std::iter::once(dir.join(".git")).chain(below) {
+            match std::fs::symlink_metadata(&git) {
+                Ok(m) if m.is_dir() => out.extend(
+                    ["config", "config.worktree", "hooks", "info"]
+                        .iter()
+                        .map(|p| git.join(p))
+                        .filter(|p| {
+                            p.symlink_metadata()
+                                .is_ok_and(|m| !m.file_type().is_symlink())
+                        }),
+                ),
+                Ok(m) if m.is_file() => out.push(git),
+                _ => {}
+            }
+        }
+    }
+    for kept in scene.kept() {
+        let kept = PathBuf::from(kept);
+        if plan.writes.iter().any(|w| kept.starts_with(w)) && kept.symlink_metadata().is_ok() {
+            out.push(kept);
+        }
+    }
+    out
 }
 
 /// Whether `path` is already out of sight: the deepest mount over it is

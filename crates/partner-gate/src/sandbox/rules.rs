@@ -36,8 +36,17 @@ pub(super) const DEVICES: &[&str] = &[
 ];
 
 /// The ruleset for `plan` in `scene`, its private temporary directory
-/// `tmp` writable.
-pub(super) fn ruleset(plan: &Plan, scene: &Scene, tmp: &Path) -> Result<RulesetCreated, String> {
+/// `tmp` writable. Landlock's grants add up (a directory granted is
+/// granted whole), so a path kept from a writable directory splits it into
+/// its other entries, and nothing new can be made at its top: behind
+/// `namespaces` the partner's own files there are already hidden by the
+/// mounts, and only the secrets split it.
+pub(super) fn ruleset(
+    plan: &Plan,
+    scene: &Scene,
+    tmp: &Path,
+    namespaces: bool,
+) -> Result<RulesetCreated, String> {
     let fs_all = AccessFs::from_all(ABI_WANTED);
     let read = AccessFs::from_read(ABI_WANTED);
     let mut ruleset = Ruleset::default()
@@ -52,6 +61,12 @@ pub(super) fn ruleset(plan: &Plan, scene: &Scene, tmp: &Path) -> Result<RulesetC
     }
     let mut created: RulesetCreated = ruleset.create().map_err(|e| e.to_string())?;
     let mut denied = denied(scene);
+    let own: Vec<PathBuf> = scene.protected().iter().map(PathBuf::from).collect();
+    let kept_from_writes: Vec<PathBuf> = denied
+        .iter()
+        .filter(|d| !namespaces || !own.iter().any(|o| d == &o))
+        .cloned()
+        .collect();
     // Devices only as listed below.
     denied.push(PathBuf::from("/dev"));
     for path in cover(Path::new("/"), &denied) {
@@ -63,7 +78,7 @@ pub(super) fn ruleset(plan: &Plan, scene: &Scene, tmp: &Path) -> Result<RulesetC
     // Landlock does not look through a mount to the directory beneath.
     let shm = tmp.join(".shm");
     for dir in plan.writes.iter().map(PathBuf::as_path).chain([tmp, &shm]) {
-        for path in cover(dir, &denied) {
+        for path in cover(dir, &kept_from_writes) {
             created = add(created, &path, fs_all)?;
         }
     }

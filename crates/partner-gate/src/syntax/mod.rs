@@ -7,6 +7,7 @@
 //! (`sudo`). Wrappers (`sudo`, `env`, `nice`, `timeout`, …) are taken off
 //! so that `/bin/rm`, `\rm`, `r''m` and `sudo env rm` all read as `rm`.
 
+use loops::{backgrounds, endless};
 use std::collections::HashMap;
 use std::rc::Rc;
 
@@ -17,6 +18,7 @@ use super::wrappers::{self, Unwrapped};
 
 mod invocation;
 mod io;
+mod loops;
 mod words;
 
 pub use invocation::{Arg, Cwd, Invocation, Reading, Redirect, Via};
@@ -291,7 +293,7 @@ impl Walker {
                     let c = c.value.trim();
                     c.is_empty() || c == "1"
                 });
-                self.floods |= forever && backgrounds(&f.body.list.to_string());
+                self.floods |= forever && loops::backgrounds(&f.body.list.to_string());
                 self.list(&f.body.list, scope, depth + 1);
             }
             C::Arithmetic(_) => {}
@@ -562,37 +564,6 @@ impl Walker {
             self.out.push(inv);
         }
     }
-}
-
-/// True when a loop's condition (as written) never ends it.
-fn endless(condition: &str, until: bool) -> bool {
-    let c = condition.trim().trim_end_matches([';', '&']).trim();
-    let always = [
-        "true",
-        ":",
-        "/bin/true",
-        "/usr/bin/true",
-        "[ 1 ]",
-        "((1))",
-        "! false",
-    ];
-    let never = ["false", "/bin/false", "/usr/bin/false", "! true", "! :"];
-    if until {
-        never.contains(&c)
-    } else {
-        always.contains(&c)
-    }
-}
-
-/// True when a loop body (as written) starts something in the
-/// background: a lone `&`, not `&&`, `&>` or `>&`.
-fn backgrounds(body: &str) -> bool {
-    let bytes = body.as_bytes();
-    bytes.iter().enumerate().any(|(i, b)| {
-        *b == b'&'
-            && !matches!(bytes.get(i + 1), Some(b'&' | b'>'))
-            && !matches!(i.checked_sub(1).map(|j| bytes[j]), Some(b'&' | b'>' | b'<'))
-    })
 }
 
 /// A loop value's words after brace expansion (`for d in /{a,b}`).

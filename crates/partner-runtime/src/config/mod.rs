@@ -422,6 +422,8 @@ impl ConstellationConfig {
         };
         let agents = agents_of(&parsed, default_pulse, &mut policy).map_err(err)?;
         let providers = providers_for(&agents, &parsed, base, script_text).map_err(err)?;
+        let mut shell = shell_config(&parsed.shell, base).map_err(err)?;
+        shell.kept = kept_files(file, &parsed, base, tools_dir.as_deref());
         let exec = ExecConfig {
             agents: agents.iter().map(|a| a.name.clone()).collect(),
             web: parsed.web.clone().map(|endpoint| WebConfig { endpoint }),
@@ -430,7 +432,7 @@ impl ConstellationConfig {
                 .iter()
                 .map(|(k, v)| (k.clone(), base.join(v)))
                 .collect(),
-            shell: shell_config(&parsed.shell, base).map_err(err)?,
+            shell,
             tools: tools_dir,
             embeddings: providers::embeddings_config(&parsed.embeddings, &parsed.providers, base)
                 .map_err(err)?,
@@ -514,6 +516,30 @@ impl ConstellationConfig {
     pub fn agent(&self, name: &str) -> Option<&AgentConfig> {
         self.agents.iter().find(|a| a.name == name)
     }
+}
+
+/// The constellation's own files, which an approved command may read but
+/// never change: the config file, its policy, the providers' scripts and
+/// the tools folder.
+fn kept_files(
+    file: &str,
+    parsed: &ConfigFile,
+    base: &Path,
+    tools: Option<&Path>,
+) -> Vec<std::path::PathBuf> {
+    let mut out: Vec<std::path::PathBuf> = Vec::new();
+    out.push(std::path::PathBuf::from(file));
+    out.extend(parsed.policy.iter().map(|p| base.join(p)));
+    out.extend(
+        parsed
+            .providers
+            .values()
+            .filter_map(|p| p.script.as_ref())
+            .map(|s| base.join(s)),
+    );
+    out.extend(tools.map(Path::to_path_buf));
+    out.retain(|p| p.exists());
+    out
 }
 
 /// `[shell]` resolved: paths against the config file's directory (`~`

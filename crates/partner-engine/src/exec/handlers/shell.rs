@@ -49,7 +49,9 @@ fn scene_of(action: &ParsedAction) -> Scene {
         Some(dir) => scene.in_dir(Path::new(dir)),
         None => scene,
     };
-    scene.protecting(plan.protected.iter().map(PathBuf::from))
+    scene
+        .protecting(plan.protected.iter().map(PathBuf::from))
+        .keeping(plan.kept.iter().map(PathBuf::from))
 }
 
 /// The partner's database and its companions, protected from the command.
@@ -123,12 +125,15 @@ impl VerbHandler for Shell {
         })?;
         action.content = Some(command);
         let dir = work_dir(exec).map_err(|e| format!("no working directory: {e}"))?;
+        let scene = scene_for(exec).ok();
         action.args.set(ShellPlan {
             proposal: note,
             workdir: Some(dir.display().to_string()),
-            protected: scene_for(exec)
+            protected: scene
+                .as_ref()
                 .map(|s| s.protected().to_vec())
                 .unwrap_or_default(),
+            kept: scene.map(|s| s.kept().to_vec()).unwrap_or_default(),
         });
         Ok(())
     }
@@ -157,20 +162,7 @@ impl VerbHandler for Shell {
         // The three layers again: the partner may have edited it.
         let command = command(action).map_err(ActionError::Agent)?;
         let config = &cx.exec.config().shell;
-        // Where the queue said it would run, when the request recorded it.
-        let recorded = action
-            .args
-            .get::<ShellPlan>()
-            .and_then(|p| p.workdir.as_ref())
-            .map(PathBuf::from);
-        let dir = match recorded {
-            Some(dir) => dir,
-            None => work_dir(cx.exec).map_err(|e| ActionError::System(e.to_string()))?,
-        };
-        let scene = cx
-            .exec
-            .shell_scene(Some(&dir))
-            .map_err(|e| ActionError::System(e.to_string()))?;
+        let (dir, scene) = where_queued(cx.exec, action)?;
         let safety = assess_in(&command, &scene);
         if safety.blocked() {
             return Err(ActionError::Agent(format!(
@@ -206,29 +198,7 @@ impl VerbHandler for Shell {
                 "`{command}` was stopped before it finished: {why}"
             )));
         }
-        let status = match (ran.status, ran.timed_out) {
-            (_, true) => format!("killed after {} s (time limit)", config.timeout.as_secs()),
-            (Some(code), _) => format!("exit {code}"),
-            (None, _) => "killed by a signal".into(),
-        };
-        let mut text = format!("$ {command}\n{status}");
-        if !ran.stdout.is_empty() {
-            text.push_str("\n[stdout]\n");
-            text.push_str(ran.stdout.trim_end());
-        }
-        if !ran.stderr.is_empty() {
-            text.push_str("\n[stderr]\n");
-            text.push_str(ran.stderr.trim_end());
-        }
-        if ran.truncated {
-            text.push_str(&format!("\n(output cut at {} bytes)", config.max_output));
-        }
-        if ran.killed_leftovers > 0 {
-            text.push_str(&format!(
-                "\n({} process(es) it left running were killed)",
-                ran.killed_leftovers
-            ));
-        }
+        let text = result_text(&command, &ran, config);
         Ok(Effect::text(text)
             .with_data(json!({
                 "command": command,
@@ -246,6 +216,60 @@ impl VerbHandler for Shell {
             }))
             .continued())
     }
+}
+
+/// Where an approved command runs, as the queue said: the directory the
+/// request recorded (else the configured one), with the partner's and the
+/// constellation's files as the queue judged them — whichever process
+/// decides.
+fn where_queued(exec: &Executor, action: &ParsedAction) -> Result<(PathBuf, Scene), ActionError> {
+    let plan = action.args.get::<ShellPlan>();
+    let dir = match plan.and_then(|p| p.workdir.as_ref()) {
+        Some(dir) => PathBuf::from(dir),
+        None => work_dir(exec).map_err(|e| ActionError::System(e.to_string()))?,
+    };
+    let scene = exec
+        .shell_scene(Some(&dir))
+        .map_err(|e| ActionError::System(e.to_string()))?
+        .protecting(
+            plan.iter()
+                .flat_map(|p| p.protected.iter().map(PathBuf::from)),
+        )
+        .keeping(plan.iter().flat_map(|p| p.kept.iter().map(PathBuf::from)));
+    Ok((dir, scene))
+}
+
+/// What the agent hears of a command that ran: the command, how it
+/// ended, its output and error output, and what was cut or killed.
+fn result_text(
+    command: &str,
+    ran: &partner_gate::process::Ran,
+    config: &crate::exec::ShellConfig,
+) -> String {
+    let status = match (ran.status, ran.timed_out) {
+        (_, true) => format!("killed after {} s (time limit)", config.timeout.as_secs()),
+        (Some(code), _) => format!("exit {code}"),
+        (None, _) => "killed by a signal".into(),
+    };
+    let mut text = format!("$ {command}\n{status}");
+    if !ran.stdout.is_empty() {
+        text.push_str("\n[stdout]\n");
+        text.push_str(ran.stdout.trim_end());
+    }
+    if !ran.stderr.is_empty() {
+        text.push_str("\n[stderr]\n");
+        text.push_str(ran.stderr.trim_end());
+    }
+    if ran.truncated {
+        text.push_str(&format!("\n(output cut at {} bytes)", config.max_output));
+    }
+    if ran.killed_leftovers > 0 {
+        text.push_str(&format!(
+            "\n({} process(es) it left running were killed)",
+            ran.killed_leftovers
+        ));
+    }
+    text
 }
 
 /// The command for a request: the text itself when it is one, else the
@@ -278,9 +302,7 @@ pub(crate) fn proposed(
 /// Where a command would run, as the gate judges it: the working
 /// directory, the partner's home, partner's own files protected.
 pub(crate) fn scene_for(exec: &Executor) -> std::io::Result<Scene> {
-    Ok(Scene::current()
-        .in_dir(&work_dir(exec)?)
-        .protecting(own_files(exec)))
+    exec.shell_scene(None)
 }
 
 impl Executor {
@@ -292,7 +314,10 @@ impl Executor {
             Some(d) => d.to_path_buf(),
             None => work_dir(self)?,
         };
-        Ok(Scene::current().in_dir(&dir).protecting(own_files(self)))
+        Ok(Scene::current()
+            .in_dir(&dir)
+            .protecting(own_files(self))
+            .keeping(self.config().shell.kept.iter().cloned()))
     }
 }
 
