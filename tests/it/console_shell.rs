@@ -191,12 +191,7 @@ fn the_partners_own_command_runs_after_its_risk_is_confirmed_outside_the_queue()
 fn an_unsandboxed_command_asks_once_more() {
     let dir = tempfile::tempdir().unwrap();
     constellation(dir.path(), "", "", "\"/shell echo ran-unsandboxed\"");
-    let command = format!(
-        "cd {} && sh -c 'echo $$ > pid; exec env TERM=xterm-256color COLORTERM= PARTNER_NO_SANDBOX=1 {} run --config partner.toml --db c.db --no-bell'; echo $? > exit; exec sh",
-        dir.path().display(),
-        env!("CARGO_BIN_EXE_partner"),
-    );
-    let tmux = Tmux::start("unsandboxed", &command);
+    let tmux = console_with(dir.path(), "unsandboxed", "PARTNER_NO_SANDBOX=1");
     let screen = tmux.wait("the shell request", Duration::from_secs(30), |s| {
         first_partner_request(s).is_some() && s.contains("NOT SANDBOXED")
     });
@@ -235,12 +230,7 @@ fn an_unsandboxed_command_asks_once_more() {
 fn a_partly_sandboxed_command_names_the_missing_wall_and_asks_once_more() {
     let dir = tempfile::tempdir().unwrap();
     constellation(dir.path(), "", "", "\"/shell echo ran-partly\"");
-    let command = format!(
-        "cd {} && sh -c 'echo $$ > pid; exec env TERM=xterm-256color COLORTERM= PARTNER_NO_NAMESPACES=1 {} run --config partner.toml --db c.db --no-bell'; echo $? > exit; exec sh",
-        dir.path().display(),
-        env!("CARGO_BIN_EXE_partner"),
-    );
-    let tmux = Tmux::start("partly", &command);
+    let tmux = console_with(dir.path(), "partly", "PARTNER_NO_NAMESPACES=1");
     let screen = tmux.wait("the shell request", Duration::from_secs(30), |s| {
         first_partner_request(s).is_some() && s.contains("PARTLY SANDBOXED")
     });
@@ -267,6 +257,17 @@ fn a_partly_sandboxed_command_names_the_missing_wall_and_asks_once_more() {
         walls.starts_with("Landlock") && walls.contains("seccomp") && !walls.contains("namespaces"),
         "{ran:#?}"
     );
+}
+
+/// The console on the constellation in `dir`, in a terminal named
+/// `name`, with the environment setting `setting` (`NAME=VALUE`).
+fn console_with(dir: &std::path::Path, name: &str, setting: &str) -> Tmux {
+    let command = format!(
+        "cd {} && sh -c 'echo $$ > pid; exec env TERM=xterm-256color COLORTERM= {setting} {} run --config partner.toml --db c.db --no-bell'; echo $? > exit; exec sh",
+        dir.display(),
+        env!("CARGO_BIN_EXE_partner"),
+    );
+    Tmux::start(name, &command)
 }
 
 /// Quits the console (exit 0) and reads the constellation's trace.

@@ -167,20 +167,7 @@ fn world() -> World {
 }
 
 fn partner(w: &World, args: &[&str]) -> (i32, String) {
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_partner"))
-        .current_dir(&w.work)
-        .env("HOME", &w.home)
-        .env_remove("PARTNER_NO_SANDBOX")
-        .args(args)
-        .stdin(std::process::Stdio::null())
-        .output()
-        .unwrap();
-    let text = format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    (out.status.code().unwrap_or(-1), text)
+    crate::support::places::partner_at(&w.work, &w.home, args)
 }
 
 /// Asks for `command` as agent ada and approves it as the partner: what

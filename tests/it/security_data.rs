@@ -390,26 +390,20 @@ fn egress_rig() -> (Rig, String, Arc<Mutex<Vec<String>>>) {
     (rig(policy), base, seen)
 }
 
-#[test]
-fn encoded_secrets_ask_the_partner_and_name_what_they_hold() {
+/// Each `(kind, how, line)`: the line, its collector's address made the
+/// recording server's, must ask the partner naming the kind, and nothing
+/// may reach the server.
+fn every_line_asks(rows: &[(String, String, String)]) {
     let (r, base, seen) = egress_rig();
-    let rows = egress_table("encoded_secrets.tsv");
-    assert!(rows.len() >= 100, "{} rows", rows.len());
     let mut missed = Vec::new();
-    for row in &rows {
-        let mut cells = row.splitn(3, '\t');
-        let (kind, how, line) = (
-            cells.next().unwrap(),
-            cells.next().unwrap(),
-            cells.next().unwrap(),
-        );
+    for (kind, how, line) in rows {
         // What would leave goes to a server on this machine that records it.
         let line = line.replace("https://collector.example.com", &base);
         let report = one(&r, "ada", &line);
         let asked = report.status == ActionStatus::Pending
             && report.request.as_ref().is_some_and(|q| {
                 q.authorities == vec![partner::permission::Authority::Partner]
-                    && q.reason.contains(kind)
+                    && q.reason.contains(kind.as_str())
             });
         if !asked {
             missed.push(format!(
@@ -432,44 +426,35 @@ fn encoded_secrets_ask_the_partner_and_name_what_they_hold() {
     );
 }
 
+#[test]
+fn encoded_secrets_ask_the_partner_and_name_what_they_hold() {
+    let rows: Vec<(String, String, String)> = egress_table("encoded_secrets.tsv")
+        .iter()
+        .map(|row| {
+            let mut cells = row.splitn(3, '\t');
+            let mut next = || cells.next().unwrap().to_string();
+            (next(), next(), next())
+        })
+        .collect();
+    assert!(rows.len() >= 100, "{} rows", rows.len());
+    every_line_asks(&rows);
+}
+
 /// Issue 49: a fake GitHub token hidden the ways that went without
 /// asking (base64 of base64, hex of base64, invisible characters inside,
 /// groups joined by `_`, `/` or `,`, HTML entities, fullwidth, case
 /// swapped, split across path and query) and the ways that did not.
 #[test]
 fn a_github_token_hidden_every_way_asks_the_partner() {
-    let (r, base, seen) = egress_rig();
-    let rows = egress_table("github_token_hidings.tsv");
+    let rows: Vec<(String, String, String)> = egress_table("github_token_hidings.tsv")
+        .iter()
+        .map(|row| {
+            let (how, line) = row.split_once('\t').unwrap();
+            ("a GitHub token".into(), how.into(), line.into())
+        })
+        .collect();
     assert!(rows.len() >= 25, "{} rows", rows.len());
-    let mut missed = Vec::new();
-    for row in &rows {
-        let (how, line) = row.split_once('\t').unwrap();
-        let line = line.replace("https://collector.example.com", &base);
-        let report = one(&r, "ada", &line);
-        let asked = report.status == ActionStatus::Pending
-            && report.request.as_ref().is_some_and(|q| {
-                q.authorities == vec![partner::permission::Authority::Partner]
-                    && q.reason.contains("a GitHub token")
-            });
-        if !asked {
-            missed.push(format!(
-                "({how}): {line}: {:?} {}",
-                report.status, report.text
-            ));
-        }
-    }
-    assert!(
-        missed.is_empty(),
-        "{} of {} went without asking:\n{}",
-        missed.len(),
-        rows.len(),
-        missed.join("\n")
-    );
-    assert!(
-        seen.lock().unwrap().is_empty(),
-        "{:?}",
-        seen.lock().unwrap()
-    );
+    every_line_asks(&rows);
 }
 
 #[test]

@@ -124,13 +124,16 @@ pub fn fake_home(root: &Path) -> PathBuf {
     home
 }
 
-/// `partner` in `dir` with HOME at `home`.
+/// `partner` in `dir` with HOME at `home` (and every wall the machine
+/// has): its exit code and what it printed.
 pub fn partner_at(dir: &Path, home: &Path, args: &[&str]) -> (i32, String) {
     let out = Command::new(env!("CARGO_BIN_EXE_partner"))
         .current_dir(dir)
         .env("HOME", home)
         .env_remove("XDG_DATA_HOME")
         .env_remove("XDG_CONFIG_HOME")
+        .env_remove("PARTNER_NO_SANDBOX")
+        .env_remove("PARTNER_NO_NAMESPACES")
         .args(args)
         .stdin(Stdio::null())
         .output()

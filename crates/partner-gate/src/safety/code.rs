@@ -295,6 +295,15 @@ fn sed(args: &[String]) -> Option<(String, Vec<String>)> {
     if args.iter().any(|a| a == "-f" || a.starts_with("--file")) {
         return Some(("sed runs a script file".into(), args.to_vec()));
     }
+    let texts: Vec<String> = sed_scripts(args)
+        .iter()
+        .flat_map(|s| sed_commands(s))
+        .collect();
+    (!texts.is_empty()).then(|| ("sed's script runs commands (`e`)".into(), texts))
+}
+
+/// A sed invocation's scripts: each `-e`, else its first operand.
+fn sed_scripts(args: &[String]) -> Vec<&String> {
     let mut scripts: Vec<&String> = args
         .windows(2)
         .filter(|w| w[0] == "-e" || w[0] == "--expression")
@@ -303,23 +312,14 @@ fn sed(args: &[String]) -> Option<(String, Vec<String>)> {
     if scripts.is_empty() {
         scripts.extend(program_arg(args, &["-l", "-s"]));
     }
-    let texts: Vec<String> = scripts.iter().flat_map(|s| sed_commands(s)).collect();
-    (!texts.is_empty()).then(|| ("sed's script runs commands (`e`)".into(), texts))
+    scripts
 }
 
 /// The files a sed script writes: `w FILE` and `W FILE` commands, and the
 /// `w FILE` flag of an `s` command.
 pub(super) fn sed_written(args: &[String]) -> Vec<String> {
-    let mut scripts: Vec<&String> = args
-        .windows(2)
-        .filter(|w| w[0] == "-e" || w[0] == "--expression")
-        .map(|w| &w[1])
-        .collect();
-    if scripts.is_empty() {
-        scripts.extend(program_arg(args, &["-l", "-s"]));
-    }
     let mut out = Vec::new();
-    for script in scripts {
+    for script in sed_scripts(args) {
         for cmd in script.split('\n') {
             let body = cmd
                 .trim_start()
