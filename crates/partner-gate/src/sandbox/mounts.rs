@@ -446,7 +446,9 @@ unsafe fn set_attr(dirfd: i32, path: &std::ffi::CStr, flags: libc::c_uint, set: 
 }
 
 /// A detached copy of the mount (tree) at `source` with `attr` set; its
-/// descriptor, or -1.
+/// descriptor, or -1. A link at `source` is not followed: a path swapped
+/// for a link since the table was made fails to copy, never copies what
+/// the link names.
 ///
 /// # Safety
 /// Between fork and exec only.
@@ -458,7 +460,10 @@ unsafe fn clone_mount(source: &std::ffi::CStr, tree: bool, attr: u64) -> i32 {
             libc::SYS_open_tree,
             libc::AT_FDCWD,
             source.as_ptr(),
-            OPEN_TREE_CLONE | libc::O_CLOEXEC as libc::c_uint | recursive,
+            OPEN_TREE_CLONE
+                | libc::O_CLOEXEC as libc::c_uint
+                | libc::AT_SYMLINK_NOFOLLOW as libc::c_uint
+                | recursive,
         ) as i32
     };
     let flags = libc::AT_EMPTY_PATH as libc::c_uint | recursive;
