@@ -268,6 +268,9 @@ fn forms_that_run_code_or_reach_secrets_are_never_low() {
         "sed 's/a/b/gw copy.txt' notes.txt",
         "sed -e '/x/W side.txt' notes.txt",
         "sed 's/x/y/w ../.bashrc' notes.txt",
+        "ln -s ~/.ssh keys",
+        "ln -s ../.aws creds",
+        "ln -sf ~/.local/share/partner data",
     ];
     for line in high {
         let a = assess_in(line, &h.scene);

@@ -408,6 +408,23 @@ fn writers(inv: &Invocation, cx: &Cx, out: &mut Vec<Finding>) {
         let e = expand::expand(a, &inv.cwd, cx.scene);
         written(&e, name, destroys, cx, out);
     }
+    if name == "ln" {
+        // A link to a secret lets a later, harmless-looking read reach it:
+        // said as such (the read is judged by where the link leads, and
+        // the sandbox never follows one to a secret).
+        for a in operands.iter().take(operands.len().saturating_sub(1)) {
+            for c in &expand::expand(a, &inv.cwd, cx.scene).candidates {
+                if let Some(Reach::Secret(what) | Reach::Holds(what)) =
+                    protected::reach(c, true, cx.scene)
+                {
+                    out.push(finding(
+                        Risk::High,
+                        format!("makes a link to {what} ({})", show(cx, c)),
+                    ));
+                }
+            }
+        }
+    }
     if name == "mv" {
         for a in operands.iter().take(operands.len().saturating_sub(1)) {
             for c in &expand::expand(a, &inv.cwd, cx.scene).candidates {
