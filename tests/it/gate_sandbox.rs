@@ -166,37 +166,14 @@ fn world() -> World {
     }
 }
 
-fn partner(w: &World, args: &[&str]) -> (i32, String) {
-    crate::support::places::partner_at(&w.work, &w.home, args)
-}
-
 /// Asks for `command` as agent ada and approves it as the partner: what
 /// `pending approve` printed.
 fn ask_and_approve(w: &World, command: &str) -> String {
-    let db = w.db.to_str().unwrap();
-    let (code, asked) = partner(
-        w,
-        &[
-            "exec",
-            "--db",
-            db,
-            "--agent",
-            "ada",
-            &format!("/shell {command}"),
-        ],
-    );
-    assert_eq!(code, 0, "{asked}");
-    let id = asked
-        .split(|c: char| !c.is_alphanumeric())
-        .find(|w| w.starts_with('r') && w[1..].parse::<u32>().is_ok())
-        .unwrap_or_else(|| panic!("no request in {asked:?}"))
-        .to_string();
+    let (asked, done) = crate::support::places::ask_and_approve(&w.work, &w.home, &w.db, command);
     assert!(
         asked.contains("sandbox: writes"),
         "the queue shows the sandbox: {asked}"
     );
-    let (code, done) = partner(w, &["pending", "--db", db, "approve", &id]);
-    assert_eq!(code, 0, "{done}");
     done
 }
 
