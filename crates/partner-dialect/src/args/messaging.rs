@@ -75,7 +75,15 @@ impl ArgShape for PostShape {
     }
 
     fn write(&self, action: &ParsedAction, o: &mut String) {
-        push_target(o, action, label);
+        // A platform is read as a plain name whatever the word (`that`
+        // names a platform here, not an earlier result), so it is written
+        // bare whenever it is one.
+        push_target(o, action, |p| {
+            let plain = p.chars().next().is_some_and(|c| c.is_ascii_alphanumeric())
+                && p.chars()
+                    .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.'));
+            if plain { p.to_string() } else { label(p) }
+        });
         push_content(o, action);
     }
 }
