@@ -131,3 +131,34 @@ fn two_consoles_attach_decide_detach_and_the_agents_keep_running() {
     three.keys(&["q"]);
     drop(daemon);
 }
+
+/// Issue 50: an attached console, left alone for a while over a served
+/// constellation that has nothing wrong with it, shows no error: no
+/// notification badge, no "the host sent no …" (the daemon's answer to a
+/// read with nothing in it — search by meaning not configured — read as
+/// a missing answer).
+#[test]
+fn an_attached_console_left_alone_shows_no_error_it_did_not_expect() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("partner.toml"),
+        "name = \"quiet\"\npolicy = \"policy.toml\"\n[providers.scripted]\nkind = \"scripted\"\nscript = \"script.toml\"\n\n[[agents]]\nname = \"ada\"\nmodel = \"scripted:x\"\npulse = \"1s\"\n",
+    )
+    .unwrap();
+    std::fs::write(dir.path().join("policy.toml"), "default = \"allow\"\n").unwrap();
+    std::fs::write(
+        dir.path().join("script.toml"),
+        "[agents.ada]\npulses = [\"Noting it.\\n/recall insert \\\"hello\\\"\"]\n",
+    )
+    .unwrap();
+    let _daemon = serve(dir.path());
+    let console = attach("attach-quiet", dir.path());
+    std::thread::sleep(Duration::from_secs(8));
+    let screen = console.screen();
+    let status = screen.lines().last().unwrap_or_default().to_string();
+    assert!(!screen.contains("sent no"), "{screen}");
+    assert!(
+        !status.contains("! "),
+        "an error badge on a console with nothing wrong: {status}"
+    );
+}

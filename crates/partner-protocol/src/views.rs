@@ -150,11 +150,36 @@ pub fn fit_list<T: Serialize>(mut items: Vec<T>, budget: usize) -> Listed<T> {
     Listed { items, left_out }
 }
 
-/// An answer's data read back as `T`, or why it could not be.
+/// An answer's data read back as `T`, or why it could not be. An answer
+/// whose data is nothing (`null`, which a line carries as no data at all)
+/// is a `T` that may be nothing — an `Option` — and otherwise missing.
 pub fn decode<T: serde::de::DeserializeOwned>(
     data: Option<serde_json::Value>,
     what: &str,
 ) -> Result<T, String> {
-    let data = data.ok_or_else(|| format!("the host sent no {what}"))?;
-    serde_json::from_value(data).map_err(|e| format!("the host's {what} could not be read: {e}"))
+    match data {
+        Some(data) => serde_json::from_value(data)
+            .map_err(|e| format!("the host's {what} could not be read: {e}")),
+        None => serde_json::from_value(serde_json::Value::Null)
+            .map_err(|_| format!("the host sent no {what}")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::decode;
+
+    #[test]
+    fn an_answer_of_nothing_is_nothing_where_nothing_may_be() {
+        // `"data": null` on a line reads back as no data at all.
+        let line = r#"{"message":"x","data":null}"#;
+        let read: serde_json::Value = serde_json::from_str(line).unwrap();
+        let data: Option<serde_json::Value> = serde_json::from_value(read["data"].clone()).unwrap();
+        assert_eq!(decode::<Option<u32>>(data, "index"), Ok(None));
+        assert_eq!(
+            decode::<u32>(None, "status"),
+            Err("the host sent no status".into())
+        );
+        assert_eq!(decode::<u32>(Some(serde_json::json!(3)), "n"), Ok(3));
+    }
 }
