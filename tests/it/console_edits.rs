@@ -114,6 +114,7 @@ fn an_edited_action_that_is_refused_keeps_the_editor() {
     key(&mut app, KeyCode::Char('E'));
     assert!(matches!(app.overlay, Overlay::Editor(_)));
     app.on_key(KeyEvent::new(KeyCode::Char('s'), KeyModifiers::CONTROL));
+    assert_eq!(edited_sent(&after_window(&mut app)).len(), 1);
     app.on_reply(Reply::Decided {
         id: "r1".into(),
         outcome: Err("write exactly one action, not 0".into()),
@@ -226,7 +227,8 @@ fn fixing_a_proposed_action_offers_to_learn_the_words() {
         "/recall insert \"buy oat milk\"",
         editor.original.clone(),
     );
-    let sent = app.on_key(KeyEvent::new(KeyCode::Char('s'), KeyModifiers::CONTROL));
+    app.on_key(KeyEvent::new(KeyCode::Char('s'), KeyModifiers::CONTROL));
+    let sent = after_window(&mut app);
     assert!(
         sent.iter().any(
             |c| matches!(c, Command::Op(Op::Host(partner::protocol::Op::Decide {
@@ -256,4 +258,52 @@ fn fixing_a_proposed_action_offers_to_learn_the_words() {
         ),
         "{learned:?}"
     );
+}
+
+/// The edited approvals among what went out: (request, text).
+fn edited_sent(commands: &[Command]) -> Vec<(String, String)> {
+    commands
+        .iter()
+        .filter_map(|c| match c {
+            Command::Op(Op::Host(partner::protocol::Op::Decide {
+                request,
+                decision: partner::protocol::DecisionSpec::Edited { text },
+            })) => Some((request.clone(), text.clone())),
+            _ => None,
+        })
+        .collect()
+}
+
+#[test]
+fn an_edited_approval_waits_out_the_undo_window_like_any_decision() {
+    let mut app = wide();
+    key(&mut app, KeyCode::Char('E'));
+    let sent = app.on_key(KeyEvent::new(KeyCode::Char('s'), KeyModifiers::CONTROL));
+    assert!(edited_sent(&sent).is_empty(), "sent at once: {sent:?}");
+    assert!(matches!(app.overlay, Overlay::None), "{:?}", app.overlay);
+    let shown = screen(&mut app, 180, 48);
+    assert!(shown.contains("approve as edited in 3s"), "{shown}");
+    // Taken back within the window: nothing goes out, r1 still waits.
+    key(&mut app, KeyCode::Char('U'));
+    let said = app
+        .notice
+        .as_ref()
+        .map(|n| n.text.clone())
+        .unwrap_or_default();
+    assert!(said.contains("taken back: r1"), "{said}");
+    assert!(edited_sent(&after_window(&mut app)).is_empty());
+    // Edited again and left alone: it goes out once the window has passed,
+    // and U then names that request, not one decided before.
+    key(&mut app, KeyCode::Char('E'));
+    app.on_key(KeyEvent::new(KeyCode::Char('s'), KeyModifiers::CONTROL));
+    let out = edited_sent(&after_window(&mut app));
+    assert_eq!(out.len(), 1, "{out:?}");
+    assert_eq!(out[0].0, "r1");
+    key(&mut app, KeyCode::Char('U'));
+    let said = app
+        .notice
+        .as_ref()
+        .map(|n| n.text.clone())
+        .unwrap_or_default();
+    assert!(said.contains("r1 was already decided and sent"), "{said}");
 }

@@ -107,6 +107,16 @@ impl App {
 
     /// Holds a decision for the undo window (sending one held before).
     fn hold(&mut self, id: String, decision: partner_protocol::wire::Decision) -> Vec<Command> {
+        self.hold_spec(id, partner_protocol::DecisionSpec::of(&decision))
+    }
+
+    /// Holds a decision as it will be sent — an edited approval too — for
+    /// the undo window (sending one held before).
+    pub(super) fn hold_spec(
+        &mut self,
+        id: String,
+        decision: partner_protocol::DecisionSpec,
+    ) -> Vec<Command> {
         if !self.connection.reaches() {
             // Nobody would receive it: refused now, not three seconds on.
             self.warn(format!(
@@ -117,7 +127,7 @@ impl App {
         }
         let commands = self.flush_held();
         self.queue.decided(&id, &self.model);
-        let name = decision.name().replace('_', " ");
+        let name = crate::panes::decision_name(&decision);
         let keys = self
             .keymap
             .keys_for(crate::keymap::Action::UndoDecision)
@@ -140,7 +150,7 @@ impl App {
             Some(held) => {
                 let op = Op::Host(partner_protocol::Op::Decide {
                     request: held.id.clone(),
-                    decision: partner_protocol::DecisionSpec::of(&held.decision),
+                    decision: held.decision.clone(),
                 });
                 self.last_sent = Some(held);
                 vec![Command::Op(op)]
@@ -165,8 +175,8 @@ impl App {
                 let id = sent.id.clone();
                 let rule = matches!(
                     sent.decision,
-                    partner_protocol::wire::Decision::ApproveAlways
-                        | partner_protocol::wire::Decision::DenyAlways(_)
+                    partner_protocol::DecisionSpec::Always
+                        | partner_protocol::DecisionSpec::DenyAlways { .. }
                 );
                 if rule {
                     self.warn(format!(

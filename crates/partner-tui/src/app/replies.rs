@@ -231,12 +231,37 @@ impl App {
                 {
                     editor.error = Some(e);
                     editor.waiting = false;
+                } else if let Some(text) = self.edited_and_refused(&id) {
+                    // An edit refused once sent: back in the editor, with
+                    // why, to be fixed or left.
+                    let original = self
+                        .model
+                        .pending
+                        .iter()
+                        .find(|r| r.id == id)
+                        .map(|r| r.canonical.clone())
+                        .unwrap_or_default();
+                    let mut editor = Editor::new(EditTarget::Action { id }, &text, original);
+                    editor.error = Some(e);
+                    self.overlay = Overlay::Editor(editor);
                 } else {
                     self.warn(format!("{id}: {e}"));
                 }
             }
         }
         self.fresh.pending = true;
+    }
+
+    /// The text of the edited approval of `id` this console sent last, when
+    /// it did and nothing else is open (to reopen it on a refusal).
+    fn edited_and_refused(&self, id: &str) -> Option<String> {
+        match (&self.last_sent, &self.overlay) {
+            (Some(sent), Overlay::None) if sent.id == id => match &sent.decision {
+                partner_protocol::DecisionSpec::Edited { text } => Some(text.clone()),
+                _ => None,
+            },
+            _ => None,
+        }
     }
 
     /// How saving a block went: saved (the draft goes), a conflict (the

@@ -21,7 +21,7 @@ use ratatui::layout::Rect;
 pub use lisp::LispView;
 pub use memory::{Draft, MemoryPane};
 pub use output::{OutputKey, OutputView, RunState};
-pub use queue::{Held, QueuePane, rule_scope};
+pub use queue::{Held, QueuePane, decision_name, rule_scope};
 pub use render::{
     age, agent_style, centered, diff_lines, human_duration, pane_block, popup, wrap_words,
 };

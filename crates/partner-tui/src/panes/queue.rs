@@ -22,10 +22,26 @@ use partner_protocol::wire::{Decision, PendingRequest};
 pub struct Held {
     /// The request.
     pub id: String,
-    /// The decision.
-    pub decision: Decision,
+    /// The decision, as it is sent (an edited approval carries its text).
+    pub decision: partner_protocol::DecisionSpec,
     /// When it is sent.
     pub until: Millis,
+}
+
+/// A decision as the status line names it (`approve once`, `approve as
+/// edited`, `deny`…).
+pub fn decision_name(decision: &partner_protocol::DecisionSpec) -> &'static str {
+    use partner_protocol::DecisionSpec as D;
+    match decision {
+        D::Approve => "approve once",
+        D::Always => "approve always",
+        D::For { .. } => "approve for a while",
+        D::Deny { .. } => "deny",
+        D::DenyAlways { .. } => "deny always",
+        D::Escalate { .. } => "escalate",
+        D::Cancel => "cancel",
+        D::Edited { .. } => "approve as edited",
+    }
 }
 
 /// The queue's state.
@@ -323,7 +339,7 @@ fn request_row(r: &PendingRequest, selected: bool, width: usize, view: &View<'_>
     let state = match (held, r.expires_at) {
         (Some(h), _) => format!(
             " {} in {}s (U undoes)",
-            h.decision.name().replace('_', " "),
+            decision_name(&h.decision),
             ((h.until - now).max(0) + 999) / 1000
         ),
         (None, Some(at)) => format!(

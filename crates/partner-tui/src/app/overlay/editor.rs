@@ -51,18 +51,18 @@ impl Editor {
         self.area.lines().join("\n")
     }
 
-    /// Sends the edit: a block's save (its draft kept until it succeeds)
-    /// or the edited action's approval.
-    fn send(&mut self, app: &mut App) -> Op {
+    /// Sends the edit: a block's save (its draft kept until it succeeds);
+    /// an edited action's approval is held for the undo window, then sent.
+    fn send(&mut self, app: &mut App) -> Vec<Command> {
         let value = self.text();
-        self.error = None;
-        self.waiting = true;
         match &self.target {
             EditTarget::Block {
                 agent,
                 label,
                 base_version,
             } => {
+                self.error = None;
+                self.waiting = true;
                 app.memory.drafts.insert(
                     (agent.clone(), label.clone()),
                     Draft {
@@ -70,22 +70,20 @@ impl Editor {
                         base_version: *base_version,
                     },
                 );
-                Op::Host(partner_protocol::Op::SaveBlock {
+                vec![Command::Op(Op::Host(partner_protocol::Op::SaveBlock {
                     agent: agent.clone(),
                     label: label.clone(),
                     value,
                     base_version: *base_version,
-                })
+                }))]
             }
             EditTarget::Action { id } => {
+                let id = id.clone();
                 app.learn_offer = app
                     .model
-                    .proposed_words(id)
+                    .proposed_words(&id)
                     .map(|words| (id.clone(), words, value.trim().to_string()));
-                Op::Host(partner_protocol::Op::Decide {
-                    request: id.clone(),
-                    decision: partner_protocol::DecisionSpec::Edited { text: value },
-                })
+                app.hold_spec(id, partner_protocol::DecisionSpec::Edited { text: value })
             }
         }
     }
@@ -116,7 +114,15 @@ impl Layer for Editor {
     fn key(&mut self, key: KeyEvent, app: &mut App) -> Step {
         let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
         match key.code {
-            KeyCode::Char('s') if ctrl => Step::Stay(vec![Command::Op(self.send(app))]),
+            KeyCode::Char('s') if ctrl => {
+                let sent = self.send(app);
+                // An edited approval is a decision like any: held for the
+                // undo window, the editor closed meanwhile.
+                match self.target {
+                    EditTarget::Action { .. } => Step::Close(sent),
+                    EditTarget::Block { .. } => Step::Stay(sent),
+                }
+            }
             KeyCode::Esc => {
                 self.keep_draft(app);
                 Step::close()
