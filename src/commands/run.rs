@@ -6,7 +6,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use crate::agent::{ConstellationConfig, DEMO_OPENING, demo_config};
+use crate::agent::{ConstellationConfig, demo_config};
 use crate::clock::TokioClock;
 use crate::error::{Error, Result};
 use crate::exec::Executor;
@@ -54,30 +54,13 @@ pub struct RunOptions {
     pub messages: Vec<String>,
 }
 
-/// The messages a run starts with: the demo's opening, each agent's
-/// `greeting` while its conversation is still empty, then `--message`s.
+/// The `--message`s a run starts with. (An agent's `greeting` is the
+/// runtime's to send, whoever runs it: `run`, `serve` or a team.)
 fn opening_messages(
     options: &RunOptions,
     config: &ConstellationConfig,
-    executor: &Executor,
-    demo: bool,
 ) -> Result<Vec<(String, String)>> {
     let mut out = Vec::new();
-    if demo {
-        out.push((DEMO_OPENING.0.to_string(), DEMO_OPENING.1.to_string()));
-    }
-    for agent in &config.agents {
-        if let Some(greeting) = &agent.greeting {
-            let empty = executor
-                .store()
-                .read(|tx| tx.recent_messages(&agent.name, "main", 1))
-                .map(|m| m.is_empty())
-                .unwrap_or(false);
-            if empty {
-                out.push((agent.name.clone(), greeting.clone()));
-            }
-        }
-    }
     for m in &options.messages {
         let (agent, text) = m.split_once('=').ok_or_else(|| {
             Error::Usage(format!(
@@ -256,7 +239,7 @@ pub fn run_run(options: &RunOptions, out: &mut dyn Write, err: &mut dyn Write) -
             (opened, Some(lock))
         }
     };
-    let opening = opening_messages(options, &config, &opened.executor, demo)?;
+    let opening = opening_messages(options, &config)?;
     let opened = super::team::Opened { opening, ..opened };
     let db = opened.shown.clone();
     let runtime = tokio::runtime::Builder::new_multi_thread()

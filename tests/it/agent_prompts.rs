@@ -145,7 +145,7 @@ fn message(text: &str) -> Trigger {
         thread: "main".into(),
         from: "user".into(),
         text: text.into(),
-        store: true,
+        delivery: None,
         lineage: Vec::new(),
     }
 }

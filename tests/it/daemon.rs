@@ -350,7 +350,7 @@ fn one_daemon_per_database_and_bad_clients_are_refused_without_harm() {
     let conn = rusqlite::Connection::open(dir.path().join("c.db")).unwrap();
     wait_for("the message row", Duration::from_secs(10), || {
         conn.query_row(
-            "SELECT count(*) FROM messages WHERE content = 'after the huge pulse'",
+            "SELECT count(*) FROM inbox WHERE content = 'after the huge pulse'",
             [],
             |r| r.get::<_, i64>(0),
         )

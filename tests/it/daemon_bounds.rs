@@ -438,9 +438,10 @@ fn an_ok_from_the_daemon_means_the_row_is_committed() {
                 text: text.clone(),
             })
             .unwrap();
-        // Read at once, from another connection: the row is there.
+        // Read at once, from another connection: the row is there (in
+        // ada's inbox, until a turn answers it).
         let rows = count(&format!(
-            "SELECT count(*) FROM messages WHERE agent = 'ada' AND content = '{text}'"
+            "SELECT count(*) FROM inbox WHERE agent = 'ada' AND content = '{text}'"
         ));
         assert_eq!(rows, 1, "message {i} acknowledged before it was written");
     }

@@ -32,6 +32,7 @@ mod daemon_bounds;
 mod daemon_limits;
 mod daemon_log;
 mod deferred_text_index;
+mod delivery;
 mod demo_headless;
 mod dialect_forms;
 mod dialect_props;

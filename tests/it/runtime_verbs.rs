@@ -3,7 +3,7 @@
 use crate::support;
 
 use partner::exec::{ActionStatus, ExecConfig, FetchConfig, TurnContext, WebConfig};
-use partner::memory::records::{list_intentions, outbox, recent_messages};
+use partner::memory::records::{list_intentions, outbox};
 use partner::memory::{BlockKind, BlockPermission as P};
 use partner::permission::Policy;
 use support::{Rig, START, http_server, rig, rig_with};
@@ -252,14 +252,12 @@ fn messages_go_to_the_outbox_and_tell_reaches_the_agent() {
             ("user", false)
         ]
     );
-    let inbox = recent_messages(
-        &r.exec.store().sqlite().unwrap().conn(),
-        "worker",
-        "agent:ada",
-        10,
-    )
-    .unwrap();
+    let inbox = r.inbox("worker");
     assert_eq!(inbox[0].content, "please check the build");
+    assert_eq!(
+        (inbox[0].thread.as_str(), inbox[0].from.as_str()),
+        ("agent:ada", "agent:ada")
+    );
     let unknown = r.one("ada", "/tell @nobody \"hi\"");
     assert!(
         unknown.text.contains("there is no agent named nobody"),
@@ -515,13 +513,7 @@ fn summarize_hands_text_back_and_chains_run_link_by_link() {
         "{}",
         reports[1].text
     );
-    let told = recent_messages(
-        &r.exec.store().sqlite().unwrap().conn(),
-        "worker",
-        "agent:ada",
-        5,
-    )
-    .unwrap();
+    let told = r.inbox("worker");
     assert!(
         told[0].content.starts_with("Summarize this:"),
         "the chain passed the previous output on"

@@ -44,16 +44,9 @@ fn turn(r: &Rig, agent: &str, text: &str) -> Vec<partner::exec::ActionReport> {
     report.actions
 }
 
+/// What others told anchor (waiting in its inbox).
 fn told_anchor(r: &Rig) -> Vec<String> {
-    partner::memory::records::messages_from_agents(
-        &r.exec.store().sqlite().unwrap().conn(),
-        "anchor",
-        0,
-    )
-    .unwrap()
-    .into_iter()
-    .map(|m| m.content)
-    .collect()
+    r.inbox("anchor").into_iter().map(|m| m.content).collect()
 }
 
 fn partner(dir: &Path, args: &[&str]) -> Output {

@@ -249,8 +249,12 @@ async fn every_action_of_the_demo_reaches_a_final_state_in_the_console() {
     });
     let (handle, _task) = partner::agent::start(&config, executor, clock);
     let mut events = handle.subscribe();
-    let (opening_agent, opening) = partner::agent::DEMO_OPENING;
-    handle.send_message(opening_agent, opening);
+    // Sage's greeting opens the demo (the runtime sends it: the
+    // conversation is new).
+    assert_eq!(
+        config.agent("sage").and_then(|a| a.greeting.as_deref()),
+        Some(partner::agent::DEMO_OPENING.1)
+    );
     // A message the script does not expect: the demo carries on anyway.
     handle.send_message("scout", "How is it going over there?");
     let mut model = Model::default();

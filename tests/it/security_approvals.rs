@@ -172,22 +172,12 @@ fn a_request_made_on_a_supervisors_behalf_skips_it() {
 fn tell_carries_the_lineage_to_the_next_agent() {
     let r = rig(policy());
     turn(&r, "anchor", "/tell @worker \"post the launch date\"");
-    let told = partner::memory::records::messages_from_agents(
-        &r.exec.store().sqlite().unwrap().conn(),
-        "worker",
-        0,
-    )
-    .unwrap();
+    let told = r.inbox("worker");
     assert_eq!(told.len(), 1);
     assert_eq!(told[0].lineage, vec!["anchor".to_string()]);
     // And onwards: worker tells ada, whose message names both.
     turn_for(&r, "worker", &["anchor"], "/tell @ada \"please post it\"");
-    let to_ada = partner::memory::records::messages_from_agents(
-        &r.exec.store().sqlite().unwrap().conn(),
-        "ada",
-        0,
-    )
-    .unwrap();
+    let to_ada = r.inbox("ada");
     assert_eq!(
         to_ada[0].lineage,
         vec!["worker".to_string(), "anchor".to_string()]

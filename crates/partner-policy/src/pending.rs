@@ -313,7 +313,22 @@ pub fn create(
         .ok_or_else(|| MemoryError::Sqlite(rusqlite::Error::QueryReturnedNoRows))
 }
 
-/// One request by id.
+/// The newest request made for the action `action_id`, whatever became
+/// of it.
+pub fn for_action(
+    conn: &Connection,
+    action_id: &str,
+) -> Result<Option<PendingRequest>, MemoryError> {
+    Ok(conn
+        .query_row(
+            &format!("SELECT {COLUMNS} FROM pending WHERE action_id = ?1 ORDER BY id DESC LIMIT 1"),
+            [action_id],
+            from_row,
+        )
+        .optional()?)
+}
+
+/// One request by id (`r12`).
 pub fn get(conn: &Connection, id: &str) -> Result<Option<PendingRequest>, MemoryError> {
     let Some(row) = row_id(id) else {
         return Ok(None);

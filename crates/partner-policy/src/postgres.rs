@@ -148,6 +148,19 @@ impl Requests for PgTx<'_> {
         get(&mut *self.conn(), id)
     }
 
+    fn for_action(&self, action_id: &str) -> Result<Option<PendingRequest>, MemoryError> {
+        let row = self
+            .conn()
+            .query_opt(
+                &format!(
+                    "SELECT {COLUMNS} FROM pending WHERE action_id = $1 ORDER BY id DESC LIMIT 1"
+                ),
+                &[&action_id],
+            )
+            .map_err(failed)?;
+        Ok(row.as_ref().map(request_of))
+    }
+
     fn waiting(&self) -> Result<Vec<PendingRequest>, MemoryError> {
         let rows = self
             .conn()
@@ -405,6 +418,10 @@ impl Requests for PgStore {
 
     fn request(&self, id: &str) -> Result<Option<PendingRequest>, MemoryError> {
         self.transaction(|tx| tx.request(id))
+    }
+
+    fn for_action(&self, action_id: &str) -> Result<Option<PendingRequest>, MemoryError> {
+        self.transaction(|tx| tx.for_action(action_id))
     }
 
     fn waiting(&self) -> Result<Vec<PendingRequest>, MemoryError> {

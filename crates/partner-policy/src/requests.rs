@@ -62,6 +62,8 @@ pub trait Requests {
     fn ask(&self, new: &NewRequest<'_>, now: Millis) -> Result<PendingRequest, MemoryError>;
     /// One request by id (`r12`).
     fn request(&self, id: &str) -> Result<Option<PendingRequest>, MemoryError>;
+    /// The newest request made for an action, by the action's id.
+    fn for_action(&self, action_id: &str) -> Result<Option<PendingRequest>, MemoryError>;
     /// The waiting requests, oldest first.
     fn waiting(&self) -> Result<Vec<PendingRequest>, MemoryError>;
     /// Records `decided` if the request still waits; the request as
@@ -185,6 +187,10 @@ impl Requests for Connection {
         pending::get(self, id)
     }
 
+    fn for_action(&self, action_id: &str) -> Result<Option<PendingRequest>, MemoryError> {
+        pending::for_action(self, action_id)
+    }
+
     fn waiting(&self) -> Result<Vec<PendingRequest>, MemoryError> {
         pending::waiting(self)
     }
@@ -280,6 +286,10 @@ impl Requests for MemoryStore {
 
     fn request(&self, id: &str) -> Result<Option<PendingRequest>, MemoryError> {
         self.read().request(id)
+    }
+
+    fn for_action(&self, action_id: &str) -> Result<Option<PendingRequest>, MemoryError> {
+        self.read().for_action(action_id)
     }
 
     fn waiting(&self) -> Result<Vec<PendingRequest>, MemoryError> {

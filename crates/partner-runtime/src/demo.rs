@@ -25,7 +25,8 @@ pub const DEMO_TOOLS: &[(&str, &str)] = &[
     ),
 ];
 
-/// The partner-facing agent and the message the demo opens with.
+/// The partner-facing agent and the message the demo opens with (its
+/// `greeting` in the demo's file).
 pub const DEMO_OPENING: (&str, &str) = ("sage", "Good morning! Where are we with the launch?");
 
 /// The demo constellation. Its tools are written to a folder named after

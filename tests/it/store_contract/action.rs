@@ -57,6 +57,7 @@ fn everything(
         role: "assistant",
         content: "moved",
         lineage: &[],
+        turn: None,
     };
     tx.add_message(&note, T + 1)?;
     let post = Outgoing {

@@ -108,6 +108,7 @@ fn search_finds_every_word_first_then_some_within_reach() {
                 role: "user",
                 content: "what about the contract deadline?",
                 lineage: &[],
+                turn: None,
             },
             T,
         )

@@ -20,6 +20,7 @@ pub(crate) use partner::postgres::PgStore;
 
 mod action;
 mod crash;
+mod inbox;
 mod memory;
 mod partners;
 mod queue;

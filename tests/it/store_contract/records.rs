@@ -272,6 +272,7 @@ fn a_messages_lineage_and_a_watch_are_kept_alike_on_both() {
             role: "agent:bo",
             content: "the launch moved",
             lineage: &lineage,
+            turn: None,
         };
         store.add_message(&told, T).unwrap();
         store.set_watch("ada", "notes-dir", true, T).unwrap();

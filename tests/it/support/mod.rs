@@ -8,6 +8,7 @@ pub mod daemon;
 pub mod dialect;
 pub mod driving;
 pub mod models;
+pub mod paths;
 pub mod places;
 pub mod postgres;
 pub mod runtime;
@@ -73,6 +74,15 @@ pub fn rig(policy: Policy) -> Rig {
 }
 
 impl Rig {
+    /// What waits in `agent`'s inbox (messages no turn has answered yet),
+    /// oldest first.
+    pub fn inbox(&self, agent: &str) -> Vec<partner::memory::inbox::Delivery> {
+        use partner::memory::inbox::Inbox;
+        let store = self.exec.store().sqlite().unwrap();
+        let conn = store.conn();
+        conn.waiting_for(agent, 100).unwrap()
+    }
+
     /// The database file.
     pub fn db(&self) -> std::path::PathBuf {
         self.dir.path().join("constellation.db")

@@ -37,6 +37,10 @@ pub struct TurnContext {
     /// Team mode: the lease the turn runs under; each of its actions
     /// commits only while that lease still holds.
     pub fence: Option<partner_store::memory::roster::Fence>,
+    /// The turn runs again from its start, after a crash or a lost lease
+    /// cut it short: an action it already ran (the same id) is not run
+    /// twice.
+    pub again: bool,
 }
 
 impl TurnContext {

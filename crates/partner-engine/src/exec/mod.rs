@@ -3,6 +3,7 @@
 //! run, refused or queued as a durable pending request; every final outcome
 //! leaves one trace record.
 
+mod again;
 mod authority;
 mod claim;
 mod commit;
@@ -24,7 +25,7 @@ pub mod tools;
 pub mod when;
 
 pub use config::{ExecConfig, FetchConfig, ShellConfig, WebConfig};
-pub use context::{TurnContext, resolve};
+pub use context::{TurnContext, fenced, resolve};
 pub use decide::DecidedRequest;
 pub use executor::{ExecError, Executor, TIMEOUT_SWEEP, open_store};
 pub use own_command::PARTNER;

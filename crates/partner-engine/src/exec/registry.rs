@@ -26,6 +26,7 @@ use partner_dialect::{ParsedAction, Verb, VerbSpec, VerbTable};
 use partner_policy::VerbTraits;
 use partner_policy::rate::Buckets;
 use partner_policy::requests::Requests;
+use partner_store::memory::inbox::Inbox;
 use partner_store::memory::roster::Roster;
 use partner_store::memory::vectors::Searchable;
 use partner_store::memory::{Block, MemoryChange, MemoryError};
@@ -148,11 +149,12 @@ impl From<rusqlite::Error> for ActionError {
 pub type Outcome = Result<Effect, ActionError>;
 
 /// What an action's transaction offers its handler and the commit, on
-/// either back end: memory, the runtime's records of its agents, the
-/// trace, the queue and rate buckets, all on one transaction.
-pub trait ActionTx: Searchable + Roster + Trace + Requests + Buckets {}
+/// either back end: memory, the runtime's records of its agents and
+/// their inboxes, the trace, the queue and rate buckets, all on one
+/// transaction.
+pub trait ActionTx: Searchable + Roster + Inbox + Trace + Requests + Buckets {}
 
-impl<T: Searchable + Roster + Trace + Requests + Buckets + ?Sized> ActionTx for T {}
+impl<T: Searchable + Roster + Inbox + Trace + Requests + Buckets + ?Sized> ActionTx for T {}
 
 /// What a handler runs with.
 pub struct Cx<'a> {

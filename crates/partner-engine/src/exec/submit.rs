@@ -229,6 +229,9 @@ impl Executor {
         }
         let origin = Origin::of(turn, action);
         let info = ActionInfo::of(action, ctx.action_id(action));
+        if let Some(earlier) = self.earlier(ctx, &info)? {
+            return Ok(earlier);
+        }
         if action.cancelled {
             let text = "cancelled in the turn's own text, so it was not run";
             return self.unchecked(ctx, &info, &origin, TraceOutcome::Cancelled, text.into());

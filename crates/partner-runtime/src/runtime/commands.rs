@@ -2,16 +2,12 @@
 //! (each a task of its own), pulses, halts and resumes, status.
 
 use super::*;
+use partner_store::memory::inbox::Settled;
 
 impl Runtime {
     pub(super) fn command(&mut self, command: Command) {
         match command {
-            Command::Message {
-                agent,
-                text,
-                stored,
-                ack,
-            } => self.message(agent, text, stored, ack),
+            Command::Message { agent, text, ack } => self.message(agent, text, ack),
             Command::Decide {
                 id,
                 decision,
@@ -64,13 +60,14 @@ impl Runtime {
                 let _ = reply.send(self.status());
             }
             Command::Sync => self.request_sync(),
-            Command::Forwarded { id } => self.read_forwarded(id),
             Command::Shutdown => {}
         }
     }
 
-    /// The partner's message to `agent`: announced, and a turn for it.
-    fn message(&mut self, agent: String, text: String, stored: Option<i64>, ack: Ack) {
+    /// The partner's message to `agent`: kept in its inbox (acknowledged
+    /// once committed), then answered by whoever runs the agent — here at
+    /// once, or the daemon of the team that holds it.
+    fn message(&mut self, agent: String, text: String, ack: Ack) {
         if !self.slots.contains_key(&agent) {
             let message = format!("there is no agent named {agent}");
             self.emit(Event::Error {
@@ -80,30 +77,22 @@ impl Runtime {
             let _ = acked(ack, Err(message));
             return;
         }
-        self.emit(Event::MessageReceived {
-            agent: agent.clone(),
-            from: "partner".into(),
-            text: text.clone(),
-        });
         if !self.runs(&agent) {
-            // Another daemon runs it: stored here, and that daemon told.
-            self.write(move |ex| {
-                let forwarded = super::listen::forward(ex, &agent, &text, stored);
-                acked(ack, forwarded)
+            // Shown here, where it was sent; the daemon that runs the
+            // agent shows it too as it takes it up.
+            self.emit(Event::MessageReceived {
+                agent: agent.clone(),
+                from: "partner".into(),
+                text: text.clone(),
             });
-            return;
         }
-        self.push(
-            &agent,
-            Trigger::Message {
-                thread: "main".into(),
-                from: "user".into(),
-                text,
-                store: stored.is_none(),
-                lineage: Vec::new(),
-            },
-        );
-        let _ = acked(ack, Ok(()));
+        self.write_then(move |ex| match super::listen::deliver(ex, &agent, &text) {
+            Ok(()) => {
+                let _ = acked(ack, Ok(()));
+                Ok(Some(Done::Delivered(agent)))
+            }
+            Err(e) => acked(ack, Err(e)).map(|()| None),
+        });
     }
 
     /// The partner's decision, on a task of its own: a slow effect (a
@@ -224,10 +213,29 @@ impl Runtime {
             let _ = effects.send(true);
         }
         slot.mailbox.clear();
+        // What it was sent and had not answered is dropped with the
+        // halt, in the store too (a daemon taking it over later does not
+        // answer it either); what is sent from now on waits for a resume.
+        let dropped: Vec<i64> = slot.queued.iter().copied().collect();
         self.set_state(agent, RunState::Halted);
         self.emit(Event::AgentHalted {
             agent: agent.to_string(),
             reason: reason.to_string(),
         });
+        if !dropped.is_empty() {
+            let now = self.env.clock.now_ms();
+            self.write(move |ex| {
+                ex.store()
+                    .transaction(|tx| {
+                        for id in &dropped {
+                            tx.settle(*id, Settled::Halted, now)?;
+                        }
+                        Ok(())
+                    })
+                    .map_err(|e: partner_store::memory::MemoryError| {
+                        format!("could not drop the messages the halt left unanswered: {e}")
+                    })
+            });
+        }
     }
 }

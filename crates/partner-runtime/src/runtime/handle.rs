@@ -30,52 +30,24 @@ impl RuntimeHandle {
         &self.executor
     }
 
-    /// Sends the partner's message to an agent; the turn that answers
-    /// stores it. The receipt says when the runtime has queued it.
+    /// Sends the partner's message to an agent: kept in its inbox, then
+    /// answered by whoever runs it. The receipt says when it is kept.
     pub fn send_message(&self, agent: &str, text: &str) -> Receipt {
         self.ask(|ack| Command::Message {
             agent: agent.into(),
             text: text.into(),
-            stored: None,
             ack,
         })
     }
 
-    /// Writes the partner's message to an agent's history, then hands it
-    /// to the runtime: `Ok` means the row is committed and the agent will
-    /// answer it. (If the runtime stops in between, the message is still
-    /// in the history, and the error says so.)
+    /// [`RuntimeHandle::send_message`], waiting until the message is
+    /// committed to the agent's inbox: `Ok` means it will be answered, by
+    /// this runtime or, after a crash or a takeover, by the next.
     pub async fn deliver(&self, agent: &str, text: &str) -> Result<(), String> {
         if self.tx.is_closed() {
             return Err("the runtime has stopped".into());
         }
-        let executor = Arc::clone(&self.executor);
-        let (who, what) = (agent.to_string(), text.to_string());
-        let id = tokio::task::spawn_blocking(move || {
-            let message = partner_store::memory::backend::NewMessage {
-                agent: &who,
-                thread: "main",
-                role: "user",
-                content: &what,
-                lineage: &[],
-            };
-            let now = executor.now();
-            executor
-                .store()
-                .transaction(|tx| tx.add_message(&message, now))
-                .map_err(|e| format!("could not store the message: {e}"))
-        })
-        .await
-        .map_err(|e| format!("storing the message failed: {e}"))??;
-        self.ask(|ack| Command::Message {
-            agent: agent.into(),
-            text: text.into(),
-            stored: Some(id),
-            ack,
-        })
-        .committed()
-        .await
-        .map_err(|e| format!("the message is stored, but {e}"))
+        self.send_message(agent, text).committed().await
     }
 
     /// Sends a command whose end the runtime acknowledges.

@@ -34,11 +34,11 @@ pub struct Leasing {
 
 /// What a round of renewing and seeking found, agent by agent: the
 /// lease (or why not), and for an agent just taken what the store holds
-/// of it (its state, and the newest message another agent sent it).
+/// of it.
 pub(super) type Round = Vec<(String, Result<Lease, LeaseError>, Option<Taken>)>;
 
-/// What the store holds of an agent just taken over.
-pub(super) type Taken = (partner_store::memory::AgentState, Option<i64>);
+/// What the store holds of an agent just taken over: its state.
+pub(super) type Taken = partner_store::memory::AgentState;
 
 /// One agent's lease as this runtime knows it.
 #[derive(Debug, Clone)]
@@ -65,7 +65,10 @@ impl Runtime {
         let asks: Vec<(String, Option<Lease>)> = self
             .slots
             .keys()
-            .map(|name| (name.clone(), self.held.get(name).map(|h| h.lease.clone())))
+            .map(|name| {
+                let held = self.held.get(name).map(|h| h.lease.clone());
+                (name.clone(), held)
+            })
             .collect();
         let asked_at = Instant::now();
         let executor = Arc::clone(&self.env.executor);
@@ -80,19 +83,7 @@ impl Runtime {
                             None => store.acquire(&agent, &host, TTL),
                         };
                         let taken = (taking && outcome.is_ok())
-                            .then(|| {
-                                executor
-                                    .store()
-                                    .read(|tx| {
-                                        Ok((
-                                            tx.agent_state(&agent)?,
-                                            tx.messages_from_agents(&agent, 0)?
-                                                .last()
-                                                .map(|m| m.id),
-                                        ))
-                                    })
-                                    .ok()
-                            })
+                            .then(|| taken(&executor, &agent))
                             .flatten();
                         (agent, outcome, taken)
                     })
@@ -160,19 +151,18 @@ impl Runtime {
 
     /// `agent`'s lease is ours now: it runs here, from what the store
     /// holds of it (`stored`; as configured when it could not be read).
+    /// The sync this asks for finds what waits in its inbox — messages
+    /// sent while no daemon ran it, and the one whose turn was cut.
     fn took(&mut self, agent: &str, stored: Option<Taken>) {
         let Some(slot) = self.slots.get_mut(agent) else {
             return;
         };
         slot.host = None;
         slot.mailbox.clear();
-        let halted = stored.as_ref().is_some_and(|(s, _)| s.halted);
-        if let Some((state, last)) = stored {
-            if let Some(secs) = state.pulse_secs {
-                slot.pulse = Duration::from_secs(secs.max(0) as u64);
-            }
-            // What another daemon already told it is not told again.
-            slot.last_told = last.unwrap_or(0);
+        slot.queued.clear();
+        let halted = stored.as_ref().is_some_and(|s| s.halted);
+        if let Some(secs) = stored.and_then(|s| s.pulse_secs) {
+            slot.pulse = Duration::from_secs(secs.max(0) as u64);
         }
         slot.state = if halted {
             RunState::Halted
@@ -196,7 +186,10 @@ impl Runtime {
         if let Some(cancel) = slot.cancel.take() {
             let _ = cancel.send(true);
         }
+        // What waits in its inbox (and the turn just cut) is answered by
+        // the daemon that holds it now.
         slot.mailbox.clear();
+        slot.queued.clear();
         let changed = slot.state != RunState::Elsewhere || slot.host != by;
         slot.host = by;
         slot.state = RunState::Elsewhere;
@@ -241,4 +234,10 @@ pub(super) fn release(leasing: &Leasing, held: HashMap<String, Held>) {
             tracing::warn!(agent = %held.lease.agent, error = %e, "could not release the lease");
         }
     }
+}
+
+/// What the store holds of `agent`, just taken over; `None` if it could
+/// not be read.
+fn taken(executor: &partner_engine::exec::Executor, agent: &str) -> Option<Taken> {
+    executor.store().read(|tx| tx.agent_state(agent)).ok()
 }

@@ -1,26 +1,21 @@
 //! Team mode, between daemons: hearing with `LISTEN` what another daemon
-//! did (a request, a decision: read the store again now; the partner's
-//! message to an agent run here: answer it), and forwarding the partner's
-//! message to an agent another daemon runs.
+//! did (a request, a decision, a message: read the store again now), and
+//! keeping the partner's messages in the inbox, where whichever daemon
+//! runs the agent finds them.
 
-use std::sync::Arc;
 use std::time::Duration;
 
-use super::{Done, Runtime, Work, contained};
-use crate::events::Event;
+use partner_store::memory::inbox::NewDelivery;
 use partner_store::postgres::PgStore;
 
-/// Wakes the runtime (`wake`) whenever another daemon makes a request or
-/// a decision, heard with `LISTEN` on a connection of its own: a decision
-/// made through any daemon reaches the waiting agent at once, not at the
-/// next sweep. A message the partner sent through another daemon is
-/// handed to the runtime (`commands`) to answer if it runs the agent. The thread ends when the runtime is gone; a lost
-/// connection is opened again (the sweep covers the gap meanwhile).
-pub(super) fn listen(
-    store: &PgStore,
-    wake: std::sync::Weak<tokio::sync::Notify>,
-    commands: tokio::sync::mpsc::UnboundedSender<super::Command>,
-) {
+/// Wakes the runtime (`wake`) whenever another daemon makes a request, a
+/// decision or a message, heard with `LISTEN` on a connection of its own:
+/// a decision made through any daemon reaches the waiting agent at once,
+/// not at the next sweep, and a message the partner sent through another
+/// daemon is answered at once by the one that runs its agent. The thread
+/// ends when the runtime is gone; a lost connection is opened again (the
+/// sweep covers the gap meanwhile).
+pub(super) fn listen(store: &PgStore, wake: std::sync::Weak<tokio::sync::Notify>) {
     use partner_store::postgres::channel;
     let store = match store.connect_again() {
         Ok(store) => store,
@@ -52,14 +47,8 @@ pub(super) fn listen(
                     };
                     match heard {
                         Ok(notices) => {
-                            for notice in notices {
-                                if notice.channel != channel::MESSAGES {
-                                    wake.notify_one();
-                                } else if let Ok(id) = notice.payload.parse::<i64>()
-                                    && commands.send(super::Command::Forwarded { id }).is_err()
-                                {
-                                    return;
-                                }
+                            if !notices.is_empty() {
+                                wake.notify_one();
                             }
                         }
                         Err(e) => {
@@ -75,76 +64,31 @@ pub(super) fn listen(
     }
 }
 
-/// The partner's message to `agent`, which another daemon runs: kept in
-/// its history (`stored`: its id, when it is already), then every daemon
-/// told; the one that runs the agent answers it.
-pub(super) fn forward(
+/// Keeps the partner's message to `agent` in its inbox, then (team
+/// mode) tells every daemon, so the one running the agent answers it now
+/// rather than at its next sweep.
+pub(super) fn deliver(
     executor: &partner_engine::exec::Executor,
     agent: &str,
     text: &str,
-    stored: Option<i64>,
 ) -> Result<(), String> {
-    let Some(store) = executor.store().postgres() else {
-        return Err(format!("{agent} runs in no daemon here"));
+    let message = NewDelivery {
+        agent,
+        thread: "main",
+        from: "user",
+        content: text,
+        lineage: &[],
     };
-    let id = match stored {
-        Some(id) => id,
-        None => {
-            let message = partner_store::memory::backend::NewMessage {
-                agent,
-                thread: "main",
-                role: "user",
-                content: text,
-                lineage: &[],
-            };
-            let now = executor.now();
-            executor
-                .store()
-                .transaction(|tx| tx.add_message(&message, now))
-                .map_err(|e| format!("could not store the message: {e}"))?
-        }
-    };
-    store
-        .notify(partner_store::postgres::channel::MESSAGES, &id.to_string())
-        .map_err(|e| {
-            format!("the message is stored, but the daemon running {agent} was not told: {e}")
-        })
-}
-
-impl Runtime {
-    /// Reads the message another daemon forwarded, off the loop.
-    pub(super) fn read_forwarded(&mut self, id: i64) {
-        let executor = Arc::clone(&self.env.executor);
-        self.work.spawn_blocking(move || {
-            contained(Work::Forward, || {
-                match executor.store().read(|tx| tx.message(id)) {
-                    Ok(Some(message)) => Done::Forwarded(message),
-                    _ => Done::Decided,
-                }
-            })
-        });
+    let now = executor.now();
+    executor
+        .store()
+        .transaction(|tx| tx.deliver(&message, now))
+        .map_err(|e| format!("could not keep the message for {agent}: {e}"))?;
+    if let Some(store) = executor.store().postgres()
+        && let Err(e) = store.notify(partner_store::postgres::channel::MESSAGES, agent)
+    {
+        // The sweep finds it within a second all the same.
+        tracing::warn!(%agent, error = %e, "could not tell the other daemons of a message");
     }
-
-    /// A message forwarded by another daemon: a turn for it, if this
-    /// runtime runs its agent (the history has it already).
-    pub(super) fn forwarded(&mut self, message: partner_store::memory::Message) {
-        if !self.runs(&message.agent) || !self.slots.contains_key(&message.agent) {
-            return;
-        }
-        self.emit(Event::MessageReceived {
-            agent: message.agent.clone(),
-            from: "partner".into(),
-            text: message.content.clone(),
-        });
-        self.push(
-            &message.agent,
-            crate::turn::Trigger::Message {
-                thread: message.thread,
-                from: message.role,
-                text: message.content,
-                store: false,
-                lineage: message.lineage,
-            },
-        );
-    }
+    Ok(())
 }

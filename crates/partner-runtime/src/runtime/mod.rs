@@ -50,6 +50,7 @@ use super::turn::{AgentInfo, Trigger, TurnEnv, TurnOutcome, emit_report, run_tur
 use partner_core::clock::{Millis, SharedClock};
 use partner_engine::exec::{ActionInfo, ActionStatus, DecidedRequest, Executor};
 use partner_policy::{Authority, Decision, DecisionKind, PendingRequest};
+use partner_store::memory::inbox::Delivery;
 use startup::{create_blocks, slots, startup};
 use sync::{Swept, Synced};
 
@@ -86,11 +87,11 @@ fn acked(ack: Ack, outcome: Result<(), String>) -> Result<(), String> {
 
 /// What a handle asks of the runtime.
 enum Command {
+    /// The partner's message to an agent: kept in its inbox, then
+    /// answered by whoever runs it.
     Message {
         agent: String,
         text: String,
-        /// Its id when already in the history (the handle wrote it first).
-        stored: Option<i64>,
         ack: Ack,
     },
     Decide {
@@ -120,11 +121,6 @@ enum Command {
     Status {
         reply: oneshot::Sender<Vec<AgentStatus>>,
     },
-    /// Another daemon stored the partner's message `id` for an agent this
-    /// one may run (team mode).
-    Forwarded {
-        id: i64,
-    },
     Sync,
     Shutdown,
 }
@@ -138,13 +134,14 @@ impl std::fmt::Debug for Command {
 /// A background task's completion.
 enum Done {
     Synced(Synced),
-    /// A message another daemon forwarded, read.
-    Forwarded(partner_store::memory::Message),
+    /// A message was kept in this agent's inbox.
+    Delivered(String),
     /// A round of leases, and when it was asked for.
     Leased(leases::Round, Instant),
     Swept(Swept),
     Decided,
-    Wrote(Option<String>),
+    /// A write ended: what follows from it, or why it failed.
+    Wrote(Result<Option<Box<Done>>, String>),
     /// A task of this kind stopped on an internal error (a panic).
     Failed(Work, String),
 }
@@ -152,7 +149,6 @@ enum Done {
 /// The kinds of background work, so one that failed can be cleared.
 #[derive(Debug, Clone, Copy)]
 enum Work {
-    Forward,
     Lease,
     Sync,
     Sweep,
@@ -174,8 +170,11 @@ struct Slot {
     waiting: HashSet<String>,
     cancel: Option<watch::Sender<bool>>,
     turns: u64,
-    /// The newest message from another agent already delivered.
-    last_told: i64,
+    /// The inbox's messages in its mailbox or being answered: a sync
+    /// that reads them again does not queue them twice.
+    queued: HashSet<i64>,
+    /// The inbox message its running turn answers.
+    answering: Option<i64>,
     /// The daemon that runs it, when another does (team mode).
     host: Option<String>,
 }
@@ -269,10 +268,12 @@ pub fn start_leased(
     // (the only database work not on the blocking pool).
     let (learned_seen, mut slots) = startup(|| {
         if let Some(store) = executor.store().postgres() {
-            listen::listen(store, Arc::downgrade(&env.requests), tx.clone());
+            listen::listen(store, Arc::downgrade(&env.requests));
         }
         let learned_seen = executor.store().phrasings().signature().ok();
         create_blocks(config, &executor, &env);
+        // Before any message a run starts with: a greeting comes first.
+        startup::greet_all(config, &executor, &env);
         (learned_seen, slots(config, &executor))
     });
     // What memory holds and gains is embedded beside the turns, for
@@ -400,6 +401,7 @@ impl Runtime {
             .is_some_and(|s| s.state == RunState::Halted);
         if let Some(slot) = self.slots.get_mut(&agent) {
             slot.cancel = None;
+            slot.answering = None;
         }
         if !halted {
             self.set_state(&agent, RunState::Idle);
@@ -491,6 +493,10 @@ impl Runtime {
             let Some(trigger) = slot.mailbox.pop_front() else {
                 continue;
             };
+            slot.answering = match &trigger {
+                Trigger::Message { delivery, .. } => *delivery,
+                _ => None,
+            };
             let (cancel_tx, cancel_rx) = watch::channel(false);
             slot.cancel = Some(cancel_tx);
             slot.turns += 1;
@@ -519,6 +525,14 @@ impl Runtime {
         &mut self,
         work: impl FnOnce(&Executor) -> Result<(), String> + Send + 'static,
     ) {
+        self.write_then(move |ex| work(ex).map(|()| None));
+    }
+
+    /// [`Runtime::write`] whose success the loop acts on (`Done`).
+    pub(super) fn write_then(
+        &mut self,
+        work: impl FnOnce(&Executor) -> Result<Option<Done>, String> + Send + 'static,
+    ) {
         self.writes_asked += 1;
         self.writes.push_back(Box::new(work));
         self.next_write();
@@ -533,7 +547,9 @@ impl Runtime {
             self.writing = true;
             let executor = Arc::clone(&self.env.executor);
             self.work.spawn_blocking(move || {
-                contained(Work::Write, || Done::Wrote(work(&executor).err()))
+                contained(Work::Write, || {
+                    Done::Wrote(work(&executor).map(|d| d.map(Box::new)))
+                })
             });
         }
     }
@@ -545,5 +561,5 @@ impl Runtime {
     }
 }
 
-/// A write the runtime asked for.
-type Write = Box<dyn FnOnce(&Executor) -> Result<(), String> + Send>;
+/// A write the runtime asked for, and what follows when it succeeds.
+type Write = Box<dyn FnOnce(&Executor) -> Result<Option<Done>, String> + Send>;

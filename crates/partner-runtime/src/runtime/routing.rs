@@ -12,6 +12,7 @@ impl Runtime {
             .is_some_and(|s| s.state == RunState::Halted);
         if let Some(slot) = self.slots.get_mut(agent) {
             slot.cancel = None;
+            slot.answering = None;
             // What the turn left waiting; the sync that follows corrects it
             // with what was decided meanwhile.
             slot.waiting
@@ -42,11 +43,11 @@ impl Runtime {
         self.sync_again = false;
         self.sync_started_at = self.writes_asked;
         // Only the agents run here: another daemon routes to its own.
-        let agents: Vec<(String, i64)> = self
+        let agents: Vec<String> = self
             .slots
-            .iter()
-            .filter(|(name, _)| self.runs(name))
-            .map(|(name, slot)| (name.clone(), slot.last_told))
+            .keys()
+            .filter(|name| self.runs(name))
+            .cloned()
             .collect();
         let executor = Arc::clone(&self.env.executor);
         let learned_seen = self.learned_seen;
@@ -77,16 +78,21 @@ impl Runtime {
                 self.swept(swept);
             }
             Done::Decided => self.request_sync(),
-            Done::Forwarded(message) => self.forwarded(message),
+            // Read back with what else waits, so the inbox is answered in
+            // the order it was sent (a greeting before a first message).
+            Done::Delivered(agent) if self.runs(&agent) => self.request_sync(),
+            Done::Delivered(_) => {}
             Done::Leased(round, asked_at) => self.leased(round, asked_at),
-            Done::Wrote(failed) => {
+            Done::Wrote(outcome) => {
                 self.writing = false;
                 self.next_write();
-                if let Some(message) = failed {
-                    self.emit(Event::Error {
+                match outcome {
+                    Ok(Some(then)) => self.work_done(*then),
+                    Ok(None) => {}
+                    Err(message) => self.emit(Event::Error {
                         agent: None,
                         message,
-                    });
+                    }),
                 }
             }
             Done::Failed(kind, panic) => {
@@ -105,7 +111,6 @@ impl Runtime {
                     }
                     Work::Sweep => self.sweeping = false,
                     Work::Lease => self.leasing_busy = false,
-                    Work::Forward => {}
                     Work::Write => {
                         self.writing = false;
                         self.next_write();
@@ -151,27 +156,10 @@ impl Runtime {
                 self.set_state(&name, next);
             }
         }
-        for (name, messages) in synced.told {
-            let Some(slot) = self.slots.get_mut(&name) else {
-                continue;
-            };
-            for m in messages {
-                if m.id <= slot.last_told {
-                    continue;
-                }
-                slot.last_told = m.id;
-                self.env.emit(Event::MessageReceived {
-                    agent: name.clone(),
-                    from: m.role.clone(),
-                    text: m.content.clone(),
-                });
-                slot.mailbox.push_back(Trigger::Message {
-                    thread: m.thread,
-                    from: m.role,
-                    text: m.content,
-                    store: false,
-                    lineage: m.lineage,
-                });
+        for (name, waiting) in synced.inbox {
+            self.forget_settled(&name, &waiting);
+            for delivery in waiting {
+                self.queue_delivery(delivery);
             }
         }
         // Halts and pulses read while our own writes were on their way may
@@ -236,7 +224,7 @@ impl Runtime {
                     thread: "approvals".into(),
                     from: "system".into(),
                     text,
-                    store: true,
+                    delivery: None,
                     lineage: Vec::new(),
                 },
             );
@@ -355,5 +343,63 @@ impl Runtime {
         if swept.expired > 0 {
             self.request_sync();
         }
+    }
+}
+
+impl Runtime {
+    /// A message in the inbox of an agent run here: a turn answers it,
+    /// unless one is queued or running for it already.
+    pub(super) fn queue_delivery(&mut self, delivery: Delivery) {
+        if !self.runs(&delivery.agent) {
+            return;
+        }
+        let Some(slot) = self.slots.get_mut(&delivery.agent) else {
+            return;
+        };
+        if !slot.queued.insert(delivery.id) {
+            return;
+        }
+        let from = match delivery.from.as_str() {
+            "user" => "partner".to_string(),
+            other => other.to_string(),
+        };
+        self.env.emit(Event::MessageReceived {
+            agent: delivery.agent.clone(),
+            from,
+            text: delivery.content.clone(),
+        });
+        slot.mailbox.push_back(Trigger::Message {
+            thread: delivery.thread,
+            from: delivery.from,
+            text: delivery.content,
+            delivery: Some(delivery.id),
+            lineage: delivery.lineage,
+        });
+        slot.idle_since = Instant::now();
+    }
+
+    /// Forgets the messages `agent` queued that no longer wait (answered,
+    /// or dropped by a halt), as a sync read its inbox (`waiting`, the
+    /// oldest first, at most a page of them).
+    fn forget_settled(&mut self, agent: &str, waiting: &[Delivery]) {
+        let Some(slot) = self.slots.get_mut(agent) else {
+            return;
+        };
+        let in_hand: HashSet<i64> = slot
+            .mailbox
+            .iter()
+            .filter_map(|t| match t {
+                Trigger::Message { delivery, .. } => *delivery,
+                _ => None,
+            })
+            .chain(slot.answering)
+            .collect();
+        let read: HashSet<i64> = waiting.iter().map(|d| d.id).collect();
+        // Past a full page, what was not read may still wait.
+        let beyond = (waiting.len() >= partner_store::memory::inbox::READ_AT_ONCE)
+            .then(|| waiting.last().map_or(i64::MAX, |d| d.id));
+        slot.queued.retain(|id| {
+            in_hand.contains(id) || read.contains(id) || beyond.is_some_and(|b| *id > b)
+        });
     }
 }

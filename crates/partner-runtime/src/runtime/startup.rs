@@ -12,6 +12,7 @@ use crate::config::{AgentRole, ConstellationConfig};
 use crate::events::Event;
 use crate::turn::{AgentInfo, TurnEnv};
 use partner_engine::exec::Executor;
+use partner_store::memory::inbox::NewDelivery;
 
 /// Runs the runtime's startup reads and writes where blocking is allowed:
 /// on a multi-threaded tokio runtime, off its async work (a PostgreSQL
@@ -51,7 +52,8 @@ pub(super) fn create_blocks(config: &ConstellationConfig, executor: &Executor, e
 }
 
 /// Each agent's slot as the database left it: its pulse, whether it is
-/// halted, the last message it was told, and the requests it still waits on.
+/// halted, and the requests it still waits on. (What waits in its inbox
+/// is read by the first sync.)
 pub(super) fn slots(config: &ConstellationConfig, executor: &Executor) -> BTreeMap<String, Slot> {
     let mut slots = BTreeMap::new();
     for agent in &config.agents {
@@ -64,12 +66,6 @@ pub(super) fn slots(config: &ConstellationConfig, executor: &Executor) -> BTreeM
             .and_then(|s| s.pulse_secs)
             .map_or(agent.pulse, |secs| Duration::from_secs(secs.max(0) as u64));
         let halted = stored.as_ref().is_some_and(|s| s.halted);
-        let last_told = executor
-            .store()
-            .read(|tx| tx.messages_from_agents(&agent.name, 0))
-            .ok()
-            .and_then(|m| m.last().map(|m| m.id))
-            .unwrap_or(0);
         slots.insert(
             agent.name.clone(),
             Slot {
@@ -94,7 +90,8 @@ pub(super) fn slots(config: &ConstellationConfig, executor: &Executor) -> BTreeM
                 waiting: HashSet::new(),
                 cancel: None,
                 turns: 0,
-                last_told,
+                queued: HashSet::new(),
+                answering: None,
                 host: None,
             },
         );
@@ -111,4 +108,38 @@ pub(super) fn slots(config: &ConstellationConfig, executor: &Executor) -> BTreeM
         }
     }
     slots
+}
+
+/// Sends each agent never spoken to its greeting; a failure is said as
+/// an error event.
+pub(super) fn greet_all(config: &ConstellationConfig, executor: &Executor, env: &TurnEnv) {
+    for agent in &config.agents {
+        let Some(greeting) = &agent.greeting else {
+            continue;
+        };
+        if let Err(e) = greet(executor, &agent.name, greeting) {
+            env.emit(Event::Error {
+                agent: Some(agent.name.clone()),
+                message: format!("could not send {}'s greeting: {e}", agent.name),
+            });
+        }
+    }
+}
+
+/// Puts `greeting` in `agent`'s inbox when it was never spoken to; in a
+/// team, whichever daemon runs the agent answers it. True when sent.
+fn greet(
+    executor: &Executor,
+    agent: &str,
+    greeting: &str,
+) -> partner_store::memory::MemoryResult<bool> {
+    let now = executor.now();
+    let greeting = NewDelivery {
+        agent,
+        thread: "main",
+        from: "user",
+        content: greeting,
+        lineage: &[],
+    };
+    executor.store().transaction(|tx| tx.greet(&greeting, now))
 }

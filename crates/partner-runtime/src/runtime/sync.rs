@@ -10,7 +10,8 @@ use std::collections::{HashMap, HashSet};
 use partner_core::clock::Millis;
 use partner_engine::exec::{DecidedRequest, Executor};
 use partner_policy::{Authority, PendingRequest};
-use partner_store::memory::{IntentionStatus, MemoryResult, Message};
+use partner_store::memory::inbox::{Delivery, READ_AT_ONCE};
+use partner_store::memory::{IntentionStatus, MemoryResult};
 
 /// The learned phrasings' signature now, and the proposer rebuilt from
 /// them (none when even the shipped grammar fails to load).
@@ -28,8 +29,8 @@ pub(super) struct Synced {
     pub announce: Vec<PendingRequest>,
     /// Each agent's waiting requests.
     pub waiting: HashMap<String, HashSet<String>>,
-    /// Messages agents left each other since the last look, per recipient.
-    pub told: Vec<(String, Vec<Message>)>,
+    /// What waits in each agent's inbox, oldest first (a page of it).
+    pub inbox: Vec<(String, Vec<Delivery>)>,
     /// Agents halted in the database (by `/halt`, or another process).
     pub halted: Vec<(String, String)>,
     /// Pulse intervals stored for agents (an agent's own `/pulse`).
@@ -41,12 +42,13 @@ pub(super) struct Synced {
     pub errors: Vec<String>,
 }
 
-/// Takes what is new in the database for `agents` (name and the newest
-/// message from another agent already delivered), and the learned
-/// phrasings when they are no longer those `learned_seen` describes.
+/// Takes what is new in the database for `agents` (what waits in their
+/// inboxes, their requests and decisions, halts and pulses), and the
+/// learned phrasings when they are no longer those `learned_seen`
+/// describes.
 pub(super) fn sync(
     executor: &Executor,
-    agents: &[(String, i64)],
+    agents: &[String],
     learned_seen: Option<(i64, i64)>,
     ours: Option<&HashSet<String>>,
 ) -> Synced {
@@ -58,8 +60,7 @@ pub(super) fn sync(
         Ok(_) => {}
         Err(e) => out.errors.push(format!("reading learned phrasings: {e}")),
     }
-    let names: Vec<String> = agents.iter().map(|(name, _)| name.clone()).collect();
-    match executor.take_decided(&names) {
+    match executor.take_decided(agents) {
         Ok(decided) => out.decided = decided,
         Err(e) => out.errors.push(format!("reading decisions: {e}")),
     }
@@ -89,12 +90,7 @@ pub(super) fn sync(
     let read = executor.store().read(|tx| {
         Ok(agents
             .iter()
-            .map(|(agent, last_told)| {
-                (
-                    tx.messages_from_agents(agent, *last_told),
-                    tx.agent_state(agent),
-                )
-            })
+            .map(|agent| (tx.waiting_for(agent, READ_AT_ONCE), tx.agent_state(agent)))
             .collect::<Vec<_>>())
     });
     let read = match read {
@@ -104,11 +100,10 @@ pub(super) fn sync(
             return out;
         }
     };
-    for ((agent, _), (messages, state)) in agents.iter().zip(read) {
-        if let Ok(messages) = messages
-            && !messages.is_empty()
-        {
-            out.told.push((agent.clone(), messages));
+    for (agent, (waiting, state)) in agents.iter().zip(read) {
+        match waiting {
+            Ok(waiting) => out.inbox.push((agent.clone(), waiting)),
+            Err(e) => out.errors.push(format!("reading {agent}'s inbox: {e}")),
         }
         if let Ok(state) = state {
             if state.halted {

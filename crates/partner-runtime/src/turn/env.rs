@@ -129,9 +129,10 @@ pub enum Trigger {
         from: String,
         /// The text.
         text: String,
-        /// Store it in the history (false when it is already stored, as
-        /// messages from `/tell` are).
-        store: bool,
+        /// The inbox message it is (none for a notice the runtime makes,
+        /// as a request for a supervisor's decision): the turn is named
+        /// after it, and settles it once answered.
+        delivery: Option<i64>,
         /// The agents the message came through (for a message from an
         /// agent): none of them may decide what the turn asks for.
         lineage: Vec<String>,

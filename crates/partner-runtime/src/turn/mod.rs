@@ -101,10 +101,20 @@ async fn run_turn_steps(
         Ok(turn) => turn,
         Err(outcome) => return outcome,
     };
+    let mut outcome = None;
     for pass in 1..=turn.env.max_passes {
-        if let std::ops::ControlFlow::Break(outcome) = turn.pass(pass).await {
-            return outcome;
+        if let std::ops::ControlFlow::Break(ended) = turn.pass(pass).await {
+            outcome = Some(ended);
+            break;
         }
     }
-    turn.outcome
+    let outcome = outcome.unwrap_or_else(|| std::mem::take(&mut turn.outcome));
+    // Answered, unless cut short: a halt drops the message itself, and a
+    // lost lease leaves it to the daemon that takes the agent over.
+    if let Some(id) = turn.delivery
+        && !outcome.cancelled
+    {
+        store::answered(&turn.env, &turn.ctx, id).await;
+    }
+    outcome
 }

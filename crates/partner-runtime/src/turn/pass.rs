@@ -76,17 +76,9 @@ impl Turn {
         // context included: the next turn's request then starts with this
         // one's bytes, and a server's cache reads none of it again.
         if pass == 1
-            && self.stored
             && let Some(sent) = messages.last()
-            && let Err(message) = try_store_message(
-                &self.env,
-                &name,
-                &self.thread,
-                &self.from,
-                &sent.content,
-                self.now,
-            )
-            .await
+            && let Err(message) =
+                try_store_message(&self.env, &self.ctx, &self.from, &sent.content, self.now).await
         {
             return Break(failed(&self.env, name, message));
         }
@@ -202,7 +194,7 @@ impl Turn {
                 Err(e) => call_errors.push(e),
             }
         }
-        store_message(&self.env, &self.name, &self.thread, "assistant", &reply).await;
+        store_message(&self.env, &self.ctx, "assistant", &reply).await;
         self.env.emit(Event::ReplyFinished {
             agent: self.name.clone(),
             pass,
@@ -379,7 +371,7 @@ impl Turn {
             errors.insert(0, "Some of your actions could not be read:".into());
             results = format!("{results}\n\n{}", errors.join("\n  "));
         }
-        store_message(&self.env, &self.name, &self.thread, "user", &results).await;
+        store_message(&self.env, &self.ctx, "user", &results).await;
         self.prompt.push(ChatMessage::assistant(reply));
         self.prompt.push(ChatMessage::user(results));
         Continue(())

@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use tokio::sync::watch;
 
-use super::store::{recall, turn_id};
+use super::store::{Begun, begin, recall, turn_id};
 use super::{AgentInfo, Trigger, TurnEnv, TurnOutcome, allowed_verbs, failed};
 use crate::prompt::assemble::{TurnPrompt, TurnPromptParts};
 use crate::prompt::{self, ActionFormat, PromptInputs, budget};
@@ -24,13 +24,10 @@ pub(super) struct Turn {
     pub agent: Arc<AgentInfo>,
     /// The agent's name.
     pub name: String,
-    /// The conversation it answers in.
-    pub thread: String,
     /// The first pass's prompt type.
     pub kind: PromptKind,
-    /// Whether the incoming message is stored with the first pass (one
-    /// stored by whoever sent it is not stored twice).
-    pub stored: bool,
+    /// The inbox message the turn answers, if it answers one.
+    pub delivery: Option<i64>,
     /// Who the incoming message is from, as stored.
     pub from: String,
     /// Who sent what this turn answers, as a provider is told it.
@@ -56,7 +53,7 @@ struct Incoming {
     thread: String,
     kind: PromptKind,
     first: String,
-    stored: bool,
+    delivery: Option<i64>,
     from: String,
 }
 
@@ -67,20 +64,20 @@ impl Incoming {
                 thread,
                 from,
                 text,
-                store,
+                delivery,
                 ..
             } => Incoming {
                 thread: thread.clone(),
                 kind: PromptKind::Response,
                 first: text.clone(),
-                stored: *store,
+                delivery: *delivery,
                 from: from.clone(),
             },
             Trigger::Pulse { interval, reason } => Incoming {
                 thread: "main".to_string(),
                 kind: PromptKind::Pulse,
                 first: prompt::pulse_prompt(*interval, reason),
-                stored: true,
+                delivery: None,
                 from: "user".to_string(),
             },
             Trigger::Results {
@@ -89,7 +86,7 @@ impl Incoming {
                 thread: thread.clone(),
                 kind: PromptKind::Continuation,
                 first: prompt::results_message(reports),
-                stored: true,
+                delivery: None,
                 from: "user".to_string(),
             },
         }
@@ -109,31 +106,20 @@ struct Gathered {
 /// work for an async worker); `None` if any of it could not be read.
 async fn gather(env: &TurnEnv, name: &str, incoming: &Incoming) -> Option<Gathered> {
     let executor = Arc::clone(&env.executor);
-    let (name, thread, first, from) = (
+    let (name, thread, first) = (
         name.to_string(),
         incoming.thread.clone(),
         incoming.first.clone(),
-        incoming.from.clone(),
     );
-    let (stored, kind) = (incoming.stored, incoming.kind);
+    let kind = incoming.kind;
     // A page more than is sent, so the history can start where a page
     // does (see `budget::stable_start`).
     let history_len = env.history + budget::PAGE as usize;
     let read = tokio::task::spawn_blocking(move || -> MemoryResult<Gathered> {
         executor.store().read(|read| {
-            let mut history = read.recent_messages(&name, &thread, history_len)?;
+            let history = read.recent_messages(&name, &thread, history_len)?;
             let total = read.count_messages(&name, &thread)?;
             let first_number = total.saturating_sub(history.len() as u64);
-            // A message stored when it was sent (another agent's) is in the
-            // history already: it travels once, as this turn's first message,
-            // with its context.
-            if !stored
-                && let Some(at) = history
-                    .iter()
-                    .rposition(|m| m.role == from && m.content == first)
-            {
-                history.remove(at);
-            }
             let memory = read.blocks(Some(&name))?;
             let intentions = read.intentions(&name, true)?;
             let recalled = match kind {
@@ -204,6 +190,21 @@ impl Turn {
         let name = agent.name.clone();
         let now = env.clock.now_ms();
         let incoming = Incoming::of(trigger);
+        let mut ctx = context_of(
+            &name,
+            &incoming.thread,
+            &turn_id(&env, &name, turns, incoming.delivery),
+            trigger,
+            &cancel,
+        );
+        ctx.fence = agent
+            .fence
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone();
+        if let Some(id) = incoming.delivery {
+            ctx.again = begun(&env, &ctx, id).await?;
+        }
         let sender = match incoming.from.as_str() {
             "user" => "partner".to_string(),
             other => other.to_string(),
@@ -237,25 +238,12 @@ impl Turn {
             recalled: prompt::recalled_context(&gathered.recalled),
             budget,
         });
-        let mut ctx = context_of(
-            &name,
-            &incoming.thread,
-            &turn_id(&env, &name, turns),
-            trigger,
-            &cancel,
-        );
-        ctx.fence = agent
-            .fence
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .clone();
         Ok(Turn {
             env,
             agent,
             name,
-            thread: incoming.thread,
             kind: incoming.kind,
-            stored: incoming.stored,
+            delivery: incoming.delivery,
             from: incoming.from,
             sender,
             now,
@@ -269,6 +257,29 @@ impl Turn {
             cancel,
             outcome: TurnOutcome::default(),
         })
+    }
+}
+
+/// Begins answering inbox message `id`: true when the turn runs again
+/// after one cut short; the outcome to end with when there is nothing to
+/// answer (it no longer waits, or it was given up on).
+async fn begun(env: &Arc<TurnEnv>, ctx: &TurnContext, id: i64) -> Result<bool, TurnOutcome> {
+    match begin(env, ctx, id).await {
+        Ok(Begun::First) => Ok(false),
+        Ok(Begun::Again) => {
+            tracing::warn!(agent = %ctx.agent, turn = %ctx.turn_id, "a turn cut short runs again from its start");
+            Ok(true)
+        }
+        Ok(Begun::Settled) => Err(TurnOutcome::default()),
+        Ok(Begun::GaveUp(n)) => Err(failed(
+            env,
+            ctx.agent.clone(),
+            format!(
+                "{} began answering a message {n} times and never finished (its daemon stopped each time); it is given up: send it again to retry",
+                ctx.agent
+            ),
+        )),
+        Err(e) => Err(failed(env, ctx.agent.clone(), e)),
     }
 }
 

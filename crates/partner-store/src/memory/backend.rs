@@ -127,6 +127,9 @@ pub struct NewMessage<'a> {
     /// The agents a message between agents came through, sender first
     /// (empty for any other message).
     pub lineage: &'a [String],
+    /// The turn that stores it (none for a message stored outside one):
+    /// a turn cut short and run again takes back what it stored.
+    pub turn: Option<&'a str>,
 }
 
 /// The conflict a write meets when `block` is no longer at `base`.
@@ -216,9 +219,20 @@ impl Memory for Connection {
     }
 
     fn add_message(&self, m: &NewMessage<'_>, now: Millis) -> MemoryResult<i64> {
-        records::add_message_with_lineage(
-            self, m.agent, m.thread, m.role, m.content, m.lineage, now,
-        )
+        self.execute(
+            "INSERT INTO messages (agent, thread, role, content, created_at, lineage, turn)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+            rusqlite::params![
+                m.agent,
+                m.thread,
+                m.role,
+                m.content,
+                now,
+                super::inbox::lineage_text(m.lineage),
+                m.turn
+            ],
+        )?;
+        Ok(self.last_insert_rowid())
     }
 
     fn search(&self, query: &SearchQuery) -> MemoryResult<Vec<SearchHit>> {

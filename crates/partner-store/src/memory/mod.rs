@@ -12,6 +12,7 @@ pub mod blocks;
 mod deferred;
 mod error;
 mod group;
+pub mod inbox;
 pub mod keywords;
 pub mod learned;
 pub mod records;

@@ -443,6 +443,28 @@ pub const MIGRATIONS: &[&str] = &[
     CREATE INDEX pending_status ON pending(status, id);
     CREATE INDEX pending_unrouted ON pending(routed_at) WHERE routed_at IS NULL;
     "#,
+    // 11: the inbox — every message sent to an agent, kept until a turn
+    // has answered it (delivery at least once, across a crash or a
+    // takeover) — and, on each message a turn stores, the turn's id (a
+    // turn cut short and run again takes back what it had stored).
+    r#"
+    CREATE TABLE inbox (
+        id INTEGER PRIMARY KEY,
+        agent TEXT NOT NULL,
+        thread TEXT NOT NULL,
+        sender TEXT NOT NULL,
+        content TEXT NOT NULL,
+        lineage TEXT NOT NULL DEFAULT '[]',
+        created_at INTEGER NOT NULL,
+        attempts INTEGER NOT NULL DEFAULT 0,
+        answered_at INTEGER,
+        outcome TEXT
+    );
+    CREATE INDEX inbox_waiting ON inbox(agent, id) WHERE answered_at IS NULL;
+    ALTER TABLE messages ADD COLUMN turn TEXT;
+    CREATE INDEX messages_turn ON messages(agent, turn) WHERE turn IS NOT NULL;
+    CREATE INDEX pending_by_action ON pending(action_id);
+    "#,
 ];
 
 /// The schema version this binary writes.

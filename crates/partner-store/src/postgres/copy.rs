@@ -20,6 +20,7 @@ pub const TABLES: &[(&str, &str)] = &[
     ("block_history", "block_id, version"),
     ("archival", "id"),
     ("messages", "id"),
+    ("inbox", "id"),
     ("intentions", "id"),
     ("outbox", "id"),
     ("pending", "id"),

@@ -338,15 +338,16 @@ impl Memory for PgTx<'_> {
         let row = self
             .conn()
             .query_one(
-                "INSERT INTO messages (agent, thread, role, content, created_at, lineage)
-                 VALUES ($1, $2, $3, $4, $5, $6) RETURNING id",
+                "INSERT INTO messages (agent, thread, role, content, created_at, lineage, turn)
+                 VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING id",
                 &[
                     &m.agent,
                     &m.thread,
                     &m.role,
                     &m.content,
                     &now,
-                    &serde_json::to_string(m.lineage).unwrap_or_else(|_| "[]".into()),
+                    &crate::memory::inbox::lineage_text(m.lineage),
+                    &m.turn,
                 ],
             )
             .map_err(failed)?;

@@ -7,6 +7,7 @@
 //! any number of daemons may start at once.
 
 pub mod copy;
+mod inbox;
 mod learned;
 mod leases;
 mod listen;

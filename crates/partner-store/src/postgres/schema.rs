@@ -265,6 +265,26 @@ pub const MIGRATIONS: &[&str] = &[
         CHECK (status IN ('waiting', 'running', 'approved', 'denied', 'cancelled', 'timed_out'));
     ALTER TABLE pending ADD COLUMN claimed_by TEXT;
     "#,
+    // 13: the inbox, and each stored message's turn (as on SQLite).
+    r#"
+    CREATE TABLE inbox (
+        id BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+        agent TEXT NOT NULL,
+        thread TEXT NOT NULL,
+        sender TEXT NOT NULL,
+        content TEXT NOT NULL,
+        lineage TEXT NOT NULL DEFAULT '[]',
+        created_at BIGINT NOT NULL,
+        attempts BIGINT NOT NULL DEFAULT 0,
+        answered_at BIGINT,
+        outcome TEXT
+    );
+    CREATE INDEX inbox_waiting ON inbox (agent, id) WHERE answered_at IS NULL;
+    ALTER TABLE messages ADD COLUMN turn TEXT;
+    CREATE INDEX messages_turn ON messages (agent, turn) WHERE turn IS NOT NULL;
+    CREATE INDEX trace_by_action ON trace (action_id);
+    CREATE INDEX pending_by_action ON pending (action_id);
+    "#,
 ];
 
 /// Brings the schema up to date: under the advisory lock, the version is

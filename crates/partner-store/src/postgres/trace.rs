@@ -108,6 +108,17 @@ impl Trace for PgTx<'_> {
         Ok(row.and_then(|r| serde_json::from_str(r.get::<_, &str>(0)).ok()))
     }
 
+    fn by_action(&self, action_id: &str) -> MemoryResult<Option<TraceRecord>> {
+        let row = self
+            .conn()
+            .query_opt(
+                "SELECT record FROM trace WHERE action_id = $1 ORDER BY seq DESC LIMIT 1",
+                &[&action_id],
+            )
+            .map_err(failed)?;
+        Ok(row.and_then(|r| serde_json::from_str(r.get::<_, &str>(0)).ok()))
+    }
+
     fn len(&self) -> MemoryResult<u64> {
         let n: i64 = self
             .conn()
@@ -134,6 +145,10 @@ impl Trace for PgStore {
 
     fn record(&self, id: &str) -> MemoryResult<Option<TraceRecord>> {
         self.transaction(|tx| tx.record(id))
+    }
+
+    fn by_action(&self, action_id: &str) -> MemoryResult<Option<TraceRecord>> {
+        self.transaction(|tx| tx.by_action(action_id))
     }
 
     fn len(&self) -> MemoryResult<u64> {

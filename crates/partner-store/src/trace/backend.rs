@@ -24,6 +24,9 @@ pub trait Trace {
     fn older(&self, before: u64, filter: &TraceFilter, limit: usize) -> MemoryResult<OlderPage>;
     /// One record by id (`t12`).
     fn record(&self, id: &str) -> MemoryResult<Option<TraceRecord>>;
+    /// The newest record of an action, by the action's id
+    /// (`ada-m42:1:1`).
+    fn by_action(&self, action_id: &str) -> MemoryResult<Option<TraceRecord>>;
     /// How many records there are.
     fn len(&self) -> MemoryResult<u64>;
     /// True when there is none.
@@ -67,6 +70,10 @@ impl Trace for Connection {
         store::get(self, id)
     }
 
+    fn by_action(&self, action_id: &str) -> MemoryResult<Option<TraceRecord>> {
+        store::by_action(self, action_id)
+    }
+
     fn len(&self) -> MemoryResult<u64> {
         store::count(self)
     }
@@ -88,6 +95,10 @@ impl Trace for MemoryStore {
 
     fn record(&self, id: &str) -> MemoryResult<Option<TraceRecord>> {
         self.read().record(id)
+    }
+
+    fn by_action(&self, action_id: &str) -> MemoryResult<Option<TraceRecord>> {
+        self.read().by_action(action_id)
     }
 
     fn len(&self) -> MemoryResult<u64> {

@@ -103,6 +103,19 @@ pub fn get(conn: &Connection, id: &str) -> MemoryResult<Option<TraceRecord>> {
     Ok(row.and_then(|(seq, json)| decode(seq, json).ok()))
 }
 
+/// The newest record of the action `action_id` (a decided request's
+/// record carries the id its action had in its turn).
+pub fn by_action(conn: &Connection, action_id: &str) -> MemoryResult<Option<TraceRecord>> {
+    let row: Option<(i64, Option<String>)> = conn
+        .query_row(
+            "SELECT seq, record FROM trace WHERE action_id = ?1 ORDER BY seq DESC LIMIT 1",
+            [action_id],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
+        .optional()?;
+    Ok(row.and_then(|(seq, json)| decode(seq, json).ok()))
+}
+
 /// Number of records.
 pub fn count(conn: &Connection) -> MemoryResult<u64> {
     let n: i64 = conn.query_row("SELECT count(*) FROM trace", [], |r| r.get(0))?;

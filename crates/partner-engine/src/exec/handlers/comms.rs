@@ -1,6 +1,6 @@
 //! `/send`, `/reply`, `/post`, `/dm`, `/tell` and `/uncertain`. Messages to
 //! people and platforms go to the outbox (the seam for platform adapters);
-//! `/tell` delivers straight into the other agent's conversation.
+//! `/tell` delivers to the other agent's inbox, which its runtime answers.
 
 use serde_json::json;
 
@@ -12,6 +12,7 @@ use partner_core::clock::Millis;
 use partner_dialect::{ParsedAction, Verb};
 use partner_policy::VerbTraits;
 use partner_store::memory::backend::NewMessage;
+use partner_store::memory::inbox::NewDelivery;
 use partner_store::memory::roster::Outgoing;
 
 /// Delivers a message to another agent, recording who it came through:
@@ -41,31 +42,32 @@ pub(super) fn tell(
         }
     }
     let role = format!("agent:{from}");
-    let message = NewMessage {
+    let message = NewDelivery {
         agent: to,
         thread: &thread,
-        role: &role,
+        from: &role,
         content: text,
         lineage: &lineage,
     };
-    let id = tx.add_message(&message, now)?;
+    let id = tx.deliver(&message, now)?;
     Ok(Effect::text(format!("told {to}")).with_data(json!({ "to": to, "message_id": id })))
 }
 
-/// Keeps what `agent` said in its conversation `thread`.
+/// Keeps what the acting agent said in its conversation, as part of
+/// its turn.
 fn said(
     tx: &dyn ActionTx,
-    agent: &str,
-    thread: &str,
+    ctx: &TurnContext,
     text: &str,
     now: Millis,
 ) -> partner_store::memory::MemoryResult<i64> {
     let message = NewMessage {
-        agent,
-        thread,
+        agent: &ctx.agent,
+        thread: &ctx.thread,
         role: "assistant",
         content: text,
         lineage: &[],
+        turn: (!ctx.turn_id.is_empty()).then_some(ctx.turn_id.as_str()),
     };
     tx.add_message(&message, now)
 }
@@ -106,7 +108,7 @@ fn deliver(
             now,
         ),
         Verb::Reply => {
-            said(tx, from, &ctx.thread, text, now)?;
+            said(tx, ctx, text, now)?;
             queue("reply", Some(&ctx.thread), false, "replied".into())
         }
         Verb::Post => {
@@ -132,7 +134,7 @@ fn deliver(
             match (domain, target) {
                 ("agent", Some(agent)) => tell(exec, tx, ctx, agent, text, now),
                 ("user", None) => {
-                    said(tx, from, &ctx.thread, text, now)?;
+                    said(tx, ctx, text, now)?;
                     queue("user", None, false, "sent to the user".into())
                 }
                 (domain, target) => {
