@@ -268,8 +268,10 @@ fn killed_mid_turn_again_and_again_every_message_is_answered_and_no_action_runs_
             let holder = *hosts.iter().find(|h| **h == holder).unwrap();
             drop(daemons.remove(holder));
             if team && round % 4 >= 2 {
-                // The other daemon takes ada over once the lease lapses.
+                // The other daemon takes ada over once the lease lapses;
+                // meanwhile no daemon runs ada, and a message waits.
                 let other = *hosts.iter().find(|h| **h != holder).unwrap();
+                daemons[other].message("ada", &format!("meanwhile {round}"));
                 assert!(
                     until(Duration::from_secs(15), || path.holder("ada").as_deref()
                         == Some(other)),
@@ -287,7 +289,19 @@ fn killed_mid_turn_again_and_again_every_message_is_answered_and_no_action_runs_
             k.waiting,
             asked_in(&seen)
         );
-        assert_eq!(k.outcomes.len(), rounds, "{name}: {:?}", k.outcomes);
+        assert_eq!(
+            k.outcomes.len(),
+            rounds + takeovers,
+            "{name}: {:?}",
+            k.outcomes
+        );
+        for round in (0..rounds).filter(|r| team && r % 4 >= 2) {
+            let meanwhile = format!("meanwhile {round}");
+            assert!(
+                asked_about(&seen, &meanwhile) >= 1,
+                "{name}: {meanwhile} was never answered"
+            );
+        }
         assert!(
             k.outcomes.iter().all(|o| o == "answered"),
             "{name}: {:?}",
