@@ -39,6 +39,7 @@ mod dialect_props;
 mod dialect_rules;
 mod embed;
 mod eval;
+mod failures_travel;
 mod fuzz;
 mod gate_attacks;
 mod gate_cli;

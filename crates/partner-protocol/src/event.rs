@@ -238,6 +238,50 @@ pub enum Event {
         /// What.
         message: String,
     },
+    /// What another daemon of the team reported (through the store): one
+    /// of its agents' model call failed, it halted one, or it lost one's
+    /// lease.
+    TeamNotice {
+        /// The daemon it happened on.
+        host: String,
+        /// The agent.
+        agent: String,
+        /// What happened.
+        kind: TeamNoticeKind,
+        /// In words, with the cause.
+        message: String,
+    },
+}
+
+/// What a [`Event::TeamNotice`] reports.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TeamNoticeKind {
+    /// A turn ended on a failed model call (or another error).
+    TurnFailed,
+    /// The agent was halted.
+    Halted,
+    /// The daemon lost the agent's lease (it stops running it there).
+    LeaseLost,
+}
+
+impl TeamNoticeKind {
+    /// As stored.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            TeamNoticeKind::TurnFailed => "turn_failed",
+            TeamNoticeKind::Halted => "halted",
+            TeamNoticeKind::LeaseLost => "lease_lost",
+        }
+    }
+
+    /// Read back from the store (`None` for a kind this build does not
+    /// know).
+    pub fn parse(text: &str) -> Option<Self> {
+        [Self::TurnFailed, Self::Halted, Self::LeaseLost]
+            .into_iter()
+            .find(|k| k.as_str() == text)
+    }
 }
 
 impl Event {
@@ -262,6 +306,7 @@ impl Event {
             Event::ActionProposed { .. } => "action_proposed",
             Event::TurnFailed { .. } => "turn_failed",
             Event::Error { .. } => "error",
+            Event::TeamNotice { .. } => "team_notice",
         }
     }
 }
@@ -288,6 +333,7 @@ impl Event {
             Event::ParseFailed { message, .. }
             | Event::Error { message, .. }
             | Event::TurnFailed { message, .. } => vec![message],
+            Event::TeamNotice { host, message, .. } => vec![host, message],
             Event::ActionProposed { words, action, .. } => vec![words, action],
             Event::PromptFitted { summary, .. } => vec![summary],
         }

@@ -46,7 +46,7 @@ pub mod wire {
 
 use serde::{Deserialize, Serialize};
 
-pub use event::Event;
+pub use event::{Event, TeamNoticeKind};
 pub use host::{Answer, Connection, Host};
 use partner_policy::{Decision, PendingRequest};
 use partner_store::trace::BlockSpec;

@@ -217,6 +217,14 @@ impl Runtime {
         // halt, in the store too (a daemon taking it over later does not
         // answer it either); what is sent from now on waits for a resume.
         let dropped: Vec<i64> = slot.queued.iter().copied().collect();
+        self.report(
+            agent,
+            super::notices::Failure {
+                kind: partner_protocol::TeamNoticeKind::Halted,
+                cause: reason.to_string(),
+                provider: None,
+            },
+        );
         self.set_state(agent, RunState::Halted);
         self.emit(Event::AgentHalted {
             agent: agent.to_string(),

@@ -193,11 +193,22 @@ impl Runtime {
         let changed = slot.state != RunState::Elsewhere || slot.host != by;
         slot.host = by;
         slot.state = RunState::Elsewhere;
-        if was_ours {
-            tracing::warn!(%agent, by = ?slot.host, "lease lost: stops here");
-        }
+        let cause = match &slot.host {
+            Some(host) => format!("{host} holds it now"),
+            None => "it could not be renewed in time".to_string(),
+        };
         if changed {
             self.announce_state(agent);
+        }
+        if was_ours {
+            self.report(
+                agent,
+                super::notices::Failure {
+                    kind: partner_protocol::TeamNoticeKind::LeaseLost,
+                    cause,
+                    provider: None,
+                },
+            );
         }
     }
 

@@ -28,7 +28,12 @@ pub(super) fn listen(store: &PgStore, wake: std::sync::Weak<tokio::sync::Notify>
         .name("partner-listen".into())
         .spawn(move || {
             loop {
-                let channels = [channel::REQUESTS, channel::DECISIONS, channel::MESSAGES];
+                let channels = [
+                    channel::REQUESTS,
+                    channel::DECISIONS,
+                    channel::MESSAGES,
+                    channel::NOTICES,
+                ];
                 let mut listener = match store.listen(&channels) {
                     Ok(listener) => listener,
                     Err(e) => {

@@ -27,6 +27,7 @@ mod commands;
 mod handle;
 mod leases;
 mod listen;
+mod notices;
 mod routing;
 mod startup;
 mod sync;
@@ -140,6 +141,8 @@ enum Done {
     Leased(leases::Round, Instant),
     Swept(Swept),
     Decided,
+    /// The team was told of a failure (or could not be: logged).
+    Told,
     /// A write ended: what follows from it, or why it failed.
     Wrote(Result<Option<Box<Done>>, String>),
     /// A task of this kind stopped on an internal error (a panic).
@@ -153,6 +156,7 @@ enum Work {
     Sync,
     Sweep,
     Write,
+    Tell,
 }
 
 /// Runs background work of `kind`, a panic in it contained: the loop is
@@ -212,6 +216,8 @@ struct Runtime {
     /// The leases this runtime holds, by agent.
     held: std::collections::HashMap<String, leases::Held>,
     next_lease: Instant,
+    /// Team mode: the newest notice from the other daemons read.
+    notices_seen: i64,
     /// The learned phrasings the proposer was built from (their
     /// signature): a sync that finds others rebuilds it.
     learned_seen: Option<(i64, i64)>,
@@ -266,7 +272,7 @@ pub fn start_leased(
     });
     // Startup reads and creates what the agents start with, before the loop
     // (the only database work not on the blocking pool).
-    let (learned_seen, mut slots) = startup(|| {
+    let (learned_seen, notices_seen, mut slots) = startup(|| {
         if let Some(store) = executor.store().postgres() {
             listen::listen(store, Arc::downgrade(&env.requests));
         }
@@ -274,7 +280,12 @@ pub fn start_leased(
         create_blocks(config, &executor, &env);
         // Before any message a run starts with: a greeting comes first.
         startup::greet_all(config, &executor, &env);
-        (learned_seen, slots(config, &executor))
+        let notices_seen = if leasing.is_some() {
+            notices::start(&executor)
+        } else {
+            0
+        };
+        (learned_seen, notices_seen, slots(config, &executor))
     });
     // What memory holds and gains is embedded beside the turns, for
     // search by meaning (nothing to do without an embedder).
@@ -317,6 +328,7 @@ pub fn start_leased(
         leasing_busy: false,
         held: std::collections::HashMap::new(),
         next_lease: Instant::now(),
+        notices_seen,
     };
     let task = tokio::spawn(runtime.run());
     (handle, task)
@@ -388,7 +400,14 @@ impl Runtime {
             });
             return;
         };
-        tracing::error!(%agent, %why, "a turn stopped on an internal error");
+        self.report(
+            &agent,
+            notices::Failure {
+                kind: partner_protocol::TeamNoticeKind::TurnFailed,
+                cause: format!("an internal error: {why}"),
+                provider: None,
+            },
+        );
         self.emit(Event::Error {
             agent: Some(agent.clone()),
             message: format!(

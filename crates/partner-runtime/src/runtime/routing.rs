@@ -10,6 +10,22 @@ impl Runtime {
             .slots
             .get(agent)
             .is_some_and(|s| s.state == RunState::Halted);
+        if let Some(cause) = &outcome.error
+            && !outcome.cancelled
+        {
+            let provider = self
+                .slots
+                .get(agent)
+                .map(|s| s.info.provider.describe(&s.info.model));
+            self.report(
+                agent,
+                super::notices::Failure {
+                    kind: partner_protocol::TeamNoticeKind::TurnFailed,
+                    cause: cause.clone(),
+                    provider,
+                },
+            );
+        }
         if let Some(slot) = self.slots.get_mut(agent) {
             slot.cancel = None;
             slot.answering = None;
@@ -52,14 +68,20 @@ impl Runtime {
         let executor = Arc::clone(&self.env.executor);
         let learned_seen = self.learned_seen;
         let ours = self.ours();
+        let team = self
+            .leasing
+            .as_ref()
+            .map(|l| (l.host.clone(), self.notices_seen));
         self.work.spawn_blocking(move || {
             contained(Work::Sync, || {
-                Done::Synced(sync::sync(
-                    &executor,
-                    &agents,
-                    learned_seen,
-                    ours.as_deref(),
-                ))
+                let mut synced = sync::sync(&executor, &agents, learned_seen, ours.as_deref());
+                if let Some((host, after)) = team {
+                    match super::notices::read(&executor, &host, after) {
+                        Ok(heard) => synced.notices = Some(heard),
+                        Err(e) => synced.errors.push(e),
+                    }
+                }
+                Done::Synced(synced)
             })
         });
     }
@@ -78,6 +100,7 @@ impl Runtime {
                 self.swept(swept);
             }
             Done::Decided => self.request_sync(),
+            Done::Told => {}
             // Read back with what else waits, so the inbox is answered in
             // the order it was sent (a greeting before a first message).
             Done::Delivered(agent) if self.runs(&agent) => self.request_sync(),
@@ -111,6 +134,7 @@ impl Runtime {
                     }
                     Work::Sweep => self.sweeping = false,
                     Work::Lease => self.leasing_busy = false,
+                    Work::Tell => {}
                     Work::Write => {
                         self.writing = false;
                         self.next_write();
@@ -126,6 +150,9 @@ impl Runtime {
             // from the next reply on.
             self.learned_seen = Some(seen);
             self.env.proposer.set(proposer);
+        }
+        if let Some((notices, newest)) = synced.notices {
+            self.heard(notices, newest);
         }
         for message in synced.errors {
             self.emit(Event::Error {

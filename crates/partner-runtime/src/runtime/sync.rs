@@ -40,6 +40,9 @@ pub(super) struct Synced {
     pub learned: Option<Relearned>,
     /// What went wrong reading (shown to the partner, never fatal).
     pub errors: Vec<String>,
+    /// Team mode: what the other daemons reported, and the newest
+    /// notice's number.
+    pub notices: Option<(Vec<partner_store::postgres::TeamNotice>, i64)>,
 }
 
 /// Takes what is new in the database for `agents` (what waits in their

@@ -16,9 +16,11 @@ pub mod channel {
     pub const REQUESTS: &str = "partner_requests";
     /// A request was decided (payload: its id).
     pub const DECISIONS: &str = "partner_decisions";
-    /// The partner sent a message to an agent another daemon runs
-    /// (payload: the message's id).
+    /// A message waits in an agent's inbox (payload: the agent).
     pub const MESSAGES: &str = "partner_messages";
+    /// A daemon told the team about one of its agents (payload: the
+    /// notice's number).
+    pub const NOTICES: &str = "partner_notices";
 }
 
 /// One notice: its channel and payload.

@@ -12,6 +12,7 @@ mod learned;
 mod leases;
 mod listen;
 mod memory;
+mod notices;
 mod pool;
 mod roster;
 mod schema;
@@ -21,6 +22,7 @@ mod vectors;
 
 pub use leases::{Lease, LeaseError};
 pub use listen::{Listener, Notice, channel};
+pub use notices::TeamNotice;
 use pool::Pool;
 pub use pool::{POOL, Pooled};
 pub use schema::MIGRATIONS;

@@ -285,6 +285,18 @@ pub const MIGRATIONS: &[&str] = &[
     CREATE INDEX trace_by_action ON trace (action_id);
     CREATE INDEX pending_by_action ON pending (action_id);
     "#,
+    // 14: what a daemon tells the others about its agents (a failed model
+    // call, a halt, a lost lease), for every console of the team.
+    r#"
+    CREATE TABLE team_notices (
+        id BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+        host TEXT NOT NULL,
+        agent TEXT NOT NULL,
+        kind TEXT NOT NULL,
+        message TEXT NOT NULL,
+        at BIGINT NOT NULL
+    );
+    "#,
 ];
 
 /// Brings the schema up to date: under the advisory lock, the version is

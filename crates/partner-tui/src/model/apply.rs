@@ -5,7 +5,7 @@ use super::{ActionEntry, ActionState, Model, NoticeKind, TurnEntry};
 use partner_core::clock::Millis;
 use partner_protocol::ActionStatus;
 use partner_protocol::PromptKind;
-use partner_protocol::{Event, RunState};
+use partner_protocol::{Event, RunState, TeamNoticeKind};
 
 impl Model {
     /// Applies one runtime event at time `now`. Returns true when the
@@ -69,6 +69,19 @@ impl Model {
             }
             Event::Error { agent, message } => {
                 self.notify(now, agent.as_deref(), NoticeKind::Error, message.clone());
+            }
+            Event::TeamNotice {
+                host,
+                agent,
+                kind,
+                message,
+            } => {
+                // Another daemon runs the agent: said here, as it is there.
+                let notice = match kind {
+                    TeamNoticeKind::Halted => NoticeKind::Halt,
+                    TeamNoticeKind::TurnFailed | TeamNoticeKind::LeaseLost => NoticeKind::Error,
+                };
+                self.notify(now, Some(agent), notice, format!("on {host}: {message}"));
             }
             Event::ActionProposed { .. } => self.action_proposed(event, now),
             Event::PromptFitted { agent, summary, .. } => {
