@@ -100,9 +100,14 @@ pub fn run_attach(options: &AttachOptions) -> Result<i32> {
         .map_err(|e| Error::Runtime(format!("cannot start the async runtime: {e}")))?;
     runtime.block_on(async {
         let door = Door { at, token };
-        let remote = RemoteHost::connect(&door)
-            .await
-            .map_err(|e| Error::Usage(format!("{e} (is partner serve running there?)")))?;
+        let remote = RemoteHost::connect(&door).await.map_err(|e| match e {
+            // Nothing answered: perhaps nothing runs there.
+            crate::daemon::remote::Opening::Unreachable(why) => {
+                Error::Usage(format!("{why} (is partner serve running there?)"))
+            }
+            // A daemon answered: its own words, no guess.
+            other => Error::Usage(other.to_string()),
+        })?;
         let data = remote
             .call(crate::protocol::Op::Status)
             .await

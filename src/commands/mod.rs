@@ -21,7 +21,7 @@ mod team;
 mod trace;
 mod unattended;
 
-pub use attach::{AttachOptions, run_attach};
+pub use attach::{AttachOptions, partner_token, run_attach};
 pub use common::{DbArg, load_policy, open_executor};
 pub use eval::{EvalOptions, run_eval};
 pub use exec::{ExecOptions, run_exec};

@@ -32,10 +32,15 @@ pub struct PartnersOptions {
 /// `partner partners` subcommands.
 #[derive(Debug, Clone, clap::Subcommand)]
 pub enum PartnersCommand {
-    /// Add a partner and print their token (shown this once).
+    /// Add a partner and print their token (shown this once), or write
+    /// it to a new file only they may read (`--token-file`).
     Add {
         /// Their name: lowercase letters, digits, '-' or '_'.
         name: String,
+        /// Write the token to this new file (mode 600) instead of
+        /// printing it: the file `partner attach --token-file` reads.
+        #[arg(long, value_name = "FILE")]
+        token_file: Option<std::path::PathBuf>,
     },
     /// List the partners, revoked ones too.
     List,
@@ -47,11 +52,27 @@ pub enum PartnersCommand {
     },
 }
 
-/// What `partner partners add --json` prints.
+/// What `partner partners add --json` prints: the token, or the file
+/// it was written to.
 #[derive(Serialize)]
 struct Added<'a> {
     name: &'a str,
-    token: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    token: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    token_file: Option<String>,
+}
+
+/// Writes `token` to `path`, a new file only its owner may read.
+fn write_token(path: &std::path::Path, token: &str) -> std::io::Result<()> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let mut file = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .open(path)?;
+    file.write_all(format!("{token}\n").as_bytes())?;
+    file.sync_all()
 }
 
 fn store(options: &PartnersOptions) -> Result<Box<dyn Partners>> {
@@ -73,15 +94,41 @@ pub fn run_partners(options: &PartnersOptions, out: &mut dyn Write) -> Result<i3
     let store = store(options)?;
     let now = SystemClock.now_ms();
     match &options.command {
-        PartnersCommand::Add { name } => {
+        PartnersCommand::Add { name, token_file } => {
+            if let Some(file) = token_file
+                && file.exists()
+            {
+                return Err(Error::Usage(format!(
+                    "{} exists: give a new file for the token; nothing was added",
+                    file.display()
+                )));
+            }
             let token = store.add_partner(name, now).map_err(refused)?;
+            let shown = match token_file {
+                Some(file) => {
+                    write_token(file, &token).map_err(|e| {
+                        Error::Runtime(format!(
+                            "{name} was added, but the token could not be written to {} ({e}): `partner partners revoke {name}`, then add them again",
+                            file.display()
+                        ))
+                    })?;
+                    Some(file.display().to_string())
+                }
+                None => None,
+            };
             if options.json {
-                write_json(
+                let added = Added {
+                    name,
+                    token: shown.is_none().then_some(token.as_str()),
+                    token_file: shown,
+                };
+                write_json(out, &added)?;
+            } else if let Some(file) = shown {
+                line(
                     out,
-                    &Added {
-                        name,
-                        token: &token,
-                    },
+                    format!(
+                        "added partner {name}; their token is in {file} (only there: the store keeps its hash)"
+                    ),
                 )?;
             } else {
                 line(

@@ -30,6 +30,11 @@ pub struct RunOptions {
     /// before or after any subcommand.
     #[arg(long, value_name = "FILE", global = true)]
     pub db: Option<PathBuf>,
+    /// The store: a database file, or a team's PostgreSQL database
+    /// (`postgres://user@host:port/db`). Default: `PARTNER_STORE`, else
+    /// as `--db`. Accepted before or after any subcommand.
+    #[arg(long, value_name = "URL", global = true, conflicts_with = "db")]
+    pub store: Option<String>,
     /// Stop after this long (`30s`, `5m`).
     #[arg(long = "for", value_name = "DURATION")]
     pub run_for: Option<String>,
@@ -52,6 +57,18 @@ pub struct RunOptions {
     /// `--message ada="what is on today?"`.
     #[arg(long = "message", value_name = "AGENT=TEXT")]
     pub messages: Vec<String>,
+}
+
+impl RunOptions {
+    /// The database file given: `--db`, or `--store` naming a file.
+    pub fn db_file(&self) -> Option<PathBuf> {
+        self.db.clone().or_else(|| {
+            match partner_engine::store::StoreAt::parse(self.store.as_deref()?) {
+                partner_engine::store::StoreAt::File(path) => Some(path),
+                partner_engine::store::StoreAt::Postgres(_) => None,
+            }
+        })
+    }
 }
 
 /// The `--message`s a run starts with. (An agent's `greeting` is the
@@ -164,7 +181,7 @@ pub fn database_for(
     demo: bool,
 ) -> Result<(PathBuf, crate::daemon::RuntimeLock)> {
     let db = database_path(
-        file_of(options.db.as_deref(), config).as_deref(),
+        file_of(options.db_file().as_deref(), config).as_deref(),
         &config.name,
     )?;
     let lock = crate::daemon::lock::acquire(
@@ -176,7 +193,7 @@ pub fn database_for(
         },
     )
     .map_err(Error::Usage)?;
-    if demo && options.db.is_none() {
+    if demo && options.db_file().is_none() {
         start_demo_fresh(&db);
     }
     Ok((db, lock))
@@ -276,7 +293,7 @@ pub fn run_run(options: &RunOptions, out: &mut dyn Write, err: &mut dyn Write) -
 /// its exit code; `None` when no daemon runs it.
 fn attach_if_served(options: &RunOptions, config: &ConstellationConfig) -> Result<Option<i32>> {
     let db = database_path(
-        file_of(options.db.as_deref(), config).as_deref(),
+        file_of(options.db_file().as_deref(), config).as_deref(),
         &config.name,
     )?;
     let Some(crate::daemon::Holder {

@@ -286,22 +286,29 @@ pub fn run_status(options: &StatusOptions, out: &mut dyn Write) -> Result<i32> {
     let status: Status = data
         .and_then(|d| serde_json::from_value(d).ok())
         .ok_or_else(|| Error::Runtime("the daemon sent no status".into()))?;
+    // The daemon counted this command's own connection among its clients.
+    let others = status.clients.saturating_sub(1);
     if options.json {
         let mut value = serde_json::to_value(&status).map_err(|e| Error::Write(e.into()))?;
         value["running"] = serde_json::Value::Bool(true);
+        value["other_clients"] = serde_json::Value::from(others);
         write_json(out, &value)?;
         return Ok(0);
     }
+    let clients = match others {
+        0 => "no other client".to_string(),
+        1 => "1 other client".to_string(),
+        n => format!("{n} other clients"),
+    };
     line(
         out,
         format!(
-            "{} is served by pid {} on {}, up {}; {} pending, {} clients",
+            "{} is served by pid {} on {}, up {}; {} pending, {clients}",
             status.name,
             status.pid,
             status.socket,
             crate::tui::panes::human_duration(secs_ms(status.uptime_secs)),
             status.pending,
-            status.clients
         ),
     )?;
     for a in &status.agents {

@@ -97,5 +97,12 @@ pub fn run_store(options: &StoreOptions, out: &mut dyn Write) -> Result<i32> {
 
 fn row(c: &Copied) -> String {
     let verdict = if c.same { "same" } else { "DIFFERENT" };
-    format!("{:<16} {:>9} → {:<9} {verdict}", c.table, c.from, c.to)
+    let kept = match c.kept {
+        0 => String::new(),
+        n => format!(" ({n} there already, kept)"),
+    };
+    format!(
+        "{:<16} {:>9} → {:<9} {verdict}{kept}",
+        c.table, c.from, c.to
+    )
 }

@@ -121,6 +121,12 @@ pub fn team_url_of(
     options: &super::run::RunOptions,
     config: &crate::agent::ConstellationConfig,
 ) -> Option<String> {
+    if let Some(named) = &options.store {
+        return match partner_engine::store::StoreAt::parse(named) {
+            partner_engine::store::StoreAt::Postgres(url) => Some(url),
+            partner_engine::store::StoreAt::File(_) => None,
+        };
+    }
     if options.db.is_some() {
         return None;
     }
@@ -240,14 +246,18 @@ pub fn run_team_status(url: &str, json: bool, out: &mut dyn Write) -> Result<i32
         }
     }
     placed.sort_by(|a, b| a.agent.cmp(&b.agent));
+    // Every daemon up — one that runs no agent (it takes those of a
+    // daemon that stops) as much as the others.
+    let members = store.members()?;
     let mut hosts: Vec<&str> = placed
         .iter()
         .filter(|p| p.running)
         .filter_map(|p| p.host.as_deref())
+        .chain(members.iter().map(String::as_str))
         .collect();
     hosts.sort_unstable();
     hosts.dedup();
-    let running = !hosts.is_empty();
+    let running = placed.iter().any(|p| p.running);
     if json {
         write_json(
             out,
@@ -260,8 +270,18 @@ pub fn run_team_status(url: &str, json: bool, out: &mut dyn Write) -> Result<i32
         )?;
         return Ok(if running { 0 } else { 1 });
     }
-    if running {
-        line(
+    match (running, hosts.len()) {
+        (false, 0) => line(out, format!("no daemon runs {}", store.location()))?,
+        (false, _) => line(
+            out,
+            format!(
+                "{} daemon(s) up ({}), running no agent of {}",
+                hosts.len(),
+                hosts.join(", "),
+                store.location()
+            ),
+        )?,
+        (true, _) => line(
             out,
             format!(
                 "{} is run by {} daemon(s): {}",
@@ -269,9 +289,18 @@ pub fn run_team_status(url: &str, json: bool, out: &mut dyn Write) -> Result<i32
                 hosts.len(),
                 hosts.join(", ")
             ),
-        )?;
-    } else {
-        line(out, format!("no daemon runs {}", store.location()))?;
+        )?,
+    }
+    for host in &hosts {
+        if !placed
+            .iter()
+            .any(|p| p.running && p.host.as_deref() == Some(*host))
+        {
+            line(
+                out,
+                format!("  {host}  up, runs no agent: it takes those of a daemon that stops"),
+            )?;
+        }
     }
     for p in &placed {
         let how = match (&p.host, p.running) {

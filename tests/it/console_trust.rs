@@ -379,8 +379,20 @@ fn a_decision_is_refused_at_once_while_the_daemon_is_gone() {
         "a decision nobody would receive was sent"
     );
     let shown = screen(&mut app, 120, 30);
-    assert!(shown.contains("not decided"), "{shown}");
+    assert!(
+        shown.contains("r1 not decided: the daemon has been gone since"),
+        "{shown}"
+    );
     assert!(shown.contains("daemon gone since"), "{shown}");
+    // What waits is not known meanwhile: never a count from before.
+    assert!(shown.contains("? pending"), "{shown}");
+    // Refused (the partner's token revoked): said, and nothing sent.
+    app.connection = partner::protocol::Connection::Refused { since: NOW };
+    key(&mut app, KeyCode::Char('a'));
+    assert!(decisions(&after_window(&mut app)).is_empty());
+    let shown = screen(&mut app, 160, 30);
+    assert!(shown.contains("refused by the daemon since"), "{shown}");
+    assert!(shown.contains("? pending"), "{shown}");
     // Back: the same key decides.
     app.connection = partner::protocol::Connection::Attached;
     key(&mut app, KeyCode::Char('a'));

@@ -383,6 +383,8 @@ fn after_kill_9_a_new_daemon_resumes_the_pending_request_and_a_shell_decision_re
         out.contains("served is served by pid") && out.contains("1 pending"),
         "{out}"
     );
+    // The command does not count itself: the one client here is ours.
+    assert!(out.contains("1 pending, 1 other client\n"), "{out}");
     drop(client);
 
     // kill -9: the lock is the kernel's, and goes with the process.

@@ -84,5 +84,6 @@ mod store_commands;
 mod store_contract;
 mod store_copy;
 mod team;
+mod team_walkthrough;
 mod tui_snapshots;
 mod verb_in_one_place;

@@ -472,3 +472,109 @@ fn a_console_attached_over_tcp_decides_as_its_partner() {
     assert!(line.contains("approve_once by partner:alice"), "{line}");
     console.keys(&["q"]);
 }
+
+/// `partners add --token-file` writes the token to a new file only its
+/// owner may read, which a TCP client's token opens the daemon with; an
+/// existing file is never overwritten (and nobody is added).
+#[test]
+fn a_token_written_to_its_file_opens_the_daemon() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    constellation(dir.path());
+    let (code, out, err) = partner_in(
+        dir.path(),
+        &[
+            "partners",
+            "add",
+            "dana",
+            "--token-file",
+            "dana.token",
+            "--db",
+            "c.db",
+        ],
+        "",
+    );
+    assert_eq!(code, Some(0), "{err}");
+    assert!(out.contains("their token is in dana.token"), "{out}");
+    assert!(!out.contains("ptk_"), "the token is not printed: {out}");
+    let file = dir.path().join("dana.token");
+    let mode = std::fs::metadata(&file).unwrap().permissions().mode();
+    assert_eq!(mode & 0o777, 0o600);
+    // Read as `partner attach --token-file` reads it.
+    let token = partner::commands::partner_token(Some(&file))
+        .unwrap()
+        .unwrap();
+    assert!(token.starts_with("ptk_"), "{token}");
+    let addr = free_port();
+    let _daemon = team_daemon(dir.path(), addr, &token);
+    let mut as_dana = Client::connect_tcp(addr, "dana", &token).unwrap();
+    assert!(as_dana.request(Op::Status).is_ok());
+    // Again into the same file: refused, and no second partner.
+    let (code, _, err) = partner_in(
+        dir.path(),
+        &[
+            "partners",
+            "add",
+            "erin",
+            "--token-file",
+            "dana.token",
+            "--db",
+            "c.db",
+        ],
+        "",
+    );
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains("dana.token exists"), "{err}");
+    let (_, listed, _) = partner_in(dir.path(), &["partners", "list", "--db", "c.db"], "");
+    assert!(!listed.contains("erin"), "{listed}");
+}
+
+/// A console with a token the daemon does not take is told so in the
+/// daemon's words (not asked whether a daemon runs there); one whose
+/// partner is revoked while it watches says it is refused, and that what
+/// waits is not known — never `0 pending` while a request waits.
+#[test]
+fn a_refused_console_says_so_and_never_shows_a_stale_queue() {
+    use support::tmux::{Tmux, first_partner_request};
+    let dir = tempfile::tempdir().unwrap();
+    constellation(dir.path());
+    let alice = add(dir.path(), "alice");
+    let carol = add(dir.path(), "carol");
+    std::fs::write(dir.path().join("carol.token"), format!("{carol}\n")).unwrap();
+    std::fs::write(dir.path().join("bad.token"), "ptk_0000\n").unwrap();
+    let addr = free_port();
+    let daemon = team_daemon(dir.path(), addr, &alice);
+    let connect = addr.to_string();
+    let (code, _, err) = partner_in(
+        dir.path(),
+        &["attach", "--connect", &connect, "--token-file", "bad.token"],
+        "",
+    );
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains("the daemon refused this console"), "{err}");
+    assert!(!err.contains("is partner serve running"), "{err}");
+    let mut local = Client::connect(&daemon.socket, "test").unwrap();
+    let id = ask(&mut local, "/dm @sam \"see you friday\"");
+    let command = format!(
+        "cd {} && env TERM=xterm-256color COLORTERM= {} attach --connect {addr} --token-file carol.token --no-bell; exec sh",
+        dir.path().display(),
+        env!("CARGO_BIN_EXE_partner"),
+    );
+    let console = Tmux::start("attach-revoked", &command);
+    let screen = console.wait("the request", Duration::from_secs(30), |s| {
+        first_partner_request(s).is_some()
+    });
+    assert_eq!(first_partner_request(&screen).as_deref(), Some(id.as_str()));
+    let (code, _, err) = partner_in(
+        dir.path(),
+        &["partners", "revoke", "carol", "--db", "c.db"],
+        "",
+    );
+    assert_eq!(code, Some(0), "{err}");
+    let screen = console.wait("the refusal", Duration::from_secs(15), |s| {
+        s.contains("refused by the daemon since")
+    });
+    assert!(screen.contains("? pending"), "{screen}");
+    assert!(!screen.contains(" 0 pending"), "{screen}");
+    console.keys(&["q"]);
+}

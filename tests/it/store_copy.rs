@@ -87,3 +87,45 @@ fn the_demo_moves_to_postgresql_and_back_and_still_replays() {
     let (code, _, err) = partner(&["store", "copy", "--from", path(&a), "--to", path(&b)]);
     assert_eq!(code, 2, "{err}");
 }
+
+/// The team walk-through's order: partners added on PostgreSQL first,
+/// then an existing constellation copied in — the partners are kept (a
+/// name on both sides is refused, nothing copied).
+#[test]
+fn partners_added_before_a_copy_are_kept_beside_it() {
+    let Some(db) = postgres::scratch() else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    crate::support::made_database(dir.path());
+    let file = dir.path().join("c.db");
+    let (code, out, err) = partner(&["partners", "add", "alice", "--store", &db.url]);
+    assert_eq!(code, 0, "{out}{err}");
+    let (code, out, err) = partner(&["partners", "add", "bob", "--db", path(&file)]);
+    assert_eq!(code, 0, "{out}{err}");
+    let (code, out, err) = partner(&["store", "copy", "--from", path(&file), "--to", &db.url]);
+    assert_eq!(code, 0, "{out}{err}");
+    let partners = out.lines().find(|l| l.starts_with("partners")).unwrap();
+    assert!(partners.contains("1 there already, kept"), "{partners}");
+    assert!(
+        out.contains("every table is the same on both sides"),
+        "{out}"
+    );
+    let (_, listed, _) = partner(&["partners", "list", "--store", &db.url]);
+    assert!(
+        listed.contains("alice") && listed.contains("bob"),
+        "{listed}"
+    );
+    // The same name on both sides: which one is meant? Refused.
+    let other = tempfile::tempdir().unwrap();
+    crate::support::made_database(other.path());
+    let second = other.path().join("c.db");
+    partner(&["partners", "add", "alice", "--db", path(&second)]);
+    let fresh = postgres::scratch().unwrap();
+    partner(&["partners", "add", "alice", "--store", &fresh.url]);
+    let (code, out, err) = partner(&["store", "copy", "--from", path(&second), "--to", &fresh.url]);
+    assert_ne!(code, 0, "{out}");
+    assert!(err.contains("alice is a partner on both sides"), "{err}");
+    let (_, listed, _) = partner(&["partners", "list", "--store", &fresh.url]);
+    assert_eq!(listed.matches("alice").count(), 1, "{listed}");
+}

@@ -97,6 +97,27 @@ impl std::fmt::Display for Address {
     }
 }
 
+/// Why a console could not open a connection to a daemon.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Opening {
+    /// Nothing answered there (no daemon, or it did not answer in time).
+    Unreachable(String),
+    /// A daemon answered and refused this console (a token it does not
+    /// take, a cookie it does not know): its words.
+    Refused(String),
+    /// A daemon answered with something that is not partner's protocol.
+    Broken(String),
+}
+
+impl std::fmt::Display for Opening {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Opening::Unreachable(why) | Opening::Broken(why) => f.write_str(why),
+            Opening::Refused(why) => write!(f, "the daemon refused this console: {why}"),
+        }
+    }
+}
+
 /// Connects to `at` within the reply deadline: the two halves.
 async fn connect(at: &Address) -> Result<(OwnedReadHalf, OwnedWriteHalf), String> {
     let refused = |e: std::io::Error| format!("no daemon listens on {at}: {e}");
@@ -136,8 +157,9 @@ struct Welcomed {
 }
 
 /// Connects and says hello (and subscribes, when `subscribe`).
-async fn open(door: &Door, subscribe: bool) -> Result<Welcomed, String> {
-    let (read, mut write) = connect(&door.at).await?;
+async fn open(door: &Door, subscribe: bool) -> Result<Welcomed, Opening> {
+    let (read, mut write) = connect(&door.at).await.map_err(Opening::Unreachable)?;
+    let broken = |e: String| Opening::Broken(e);
     let mut reader = BufReader::new(read);
     let hello = Request {
         id: 0,
@@ -154,25 +176,28 @@ async fn open(door: &Door, subscribe: bool) -> Result<Welcomed, String> {
     write
         .write_all(line(&hello).as_bytes())
         .await
-        .map_err(|e| e.to_string())?;
+        .map_err(|e| Opening::Unreachable(e.to_string()))?;
     let welcome = tokio::time::timeout(REPLY_TIMEOUT, read_message(&mut reader))
         .await
-        .map_err(|_| "the daemon did not answer".to_string())??;
+        .map_err(|_| Opening::Unreachable("the daemon did not answer".into()))?
+        .map_err(broken)?;
     let (pid, partner) = match welcome {
         Some(ServerMsg::Welcome { pid, partner, .. }) => (pid, partner),
-        Some(ServerMsg::Error { message }) => return Err(message),
-        other => return Err(format!("expected a welcome, got {other:?}")),
+        Some(ServerMsg::Error { message }) => return Err(Opening::Refused(message)),
+        other => return Err(broken(format!("expected a welcome, got {other:?}"))),
     };
     if subscribe {
         write
             .write_all(line(&SUBSCRIBE).as_bytes())
             .await
-            .map_err(|e| e.to_string())?;
+            .map_err(|e| Opening::Unreachable(e.to_string()))?;
     }
     // Whatever the reader buffered past the welcome is still in `reader`:
     // hand back its inner half only when nothing is buffered.
     if !reader.buffer().is_empty() {
-        return Err("the daemon sent more than a welcome before the subscription".into());
+        return Err(broken(
+            "the daemon sent more than a welcome before the subscription".into(),
+        ));
     }
     Ok(Welcomed {
         read: reader.into_inner(),
@@ -191,7 +216,7 @@ async fn read_message(reader: &mut BufReader<OwnedReadHalf>) -> Result<Option<Se
 
 impl RemoteHost {
     /// Attaches to the daemon listening at `door`.
-    pub async fn connect(door: &Door) -> Result<Arc<Self>, String> {
+    pub async fn connect(door: &Door) -> Result<Arc<Self>, Opening> {
         let Welcomed {
             read,
             write,
@@ -385,26 +410,53 @@ impl Wires {
             if link.strong_count() == 0 {
                 return None;
             }
-            if let Ok(Welcomed {
+            let opened = match open(&self.door, true).await {
+                Ok(opened) => opened,
+                Err(Opening::Refused(why)) => {
+                    self.refused(why);
+                    continue;
+                }
+                Err(_) => continue,
+            };
+            let Welcomed {
                 read: r,
                 write: w,
                 pid: new_pid,
                 ..
-            }) = open(&self.door, true).await
-            {
-                if u64::from(new_pid) != self.pid.swap(u64::from(new_pid), Ordering::SeqCst) {
-                    // A new daemon numbers its events from 1 again.
-                    *last_seq = 0;
-                }
-                *self.writer.lock().await = Some(w);
-                self.set(Connection::Attached);
-                let _ = self.events.send(Event::Error {
-                    agent: None,
-                    message: format!("attached again to the daemon (pid {new_pid})"),
-                });
-                return Some(r);
+            } = opened;
+            if u64::from(new_pid) != self.pid.swap(u64::from(new_pid), Ordering::SeqCst) {
+                // A new daemon numbers its events from 1 again.
+                *last_seq = 0;
             }
+            *self.writer.lock().await = Some(w);
+            self.set(Connection::Attached);
+            let _ = self.events.send(Event::Error {
+                agent: None,
+                message: format!("attached again to the daemon (pid {new_pid})"),
+            });
+            return Some(r);
         }
+    }
+
+    /// The daemon answers but refuses this console (its partner's token
+    /// was revoked): said once, and shown until it lets the console in.
+    fn refused(&self, why: String) {
+        let already = matches!(
+            *self.connection.lock().unwrap_or_else(|e| e.into_inner()),
+            Connection::Refused { .. }
+        );
+        if already {
+            return;
+        }
+        self.set(Connection::Refused {
+            since: partner_core::clock::system_clock().now_ms(),
+        });
+        let _ = self.events.send(Event::Error {
+            agent: None,
+            message: format!(
+                "the daemon refused this console: {why}; nothing is decided or sent from here until it lets this partner in"
+            ),
+        });
     }
 
     fn set(&self, state: Connection) {
@@ -437,7 +489,7 @@ async fn whole(door: &Door, e: partner_protocol::Sequenced, budget: &mut usize) 
 async fn fetch(door: &Door, seq: u64) -> Result<Event, String> {
     let Welcomed {
         read, mut write, ..
-    } = open(door, false).await?;
+    } = open(door, false).await.map_err(|e| e.to_string())?;
     let mut reader = BufReader::new(read);
     let mut pieces = partner_protocol::client::EventPieces::default();
     for id in 1.. {

@@ -48,12 +48,34 @@ pub enum Connection {
         /// When it went away.
         since: partner_core::clock::Millis,
     },
+    /// The daemon answers but refuses this client (its partner's token
+    /// was revoked, or is not known there); the client asks again every
+    /// second.
+    Refused {
+        /// When it was first refused.
+        since: partner_core::clock::Millis,
+    },
 }
 
 impl Connection {
     /// True when decisions and commands reach a runtime.
     pub fn reaches(self) -> bool {
-        !matches!(self, Connection::Gone { .. })
+        matches!(self, Connection::Embedded | Connection::Attached)
+    }
+
+    /// Why a decision or command did not reach a runtime, as a clause
+    /// (`the daemon has been gone since 10:42:07`).
+    pub fn why_not(self) -> String {
+        match self {
+            Connection::Gone { since } => {
+                format!("the daemon has been gone since {}", clock_time(since))
+            }
+            Connection::Refused { since } => format!(
+                "the daemon has refused this console since {} (N says why)",
+                clock_time(since)
+            ),
+            Connection::Embedded | Connection::Attached => "it was not sent".into(),
+        }
     }
 
     /// The words for the status line.
@@ -61,10 +83,21 @@ impl Connection {
         match self {
             Connection::Embedded => "embedded".into(),
             Connection::Attached => "attached".into(),
-            Connection::Gone { since } => format!(
-                "daemon gone since {} · reconnecting…",
-                &partner_core::clock::format_time(since)[11..19]
+            Connection::Gone { since } => {
+                format!("daemon gone since {} · reconnecting…", clock_time(since))
+            }
+            Connection::Refused { since } => format!(
+                "refused by the daemon since {} · N says why",
+                clock_time(since)
             ),
         }
     }
+}
+
+/// `HH:MM:SS` of a time (UTC).
+fn clock_time(at: partner_core::clock::Millis) -> String {
+    partner_core::clock::format_time(at)
+        .get(11..19)
+        .unwrap_or("?")
+        .to_string()
 }

@@ -398,7 +398,7 @@ pub struct Status {
     pub agents: Vec<AgentRow>,
     /// Requests waiting for a decision.
     pub pending: usize,
-    /// Clients connected now.
+    /// Clients connected now, the one asking included.
     pub clients: usize,
 }
 

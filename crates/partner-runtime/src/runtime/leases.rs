@@ -72,8 +72,13 @@ impl Runtime {
             .collect();
         let asked_at = Instant::now();
         let executor = Arc::clone(&self.env.executor);
+        let started = self.env.session_start;
         self.work.spawn_blocking(move || {
             contained(Work::Lease, || {
+                // A member of the team, leases or none.
+                if let Err(e) = store.present(&host, std::process::id(), started, TTL) {
+                    tracing::warn!(error = %e, "could not say this daemon is up");
+                }
                 let round = asks
                     .into_iter()
                     .map(|(agent, held)| {
@@ -240,6 +245,9 @@ impl Runtime {
 /// Gives every lease in `held` up (a clean stop): another daemon takes the
 /// agents at its next round instead of waiting for them to lapse.
 pub(super) fn release(leasing: &Leasing, held: HashMap<String, Held>) {
+    if let Err(e) = leasing.store.absent(&leasing.host) {
+        tracing::warn!(error = %e, "could not say this daemon stops");
+    }
     for held in held.into_values() {
         if let Err(e) = leasing.store.release(&held.lease) {
             tracing::warn!(agent = %held.lease.agent, error = %e, "could not release the lease");

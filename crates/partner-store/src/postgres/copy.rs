@@ -49,6 +49,10 @@ pub struct Copied {
     pub to: u64,
     /// The rows' values are the same on both sides.
     pub same: bool,
+    /// Rows the destination held already and kept beside the copy: the
+    /// partners added before it (`partner partners add`, then `store
+    /// copy`, as a team is set up).
+    pub kept: u64,
 }
 
 /// A column as PostgreSQL types it.
@@ -327,6 +331,10 @@ pub fn sqlite_to_pg(from: &MemoryStore, to: &PgStore) -> MemoryResult<Vec<Copied
         for &table in TABLES {
             let columns = columns(&mut *tx, table.0)?;
             same_columns(from, table.0, &columns)?;
+            let kept = match table.0 {
+                "partners" => set_partners_aside(from, &mut tx, table, &columns)?,
+                _ => Vec::new(),
+            };
             let there: i64 = tx
                 .query_one(&format!("SELECT COUNT(*) FROM {}", table.0), &[])
                 .map_err(failed)?
@@ -346,11 +354,14 @@ pub fn sqlite_to_pg(from: &MemoryStore, to: &PgStore) -> MemoryResult<Vec<Copied
             restart_identity(&mut tx, table.0)?;
             let (n, source) = sqlite_digest(from, table, &columns)?;
             let (m, copy) = pg_digest(&mut tx, table, &columns)?;
+            let kept_rows = kept.len() as u64;
+            pg_insert(&mut tx, table.0, &columns, kept)?;
             copied.push(Copied {
                 table: table.0.to_string(),
                 from: n,
-                to: m,
+                to: m + kept_rows,
                 same: n == m && source == copy,
+                kept: kept_rows,
             });
         }
         Ok(copied)
@@ -391,10 +402,49 @@ pub fn pg_to_sqlite(from: &PgStore, to: &MemoryStore) -> MemoryResult<Vec<Copied
                 from: n,
                 to: m,
                 same: n == m && source == copy,
+                kept: 0,
             });
         }
         Ok(copied)
     })
+}
+
+/// The partners PostgreSQL holds already (added before the copy), taken
+/// out of the table for the copy to compare what it wrote, and put back
+/// after it; a name on both sides is refused (which one is meant?).
+fn set_partners_aside(
+    from: &MemoryStore,
+    tx: &mut Transaction<'_>,
+    table: (&str, &str),
+    columns: &[Column],
+) -> MemoryResult<Vec<Vec<Value>>> {
+    let name = columns
+        .iter()
+        .position(|c| c.name == "name")
+        .ok_or_else(|| MemoryError::BadSchema("partners has no name column".into()))?;
+    let mut there = Vec::new();
+    pg_rows(tx, table, columns, |row| {
+        there.push(row);
+        Ok(())
+    })?;
+    let conn = from.read();
+    for row in &there {
+        let Value::Text(who) = &row[name] else {
+            continue;
+        };
+        let both: i64 = conn.query_row(
+            "SELECT COUNT(*) FROM partners WHERE name = ?1",
+            [who],
+            |r| r.get(0),
+        )?;
+        if both > 0 {
+            return Err(MemoryError::BadSchema(format!(
+                "{who} is a partner on both sides; revoke one (`partner partners revoke {who}`) and copy again; nothing was copied"
+            )));
+        }
+    }
+    tx.execute("DELETE FROM partners", &[]).map_err(failed)?;
+    Ok(there)
 }
 
 /// An identity column goes on after the highest id copied.

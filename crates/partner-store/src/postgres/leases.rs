@@ -173,4 +173,48 @@ impl PgStore {
             .map_err(failed)?;
         Ok(rows.iter().map(|r| (lease_of(r), r.get(4))).collect())
     }
+
+    /// Daemon `host` (process `pid`, started at `started_at`) is up, for
+    /// `ttl` more (server time): a member of the team even while it
+    /// holds no lease.
+    pub fn present(
+        &self,
+        host: &str,
+        pid: u32,
+        started_at: Millis,
+        ttl: Duration,
+    ) -> Result<(), MemoryError> {
+        self.client()?
+            .execute(
+                &format!(
+                    "INSERT INTO team_members (host, pid, started_at, expires_at)
+                     VALUES ($1, $2, $3, {NOW} + $4)
+                     ON CONFLICT (host) DO UPDATE SET pid = EXCLUDED.pid,
+                         started_at = EXCLUDED.started_at, expires_at = EXCLUDED.expires_at"
+                ),
+                &[&host, &i64::from(pid), &started_at, &ms(ttl)],
+            )
+            .map_err(failed)?;
+        Ok(())
+    }
+
+    /// Daemon `host` stops cleanly: no longer a member.
+    pub fn absent(&self, host: &str) -> Result<(), MemoryError> {
+        self.client()?
+            .execute("DELETE FROM team_members WHERE host = $1", &[&host])
+            .map_err(failed)?;
+        Ok(())
+    }
+
+    /// The daemons up now (seen within their time), by name.
+    pub fn members(&self) -> Result<Vec<String>, MemoryError> {
+        let rows = self
+            .client()?
+            .query(
+                &format!("SELECT host FROM team_members WHERE expires_at > {NOW} ORDER BY host"),
+                &[],
+            )
+            .map_err(failed)?;
+        Ok(rows.iter().map(|r| r.get(0)).collect())
+    }
 }

@@ -296,6 +296,14 @@ pub const MIGRATIONS: &[&str] = &[
         message TEXT NOT NULL,
         at BIGINT NOT NULL
     );
+    -- Each daemon of the team, seen at its every round (an idle daemon
+    -- holds no lease, and is a member all the same).
+    CREATE TABLE team_members (
+        host TEXT PRIMARY KEY,
+        pid BIGINT NOT NULL,
+        started_at BIGINT NOT NULL,
+        expires_at BIGINT NOT NULL
+    );
     "#,
 ];
 

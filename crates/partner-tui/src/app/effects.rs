@@ -120,8 +120,8 @@ impl App {
         if !self.connection.reaches() {
             // Nobody would receive it: refused now, not three seconds on.
             self.warn(format!(
-                "{id} not decided: the {}; decide again once it is back",
-                self.connection.label()
+                "{id} not decided: {}; decide again once it answers",
+                self.connection.why_not()
             ));
             return Vec::new();
         }

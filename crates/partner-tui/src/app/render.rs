@@ -145,8 +145,14 @@ fn agent_spans(app: &App) -> Vec<Span<'static>> {
 fn count_spans(app: &App) -> Vec<Span<'static>> {
     let theme = &app.theme;
     let mut spans = Vec::new();
+    // Not reaching the daemon, what waits is not known: never a stale 0.
+    let pending = if app.connection.reaches() {
+        app.model.pending.len().to_string()
+    } else {
+        "?".to_string()
+    };
     spans.push(Span::styled(
-        format!("  │ {} pending ", app.model.pending.len()),
+        format!("  │ {pending} pending "),
         theme.style("ui.status_bar"),
     ));
     // Search by meaning catching up (or its embedder down).
