@@ -64,10 +64,11 @@ pub fn line(out: &mut dyn Write, text: impl std::fmt::Display) -> Result<()> {
 /// flag is given).
 #[derive(Debug, Clone, clap::Args)]
 pub struct DbArg {
-    /// The constellation's database file (created if missing). Default: the
-    /// database `partner` itself uses (for ./partner.toml, else the demo),
-    /// in the platform's data directory. Accepted before or after any
-    /// subcommand.
+    /// The constellation's database file: a command that writes creates
+    /// it if missing, one that only reads (replay, trace, pending list)
+    /// refuses a missing one. Default: the database `partner` itself uses
+    /// (for ./partner.toml, else the demo), in the platform's data
+    /// directory. Accepted before or after any subcommand.
     #[arg(long, value_name = "FILE", global = true)]
     pub db: Option<PathBuf>,
     /// The constellation's store: a database file, or a PostgreSQL

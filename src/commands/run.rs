@@ -417,8 +417,9 @@ pub fn run_replay_console(
         )?;
         let (handle, task) =
             crate::agent::start(&config, Arc::new(executor), Arc::new(TokioClock::now()));
-        let app =
+        let mut app =
             crate::tui::app::App::new("replay", &trace.path().display().to_string(), theme, keymap);
+        app.trace_only = true;
         let settings = crate::tui::driver::ConsoleSettings {
             theme: None,
             keymap: None,

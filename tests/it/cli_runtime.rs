@@ -352,3 +352,17 @@ fn replay_holds_a_page_of_the_trace_whatever_its_length() {
         "1,000 steps peaked at {peak_small} KB, 10,000 at {peak_large} KB"
     );
 }
+
+/// What `--help` says of `--db` is what the command does: a command that
+/// only reads refuses a missing database, and its help says so.
+#[test]
+fn help_says_what_a_missing_database_does() {
+    let dir = tempfile::tempdir().unwrap();
+    let help = support::output_text(&partner(dir.path(), &["replay", "--help"], ""));
+    assert!(!help.contains("created if missing"), "{help}");
+    assert!(help.contains("refuses a missing one"), "{help}");
+    let (code, _, err) = crate::support::partner_in(dir.path(), &["replay", "--db", "gone.db"], "");
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains("no database at"), "{err}");
+    assert!(!dir.path().join("gone.db").exists());
+}

@@ -23,6 +23,7 @@ mod console_recall;
 mod console_safety;
 mod console_shell;
 mod console_small;
+mod console_states;
 mod console_tools;
 mod console_trust;
 mod console_truth;

@@ -97,6 +97,34 @@ mod tests {
     }
 
     #[test]
+    fn the_question_says_what_the_sandbox_will_stop() {
+        let home = tempfile::tempdir().unwrap();
+        let work = home.path().join("work");
+        std::fs::create_dir(&work).unwrap();
+        let scene = Scene::new(home.path(), &work);
+        let every = sandbox::Walls {
+            namespaces: Ok(()),
+            landlock: Ok(4),
+            seccomp: Ok(()),
+        };
+        let said = sandbox::describe_with("rm -rf ~/x", &scene, &every);
+        assert!(
+            said.contains("it keeps the command from changing ~/x"),
+            "{said}"
+        );
+        // Inside the work directory: nothing stopped, nothing said.
+        let said = sandbox::describe_with("rm -rf ./x", &scene, &every);
+        assert!(!said.contains("keeps the command from"), "{said}");
+        // The partner's question carries what the sandbox says.
+        let plan = CommandPlan::of("rm -rf ~/x", "rm -rf ~/x", None, &scene);
+        assert!(
+            plan.question().ends_with(&plan.sandbox),
+            "{}",
+            plan.question()
+        );
+    }
+
+    #[test]
     fn the_question_names_the_risk_and_how_it_runs() {
         let plan = CommandPlan::of("ls", "ls", None, &Scene::current());
         assert_eq!(plan.runnable(), Ok("ls"));

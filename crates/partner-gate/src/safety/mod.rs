@@ -91,13 +91,31 @@ impl Assessment {
 pub(crate) struct Finding {
     pub risk: Risk,
     pub reason: String,
+    /// The file it writes, when the finding is about one.
+    pub writes: Option<std::path::PathBuf>,
 }
 
 pub(crate) fn finding(risk: Risk, reason: impl Into<String>) -> Finding {
     Finding {
         risk,
         reason: reason.into(),
+        writes: None,
     }
+}
+
+/// The files `command` would write, as far as it can be read (for
+/// saying which of them a sandbox stops).
+pub fn written_in(command: &str, scene: &Scene) -> Vec<std::path::PathBuf> {
+    let mut out: Vec<std::path::PathBuf> = Vec::new();
+    for path in findings_in(command, scene, 0)
+        .into_iter()
+        .filter_map(|f| f.writes)
+    {
+        if !out.contains(&path) {
+            out.push(path);
+        }
+    }
+    out
 }
 
 /// The reason every finding about code partner cannot read starts with.

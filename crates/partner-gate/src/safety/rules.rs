@@ -199,6 +199,14 @@ fn show(cx: &Cx, c: &Candidate) -> String {
     cx.scene.show(&c.path)
 }
 
+/// Marks the findings from `before` on as about writing `c` (so what a
+/// sandbox stops can be said).
+fn about_writing(out: &mut [Finding], before: usize, c: &Candidate) {
+    for f in out.iter_mut().skip(before) {
+        f.writes = Some(std::path::PathBuf::from(&c.path));
+    }
+}
+
 fn rm(inv: &Invocation, cx: &Cx, out: &mut Vec<Finding>) {
     let recursive = allow::has_short(inv, 'r')
         || allow::has_short(inv, 'R')
@@ -213,6 +221,7 @@ fn rm(inv: &Invocation, cx: &Cx, out: &mut Vec<Finding>) {
     let t = targets(inv, cx);
     for c in &t.candidates {
         let shown = show(cx, c);
+        let before = out.len();
         if let Some(what) = protected::critical(c, cx.scene) {
             if recursive {
                 out.push(finding(
@@ -239,6 +248,7 @@ fn rm(inv: &Invocation, cx: &Cx, out: &mut Vec<Finding>) {
         } else {
             out.push(finding(Risk::Medium, format!("deletes {shown}")));
         }
+        about_writing(out, before, c);
     }
     if t.anywhere {
         let risk = if recursive { Risk::High } else { Risk::Medium };
@@ -260,6 +270,7 @@ fn find(inv: &Invocation, cx: &Cx, out: &mut Vec<Finding>) {
     for root in roots {
         let e = expand::expand_text(&root, &inv.cwd, cx.scene);
         for c in &e.candidates {
+            let before = out.len();
             match protected::critical(c, cx.scene) {
                 Some(what) => {
                     out.push(finding(Risk::Blocked, format!("find -delete under {what}")))
@@ -269,6 +280,7 @@ fn find(inv: &Invocation, cx: &Cx, out: &mut Vec<Finding>) {
                     format!("deletes what it finds under {}", show(cx, c)),
                 )),
             }
+            about_writing(out, before, c);
         }
         if e.anywhere {
             out.push(finding(
@@ -302,6 +314,7 @@ fn dd(inv: &Invocation, cx: &Cx, out: &mut Vec<Finding>) {
 fn written(e: &Expansion, name: &str, destroys: bool, cx: &Cx, out: &mut Vec<Finding>) {
     for c in &e.candidates {
         let shown = show(cx, c);
+        let before = out.len();
         if protected::block_device(c) {
             out.push(finding(
                 Risk::Blocked,
@@ -342,6 +355,7 @@ fn written(e: &Expansion, name: &str, destroys: bool, cx: &Cx, out: &mut Vec<Fin
         } else {
             out.push(finding(Risk::Medium, format!("{name} writes {shown}")));
         }
+        about_writing(out, before, c);
     }
     if e.anywhere {
         out.push(finding(
@@ -364,11 +378,13 @@ fn permissions(inv: &Invocation, cx: &Cx, out: &mut Vec<Finding>) {
     for a in operands.iter().skip(1) {
         for c in &expand::expand(a, &inv.cwd, cx.scene).candidates {
             let shown = show(cx, c);
+            let before = out.len();
             if let Some(what) = protected::vital(c, cx.scene) {
                 out.push(finding(
                     Risk::Blocked,
                     format!("{name} on {what} breaks logins"),
                 ));
+                about_writing(out, before, c);
                 continue;
             }
             match protected::critical(c, cx.scene) {
@@ -391,6 +407,7 @@ fn permissions(inv: &Invocation, cx: &Cx, out: &mut Vec<Finding>) {
                 )),
                 None => out.push(finding(Risk::Medium, format!("{name} on {shown}"))),
             }
+            about_writing(out, before, c);
         }
     }
 }

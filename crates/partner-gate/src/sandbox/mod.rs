@@ -119,7 +119,18 @@ pub fn describe_with(command: &str, scene: &Scene, walls: &Walls) -> String {
         let why = walls.missing().unwrap_or_default();
         return format!("NOT SANDBOXED: {why}");
     }
-    let summary = plan.summary(scene);
+    let mut summary = plan.summary(scene);
+    let stopped = plan.stops(&crate::safety::written_in(command, scene));
+    if !stopped.is_empty() {
+        let shown: Vec<String> = stopped
+            .iter()
+            .map(|p| scene.show(&p.to_string_lossy()))
+            .collect();
+        summary.push_str(&format!(
+            " — it keeps the command from changing {} (outside what it may write: that part fails, or under /tmp lands in its private tmp)",
+            shown.join(", ")
+        ));
+    }
     match walls.missing() {
         None => format!("sandbox: {summary}"),
         Some(missing) => format!("PARTLY SANDBOXED ({missing}): {summary}"),

@@ -158,6 +158,20 @@ impl Plan {
         }
     }
 
+    /// Of the files `written`, those the sandbox keeps the command from
+    /// changing: outside every place it may write (a write there fails;
+    /// under /tmp it lands in the command's private tmp, thrown away).
+    pub fn stops(&self, written: &[PathBuf]) -> Vec<PathBuf> {
+        written
+            .iter()
+            .filter(|path| {
+                let real = canonical_existing(path);
+                !self.writes.iter().any(|w| real.starts_with(w))
+            })
+            .cloned()
+            .collect()
+    }
+
     /// The plan as the queue shows it: `writes: ./ + private tmp
     /// network: off`.
     pub fn summary(&self, scene: &Scene) -> String {
@@ -240,4 +254,23 @@ pub fn refusal(dir: &Path, scene: &Scene) -> Option<String> {
         }
     }
     None
+}
+
+/// `path` with its deepest existing ancestor made canonical (the file
+/// itself may not exist yet, or any more).
+fn canonical_existing(path: &Path) -> PathBuf {
+    let mut rest = Vec::new();
+    let mut at = path.to_path_buf();
+    loop {
+        if let Ok(real) = at.canonicalize() {
+            return rest.iter().rev().fold(real, |p, part| p.join(part));
+        }
+        match (at.file_name().map(|n| n.to_owned()), at.parent()) {
+            (Some(name), Some(parent)) => {
+                rest.push(name);
+                at = parent.to_path_buf();
+            }
+            _ => return path.to_path_buf(),
+        }
+    }
 }

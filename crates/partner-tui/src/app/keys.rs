@@ -245,7 +245,12 @@ impl App {
             if self.focus == Pane::Replay {
                 self.focus = Pane::Turns;
             }
-            self.say("left the replay: the panes are live again");
+            if self.trace_only {
+                // Nothing runs behind these panes: never call them live.
+                self.say("left the replay: this console was opened for the trace alone, and nothing runs in it; q quits");
+            } else {
+                self.say("left the replay: the panes are live again");
+            }
         }
     }
 

@@ -85,6 +85,9 @@ pub struct App {
     pub trace: TracePane,
     /// A replay, while one is open (the console is in replay mode).
     pub replay: Option<ReplayPane>,
+    /// The console was opened for a trace file alone (`partner replay`):
+    /// no constellation runs behind its panes.
+    pub trace_only: bool,
     /// What covers the panes.
     pub overlay: Overlay,
     /// A decision waiting out its undo window.
@@ -142,6 +145,7 @@ impl App {
             memory: MemoryPane::default(),
             trace: TracePane::default(),
             replay: None,
+            trace_only: false,
             overlay: Overlay::None,
             held: None,
             last_sent: None,

@@ -90,9 +90,20 @@ pub(super) fn hints(app: &App) -> Vec<(Action, &'static str)> {
     hints
 }
 
+/// How much of the agents a status bar has room for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum Detail {
+    /// Each agent with its daemon and next pulse; the connection in words.
+    Full,
+    /// Each agent's mark and name; the connection in a word.
+    Brief,
+    /// How many agents; the connection in a word.
+    Count,
+}
+
 /// The mode and connection, then each agent's state and next pulse (none
-/// while the daemon is gone: they are not known).
-fn agent_spans(app: &App) -> Vec<Span<'static>> {
+/// while the daemon is gone: they are not known), at `detail`.
+fn agent_spans(app: &App, detail: Detail) -> Vec<Span<'static>> {
     let theme = &app.theme;
     let mut spans = Vec::new();
     if app.replay.is_some() {
@@ -100,10 +111,23 @@ fn agent_spans(app: &App) -> Vec<Span<'static>> {
     }
     let gone = !app.connection.reaches();
     if app.connection != partner_protocol::Connection::Embedded {
+        let label = match (detail, app.connection) {
+            (Detail::Full, connection) => connection.label(),
+            (_, partner_protocol::Connection::Gone { .. }) => "daemon gone".to_string(),
+            (_, partner_protocol::Connection::Refused { .. }) => "refused".to_string(),
+            (_, connection) => connection.label(),
+        };
         spans.push(Span::styled(
-            format!(" {} ", app.connection.label()),
+            format!(" {label} "),
             theme.style(if gone { "ui.error" } else { "ui.dim" }),
         ));
+    }
+    if detail == Detail::Count {
+        spans.push(Span::styled(
+            format!(" {} agents", app.model.agents.len()),
+            theme.style("ui.dim"),
+        ));
+        return spans;
     }
     for a in &app.model.agents {
         if gone {
@@ -123,11 +147,13 @@ fn agent_spans(app: &App) -> Vec<Span<'static>> {
         };
         let pulse = a
             .next_pulse_at
+            .filter(|_| detail == Detail::Full)
             .map(|at| format!(" {}", human_duration(at - app.now)))
             .unwrap_or_default();
         // Run by another daemon: where (`@?` while no daemon is known to
         // run it), never a guess at what it does.
         let host = match (&a.host, a.state) {
+            _ if detail != Detail::Full => String::new(),
             (Some(h), _) => format!("@{h}"),
             (None, RunState::Elsewhere) => "@?".to_string(),
             (None, _) => String::new(),
@@ -181,14 +207,24 @@ fn count_spans(app: &App) -> Vec<Span<'static>> {
 /// Most lines a status message takes above the status bar.
 const MESSAGE_LINES: usize = 3;
 
-/// The status bar's fixed parts: title, agents and counts.
-fn fixed_spans(app: &App) -> Vec<Span<'static>> {
-    let mut spans = vec![Span::styled(
-        format!(" {} ", app.title),
-        app.theme.style("ui.title"),
-    )];
-    spans.extend(agent_spans(app));
-    spans.extend(count_spans(app));
+/// The status bar's fixed parts on a bar `width` wide: title, agents and
+/// counts — the agents told more briefly, then only counted, so that the
+/// counts and `? help` always fit.
+fn fixed_spans(app: &App, width: usize) -> Vec<Span<'static>> {
+    let help = help_keys(app).width() + " help".width() + 1;
+    let mut spans = Vec::new();
+    for detail in [Detail::Full, Detail::Brief, Detail::Count] {
+        spans = vec![Span::styled(
+            format!(" {} ", app.title),
+            app.theme.style("ui.title"),
+        )];
+        spans.extend(agent_spans(app, detail));
+        spans.extend(count_spans(app));
+        let used: usize = spans.iter().map(|s| s.content.width()).sum();
+        if used + help < width {
+            break;
+        }
+    }
     spans
 }
 
@@ -201,7 +237,10 @@ fn help_keys(app: &App) -> String {
 
 /// Columns left on a status bar `width` wide for a message or hints.
 fn room(app: &App, width: usize) -> usize {
-    let used: usize = fixed_spans(app).iter().map(|s| s.content.width()).sum();
+    let used: usize = fixed_spans(app, width)
+        .iter()
+        .map(|s| s.content.width())
+        .sum();
     let help = help_keys(app).width() + " help".width() + 1;
     width.saturating_sub(used + 3 + help)
 }
@@ -244,7 +283,7 @@ pub(super) fn message_lines(app: &App, width: u16) -> Vec<Line<'static>> {
 fn render_status(app: &App, frame: &mut Frame, area: Rect, message: Option<Rect>) {
     let theme = &app.theme;
     let width = usize::from(area.width);
-    let mut spans = fixed_spans(app);
+    let mut spans = fixed_spans(app, width);
     // `? help` is always there, at the end: whatever else is cut, the way
     // to every key is not.
     let help_keys = help_keys(app);
