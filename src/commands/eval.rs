@@ -17,8 +17,8 @@ pub struct EvalOptions {
     /// (default: ./partner.toml).
     #[arg(long, value_name = "FILE", conflicts_with = "demo")]
     pub config: Option<PathBuf>,
-    /// Evaluate the built-in demo's scripted agent: offline, to see what
-    /// the command does.
+    /// Evaluate a scripted model made for the task set (right on some
+    /// tasks, wrong on others): offline, to see what the report measures.
     #[arg(long)]
     pub demo: bool,
     /// The agent whose model, sampling and profile are used (default: the
@@ -46,7 +46,16 @@ pub struct EvalOptions {
 /// (with a hint when there is none).
 fn constellation(options: &EvalOptions) -> Result<ConstellationConfig> {
     if options.demo {
-        return crate::agent::demo_config().map_err(|e| Error::Usage(e.to_string()));
+        // A scripted model made for the task set: right on some tasks,
+        // wrong on others, so every column of the report shows something.
+        return ConstellationConfig::from_toml(
+            include_str!("../../eval/demo.toml"),
+            "partner eval --demo",
+            std::path::Path::new("."),
+            None,
+            Some(include_str!("../../eval/demo_script.toml")),
+        )
+        .map_err(|e| Error::Usage(e.to_string()));
     }
     let path = options
         .config

@@ -307,3 +307,26 @@ fn an_edited_approval_waits_out_the_undo_window_like_any_decision() {
         .unwrap_or_default();
     assert!(said.contains("r1 was already decided and sent"), "{said}");
 }
+
+#[test]
+fn ctrl_end_and_ctrl_home_go_to_the_whole_texts_end_and_start() {
+    let mut app = scene("dark");
+    app.focus = Pane::Memory;
+    key(&mut app, KeyCode::Char('i'));
+    let Overlay::Editor(editor) = &app.overlay else {
+        panic!("no editor");
+    };
+    let before = editor.text();
+    assert!(
+        before.lines().count() > 1,
+        "a block of several lines: {before:?}"
+    );
+    app.on_key(KeyEvent::new(KeyCode::End, KeyModifiers::CONTROL));
+    typed(&mut app, "!");
+    app.on_key(KeyEvent::new(KeyCode::Home, KeyModifiers::CONTROL));
+    typed(&mut app, "^");
+    let Overlay::Editor(editor) = &app.overlay else {
+        panic!("the editor closed");
+    };
+    assert_eq!(editor.text(), format!("^{before}!"));
+}

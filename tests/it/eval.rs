@@ -404,3 +404,26 @@ fn tools_mode_is_not_scored_when_the_template_drops_the_tools() {
     assert_eq!(code, Some(1), "nothing was scored");
     assert!(err.contains("tools mode was not scored"), "{err}");
 }
+
+/// `partner eval --demo` shows what each column counts: its scripted
+/// model is right on some tasks and not others, in both modes, quickly.
+#[test]
+fn the_demo_eval_shows_every_column_counting_something() {
+    let dir = tempfile::tempdir().unwrap();
+    let started = std::time::Instant::now();
+    let (code, out, err) = support::partner_in(dir.path(), &["eval", "--demo", "--json"], "");
+    assert_eq!(code, Some(0), "{err}");
+    assert!(started.elapsed() < std::time::Duration::from_secs(5));
+    let report: Value = serde_json::from_str(&out).unwrap();
+    let modes = report["modes"].as_array().unwrap();
+    assert_eq!(modes.len(), 2, "both modes");
+    for m in modes {
+        let n = |k: &str| m[k].as_u64().unwrap();
+        assert_eq!((n("action_matched"), n("action_tasks")), (10, 27), "{m}");
+        assert_eq!((n("words_matched"), n("words_tasks")), (5, 6), "{m}");
+        assert_eq!(n("replies_with_parse_errors"), 1, "{m}");
+        assert_eq!(n("accidental"), 2, "{m}");
+        assert_eq!(n("failed_calls"), 0, "{m}");
+        assert!(n("action_matched") < n("action_tasks"));
+    }
+}

@@ -260,3 +260,28 @@ fn walk(dir: &Path) -> Vec<std::path::PathBuf> {
     }
     out
 }
+
+/// The README's `check-tool` and `run-tool` lines, run as written from
+/// the repository: the sample state is there, and the tool ticks it.
+#[test]
+fn the_readmes_tool_commands_run_as_written() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let readme = std::fs::read_to_string(root.join("README.md")).unwrap();
+    let lines: Vec<&str> = readme
+        .lines()
+        .filter(|l| {
+            l.starts_with("partner lisp check-tool") || l.starts_with("partner lisp run-tool")
+        })
+        .collect();
+    assert_eq!(lines.len(), 2, "{lines:?}");
+    for line in lines {
+        let code = line.split('#').next().unwrap();
+        let args: Vec<&str> = code.split_whitespace().skip(1).collect();
+        let (status, out, err) = partner_in(root, &args, "");
+        assert_eq!(status, Some(0), "{line}: {err}");
+        if line.contains("run-tool") {
+            assert!(out.contains("build the binaries (done)"), "{out}");
+            assert!(out.contains("announce the launch\""), "{out}");
+        }
+    }
+}

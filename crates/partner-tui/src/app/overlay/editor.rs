@@ -127,6 +127,17 @@ impl Layer for Editor {
                 self.keep_draft(app);
                 Step::close()
             }
+            // The whole text's end and start, as editors have them.
+            KeyCode::End if ctrl => {
+                self.area.move_cursor(ratatui_textarea::CursorMove::Bottom);
+                self.area.move_cursor(ratatui_textarea::CursorMove::End);
+                Step::stay()
+            }
+            KeyCode::Home if ctrl => {
+                self.area.move_cursor(ratatui_textarea::CursorMove::Top);
+                self.area.move_cursor(ratatui_textarea::CursorMove::Head);
+                Step::stay()
+            }
             _ => {
                 self.area.input(key);
                 Step::stay()
