@@ -347,8 +347,9 @@ async fn run_embedded(
         Some(l) => format!("{} · as {} in the team", config.name, l.host),
         None => format!("{} · embedded", config.name),
     };
-    let (handle, task) =
-        crate::agent::start_leased(config, executor, Arc::new(TokioClock::now()), leasing);
+    let started =
+        crate::agent::start_watched(config, executor, Arc::new(TokioClock::now()), leasing);
+    let handle = started.0.clone();
     let mut app = crate::tui::app::App::new(&title, &db.display().to_string(), theme, keymap);
     app.verb_words = crate::tui::completion::verb_words(&config.verbs);
     let now = crate::clock::SystemClock.now_ms_public();
@@ -371,20 +372,34 @@ async fn run_embedded(
         replay: None,
         history: data_dir().ok().map(|d| d.join("console_history")),
     };
-    console_in_process(handle, task, config, &db, app, settings).await
+    console_in_process(started, config, &db, app, settings).await
 }
+
+/// A runtime started in this process, with a subscription to its events
+/// made before it did anything.
+type Started = (
+    crate::agent::RuntimeHandle,
+    tokio::task::JoinHandle<()>,
+    tokio::sync::broadcast::Receiver<crate::agent::Event>,
+);
 
 /// Runs the console over a runtime started in this process (its host
 /// `InProcess`), then stops the runtime.
 async fn console_in_process(
-    handle: crate::agent::RuntimeHandle,
-    task: tokio::task::JoinHandle<()>,
+    started: Started,
     config: &ConstellationConfig,
     db: &Path,
     app: crate::tui::app::App,
     settings: crate::tui::driver::ConsoleSettings,
 ) -> Result<i32> {
-    let host = Arc::new(crate::daemon::InProcess::new(handle.clone(), config, db));
+    let (handle, task, first) = started;
+    // The console sees every event from the runtime's first on.
+    let host = Arc::new(crate::daemon::InProcess::watched(
+        handle.clone(),
+        config,
+        db,
+        first,
+    ));
     let verbs = Arc::new(handle.executor().registry().table().clone());
     let result = crate::console::run(host, verbs, app, settings).await;
     handle.shutdown();
@@ -415,8 +430,12 @@ pub fn run_replay_console(
             config.exec.clone(),
             Arc::new(TokioClock::now()),
         )?;
-        let (handle, task) =
-            crate::agent::start(&config, Arc::new(executor), Arc::new(TokioClock::now()));
+        let started = crate::agent::start_watched(
+            &config,
+            Arc::new(executor),
+            Arc::new(TokioClock::now()),
+            None,
+        );
         let mut app =
             crate::tui::app::App::new("replay", &trace.path().display().to_string(), theme, keymap);
         app.trace_only = true;
@@ -427,6 +446,6 @@ pub fn run_replay_console(
             replay: Some(trace.clone()),
             history: data_dir().ok().map(|d| d.join("console_history")),
         };
-        console_in_process(handle, task, &config, trace.path(), app, settings).await
+        console_in_process(started, &config, trace.path(), app, settings).await
     })
 }

@@ -18,6 +18,7 @@ mod console_e2e;
 mod console_edits;
 mod console_fake_host;
 mod console_host;
+mod console_paths;
 mod console_polish;
 mod console_recall;
 mod console_safety;

@@ -15,6 +15,9 @@ use partner_runtime::{ConstellationConfig, RuntimeHandle};
 #[derive(Clone)]
 pub struct InProcess {
     served: Arc<Served>,
+    /// A subscription made as the runtime started, for the first client
+    /// (it sees every event from the first).
+    first: Arc<std::sync::Mutex<Option<broadcast::Receiver<Event>>>>,
 }
 
 impl InProcess {
@@ -25,13 +28,31 @@ impl InProcess {
         // console subscribes to the runtime itself.
         InProcess {
             served: Arc::new(Served::new(handle, config, db, None, Hub::new())),
+            first: Arc::default(),
         }
+    }
+
+    /// [`InProcess::new`], its first client given `first`: a subscription
+    /// made before the runtime did anything.
+    pub fn watched(
+        handle: RuntimeHandle,
+        config: &ConstellationConfig,
+        db: &Path,
+        first: broadcast::Receiver<Event>,
+    ) -> Self {
+        let host = InProcess::new(handle, config, db);
+        *host.first.lock().unwrap_or_else(|e| e.into_inner()) = Some(first);
+        host
     }
 }
 
 impl Host for InProcess {
     fn events(&self) -> broadcast::Receiver<Event> {
-        self.served.handle.subscribe()
+        self.first
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .take()
+            .unwrap_or_else(|| self.served.handle.subscribe())
     }
 
     fn call(&self, op: Op) -> Pending<'_, Result<Answer, String>> {

@@ -32,7 +32,7 @@ pub use demo::{DEMO_OPENING, demo_config};
 pub use events::Event;
 pub use runtime::{
     AgentStatus, LEASE_RENEW, LEASE_TTL, Leasing, Receipt, RunState, RuntimeHandle,
-    approval_request_message, start, start_leased,
+    approval_request_message, start, start_leased, start_watched,
 };
 pub use settings::ModelSettings;
 pub use turn::{AgentInfo, Trigger, TurnEnv, TurnOutcome};

@@ -44,16 +44,17 @@ pub struct RunPath {
 pub fn every() -> Vec<RunPath> {
     let mut out = Vec::new();
     for way in [Way::Headless, Way::Served] {
-        out.push(RunPath::new(way, Kept::File));
+        out.push(RunPath::with(way, Kept::File));
         if let Some(db) = postgres::scratch() {
-            out.push(RunPath::new(way, Kept::Postgres(db)));
+            out.push(RunPath::with(way, Kept::Postgres(db)));
         }
     }
     out
 }
 
 impl RunPath {
-    fn new(way: Way, kept: Kept) -> Self {
+    /// A path that runs `way` on `kept`, in a directory of its own.
+    pub fn with(way: Way, kept: Kept) -> Self {
         RunPath {
             way,
             kept,
@@ -154,6 +155,16 @@ impl RunPath {
     /// Starts `partner serve` on the path's store (named `host` in a
     /// team), once it answers on its socket.
     pub fn serve(&self, host: &str) -> Served {
+        self.serve_with(host, &[])
+    }
+
+    /// [`RunPath::serve`], listening on TCP at `addr` too.
+    pub fn serve_listening(&self, host: &str, addr: std::net::SocketAddr) -> Served {
+        self.serve_with(host, &["--listen", &addr.to_string()])
+    }
+
+    /// [`RunPath::serve`] with more arguments.
+    pub fn serve_with(&self, host: &str, extra: &[&str]) -> Served {
         let socket = self.path().join(format!("{host}.sock"));
         let log = self.path().join(format!("{host}.log"));
         let mut command = self.command();
@@ -161,7 +172,8 @@ impl RunPath {
             .args(["serve", "--config", "partner.toml"])
             .args(self.store_args())
             .arg("--socket")
-            .arg(&socket);
+            .arg(&socket)
+            .args(extra);
         if self.url().is_some() {
             command.args(["--host-name", host]);
         }

@@ -254,7 +254,25 @@ pub fn start_leased(
     clock: SharedClock,
     leasing: Option<Leasing>,
 ) -> (RuntimeHandle, tokio::task::JoinHandle<()>) {
-    let (events, _) = broadcast::channel(4096);
+    let (handle, task, _) = start_watched(config, executor, clock, leasing);
+    (handle, task)
+}
+
+/// [`start_leased`], with a subscription to its events made before it
+/// does anything: a console in this process shows everything from the
+/// first event (a greeting's turn included), however long it takes to
+/// open.
+pub fn start_watched(
+    config: &ConstellationConfig,
+    executor: Arc<Executor>,
+    clock: SharedClock,
+    leasing: Option<Leasing>,
+) -> (
+    RuntimeHandle,
+    tokio::task::JoinHandle<()>,
+    broadcast::Receiver<Event>,
+) {
+    let (events, first) = broadcast::channel(4096);
     let (tx, rx) = mpsc::unbounded_channel();
     let first_proposer = startup(|| proposer(&executor));
     let env = Arc::new(TurnEnv {
@@ -331,7 +349,7 @@ pub fn start_leased(
         notices_seen,
     };
     let task = tokio::spawn(runtime.run());
-    (handle, task)
+    (handle, task, first)
 }
 
 impl Runtime {
