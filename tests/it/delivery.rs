@@ -326,3 +326,114 @@ fn killed_mid_turn_again_and_again_every_message_is_answered_and_no_action_runs_
         );
     }
 }
+
+/// A model that fails a call asking it to (`fail please`, HTTP 500) and
+/// otherwise answers; pulses are answered with words.
+fn failing_on_request() -> (String, Arc<Mutex<Vec<Seen>>>) {
+    use crate::model_prompts::chunk;
+    use crate::support::{Answer, streaming_server};
+    streaming_server(|_, seen| {
+        if seen.path != "/v1/chat/completions" {
+            return Answer::status(404, "{}");
+        }
+        let body: Value = serde_json::from_str(&seen.body).unwrap_or(Value::Null);
+        // (A pulse right after the failed message may come merged with it.)
+        if asked(&body) == "fail please" && !last_user(&body).contains(PULSE) {
+            return Answer::status(500, "{\"error\":\"the model is out to lunch\"}");
+        }
+        Answer::sse(vec![chunk("Nothing to do."), "data: [DONE]\n\n".into()])
+    })
+}
+
+/// How a pulse's prompt starts.
+const PULSE: &str = "[AUTOMATED SYSTEM PULSE";
+
+/// The newest user message of a chat call, whole.
+fn last_user(call: &Value) -> String {
+    call["messages"]
+        .as_array()
+        .and_then(|m| m.iter().rev().find(|m| m["role"] == "user"))
+        .and_then(|m| m["content"].as_str())
+        .unwrap_or("")
+        .to_string()
+}
+
+/// How many chat calls were pulses.
+fn pulses(seen: &Arc<Mutex<Vec<Seen>>>) -> usize {
+    calls(seen)
+        .iter()
+        .filter(|c| last_user(c).contains(PULSE))
+        .count()
+}
+
+/// Pulses fire, a failed call is a failed turn (said, and logged at warn
+/// by a daemon), and a halt stops the pulses until a resume — alike
+/// headless and served, on SQLite and on PostgreSQL.
+#[test]
+fn pulses_failed_calls_and_halts_behave_alike_on_every_path() {
+    for path in paths::every() {
+        let name = path.name();
+        let (base, seen) = failing_on_request();
+        std::fs::write(
+            path.path().join("partner.toml"),
+            format!(
+                "name = \"pulsing\"\n[providers.local]\nbase_url = \"{base}/v1\"\ntimeout = \"5s\"\nretries = 0\n[[agents]]\nname = \"ada\"\nmodel = \"local:tiny\"\npulse = \"1s\"\n"
+            ),
+        )
+        .unwrap();
+        match path.way {
+            Way::Headless => {
+                let events = path.headless("5s", &[("ada", "fail please")]);
+                let failed = events
+                    .iter()
+                    .filter(|e| e["event"] == "turn_failed" && e["agent"] == "ada")
+                    .count();
+                assert_eq!(failed, 1, "{name}: {events:?}");
+                let fired = events
+                    .iter()
+                    .filter(|e| e["event"] == "pulse_fired")
+                    .count();
+                assert!(fired >= 2, "{name}: {fired} pulses");
+                assert!(pulses(&seen) >= 2, "{name}: {:?}", asked_in(&seen));
+            }
+            Way::Served => {
+                let served = path.serve("h1");
+                served.message("ada", "fail please");
+                assert!(
+                    until(Duration::from_secs(20), || served
+                        .log()
+                        .lines()
+                        .any(|l| l.contains("WARN") && l.contains("a turn failed"))),
+                    "{name}: {}",
+                    served.log()
+                );
+                assert!(
+                    until(Duration::from_secs(20), || pulses(&seen) >= 2),
+                    "{name}: {:?}",
+                    asked_in(&seen)
+                );
+                let mut client = served.client().unwrap();
+                client
+                    .request(partner::protocol::Op::Halt {
+                        agent: "ada".into(),
+                        reason: "quiet now".into(),
+                    })
+                    .unwrap();
+                std::thread::sleep(Duration::from_millis(500));
+                let halted_at = pulses(&seen);
+                std::thread::sleep(Duration::from_millis(2500));
+                assert_eq!(pulses(&seen), halted_at, "{name}: pulses while halted");
+                client
+                    .request(partner::protocol::Op::Resume {
+                        agent: "ada".into(),
+                    })
+                    .unwrap();
+                assert!(
+                    until(Duration::from_secs(10), || pulses(&seen) > halted_at),
+                    "{name}: no pulse after the resume"
+                );
+                served.stop();
+            }
+        }
+    }
+}
