@@ -47,13 +47,6 @@ fn constellation(dir: &Path) {
     .unwrap();
 }
 
-fn free_port() -> SocketAddr {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-}
-
 /// The terminal command that opens the console on `path` (the daemons it
 /// needs already started).
 fn console_command(console: Console, path: &RunPath, tcp: Option<SocketAddr>) -> String {
@@ -149,7 +142,7 @@ fn the_same_walk_through_the_console_on_every_path() {
                     .output()
                     .unwrap();
                 assert!(out.status.success(), "{out:?}");
-                let port = free_port();
+                let port = crate::support::free_port();
                 daemons.push(path.serve_listening("h1", port));
                 assert!(
                     until(Duration::from_secs(20), || path.holder("ada").as_deref()

@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-use crate::model_prompts::{calls, flat, model};
+use crate::model_prompts::{calls, carries_over, flat, model};
 use crate::support::Seen;
 use crate::support::paths::{self, RunPath, Way, until};
 
@@ -86,16 +86,7 @@ fn a_greeting_and_messages_start_turns_the_same_way_on_every_path() {
         let all = calls(&seen);
         let (before, after) = (flat(&all[0]), flat(&all[1]));
         assert!(before.contains("<temporal_context>"), "{name}: {before}");
-        assert!(
-            after.starts_with(&before),
-            "{name}: the second request re-reads from character {} of {}:\n{after}",
-            before
-                .chars()
-                .zip(after.chars())
-                .take_while(|(a, b)| a == b)
-                .count(),
-            before.chars().count()
-        );
+        carries_over(&before, &after, &format!("{name}: the second request"));
         // Started again, the conversation is no longer empty: no greeting.
         match path.way {
             Way::Headless => {

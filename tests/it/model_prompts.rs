@@ -86,6 +86,21 @@ fn named<'a>(events: &'a [Value], name: &str) -> Vec<&'a Value> {
     events.iter().filter(|e| e["event"] == name).collect()
 }
 
+/// Fails unless `after` starts with the whole of `before` (a server's
+/// cache reads only what is new), saying where they part.
+pub(crate) fn carries_over(before: &str, after: &str, what: &str) {
+    assert!(
+        after.starts_with(before),
+        "{what} re-reads from character {} of {}:\n{after}",
+        before
+            .chars()
+            .zip(after.chars())
+            .take_while(|(a, b)| a == b)
+            .count(),
+        before.chars().count()
+    );
+}
+
 /// The prompt as one text: system, then each message.
 pub(crate) fn flat(call: &Value) -> String {
     call["messages"]
@@ -186,16 +201,7 @@ fn history_travels_once_and_the_prompt_grows_only_at_its_end() {
         let before = flat(&pair[0]);
         assert!(before.contains("<temporal_context>"));
         let after = flat(&pair[1]);
-        assert!(
-            after.starts_with(&before),
-            "the next request re-reads from character {} of {}",
-            before
-                .chars()
-                .zip(after.chars())
-                .take_while(|(a, b)| a == b)
-                .count(),
-            before.chars().count()
-        );
+        carries_over(&before, &after, "the next request");
         let (old, new) = (
             pair[0]["messages"].as_array().unwrap(),
             pair[1]["messages"].as_array().unwrap(),

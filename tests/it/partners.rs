@@ -52,11 +52,6 @@ fn add(dir: &Path, name: &str) -> String {
     added["token"].as_str().unwrap().to_string()
 }
 
-fn free_port() -> SocketAddr {
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    listener.local_addr().unwrap()
-}
-
 /// A daemon listening on TCP too, once it answers there.
 fn team_daemon(dir: &Path, addr: SocketAddr, token: &str) -> Daemon {
     let daemon = serve_with(dir, &["--listen", &addr.to_string()], &[]);
@@ -112,7 +107,7 @@ fn a_tcp_client_is_a_partner_by_token_and_a_revoked_token_opens_nothing() {
     constellation(dir.path());
     let alice = add(dir.path(), "alice");
     let carol = add(dir.path(), "carol");
-    let addr = free_port();
+    let addr = crate::support::free_port();
     let _daemon = team_daemon(dir.path(), addr, &alice);
     // No token, an empty one, a made-up one: refused, each with a reason.
     for token in ["", "ptk_0000", "not a token at all"] {
@@ -196,7 +191,7 @@ fn a_rule_names_its_deciders_and_needs_two_of_them_and_the_trace_says_who() {
         add(dir.path(), "bob"),
         add(dir.path(), "carol"),
     );
-    let addr = free_port();
+    let addr = crate::support::free_port();
     let daemon = team_daemon(dir.path(), addr, &alice);
     let mut local = Client::connect(&daemon.socket, "test").unwrap();
     let mut as_alice = Client::connect_tcp(addr, "alice", &alice).unwrap();
@@ -274,7 +269,7 @@ fn two_partners_deciding_at_once_get_one_winner_and_an_edit_is_signed() {
     let dir = tempfile::tempdir().unwrap();
     constellation(dir.path());
     let (alice, bob) = (add(dir.path(), "alice"), add(dir.path(), "bob"));
-    let addr = free_port();
+    let addr = crate::support::free_port();
     let daemon = team_daemon(dir.path(), addr, &alice);
     let mut local = Client::connect(&daemon.socket, "test").unwrap();
     for round in 0..5 {
@@ -439,7 +434,7 @@ fn a_console_attached_over_tcp_decides_as_its_partner() {
     constellation(dir.path());
     let alice = add(dir.path(), "alice");
     std::fs::write(dir.path().join("alice.token"), format!("{alice}\n")).unwrap();
-    let addr = free_port();
+    let addr = crate::support::free_port();
     let daemon = team_daemon(dir.path(), addr, &alice);
     let (code, _, err) = partner_in(dir.path(), &["attach", "--connect", &addr.to_string()], "");
     assert_eq!(code, Some(2), "{err}");
@@ -505,7 +500,7 @@ fn a_token_written_to_its_file_opens_the_daemon() {
         .unwrap()
         .unwrap();
     assert!(token.starts_with("ptk_"), "{token}");
-    let addr = free_port();
+    let addr = crate::support::free_port();
     let _daemon = team_daemon(dir.path(), addr, &token);
     let mut as_dana = Client::connect_tcp(addr, "dana", &token).unwrap();
     assert!(as_dana.request(Op::Status).is_ok());
@@ -542,7 +537,7 @@ fn a_refused_console_says_so_and_never_shows_a_stale_queue() {
     let carol = add(dir.path(), "carol");
     std::fs::write(dir.path().join("carol.token"), format!("{carol}\n")).unwrap();
     std::fs::write(dir.path().join("bad.token"), "ptk_0000\n").unwrap();
-    let addr = free_port();
+    let addr = crate::support::free_port();
     let daemon = team_daemon(dir.path(), addr, &alice);
     let connect = addr.to_string();
     let (code, _, err) = partner_in(

@@ -67,7 +67,7 @@ fn partner(dir: &Path, args: &[&str]) -> (Option<i32>, String) {
 }
 
 /// Agent → host of a lease in force, as `partner status --store` says.
-fn placement(dir: &Path, url: &str) -> Vec<(String, String)> {
+pub(crate) fn placement(dir: &Path, url: &str) -> Vec<(String, String)> {
     let (_, out) = partner(dir, &["status", "--store", url, "--json"]);
     let Ok(status) = serde_json::from_str::<Value>(out.trim()) else {
         return Vec::new();

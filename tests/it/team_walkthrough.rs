@@ -54,13 +54,6 @@ fn constellation(dir: &Path) {
     .unwrap();
 }
 
-fn free_port() -> SocketAddr {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-}
-
 /// What the test makes its own in a README line: the server, the
 /// addresses, the existing constellation's file, and `partner` itself.
 fn localized(line: &str, url: &str, ports: &BTreeMap<&str, SocketAddr>, mine: &Path) -> String {
@@ -113,25 +106,6 @@ fn ran(dir: &Path, url: &str, args: &[String]) -> String {
     text
 }
 
-/// Every agent's daemon, as `partner status --json` says.
-fn placement(dir: &Path, url: &str) -> Vec<(String, String)> {
-    let args: Vec<String> = ["status", "--json"].map(String::from).to_vec();
-    let out = partner(dir, url, &args).output().unwrap();
-    let status: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap_or_default();
-    status["agents"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter(|a| a["running"] == true)
-        .map(|a| {
-            (
-                a["agent"].as_str().unwrap_or("").to_string(),
-                a["host"].as_str().unwrap_or("").to_string(),
-            )
-        })
-        .collect()
-}
-
 #[test]
 fn the_readme_team_set_up_runs_as_written_and_survives_a_failover() {
     let Some(db) = postgres::scratch() else {
@@ -156,9 +130,12 @@ fn the_readme_team_set_up_runs_as_written_and_survives_a_failover() {
     .chain(["--db".to_string(), mine.display().to_string()])
     .collect();
     ran(d, "", &args);
-    let ports: BTreeMap<&str, SocketAddr> = [("h1", free_port()), ("h2", free_port())]
-        .into_iter()
-        .collect();
+    let ports: BTreeMap<&str, SocketAddr> = [
+        ("h1", crate::support::free_port()),
+        ("h2", crate::support::free_port()),
+    ]
+    .into_iter()
+    .collect();
     let mut url = String::new();
     let mut daemons: BTreeMap<String, Daemon> = BTreeMap::new();
     let mut consoles = Vec::new();
@@ -215,7 +192,9 @@ fn the_readme_team_set_up_runs_as_written_and_survives_a_failover() {
         if args[0] == "status" {
             // Both daemons up by now: the idle one is listed too.
             assert!(
-                until(Duration::from_secs(20), || placement(d, &url).len() == 2),
+                until(Duration::from_secs(20), || crate::team::placement(d, &url)
+                    .len()
+                    == 2),
                 "the agents never ran"
             );
         }
@@ -251,11 +230,11 @@ fn the_readme_team_set_up_runs_as_written_and_survives_a_failover() {
     drop(daemons.remove("h1"));
     assert!(
         until(Duration::from_secs(20), || {
-            let placed = placement(d, &url);
+            let placed = crate::team::placement(d, &url);
             placed.len() == 2 && placed.iter().all(|(_, host)| host == "h2")
         }),
         "h2 never took the agents over: {:?}",
-        placement(d, &url)
+        crate::team::placement(d, &url)
     );
     let screen = consoles[0].wait("the agents running on h2", Duration::from_secs(20), |s| {
         !s.contains("@h1") && s.contains("ada") && !s.contains("? pending")

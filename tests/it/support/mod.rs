@@ -407,6 +407,14 @@ pub fn partner_env(
 }
 
 /// A port on 127.0.0.1 nothing listens on (a model server that is down).
+/// A loopback address nothing listens on yet, for a daemon's `--listen`.
+pub fn free_port() -> std::net::SocketAddr {
+    TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+}
+
 pub fn closed_port() -> u16 {
     TcpListener::bind("127.0.0.1:0")
         .unwrap()
