@@ -417,8 +417,30 @@ fn relevance(
     Ok(0)
 }
 
-/// `partner memory reindex`: embeds in batches until nothing waits,
-/// telling progress about once a second.
+/// A reindex's progress line: what is done of all, the rate since it
+/// started and the time left at that rate.
+fn progress(
+    embedded: usize,
+    elapsed: std::time::Duration,
+    status: &crate::embed::IndexStatus,
+) -> String {
+    let rate = embedded as f64 / elapsed.as_secs_f64().max(0.001);
+    let left = if rate > 0.0 {
+        let secs = (status.waiting as f64 / rate).ceil() as u64;
+        format!(
+            "about {} left",
+            humantime::format_duration(std::time::Duration::from_secs(secs))
+        )
+    } else {
+        "time left unknown".into()
+    };
+    format!(
+        "embedded {embedded}: {}/{} items, {rate:.0} items/s, {left}",
+        status.done,
+        status.done + status.waiting
+    )
+}
+
 /// Longest a search from the command line spends embedding what has no
 /// vector yet before it searches (what is left is found by keyword only,
 /// and the search says so).
@@ -444,6 +466,8 @@ fn embed_what_waits(executor: &crate::exec::Executor) {
     }
 }
 
+/// `partner memory reindex`: embeds in batches until nothing waits,
+/// telling progress about once a second.
 fn reindex(
     executor: &crate::exec::Executor,
     all: bool,
@@ -452,7 +476,7 @@ fn reindex(
 ) -> Result<i32> {
     let Some(recall) = executor.recall() else {
         return Err(Error::Usage(
-            "no embedder is configured: set [embeddings] in partner.toml (kind = \"model2vec\" or \"provider\")".into(),
+            "no embedder is configured: `partner models fetch` gets the default model, or set [embeddings] in partner.toml (kind = \"transformer\", \"model2vec\" or \"provider\")".into(),
         ));
     };
     let store = executor.store();
@@ -485,15 +509,7 @@ fn reindex(
         }
         if !json && told.elapsed() >= std::time::Duration::from_secs(1) {
             told = std::time::Instant::now();
-            let status = recall.status();
-            line(
-                out,
-                format!(
-                    "embedded {embedded}: {}/{} items",
-                    status.done,
-                    status.done + status.waiting
-                ),
-            )?;
+            line(out, progress(embedded, started.elapsed(), &recall.status()))?;
         }
     }
     let status = recall.status();

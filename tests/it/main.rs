@@ -63,6 +63,8 @@ mod lisp_tools;
 mod memory_store;
 mod model_budget;
 mod model_prompts;
+#[cfg(feature = "transformer")]
+mod models;
 mod partners;
 mod recall;
 mod relevance;
@@ -87,5 +89,7 @@ mod store_contract;
 mod store_copy;
 mod team;
 mod team_walkthrough;
+#[cfg(feature = "transformer")]
+mod transformer;
 mod tui_snapshots;
 mod verb_in_one_place;

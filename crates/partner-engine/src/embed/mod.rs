@@ -1,14 +1,18 @@
 //! Embedders: text to vectors, so memory can be searched by meaning. One
-//! trait, chosen in `partner.toml` (`[embeddings]`): a local Model2Vec
-//! model directory (no network), the `/v1/embeddings` endpoint of an
+//! trait, chosen in `partner.toml` (`[embeddings]`): a sentence-transformers
+//! model run in process (the default when one is found), a local Model2Vec
+//! model directory (the fast choice), the `/v1/embeddings` endpoint of an
 //! OpenAI-compatible server or Ollama, or none (full-text search only).
 //! Whatever a model file or a server gives is checked: one vector per
 //! text, all of one dimension, finite numbers, bounded sizes.
 
 mod model2vec;
+pub mod models;
 pub mod recall;
 pub mod relevance;
 mod remote;
+#[cfg(feature = "transformer")]
+mod transformer;
 
 use std::sync::Arc;
 
@@ -16,6 +20,8 @@ pub use model2vec::{Model2Vec, write_model};
 pub use partner_core::embedder::{EmbedError, Embedder, MAX_BATCH, cosine};
 pub use recall::{Found, IndexStatus, Recall};
 pub use remote::{RemoteEmbedder, RemoteSettings};
+#[cfg(feature = "transformer")]
+pub use transformer::Transformer;
 
 /// Largest vector dimension accepted.
 pub const MAX_DIMS: usize = 8192;
@@ -36,6 +42,12 @@ pub enum EmbeddingsConfig {
         /// The directory.
         path: std::path::PathBuf,
     },
+    /// A sentence-transformers model directory (`config.json`,
+    /// `model.safetensors`, `tokenizer.json`, pooling), run in process.
+    Transformer {
+        /// The directory.
+        path: std::path::PathBuf,
+    },
     /// An OpenAI-compatible `/v1/embeddings` endpoint.
     Remote(RemoteSettings),
 }
@@ -45,10 +57,40 @@ pub fn open(config: &EmbeddingsConfig) -> Result<Option<Arc<dyn Embedder>>, Embe
     Ok(match config {
         EmbeddingsConfig::None => None,
         EmbeddingsConfig::Model2Vec { path } => Some(Arc::new(Model2Vec::load(path)?)),
+        #[cfg(feature = "transformer")]
+        EmbeddingsConfig::Transformer { path } => Some(Arc::new(Transformer::load(path)?)),
+        #[cfg(not(feature = "transformer"))]
+        EmbeddingsConfig::Transformer { path } => {
+            return Err(EmbedError::Failed(format!(
+                "{}: this partner was built without the transformer embedder (cargo feature `transformer`)",
+                path.display()
+            )));
+        }
         EmbeddingsConfig::Remote(settings) => {
             Some(Arc::new(RemoteEmbedder::new(settings.clone())?))
         }
     })
+}
+
+/// Whether `dir` looks like a sentence-transformers BERT directory (a
+/// BERT config, weights, a tokenizer and the pooling or module list),
+/// without loading it.
+pub fn looks_like_transformer(dir: &std::path::Path) -> bool {
+    let has = |name: &str| dir.join(name).is_file();
+    let bert_config = || {
+        let path = dir.join("config.json");
+        std::fs::metadata(&path).is_ok_and(|m| m.len() <= 1 << 20)
+            && std::fs::read(&path)
+                .ok()
+                .and_then(|b| serde_json::from_slice::<serde_json::Value>(&b).ok())
+                .is_some_and(|c| {
+                    c.get("hidden_size").is_some() && c.get("num_hidden_layers").is_some()
+                })
+    };
+    has("model.safetensors")
+        && has("tokenizer.json")
+        && (has("1_Pooling/config.json") || has("modules.json"))
+        && bert_config()
 }
 
 /// `text` cut to [`MAX_TEXT`] bytes at a character boundary.

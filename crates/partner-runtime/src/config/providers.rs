@@ -169,9 +169,11 @@ pub(super) fn build_provider(
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub(super) struct EmbeddingsFile {
-    /// `none` (the default), `model2vec` or `provider`.
+    /// `transformer`, `model2vec`, `provider` or `none`; when absent, the
+    /// kind of the model `path` names, else the provider's, else a model
+    /// found in partner's data directory (`models/`), else none.
     pub kind: Option<String>,
-    /// A Model2Vec model directory (relative to the config file).
+    /// A model directory (relative to the config file).
     pub path: Option<PathBuf>,
     /// A `[providers.NAME]` whose server has `/v1/embeddings`.
     pub provider: Option<String>,
@@ -187,16 +189,32 @@ pub(super) fn embeddings_config(
     base: &Path,
 ) -> Result<partner_engine::embed::EmbeddingsConfig, String> {
     use partner_engine::embed::{EmbeddingsConfig, RemoteSettings};
-    let kind = file
-        .kind
-        .as_deref()
-        .unwrap_or(match (&file.path, &file.provider) {
-            (Some(_), _) => "model2vec",
-            (None, Some(_)) => "provider",
-            (None, None) => "none",
-        });
+    let kind = match (file.kind.as_deref(), &file.path, &file.provider) {
+        (Some(kind), _, _) => kind,
+        (None, Some(path), _)
+            if partner_engine::embed::looks_like_transformer(&base.join(path)) =>
+        {
+            "transformer"
+        }
+        (None, Some(_), _) => "model2vec",
+        (None, None, Some(_)) => "provider",
+        // Nothing named: a model in partner's data directory, if any.
+        (None, None, None) => {
+            return Ok(partner_engine::embed::models::models_dir()
+                .map(|dir| partner_engine::embed::models::default_in(&dir))
+                .unwrap_or_default());
+        }
+    };
     match kind {
         "none" => Ok(EmbeddingsConfig::None),
+        "transformer" => {
+            let path = file.path.as_ref().ok_or(
+                "[embeddings] kind = \"transformer\" needs path = \"DIR\" (a sentence-transformers model directory; `partner models fetch` puts one in partner's data directory, where it is found without one)",
+            )?;
+            Ok(EmbeddingsConfig::Transformer {
+                path: base.join(path),
+            })
+        }
         "model2vec" => {
             let path = file
                 .path
@@ -246,7 +264,7 @@ pub(super) fn embeddings_config(
             }))
         }
         other => Err(format!(
-            "[embeddings] kind = \"{other}\": expected none, model2vec or provider"
+            "[embeddings] kind = \"{other}\": expected transformer, model2vec, provider or none"
         )),
     }
 }
