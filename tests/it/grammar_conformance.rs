@@ -17,7 +17,7 @@ fn shared() -> Option<PathBuf> {
 }
 
 /// A completion result with its groups and properties as sorted sets.
-fn normalized(result: &Value) -> Value {
+pub(crate) fn normalized(result: &Value) -> Value {
     let mut r = result.clone();
     if let Some(groups) = r.get("groups").and_then(Value::as_array) {
         let mut gs: Vec<String> = groups
@@ -43,7 +43,7 @@ fn normalized(result: &Value) -> Value {
 }
 
 /// JSON with object keys sorted, for comparing by value.
-fn canonical(v: &Value) -> Value {
+pub(crate) fn canonical(v: &Value) -> Value {
     match v {
         Value::Object(m) => {
             let sorted: BTreeMap<&String, Value> =
@@ -209,7 +209,7 @@ fn every_grammar_typeagent_ships_loads_here() {
             enable_value_expressions: true,
             start_value_required: true,
             // TypeAgent's reading: its quotes are part of a literal.
-            single_quotes: partner::grammar::SingleQuotes::Literal,
+            quotes: partner::grammar::Quotes::Literal,
         };
         if let Err(e) = partner::grammar::load_grammar(
             &name,
@@ -264,7 +264,7 @@ fn compiled_grammars_round_trip_through_json() {
             start_value_required: record["loadOptions"]["startValueRequired"]
                 .as_bool()
                 .unwrap_or(true),
-            single_quotes: partner::grammar::SingleQuotes::Literal,
+            quotes: partner::grammar::Quotes::Literal,
         };
         let Ok(grammar) = load_grammar(
             "g.agr",

@@ -99,24 +99,24 @@ fn after_a_the_quantity_words_are_offered() {
 
 /// Single quotes: a phrase of words by default (what a grammar's author
 /// means: `'send' 'an' 'email'` matches "send an email"), the quotes part
-/// of the literal in TypeAgent's reading, chosen with `single_quotes`.
+/// of the literal in TypeAgent's reading, chosen with `quotes`.
 #[test]
-fn single_quotes_are_words_by_default_and_literal_for_conformance() {
-    use partner::grammar::SingleQuotes;
+fn quotes_are_words_by_default_and_literal_for_conformance() {
+    use partner::grammar::Quotes;
     let text = "<Start> = 'send' 'an' 'email' -> \"email\";";
-    let load = |single_quotes| {
+    let load = |quotes| {
         let options = LoadOptions {
-            single_quotes,
+            quotes,
             ..LoadOptions::default()
         };
         load_grammar("email.agr", text, &options, &NoFiles).unwrap()
     };
-    let words = load(SingleQuotes::Phrase);
+    let words = load(Quotes::Phrase);
     assert_eq!(
         match_grammar(&words, "send an email", &MatchOptions::default()).len(),
         1
     );
-    let literal = load(SingleQuotes::Literal);
+    let literal = load(Quotes::Literal);
     assert!(match_grammar(&literal, "send an email", &MatchOptions::default()).is_empty());
     assert_eq!(
         match_grammar(&literal, "'send' 'an' 'email'", &MatchOptions::default()).len(),

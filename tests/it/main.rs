@@ -50,6 +50,7 @@ mod gate_safety;
 mod gate_sandbox;
 mod gate_shell;
 mod gate_words;
+mod grammar_agents;
 mod grammar_cli;
 mod grammar_conformance;
 mod grammar_numbers;

@@ -121,7 +121,12 @@ fn copy_with(
 
 /// A broken model: its name, what is changed in the directory, the
 /// weights written instead of the real ones, and what the error names.
-type Case = (&'static str, Box<dyn Fn(&Path)>, Option<&'static [u8]>, &'static str);
+type Case = (
+    &'static str,
+    Box<dyn Fn(&Path)>,
+    Option<&'static [u8]>,
+    &'static str,
+);
 
 /// Broken and hostile model directories are errors that say what is
 /// wrong; none panics or allocates what a config claims.

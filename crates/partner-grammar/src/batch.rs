@@ -76,7 +76,7 @@ fn load_options(record: &Json) -> LoadOptions {
         start_value_required: o["startValueRequired"].as_bool().unwrap_or(true),
         // The batch protocol answers as the reference does: its quotes
         // are part of a literal.
-        single_quotes: crate::SingleQuotes::Literal,
+        quotes: crate::Quotes::Literal,
     }
 }
 

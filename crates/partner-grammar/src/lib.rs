@@ -36,8 +36,7 @@ mod viable;
 mod work;
 
 pub use compile::{
-    BUILTIN_LIBRARY, FileLoader, InMemory, LoadError, LoadOptions, NoFiles, SingleQuotes,
-    load_grammar,
+    BUILTIN_LIBRARY, FileLoader, InMemory, LoadError, LoadOptions, NoFiles, Quotes, load_grammar,
 };
 pub use complete::{Completion, Direction, Group, Property, complete};
 pub use expr::Expr;

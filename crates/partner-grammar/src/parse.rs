@@ -19,13 +19,13 @@ pub fn parse_source(src: &str, expressions: bool) -> Result<SourceFile, SyntaxEr
     parse_source_with(src, expressions, false)
 }
 
-/// [`parse_source`], with `'…'` read as a literal whose quotes are part of
-/// it when `literal_single_quotes` (TypeAgent's reading) instead of as a
-/// phrase.
+/// [`parse_source`], with `'…'` and `"…"` read as literals whose quotes
+/// are part of them when `literal_quotes` (TypeAgent's reading) instead of
+/// as phrases.
 pub fn parse_source_with(
     src: &str,
     expressions: bool,
-    literal_single_quotes: bool,
+    literal_quotes: bool,
 ) -> Result<SourceFile, SyntaxError> {
     if src.len() > MAX_SOURCE {
         return Err(SyntaxError {
@@ -37,7 +37,7 @@ pub fn parse_source_with(
         src,
         pos: 0,
         expressions,
-        literal_single_quotes,
+        literal_quotes,
         depth: 0,
     };
     let mut file = SourceFile::default();
@@ -66,7 +66,7 @@ struct Reader<'a> {
     src: &'a str,
     pos: usize,
     expressions: bool,
-    literal_single_quotes: bool,
+    literal_quotes: bool,
     depth: usize,
 }
 
@@ -349,7 +349,7 @@ impl Reader<'_> {
         }
         let line_end = rest.find('\n').unwrap_or(rest.len());
         if let Some(q @ ('\'' | '"')) = rest.chars().next()
-            && !(q == '\'' && self.literal_single_quotes)
+            && !self.literal_quotes
             && rest[1..line_end].contains(q)
         {
             return self.phrase(q);

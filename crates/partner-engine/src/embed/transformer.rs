@@ -146,7 +146,10 @@ fn check_config(config: &Config) -> Result<(), String> {
             return bad(what, value, max);
         }
     }
-    if !config.hidden_size.is_multiple_of(config.num_attention_heads) {
+    if !config
+        .hidden_size
+        .is_multiple_of(config.num_attention_heads)
+    {
         return Err(format!(
             "hidden_size {} is not a multiple of num_attention_heads {}",
             config.hidden_size, config.num_attention_heads

@@ -26,20 +26,21 @@ pub struct LoadOptions {
     pub enable_value_expressions: bool,
     /// Every start alternative must produce a value (the default).
     pub start_value_required: bool,
-    /// How `'…'` reads: a phrase of words (partner's way, the default) or
-    /// a literal whose quotes are part of it (the reference's).
-    pub single_quotes: SingleQuotes,
+    /// How `'…'` and `"…"` read: a phrase of words (partner's way, the
+    /// default) or a literal whose quotes are part of it (the reference's).
+    pub quotes: Quotes,
 }
 
-/// How a grammar's single quotes read.
+/// How a grammar's quoted words read.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum SingleQuotes {
-    /// `'send an email'` is the words send, an, email — what a grammar's
-    /// author means, as with double quotes.
+pub enum Quotes {
+    /// `'send an email'` and `"send an email"` are the words send, an,
+    /// email — what a grammar's author means.
     #[default]
     Phrase,
-    /// `'send'` is the literal `'send'`, quotes included — TypeAgent's
-    /// reading, for conformance with its answers.
+    /// `'send'` is the literal `'send'` and `"can you"` the two words
+    /// `"can` and `you"`, quotes included — TypeAgent's reading, for
+    /// conformance with its answers.
     Literal,
 }
 
@@ -48,7 +49,7 @@ impl Default for LoadOptions {
         LoadOptions {
             enable_value_expressions: false,
             start_value_required: true,
-            single_quotes: SingleQuotes::Phrase,
+            quotes: Quotes::Phrase,
         }
     }
 }
@@ -241,7 +242,7 @@ impl Compiler {
         let source = match parse_source_with(
             text,
             self.options.enable_value_expressions,
-            self.options.single_quotes == SingleQuotes::Literal,
+            self.options.quotes == Quotes::Literal,
         ) {
             Ok(s) => s,
             Err(e) => {
