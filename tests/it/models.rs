@@ -86,17 +86,19 @@ fn hub_with(model: &Path, repo: &str, revision: &str) -> tempfile::TempDir {
     let hub = tempfile::tempdir().unwrap();
     let at = hub.path().join(repo).join("resolve").join(revision);
     std::fs::create_dir_all(at.join("1_Pooling")).unwrap();
-    for name in [
-        "config.json",
-        "tokenizer.json",
-        "modules.json",
-        "sentence_bert_config.json",
-        "1_Pooling/config.json",
-        "model.safetensors",
-    ] {
+    for name in files() {
         std::fs::copy(model.join(name), at.join(name)).unwrap();
     }
     hub
+}
+
+/// A sentence-transformers directory's files, as the catalog lists them.
+pub(crate) fn files() -> impl Iterator<Item = &'static str> {
+    models::known(models::DEFAULT_MODEL)
+        .unwrap()
+        .files
+        .iter()
+        .map(|f| f.0)
 }
 
 fn sha256(path: &Path) -> String {
@@ -165,18 +167,9 @@ fn a_fetch_whose_file_is_not_the_pinned_one_keeps_nothing() {
 #[test]
 fn a_fetch_of_pinned_files_installs_a_model_that_loads() {
     let Some(dir) = shipped(SHIPPED) else { return };
-    let names = [
-        "config.json",
-        "tokenizer.json",
-        "modules.json",
-        "sentence_bert_config.json",
-        "1_Pooling/config.json",
-        "model.safetensors",
-    ];
     // The mechanism, with the shipped files' own pins.
-    let files: Vec<(&'static str, u64, &'static str)> = names
-        .iter()
-        .map(|&name| {
+    let files: Vec<(&'static str, u64, &'static str)> = files()
+        .map(|name| {
             let file = dir.join(name);
             let size = std::fs::metadata(&file).unwrap().len();
             (name, size, &*Box::leak(sha256(&file).into_boxed_str()))

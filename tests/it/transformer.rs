@@ -100,19 +100,12 @@ fn copy_with(
     weights: Option<&[u8]>,
 ) -> std::io::Result<()> {
     std::fs::create_dir_all(to.join("1_Pooling"))?;
-    for name in [
-        "config.json",
-        "tokenizer.json",
-        "modules.json",
-        "sentence_bert_config.json",
-        "1_Pooling/config.json",
-    ] {
-        std::fs::copy(from.join(name), to.join(name))?;
-    }
-    match weights {
-        Some(bytes) => std::fs::write(to.join("model.safetensors"), bytes)?,
-        None => {
-            std::fs::copy(from.join("model.safetensors"), to.join("model.safetensors"))?;
+    for name in crate::models::files() {
+        match (name, weights) {
+            ("model.safetensors", Some(bytes)) => std::fs::write(to.join(name), bytes)?,
+            _ => {
+                std::fs::copy(from.join(name), to.join(name))?;
+            }
         }
     }
     change(to);

@@ -72,6 +72,24 @@ pub fn open(config: &EmbeddingsConfig) -> Result<Option<Arc<dyn Embedder>>, Embe
     })
 }
 
+/// The file `name` of model directory `dir`, refused when it is larger
+/// than `max` bytes; errors name the file.
+pub(crate) fn read_bounded(
+    dir: &std::path::Path,
+    name: &str,
+    max: u64,
+) -> Result<Vec<u8>, EmbedError> {
+    let path = dir.join(name);
+    let failed = |why: String| EmbedError::Failed(format!("{}: {why}", path.display()));
+    let len = std::fs::metadata(&path)
+        .map_err(|e| failed(e.to_string()))?
+        .len();
+    if len > max {
+        return Err(failed(format!("{len} bytes, more than the {max} read")));
+    }
+    std::fs::read(&path).map_err(|e| failed(e.to_string()))
+}
+
 /// Whether `dir` looks like a sentence-transformers BERT directory (a
 /// BERT config, weights, a tokenizer and the pooling or module list),
 /// without loading it.

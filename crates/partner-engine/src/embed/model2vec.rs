@@ -7,7 +7,7 @@ use std::path::Path;
 
 use model2vec_rs::model::StaticModel;
 
-use super::{EmbedError, Embedder, in_batches};
+use super::{EmbedError, Embedder, in_batches, read_bounded as read};
 
 /// Largest files read: the tokenizer, the model, its config.
 const MAX_TOKENIZER: u64 = 64 << 20;
@@ -18,18 +18,6 @@ const MAX_CONFIG: u64 = 1 << 20;
 pub struct Model2Vec {
     model: StaticModel,
     id: String,
-}
-
-fn read(dir: &Path, name: &str, max: u64) -> Result<Vec<u8>, EmbedError> {
-    let path = dir.join(name);
-    let failed = |why: String| EmbedError::Failed(format!("{}: {why}", path.display()));
-    let len = std::fs::metadata(&path)
-        .map_err(|e| failed(e.to_string()))?
-        .len();
-    if len > max {
-        return Err(failed(format!("{len} bytes, more than the {max} read")));
-    }
-    std::fs::read(&path).map_err(|e| failed(e.to_string()))
 }
 
 impl Model2Vec {

@@ -22,7 +22,7 @@ use candle_nn::VarBuilder;
 use candle_transformers::models::bert::{BertModel, Config};
 use serde::Deserialize;
 
-use super::{EmbedError, Embedder, in_batches};
+use super::{EmbedError, Embedder, in_batches, read_bounded as read};
 
 /// Largest files read.
 const MAX_TOKENIZER: u64 = 64 << 20;
@@ -67,18 +67,6 @@ impl std::fmt::Debug for Transformer {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Transformer").field("id", &self.id).finish()
     }
-}
-
-fn read(dir: &Path, name: &str, max: u64) -> Result<Vec<u8>, EmbedError> {
-    let path = dir.join(name);
-    let failed = |why: String| EmbedError::Failed(format!("{}: {why}", path.display()));
-    let len = std::fs::metadata(&path)
-        .map_err(|e| failed(e.to_string()))?
-        .len();
-    if len > max {
-        return Err(failed(format!("{len} bytes, more than the {max} read")));
-    }
-    std::fs::read(&path).map_err(|e| failed(e.to_string()))
 }
 
 /// The small JSON file `name` of `dir`, when it is there.
