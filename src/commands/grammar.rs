@@ -291,8 +291,14 @@ fn complete_prefix(
             }
         }
     }
+    // A property reached along several paths is one line here.
+    let mut shown: Vec<String> = Vec::new();
     for p in &c.properties {
-        write(out, format!("<{}>\n", p.names.join(", ")))?;
+        let line = format!("<{}>\n", p.names.join(", "));
+        if !shown.contains(&line) {
+            write(out, line.clone())?;
+            shown.push(line);
+        }
     }
     Ok(0)
 }

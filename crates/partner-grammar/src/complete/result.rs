@@ -170,7 +170,8 @@ fn settle(
 }
 
 /// The completion the candidates make: each one at the place they settle,
-/// words grouped by separator mode, properties once each.
+/// words grouped by separator mode (each once), a property once for each
+/// path that reaches it (as the reference lists them).
 pub(super) fn build(
     mut candidates: Vec<Candidate>,
     prefix: &str,
@@ -202,11 +203,7 @@ pub(super) fn build(
                         }),
                     }
                 }
-                Kind::Property(p) => {
-                    if !properties.contains(&p) {
-                        properties.push(p);
-                    }
-                }
+                Kind::Property(p) => properties.push(p),
             }
         }
     }
