@@ -38,6 +38,36 @@ pub const CASES: &[(&str, &str, &str, &str)] = &[
         "what's the weather like in Seattle",
         "what's the weather li",
     ),
+    (
+        "timer",
+        "timer/src/timerSchema.agr",
+        "remind me to call mom in 10 minutes",
+        "what are ",
+    ),
+    (
+        "email",
+        "email/src/emailSchema.agr",
+        "'send' 'email' 'to' lunch plans 'with' 'the' 'subject' the report 'with' 'body' the report 'cc' the report",
+        "'please' 'reply' lunch plans 'to' Alice 'cc' meeting notes 'blind' 'copy' the report ",
+    ),
+    (
+        "browser",
+        "browser/src/agent/browserSchema.agr",
+        "open github.com",
+        "zoom",
+    ),
+    (
+        "code",
+        "code/src/codeSchema.agr",
+        "'set' 'my' 'color theme' 'to' 'solarized dark'",
+        "'set' 'my' ",
+    ),
+    (
+        "image",
+        "image/src/imageSchema.agr",
+        "'generate' 12 'images' 'of' a red car 'use' 'the' 'caption' sunset over the sea",
+        "'generate' 12 'images'",
+    ),
 ];
 
 /// The agent grammars' folder, when `../shared` is present.
@@ -48,7 +78,8 @@ pub fn agents() -> Option<PathBuf> {
 }
 
 /// Loads one case's grammar as the reference does by default (value
-/// expressions on, a start value required), or says why it cannot.
+/// expressions on, a start value required, quotes part of the words), or
+/// says why it cannot.
 pub fn load(dir: &Path, file: &str) -> Result<Grammar, String> {
     let path = dir.join(file);
     let text = std::fs::read_to_string(&path)
@@ -59,7 +90,7 @@ pub fn load(dir: &Path, file: &str) -> Result<Grammar, String> {
     let options = LoadOptions {
         enable_value_expressions: true,
         start_value_required: true,
-        ..Default::default()
+        quotes: partner::grammar::Quotes::Literal,
     };
     load_grammar(file, &text, &options, &loader).map_err(|e| e.to_string())
 }
