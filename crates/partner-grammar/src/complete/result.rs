@@ -181,12 +181,15 @@ pub(super) fn build(
     let best = settle(&mut candidates, prefix, min_prefix, direction);
     let mut groups: Vec<Group> = Vec::new();
     let mut properties = Vec::new();
-    let (mut after, mut total) = (0, 0);
+    // Whether any candidate follows a wildcard, and whether a keyword
+    // does not (a property that follows none makes it neither).
+    let (mut after, mut keyword_before) = (false, false);
     if let Some(best) = best {
         for c in candidates.into_iter().filter(|c| c.at == best) {
-            total += 1;
-            if c.after_wildcard {
-                after += 1;
+            match (c.after_wildcard, &c.kind) {
+                (true, _) => after = true,
+                (false, Kind::Word(_)) => keyword_before = true,
+                (false, Kind::Property(_)) => {}
             }
             match c.kind {
                 Kind::Word(w) => {
@@ -214,12 +217,10 @@ pub(super) fn build(
         properties,
         matched_prefix_length: length,
         direction_sensitive: length > 0,
-        after_wildcard: if total == 0 || after == 0 {
-            "none"
-        } else if after == total {
-            "all"
-        } else {
-            "some"
+        after_wildcard: match (after, keyword_before) {
+            (false, _) => "none",
+            (true, true) => "some",
+            (true, false) => "all",
         },
     }
 }
