@@ -5,7 +5,7 @@
 use super::parse::Spacing;
 use super::text::{char_at, char_before, is_sep, literal_at, match_words};
 
-/// Where byte `lo` (an ASCII letter, lowercase, or a digit) first occurs
+/// Where byte `lo` (an ASCII letter, lowercase, a digit or punctuation) first occurs
 /// in `b` in either case: eight bytes a step, setting the case bit (a byte
 /// then equals a lowercase letter only if it was that letter) and finding
 /// the first zero byte of the difference. The last few bytes are read as
@@ -47,8 +47,8 @@ fn find_either_case(b: &[u8], lo: u8) -> Option<usize> {
 
 /// The leftmost place at or after byte `from` where `words` match (as
 /// [`match_words`] would there), and where they end. Candidates are found
-/// by their first byte when the first word starts with an ASCII letter or
-/// digit; otherwise every place is tried.
+/// by their first byte when the first word starts with a printable ASCII
+/// byte; otherwise every place is tried.
 #[inline]
 pub fn find_words(
     s: &str,
@@ -58,12 +58,16 @@ pub fn find_words(
     lead: bool,
 ) -> Option<(usize, usize)> {
     let first = words.first()?.as_bytes().first().copied()?;
-    if !first.is_ascii_alphanumeric() {
+    if !first.is_ascii_graphic() {
         return find_words_anywhere(s, from, words, mode, lead);
     }
-    if let [word] = words {
+    if first.is_ascii_alphanumeric()
+        && let [word] = words
+    {
         return find_word(s, from, word, lead);
     }
+    // Punctuation has no case: a quoted literal (`'with'`, TypeAgent's
+    // reading) is found by its quote.
     find_words_by_first_byte(s, from, words, first, mode, lead)
 }
 
@@ -122,8 +126,8 @@ fn find_word(s: &str, from: usize, word: &str, lead: bool) -> Option<(usize, usi
     }
 }
 
-/// [`find_words`] for several words, the first beginning with ASCII byte
-/// `first`.
+/// [`find_words`] for words whose first begins with printable ASCII byte
+/// `first` (several words, or one beginning with punctuation).
 fn find_words_by_first_byte(
     s: &str,
     from: usize,
@@ -145,8 +149,8 @@ fn find_words_by_first_byte(
     }
 }
 
-/// [`find_words`] when the first word does not begin with an ASCII letter
-/// or digit: every place is tried.
+/// [`find_words`] when the first word does not begin with a printable
+/// ASCII byte: every place is tried.
 fn find_words_anywhere(
     s: &str,
     from: usize,
