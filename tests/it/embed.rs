@@ -202,7 +202,17 @@ fn embeddings_are_chosen_in_partner_toml() {
         .map(|c| c.exec.embeddings)
         .map_err(|e| e.to_string())
     };
-    assert_eq!(load(""), Ok(EmbeddingsConfig::None), "none by default");
+    // Nothing named: a model in the data directory, else none (what the
+    // data directory holds is tested in `models`, with one of its own).
+    let found = partner::embed::models::models_dir()
+        .map(|dir| partner::embed::models::default_in(&dir))
+        .unwrap_or_default();
+    assert_eq!(load(""), Ok(found), "the data directory's model, or none");
+    assert_eq!(
+        load("[embeddings]\nkind = \"none\""),
+        Ok(EmbeddingsConfig::None),
+        "none when said"
+    );
     assert_eq!(
         load("[embeddings]\npath = \"models/potion-base-8M\""),
         Ok(EmbeddingsConfig::Model2Vec {
@@ -228,9 +238,10 @@ fn embeddings_are_chosen_in_partner_toml() {
             "no [providers.nowhere]",
         ),
         ("[embeddings]\nkind = \"model2vec\"", "needs path"),
+        ("[embeddings]\nkind = \"transformer\"", "needs path"),
         (
             "[embeddings]\nkind = \"magic\"",
-            "expected none, model2vec or provider",
+            "expected transformer, model2vec, provider or none",
         ),
         ("[embeddings]\nsize = 3", "unknown field"),
     ] {
