@@ -285,11 +285,7 @@ fn an_edited_approval_waits_out_the_undo_window_like_any_decision() {
     assert!(shown.contains("approve as edited in 3s"), "{shown}");
     // Taken back within the window: nothing goes out, r1 still waits.
     key(&mut app, KeyCode::Char('U'));
-    let said = app
-        .notice
-        .as_ref()
-        .map(|n| n.text.clone())
-        .unwrap_or_default();
+    let said = notice_text(&app);
     assert!(said.contains("taken back: r1"), "{said}");
     assert!(edited_sent(&after_window(&mut app)).is_empty());
     // Edited again and left alone: it goes out once the window has passed,
@@ -300,11 +296,7 @@ fn an_edited_approval_waits_out_the_undo_window_like_any_decision() {
     assert_eq!(out.len(), 1, "{out:?}");
     assert_eq!(out[0].0, "r1");
     key(&mut app, KeyCode::Char('U'));
-    let said = app
-        .notice
-        .as_ref()
-        .map(|n| n.text.clone())
-        .unwrap_or_default();
+    let said = notice_text(&app);
     assert!(said.contains("r1 was already decided and sent"), "{said}");
 }
 

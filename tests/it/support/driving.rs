@@ -76,3 +76,11 @@ pub fn after_window(app: &mut App) -> Vec<Command> {
     let now = app.now + UNDO_WINDOW + 1;
     app.tick(now, 0.1)
 }
+
+/// The console's notice line, or nothing.
+pub fn notice_text(app: &App) -> String {
+    app.notice
+        .as_ref()
+        .map(|n| n.text.clone())
+        .unwrap_or_default()
+}

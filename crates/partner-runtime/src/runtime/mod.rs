@@ -223,18 +223,6 @@ struct Runtime {
     learned_seen: Option<(i64, i64)>,
 }
 
-/// The proposer: shipped phrasings plus what the partner taught (read from
-/// the database); none when even the shipped grammar fails to load.
-pub(super) fn proposer(executor: &Executor) -> Option<Arc<super::proposals::Proposer>> {
-    let learned: Vec<String> = executor
-        .store()
-        .phrasings()
-        .phrasings()
-        .map(|rules| rules.into_iter().map(|r| r.rule).collect())
-        .unwrap_or_default();
-    super::proposals::Proposer::new(&learned).ok().map(Arc::new)
-}
-
 /// Starts a constellation: creates its agents' initial memory blocks (those
 /// missing), then runs until shut down. `clock` is what the executor uses;
 /// pass a [`partner_core::clock::TokioClock`] so stored times follow tokio time.
@@ -274,7 +262,7 @@ pub fn start_watched(
 ) {
     let (events, first) = broadcast::channel(4096);
     let (tx, rx) = mpsc::unbounded_channel();
-    let first_proposer = startup(|| proposer(&executor));
+    let first_proposer = startup(|| sync::proposer(&executor));
     let env = Arc::new(TurnEnv {
         executor: Arc::clone(&executor),
         events: events.clone(),

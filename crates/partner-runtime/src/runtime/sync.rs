@@ -58,7 +58,7 @@ pub(super) fn sync(
     let mut out = Synced::default();
     match executor.store().phrasings().signature() {
         Ok(now) if Some(now) != learned_seen => {
-            out.learned = Some((now, super::proposer(executor)));
+            out.learned = Some((now, proposer(executor)));
         }
         Ok(_) => {}
         Err(e) => out.errors.push(format!("reading learned phrasings: {e}")),
@@ -174,4 +174,18 @@ pub(super) fn sweep(executor: &Executor, now: Millis, ours: Option<&HashSet<Stri
     out.errors
         .extend(executor.recall().and_then(|recall| recall.new_problem()));
     out
+}
+
+/// The proposer: shipped phrasings plus what the partner taught (read from
+/// the database); none when even the shipped grammar fails to load.
+pub(super) fn proposer(executor: &Executor) -> Option<std::sync::Arc<crate::proposals::Proposer>> {
+    let learned: Vec<String> = executor
+        .store()
+        .phrasings()
+        .phrasings()
+        .map(|rules| rules.into_iter().map(|r| r.rule).collect())
+        .unwrap_or_default();
+    crate::proposals::Proposer::new(&learned)
+        .ok()
+        .map(std::sync::Arc::new)
 }
