@@ -20,6 +20,7 @@ mod entry;
 mod expr;
 mod find;
 mod matcher;
+mod memo;
 mod model;
 mod needs;
 mod parse;

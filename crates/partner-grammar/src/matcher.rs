@@ -9,6 +9,7 @@
 
 use super::expr::Path;
 use super::find::find_words;
+use super::memo;
 use super::model::{Grammar, Part, RuleSet};
 use super::parse::Spacing;
 pub(super) use super::state::{Arena, Captured, Frame, Ids, LastPart, NIL, Origin, State};
@@ -186,6 +187,12 @@ pub(super) fn finish_nested<'g>(
     let Some(parent) = work.arena.frame(state.parent).copied() else {
         return false;
     };
+    if !partial
+        && parent.memo != NIL
+        && let Some(memo) = &mut work.memo
+    {
+        memo.finished(parent.memo);
+    }
     let (ids, value) = (state.ids, state.value);
     state.parent = parent.parent;
     let parent_parts = parent
@@ -284,6 +291,7 @@ fn match_str<'g>(state: &mut State<'g>, s: &str, words: &'g [String], work: &mut
                         start,
                         words,
                         after_wildcard: true,
+                        mode,
                     });
                 }
                 return true;
@@ -305,6 +313,7 @@ fn match_str<'g>(state: &mut State<'g>, s: &str, words: &'g [String], work: &mut
             start: state.index,
             words,
             after_wildcard: false,
+            mode,
         });
     }
     state.index = end;
@@ -346,6 +355,8 @@ fn match_num<'g>(
                 if let Some(id) = state.add_id(&mut work.arena, var, false) {
                     state.add_with_id(&mut work.arena, id, Captured::Num(n), false);
                     state.last = Some(LastPart::Num {
+                        start,
+                        id,
                         after_wildcard: true,
                     });
                 }
@@ -362,6 +373,8 @@ fn match_num<'g>(
     if let Some(id) = state.add_id(&mut work.arena, var, false) {
         state.add_with_id(&mut work.arena, id, Captured::Num(n), false);
         state.last = Some(LastPart::Num {
+            start: state.index,
+            id,
             after_wildcard: false,
         });
     }
@@ -497,6 +510,14 @@ fn enter_rules<'g>(state: &mut State<'g>, s: &str, entry: Entry<'g>, work: &mut 
     if children.is_empty() {
         return false;
     }
+    let require =
+        !matches!(state.ids, Ids::Off) && (var.is_some() || (state.value.is_none() && alone));
+    let (memo, again) = match remembered(state, entry, require, work) {
+        Some(memo::Entry::Refused) => return false,
+        Some(memo::Entry::Again) => (NIL, true),
+        Some(memo::Entry::First(at)) => (at, false),
+        None => (NIL, false),
+    };
     let frame = Frame {
         set: state.set,
         alt: state.alt,
@@ -508,9 +529,9 @@ fn enter_rules<'g>(state: &mut State<'g>, s: &str, entry: Entry<'g>, work: &mut 
         repeat_part: repeat.then_some(state.part),
         repeat_start: state.index,
         spacing: state.spacing,
+        memo,
+        again,
     };
-    let require =
-        !matches!(state.ids, Ids::Off) && (var.is_some() || (state.value.is_none() && alone));
     state.set = rules;
     state.part = 0;
     state.ids = if require { Ids::On(NIL) } else { Ids::Off };
@@ -549,6 +570,42 @@ fn enter_rules<'g>(state: &mut State<'g>, s: &str, entry: Entry<'g>, work: &mut 
     state.value = children[first].value.as_deref();
     state.spacing = children[first].spacing;
     true
+}
+
+/// When completing, how the memo says to enter this rule part (see
+/// `memo`); none when matching.
+fn remembered<'g>(
+    state: &State<'g>,
+    entry: Entry<'g>,
+    require: bool,
+    work: &mut Work<'g>,
+) -> Option<memo::Entry> {
+    let lead = state.leading_spacing(&work.arena);
+    let height = work.arena.stack.len();
+    let memo = work.memo.as_mut()?;
+    let place = memo::Place {
+        rules: std::ptr::from_ref(entry.rules) as usize,
+        index: state.index,
+        lead,
+        wild: state.wild.is_some(),
+        require,
+        carrier: entry.var.is_none() && state.value.is_none() && entry.alone,
+    };
+    let once = entry.repeat || state.wild.is_some() || matches!(state.ids, Ids::Off);
+    Some(memo.enter(place, entry.repeat, once, height))
+}
+
+/// True when the state stopped inside a rule set entered again where it
+/// was entered before (completion offers nothing from there).
+pub(super) fn inside_again(state: &State<'_>, arena: &Arena<'_>) -> bool {
+    let mut frame = arena.frame(state.parent);
+    while let Some(f) = frame {
+        if f.again {
+            return true;
+        }
+        frame = arena.frame(f.parent);
+    }
+    false
 }
 
 pub(super) use super::values::{Captures, Stat, make_value};

@@ -77,6 +77,11 @@ pub(super) struct Frame<'g> {
     /// last (an empty repetition would repeat forever).
     pub repeat_start: usize,
     pub spacing: Spacing,
+    /// The completion's entry this rule set was entered as (`NIL`: none).
+    pub memo: Link,
+    /// Entered where it was entered before: completion offers nothing
+    /// from a parse stopped inside it (see `memo`).
+    pub again: bool,
 }
 
 /// The nodes of one match's parses, and its stack of states left for
@@ -224,15 +229,21 @@ pub(super) enum Origin {
     Wildcard,
 }
 
-/// What was matched last, for backward completion.
+/// What was matched last, for backward completion: where it began,
+/// whether it was found by scanning past a wildcard, and the spacing it was
+/// matched with.
 #[derive(Debug, Clone, Copy)]
 pub(super) enum LastPart<'g> {
     Str {
         start: usize,
         words: &'g [String],
         after_wildcard: bool,
+        mode: Spacing,
     },
+    /// A number, and the variable it filled.
     Num {
+        start: usize,
+        id: u32,
         after_wildcard: bool,
     },
 }

@@ -3,6 +3,7 @@
 //! which alternatives are worth trying at a place.
 
 use super::matcher::{MAX_STEPS, MatchOptions, Policy};
+use super::memo::Memo;
 use super::model::RuleSet;
 use super::needs::Grams;
 use super::state::{Arena, Origin, State};
@@ -21,6 +22,9 @@ pub(super) struct Work<'g> {
     pub found: usize,
     /// The request's letter pairs, once a rule's needed words are asked.
     grams: Option<Grams>,
+    /// What completion remembers of the rules it entered (none when
+    /// matching).
+    pub memo: Option<Box<Memo>>,
 }
 
 impl<'g> Work<'g> {
@@ -34,11 +38,15 @@ impl<'g> Work<'g> {
             prune,
             found: 0,
             grams: None,
+            memo: (!prune).then(Box::default),
         }
     }
 
     /// The next state to resume.
     pub(super) fn pop(&mut self) -> Option<State<'g>> {
+        if let Some(memo) = &mut self.memo {
+            memo.close(self.arena.stack.len());
+        }
         self.arena.stack.pop()
     }
 
@@ -146,12 +154,26 @@ impl<'g> Work<'g> {
     /// first success.
     pub(super) fn succeeded(&mut self) {
         let o = self.options;
-        self.arena.stack.retain(|s| match s.origin {
+        if o == MatchOptions::default() {
+            return;
+        }
+        let kept = |s: &State<'_>| match s.origin {
             Origin::Wildcard => o.wildcard == Policy::Exhaustive,
             Origin::Optional => o.optional == Policy::Exhaustive,
             Origin::Repeat => o.repeat == Policy::Exhaustive,
             Origin::Start | Origin::Alternation => true,
-        });
+        };
+        if let Some(memo) = &mut self.memo {
+            // The rules entered are closed at the heights they were
+            // entered at: count them again in what is kept.
+            let mut below = Vec::with_capacity(self.arena.stack.len() + 1);
+            below.push(0);
+            for s in &self.arena.stack {
+                below.push(below.last().copied().unwrap_or(0) + usize::from(kept(s)));
+            }
+            memo.rebase(|height| below.get(height).copied().unwrap_or(height));
+        }
+        self.arena.stack.retain(kept);
     }
 }
 

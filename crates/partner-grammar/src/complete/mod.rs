@@ -1,113 +1,33 @@
-//! Completion: what may come next after a prefix. Every rule is matched as
-//! far as the prefix allows; where each stops says what to offer — the
-//! next word of a literal, or a property to fill for a wildcard — and only
-//! the candidates that consumed the most of the prefix are kept. Backward
-//! completion backs up to the last matched word so it can be reconsidered.
+//! Completion: what may come next after a prefix, answered as the
+//! reference answers it. Every parse is followed as far as the prefix
+//! allows (remembering rules already entered at a place, as the reference
+//! does — see `memo`); where each stops says what to offer — the next word
+//! of a literal, a property to fill for a wildcard, or (backward, or after
+//! an exact match) what was matched last, offered again — and only the
+//! candidates that reach farthest into the prefix are kept (`collect`).
 
 use super::expr::Path;
 use super::matcher::{
-    Captures, LastPart, MatchOptions, Stat, State, Work, finalize, finish_nested, initial_states,
-    make_value, run,
+    Captures, LastPart, MatchOptions, Policy, Stat, State, Work, finalize, finish_nested,
+    initial_states, inside_again, make_value, run,
 };
 use super::model::{Grammar, Part};
 use super::parse::Spacing;
-use super::text::{
-    boundary_ok, char_at, is_sep, literal_at, requires_sep, skip_seps, wildcard_text,
-};
+use super::text::skip_seps;
 
+mod collect;
 mod result;
+mod words;
 
-use result::{Candidate, Kind, build, mode_name};
+use collect::{AtEnd, Fixed, Gathered, Offer, Ranged};
+use result::mode_name;
 pub use result::{Completion, Direction, Group, Property};
+use words::partial_string;
 
-/// Greedy word-by-word match of `words` from byte `i`: how many matched,
-/// where the last one ended and where the one before it ended.
-fn words_greedily(s: &str, i: usize, words: &[String], mode: Spacing) -> (usize, usize, usize) {
-    let (mut index, mut prev, mut n) = (i, i, 0);
-    for (k, word) in words.iter().enumerate() {
-        let mut at = index;
-        let found = if mode == Spacing::None {
-            literal_at(s, at, word)
-        } else if k == 0 {
-            loop {
-                if let Some(e) = literal_at(s, at, word) {
-                    break Some(e);
-                }
-                match char_at(s, at) {
-                    Some(c) if is_sep(c) => at += c.len_utf8(),
-                    _ => break None,
-                }
-            }
-        } else {
-            let need = words[k - 1]
-                .chars()
-                .next_back()
-                .zip(word.chars().next())
-                .is_some_and(|(a, b)| requires_sep(a, b, mode));
-            // Longest separator run first, as a greedy `[sep]*` would try.
-            let mut cuts = vec![at];
-            for c in s[at..].chars() {
-                if !is_sep(c) {
-                    break;
-                }
-                at += c.len_utf8();
-                cuts.push(at);
-            }
-            cuts.iter()
-                .enumerate()
-                .rev()
-                .filter(|(n, _)| !need || *n > 0)
-                .find_map(|(_, &cut)| literal_at(s, cut, word))
-        };
-        let Some(end) = found else { break };
-        if !boundary_ok(s, end, mode) {
-            break;
-        }
-        prev = index;
-        index = end;
-        n += 1;
-    }
-    (n, index, prev)
-}
+/// A pending wildcard: where it began and the variable it fills.
+type Wild = Option<(usize, Option<u32>)>;
 
-/// A literal matched word by word from byte `i`: where its completion
-/// goes and the word (the next one; backward, the last one matched when
-/// nothing commits it). The caller filters by what follows.
-fn partial_word(
-    s: &str,
-    i: usize,
-    words: &[String],
-    mode: Spacing,
-    dir: Direction,
-) -> Option<(usize, String)> {
-    let (n, end, prev) = words_greedily(s, i, words, mode);
-    let could_back_up = n > 0 && (mode == Spacing::None || skip_seps(s, end) == end);
-    if dir == Direction::Backward && could_back_up {
-        return Some((prev, words[n - 1].clone()));
-    }
-    if n >= words.len() {
-        return None;
-    }
-    Some((end, words[n].clone()))
-}
-
-/// True when the last part matched was found by scanning past a wildcard
-/// (its place is not settled).
-fn last_after_wildcard(state: &State<'_>) -> bool {
-    matches!(
-        state.last,
-        Some(
-            LastPart::Str {
-                after_wildcard: true,
-                ..
-            } | LastPart::Num {
-                after_wildcard: true,
-                ..
-            }
-        )
-    )
-}
-
+/// The value a property would complete, with `id` the wildcard to fill.
 fn property<'g>(
     state: &State<'g>,
     id: u32,
@@ -148,261 +68,209 @@ pub fn complete(
 ) -> Completion {
     let mut work = Work::new(*options, false);
     initial_states(grammar, &mut work.arena.stack);
-    let mut candidates: Vec<Candidate> = Vec::new();
-    let backward = direction == Direction::Backward;
+    let mut found = Gathered::new(prefix, direction, min_prefix);
+    let shortest = options.wildcard == Policy::First;
     while let Some(mut state) = work.pop() {
-        let complete_rule = run(&mut state, prefix, &mut work);
+        let matched = run(&mut state, prefix, &mut work);
         if work.exhausted() {
             break;
         }
-        let mode = state.spacing;
-        let lead_mode = state.leading_spacing(&work.arena);
-        let at_end = state.index >= prefix.len();
-        if complete_rule {
-            let mut done = state;
-            if finalize(&mut done, prefix, &mut work.arena) {
-                // An exact match: both directions back up to what was
-                // matched last, so it can be reconsidered.
-                if let Some(c) = back_up(&state, prefix, &mut work) {
-                    candidates.push(c);
-                }
-                continue;
+        if !matched && inside_again(&state, &work.arena) {
+            continue;
+        }
+        let saved = state.wild;
+        let mut done = state;
+        if finalize(&mut done, prefix, &mut work.arena) {
+            let mut stop = Stop {
+                found: &mut found,
+                work: &mut work,
+                prefix,
+            };
+            if matched {
+                stop.exact(&done, &state, saved);
+            } else {
+                stop.clean(&done, &state, saved);
             }
-            // A wildcard at the end with nothing in it yet.
-            if let Some((start, Some(id))) = state.wild
-                && wildcard_text(prefix, start, prefix.len(), mode).is_none()
+            work.succeeded();
+        } else {
+            Stop {
+                found: &mut found,
+                work: &mut work,
+                prefix,
+            }
+            .dirty(&state, matched);
+            if shortest && saved.is_some_and(|(start, _)| skip_seps(prefix, start) >= prefix.len())
             {
-                let back = backward && at_end;
-                candidates.push(empty_wildcard(&state, prefix, (start, id), back, &mut work));
+                work.succeeded();
             }
-            continue;
         }
-        let Some(part) = state.parts().get(state.part) else {
-            continue;
-        };
-        let mut clean = state;
-        let finalized = finalize(&mut clean, prefix, &mut work.arena);
-        match (part, state.wild) {
-            (Part::Str(words), Some((start, id))) if finalized => {
-                let wild = (start, id);
-                keyword_after_wildcard(
-                    &state,
-                    prefix,
+    }
+    found.settle();
+    found.answer()
+}
+
+/// Where one parse stopped, and what it offers.
+struct Stop<'a, 'p, 'g> {
+    found: &'a mut Gathered<'p, 'g>,
+    work: &'a mut Work<'g>,
+    prefix: &'p str,
+}
+
+impl<'g> Stop<'_, '_, 'g> {
+    fn backward(&self) -> bool {
+        self.found.direction == Direction::Backward
+    }
+
+    /// Offers the property of wildcard `id` at `at`.
+    fn property(&mut self, state: &State<'g>, id: u32, at: usize, mode: Spacing, after: bool) {
+        let (work, prefix) = (&mut *self.work, self.prefix);
+        self.found
+            .property(at, mode, after, || property(state, id, mode, work, prefix));
+    }
+
+    /// A complete parse (`done`, its pending wildcard `saved` taken from
+    /// `before`): what it matched last, offered again.
+    fn exact(&mut self, done: &State<'g>, before: &State<'g>, saved: Wild) {
+        if done.last.is_some() || saved.is_some_and(|w| w.1.is_some()) {
+            let end = (done.index < self.prefix.len()).then_some(done.index);
+            self.back_up(before, saved, end);
+        } else {
+            self.found.reach(done.index);
+        }
+    }
+
+    /// A parse that took the prefix cleanly and wants more.
+    fn clean(&mut self, done: &State<'g>, before: &State<'g>, saved: Wild) {
+        let next = done.parts().get(done.part);
+        let wild = saved.and_then(|(start, id)| Some((start, id?)));
+        let at_end = done.index >= self.prefix.len();
+        let deferred = match (wild, next) {
+            (Some((start, _)), Some(Part::Str(words))) if at_end => {
+                self.found.at_end.push(AtEnd {
+                    start,
                     words,
-                    wild,
-                    backward,
-                    &mut work,
-                    &mut candidates,
-                );
+                    mode: done.spacing,
+                });
+                true
             }
-            (_, Some((start, Some(id)))) => {
-                let back = backward && at_end;
-                candidates.push(empty_wildcard(&state, prefix, (start, id), back, &mut work));
-            }
-            (Part::Str(words), None) => {
-                if finalized && backward && at_end && state.last.is_some() {
-                    if let Some(c) = back_up(&state, prefix, &mut work) {
-                        candidates.push(c);
-                    }
-                } else if let Some((at, word)) =
-                    partial_word(prefix, state.index, words, mode, direction)
-                {
-                    let mode = if at == state.index { lead_mode } else { mode };
-                    candidates.push(Candidate {
-                        at,
-                        kind: Kind::Word(word),
-                        mode,
-                        after_wildcard: false,
-                        range: None,
-                        partial: false,
-                    });
-                }
-            }
-            _ => {}
-        }
-    }
-    build(candidates, prefix, min_prefix, direction)
-}
-
-/// A wildcard that took the rest of the prefix, before a keyword: the
-/// keyword may be begun at its end (a partial word), or comes next —
-/// backward, the wildcard's property and the keyword from its start.
-fn keyword_after_wildcard<'g>(
-    state: &State<'g>,
-    prefix: &str,
-    words: &[String],
-    (start, id): (usize, Option<u32>),
-    backward: bool,
-    work: &mut Work<'g>,
-    candidates: &mut Vec<Candidate>,
-) {
-    let mode = state.spacing;
-    // The wildcard took the rest: the keyword may be begun at
-    // its end, or comes next.
-    let partial = partial_in_wildcard(prefix, start, words, mode).map(|(at, w)| {
-        if at < prefix.len() {
-            (prefix[..at].trim_end_matches(is_sep).len().max(start), w)
-        } else {
-            (at, w)
-        }
-    });
-    match (backward, partial, id) {
-        // A keyword begun at the wildcard's end (backward, only one that
-        // is not at the very end).
-        (_, Some((at, word)), _) if !backward || at < prefix.len() => {
-            candidates.push(Candidate {
-                at,
-                kind: Kind::Word(word),
-                mode,
-                after_wildcard: true,
-                range: None,
-                partial: true,
-            });
-        }
-        (true, _, Some(id)) => {
-            candidates.push(Candidate {
-                at: start,
-                kind: Kind::Property(property(state, id, mode, work, prefix)),
-                mode,
-                after_wildcard: false,
-                range: None,
-                partial: false,
-            });
-            candidates.push(Candidate {
-                at: start,
-                kind: Kind::Word(words[0].clone()),
-                mode,
-                after_wildcard: true,
-                range: Some(start),
-                partial: false,
-            });
-        }
-        _ => {
-            let end = prefix.trim_end_matches(is_sep).len().max(start);
-            candidates.push(Candidate {
-                at: end,
-                kind: Kind::Word(words[0].clone()),
-                mode,
-                after_wildcard: true,
-                range: Some(start),
-                partial: false,
-            });
-        }
-    }
-}
-
-/// A wildcard at `start` that holds nothing yet: its property, or
-/// (`back`: backward, nothing after the last keyword) what was matched
-/// before it, offered again.
-fn empty_wildcard<'g>(
-    state: &State<'g>,
-    prefix: &str,
-    (start, id): (usize, u32),
-    back: bool,
-    work: &mut Work<'g>,
-) -> Candidate {
-    if back && let Some(c) = back_up_before(state, prefix, work) {
-        return c;
-    }
-    let mode = state.spacing;
-    Candidate {
-        at: start,
-        kind: Kind::Property(property(state, id, mode, work, prefix)),
-        mode,
-        after_wildcard: last_after_wildcard(state),
-        range: None,
-        partial: false,
-    }
-}
-
-/// What was matched last before a pending wildcard, offered again.
-fn back_up_before<'g>(state: &State<'g>, prefix: &str, work: &mut Work<'g>) -> Option<Candidate> {
-    let mut before = *state;
-    before.wild = None;
-    back_up(&before, prefix, work)
-}
-
-/// What was matched last, offered again: a wildcard that took the end
-/// (its property, at its start), or the last word of the last literal.
-fn back_up<'g>(state: &State<'g>, prefix: &str, work: &mut Work<'g>) -> Option<Candidate> {
-    if let Some((start, Some(id))) = state.wild {
-        return Some(Candidate {
-            at: start,
-            kind: Kind::Property(property(state, id, state.spacing, work, prefix)),
-            mode: state.spacing,
-            after_wildcard: false,
-            range: None,
-            partial: false,
-        });
-    }
-    match state.last {
-        Some(LastPart::Str {
-            start,
-            words,
-            after_wildcard,
-        }) => {
-            let (n, _, prev) = words_greedily(prefix, start, words, state.spacing);
-            let (at, word) = if n == 0 {
-                (start, words[0].clone())
-            } else {
-                (prev, words[n - 1].clone())
-            };
-            Some(Candidate {
-                at,
-                kind: Kind::Word(word),
-                mode: state.spacing,
-                after_wildcard,
-                range: None,
-                partial: false,
-            })
-        }
-        _ => None,
-    }
-}
-
-/// A prefix of the keyword's first word at the end of a wildcard's text.
-fn partial_in_wildcard(
-    s: &str,
-    start: usize,
-    words: &[String],
-    mode: Spacing,
-) -> Option<(usize, String)> {
-    let first = words[0].chars().next()?;
-    let mut cands: Vec<usize> = s
-        .char_indices()
-        .map(|(i, _)| i)
-        .filter(|i| *i > start)
-        .collect();
-    cands.reverse();
-    for at in cands {
-        let before = s[..at].chars().next_back()?;
-        if mode != Spacing::None && !is_sep(before) && requires_sep(before, first, mode) {
-            continue;
-        }
-        let (n, end, _) = words_greedily(s, at, words, mode);
-        if n >= words.len() {
-            continue;
-        }
-        let found = if n > 0 && end == s.len() {
-            Some((s.len(), words[n].clone()))
-        } else {
-            let rest = &s[end..];
-            let rest = if n > 0 {
-                rest.trim_start_matches(is_sep)
-            } else {
-                rest
-            };
-            let word = &words[n];
-            (!rest.is_empty()
-                && rest.chars().count() < word.chars().count()
-                && word.to_lowercase().starts_with(&rest.to_lowercase()))
-            .then(|| (s.len() - rest.len(), word.clone()))
+            _ => false,
         };
-        if let Some(f) = found
-            && wildcard_text(s, start, at, mode).is_some()
+        if self.backward() && at_end && (wild.is_some() || done.last.is_some()) {
+            self.back_up(before, saved, None);
+            if let Some((start, id)) = wild
+                && matches!(next, Some(Part::Wild { .. } | Part::Num { .. }))
+            {
+                let property = property(before, id, done.spacing, self.work, self.prefix);
+                self.found.ranged.push(Ranged::Property {
+                    start,
+                    mode: done.spacing,
+                    property,
+                });
+            }
+        } else if let Some(Part::Str(words)) = next
+            && !deferred
         {
-            return Some(f);
+            let lead = done.leading_spacing(&self.work.arena);
+            let dir = self.found.direction;
+            let (mode, at) = (done.spacing, done.index);
+            self.found
+                .literal(lead, mode, words, wild.is_some(), at, dir, None);
         }
     }
-    None
+
+    /// A parse that could not take the prefix cleanly.
+    fn dirty(&mut self, state: &State<'g>, matched: bool) {
+        let lead = state.leading_spacing(&self.work.arena);
+        if let Some((start, Some(id))) = state.wild {
+            let reconsider = state
+                .last
+                .is_some_and(|l| after_wildcard(&l) || state.index >= self.prefix.len());
+            if !(self.backward() && reconsider && self.back_up(state, None, None)) {
+                self.property(state, id, start, lead, false);
+            }
+            return;
+        }
+        if matched {
+            return;
+        }
+        let Some(Part::Str(words)) = state.parts().get(state.part) else {
+            return;
+        };
+        let dir = self.found.direction;
+        let (mode, at) = (state.spacing, state.index);
+        self.found.literal(lead, mode, words, false, at, dir, None);
+        if self.backward() {
+            let tight = lead == Spacing::None;
+            if let Some(p) = partial_string(
+                self.prefix,
+                at,
+                words,
+                mode,
+                Direction::Forward,
+                None,
+                tight,
+            ) {
+                let shadow = Fixed {
+                    mode: if p.at == at { lead } else { mode },
+                    offer: Offer::Word(p.word),
+                    after_wildcard: false,
+                    backup: false,
+                };
+                self.found.shadows.push((p.at, shadow));
+            }
+        }
+    }
+
+    /// What was matched last, offered again: a wildcard that took the end
+    /// (its property, at its start), the last matched number's property,
+    /// or the last word of the last literal; false when there is nothing
+    /// to back up over.
+    fn back_up(&mut self, state: &State<'g>, saved: Wild, end: Option<usize>) -> bool {
+        let part_start = match state.last {
+            Some(LastPart::Str { start, .. } | LastPart::Num { start, .. }) => Some(start),
+            None => None,
+        };
+        let lead = state.leading_spacing(&self.work.arena);
+        if let Some((start, Some(id))) = saved
+            && part_start.is_none_or(|p| start >= p)
+        {
+            self.property(state, id, start, lead, false);
+            return true;
+        }
+        match state.last {
+            Some(LastPart::Str {
+                start,
+                words,
+                after_wildcard,
+                mode,
+            }) => {
+                let back = Direction::Backward;
+                let offered =
+                    self.found
+                        .literal(lead, mode, words, after_wildcard, start, back, end);
+                if !offered {
+                    self.found.reach(state.index);
+                }
+                offered
+            }
+            Some(LastPart::Num {
+                start,
+                id,
+                after_wildcard,
+            }) => {
+                self.property(state, id, start, lead, after_wildcard);
+                true
+            }
+            None => false,
+        }
+    }
+}
+
+/// True when the part was found by scanning past a wildcard.
+fn after_wildcard(last: &LastPart<'_>) -> bool {
+    match last {
+        LastPart::Str { after_wildcard, .. } | LastPart::Num { after_wildcard, .. } => {
+            *after_wildcard
+        }
+    }
 }
