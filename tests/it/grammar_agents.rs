@@ -122,3 +122,124 @@ fn the_engine_answers_the_agent_grammars_as_the_reference() {
         differ.join("\n")
     );
 }
+
+/// The reference engine, when Node and `../shared` are beside the project:
+/// its runner and the grammars' root.
+fn reference() -> Option<(std::path::PathBuf, std::path::PathBuf)> {
+    let shared = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/conformance/typeagent");
+    let runner = shared.join("engine/run.mjs");
+    let node = std::process::Command::new("node")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    (runner.exists() && node).then(|| (runner, shared.join("grammars")))
+}
+
+/// Completion requests cut from the set's sentences: at the end and in the
+/// middle of every word, in both directions.
+fn prefixes_of_the_sentences() -> Vec<Value> {
+    let mut seen = std::collections::HashSet::new();
+    let mut out = Vec::new();
+    for line in REQUESTS.lines() {
+        let r: Value = serde_json::from_str(line).unwrap();
+        if r["kind"] != "match" {
+            continue;
+        }
+        let s = r["input"].as_str().unwrap();
+        let mut cuts = std::collections::BTreeSet::new();
+        let mut at = 0;
+        for word in s.split(' ') {
+            if !word.is_empty() {
+                let half = word.char_indices().nth(word.chars().count().div_ceil(2));
+                cuts.insert(at + half.map_or(word.len(), |(i, _)| i));
+                cuts.insert(at + word.len());
+            }
+            at += word.len() + 1;
+        }
+        for cut in cuts {
+            for direction in ["forward", "backward"] {
+                let request = serde_json::json!({
+                    "grammar_path": r["grammar_path"],
+                    "kind": "completion",
+                    "input": &s[..cut],
+                    "direction": direction,
+                });
+                if seen.insert(request.to_string()) {
+                    out.push(request);
+                }
+            }
+        }
+    }
+    out
+}
+
+/// Answers `requests` with the reference engine under Node, within two
+/// minutes.
+fn answered_by_the_reference(runner: &Path, root: &Path, requests: &[Value]) -> Vec<Value> {
+    use std::io::Write;
+    use std::process::{Command, Stdio};
+    let mut child = Command::new("node")
+        .arg(runner)
+        .arg("--grammar-root")
+        .arg(root)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .expect("node runs the reference engine");
+    let mut stdin = child.stdin.take().unwrap();
+    let input: String = requests.iter().map(|r| format!("{r}\n")).collect();
+    let writer = std::thread::spawn(move || stdin.write_all(input.as_bytes()));
+    let mut stdout = child.stdout.take().unwrap();
+    let reader = std::thread::spawn(move || {
+        let mut text = String::new();
+        std::io::Read::read_to_string(&mut stdout, &mut text).map(|_| text)
+    });
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
+    while child.try_wait().unwrap().is_none() {
+        if std::time::Instant::now() > deadline {
+            let _ = child.kill();
+            panic!("the reference engine did not answer within two minutes");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    writer.join().unwrap().unwrap();
+    let text = reader.join().unwrap().unwrap();
+    text.lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+/// Beyond the recorded set: every prefix cut from its sentences (at the
+/// end and the middle of each word, both directions — about 7,500
+/// completions) is answered by the reference engine live and by partner,
+/// and every answer agrees.
+#[test]
+fn every_prefix_of_the_sentences_completes_as_the_reference_live() {
+    let Some((runner, root)) = reference() else {
+        eprintln!(
+            "SKIPPED: Node or ../shared/conformance/typeagent/engine is not here; the live comparison cannot run"
+        );
+        return;
+    };
+    let requests = prefixes_of_the_sentences();
+    assert!(requests.len() > 5_000, "{}", requests.len());
+    let theirs = answered_by_the_reference(&runner, &root, &requests);
+    assert_eq!(theirs.len(), requests.len(), "one answer a request");
+    let mut differ = Vec::new();
+    for (request, reference) in requests.iter().zip(&theirs) {
+        let got = answer(&request.to_string(), Some(&root));
+        let same = got.get("result").is_some()
+            && normalized(&canonical(&got["result"]))
+                == normalized(&canonical(&reference["result"]));
+        if !same {
+            differ.push(format!("{} {:?}", request["direction"], request["input"]));
+        }
+    }
+    assert!(
+        differ.is_empty(),
+        "{} of {} completions differ:\n{}",
+        differ.len(),
+        requests.len(),
+        differ.join("\n")
+    );
+}
