@@ -1,17 +1,14 @@
 //! The house's load-bearing walls: which crate may name which, as
 //! `ARCHITECTURE.md` draws them. Cargo refuses a name a crate does not
-//! list; this keeps each list from growing past what the design allows.
+//! list; this keeps each list exactly what the drawing says, so the
+//! drawing stays true, and keeps the lists within what the design allows.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
-/// The partner crates `crate_dir`'s `Cargo.toml` lists as dependencies.
-fn partner_dependencies(crate_dir: &str) -> BTreeSet<String> {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("crates")
-        .join(crate_dir)
-        .join("Cargo.toml");
-    let text = std::fs::read_to_string(&path).unwrap();
+/// The partner crates a manifest lists as normal dependencies.
+fn listed(manifest: &Path) -> BTreeSet<String> {
+    let text = std::fs::read_to_string(manifest).unwrap();
     let manifest: toml::Table = toml::from_str(&text).unwrap();
     manifest
         .get("dependencies")
@@ -23,6 +20,76 @@ fn partner_dependencies(crate_dir: &str) -> BTreeSet<String> {
                 .collect()
         })
         .unwrap_or_default()
+}
+
+/// The partner crates `crate_dir`'s `Cargo.toml` lists as dependencies.
+fn partner_dependencies(crate_dir: &str) -> BTreeSet<String> {
+    listed(
+        &Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("crates")
+            .join(crate_dir)
+            .join("Cargo.toml"),
+    )
+}
+
+/// The graph `ARCHITECTURE.md` draws under "Crates": each crate and the
+/// partner crates it names (`a, b ──► (no partner crate)` for leaves;
+/// a parenthesised remark after a name is not part of it).
+fn drawn_graph() -> BTreeMap<String, BTreeSet<String>> {
+    let text =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("ARCHITECTURE.md"))
+            .unwrap();
+    let crates = &text[text.find("## Crates").expect("a Crates section")..];
+    let block = &crates[crates.find("```text\n").expect("the drawing") + 8..];
+    let block = &block[..block.find("```").unwrap()];
+    let names = |list: &str| -> BTreeSet<String> {
+        list.split(',')
+            .map(|n| n.split('(').next().unwrap_or("").trim().to_string())
+            .filter(|n| n.starts_with("partner"))
+            .collect()
+    };
+    let mut graph = BTreeMap::new();
+    for line in block.lines().filter(|l| l.contains("──►")) {
+        let (from, to) = line.split_once("──►").unwrap();
+        for crate_name in names(from) {
+            graph.insert(crate_name, names(to));
+        }
+    }
+    graph
+}
+
+#[test]
+fn the_drawn_graph_is_what_every_manifest_lists() {
+    let graph = drawn_graph();
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut crates: Vec<String> = std::fs::read_dir(root.join("crates"))
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    crates.sort();
+    assert!(crates.len() >= 12, "{crates:?}");
+    let mut differ = Vec::new();
+    for name in &crates {
+        let has = partner_dependencies(name);
+        match graph.get(name) {
+            Some(drawn) if *drawn == has => {}
+            Some(drawn) => differ.push(format!("{name}: drawn {drawn:?}, listed {has:?}")),
+            None => differ.push(format!("{name} is not in the drawing")),
+        }
+    }
+    let top = listed(&root.join("Cargo.toml"));
+    if graph.get("partner") != Some(&top) {
+        differ.push(format!(
+            "partner: drawn {:?}, listed {top:?}",
+            graph.get("partner")
+        ));
+    }
+    assert!(
+        differ.is_empty(),
+        "ARCHITECTURE.md's drawing is not what the manifests list:\n{}",
+        differ.join("\n")
+    );
 }
 
 #[test]

@@ -89,8 +89,9 @@
 //! action, an invalid action or prose ([`ParsedTurn::segments`]).
 //!
 //! This crate owns the language: its rules, verb table, parser and
-//! canonical form. It may import `partner-core` and nothing else of
-//! partner's; what an action does is the executor's, in `partner`.
+//! canonical form. It may import `partner-core` and `partner-grammar` (the
+//! proposer reads plain words through the action grammar) and nothing else
+//! of partner's; what an action does is the executor's.
 
 mod action;
 pub mod args;

@@ -10,9 +10,9 @@
 //!   that reach only public addresses.
 //!
 //! It may import `partner-core`, `partner-dialect`, `partner-store`,
-//! `partner-policy`, `partner-gate` and `partner-lisp`, and nothing above
-//! it: agents, the protocol, the daemon and the console use the engine,
-//! never the reverse.
+//! `partner-policy`, `partner-gate`, `partner-lisp` and the protocol
+//! (whose `ActionReport` and `Event` it makes), and nothing above it:
+//! agents, the daemon and the console use the engine, never the reverse.
 
 pub mod embed;
 pub mod exec;

@@ -13,7 +13,7 @@
 //! an agent's [`RunState`], the [`PromptKind`] of a turn and the
 //! [`ActionStatus`] of an action are this crate's types, which the engine
 //! and the runtime re-export. It may import `partner-core`,
-//! `partner-dialect`, `partner-policy` and `partner-store` (the values
+//! `partner-dialect`, `partner-gate`, `partner-policy` and `partner-store` (the values
 //! requests, decisions and block specs are) and nothing that runs.
 
 pub mod client;

@@ -11,9 +11,10 @@
 //!   everything ─► Event (broadcast) ─► console, headless JSON lines
 //! ```
 //!
-//! This crate may import the crates below it (core, dialect, grammar,
-//! store, policy, engine) and nothing above: the protocol, the daemon
-//! and the console watch the runtime through its handle and events.
+//! This crate names the crates below it (core, dialect, store, policy,
+//! engine) and the protocol, whose `Event` and `RunState` it sends; nothing
+//! above it: the daemon and the console watch the runtime through its
+//! handle and events.
 
 pub mod config;
 pub mod demo;

@@ -1,10 +1,11 @@
 //! The partner console: a full-screen terminal view over a running
 //! constellation.
 //!
-//! This crate may not import the daemon or the commands. It still names
-//! the engine, the runtime, the store and the policy (its local backend
-//! runs them in process, and some panes read what they hold); reaching
-//! them only through the protocol, behind one host, is the next step.
+//! This crate names the protocol, the dialect, the grammar engine and the
+//! core, never the executor, the runtime, the daemon or the commands: it
+//! reaches a constellation through a `Backend` over the protocol. The
+//! protocol still names the store, the policy and the gate, so they are in
+//! this crate's build (see `ARCHITECTURE.md`).
 
 pub mod app;
 pub mod backend;
