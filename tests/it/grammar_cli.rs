@@ -316,13 +316,13 @@ fn learned_phrasings_persist_and_can_be_removed() {
     assert!(err.contains("no learned phrasing #1"));
 }
 
-/// The README's `partner grammar` examples, run as written (in a copy of
+/// The `partner grammar` examples of `docs/grammar.md`, run as written (in a copy of
 /// `grammars/`), and every shipped grammar checked.
 #[test]
 fn the_readme_grammar_examples_run_and_every_shipped_grammar_checks() {
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
-    let readme = std::fs::read_to_string(root.join("README.md")).unwrap();
-    let section = &readme[readme.find("## Action grammars").unwrap()..];
+    let readme = std::fs::read_to_string(root.join("docs/grammar.md")).unwrap();
+    let section = &readme[readme.find("# Action grammars").unwrap()..];
     let block = &section[section.find("```sh\n").unwrap() + 6..];
     let block = &block[..block.find("```").unwrap()];
     let dir = tempfile::tempdir().unwrap();

@@ -39,6 +39,7 @@ mod demo_headless;
 mod dialect_forms;
 mod dialect_props;
 mod dialect_rules;
+mod docs;
 mod embed;
 mod eval;
 mod failures_travel;
