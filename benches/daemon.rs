@@ -12,8 +12,9 @@ use std::time::{Duration, Instant};
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use partner::agent::Event;
+use partner::permission::Decision;
 use partner::protocol::client::Client;
-use partner::protocol::{DecisionSpec, Op, Sequenced, ServerMsg};
+use partner::protocol::{Op, Sequenced, ServerMsg};
 
 const WORDS: usize = 2_000;
 
@@ -225,7 +226,7 @@ fn approve(control: &mut Client, id: String) {
     control
         .request(Op::Decide {
             request: id,
-            decision: DecisionSpec::Approve,
+            decision: Decision::ApproveOnce,
         })
         .unwrap();
 }

@@ -88,7 +88,7 @@ fn decide_all(
             .collect();
         for id in waiting {
             let decided = executor
-                .decide(&id, decision.clone(), &Authority::Partner)
+                .decide(&id, decision.clone(), &Authority::Partner, None)
                 .map_err(|e| Error::Runtime(e.to_string()))?;
             if report.request.as_ref().is_some_and(|q| q.id == id) {
                 *report = decided;

@@ -193,7 +193,7 @@ fn decide(
         let (message, _) = daemon
             .request(crate::protocol::Op::Decide {
                 request: id.to_string(),
-                decision: crate::protocol::DecisionSpec::of(&decision),
+                decision: decision.clone(),
             })
             .map_err(|e| Error::Runtime(e.to_string()))?;
         if options.json {
@@ -209,7 +209,7 @@ fn decide(
         }
         return Ok(0);
     }
-    let report = executor.decide(id, decision, &Authority::Partner)?;
+    let report = executor.decide(id, decision, &Authority::Partner, None)?;
     if options.json {
         write_json(out, &report)?;
     } else {

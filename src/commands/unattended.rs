@@ -14,7 +14,7 @@ use super::team::Opened;
 use crate::agent::{ConstellationConfig, Event, RunState};
 use crate::clock::TokioClock;
 use crate::error::{Error, Result};
-use crate::permission::Decision;
+use crate::permission::{Authority, Decision};
 
 /// A readable line for an event (`None` for tokens and state changes).
 pub fn describe(event: &Event) -> Option<String> {
@@ -167,7 +167,7 @@ impl Unattended<'_> {
             let handle = handle.clone();
             let id = id.clone();
             tokio::spawn(async move {
-                let _ = handle.decide(&id, decision).await;
+                let _ = handle.decide(&id, decision, Authority::Partner).await;
             });
         }
     }

@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use partner::agent::{Event, RunState};
 use partner::clock::TokioClock;
-use partner::permission::Decision;
+use partner::permission::{Authority, Decision};
 use support::runtime::{Running, running_with_clock, wait_for};
 use tokio::time::Instant;
 
@@ -105,7 +105,10 @@ async fn pulses_pause_while_waiting_on_approval() {
     );
     let status = r.handle.status().await;
     assert_eq!(status[0].state, RunState::Waiting);
-    r.handle.decide(&id, Decision::ApproveOnce).await.unwrap();
+    r.handle
+        .decide(&id, Decision::ApproveOnce, Authority::Partner)
+        .await
+        .unwrap();
     let executed = wait_for(&mut r.events, Duration::from_secs(10), |e| matches!(e, Event::ActionExecuted { verb, status, .. } if verb == "post" && status == "executed")).await;
     assert!(executed.is_some());
     let resumed = wait_for(

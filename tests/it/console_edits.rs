@@ -233,7 +233,7 @@ fn fixing_a_proposed_action_offers_to_learn_the_words() {
         sent.iter().any(
             |c| matches!(c, Command::Op(Op::Host(partner::protocol::Op::Decide {
                 request,
-                decision: partner::protocol::DecisionSpec::Edited { .. },
+                decision: partner::protocol::wire::Decision::ApproveEdited(_),
             })) if request == "r1")
         ),
         "{sent:?}"
@@ -267,7 +267,7 @@ fn edited_sent(commands: &[Command]) -> Vec<(String, String)> {
         .filter_map(|c| match c {
             Command::Op(Op::Host(partner::protocol::Op::Decide {
                 request,
-                decision: partner::protocol::DecisionSpec::Edited { text },
+                decision: partner::protocol::wire::Decision::ApproveEdited(text),
             })) => Some((request.clone(), text.clone())),
             _ => None,
         })

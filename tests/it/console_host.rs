@@ -13,7 +13,7 @@ use partner::console::ConsoleBackend;
 
 use partner::permission::Decision;
 use partner::protocol::host::Pending;
-use partner::protocol::{Answer, Connection, DecisionSpec, Event, Host, Op as HostOp};
+use partner::protocol::{Answer, Connection, Event, Host, Op as HostOp};
 use partner::tui::backend::{Backend, Op, Reply};
 use tokio::sync::{broadcast, mpsc};
 
@@ -72,7 +72,7 @@ async fn drive(host: Arc<dyn Host>) -> Seen {
     };
     backend.send(Op::Host(HostOp::Decide {
         request: id.clone(),
-        decision: DecisionSpec::of(&Decision::ApproveOnce),
+        decision: Decision::ApproveOnce,
     }));
     let decided = reply(&mut replies, |r| match r {
         Reply::Decided { id: got, outcome } if got == id => Some(outcome),
@@ -251,7 +251,7 @@ async fn the_console_sends_the_protocols_operations_and_says_what_the_host_answe
     assert_eq!(backend.connection(), Connection::Attached);
     backend.send(Op::Host(HostOp::Decide {
         request: "r7".into(),
-        decision: DecisionSpec::of(&Decision::ApproveFor(Duration::from_secs(600))),
+        decision: Decision::ApproveFor(Duration::from_secs(600)),
     }));
     let outcome = reply(&mut replies, |r| match r {
         Reply::Decided { id, outcome } if id == "r7" => Some(outcome),
@@ -261,9 +261,7 @@ async fn the_console_sends_the_protocols_operations_and_says_what_the_host_answe
     assert_eq!(outcome, Ok("approve once: r7".into()));
     backend.send(Op::Host(HostOp::Decide {
         request: "r8".into(),
-        decision: DecisionSpec::Edited {
-            text: "/recall x".into(),
-        },
+        decision: Decision::ApproveEdited("/recall x".into()),
     }));
     reply(&mut replies, |r| {
         matches!(r, Reply::Decided { .. }).then_some(())
@@ -291,15 +289,11 @@ async fn the_console_sends_the_protocols_operations_and_says_what_the_host_answe
         vec![
             HostOp::Decide {
                 request: "r7".into(),
-                decision: DecisionSpec::For {
-                    seconds: partner::clock::Span::from_secs(600).unwrap()
-                },
+                decision: Decision::ApproveFor(partner::clock::Span::from_secs(600).unwrap().get()),
             },
             HostOp::Decide {
                 request: "r8".into(),
-                decision: DecisionSpec::Edited {
-                    text: "/recall x".into()
-                },
+                decision: Decision::ApproveEdited("/recall x".into()),
             },
             HostOp::Message {
                 agent: "ada".into(),
@@ -324,7 +318,7 @@ async fn what_the_host_refuses_reaches_the_partner_instead_of_vanishing() {
     let backend = ConsoleBackend::new(host, builtin_verbs(), tx);
     backend.send(Op::Host(HostOp::Decide {
         request: "r1".into(),
-        decision: DecisionSpec::of(&Decision::Deny(None)),
+        decision: Decision::Deny(None),
     }));
     let outcome = reply(&mut replies, |r| match r {
         Reply::Decided { outcome, .. } => Some(outcome),
@@ -405,7 +399,7 @@ async fn an_operation_that_fails_inside_partner_is_answered_not_left_waiting() {
     // The decision's own answer says it failed: the queue does not wait.
     backend.send(Op::Host(HostOp::Decide {
         request: "r4".into(),
-        decision: DecisionSpec::Approve,
+        decision: Decision::ApproveOnce,
     }));
     let outcome = reply(&mut replies, |r| match r {
         Reply::Decided { id, outcome } if id == "r4" => Some(outcome),

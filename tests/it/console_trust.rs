@@ -157,7 +157,7 @@ fn standing_rules_ask_first_and_the_last_decision_can_be_taken_back() {
     key(&mut app, KeyCode::Char('y'));
     assert_eq!(
         app.held.as_ref().map(|h| (h.id.as_str(), &h.decision)),
-        Some(("r1", &partner::protocol::DecisionSpec::Always))
+        Some(("r1", &partner::protocol::wire::Decision::ApproveAlways))
     );
     // Taken back within the window: nothing is sent.
     key(&mut app, KeyCode::Char('U'));

@@ -56,7 +56,7 @@ fn crash_child() {
             let report = exec.run_turn(&mut ctx, &format!("/post bluesky \"post {i}\""));
             let id = report.actions[0].request.as_ref().unwrap().id.clone();
             let done = exec
-                .decide(&id, Decision::ApproveOnce, &Authority::Partner)
+                .decide(&id, Decision::ApproveOnce, &Authority::Partner, None)
                 .unwrap();
             assert_eq!(done.status, ActionStatus::Executed);
             println!("ack approve {i}");

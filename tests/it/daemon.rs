@@ -12,10 +12,9 @@ use std::os::unix::net::UnixStream;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
+use partner::permission::Decision;
 use partner::protocol::client::Client;
-use partner::protocol::{
-    AgentRow, DecisionSpec, Op, Request, Sequenced, ServerMsg, Snapshot, Status, VERSION,
-};
+use partner::protocol::{AgentRow, Op, Request, Sequenced, ServerMsg, Snapshot, Status, VERSION};
 use serde_json::Value;
 use support::daemon::serve;
 use support::partner_in;
@@ -62,41 +61,35 @@ fn every_operation_and_message_round_trips() {
         Op::Status,
         Op::Decide {
             request: "r1".into(),
-            decision: DecisionSpec::Approve,
+            decision: Decision::ApproveOnce,
         },
         Op::Decide {
             request: "r1".into(),
-            decision: DecisionSpec::Always,
+            decision: Decision::ApproveAlways,
         },
         Op::Decide {
             request: "r1".into(),
-            decision: DecisionSpec::For {
-                seconds: partner::clock::Span::from_secs(600).unwrap(),
-            },
+            decision: Decision::ApproveFor(partner::clock::Span::from_secs(600).unwrap().get()),
         },
         Op::Decide {
             request: "r1".into(),
-            decision: DecisionSpec::Deny {
-                reason: Some("not now".into()),
-            },
+            decision: Decision::Deny(Some("not now".into())),
         },
         Op::Decide {
             request: "r1".into(),
-            decision: DecisionSpec::DenyAlways { reason: None },
+            decision: Decision::DenyAlways(None),
         },
         Op::Decide {
             request: "r1".into(),
-            decision: DecisionSpec::Escalate { reason: None },
+            decision: Decision::Escalate(None),
         },
         Op::Decide {
             request: "r1".into(),
-            decision: DecisionSpec::Cancel,
+            decision: Decision::Cancel,
         },
         Op::Decide {
             request: "r1".into(),
-            decision: DecisionSpec::Edited {
-                text: "/post bluesky \"x\"".into(),
-            },
+            decision: Decision::ApproveEdited("/post bluesky \"x\"".into()),
         },
         Op::Message {
             agent: "ada".into(),
@@ -145,12 +138,6 @@ fn every_operation_and_message_round_trips() {
         assert!(text.ends_with('\n') && !text[..text.len() - 1].contains('\n'));
         let back: Request = partner::protocol::parse(&text).unwrap();
         assert_eq!(back, request, "{text}");
-        // A decision survives the trip to the runtime's type and back.
-        if let Op::Decide { decision, .. } = &back.op
-            && let Some(d) = decision.decision()
-        {
-            assert_eq!(&DecisionSpec::of(&d), decision);
-        }
     }
     let status = Status {
         pid: 1,
@@ -549,4 +536,49 @@ fn a_client_inside_a_sandbox_is_refused_even_with_the_cookie() {
         supervised.contains("error") && supervised.contains("approved command"),
         "{supervised}"
     );
+}
+
+/// A decision on the wire is what clients have always sent
+/// (`{"kind": "approve"}`, `{"kind": "for", "seconds": 600}`,
+/// `{"kind": "edited", "text": …}`…), whichever door sends it.
+#[test]
+fn a_decision_keeps_its_wire_form() {
+    let cases = [
+        (
+            Decision::ApproveOnce,
+            serde_json::json!({"kind": "approve"}),
+        ),
+        (
+            Decision::ApproveAlways,
+            serde_json::json!({"kind": "always"}),
+        ),
+        (
+            Decision::ApproveFor(Duration::from_secs(600)),
+            serde_json::json!({"kind": "for", "seconds": 600}),
+        ),
+        (
+            Decision::Deny(Some("not now".into())),
+            serde_json::json!({"kind": "deny", "reason": "not now"}),
+        ),
+        (
+            Decision::DenyAlways(None),
+            serde_json::json!({"kind": "deny_always"}),
+        ),
+        (
+            Decision::Escalate(None),
+            serde_json::json!({"kind": "escalate"}),
+        ),
+        (Decision::Cancel, serde_json::json!({"kind": "cancel"})),
+        (
+            Decision::ApproveEdited("/recall x".into()),
+            serde_json::json!({"kind": "edited", "text": "/recall x"}),
+        ),
+    ];
+    for (decision, json) in cases {
+        assert_eq!(serde_json::to_value(&decision).unwrap(), json);
+        assert_eq!(serde_json::from_value::<Decision>(json).unwrap(), decision);
+    }
+    let too_long = serde_json::json!({"kind": "for", "seconds": 1_000_000_000_000u64});
+    assert!(serde_json::from_value::<Decision>(too_long).is_err());
+    assert!(serde_json::from_value::<Decision>(serde_json::json!({"kind": "yes"})).is_err());
 }

@@ -79,6 +79,7 @@ fn every_command_waits_for_the_partner_whatever_the_policy_says() {
         &id,
         Decision::ApproveOnce,
         &Authority::Agent("anchor".into()),
+        None,
     );
     assert!(by_anchor.is_err(), "{by_anchor:?}");
     let approve = submit(&r, "anchor", &format!("/approve {id}"));
@@ -90,7 +91,7 @@ fn every_command_waits_for_the_partner_whatever_the_policy_says() {
     // Approving always is refused: one command at a time.
     assert!(
         r.exec
-            .decide(&id, Decision::ApproveAlways, &Authority::Partner)
+            .decide(&id, Decision::ApproveAlways, &Authority::Partner, None)
             .is_err()
     );
     assert!(
@@ -110,7 +111,7 @@ fn an_approved_command_runs_and_its_output_is_the_result_in_the_trace() {
     ));
     let done = r
         .exec
-        .decide(&id, Decision::ApproveOnce, &Authority::Partner)
+        .decide(&id, Decision::ApproveOnce, &Authority::Partner, None)
         .unwrap();
     assert_eq!(done.status, ActionStatus::Executed, "{done:?}");
     assert!(
@@ -144,14 +145,19 @@ fn a_blocked_command_cannot_be_approved_in_any_way() {
     for decision in [Decision::ApproveOnce, Decision::ApproveAlways] {
         let e = r
             .exec
-            .decide(&id, decision, &Authority::Partner)
+            .decide(&id, decision, &Authority::Partner, None)
             .unwrap_err();
         assert!(e.to_string().contains("blocked"), "{e}");
     }
     // Edited into another blocked command: refused too.
     let e = r
         .exec
-        .approve_edited(&id, "/shell bash -c 'rm -rf /'", &Authority::Partner)
+        .decide(
+            &id,
+            Decision::ApproveEdited("/shell bash -c 'rm -rf /'".into()),
+            &Authority::Partner,
+            None,
+        )
         .unwrap_err();
     assert!(e.to_string().contains("blocked"), "{e}");
     let req = pending::get(&r.exec.store().sqlite().unwrap().conn(), &id)
@@ -161,7 +167,12 @@ fn a_blocked_command_cannot_be_approved_in_any_way() {
     // Edited into something harmless: that runs, and only that.
     let done = r
         .exec
-        .approve_edited(&id, "/shell echo edited", &Authority::Partner)
+        .decide(
+            &id,
+            Decision::ApproveEdited("/shell echo edited".into()),
+            &Authority::Partner,
+            None,
+        )
         .unwrap();
     assert_eq!(done.status, ActionStatus::Executed);
     assert!(done.text.contains("edited"), "{}", done.text);
@@ -169,7 +180,7 @@ fn a_blocked_command_cannot_be_approved_in_any_way() {
     let id = request_of(&submit(&r, "ada", "/shell mkfs.ext4 /dev/sda1"));
     let denied = r
         .exec
-        .decide(&id, Decision::Deny(None), &Authority::Partner)
+        .decide(&id, Decision::Deny(None), &Authority::Partner, None)
         .unwrap();
     assert_eq!(denied.status, ActionStatus::Denied);
 }
@@ -244,7 +255,7 @@ fn fenced_blocks_are_commands_whole() {
     );
     let done = r
         .exec
-        .decide(&id, Decision::ApproveOnce, &Authority::Partner)
+        .decide(&id, Decision::ApproveOnce, &Authority::Partner, None)
         .unwrap();
     assert!(done.text.contains("first\nsecond"), "{}", done.text);
 }
@@ -271,7 +282,11 @@ async fn halting_the_agent_stops_its_running_command() {
         tokio::time::sleep(std::time::Duration::from_millis(50)).await;
     };
     let handle = r.handle.clone();
-    let decided = tokio::spawn(async move { handle.decide(&id, Decision::ApproveOnce).await });
+    let decided = tokio::spawn(async move {
+        handle
+            .decide(&id, Decision::ApproveOnce, Authority::Partner)
+            .await
+    });
     tokio::time::sleep(std::time::Duration::from_millis(700)).await;
     let halted_at = std::time::Instant::now();
     r.handle.halt("ada", "the partner stopped it");

@@ -184,6 +184,7 @@ fn a_write_the_agent_may_not_make_is_denied_or_waits() {
             &id,
             partner::permission::Decision::ApproveOnce,
             &partner::permission::Authority::Partner,
+            None,
         )
         .unwrap();
     assert_eq!(value(&r, "todo"), "- [x] milk\n- [ ] eggs");

@@ -11,9 +11,10 @@ use std::net::SocketAddr;
 use std::path::Path;
 use std::time::Duration;
 
+use partner::permission::Decision;
+use partner::protocol::Op;
 use partner::protocol::client::Client;
 use partner::protocol::views::Queue;
-use partner::protocol::{DecisionSpec, Op};
 use serde_json::Value;
 use support::daemon::{Daemon, serve_with};
 use support::partner_in;
@@ -61,7 +62,7 @@ fn team_daemon(dir: &Path, addr: SocketAddr, token: &str) -> Daemon {
     daemon
 }
 
-fn decide(client: &mut Client, id: &str, decision: DecisionSpec) -> Result<String, String> {
+fn decide(client: &mut Client, id: &str, decision: Decision) -> Result<String, String> {
     client
         .request(Op::Decide {
             request: id.into(),
@@ -204,7 +205,7 @@ fn a_rule_names_its_deciders_and_needs_two_of_them_and_the_trace_says_who() {
     assert_eq!(request.approvals_needed, 2);
     // Carol is not one of its deciders, nor is the console without a
     // partner's token.
-    let refused = decide(&mut as_carol, &id, DecisionSpec::Approve).unwrap_err();
+    let refused = decide(&mut as_carol, &id, Decision::ApproveOnce).unwrap_err();
     assert!(
         refused.contains("partner:carol may not decide"),
         "{refused}"
@@ -213,13 +214,13 @@ fn a_rule_names_its_deciders_and_needs_two_of_them_and_the_trace_says_who() {
         refused.contains("alice") && refused.contains("bob"),
         "{refused}"
     );
-    let refused = decide(&mut local, &id, DecisionSpec::Approve).unwrap_err();
+    let refused = decide(&mut local, &id, Decision::ApproveOnce).unwrap_err();
     assert!(
         refused.contains("partner may not decide") && refused.contains("only partner alice"),
         "{refused}"
     );
     // Alice's approval is counted and the request still waits.
-    let said = decide(&mut as_alice, &id, DecisionSpec::Approve).unwrap();
+    let said = decide(&mut as_alice, &id, Decision::ApproveOnce).unwrap();
     assert!(
         said.contains("partner:alice approved") && said.contains("1 of 2"),
         "{said}"
@@ -232,15 +233,15 @@ fn a_rule_names_its_deciders_and_needs_two_of_them_and_the_trace_says_who() {
         "nothing ran yet"
     );
     // Alice twice is still one partner; "always" cannot stand for two.
-    let again = decide(&mut as_alice, &id, DecisionSpec::Approve).unwrap_err();
+    let again = decide(&mut as_alice, &id, Decision::ApproveOnce).unwrap_err();
     assert!(
         again.contains("approved") && again.contains("already"),
         "{again}"
     );
-    let always = decide(&mut as_bob, &id, DecisionSpec::Always).unwrap_err();
+    let always = decide(&mut as_bob, &id, Decision::ApproveAlways).unwrap_err();
     assert!(always.contains("once, not always"), "{always}");
     // Bob's completes it: the post runs, recorded with both names.
-    decide(&mut as_bob, &id, DecisionSpec::Approve).unwrap();
+    decide(&mut as_bob, &id, Decision::ApproveOnce).unwrap();
     assert!(waiting(&mut local).iter().all(|w| w.id != id));
     let trace = trace_lines(dir.path());
     let line = trace
@@ -260,7 +261,7 @@ fn a_rule_names_its_deciders_and_needs_two_of_them_and_the_trace_says_who() {
         "{steps}"
     );
     // Deciding it after is told who did.
-    let late = decide(&mut as_alice, &id, DecisionSpec::Deny { reason: None }).unwrap_err();
+    let late = decide(&mut as_alice, &id, Decision::Deny(None)).unwrap_err();
     assert!(late.contains("approved by partner:bob"), "{late}");
 }
 
@@ -282,7 +283,7 @@ fn two_partners_deciding_at_once_get_one_winner_and_an_edit_is_signed() {
                 std::thread::spawn(move || {
                     let mut client = Client::connect_tcp(addr, name, &token).unwrap();
                     barrier.wait();
-                    (name, decide(&mut client, &id, DecisionSpec::Approve))
+                    (name, decide(&mut client, &id, Decision::ApproveOnce))
                 })
             })
             .collect();

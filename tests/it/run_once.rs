@@ -77,7 +77,7 @@ fn race(
                         Decision::ApproveOnce
                     };
                     let got = exec
-                        .decide(id, decision, &Authority::Partner)
+                        .decide(id, decision, &Authority::Partner, None)
                         .map(|r| r.status)
                         .map_err(|e| e.to_string());
                     results.lock().unwrap().push((id.clone(), got));
@@ -195,7 +195,7 @@ fn a_claim_whose_process_is_gone_is_closed_as_interrupted() {
     )
     .unwrap();
     drop(conn);
-    let second = exec.decide(&ids[0], Decision::ApproveOnce, &Authority::Partner);
+    let second = exec.decide(&ids[0], Decision::ApproveOnce, &Authority::Partner, None);
     let why = second.unwrap_err().to_string();
     assert!(why.contains("already running"), "{why}");
     let closed = exec.settle_interrupted().unwrap();

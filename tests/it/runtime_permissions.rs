@@ -112,7 +112,10 @@ fn every_block_permission_level() {
     );
     let delete_admin = r.one("ada", "/recall delete scratch");
     let id = request_of(&delete_admin);
-    let done = r.exec.decide(&id, Decision::ApproveOnce, &PARTNER).unwrap();
+    let done = r
+        .exec
+        .decide(&id, Decision::ApproveOnce, &PARTNER, None)
+        .unwrap();
     assert_eq!(done.status, ActionStatus::Executed);
     assert_eq!(r.value("ada", "scratch"), None);
 }
@@ -131,7 +134,7 @@ fn ask_never_runs_before_approval_and_approve_once_runs_it() {
     assert_eq!(asked.request.as_ref().unwrap().waiting_on(), &anchor());
     let posted = r
         .exec
-        .decide(&id, Decision::ApproveOnce, &anchor())
+        .decide(&id, Decision::ApproveOnce, &anchor(), None)
         .unwrap();
     assert_eq!(posted.status, ActionStatus::Executed);
     assert_eq!(
@@ -142,7 +145,7 @@ fn ask_never_runs_before_approval_and_approve_once_runs_it() {
     );
     let again = r
         .exec
-        .decide(&id, Decision::ApproveOnce, &PARTNER)
+        .decide(&id, Decision::ApproveOnce, &PARTNER, None)
         .unwrap_err();
     assert!(matches!(again, ExecError::NotWaiting { .. }), "{again}");
     assert_eq!(
@@ -158,7 +161,7 @@ fn only_the_authority_waited_on_or_the_partner_decides() {
     let id = request_of(&r.one("ada", "/recall delete scratch"));
     let err = r
         .exec
-        .decide(&id, Decision::ApproveOnce, &anchor())
+        .decide(&id, Decision::ApproveOnce, &anchor(), None)
         .unwrap_err();
     assert_eq!(
         err.to_string(),
@@ -178,7 +181,7 @@ fn approve_always_creates_a_standing_rule_scoped_to_verb_and_target() {
     let r = r();
     let id = request_of(&r.one("ada", "/post bluesky \"one\""));
     r.exec
-        .decide(&id, Decision::ApproveAlways, &PARTNER)
+        .decide(&id, Decision::ApproveAlways, &PARTNER, None)
         .unwrap();
     assert_eq!(
         r.one("ada", "/post bluesky \"two\"").status,
@@ -226,6 +229,7 @@ fn approve_for_a_duration_lapses() {
             &id,
             Decision::ApproveFor(Duration::from_secs(600)),
             &PARTNER,
+            None,
         )
         .unwrap();
     assert_eq!(
@@ -249,6 +253,7 @@ fn deny_reasons_go_back_and_deny_always_sticks() {
             &id,
             Decision::Deny(Some("not on launch day".into())),
             &anchor(),
+            None,
         )
         .unwrap();
     assert_eq!(
@@ -264,6 +269,7 @@ fn deny_reasons_go_back_and_deny_always_sticks() {
             &id,
             Decision::DenyAlways(Some("no posting".into())),
             &PARTNER,
+            None,
         )
         .unwrap();
     let blocked = r.one("ada", "/post bluesky \"and again\"");
@@ -291,12 +297,12 @@ fn escalation_walks_the_chain() {
     assert_eq!(request.waiting_on(), &PARTNER);
     let last = r
         .exec
-        .decide(&id, Decision::Escalate(None), &PARTNER)
+        .decide(&id, Decision::Escalate(None), &PARTNER, None)
         .unwrap_err();
     assert!(matches!(last, ExecError::LastAuthority(_)), "{last}");
     assert_eq!(
         r.exec
-            .decide(&id, Decision::ApproveOnce, &PARTNER)
+            .decide(&id, Decision::ApproveOnce, &PARTNER, None)
             .unwrap()
             .status,
         ActionStatus::Executed
@@ -344,7 +350,7 @@ fn requests_time_out_as_denied() {
     assert_eq!(request.status.as_str(), "timed_out");
     let late = r
         .exec
-        .decide(&id, Decision::ApproveOnce, &PARTNER)
+        .decide(&id, Decision::ApproveOnce, &PARTNER, None)
         .unwrap_err();
     assert!(matches!(late, ExecError::NotWaiting { .. }));
     assert!(
@@ -446,7 +452,9 @@ fn pending_requests_survive_a_restart() {
         (id.as_str(), "/post bluesky \"durable\"")
     );
     assert_eq!(waiting[0].raw_text, "/post bluesky \"durable\"");
-    let done = exec.decide(&id, Decision::ApproveOnce, &PARTNER).unwrap();
+    let done = exec
+        .decide(&id, Decision::ApproveOnce, &PARTNER, None)
+        .unwrap();
     assert_eq!(done.status, ActionStatus::Executed);
 }
 
@@ -457,7 +465,7 @@ fn every_outcome_has_one_trace_record_and_replay_matches() {
     r.one("ada", "/context ro + \"x\"");
     let id = request_of(&r.one("ada", "/post bluesky \"x\""));
     r.exec
-        .decide(&id, Decision::ApproveOnce, &anchor())
+        .decide(&id, Decision::ApproveOnce, &anchor(), None)
         .unwrap();
     r.one("ada", "/recall append ghost \"x\"");
     r.ok("ada", "/remind \"in 2 hours\" \"stretch\"");

@@ -125,7 +125,7 @@ proptest! {
                         _ => Decision::Cancel,
                     };
                     let by = if by_anchor { Authority::Agent("anchor".into()) } else { Authority::Partner };
-                    match r.exec.decide(&id, decision.clone(), &by) {
+                    match r.exec.decide(&id, decision.clone(), &by, None) {
                         Ok(report) => match report.status {
                             ActionStatus::Executed => {
                                 waiting.remove(&token);

@@ -480,6 +480,7 @@ fn pulse_and_halt_change_agent_state() {
             &id,
             partner::permission::Decision::ApproveOnce,
             &partner::permission::Authority::Partner,
+            None,
         )
         .unwrap();
     assert!(

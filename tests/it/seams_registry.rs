@@ -189,7 +189,7 @@ fn custom_verbs_survive_a_decision_from_another_process_and_replay() {
     // Decided here...
     let done = r
         .exec
-        .decide(&a, Decision::ApproveOnce, &Authority::Partner)
+        .decide(&a, Decision::ApproveOnce, &Authority::Partner, None)
         .unwrap();
     assert_eq!(done.status, ActionStatus::Executed, "{done:?}");
     // ...and from a shell, by a process that only knows the database.
@@ -279,7 +279,7 @@ fn a_decision_that_meets_a_busy_database_stays_pending() {
     other.execute_batch("BEGIN IMMEDIATE").unwrap();
     let err = r
         .exec
-        .decide(&id, Decision::ApproveOnce, &Authority::Partner)
+        .decide(&id, Decision::ApproveOnce, &Authority::Partner, None)
         .unwrap_err();
     other.execute_batch("COMMIT").unwrap();
     assert!(
@@ -292,7 +292,7 @@ fn a_decision_that_meets_a_busy_database_stays_pending() {
     assert_eq!(request.status, RequestStatus::Waiting);
     let done = r
         .exec
-        .decide(&id, Decision::ApproveOnce, &Authority::Partner)
+        .decide(&id, Decision::ApproveOnce, &Authority::Partner, None)
         .unwrap();
     assert_eq!(done.status, ActionStatus::Executed);
 }

@@ -164,7 +164,11 @@ async fn an_approved_fetch_that_never_answers_blocks_nothing_and_halting_stops_i
         panic!("ada asks to fetch");
     };
     let handle = r.handle.clone();
-    let decision = tokio::spawn(async move { handle.decide(&id, Decision::ApproveOnce).await });
+    let decision = tokio::spawn(async move {
+        handle
+            .decide(&id, Decision::ApproveOnce, Authority::Partner)
+            .await
+    });
     let started = Instant::now();
     while accepted.load(Ordering::SeqCst) == 0 {
         assert!(
@@ -283,7 +287,11 @@ async fn every_action_of_the_demo_reaches_a_final_state_in_the_console() {
         {
             let handle = handle.clone();
             let id = id.clone();
-            tokio::spawn(async move { handle.decide(&id, Decision::ApproveOnce).await });
+            tokio::spawn(async move {
+                handle
+                    .decide(&id, Decision::ApproveOnce, Authority::Partner)
+                    .await
+            });
         }
         let halted =
             !model.agents.is_empty() && model.agents.iter().all(|a| a.state == RunState::Halted);

@@ -105,7 +105,7 @@ fn a_supervisor_cannot_approve_its_own_request() {
     assert!(rules(&r).is_empty(), "no standing rule: {:?}", rules(&r));
     // The partner still decides it.
     r.exec
-        .decide(&id, Decision::ApproveOnce, &Authority::Partner)
+        .decide(&id, Decision::ApproveOnce, &Authority::Partner, None)
         .unwrap();
     assert_eq!(posts(&r), 1);
 }
@@ -133,14 +133,19 @@ fn the_executor_refuses_an_agent_deciding_its_own_request() {
     ] {
         let err = r
             .exec
-            .decide(&id, decision, &Authority::Agent("anchor".into()))
+            .decide(&id, decision, &Authority::Agent("anchor".into()), None)
             .unwrap_err();
         assert!(err.to_string().contains("may not decide"), "{err}");
     }
     assert_eq!(request(&r, &id).status, RequestStatus::Waiting);
     // Withdrawing one's own request is still allowed.
     r.exec
-        .decide(&id, Decision::Cancel, &Authority::Agent("anchor".into()))
+        .decide(
+            &id,
+            Decision::Cancel,
+            &Authority::Agent("anchor".into()),
+            None,
+        )
         .unwrap();
 }
 
@@ -459,7 +464,7 @@ fn a_standing_rule_covers_only_the_verb_op_and_target_it_was_made_for() {
     let read = turn(&r, "ada", "/recall read plan");
     let id = read[0].request.as_ref().unwrap().id.clone();
     r.exec
-        .decide(&id, Decision::ApproveAlways, &Authority::Partner)
+        .decide(&id, Decision::ApproveAlways, &Authority::Partner, None)
         .unwrap();
     assert_eq!(rules(&r).len(), 1);
     assert_eq!(rules(&r)[0].op.as_deref(), Some("read"));
@@ -480,7 +485,7 @@ fn no_standing_rule_comes_from_an_approval_whose_action_failed() {
     let id = read[0].request.as_ref().unwrap().id.clone();
     let report = r
         .exec
-        .decide(&id, Decision::ApproveAlways, &Authority::Partner)
+        .decide(&id, Decision::ApproveAlways, &Authority::Partner, None)
         .unwrap();
     assert_eq!(report.status, ActionStatus::Failed, "{report:?}");
     assert!(rules(&r).is_empty(), "{:?}", rules(&r));
@@ -492,6 +497,7 @@ fn no_standing_rule_comes_from_an_approval_whose_action_failed() {
             &id,
             Decision::ApproveFor(std::time::Duration::from_secs(3600)),
             &Authority::Partner,
+            None,
         )
         .unwrap();
     assert!(rules(&r).is_empty());

@@ -166,7 +166,7 @@ proptest! {
                     }
                     let id = &ids[pick % ids.len()];
                     let decision = if *approve { Decision::ApproveOnce } else { Decision::Deny(None) };
-                    let _ = r.exec.decide(id, decision, &Authority::Partner);
+                    let _ = r.exec.decide(id, decision, &Authority::Partner, None);
                 }
             }
         }

@@ -7,12 +7,14 @@
 //! console on any daemon shows every agent and where it runs.
 
 use std::path::{Path, PathBuf};
+
+use partner::permission::Decision;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use partner::agent::Event;
 use partner::protocol::client::Client;
-use partner::protocol::{DecisionSpec, Op, RunState, Sequenced, ServerMsg, Status};
+use partner::protocol::{Op, RunState, Sequenced, ServerMsg, Status};
 use serde_json::Value;
 
 use crate::support::postgres;
@@ -248,7 +250,7 @@ fn a_decision_through_one_daemon_reaches_the_agent_on_another_within_a_second() 
     let (message, _) = client
         .request(Op::Decide {
             request: id.clone(),
-            decision: DecisionSpec::Approve,
+            decision: Decision::ApproveOnce,
         })
         .unwrap();
     assert!(message.contains(&id), "{message}");

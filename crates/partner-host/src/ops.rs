@@ -5,8 +5,9 @@
 use std::sync::Arc;
 
 use super::Served;
-use partner_policy::Authority;
-use partner_protocol::{AgentRow, Answer, DecisionSpec, Op, ServerMsg, Snapshot, Status};
+use partner_policy::{Authority, Decision};
+use partner_protocol::report::ActionStatus;
+use partner_protocol::{AgentRow, Answer, Op, ServerMsg, Snapshot, Status};
 
 /// The reply to request `id`.
 fn reply(id: u64, outcome: Result<Answer, String>) -> ServerMsg {
@@ -206,44 +207,26 @@ async fn partner_edit(served: &Served, op: Op, by: Authority) -> Result<String, 
     .and_then(|r| r)
 }
 
-/// A decision as the partner: an edit runs the edited line in the
-/// request's place.
+/// A decision as the partner, through the runtime (an edit too: it runs
+/// the edited line in the request's place).
 async fn decide(
     served: &Served,
     request: String,
-    decision: DecisionSpec,
+    decision: Decision,
     by: &Authority,
 ) -> Result<String, String> {
-    let handle = &served.handle;
-    match decision {
-        DecisionSpec::Edited { text } => {
-            let sync = handle.clone();
-            let by = by.clone();
-            blocking(served, move |ex| {
-                let done = ex
-                    .approve_edited(&request, &text, &by)
-                    .map(|report| format!("approved the edited {request}: {}", report.summary()))
-                    .map_err(|e| e.to_string());
-                // The agent that asked hears of it now, not at the next sweep.
-                sync.sync();
-                done
-            })
-            .await
-            .and_then(|r| r)
-        }
-        other => match other.decision() {
-            Some(decision) => {
-                let name = decision.name().replace('_', " ");
-                // A request that needs another partner's approval still
-                // waits: the answer says so, not that it was approved.
-                handle
-                    .decide_as(&request, decision, by.clone())
-                    .await
-                    .map(|waits| waits.unwrap_or_else(|| format!("{name}: {request}")))
-            }
-            None => Err("not a decision".into()),
-        },
-    }
+    let name = decision.name().replace('_', " ");
+    let edited = matches!(decision, Decision::ApproveEdited(_));
+    let report = served.handle.decide(&request, decision, by.clone()).await?;
+    Ok(if report.status == ActionStatus::Pending {
+        // A request that needs another partner's approval still waits:
+        // the answer says so, not that it was approved.
+        report.text
+    } else if edited {
+        format!("approved the edited {request}: {}", report.summary())
+    } else {
+        format!("{name}: {request}")
+    })
 }
 
 /// A piece of recent event `seq`, whole, from `offset`.

@@ -125,8 +125,13 @@ impl std::fmt::Display for DecisionKind {
     }
 }
 
-/// A decision on a pending request.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// A decision on a pending request: the one vocabulary every door speaks
+/// (the console, the CLI, the daemon's clients, a team's partners and the
+/// agents that supervise), in process and on the wire, where it is
+/// `{"kind": "approve" | "always" | "for" | "deny" | "deny_always" |
+/// "escalate" | "cancel" | "edited", …}`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, serde::Deserialize)]
+#[serde(into = "wire::Decided", from = "wire::Decided")]
 pub enum Decision {
     /// Run it, this once.
     ApproveOnce,
@@ -142,6 +147,9 @@ pub enum Decision {
     Escalate(Option<String>),
     /// Withdraw it.
     Cancel,
+    /// Run it with its action replaced by this dialect line (the partner's
+    /// "edit, then approve"): parsed and checked for the agent first.
+    ApproveEdited(String),
 }
 
 impl Decision {
@@ -155,6 +163,7 @@ impl Decision {
             Decision::DenyAlways(_) => DecisionKind::DenyAlways,
             Decision::Escalate(_) => DecisionKind::Escalate,
             Decision::Cancel => DecisionKind::Cancel,
+            Decision::ApproveEdited(_) => DecisionKind::ApproveEdited,
         }
     }
 
@@ -167,8 +176,79 @@ impl Decision {
     pub fn approves(&self) -> bool {
         matches!(
             self,
-            Decision::ApproveOnce | Decision::ApproveAlways | Decision::ApproveFor(_)
+            Decision::ApproveOnce
+                | Decision::ApproveAlways
+                | Decision::ApproveFor(_)
+                | Decision::ApproveEdited(_)
         )
+    }
+}
+
+/// A decision's wire form.
+mod wire {
+    use partner_core::clock::Span;
+    use serde::{Deserialize, Serialize};
+
+    use super::Decision;
+
+    /// What a client sends for a [`Decision`].
+    #[derive(Serialize, Deserialize)]
+    #[serde(tag = "kind", rename_all = "snake_case")]
+    pub enum Decided {
+        Approve,
+        Always,
+        For {
+            /// How long, in seconds (at most ten years).
+            seconds: Span,
+        },
+        Deny {
+            #[serde(default, skip_serializing_if = "Option::is_none")]
+            reason: Option<String>,
+        },
+        DenyAlways {
+            #[serde(default, skip_serializing_if = "Option::is_none")]
+            reason: Option<String>,
+        },
+        Escalate {
+            #[serde(default, skip_serializing_if = "Option::is_none")]
+            reason: Option<String>,
+        },
+        Cancel,
+        Edited {
+            text: String,
+        },
+    }
+
+    impl From<Decision> for Decided {
+        fn from(d: Decision) -> Self {
+            match d {
+                Decision::ApproveOnce => Decided::Approve,
+                Decision::ApproveAlways => Decided::Always,
+                Decision::ApproveFor(d) => Decided::For {
+                    seconds: Span::saturating(d),
+                },
+                Decision::Deny(reason) => Decided::Deny { reason },
+                Decision::DenyAlways(reason) => Decided::DenyAlways { reason },
+                Decision::Escalate(reason) => Decided::Escalate { reason },
+                Decision::Cancel => Decided::Cancel,
+                Decision::ApproveEdited(text) => Decided::Edited { text },
+            }
+        }
+    }
+
+    impl From<Decided> for Decision {
+        fn from(d: Decided) -> Self {
+            match d {
+                Decided::Approve => Decision::ApproveOnce,
+                Decided::Always => Decision::ApproveAlways,
+                Decided::For { seconds } => Decision::ApproveFor(seconds.get()),
+                Decided::Deny { reason } => Decision::Deny(reason),
+                Decided::DenyAlways { reason } => Decision::DenyAlways(reason),
+                Decided::Escalate { reason } => Decision::Escalate(reason),
+                Decided::Cancel => Decision::Cancel,
+                Decided::Edited { text } => Decision::ApproveEdited(text),
+            }
+        }
     }
 }
 

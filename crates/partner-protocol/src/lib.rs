@@ -58,83 +58,6 @@ pub const VERSION: u32 = 1;
 /// Longest line either side accepts, in bytes (a line is one message).
 pub const MAX_LINE: usize = 1 << 20;
 
-/// How a client decides a request (the wire form of [`Decision`]).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(tag = "kind", rename_all = "snake_case")]
-pub enum DecisionSpec {
-    /// Run it once.
-    Approve,
-    /// Run it and the same verb and target from now on.
-    Always,
-    /// Run it and the same verb and target for a while.
-    For {
-        /// How long, in seconds (at most ten years).
-        seconds: partner_core::clock::Span,
-    },
-    /// Refuse it.
-    Deny {
-        /// Why, told to the agent.
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        reason: Option<String>,
-    },
-    /// Refuse it and the same verb and target from now on.
-    DenyAlways {
-        /// Why.
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        reason: Option<String>,
-    },
-    /// Hand it to the next authority.
-    Escalate {
-        /// Why.
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        reason: Option<String>,
-    },
-    /// Withdraw it.
-    Cancel,
-    /// Approve it as edited: the action becomes this dialect line.
-    Edited {
-        /// The edited action.
-        text: String,
-    },
-}
-
-impl DecisionSpec {
-    /// The decision, or `None` for an edit (which runs the edited line).
-    pub fn decision(&self) -> Option<Decision> {
-        Some(match self {
-            DecisionSpec::Approve => Decision::ApproveOnce,
-            DecisionSpec::Always => Decision::ApproveAlways,
-            DecisionSpec::For { seconds } => Decision::ApproveFor(seconds.get()),
-            DecisionSpec::Deny { reason } => Decision::Deny(reason.clone()),
-            DecisionSpec::DenyAlways { reason } => Decision::DenyAlways(reason.clone()),
-            DecisionSpec::Escalate { reason } => Decision::Escalate(reason.clone()),
-            DecisionSpec::Cancel => Decision::Cancel,
-            DecisionSpec::Edited { .. } => return None,
-        })
-    }
-
-    /// The wire form of a decision.
-    pub fn of(decision: &Decision) -> Self {
-        match decision {
-            Decision::ApproveOnce => DecisionSpec::Approve,
-            Decision::ApproveAlways => DecisionSpec::Always,
-            Decision::ApproveFor(d) => DecisionSpec::For {
-                seconds: partner_core::clock::Span::saturating(*d),
-            },
-            Decision::Deny(reason) => DecisionSpec::Deny {
-                reason: reason.clone(),
-            },
-            Decision::DenyAlways(reason) => DecisionSpec::DenyAlways {
-                reason: reason.clone(),
-            },
-            Decision::Escalate(reason) => DecisionSpec::Escalate {
-                reason: reason.clone(),
-            },
-            Decision::Cancel => DecisionSpec::Cancel,
-        }
-    }
-}
-
 /// What a client asks of the daemon.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "op", rename_all = "snake_case")]
@@ -164,7 +87,7 @@ pub enum Op {
         /// The request (`r12`).
         request: String,
         /// How.
-        decision: DecisionSpec,
+        decision: Decision,
     },
     /// The partner's message to an agent.
     Message {

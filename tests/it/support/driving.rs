@@ -56,7 +56,7 @@ pub fn decisions(commands: &[Command]) -> Vec<(String, Decision)> {
         .iter()
         .filter_map(|c| match c {
             Command::Op(Op::Host(partner::protocol::Op::Decide { request, decision })) => {
-                Some((request.clone(), decision.decision()?))
+                Some((request.clone(), decision.clone()))
             }
             _ => None,
         })

@@ -37,7 +37,7 @@ impl Executor {
             }
             let mut done = Vec::new();
             for request in mine {
-                self.decide(&request.id, Decision::Cancel, &me)
+                self.decide(&request.id, Decision::Cancel, &me, None)
                     .map_err(decision_error)?;
                 done.push(request.id.clone());
             }
@@ -75,7 +75,9 @@ impl Executor {
             _ => Decision::Escalate(reason),
         };
         let name = decision.name().replace('_', " ");
-        let result = self.decide(&id, decision, &me).map_err(decision_error)?;
+        let result = self
+            .decide(&id, decision, &me, None)
+            .map_err(decision_error)?;
         Ok(Effect::text(format!("{name} {id}: {}", result.summary()))
             .with_data(json!({ "request": id, "result": result })))
     }

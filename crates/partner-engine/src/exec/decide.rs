@@ -82,39 +82,25 @@ impl Executor {
             .transaction(|tx| -> Result<_, MemoryError> { tx.take_unannounced(ours) })?)
     }
 
-    /// Decides a waiting request. `by` must be the partner or the authority
-    /// it waits on. Returns the report for the agent that asked: the
-    /// action's result when approved, the refusal otherwise. The decision
-    /// and that report are kept with the request in the same transaction;
-    /// the runtime routes them to the agent (see [`Executor::take_decided`]).
+    /// Decides a waiting request — the one door every decision goes
+    /// through: the console's, the CLI's, a daemon client's, a team
+    /// partner's, a supervising agent's, an edit approved. `by` must be the
+    /// partner or the authority it waits on. `cancel` stops an effect of
+    /// the approved action still running (a fetch) when the requester is
+    /// halted. Returns the report for the agent that asked: the action's
+    /// result when approved, the refusal otherwise. The decision and that
+    /// report are kept with the request in the same transaction; the
+    /// runtime routes them to the agent (see [`Executor::take_decided`]).
     pub fn decide(
-        &self,
-        id: &str,
-        decision: Decision,
-        by: &Authority,
-    ) -> Result<ActionReport, ExecError> {
-        self.decide_cancellable(id, decision, by, None)
-    }
-
-    /// The agent that made request `id`, if it exists.
-    pub fn requester_of(&self, id: &str) -> Option<String> {
-        self.store
-            .read(|tx| tx.request(id))
-            .ok()
-            .flatten()
-            .map(|r| r.agent)
-    }
-
-    /// [`Executor::decide`], with a signal that stops an effect of the
-    /// approved action still running (a fetch) when the requester is
-    /// halted.
-    pub fn decide_cancellable(
         &self,
         id: &str,
         decision: Decision,
         by: &Authority,
         cancel: Option<Cancel>,
     ) -> Result<ActionReport, ExecError> {
+        if let Decision::ApproveEdited(text) = &decision {
+            return self.approve_edited(id, text, by);
+        }
         self.decide_inner(id, decision, by, cancel.as_ref())
             .map_err(|e| match e {
                 // Someone decided it meanwhile (perhaps in another process):
@@ -130,6 +116,15 @@ impl Executor {
                 }
                 other => other,
             })
+    }
+
+    /// The agent that made request `id`, if it exists.
+    pub fn requester_of(&self, id: &str) -> Option<String> {
+        self.store
+            .read(|tx| tx.request(id))
+            .ok()
+            .flatten()
+            .map(|r| r.agent)
     }
 
     pub(super) fn decide_inner(
@@ -207,6 +202,8 @@ impl Executor {
                 refused(TraceOutcome::Cancelled, text)
             }
             Decision::Escalate(reason) => self.escalate(&request, reason.as_deref(), by),
+            // Taken by `decide` before it comes here.
+            Decision::ApproveEdited(text) => self.approve_edited(id, text, by),
         }
     }
 
@@ -288,7 +285,7 @@ impl Executor {
     /// `by` (the partner's "edit, then approve"). The new action is parsed
     /// and checked against policy for the requesting agent first: a refusal
     /// leaves the request waiting and is returned as an error.
-    pub fn approve_edited(
+    fn approve_edited(
         &self,
         id: &str,
         text: &str,

@@ -2,6 +2,7 @@
 //! (each a task of its own), pulses, halts and resumes, status.
 
 use super::*;
+use partner_protocol::report::ActionReport;
 use partner_store::memory::inbox::Settled;
 
 impl Runtime {
@@ -103,7 +104,7 @@ impl Runtime {
         id: String,
         decision: Decision,
         by: Authority,
-        reply: oneshot::Sender<Result<Option<String>, String>>,
+        reply: oneshot::Sender<Result<ActionReport, String>>,
     ) {
         let executor = Arc::clone(&self.env.executor);
         let effects = Arc::clone(&self.effects);
@@ -117,13 +118,7 @@ impl Runtime {
             });
             let answer = partner_core::isolate::contain(|| {
                 executor
-                    .decide_cancellable(&id, decision, &by, cancel)
-                    .map(|report| {
-                        // Still waiting (for another partner's approval):
-                        // what the one who decided is told.
-                        (report.status == partner_protocol::report::ActionStatus::Pending)
-                            .then_some(report.text)
-                    })
+                    .decide(&id, decision, &by, cancel)
                     .map_err(|e| e.to_string())
             })
             .unwrap_or_else(|panic| {

@@ -57,25 +57,19 @@ impl RuntimeHandle {
         Receipt(done)
     }
 
-    /// Decides a request as the partner; the result goes to the agent that
-    /// asked. The runtime keeps running meanwhile: the decision (and the
-    /// action it runs) is a task of its own, and halting the requester
-    /// cancels an effect it is still waiting on.
-    pub async fn decide(&self, id: &str, decision: Decision) -> Result<(), String> {
-        self.decide_as(id, decision, Authority::Partner)
-            .await
-            .map(|_| ())
-    }
-
-    /// [`Handle::decide`] as `by` (a named partner): `Some` with what they
-    /// are told when the request still waits (for another partner's
-    /// approval).
-    pub async fn decide_as(
+    /// Decides a request as `by` (the partner, or a named one); the result
+    /// goes to the agent that asked. The runtime keeps running meanwhile:
+    /// the decision (and the action it runs) is a task of its own, and
+    /// halting the requester cancels an effect it is still waiting on.
+    /// The report: the action's result, its refusal, or (status
+    /// `Pending`) what the one who decided is told when the request still
+    /// waits for another partner's approval.
+    pub async fn decide(
         &self,
         id: &str,
         decision: Decision,
         by: Authority,
-    ) -> Result<Option<String>, String> {
+    ) -> Result<partner_protocol::report::ActionReport, String> {
         let (reply, rx) = oneshot::channel();
         self.tx
             .send(Command::Decide {

@@ -99,7 +99,7 @@ enum Command {
         id: String,
         decision: Decision,
         by: partner_policy::Authority,
-        reply: oneshot::Sender<Result<Option<String>, String>>,
+        reply: oneshot::Sender<Result<partner_protocol::report::ActionReport, String>>,
     },
     SetPulse {
         agent: String,

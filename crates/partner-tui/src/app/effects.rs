@@ -107,7 +107,7 @@ impl App {
 
     /// Holds a decision for the undo window (sending one held before).
     fn hold(&mut self, id: String, decision: partner_protocol::wire::Decision) -> Vec<Command> {
-        self.hold_spec(id, partner_protocol::DecisionSpec::of(&decision))
+        self.hold_spec(id, decision)
     }
 
     /// Holds a decision as it will be sent — an edited approval too — for
@@ -115,7 +115,7 @@ impl App {
     pub(super) fn hold_spec(
         &mut self,
         id: String,
-        decision: partner_protocol::DecisionSpec,
+        decision: partner_protocol::wire::Decision,
     ) -> Vec<Command> {
         if !self.connection.reaches() {
             // Nobody would receive it: refused now, not three seconds on.
@@ -175,8 +175,8 @@ impl App {
                 let id = sent.id.clone();
                 let rule = matches!(
                     sent.decision,
-                    partner_protocol::DecisionSpec::Always
-                        | partner_protocol::DecisionSpec::DenyAlways { .. }
+                    partner_protocol::wire::Decision::ApproveAlways
+                        | partner_protocol::wire::Decision::DenyAlways(_)
                 );
                 if rule {
                     self.warn(format!(

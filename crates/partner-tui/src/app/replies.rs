@@ -257,7 +257,7 @@ impl App {
     fn edited_and_refused(&self, id: &str) -> Option<String> {
         match (&self.last_sent, &self.overlay) {
             (Some(sent), Overlay::None) if sent.id == id => match &sent.decision {
-                partner_protocol::DecisionSpec::Edited { text } => Some(text.clone()),
+                partner_protocol::wire::Decision::ApproveEdited(text) => Some(text.clone()),
                 _ => None,
             },
             _ => None,

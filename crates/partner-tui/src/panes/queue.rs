@@ -23,24 +23,24 @@ pub struct Held {
     /// The request.
     pub id: String,
     /// The decision, as it is sent (an edited approval carries its text).
-    pub decision: partner_protocol::DecisionSpec,
+    pub decision: partner_protocol::wire::Decision,
     /// When it is sent.
     pub until: Millis,
 }
 
 /// A decision as the status line names it (`approve once`, `approve as
 /// edited`, `deny`…).
-pub fn decision_name(decision: &partner_protocol::DecisionSpec) -> &'static str {
-    use partner_protocol::DecisionSpec as D;
+pub fn decision_name(decision: &partner_protocol::wire::Decision) -> &'static str {
+    use partner_protocol::wire::Decision as D;
     match decision {
-        D::Approve => "approve once",
-        D::Always => "approve always",
-        D::For { .. } => "approve for a while",
-        D::Deny { .. } => "deny",
-        D::DenyAlways { .. } => "deny always",
-        D::Escalate { .. } => "escalate",
+        D::ApproveOnce => "approve once",
+        D::ApproveAlways => "approve always",
+        D::ApproveFor(_) => "approve for a while",
+        D::Deny(_) => "deny",
+        D::DenyAlways(_) => "deny always",
+        D::Escalate(_) => "escalate",
         D::Cancel => "cancel",
-        D::Edited { .. } => "approve as edited",
+        D::ApproveEdited(_) => "approve as edited",
     }
 }
 

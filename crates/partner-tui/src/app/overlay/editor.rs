@@ -83,7 +83,7 @@ impl Editor {
                     .model
                     .proposed_words(&id)
                     .map(|words| (id.clone(), words, value.trim().to_string()));
-                app.hold_spec(id, partner_protocol::DecisionSpec::Edited { text: value })
+                app.hold_spec(id, partner_protocol::wire::Decision::ApproveEdited(value))
             }
         }
     }
