@@ -16,8 +16,8 @@ use std::hint::black_box;
 use std::time::Duration;
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use partner::agent::provider::PromptKind;
-use partner::trace::TraceOutcome;
+use partner::runtime::provider::PromptKind;
+use partner::store::trace::TraceOutcome;
 use partner::tui::panes::Pane;
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;

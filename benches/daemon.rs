@@ -11,10 +11,10 @@ use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
-use partner::agent::Event;
-use partner::permission::Decision;
+use partner::policy::Decision;
 use partner::protocol::client::Client;
 use partner::protocol::{Op, Sequenced, ServerMsg};
+use partner::runtime::Event;
 
 const WORDS: usize = 2_000;
 
@@ -186,7 +186,7 @@ fn bench(c: &mut Criterion) {
                 next_event(&mut watcher, |e| {
                     matches!(e, Event::TurnStarted {
                         agent,
-                        kind: partner::agent::provider::PromptKind::Continuation,
+                        kind: partner::runtime::provider::PromptKind::Continuation,
                         ..
                     } if agent == "bo")
                 });

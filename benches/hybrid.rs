@@ -11,9 +11,9 @@ use std::hint::black_box;
 use std::time::Duration;
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use partner::memory::records::add_archival;
-use partner::memory::search::{SearchDomain, SearchQuery};
-use partner::memory::vectors::{self, Item, VectorIndex};
+use partner::store::memory::records::add_archival;
+use partner::store::memory::search::{SearchDomain, SearchQuery};
+use partner::store::memory::vectors::{self, Item, VectorIndex};
 
 const DIMS: usize = 256;
 
@@ -55,11 +55,18 @@ fn vector_of(seed: u64, dims: usize) -> Vec<f32> {
 
 /// A database of 100,000 archival entries, each with a vector of `dims`
 /// from embedder `id`, and the index of those vectors.
-fn filled(dims: usize, id: &str) -> (tempfile::TempDir, partner::memory::MemoryStore, VectorIndex) {
+fn filled(
+    dims: usize,
+    id: &str,
+) -> (
+    tempfile::TempDir,
+    partner::store::memory::MemoryStore,
+    VectorIndex,
+) {
     let dir = tempfile::tempdir().unwrap();
-    let store = partner::memory::MemoryStore::open(dir.path().join("hybrid.db")).unwrap();
+    let store = partner::store::memory::MemoryStore::open(dir.path().join("hybrid.db")).unwrap();
     store
-        .transaction(|tx| -> Result<(), partner::memory::MemoryError> {
+        .transaction(|tx| -> Result<(), partner::store::memory::MemoryError> {
             for i in 0..100_000u64 {
                 let agent = if i % 2 == 0 { "ada" } else { "worker" };
                 let id_ = add_archival(tx, agent, &sentence(i), i as i64)?;
@@ -74,7 +81,7 @@ fn filled(dims: usize, id: &str) -> (tempfile::TempDir, partner::memory::MemoryS
             Ok(())
         })
         .unwrap();
-    assert!(partner::memory::keywords::build_now(&store.conn()).unwrap());
+    assert!(partner::store::memory::keywords::build_now(&store.conn()).unwrap());
     let mut index = VectorIndex::new(id);
     index.refresh(&*store.conn()).unwrap();
     assert_eq!(index.len(), 100_000);
@@ -105,13 +112,16 @@ fn bench(c: &mut Criterion) {
     });
     group.bench_function("fts_100k", |b| {
         b.iter(|| {
-            black_box(partner::memory::search::search(&store.conn(), black_box(&query)).unwrap())
+            black_box(
+                partner::store::memory::search::search(&store.conn(), black_box(&query)).unwrap(),
+            )
         })
     });
     group.bench_function("fts_100k_fts5_only", |b| {
         b.iter(|| {
             black_box(
-                partner::memory::search::search_fts(&store.conn(), black_box(&query)).unwrap(),
+                partner::store::memory::search::search_fts(&store.conn(), black_box(&query))
+                    .unwrap(),
             )
         })
     });
@@ -123,7 +133,7 @@ fn bench(c: &mut Criterion) {
 /// by the bench: memories of twelve words, in batches of 64 as the
 /// background indexer embeds them.
 fn embedding(c: &mut Criterion) {
-    use partner::embed::{Embedder, Model2Vec, write_model};
+    use partner::engine::embed::{Embedder, Model2Vec, write_model};
     let dir = tempfile::tempdir().unwrap();
     let names: Vec<String> = (0..30_000).map(|i| format!("w{i}")).collect();
     let words: Vec<(&str, Vec<f32>)> = names
@@ -150,7 +160,7 @@ fn embedding(c: &mut Criterion) {
 /// 100,000 entries of 384 dimensions, the query's embedding alone, and
 /// embedding memories in batches of 64 as a reindex does.
 fn transformer(c: &mut Criterion) {
-    use partner::embed::{Embedder, Transformer};
+    use partner::engine::embed::{Embedder, Transformer};
     let dir =
         std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/models/all-minilm-l6-v2");
     if !dir.join("model.safetensors").exists() {
@@ -175,9 +185,10 @@ fn transformer(c: &mut Criterion) {
     group.bench_function("query_embed", |b| {
         b.iter(|| black_box(model.embed(std::slice::from_ref(&query.text)).unwrap()))
     });
-    let set =
-        partner::embed::relevance::RelevanceSet::parse(partner::embed::relevance::BUILTIN_SET)
-            .unwrap();
+    let set = partner::engine::embed::relevance::RelevanceSet::parse(
+        partner::engine::embed::relevance::BUILTIN_SET,
+    )
+    .unwrap();
     let batch: Vec<String> = set
         .memories
         .iter()

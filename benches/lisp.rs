@@ -3,10 +3,10 @@
 //! program.
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use partner::exec::tools::state_of;
+use partner::engine::exec::tools::state_of;
 use partner::lisp::Lisp;
 use partner::lisp::tool::validate;
-use partner::memory::{Block, BlockKind, BlockPermission};
+use partner::store::memory::{Block, BlockKind, BlockPermission};
 
 /// Ticks every open item of every block: reads and rewrites all of them.
 const TICK_ALL: &str = r#"

@@ -8,8 +8,8 @@ use std::sync::Arc;
 #[path = "common/writers.rs"]
 mod writers;
 
-use partner::exec::{ExecConfig, Executor};
-use partner::permission::Policy;
+use partner::engine::exec::{ExecConfig, Executor};
+use partner::policy::Policy;
 
 /// Actions each writer makes in a run.
 const PER_WRITER: usize = 2_000;

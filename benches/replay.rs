@@ -12,9 +12,9 @@ mod memory;
 use std::path::PathBuf;
 use std::time::Instant;
 
-use partner::exec::{ExecConfig, Executor, TurnContext};
-use partner::permission::Policy;
-use partner::trace::TraceInput;
+use partner::engine::exec::{ExecConfig, Executor, TurnContext};
+use partner::policy::Policy;
+use partner::store::trace::TraceInput;
 
 /// A database with `steps` actions in its trace (made if missing).
 fn database(steps: usize) -> PathBuf {
@@ -71,7 +71,7 @@ fn main() {
     let _ = std::fs::write("/proc/self/clear_refs", "5");
     let base = memory::status_mb("VmHWM");
     let started = Instant::now();
-    let verification = partner::exec::replay::verify(&TraceInput::Database(path)).unwrap();
+    let verification = partner::engine::exec::replay::verify(&TraceInput::Database(path)).unwrap();
     let took = started.elapsed();
     assert!(verification.divergence.is_none(), "{verification:?}");
     println!(

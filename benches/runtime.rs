@@ -18,10 +18,10 @@ use std::hint::black_box;
 use std::time::Duration;
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
-use partner::exec::{ExecConfig, Executor, TurnContext};
-use partner::memory::records::add_archival;
-use partner::memory::search::{SearchDomain, SearchQuery, search, search_fts};
-use partner::permission::Policy;
+use partner::engine::exec::{ExecConfig, Executor, TurnContext};
+use partner::policy::Policy;
+use partner::store::memory::records::add_archival;
+use partner::store::memory::search::{SearchDomain, SearchQuery, search, search_fts};
 
 const WORDS: &[&str] = &[
     "launch",
@@ -103,9 +103,9 @@ fn executed_actions(c: &mut Criterion) {
 
 fn fts_search(c: &mut Criterion) {
     let dir = tempfile::tempdir().unwrap();
-    let store = partner::memory::MemoryStore::open(dir.path().join("search.db")).unwrap();
+    let store = partner::store::memory::MemoryStore::open(dir.path().join("search.db")).unwrap();
     store
-        .transaction(|tx| -> Result<(), partner::memory::MemoryError> {
+        .transaction(|tx| -> Result<(), partner::store::memory::MemoryError> {
             for i in 0..100_000u64 {
                 add_archival(
                     tx,
@@ -123,7 +123,7 @@ fn fts_search(c: &mut Criterion) {
     // before measuring (it answers the same as FTS5: tests/it/keyword_index.rs).
     let built = std::time::Instant::now();
     let before = memory::status_mb("VmRSS");
-    assert!(partner::memory::keywords::build_now(&store.conn()).unwrap());
+    assert!(partner::store::memory::keywords::build_now(&store.conn()).unwrap());
     eprintln!(
         "keyword index of 100,000 entries built in {:.0?}; resident memory {before:.0} MB before, {:.0} MB after",
         built.elapsed(),
@@ -152,7 +152,7 @@ fn fts_search(c: &mut Criterion) {
 
 /// The same search on PostgreSQL, over the same 100,000 entries.
 fn fts_search_postgres(c: &mut Criterion) {
-    use partner::memory::backend::Memory;
+    use partner::store::memory::backend::Memory;
     let Ok(admin) = std::env::var("PARTNER_TEST_POSTGRES") else {
         eprintln!("PARTNER_TEST_POSTGRES is not set: the PostgreSQL search was not measured");
         return;
@@ -172,7 +172,7 @@ fn fts_search_postgres(c: &mut Criterion) {
             .batch_execute(&format!("CREATE DATABASE {name}"))
             .unwrap();
     }
-    let store = partner::postgres::PgStore::connect(&url).unwrap();
+    let store = partner::store::postgres::PgStore::connect(&url).unwrap();
     if store.archival_count("ada").unwrap() + store.archival_count("worker").unwrap() < 100_000 {
         let mut fill = postgres::Client::connect(&url, postgres::NoTls).unwrap();
         fill.batch_execute("TRUNCATE archival").unwrap();

@@ -18,8 +18,8 @@ use std::time::Duration;
 #[path = "common/writers.rs"]
 mod writers;
 
-use partner::exec::{ExecConfig, Executor};
-use partner::permission::Policy;
+use partner::engine::exec::{ExecConfig, Executor};
+use partner::policy::Policy;
 use partner_engine::store::StoreAt;
 
 /// Actions each agent makes in a run.

@@ -14,8 +14,8 @@ use std::path::Path;
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use std::time::Duration;
 
-use partner::agent::Event;
 use partner::console::ConsoleBackend;
+use partner::runtime::Event;
 use partner::tui::app::{App, Command};
 use partner::tui::backend::{Backend, Op, Reply};
 use partner::tui::panes::Pane;
@@ -167,7 +167,7 @@ async fn live(
     limit: Duration,
     done: impl Fn(&App) -> bool,
 ) {
-    let clock = partner::clock::SystemClock;
+    let clock = partner::core::clock::SystemClock;
     let started = std::time::Instant::now();
     let mut last = std::time::Instant::now();
     let mut tick = tokio::time::interval(Duration::from_millis(100));
@@ -194,20 +194,16 @@ async fn main() {
     // A live run of the demo, shown as the console shows it.
     let dir = tempfile::tempdir().expect("a scratch directory");
     let db = dir.path().join("demo.db");
-    let config = partner::agent::demo_config().expect("the demo's config");
+    let config = partner::runtime::demo_config().expect("the demo's config");
     let executor =
         partner::commands::open_constellation(&config, &db).expect("the demo's database");
-    let (handle, _task) = partner::agent::start(
+    let (handle, _task) = partner::runtime::start(
         &config,
         executor,
-        std::sync::Arc::new(partner::clock::TokioClock::now()),
+        std::sync::Arc::new(partner::core::clock::TokioClock::now()),
     );
     let (tx, mut replies) = mpsc::unbounded_channel();
-    let host = std::sync::Arc::new(partner::daemon::InProcess::new(
-        handle.clone(),
-        &config,
-        &db,
-    ));
+    let host = std::sync::Arc::new(partner::host::InProcess::new(handle.clone(), &config, &db));
     let verbs = std::sync::Arc::new(handle.executor().registry().table().clone());
     let backend = ConsoleBackend::new(host, verbs, tx);
     let mut events = backend.events();
@@ -226,8 +222,8 @@ async fn main() {
         backend.send(op);
     }
     handle.send_message(
-        partner::agent::DEMO_OPENING.0,
-        partner::agent::DEMO_OPENING.1,
+        partner::runtime::DEMO_OPENING.0,
+        partner::runtime::DEMO_OPENING.1,
     );
     let waits_on_partner = |app: &App, n: usize| {
         app.model
@@ -272,7 +268,7 @@ async fn main() {
             && a.model
                 .agents
                 .iter()
-                .all(|x| x.state == partner::agent::RunState::Halted)
+                .all(|x| x.state == partner::runtime::RunState::Halted)
     };
     let started = std::time::Instant::now();
     while !over(&app) && started.elapsed() < Duration::from_secs(90) {
@@ -342,7 +338,7 @@ async fn main() {
     key(&mut app, KeyCode::Esc);
 
     // The run's own trace, replayed.
-    backend.send(Op::OpenReplay(partner::trace::TraceInput::Database(
+    backend.send(Op::OpenReplay(partner::store::trace::TraceInput::Database(
         db.clone(),
     )));
     live(
@@ -357,7 +353,7 @@ async fn main() {
     if let Some(r) = &mut app.replay {
         r.state.step = (r.state.records.len() / 2).max(1);
     }
-    let asked = app.tick(partner::clock::SystemClock.now_ms_public(), 0.0);
+    let asked = app.tick(partner::core::clock::SystemClock.now_ms_public(), 0.0);
     for command in asked {
         if let Command::Op(op) = command {
             backend.send(op);

@@ -33,7 +33,7 @@ pub enum Error {
         /// The file.
         path: PathBuf,
         /// What is wrong, with line and column.
-        source: crate::permission::PolicyError,
+        source: crate::policy::PolicyError,
     },
     /// The runtime refused or failed (no such request, database error…).
     #[error("{0}")]
@@ -51,14 +51,14 @@ pub enum Error {
     },
 }
 
-impl From<crate::exec::ExecError> for Error {
-    fn from(e: crate::exec::ExecError) -> Self {
+impl From<crate::engine::exec::ExecError> for Error {
+    fn from(e: crate::engine::exec::ExecError) -> Self {
         Error::Runtime(e.to_string())
     }
 }
 
-impl From<crate::memory::MemoryError> for Error {
-    fn from(e: crate::memory::MemoryError) -> Self {
+impl From<crate::store::memory::MemoryError> for Error {
+    fn from(e: crate::store::memory::MemoryError) -> Self {
         Error::Runtime(e.to_string())
     }
 }

@@ -9,17 +9,17 @@
 //! - [`error`]: the crate-level error type.
 
 pub use error::{Error, Result};
-pub use partner_core::{bounds, clock, doorman, files, isolate};
+pub use partner_core as core;
 pub use partner_dialect as dialect;
-pub use partner_engine::{embed, exec, net};
+pub use partner_engine as engine;
 pub use partner_gate as gate;
 pub use partner_grammar as grammar;
-pub use partner_host as daemon;
+pub use partner_host as host;
 pub use partner_lisp as lisp;
-pub use partner_policy as permission;
+pub use partner_policy as policy;
 pub use partner_protocol as protocol;
-pub use partner_runtime as agent;
-pub use partner_store::{memory, postgres, trace};
+pub use partner_runtime as runtime;
+pub use partner_store as store;
 pub use partner_tui as tui;
 
 pub mod commands;

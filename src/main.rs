@@ -85,13 +85,13 @@ enum TraceCommand {
 }
 
 fn main() -> ExitCode {
-    partner::isolate::install_quiet_hook();
+    partner::core::isolate::install_quiet_hook();
     // What partner creates is the user's alone (files 0600, dirs 0700).
-    partner::files::private_umask();
+    partner::core::files::private_umask();
     let cli = Cli::parse();
     // Whatever the input, the exit status is 0, 1 or 2: a bug that panics
     // is reported as an error, not a crash.
-    let code = match partner::isolate::contain(|| dispatch(cli)) {
+    let code = match partner::core::isolate::contain(|| dispatch(cli)) {
         Ok(code) => code,
         Err(panic) => {
             eprintln!("partner: internal error (please report it): {panic}");

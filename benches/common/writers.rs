@@ -5,7 +5,7 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use partner::exec::{Executor, TurnContext};
+use partner::engine::exec::{Executor, TurnContext};
 
 /// Agents `agents` (`agent0`…) each make `per_agent` memory writes on
 /// `exec` at once: every action's latency, and how long all took.

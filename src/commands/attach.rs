@@ -8,9 +8,9 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use super::run::{config_dir, data_dir};
-use crate::daemon::lock;
-use crate::daemon::remote::{Address, Door, RemoteHost};
 use crate::error::{Error, Result};
+use crate::host::lock;
+use crate::host::remote::{Address, Door, RemoteHost};
 use crate::protocol::Status;
 use crate::protocol::host::Host;
 
@@ -102,7 +102,7 @@ pub fn run_attach(options: &AttachOptions) -> Result<i32> {
         let door = Door { at, token };
         let remote = RemoteHost::connect(&door).await.map_err(|e| match e {
             // Nothing answered: perhaps nothing runs there.
-            crate::daemon::remote::Opening::Unreachable(why) => {
+            crate::host::remote::Opening::Unreachable(why) => {
                 Error::Usage(format!("{why} (is partner serve running there?)"))
             }
             // A daemon answered: its own words, no guess.

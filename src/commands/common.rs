@@ -4,9 +4,9 @@
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 
+use crate::engine::exec::{ExecConfig, Executor};
 use crate::error::{Error, Result};
-use crate::exec::{ExecConfig, Executor};
-use crate::permission::Policy;
+use crate::policy::Policy;
 use partner_engine::store::StoreAt;
 
 /// Loads a policy file, or the built-in default.
@@ -155,7 +155,7 @@ impl DbArg {
 /// ./partner.toml when none is given and it exists (none otherwise, as
 /// the demo has none): the embedder commands outside a running
 /// constellation search with.
-pub fn embeddings(config: Option<&Path>) -> Result<crate::embed::EmbeddingsConfig> {
+pub fn embeddings(config: Option<&Path>) -> Result<crate::engine::embed::EmbeddingsConfig> {
     let options = super::run::RunOptions {
         config: config.map(Path::to_path_buf),
         ..super::run::RunOptions::default()

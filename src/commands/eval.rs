@@ -5,10 +5,10 @@ use std::io::Write;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use crate::agent::ConstellationConfig;
-use crate::agent::prompt::ActionFormat;
 use crate::error::{Error, Result};
 use crate::eval::{EvalTarget, TaskSet};
+use crate::runtime::ConstellationConfig;
+use crate::runtime::prompt::ActionFormat;
 
 /// Options of `partner eval`.
 #[derive(Debug, Clone, Default, clap::Args)]
@@ -114,7 +114,7 @@ fn eval_plan(options: &EvalOptions) -> Result<(EvalTarget, TaskSet, Vec<ActionFo
             .parse()
             .map_err(|e: String| Error::Usage(format!("--profile: {e}")))?;
     }
-    let timeout = crate::clock::parse_span(&options.timeout)
+    let timeout = crate::core::clock::parse_span(&options.timeout)
         .map_err(|e| Error::Usage(format!("--timeout: {e}")))?
         .max(Duration::from_millis(1));
     let target = EvalTarget {

@@ -5,9 +5,9 @@ use std::io::{Read, Write};
 use std::path::PathBuf;
 
 use super::common::{DbArg, add_verb_file, line, open_executor, text_arg, write_json};
+use crate::engine::exec::{ActionReport, ActionStatus, Executor, TurnContext};
 use crate::error::{Error, Result};
-use crate::exec::{ActionReport, ActionStatus, Executor, TurnContext};
-use crate::permission::{Authority, Decision};
+use crate::policy::{Authority, Decision};
 
 /// Options of `partner exec`.
 #[derive(Debug, Clone, clap::Args)]
@@ -115,7 +115,7 @@ pub fn run_exec(options: &ExecOptions, stdin: &mut dyn Read, out: &mut dyn Write
     if let Some(path) = &options.verbs {
         use_verb_file(&mut executor, path)?;
     }
-    let turn_id = format!("exec-{}", crate::clock::SystemClock.now_ms_public());
+    let turn_id = format!("exec-{}", crate::core::clock::SystemClock.now_ms_public());
     let mut ctx = TurnContext::new(&options.agent, &options.thread, &turn_id);
     // A direct-message thread is private, as in the runtime.
     ctx.private = options.thread.starts_with("dm:");

@@ -85,8 +85,10 @@ fn index_path(given: Option<&PathBuf>) -> Result<PathBuf> {
 }
 
 /// The embedder `[embeddings]` names, opened (none without one).
-fn embedder(options: &GateOptions) -> Result<Option<std::sync::Arc<dyn crate::embed::Embedder>>> {
-    crate::embed::open(&super::common::embeddings(options.config.as_deref())?)
+fn embedder(
+    options: &GateOptions,
+) -> Result<Option<std::sync::Arc<dyn crate::engine::embed::Embedder>>> {
+    crate::engine::embed::open(&super::common::embeddings(options.config.as_deref())?)
         .map_err(|e| Error::Usage(e.to_string()))
 }
 

@@ -342,9 +342,9 @@ fn learned(db: &super::DbArg, command: &LearnedCommand, out: &mut dyn Write) -> 
             Ok(0)
         }
         LearnedCommand::Add { words, action } => {
-            let now = crate::clock::SystemClock.now_ms_public();
-            let learned =
-                crate::agent::proposals::learn(store, words, action, now).map_err(Error::Usage)?;
+            let now = crate::core::clock::SystemClock.now_ms_public();
+            let learned = crate::runtime::proposals::learn(store, words, action, now)
+                .map_err(Error::Usage)?;
             write(out, format!("{learned}\n"))?;
             Ok(0)
         }

@@ -188,7 +188,7 @@ fn repl(lisp: &mut Lisp, gram: bool, out: &mut dyn Write) -> Result<i32> {
     }
     if let Some(h) = &history {
         if let Some(dir) = h.parent() {
-            let _ = crate::files::create_private_dir(dir);
+            let _ = crate::core::files::create_private_dir(dir);
         }
         let _ = editor.save_history(h);
     }

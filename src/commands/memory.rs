@@ -6,10 +6,10 @@ use serde::Serialize;
 
 use super::common::{DbArg, embeddings, line, open_executor, text_arg, write_json};
 use crate::error::{Error, Result};
-use crate::memory::search::SearchQuery;
-use crate::memory::{Block, BlockKind, BlockPermission, DEFAULT_CHAR_LIMIT};
 use crate::protocol::Op;
-use crate::trace::BlockSpec;
+use crate::store::memory::search::SearchQuery;
+use crate::store::memory::{Block, BlockKind, BlockPermission, DEFAULT_CHAR_LIMIT};
+use crate::store::trace::BlockSpec;
 use partner_engine::store::StoreAt;
 
 /// Options of `partner memory`.
@@ -212,7 +212,8 @@ pub fn run_memory(
     if matches!(
         options.command,
         MemoryCommand::Search { .. } | MemoryCommand::Reindex { .. }
-    ) && let Some(recall) = crate::embed::Recall::new(&embeddings(options.config.as_deref())?)
+    ) && let Some(recall) =
+        crate::engine::embed::Recall::new(&embeddings(options.config.as_deref())?)
     {
         executor.set_recall(recall);
     }
@@ -242,7 +243,7 @@ pub fn run_memory(
             if let Some(message) = through_daemon(&db, undo)? {
                 return said(out, options.json, &message);
             }
-            let report = ex.partner_undo(agent, label, &crate::permission::Authority::Partner)?;
+            let report = ex.partner_undo(agent, label, &crate::policy::Authority::Partner)?;
             line(out, &report.text)?;
         }
         MemoryCommand::Search { query, agent } => {
@@ -267,7 +268,7 @@ pub fn run_memory(
 fn set(
     options: &MemoryOptions,
     db: &StoreAt,
-    executor: &crate::exec::Executor,
+    executor: &crate::engine::exec::Executor,
     stdin: &mut dyn Read,
     out: &mut dyn Write,
 ) -> Result<i32> {
@@ -303,7 +304,7 @@ fn set(
     )? {
         return said(out, options.json, &message);
     }
-    let report = executor.partner_set_block(block, &crate::permission::Authority::Partner)?;
+    let report = executor.partner_set_block(block, &crate::policy::Authority::Partner)?;
     if options.json {
         write_json(out, &report)?;
     } else {
@@ -347,7 +348,7 @@ fn relevance(
     k: usize,
     out: &mut dyn Write,
 ) -> Result<i32> {
-    use crate::embed::relevance::{BUILTIN_SET, RelevanceSet, evaluate};
+    use crate::engine::embed::relevance::{BUILTIN_SET, RelevanceSet, evaluate};
     let text = match set {
         Some(path) => {
             let read = |source| Error::Read {
@@ -366,7 +367,7 @@ fn relevance(
         None => BUILTIN_SET.to_string(),
     };
     let set = RelevanceSet::parse(&text).map_err(Error::Usage)?;
-    let embedder = crate::embed::open(&embeddings(options.config.as_deref())?)
+    let embedder = crate::engine::embed::open(&embeddings(options.config.as_deref())?)
         .map_err(|e| Error::Usage(e.to_string()))?;
     let report = evaluate(&set, embedder, k).map_err(|e| Error::Usage(e.to_string()))?;
     if options.json {
@@ -422,7 +423,7 @@ fn relevance(
 fn progress(
     embedded: usize,
     elapsed: std::time::Duration,
-    status: &crate::embed::IndexStatus,
+    status: &crate::engine::embed::IndexStatus,
 ) -> String {
     let rate = embedded as f64 / elapsed.as_secs_f64().max(0.001);
     let left = if rate > 0.0 {
@@ -448,7 +449,7 @@ const EMBED_BEFORE_SEARCH: std::time::Duration = std::time::Duration::from_secs(
 
 /// Embeds what waits for a vector from the configured embedder, within
 /// [`EMBED_BEFORE_SEARCH`], saying so on standard error when there is any.
-fn embed_what_waits(executor: &crate::exec::Executor) {
+fn embed_what_waits(executor: &crate::engine::exec::Executor) {
     let Some(recall) = executor.recall() else {
         return;
     };
@@ -456,7 +457,7 @@ fn embed_what_waits(executor: &crate::exec::Executor) {
     let started = std::time::Instant::now();
     let mut embedded = 0usize;
     while started.elapsed() < EMBED_BEFORE_SEARCH {
-        match recall.catch_up(store, crate::embed::MAX_BATCH) {
+        match recall.catch_up(store, crate::engine::embed::MAX_BATCH) {
             Ok(0) | Err(_) => break,
             Ok(n) => embedded += n,
         }
@@ -469,7 +470,7 @@ fn embed_what_waits(executor: &crate::exec::Executor) {
 /// `partner memory reindex`: embeds in batches until nothing waits,
 /// telling progress about once a second.
 fn reindex(
-    executor: &crate::exec::Executor,
+    executor: &crate::engine::exec::Executor,
     all: bool,
     json: bool,
     out: &mut dyn Write,
@@ -492,7 +493,7 @@ fn reindex(
     let mut told = started;
     let mut embedded = 0usize;
     loop {
-        match recall.catch_up(store, crate::embed::MAX_BATCH) {
+        match recall.catch_up(store, crate::engine::embed::MAX_BATCH) {
             Ok(0) => break,
             Ok(n) => embedded += n,
             Err(e) => {

@@ -5,10 +5,10 @@ use std::io::Write;
 
 use super::common::{line, write_json};
 use super::memory::row;
-use crate::clock::format_time;
+use crate::core::clock::format_time;
 use crate::error::Result;
-use crate::memory::vectors::HybridHit;
-use crate::memory::{Block, BlockVersion, blocks};
+use crate::store::memory::vectors::HybridHit;
+use crate::store::memory::{Block, BlockVersion, blocks};
 
 /// `memory list`: one line per block.
 pub(super) fn list(out: &mut dyn Write, list: &[Block], json: bool) -> Result<()> {
@@ -99,7 +99,7 @@ pub(super) fn found(
     if json {
         let mut hits = hits.to_vec();
         for h in &mut hits {
-            h.hit.snippet = crate::memory::search::bracketed(&h.hit.snippet);
+            h.hit.snippet = crate::store::memory::search::bracketed(&h.hit.snippet);
         }
         return write_json(out, &hits);
     }
@@ -116,7 +116,7 @@ pub(super) fn found(
             format!(
                 "{domain}  {}/{place}  {}  [{via} {:.4}]",
                 hit.agent,
-                crate::memory::search::bracketed(&hit.snippet),
+                crate::store::memory::search::bracketed(&hit.snippet),
                 h.score
             ),
         )?;

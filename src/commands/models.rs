@@ -6,7 +6,7 @@
 use std::io::Write;
 
 use super::common::{line, write_json};
-use crate::embed::models::{self, KNOWN, ModelKind};
+use crate::engine::embed::models::{self, KNOWN, ModelKind};
 use crate::error::{Error, Result};
 
 /// `partner models`.
@@ -64,8 +64,8 @@ fn kind_name(kind: ModelKind) -> &'static str {
 fn list(dir: &std::path::Path, json: bool, out: &mut dyn Write) -> Result<i32> {
     let found = models::models_in(dir);
     let default = match models::default_in(dir) {
-        crate::embed::EmbeddingsConfig::Transformer { path }
-        | crate::embed::EmbeddingsConfig::Model2Vec { path } => Some(path),
+        crate::engine::embed::EmbeddingsConfig::Transformer { path }
+        | crate::engine::embed::EmbeddingsConfig::Model2Vec { path } => Some(path),
         _ => None,
     };
     if json {

@@ -8,11 +8,11 @@ use std::io::Write;
 use serde::Serialize;
 
 use super::common::{DbArg, line, write_json};
-use crate::clock::{Clock, SystemClock, format_time};
+use crate::core::clock::{Clock, SystemClock, format_time};
 use crate::error::{Error, Result};
-use crate::memory::MemoryStore;
-use crate::permission::partners::{PartnerError, PartnerRecord, Partners};
-use crate::postgres::PgStore;
+use crate::policy::partners::{PartnerError, PartnerRecord, Partners};
+use crate::store::memory::MemoryStore;
+use crate::store::postgres::PgStore;
 use partner_engine::store::StoreAt;
 
 /// Options of `partner partners`.

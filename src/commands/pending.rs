@@ -7,9 +7,9 @@ use std::path::PathBuf;
 use serde::Serialize;
 
 use super::common::{DbArg, line, open_executor, write_json};
-use crate::clock::format_time;
+use crate::core::clock::format_time;
 use crate::error::{Error, Result};
-use crate::permission::{Authority, Decision, PendingRequest};
+use crate::policy::{Authority, Decision, PendingRequest};
 use partner_engine::store::StoreAt;
 
 /// Options of `partner pending`.
@@ -134,7 +134,7 @@ pub fn run_pending(options: &PendingOptions, out: &mut dyn Write) -> Result<i32>
             }
             let decision = match r#for {
                 Some(text) => Decision::ApproveFor(
-                    crate::clock::parse_span(text)
+                    crate::core::clock::parse_span(text)
                         .map_err(|e| Error::Usage(format!("--for {text}: {e}")))?,
                 ),
                 None => Decision::ApproveOnce,
@@ -163,7 +163,7 @@ pub fn run_pending(options: &PendingOptions, out: &mut dyn Write) -> Result<i32>
         }
         PendingCommand::Rules => rules(options, &executor, out),
         PendingCommand::Revoke { rule } => {
-            let now = crate::clock::SystemClock.now_ms_public();
+            let now = crate::core::clock::SystemClock.now_ms_public();
             let revoked = executor
                 .store()
                 .transaction(|tx| tx.revoke_rule(*rule, now))?;
@@ -183,7 +183,7 @@ pub fn run_pending(options: &PendingOptions, out: &mut dyn Write) -> Result<i32>
 fn decide(
     options: &PendingOptions,
     db: &StoreAt,
-    executor: &crate::exec::Executor,
+    executor: &crate::engine::exec::Executor,
     id: &str,
     decision: Decision,
     out: &mut dyn Write,
@@ -221,7 +221,7 @@ fn decide(
 /// `pending list`: every waiting request, whom it waits on and why.
 fn list(
     options: &PendingOptions,
-    executor: &crate::exec::Executor,
+    executor: &crate::engine::exec::Executor,
     out: &mut dyn Write,
 ) -> Result<i32> {
     let waiting = executor.pending()?;
@@ -250,10 +250,10 @@ fn list(
 /// `pending rules`: the standing rules in force.
 fn rules(
     options: &PendingOptions,
-    executor: &crate::exec::Executor,
+    executor: &crate::engine::exec::Executor,
     out: &mut dyn Write,
 ) -> Result<i32> {
-    let now = crate::clock::SystemClock.now_ms_public();
+    let now = crate::core::clock::SystemClock.now_ms_public();
     let rules = executor.store().read(|tx| tx.rules(now))?;
     if options.json {
         write_json(out, &rules)?;
@@ -279,7 +279,7 @@ fn rules(
 }
 
 /// Why a shell request would run without a sandbox, when it would.
-fn unsandboxed_shell(executor: &crate::exec::Executor, id: &str) -> Result<Option<String>> {
+fn unsandboxed_shell(executor: &crate::engine::exec::Executor, id: &str) -> Result<Option<String>> {
     let Some(r) = executor.store().read(|tx| tx.request(id))? else {
         return Ok(None);
     };

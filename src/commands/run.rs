@@ -6,13 +6,13 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use crate::agent::{ConstellationConfig, demo_config};
-use crate::clock::TokioClock;
+use crate::core::clock::TokioClock;
+use crate::engine::exec::Executor;
 use crate::error::{Error, Result};
-use crate::exec::Executor;
-use crate::memory::MemoryStore;
-use crate::trace::TraceInput;
-use crate::trace::store::legacy_file_for;
+use crate::runtime::{ConstellationConfig, demo_config};
+use crate::store::memory::MemoryStore;
+use crate::store::trace::TraceInput;
+use crate::store::trace::store::legacy_file_for;
 
 /// Options of `partner run` (also the top-level options of `partner`).
 #[derive(Debug, Clone, Default, clap::Args)]
@@ -112,7 +112,7 @@ pub fn data_dir() -> Result<PathBuf> {
         Error::Usage("cannot find a home directory for partner's data; pass --db".into())
     })?;
     let dir = dirs.data_dir().to_path_buf();
-    crate::files::create_private_dir(&dir).map_err(|source| Error::Read {
+    crate::core::files::create_private_dir(&dir).map_err(|source| Error::Read {
         path: dir.clone(),
         source,
     })?;
@@ -151,7 +151,7 @@ pub fn file_of(db: Option<&Path>, config: &ConstellationConfig) -> Option<PathBu
 /// Opens the executor for a constellation over `db`, with a clock that
 /// follows tokio's.
 pub fn open_constellation(config: &ConstellationConfig, db: &Path) -> Result<Arc<Executor>> {
-    let store = crate::exec::open_store(db)?;
+    let store = crate::engine::exec::open_store(db)?;
     let mut executor = Executor::with_parts(
         Arc::new(store.into()),
         config.policy.clone(),
@@ -179,17 +179,17 @@ pub fn database_for(
     options: &RunOptions,
     config: &ConstellationConfig,
     demo: bool,
-) -> Result<(PathBuf, crate::daemon::RuntimeLock)> {
+) -> Result<(PathBuf, crate::host::RuntimeLock)> {
     let db = database_path(
         file_of(options.db_file().as_deref(), config).as_deref(),
         &config.name,
     )?;
-    let lock = crate::daemon::lock::acquire(
+    let lock = crate::host::lock::acquire(
         &db,
-        &crate::daemon::Holder {
+        &crate::host::Holder {
             pid: std::process::id(),
             socket: None,
-            started_at: crate::clock::SystemClock.now_ms_public(),
+            started_at: crate::core::clock::SystemClock.now_ms_public(),
         },
     )
     .map_err(Error::Usage)?;
@@ -296,10 +296,10 @@ fn attach_if_served(options: &RunOptions, config: &ConstellationConfig) -> Resul
         file_of(options.db_file().as_deref(), config).as_deref(),
         &config.name,
     )?;
-    let Some(crate::daemon::Holder {
+    let Some(crate::host::Holder {
         socket: Some(socket),
         ..
-    }) = crate::daemon::lock::holder(&db)
+    }) = crate::host::lock::holder(&db)
     else {
         return Ok(None);
     };
@@ -348,11 +348,11 @@ async fn run_embedded(
         None => format!("{} · embedded", config.name),
     };
     let started =
-        crate::agent::start_watched(config, executor, Arc::new(TokioClock::now()), leasing);
+        crate::runtime::start_watched(config, executor, Arc::new(TokioClock::now()), leasing);
     let handle = started.0.clone();
     let mut app = crate::tui::app::App::new(&title, &db.display().to_string(), theme, keymap);
     app.verb_words = crate::tui::completion::verb_words(&config.verbs);
-    let now = crate::clock::SystemClock.now_ms_public();
+    let now = crate::core::clock::SystemClock.now_ms_public();
     for warning in config.warnings() {
         app.model.notify(
             now,
@@ -378,9 +378,9 @@ async fn run_embedded(
 /// A runtime started in this process, with a subscription to its events
 /// made before it did anything.
 type Started = (
-    crate::agent::RuntimeHandle,
+    crate::runtime::RuntimeHandle,
     tokio::task::JoinHandle<()>,
-    tokio::sync::broadcast::Receiver<crate::agent::Event>,
+    tokio::sync::broadcast::Receiver<crate::runtime::Event>,
 );
 
 /// Runs the console over a runtime started in this process (its host
@@ -394,7 +394,7 @@ async fn console_in_process(
 ) -> Result<i32> {
     let (handle, task, first) = started;
     // The console sees every event from the runtime's first on.
-    let host = Arc::new(crate::daemon::InProcess::watched(
+    let host = Arc::new(crate::host::InProcess::watched(
         handle.clone(),
         config,
         db,
@@ -430,7 +430,7 @@ pub fn run_replay_console(
             config.exec.clone(),
             Arc::new(TokioClock::now()),
         )?;
-        let started = crate::agent::start_watched(
+        let started = crate::runtime::start_watched(
             &config,
             Arc::new(executor),
             Arc::new(TokioClock::now()),

@@ -8,11 +8,11 @@ use std::path::{Path, PathBuf};
 
 use super::common::{line, write_json};
 use super::run::{RunOptions, database_path, load_constellation, open_constellation};
-use crate::agent::ConstellationConfig;
-use crate::daemon::{Holder, Listen, lock};
 use crate::error::{Error, Result};
+use crate::host::{Holder, Listen, lock};
 use crate::protocol::client::{Client, ClientError};
 use crate::protocol::{Op, Status, socket_for};
+use crate::runtime::ConstellationConfig;
 use partner_engine::store::StoreAt;
 
 /// Options of `partner serve`.
@@ -162,7 +162,7 @@ pub fn run_serve(options: &ServeOptions) -> Result<i32> {
         &Holder {
             pid: std::process::id(),
             socket: Some(socket.display().to_string()),
-            started_at: crate::clock::SystemClock.now_ms_public(),
+            started_at: crate::core::clock::SystemClock.now_ms_public(),
         },
     )
     .map_err(Error::Usage)?;
@@ -170,8 +170,8 @@ pub fn run_serve(options: &ServeOptions) -> Result<i32> {
         super::run::start_demo_fresh(&db);
     }
     if options.listen.is_some() {
-        use crate::permission::partners::Partners;
-        let store = crate::memory::MemoryStore::open(&db)?;
+        use crate::policy::partners::Partners;
+        let store = crate::store::memory::MemoryStore::open(&db)?;
         if !store.partners()?.iter().any(|p| p.active()) {
             tracing::warn!(
                 "no partners yet: TCP clients are refused until `partner partners add NAME` makes one"
@@ -187,7 +187,7 @@ pub fn run_serve(options: &ServeOptions) -> Result<i32> {
         .map_err(|e| Error::Runtime(format!("cannot start the async runtime: {e}")))?;
     runtime.block_on(async {
         let executor = open_constellation(&config, &db)?;
-        crate::daemon::run(
+        crate::host::run(
             &config,
             executor,
             &db,

@@ -5,9 +5,9 @@ use std::io::Write;
 
 use super::common::{line, write_json};
 use crate::error::{Error, Result};
-use crate::memory::MemoryStore;
-use crate::postgres::PgStore;
-use crate::postgres::copy::{self, Copied};
+use crate::store::memory::MemoryStore;
+use crate::store::postgres::PgStore;
+use crate::store::postgres::copy::{self, Copied};
 use partner_engine::exec::replay::verify_store;
 use partner_engine::store::{Store, StoreAt};
 

@@ -13,11 +13,11 @@ use serde::Serialize;
 use super::common::{line, write_json};
 use super::run::data_dir;
 use super::serve::ServeOptions;
-use crate::clock::TokioClock;
-use crate::daemon::{Holder, Listen, lock};
+use crate::core::clock::TokioClock;
+use crate::engine::exec::Executor;
 use crate::error::{Error, Result};
-use crate::exec::Executor;
-use crate::postgres::PgStore;
+use crate::host::{Holder, Listen, lock};
+use crate::store::postgres::PgStore;
 use partner_engine::store::StoreAt;
 
 /// Longest daemon name.
@@ -64,7 +64,7 @@ pub fn socket_here() -> Result<PathBuf> {
 /// Runs one daemon of a team on the PostgreSQL store `url`.
 pub fn run_team_daemon(
     options: &ServeOptions,
-    config: crate::agent::ConstellationConfig,
+    config: crate::runtime::ConstellationConfig,
     url: &str,
 ) -> Result<i32> {
     let host = host_name(options.host_name.as_deref())?;
@@ -79,7 +79,7 @@ pub fn run_team_daemon(
         &Holder {
             pid: std::process::id(),
             socket: Some(socket.display().to_string()),
-            started_at: crate::clock::SystemClock.now_ms_public(),
+            started_at: crate::core::clock::SystemClock.now_ms_public(),
         },
     )
     .map_err(Error::Usage)?;
@@ -98,7 +98,7 @@ pub fn run_team_daemon(
         .build()
         .map_err(|e| Error::Runtime(format!("cannot start the async runtime: {e}")))?;
     runtime.block_on(async {
-        crate::daemon::run(
+        crate::host::run(
             &config,
             Arc::new(executor),
             &shown,
@@ -119,7 +119,7 @@ pub fn run_team_daemon(
 /// kept there (`PARTNER_STORE`, or `[store] url`; `--db` wins).
 pub fn team_url_of(
     options: &super::run::RunOptions,
-    config: &crate::agent::ConstellationConfig,
+    config: &crate::runtime::ConstellationConfig,
 ) -> Option<String> {
     if let Some(named) = &options.store {
         return match partner_engine::store::StoreAt::parse(named) {
@@ -149,7 +149,7 @@ pub struct Opened {
     /// The opening messages (agent, text).
     pub opening: Vec<(String, String)>,
     /// Team mode: this process's part.
-    pub leasing: Option<crate::agent::Leasing>,
+    pub leasing: Option<crate::runtime::Leasing>,
     /// The database file, or the server and database.
     pub shown: PathBuf,
 }
@@ -158,7 +158,7 @@ pub struct Opened {
 /// process as one member of its team (`partner run`): named after the
 /// machine and the process, so it never mistakes another daemon's
 /// leases for its own.
-pub fn open_member(config: &crate::agent::ConstellationConfig, url: &str) -> Result<Opened> {
+pub fn open_member(config: &crate::runtime::ConstellationConfig, url: &str) -> Result<Opened> {
     let host = format!("{}.{}", host_name(None)?, std::process::id());
     let (executor, leasing) = team_executor(config, url, host)?;
     let shown = PathBuf::from(leasing.store.location());
@@ -173,10 +173,10 @@ pub fn open_member(config: &crate::agent::ConstellationConfig, url: &str) -> Res
 /// The executor of a constellation on the PostgreSQL store `url`, with
 /// its connections opened, and the lease keeping of member `host`.
 fn team_executor(
-    config: &crate::agent::ConstellationConfig,
+    config: &crate::runtime::ConstellationConfig,
     url: &str,
     host: String,
-) -> Result<(Executor, crate::agent::Leasing)> {
+) -> Result<(Executor, crate::runtime::Leasing)> {
     let at = StoreAt::Postgres(url.to_string());
     let mut executor = Executor::with_parts(
         Arc::new(partner_engine::store::Store::open(&at)?),
@@ -189,7 +189,7 @@ fn team_executor(
         return Err(Error::Runtime("the store is not PostgreSQL".into()));
     };
     pg.warm()?;
-    let leasing = crate::agent::Leasing {
+    let leasing = crate::runtime::Leasing {
         host,
         store: Arc::new(pg.connect_again()?),
     };
@@ -198,7 +198,7 @@ fn team_executor(
 
 /// Says so when no partner may connect over TCP yet.
 fn warn_without_partners(store: &PgStore) {
-    use crate::permission::partners::Partners;
+    use crate::policy::partners::Partners;
     if !store
         .partners()
         .is_ok_and(|partners| partners.iter().any(|p| p.active()))
@@ -235,7 +235,7 @@ pub fn run_team_status(url: &str, json: bool, out: &mut dyn Write) -> Result<i32
         })
         .collect();
     // Agents on the roster that no daemon has taken: not running, said.
-    use crate::memory::roster::Roster;
+    use crate::store::memory::roster::Roster;
     for agent in store.agent_names()? {
         if !placed.iter().any(|p| p.agent == agent) {
             placed.push(Placed {

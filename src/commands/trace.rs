@@ -6,10 +6,10 @@ use std::io::Write;
 use std::path::PathBuf;
 
 use super::common::{DbArg, line, write_json};
-use crate::clock::format_time;
+use crate::core::clock::format_time;
+use crate::engine::exec::replay::{verify, verify_store};
 use crate::error::{Error, Result};
-use crate::exec::replay::{verify, verify_store};
-use crate::trace::{TraceInput, TraceRecord};
+use crate::store::trace::{TraceInput, TraceRecord};
 use partner_engine::store::{Store, StoreAt};
 
 /// Where a command reads a trace: a file given on the command line (a
@@ -103,9 +103,9 @@ fn read(source: &TraceSource, err: &mut dyn Write) -> Result<Vec<TraceRecord>> {
 pub fn run_trace_export(options: &TraceExportOptions, out: &mut dyn Write) -> Result<i32> {
     match options.db.existing_at()? {
         StoreAt::File(path) => {
-            let store = crate::exec::open_store(&path)?;
+            let store = crate::engine::exec::open_store(&path)?;
             let reader = store.read();
-            crate::trace::store::export_jsonl(&reader, out).map_err(Error::Write)?;
+            crate::store::trace::store::export_jsonl(&reader, out).map_err(Error::Write)?;
         }
         at => {
             for record in Store::open(&at)?.read(|tx| tx.all_records())? {

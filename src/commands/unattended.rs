@@ -11,10 +11,10 @@ use tokio::sync::broadcast::error::RecvError;
 
 use super::run::RunOptions;
 use super::team::Opened;
-use crate::agent::{ConstellationConfig, Event, RunState};
-use crate::clock::TokioClock;
+use crate::core::clock::TokioClock;
 use crate::error::{Error, Result};
-use crate::permission::{Authority, Decision};
+use crate::policy::{Authority, Decision};
+use crate::runtime::{ConstellationConfig, Event, RunState};
 
 /// A readable line for an event (`None` for tokens and state changes).
 pub fn describe(event: &Event) -> Option<String> {
@@ -74,7 +74,7 @@ impl Unattended<'_> {
             ..
         } = opened;
         let (handle, task) =
-            crate::agent::start_leased(config, executor, Arc::new(TokioClock::now()), leasing);
+            crate::runtime::start_leased(config, executor, Arc::new(TokioClock::now()), leasing);
         let mut events = handle.subscribe();
         for (agent, text) in &opening {
             handle.send_message(agent, text);
@@ -153,7 +153,7 @@ impl Unattended<'_> {
 
     /// Decides a request that waits for the partner, as `--approve-all`
     /// or `--deny-all` says.
-    fn decide(&self, handle: &crate::agent::RuntimeHandle, event: &Event) {
+    fn decide(&self, handle: &crate::runtime::RuntimeHandle, event: &Event) {
         let decision = if self.options.approve_all {
             Decision::ApproveOnce
         } else if self.options.deny_all {
@@ -179,7 +179,7 @@ fn all_halted(states: &std::collections::HashMap<String, RunState>) -> bool {
 }
 
 /// True when no request waits (read on the blocking pool).
-async fn nothing_waits(handle: &crate::agent::RuntimeHandle) -> bool {
+async fn nothing_waits(handle: &crate::runtime::RuntimeHandle) -> bool {
     let executor = Arc::clone(handle.executor());
     tokio::task::spawn_blocking(move || executor.pending().is_ok_and(|p| p.is_empty()))
         .await

@@ -15,13 +15,13 @@ use std::time::{Duration, Instant};
 pub use report::{ModeReport, Report, TaskResult};
 pub use tasks::{Expect, Task, TaskSet};
 
-use crate::agent::prompt::{
+use crate::dialect::{BlockRegistry, DialectParser, ParsedAction, VerbSpec, VerbTable};
+use crate::runtime::prompt::{
     self, ActionFormat, PromptInputs, budget::estimate_tokens, budget::prompt_tokens,
 };
-use crate::agent::provider::{ChatMessage, ChatRequest, PromptKind, Provider, StreamEvent};
-use crate::agent::settings::ModelSettings;
-use crate::dialect::{BlockRegistry, DialectParser, ParsedAction, VerbSpec, VerbTable};
-use crate::memory::{Block, BlockKind, BlockPermission};
+use crate::runtime::provider::{ChatMessage, ChatRequest, PromptKind, Provider, StreamEvent};
+use crate::runtime::settings::ModelSettings;
+use crate::store::memory::{Block, BlockKind, BlockPermission};
 
 /// Longest reply read in an evaluation.
 const MAX_REPLY: usize = 64 * 1024;
@@ -52,7 +52,7 @@ pub struct EvalTarget {
 
 impl EvalTarget {
     /// The blocks a config gives an agent, as a first run stores them.
-    pub fn blocks_of(specs: &[crate::trace::BlockSpec]) -> Vec<Block> {
+    pub fn blocks_of(specs: &[crate::store::trace::BlockSpec]) -> Vec<Block> {
         specs
             .iter()
             .map(|b| Block {
@@ -75,7 +75,7 @@ pub async fn run(
     mut progress: impl FnMut(ActionFormat, usize, usize, &TaskResult),
 ) -> Result<Report, String> {
     let table = VerbTable::builtin();
-    let registry = crate::exec::registry::Registry::new(table.clone())
+    let registry = crate::engine::exec::registry::Registry::new(table.clone())
         .map_err(|e| format!("the built-in verbs: {e}"))?;
     let verbs: Vec<&VerbSpec> = registry.verbs_for(false);
     let blocks = set.blocks(&target.agent);
@@ -143,7 +143,7 @@ fn request_for(
     verbs: &[&VerbSpec],
     blocks: &[Block],
 ) -> (ChatRequest, String, Vec<ChatMessage>) {
-    let now = crate::clock::SystemClock.now_ms_public();
+    let now = crate::core::clock::SystemClock.now_ms_public();
     let mut shown: Vec<Block> = target.blocks.clone();
     shown.extend(blocks.iter().cloned());
     let system = prompt::system_prompt(&PromptInputs {
@@ -158,7 +158,7 @@ fn request_for(
         now,
     });
     let tools = match mode {
-        ActionFormat::Tools => crate::agent::tools::tool_specs(verbs),
+        ActionFormat::Tools => crate::runtime::tools::tool_specs(verbs),
         ActionFormat::Dialect => Vec::new(),
     };
     let messages = vec![ChatMessage::user(format!(
@@ -231,7 +231,7 @@ async fn run_task(
     let elapsed = started.elapsed();
     let mut call_errors = 0;
     for call in &calls {
-        match crate::agent::tools::call_to_line(call, &tools) {
+        match crate::runtime::tools::call_to_line(call, &tools) {
             Ok(line) => {
                 reply.push('\n');
                 reply.push_str(&line);
@@ -276,7 +276,7 @@ pub(crate) fn block(agent: &str, label: &str, value: &str) -> Block {
         kind: BlockKind::Working,
         description: String::new(),
         value: value.to_string(),
-        char_limit: crate::memory::DEFAULT_CHAR_LIMIT,
+        char_limit: crate::store::memory::DEFAULT_CHAR_LIMIT,
         permission: BlockPermission::ReadWrite,
         pinned: false,
         shared: false,

@@ -2,7 +2,7 @@
 
 use serde::Serialize;
 
-use crate::agent::prompt::{ActionFormat, Profile};
+use crate::runtime::prompt::{ActionFormat, Profile};
 
 /// One task's outcome in one mode.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]

@@ -3,7 +3,7 @@
 use serde::Deserialize;
 
 use crate::dialect::ParsedAction;
-use crate::memory::Block;
+use crate::store::memory::Block;
 
 /// One action a task calls for.
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]

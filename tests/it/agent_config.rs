@@ -3,7 +3,7 @@
 
 use std::path::Path;
 
-use partner::agent::{AgentRole, ConstellationConfig, demo_config};
+use partner::runtime::{AgentRole, ConstellationConfig, demo_config};
 
 #[test]
 fn the_demo_and_the_example_load() {

@@ -4,11 +4,11 @@
 
 use std::time::Duration;
 
-use partner::agent::prompt::budget::estimate_tokens;
-use partner::agent::prompt::{ActionFormat, Profile, PromptInputs, example_lines, system_prompt};
 use partner::dialect::{BlockRegistry, DialectParser, VerbSpec, VerbTable};
-use partner::exec::registry::Registry;
-use partner::memory::{Block, BlockKind, BlockPermission};
+use partner::engine::exec::registry::Registry;
+use partner::runtime::prompt::budget::estimate_tokens;
+use partner::runtime::prompt::{ActionFormat, Profile, PromptInputs, example_lines, system_prompt};
+use partner::store::memory::{Block, BlockKind, BlockPermission};
 
 fn persona() -> Block {
     Block {

@@ -7,16 +7,16 @@ use crate::support;
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
 
-use partner::agent::Event;
-use partner::agent::prompt::CONTINUATION_NOTE;
-use partner::agent::provider::{
+use partner::engine::exec::ActionStatus;
+use partner::policy::Policy;
+use partner::runtime::Event;
+use partner::runtime::prompt::CONTINUATION_NOTE;
+use partner::runtime::provider::{
     Cancel, ChatMessage, ChatRequest, PromptKind, Provider, Role, StreamEvent,
 };
-use partner::agent::turn::{AgentInfo, Trigger, TurnEnv, run_turn};
-use partner::exec::ActionStatus;
-use partner::memory::records::{add_message, recent_messages};
-use partner::memory::{BlockKind, BlockPermission};
-use partner::permission::Policy;
+use partner::runtime::turn::{AgentInfo, Trigger, TurnEnv, run_turn};
+use partner::store::memory::records::{add_message, recent_messages};
+use partner::store::memory::{BlockKind, BlockPermission};
 use tokio::sync::{broadcast, mpsc, watch};
 
 /// Records every request and answers from a list.
@@ -86,7 +86,7 @@ fn setup(replies: &[&str], max_passes: u32) -> Setup {
     });
     let (events, rx) = broadcast::channel(256);
     let executor = Arc::new(
-        partner::exec::Executor::with_parts(
+        partner::engine::exec::Executor::with_parts(
             rig.exec.shared_store(),
             Policy::permissive(),
             Default::default(),
@@ -395,7 +395,7 @@ async fn requests_that_wait_end_the_turn_without_running() {
         "[platforms.bluesky]\nagents = [\"*\"]\n[[rules]]\nverb = \"post\"\ndecide = \"ask\"\n",
     )
     .unwrap();
-    let exec = partner::exec::Executor::with_parts(
+    let exec = partner::engine::exec::Executor::with_parts(
         s.rig.exec.shared_store(),
         policy,
         Default::default(),
@@ -433,7 +433,7 @@ async fn requests_that_wait_end_the_turn_without_running() {
     );
     assert_eq!(
         outcome.requests[0].waiting_on(),
-        &partner::permission::Authority::Partner
+        &partner::policy::Authority::Partner
     );
     // The runtime announces requests from the database (once, whoever made
     // them); the turn wakes it at once rather than at the end of the turn.

@@ -6,7 +6,7 @@ use crate::support;
 
 use std::time::{Duration, Instant};
 
-use partner::agent::provider::{
+use partner::runtime::provider::{
     AnthropicProvider, ChatMessage, ChatRequest, HttpSettings, OpenAiProvider, PromptKind,
     Provider, ProviderError, RetryPolicy, StreamEvent, collect,
 };
@@ -30,7 +30,7 @@ fn settings(base: &str) -> HttpSettings {
 }
 
 fn client() -> reqwest::Client {
-    partner::net::model_client(Duration::from_secs(2)).unwrap()
+    partner::engine::net::model_client(Duration::from_secs(2)).unwrap()
 }
 
 fn request() -> ChatRequest {

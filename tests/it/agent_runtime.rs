@@ -7,9 +7,9 @@ use crate::support;
 
 use std::time::Duration;
 
-use partner::agent::{Event, RunState};
-use partner::clock::TokioClock;
-use partner::permission::{Authority, Decision};
+use partner::core::clock::TokioClock;
+use partner::policy::{Authority, Decision};
+use partner::runtime::{Event, RunState};
 use support::runtime::{Running, running_with_clock, wait_for};
 use tokio::time::Instant;
 
@@ -192,7 +192,7 @@ async fn halting_cancels_generation() {
     .await;
     assert!(later.is_none(), "nothing more after the halt: {later:?}");
     assert_eq!(r.handle.status().await[0].state, RunState::Halted);
-    let stored = partner::memory::records::archival_count(
+    let stored = partner::store::memory::records::archival_count(
         &r.handle.executor().store().sqlite().unwrap().conn(),
         "ada",
     )
@@ -253,7 +253,7 @@ async fn a_quick_halt_and_resume_ends_resumed() {
     }
     tokio::time::sleep(Duration::from_millis(2500)).await;
     assert_eq!(r.handle.status().await[0].state, RunState::Idle);
-    let stored = partner::memory::records::agent_state(
+    let stored = partner::store::memory::records::agent_state(
         &r.handle.executor().store().sqlite().unwrap().conn(),
         "ada",
     )
@@ -265,16 +265,16 @@ async fn a_quick_halt_and_resume_ends_resumed() {
 #[derive(Debug)]
 struct Broken;
 
-impl partner::agent::provider::Provider for Broken {
+impl partner::runtime::provider::Provider for Broken {
     fn name(&self) -> &str {
         "broken"
     }
 
     fn stream(
         &self,
-        _request: partner::agent::provider::ChatRequest,
-        _cancel: partner::agent::provider::Cancel,
-    ) -> tokio::sync::mpsc::Receiver<partner::agent::provider::StreamEvent> {
+        _request: partner::runtime::provider::ChatRequest,
+        _cancel: partner::runtime::provider::Cancel,
+    ) -> tokio::sync::mpsc::Receiver<partner::runtime::provider::StreamEvent> {
         panic!("a bug in the provider")
     }
 }
@@ -282,7 +282,7 @@ impl partner::agent::provider::Provider for Broken {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_panicking_turn_is_contained_reported_and_its_agent_runs_again() {
     let text = "[providers.scripted]\nkind = \"scripted\"\n[[agents]]\nname = \"ada\"\nmodel = \"broken:x\"\npulse = \"off\"\n[[agents]]\nname = \"bob\"\nmodel = \"scripted:x\"\npulse = \"off\"\n";
-    let mut config = partner::agent::ConstellationConfig::from_toml(
+    let mut config = partner::runtime::ConstellationConfig::from_toml(
         &text.replace("broken:x", "scripted:x"),
         "test",
         std::path::Path::new("."),
@@ -298,9 +298,9 @@ async fn a_panicking_turn_is_contained_reported_and_its_agent_runs_again() {
     let dir = tempfile::tempdir().unwrap();
     let clock = std::sync::Arc::new(TokioClock::now());
     let executor = std::sync::Arc::new(
-        partner::exec::Executor::with_parts(
+        partner::engine::exec::Executor::with_parts(
             std::sync::Arc::new(
-                partner::memory::MemoryStore::open(dir.path().join("c.db"))
+                partner::store::memory::MemoryStore::open(dir.path().join("c.db"))
                     .unwrap()
                     .into(),
             ),
@@ -310,7 +310,7 @@ async fn a_panicking_turn_is_contained_reported_and_its_agent_runs_again() {
         )
         .unwrap(),
     );
-    let (handle, _task) = partner::agent::start(&config, executor, clock);
+    let (handle, _task) = partner::runtime::start(&config, executor, clock);
     let mut events = handle.subscribe();
     for round in 0..2 {
         handle.send_message("ada", &format!("hello {round}"));

@@ -244,7 +244,7 @@ fn serve_demo_starts_fresh_like_run_demo() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let name = partner::agent::demo_config().unwrap().name;
+    let name = partner::runtime::demo_config().unwrap().name;
     let db = data.join("partner").join(format!("{name}.db"));
     assert!(db.exists(), "{}", db.display());
     let conn = rusqlite::Connection::open(&db).unwrap();
@@ -290,7 +290,7 @@ fn serve_demo_starts_fresh_like_run_demo() {
         status
             .agents
             .iter()
-            .all(|a| a.state != partner::agent::RunState::Halted),
+            .all(|a| a.state != partner::runtime::RunState::Halted),
         "{status:?}"
     );
 }

@@ -318,8 +318,8 @@ fn partner_with_peak(dir: &Path, args: &[&str]) -> (String, i64) {
 
 /// A database whose trace holds `steps` calculations, one turn each.
 fn calculations(path: &Path, steps: usize) {
-    use partner::exec::{ExecConfig, Executor, TurnContext};
-    let policy = partner::permission::Policy::permissive();
+    use partner::engine::exec::{ExecConfig, Executor, TurnContext};
+    let policy = partner::policy::Policy::permissive();
     let exec = Executor::open(path, policy, ExecConfig::default()).unwrap();
     exec.store()
         .sqlite()

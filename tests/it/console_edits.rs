@@ -5,9 +5,9 @@
 use crate::support;
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
-use partner::agent::Event;
-use partner::memory::{Block, BlockKind, BlockPermission};
-use partner::permission::Authority;
+use partner::policy::Authority;
+use partner::runtime::Event;
+use partner::store::memory::{Block, BlockKind, BlockPermission};
 use partner::tui::app::overlay::Confirm;
 use partner::tui::app::{Command, Overlay};
 use partner::tui::backend::{Op, Reply, SaveOutcome};
@@ -169,8 +169,8 @@ fn what_other_processes_change_is_read_again() {
 
 #[test]
 fn fixing_a_proposed_action_offers_to_learn_the_words() {
-    use partner::agent::provider::PromptKind;
     use partner::dialect::{Span, Verb};
+    use partner::runtime::provider::PromptKind;
     let mut app = wide();
     let words = "Jot down: buy oat milk";
     let action_id = "ada-1:1:1".to_string();

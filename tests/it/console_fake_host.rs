@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use crossterm::event::KeyCode;
 use partner::console::ConsoleBackend;
-use partner::permission::Authority;
+use partner::policy::Authority;
 use partner::protocol::host::Pending;
 use partner::protocol::views::{Previews, Queue};
 use partner::protocol::{Answer, Connection, Event, Host, Op as HostOp};

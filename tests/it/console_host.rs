@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use partner::console::ConsoleBackend;
 
-use partner::permission::Decision;
+use partner::policy::Decision;
 use partner::protocol::host::Pending;
 use partner::protocol::{Answer, Connection, Event, Host, Op as HostOp};
 use partner::tui::backend::{Backend, Op, Reply};
@@ -159,19 +159,15 @@ fn an_embedded_and_an_attached_console_run_the_same_operations_with_the_same_ans
     crate::daemon::constellation(here.path());
     let embedded = runtime.block_on(async {
         let config =
-            partner::agent::ConstellationConfig::load(&here.path().join("partner.toml")).unwrap();
+            partner::runtime::ConstellationConfig::load(&here.path().join("partner.toml")).unwrap();
         let db = here.path().join("c.db");
         let executor = partner::commands::open_constellation(&config, &db).unwrap();
-        let (handle, _task) = partner::agent::start(
+        let (handle, _task) = partner::runtime::start(
             &config,
             executor,
-            Arc::new(partner::clock::TokioClock::now()),
+            Arc::new(partner::core::clock::TokioClock::now()),
         );
-        let host = Arc::new(partner::daemon::InProcess::new(
-            handle.clone(),
-            &config,
-            &db,
-        ));
+        let host = Arc::new(partner::host::InProcess::new(handle.clone(), &config, &db));
         assert_eq!(host.connection(), Connection::Embedded);
         let seen = drive(host).await;
         handle.shutdown();
@@ -182,9 +178,9 @@ fn an_embedded_and_an_attached_console_run_the_same_operations_with_the_same_ans
     crate::daemon::constellation(there.path());
     let daemon = support::daemon::serve(there.path());
     let attached = runtime.block_on(async {
-        let host = partner::daemon::remote::RemoteHost::connect(
-            &partner::daemon::remote::Door::local(daemon.socket.clone()),
-        )
+        let host = partner::host::remote::RemoteHost::connect(&partner::host::remote::Door::local(
+            daemon.socket.clone(),
+        ))
         .await
         .unwrap();
         assert_eq!(host.connection(), Connection::Attached);
@@ -283,13 +279,15 @@ async fn the_console_sends_the_protocols_operations_and_says_what_the_host_answe
     let mut sent = host.sent.lock().unwrap().clone();
     // The two pulse settings go out concurrently: compare them as a set.
     sent[3..].sort_by_key(|op| format!("{op:?}"));
-    let ninety = partner::clock::Span::from_secs(90).unwrap();
+    let ninety = partner::core::clock::Span::from_secs(90).unwrap();
     assert_eq!(
         sent,
         vec![
             HostOp::Decide {
                 request: "r7".into(),
-                decision: Decision::ApproveFor(partner::clock::Span::from_secs(600).unwrap().get()),
+                decision: Decision::ApproveFor(
+                    partner::core::clock::Span::from_secs(600).unwrap().get()
+                ),
             },
             HostOp::Decide {
                 request: "r8".into(),
@@ -425,12 +423,12 @@ fn a_trace_larger_than_a_line_reaches_an_attached_console_newest_first() {
     let dir = tempfile::tempdir().unwrap();
     crate::daemon::constellation(dir.path());
     let config =
-        partner::agent::ConstellationConfig::load(&dir.path().join("partner.toml")).unwrap();
+        partner::runtime::ConstellationConfig::load(&dir.path().join("partner.toml")).unwrap();
     let executor =
         partner::commands::open_constellation(&config, &dir.path().join("c.db")).unwrap();
     let words = "lorem ipsum ".repeat(400);
     for i in 0..500 {
-        let mut ctx = partner::exec::TurnContext::new("ada", "main", "fill");
+        let mut ctx = partner::engine::exec::TurnContext::new("ada", "main", "fill");
         executor.run_turn(&mut ctx, &format!("/recall insert \"{i} {words}\""));
     }
     let newest = executor.trace().unwrap().0.last().unwrap().seq;
@@ -438,9 +436,9 @@ fn a_trace_larger_than_a_line_reaches_an_attached_console_newest_first() {
     let daemon = support::daemon::serve(dir.path());
     let runtime = tokio::runtime::Runtime::new().unwrap();
     let (records, next, restart) = runtime.block_on(async {
-        let host = partner::daemon::remote::RemoteHost::connect(
-            &partner::daemon::remote::Door::local(daemon.socket.clone()),
-        )
+        let host = partner::host::remote::RemoteHost::connect(&partner::host::remote::Door::local(
+            daemon.socket.clone(),
+        ))
         .await
         .unwrap();
         let answer = host.call(HostOp::Trace { after: 0 }).await.unwrap();
@@ -476,9 +474,9 @@ fn an_attached_console_knows_the_constellations_own_verbs() {
     let daemon = support::daemon::serve(dir.path());
     let runtime = tokio::runtime::Runtime::new().unwrap();
     let verbs = runtime.block_on(async {
-        let host = partner::daemon::remote::RemoteHost::connect(
-            &partner::daemon::remote::Door::local(daemon.socket.clone()),
-        )
+        let host = partner::host::remote::RemoteHost::connect(&partner::host::remote::Door::local(
+            daemon.socket.clone(),
+        ))
         .await
         .unwrap();
         partner::console::constellation_verbs(host.as_ref())

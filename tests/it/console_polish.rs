@@ -8,8 +8,8 @@
 use crate::support;
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
-use partner::agent::Event;
-use partner::agent::provider::PromptKind;
+use partner::runtime::Event;
+use partner::runtime::provider::PromptKind;
 use partner::tui::app::{App, Command};
 use partner::tui::backend::{Op, Reply};
 use partner::tui::panes::{Pane, ReplayPane};
@@ -199,7 +199,7 @@ fn columns_never_collide() {
         5,
         "a-very-long-agent-name",
         "/recall read project_notes",
-        partner::trace::TraceOutcome::Executed,
+        partner::store::trace::TraceOutcome::Executed,
         "ok",
     ));
     for width in [100u16, 120, 140, 160, 200] {
@@ -276,9 +276,9 @@ fn slash_searches_the_pane_that_has_the_keys() {
     app.on_reply(Reply::Hits {
         query: "studio".into(),
         found: Ok((
-            vec![partner::memory::vectors::HybridHit {
-                hit: partner::memory::SearchHit {
-                    domain: partner::memory::SearchDomain::Blocks,
+            vec![partner::store::memory::vectors::HybridHit {
+                hit: partner::store::memory::SearchHit {
+                    domain: partner::store::memory::SearchDomain::Blocks,
                     id: 1,
                     agent: "anchor".into(),
                     label: Some("persona".into()),
@@ -288,7 +288,7 @@ fn slash_searches_the_pane_that_has_the_keys() {
                     time: NOW,
                 },
                 score: 1.0 / 61.0,
-                via: partner::memory::vectors::Via::Fts,
+                via: partner::store::memory::vectors::Via::Fts,
             }],
             None,
         )),
@@ -346,7 +346,7 @@ fn replay_plays_as_fast_as_asked() {
                 i,
                 "sage",
                 "/calc 1",
-                partner::trace::TraceOutcome::Executed,
+                partner::store::trace::TraceOutcome::Executed,
                 "1",
             )
         })
@@ -430,7 +430,7 @@ fn plain_words_at_the_command_line_are_offered_as_an_action() {
 
 #[test]
 fn learned_phrasings_are_listed_and_forgotten() {
-    use partner::memory::learned::LearnedRule;
+    use partner::store::memory::learned::LearnedRule;
     use partner::tui::backend::{Op, Reply};
     let mut app = scene("dark");
     typed(&mut app, ":learned");
@@ -533,7 +533,7 @@ fn a_frame_costs_the_same_whatever_the_history_holds() {
 /// run says so, never passing for idle.
 #[test]
 fn an_agent_run_elsewhere_shows_its_daemon_or_that_none_is_known() {
-    use partner::agent::RunState;
+    use partner::runtime::RunState;
     let mut app = scene("dark");
     let apply = |app: &mut App, agent: &str, host: Option<&str>| {
         app.model.apply(

@@ -97,7 +97,7 @@ fn a_trace_record_read_twice_is_shown_once() {
         999,
         "ada",
         ":memory set ada persona \"I am Ada.\"",
-        partner::trace::TraceOutcome::Executed,
+        partner::store::trace::TraceOutcome::Executed,
         "persona is now v1",
     );
     // Two reads asked before either answered: the same record twice.

@@ -7,8 +7,8 @@
 use crate::support;
 
 use crossterm::event::KeyCode;
-use partner::agent::Event;
-use partner::permission::Decision;
+use partner::policy::Decision;
+use partner::runtime::Event;
 use partner::tui::app::overlay::Confirm;
 use partner::tui::app::{Command, Overlay};
 use partner::tui::backend::{Op, OpenedTrace, Reply};
@@ -30,7 +30,7 @@ fn the_selection_follows_its_request_and_never_jumps_to_another() {
         verb: partner::dialect::Verb::Post,
         op: None,
         canonical: String::new(),
-        decision: partner::permission::DecisionKind::Timeout,
+        decision: partner::policy::DecisionKind::Timeout,
         by: "timeout".into(),
     });
     let mut rest = three();
@@ -54,7 +54,7 @@ fn the_selection_follows_its_request_and_never_jumps_to_another() {
         verb: partner::dialect::Verb::Post,
         op: None,
         canonical: String::new(),
-        decision: partner::permission::DecisionKind::Deny,
+        decision: partner::policy::DecisionKind::Deny,
         by: "agent:anchor".into(),
     });
     let mut r4 = three()[0].clone();
@@ -194,7 +194,7 @@ fn standing_rules_ask_first_and_the_last_decision_can_be_taken_back() {
         commands.as_slice(),
         [Command::Op(Op::Host(partner::protocol::Op::Rules))]
     ));
-    app.on_reply(Reply::Rules(vec![partner::permission::StandingRule {
+    app.on_reply(Reply::Rules(vec![partner::policy::StandingRule {
         id: 7,
         agent: "sage".into(),
         verb: "post".into(),
@@ -294,7 +294,7 @@ fn problems_are_listed_and_counted() {
     });
     app.on_event(&Event::TurnStarted {
         agent: "sage".into(),
-        kind: partner::agent::provider::PromptKind::Response,
+        kind: partner::runtime::provider::PromptKind::Response,
         pass: 1,
     });
     app.on_event(&Event::ReplyFinished {
@@ -346,7 +346,7 @@ fn the_trace_detail_says_how_it_was_decided_in_words() {
     r.decision.decision = Some("approve_once".into());
     r.decision.requested_at = Some(NOW - 120_000);
     r.decision.decided_at = Some(NOW - 30_000);
-    r.memory = Some(partner::memory::MemoryChange {
+    r.memory = Some(partner::store::memory::MemoryChange {
         agent: "sage".into(),
         label: "project_notes".into(),
         version_before: Some(2),
@@ -428,7 +428,7 @@ fn pulses_with_nothing_to_say_fold_into_one_line_with_a_count() {
     let quiet = |app: &mut partner::tui::app::App, agent: &str| {
         app.on_event(&Event::TurnStarted {
             agent: agent.into(),
-            kind: partner::agent::provider::PromptKind::Pulse,
+            kind: partner::runtime::provider::PromptKind::Pulse,
             pass: 1,
         });
         app.on_event(&Event::ReplyFinished {
@@ -451,7 +451,7 @@ fn pulses_with_nothing_to_say_fold_into_one_line_with_a_count() {
     // Something said in between starts a new run.
     app.on_event(&Event::TurnStarted {
         agent: "sage".into(),
-        kind: partner::agent::provider::PromptKind::Pulse,
+        kind: partner::runtime::provider::PromptKind::Pulse,
         pass: 1,
     });
     app.on_event(&Event::ReplyFinished {
@@ -545,6 +545,8 @@ fn open_needs_a_file_and_replay_opens_the_live_trace() {
     });
     assert_eq!(
         opened,
-        Some(partner::trace::TraceInput::Database(app.db.clone().into()))
+        Some(partner::store::trace::TraceInput::Database(
+            app.db.clone().into()
+        ))
     );
 }

@@ -9,8 +9,8 @@ use crate::support;
 use std::time::Duration;
 
 use crossterm::event::KeyCode;
-use partner::exec::{ExecConfig, PARTNER};
-use partner::permission::Policy;
+use partner::engine::exec::{ExecConfig, PARTNER};
+use partner::policy::Policy;
 use partner::tui::app::{Command, Overlay};
 use partner::tui::backend::{Op, Reply};
 use partner::tui::panes::{OutputView, Pane};
@@ -300,13 +300,13 @@ fn every_pane_and_overlay_fits_80x24() {
 /// trace is reached it does not say that nothing matches.
 #[test]
 fn the_trace_pane_holds_a_window_and_its_filter_reaches_older_records() {
-    use partner::trace::query::{newest_after, older};
+    use partner::store::trace::query::{newest_after, older};
     use partner::tui::model::MAX_TRACE;
     let dir = tempfile::tempdir().unwrap();
-    let store = partner::memory::MemoryStore::open(dir.path().join("long.db")).unwrap();
+    let store = partner::store::memory::MemoryStore::open(dir.path().join("long.db")).unwrap();
     let total = 3 * MAX_TRACE as u64 / 2;
     store
-        .transaction(|tx| -> Result<(), partner::memory::MemoryError> {
+        .transaction(|tx| -> Result<(), partner::store::memory::MemoryError> {
             for seq in 1..=total {
                 let agent = if seq == 3 {
                     "rare"
@@ -317,10 +317,10 @@ fn the_trace_pane_holds_a_window_and_its_filter_reaches_older_records() {
                     seq,
                     agent,
                     &format!("/recall read note_{seq}"),
-                    partner::trace::TraceOutcome::Executed,
+                    partner::store::trace::TraceOutcome::Executed,
                     "note (archival, v1)",
                 );
-                partner::trace::store::insert(tx, &r)?;
+                partner::store::trace::store::insert(tx, &r)?;
             }
             Ok(())
         })
@@ -341,7 +341,7 @@ fn the_trace_pane_holds_a_window_and_its_filter_reaches_older_records() {
     let mut rounds = 0;
     let shown = loop {
         rounds += 1;
-        let asked: Vec<(partner::trace::query::TraceFilter, u64)> = app
+        let asked: Vec<(partner::store::trace::query::TraceFilter, u64)> = app
             .tick(support::console::NOW, 0.1)
             .into_iter()
             .filter_map(|c| match c {
@@ -421,7 +421,7 @@ fn waiting_ls(age_s: i64, assessment: partner::gate::Assessment) -> Reply {
         "r1",
         "ada",
         "/shell ls",
-        partner::permission::Authority::Partner,
+        partner::policy::Authority::Partner,
         "a shell command",
         age_s,
     );

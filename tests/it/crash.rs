@@ -8,11 +8,11 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use partner::exec::{ActionStatus, ExecConfig, Executor, TurnContext};
-use partner::memory::records::outbox;
-use partner::memory::{BlockKind, BlockPermission, MemoryStore, blocks};
-use partner::permission::{Authority, Decision, Policy};
-use partner::trace::{BlockSpec, store as trace_store};
+use partner::engine::exec::{ActionStatus, ExecConfig, Executor, TurnContext};
+use partner::policy::{Authority, Decision, Policy};
+use partner::store::memory::records::outbox;
+use partner::store::memory::{BlockKind, BlockPermission, MemoryStore, blocks};
+use partner::store::trace::{BlockSpec, store as trace_store};
 
 const CHILD_ENV: &str = "PARTNER_CRASH_CHILD_DB";
 
@@ -161,7 +161,9 @@ fn crash_mid_write() {
     assert!(records.len() >= writes.len());
     let traced_writes = records
         .iter()
-        .filter(|r| r.verb == "context" && r.outcome == partner::trace::TraceOutcome::Executed)
+        .filter(|r| {
+            r.verb == "context" && r.outcome == partner::store::trace::TraceOutcome::Executed
+        })
         .count();
     let block = blocks::get(&conn, "ada", "notes").unwrap().unwrap();
     assert_eq!(

@@ -12,7 +12,7 @@ use std::os::unix::net::UnixStream;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use partner::permission::Decision;
+use partner::policy::Decision;
 use partner::protocol::client::Client;
 use partner::protocol::{AgentRow, Op, Request, Sequenced, ServerMsg, Snapshot, Status, VERSION};
 use serde_json::Value;
@@ -69,7 +69,9 @@ fn every_operation_and_message_round_trips() {
         },
         Op::Decide {
             request: "r1".into(),
-            decision: Decision::ApproveFor(partner::clock::Span::from_secs(600).unwrap().get()),
+            decision: Decision::ApproveFor(
+                partner::core::clock::Span::from_secs(600).unwrap().get(),
+            ),
         },
         Op::Decide {
             request: "r1".into(),
@@ -102,7 +104,7 @@ fn every_operation_and_message_round_trips() {
         Op::Event { seq: 4, offset: 10 },
         Op::SetPulse {
             agent: "ada".into(),
-            seconds: partner::clock::Span::from_secs(60).unwrap(),
+            seconds: partner::core::clock::Span::from_secs(60).unwrap(),
         },
         Op::Halt {
             agent: "ada".into(),
@@ -112,11 +114,11 @@ fn every_operation_and_message_round_trips() {
             agent: "ada".into(),
         },
         Op::SetBlock {
-            block: partner::trace::BlockSpec {
+            block: partner::store::trace::BlockSpec {
                 agent: "ada".into(),
                 label: "notes".into(),
-                kind: partner::memory::BlockKind::Working,
-                permission: partner::memory::BlockPermission::ReadWrite,
+                kind: partner::store::memory::BlockKind::Working,
+                permission: partner::store::memory::BlockPermission::ReadWrite,
                 char_limit: 100,
                 description: String::new(),
                 value: "v".into(),
@@ -147,7 +149,7 @@ fn every_operation_and_message_round_trips() {
         uptime_secs: 3,
         agents: vec![AgentRow {
             name: "ada".into(),
-            state: partner::agent::RunState::Waiting,
+            state: partner::runtime::RunState::Waiting,
             next_pulse_secs: None,
             waiting: vec!["r1".into()],
             host: None,
@@ -174,7 +176,7 @@ fn every_operation_and_message_round_trips() {
                 pending: Vec::new(),
                 recent: vec![Sequenced {
                     seq: 1,
-                    event: partner::agent::Event::Token {
+                    event: partner::runtime::Event::Token {
                         agent: "ada".into(),
                         text: "hel".into(),
                     },
@@ -186,7 +188,7 @@ fn every_operation_and_message_round_trips() {
         },
         ServerMsg::Event(Sequenced {
             seq: 2,
-            event: partner::agent::Event::AgentHalted {
+            event: partner::runtime::Event::AgentHalted {
                 agent: "ada".into(),
                 reason: "x".into(),
             },
@@ -412,7 +414,7 @@ fn after_kill_9_a_new_daemon_resumes_the_pending_request_and_a_shell_decision_re
                 assert_eq!(snapshot.status.name, "served");
             }
             ServerMsg::Event(Sequenced {
-                event: partner::agent::Event::ReplyFinished { text, .. },
+                event: partner::runtime::Event::ReplyFinished { text, .. },
                 ..
             }) if text.contains("Posted, thanks") => break,
             _ => {}
@@ -455,7 +457,7 @@ fn a_client_too_slow_to_keep_up_gets_a_fresh_snapshot_not_a_stream_with_holes() 
             "the reply never ended"
         );
         if let ServerMsg::Event(Sequenced {
-            event: partner::agent::Event::ReplyFinished { .. },
+            event: partner::runtime::Event::ReplyFinished { .. },
             ..
         }) = fast.read().unwrap()
         {
@@ -477,7 +479,7 @@ fn a_client_too_slow_to_keep_up_gets_a_fresh_snapshot_not_a_stream_with_holes() 
                     assert_eq!(e.seq, l + 1, "a hole in the stream");
                 }
                 last = Some(e.seq);
-                if matches!(e.event, partner::agent::Event::ReplyFinished { .. }) {
+                if matches!(e.event, partner::runtime::Event::ReplyFinished { .. }) {
                     break;
                 }
             }
@@ -530,7 +532,7 @@ fn a_client_inside_a_sandbox_is_refused_even_with_the_cookie() {
         "bash",
         "-c",
         "/usr/bin/python3 client.py; true",
-        partner::doorman::SUPERVISOR_NAME,
+        partner::core::doorman::SUPERVISOR_NAME,
     ]);
     assert!(
         supervised.contains("error") && supervised.contains("approved command"),

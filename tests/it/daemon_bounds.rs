@@ -8,9 +8,9 @@ use crate::support;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use partner::agent::Event;
 use partner::protocol::client::Client;
 use partner::protocol::{MAX_LINE, Op, ServerMsg, Status};
+use partner::runtime::Event;
 use support::daemon::serve;
 
 /// One scripted agent that answers every message with `reply`.
@@ -137,9 +137,9 @@ fn a_console_attaches_after_ten_long_replies_and_two_long_messages_and_fetches_t
     let runtime = tokio::runtime::Runtime::new().unwrap();
     let whole_replies = runtime.block_on(async {
         use partner::protocol::Host;
-        let link = partner::daemon::remote::RemoteHost::connect(
-            &partner::daemon::remote::Door::local(daemon.socket.clone()),
-        )
+        let link = partner::host::remote::RemoteHost::connect(&partner::host::remote::Door::local(
+            daemon.socket.clone(),
+        ))
         .await
         .unwrap();
         let mut events = link.events();
@@ -455,7 +455,7 @@ fn an_ok_from_the_daemon_means_the_row_is_committed() {
     client
         .request(Op::SetPulse {
             agent: "ada".into(),
-            seconds: partner::clock::Span::from_secs(90).unwrap(),
+            seconds: partner::core::clock::Span::from_secs(90).unwrap(),
         })
         .unwrap();
     assert_eq!(

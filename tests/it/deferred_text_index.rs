@@ -4,10 +4,10 @@
 //! edits, deletions and transactions undone — other connections never see
 //! it behind, and writers outside partner's commits index at once.
 
-use partner::memory::blocks::{self, NewBlock};
-use partner::memory::records::{add_archival, add_message};
-use partner::memory::search::{Reach, SearchDomain, SearchHit, SearchQuery, search};
-use partner::memory::{BlockKind, MemoryError, MemoryStore};
+use partner::store::memory::blocks::{self, NewBlock};
+use partner::store::memory::records::{add_archival, add_message};
+use partner::store::memory::search::{Reach, SearchDomain, SearchHit, SearchQuery, search};
+use partner::store::memory::{BlockKind, MemoryError, MemoryStore};
 use rusqlite::Connection;
 
 use crate::support::Rng;

@@ -8,7 +8,9 @@ use crate::support;
 use std::path::Path;
 use std::time::Duration;
 
-use partner::embed::{EmbedError, Embedder, Model2Vec, RemoteEmbedder, RemoteSettings, cosine};
+use partner::engine::embed::{
+    EmbedError, Embedder, Model2Vec, RemoteEmbedder, RemoteSettings, cosine,
+};
 use serde_json::{Value, json};
 use support::models::tiny_model;
 use support::{Answer, streaming_server};
@@ -186,8 +188,8 @@ fn bad_answers_and_a_server_that_is_down_are_told_apart() {
 
 #[test]
 fn embeddings_are_chosen_in_partner_toml() {
-    use partner::agent::ConstellationConfig;
-    use partner::embed::EmbeddingsConfig;
+    use partner::engine::embed::EmbeddingsConfig;
+    use partner::runtime::ConstellationConfig;
     let load = |extra: &str| {
         let text = format!(
             "[providers.scripted]\nkind = \"scripted\"\n[providers.local]\nbase_url = \"http://127.0.0.1:9/v1\"\nretries = 1\n[providers.claude]\nkind = \"anthropic\"\n{extra}\n[[agents]]\nname = \"ada\"\nmodel = \"scripted:x\"\n"
@@ -204,8 +206,8 @@ fn embeddings_are_chosen_in_partner_toml() {
     };
     // Nothing named: a model in the data directory, else none (what the
     // data directory holds is tested in `models`, with one of its own).
-    let found = partner::embed::models::models_dir()
-        .map(|dir| partner::embed::models::default_in(&dir))
+    let found = partner::engine::embed::models::models_dir()
+        .map(|dir| partner::engine::embed::models::default_in(&dir))
         .unwrap_or_default();
     assert_eq!(load(""), Ok(found), "the data directory's model, or none");
     assert_eq!(
@@ -252,9 +254,9 @@ fn embeddings_are_chosen_in_partner_toml() {
 
 #[test]
 fn hybrid_search_finds_by_meaning_what_words_miss_and_keeps_the_filters() {
-    use partner::memory::search::{SearchDomain, SearchQuery};
-    use partner::memory::vectors::{self, VectorIndex, Via};
-    use partner::memory::{MemoryStore, records};
+    use partner::store::memory::search::{SearchDomain, SearchQuery};
+    use partner::store::memory::vectors::{self, VectorIndex, Via};
+    use partner::store::memory::{MemoryStore, records};
 
     let dir = tempfile::tempdir().unwrap();
     tiny_model(dir.path());
@@ -315,15 +317,21 @@ fn hybrid_search_finds_by_meaning_what_words_miss_and_keeps_the_filters() {
     );
 
     // A changed block is embedded again; the index catches up.
-    let (block, _) = partner::memory::blocks::create(
+    let (block, _) = partner::store::memory::blocks::create(
         &conn,
-        &partner::memory::NewBlock::new("ada", "plan", partner::memory::BlockKind::Working, "cat"),
+        &partner::store::memory::NewBlock::new(
+            "ada",
+            "plan",
+            partner::store::memory::BlockKind::Working,
+            "cat",
+        ),
         "ada",
         10,
     )
     .unwrap();
     assert_eq!(vectors::pending(&conn, model.id(), 10).unwrap().len(), 1);
-    partner::memory::blocks::write(&conn, "ada", "plan", "we ship friday", "ada", 20).unwrap();
+    partner::store::memory::blocks::write(&conn, "ada", "plan", "we ship friday", "ada", 20)
+        .unwrap();
     let items = vectors::pending(&conn, model.id(), 10).unwrap();
     assert_eq!(items.len(), 1);
     assert_eq!(items[0].text, "we ship friday");

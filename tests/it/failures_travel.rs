@@ -6,9 +6,9 @@
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use partner::agent::Event;
 use partner::protocol::client::Client;
 use partner::protocol::{Op, Sequenced, ServerMsg, TeamNoticeKind};
+use partner::runtime::Event;
 
 use crate::support::paths::{self, RunPath, Served, Way, until};
 

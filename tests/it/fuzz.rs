@@ -12,12 +12,12 @@
 
 use crate::support;
 
-use partner::agent::provider::SseParser;
 use partner::dialect::{DialectParser, SegmentKind};
-use partner::exec::TurnContext;
-use partner::exec::when::parse_due;
-use partner::net::Lines;
-use partner::permission::Policy;
+use partner::engine::exec::TurnContext;
+use partner::engine::exec::when::parse_due;
+use partner::engine::net::Lines;
+use partner::policy::Policy;
+use partner::runtime::provider::SseParser;
 use proptest::prelude::*;
 
 /// Cases per target: `PARTNER_FUZZ_CASES`, or `default`.
@@ -162,11 +162,11 @@ proptest! {
             && let Some(at) = due.at
         {
             prop_assert!(at > now, "{text}");
-            prop_assert!(at - now <= partner::clock::MAX_SPAN.as_millis() as i64, "{text}");
+            prop_assert!(at - now <= partner::core::clock::MAX_SPAN.as_millis() as i64, "{text}");
         }
-        let _ = partner::clock::parse_span(&text);
+        let _ = partner::core::clock::parse_span(&text);
         let _ = partner::dialect::interval(&text);
-        let _ = partner::clock::format_time(now.wrapping_mul(1_000_003));
+        let _ = partner::core::clock::format_time(now.wrapping_mul(1_000_003));
     }
 
     /// The trace reader takes any file: bad lines are warnings, not errors.
@@ -180,7 +180,7 @@ proptest! {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("t.jsonl");
         std::fs::write(&path, lines.join("\n")).unwrap();
-        let read = partner::trace::read_trace(&path);
+        let read = partner::store::trace::read_trace(&path);
         prop_assert!(read.is_ok());
     }
 
@@ -235,7 +235,7 @@ proptest! {
         let mut ctx = TurnContext::new(&agent, "main", "t");
         let report = r.exec.run_turn(&mut ctx, &format!("/calc {}", partner::dialect::quote(&expr)));
         for action in report.actions {
-            prop_assert!(action.status != partner::exec::ActionStatus::Pending);
+            prop_assert!(action.status != partner::engine::exec::ActionStatus::Pending);
         }
     }
 }

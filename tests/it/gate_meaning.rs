@@ -6,7 +6,7 @@
 
 use crate::support;
 
-use partner::embed::{Embedder, Model2Vec, write_model};
+use partner::engine::embed::{Embedder, Model2Vec, write_model};
 use partner::gate::index::{DesktopApp, Index};
 use support::partner_in;
 

@@ -8,8 +8,8 @@
 
 use crate::support;
 
-use partner::exec::{ActionStatus, ExecConfig, ShellConfig, TurnContext};
-use partner::permission::{Authority, Decision, Policy, RequestStatus, pending};
+use partner::engine::exec::{ActionStatus, ExecConfig, ShellConfig, TurnContext};
+use partner::policy::{Authority, Decision, Policy, RequestStatus, pending};
 use support::{Rig, rig_with};
 
 /// Everything allowed, with anchor a supervisor: `/shell` must still ask
@@ -36,14 +36,14 @@ fn shell_rig() -> Rig {
     rig_with(Policy::from_toml(POLICY).unwrap(), config)
 }
 
-fn submit(r: &Rig, agent: &str, text: &str) -> partner::exec::ActionReport {
+fn submit(r: &Rig, agent: &str, text: &str) -> partner::engine::exec::ActionReport {
     let mut ctx = TurnContext::new(agent, "t1", "main");
     let report = r.exec.run_turn(&mut ctx, text);
     assert_eq!(report.actions.len(), 1, "{text}: {report:?}");
     report.actions.into_iter().next().unwrap()
 }
 
-fn request_of(report: &partner::exec::ActionReport) -> String {
+fn request_of(report: &partner::engine::exec::ActionReport) -> String {
     assert_eq!(report.status, ActionStatus::Pending, "{report:?}");
     report.request.as_ref().unwrap().id.clone()
 }

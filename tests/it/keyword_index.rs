@@ -4,10 +4,12 @@
 //! of a write not yet committed (and undone), and a database made anew at
 //! the same path.
 
-use partner::memory::keywords::{answered, build_now, indexed_docs};
-use partner::memory::records::{add_archival, add_message};
-use partner::memory::search::{Reach, SearchDomain, SearchHit, SearchQuery, search, search_fts};
-use partner::memory::{MemoryError, MemoryStore};
+use partner::store::memory::keywords::{answered, build_now, indexed_docs};
+use partner::store::memory::records::{add_archival, add_message};
+use partner::store::memory::search::{
+    Reach, SearchDomain, SearchHit, SearchQuery, search, search_fts,
+};
+use partner::store::memory::{MemoryError, MemoryStore};
 
 use crate::support::Rng;
 

@@ -6,9 +6,9 @@
 
 use crate::support;
 
-use partner::exec::{ActionStatus, ExecConfig};
-use partner::memory::{BlockKind, BlockPermission, blocks};
-use partner::permission::Policy;
+use partner::engine::exec::{ActionStatus, ExecConfig};
+use partner::policy::Policy;
+use partner::store::memory::{BlockKind, BlockPermission, blocks};
 use support::{Rig, rig_with};
 
 const CHECKLIST: &str = r#";; Ticks an item of the todo block: /checklist ITEM
@@ -49,7 +49,7 @@ fn tool_rig(policy: &str) -> Rig {
     // Each tool that loads gets a verb of its own, as a constellation's
     // config gives it.
     let mut table = r.exec.registry().table().clone();
-    let warnings = partner::exec::tools::add_tool_verbs(r.exec.tools(), &mut table);
+    let warnings = partner::engine::exec::tools::add_tool_verbs(r.exec.tools(), &mut table);
     assert_eq!(warnings.len(), 1, "{warnings:?}");
     assert!(
         warnings[0].contains("tool broken is not loaded"),
@@ -182,8 +182,8 @@ fn a_write_the_agent_may_not_make_is_denied_or_waits() {
     r.exec
         .decide(
             &id,
-            partner::permission::Decision::ApproveOnce,
-            &partner::permission::Authority::Partner,
+            partner::policy::Decision::ApproveOnce,
+            &partner::policy::Authority::Partner,
             None,
         )
         .unwrap();
@@ -225,7 +225,9 @@ fn broken_or_missing_tools_are_errors_for_the_agent() {
     assert_eq!(r.one("ada", "/tool bad").status, ActionStatus::Executed);
     assert_eq!(value(&r, "todo"), "- [ ] milk\n- [ ] eggs");
     // Failed runs replay too: the failing tool was kept with the failure.
-    let v = partner::exec::replay::verify(&partner::trace::TraceInput::Database(r.db())).unwrap();
+    let v =
+        partner::engine::exec::replay::verify(&partner::store::trace::TraceInput::Database(r.db()))
+            .unwrap();
     assert_eq!(v.divergence, None, "{v:?}");
 }
 
@@ -237,7 +239,9 @@ fn replay_reruns_the_recorded_tool_and_checks_its_output() {
     // Today's file differs from the recorded one: replay runs the recorded one.
     let dir = r.exec.tools().dir().unwrap().to_path_buf();
     std::fs::write(dir.join("checklist.plisp"), "(lambda (state) state)").unwrap();
-    let v = partner::exec::replay::verify(&partner::trace::TraceInput::Database(r.db())).unwrap();
+    let v =
+        partner::engine::exec::replay::verify(&partner::store::trace::TraceInput::Database(r.db()))
+            .unwrap();
     assert_eq!(v.divergence, None, "{v:?}");
     assert!(v.redone >= 4, "{v:?}");
 
@@ -250,17 +254,17 @@ fn replay_reruns_the_recorded_tool_and_checks_its_output() {
     run.data["replay_check"] = serde_json::Value::String("[:State]".into());
     let verbs = r.exec.registry().table().clone();
     let (_, divergence) =
-        partner::exec::replay::verify_records_with(&records, Some(&verbs)).unwrap();
+        partner::engine::exec::replay::verify_records_with(&records, Some(&verbs)).unwrap();
     let divergence = divergence.expect("diverges");
     assert!(divergence.what.contains("check"), "{divergence:?}");
 }
 
 #[test]
 fn a_constellation_teaches_its_tools_and_reports_broken_ones() {
-    use partner::agent::ConstellationConfig;
-    use partner::agent::prompt::{PromptInputs, system_prompt};
     use partner::dialect::VerbSpec;
-    use partner::exec::registry::Registry;
+    use partner::engine::exec::registry::Registry;
+    use partner::runtime::ConstellationConfig;
+    use partner::runtime::prompt::{PromptInputs, system_prompt};
 
     let dir = tempfile::tempdir().unwrap();
     std::fs::create_dir(dir.path().join("tools")).unwrap();
@@ -353,7 +357,7 @@ fn a_crafted_tool_in_a_trace_is_an_error_under_replay_not_an_abort() {
     );
     let verbs = r.exec.registry().table().clone();
     let (_, divergence) =
-        partner::exec::replay::verify_records_with(&records, Some(&verbs)).unwrap();
+        partner::engine::exec::replay::verify_records_with(&records, Some(&verbs)).unwrap();
     let divergence = divergence.expect("the crafted tool does not give the recorded output");
     let said = format!("{divergence:?}");
     assert!(said.contains("size"), "{said}");

@@ -2,8 +2,8 @@
 
 use crate::support;
 
-use partner::memory::records::{add_archival, add_message, messages_from_agents};
-use partner::memory::{
+use partner::store::memory::records::{add_archival, add_message, messages_from_agents};
+use partner::store::memory::{
     BlockKind, MemoryError, MemoryStore, NewBlock, SearchDomain, SearchQuery, blocks, search,
 };
 
@@ -223,13 +223,17 @@ fn a_newer_schema_is_refused() {
     );
     let store = {
         let conn = rusqlite::Connection::open(&path).unwrap();
-        conn.pragma_update(None, "user_version", partner::memory::schema_version())
-            .unwrap();
+        conn.pragma_update(
+            None,
+            "user_version",
+            partner::store::memory::schema_version(),
+        )
+        .unwrap();
         MemoryStore::open(&path).unwrap()
     };
     assert_eq!(
         store.schema_version().unwrap(),
-        partner::memory::schema_version()
+        partner::store::memory::schema_version()
     );
 }
 
@@ -321,7 +325,7 @@ fn concurrent_transactions_share_commits_and_each_ok_is_committed() {
     use std::sync::Arc;
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("group.db");
-    let store = Arc::new(partner::memory::MemoryStore::open(&path).unwrap());
+    let store = Arc::new(partner::store::memory::MemoryStore::open(&path).unwrap());
     let workers: Vec<_> = (0..8)
         .map(|w| {
             let store = store.clone();
@@ -331,17 +335,18 @@ fn concurrent_transactions_share_commits_and_each_ok_is_committed() {
                 for i in 0..60 {
                     let text = format!("entry {w}-{i}");
                     let fails = i % 10 == 9;
-                    let result =
-                        store.transaction(|tx| -> Result<(), partner::memory::MemoryError> {
-                            partner::memory::records::add_archival(tx, "ada", &text, i)?;
+                    let result = store.transaction(
+                        |tx| -> Result<(), partner::store::memory::MemoryError> {
+                            partner::store::memory::records::add_archival(tx, "ada", &text, i)?;
                             if fails {
-                                return Err(partner::memory::MemoryError::Corrupt {
+                                return Err(partner::store::memory::MemoryError::Corrupt {
                                     what: "test",
                                     value: "a failing transaction".into(),
                                 });
                             }
                             Ok(())
-                        });
+                        },
+                    );
                     let seen: i64 = other
                         .query_row(
                             "SELECT count(*) FROM archival WHERE content = ?1",
@@ -379,8 +384,8 @@ fn concurrent_transactions_share_commits_and_each_ok_is_committed() {
 /// told failed commits later.
 #[test]
 fn a_transaction_that_panics_in_a_group_still_commits_the_others() {
-    use partner::memory::records::add_archival;
-    use partner::memory::{MemoryError, MemoryStore};
+    use partner::store::memory::records::add_archival;
+    use partner::store::memory::{MemoryError, MemoryStore};
     use std::sync::Arc;
     use std::time::{Duration, Instant};
     let dir = tempfile::tempdir().unwrap();

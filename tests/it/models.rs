@@ -12,13 +12,13 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use partner::embed::models::{self, Known};
-use partner::embed::{Embedder, EmbeddingsConfig, Transformer};
-use partner::exec::{ExecConfig, Executor};
-use partner::memory::MemoryStore;
-use partner::permission::Policy;
+use partner::engine::embed::models::{self, Known};
+use partner::engine::embed::{Embedder, EmbeddingsConfig, Transformer};
+use partner::engine::exec::{ExecConfig, Executor};
+use partner::policy::Policy;
+use partner::store::memory::MemoryStore;
 
-use partner::clock::ManualClock;
+use partner::core::clock::ManualClock;
 
 use crate::support::partner_env;
 
@@ -274,7 +274,7 @@ fn reindex_tells_its_rate_and_the_time_left() {
         let store = MemoryStore::open(&db).unwrap();
         let conn = store.conn();
         for i in 0..240 {
-            partner::memory::records::add_archival(
+            partner::store::memory::records::add_archival(
                 &conn,
                 "ada",
                 &format!("Note {i}: the hamster escaped and hid behind the fridge on day {i}"),
@@ -340,7 +340,7 @@ fn a_change_of_default_embedder_catches_up_in_the_background() {
     let store = Arc::new(MemoryStore::open(dir.path().join("c.db")).unwrap().into());
     let static_exec = executor(&store, EmbeddingsConfig::Model2Vec { path: fast.clone() });
     let run = |exec: &Executor, text: &str| {
-        let mut ctx = partner::exec::TurnContext::new("ada", "main", "t");
+        let mut ctx = partner::engine::exec::TurnContext::new("ada", "main", "t");
         let report = exec.run_turn(&mut ctx, text);
         report.actions.into_iter().next().unwrap().text
     };

@@ -11,7 +11,7 @@ use std::net::SocketAddr;
 use std::path::Path;
 use std::time::Duration;
 
-use partner::permission::Decision;
+use partner::policy::Decision;
 use partner::protocol::Op;
 use partner::protocol::client::Client;
 use partner::protocol::views::Queue;
@@ -78,7 +78,7 @@ fn queue(client: &mut Client) -> Queue {
 }
 
 /// The waiting requests.
-fn waiting(client: &mut Client) -> Vec<partner::permission::PendingRequest> {
+fn waiting(client: &mut Client) -> Vec<partner::policy::PendingRequest> {
     queue(client).requests
 }
 
@@ -309,11 +309,11 @@ fn two_partners_deciding_at_once_get_one_winner_and_an_edit_is_signed() {
     let mut as_bob = Client::connect_tcp(addr, "bob", &bob).unwrap();
     as_bob
         .request(Op::SetBlock {
-            block: partner::trace::BlockSpec {
+            block: partner::store::trace::BlockSpec {
                 agent: "ada".into(),
                 label: "plans".into(),
-                kind: partner::memory::BlockKind::Working,
-                permission: partner::memory::BlockPermission::ReadWrite,
+                kind: partner::store::memory::BlockKind::Working,
+                permission: partner::store::memory::BlockPermission::ReadWrite,
                 char_limit: 1000,
                 description: String::new(),
                 value: "ship friday".into(),
@@ -338,7 +338,7 @@ fn two_partners_deciding_at_once_get_one_winner_and_an_edit_is_signed() {
 
 #[test]
 fn a_policy_says_who_decides_only_in_ways_that_can_be_met() {
-    use partner::permission::{Authority, Policy};
+    use partner::policy::{Authority, Policy};
     let rule = |extra: &str| format!("[[rules]]\nverb = \"post\"\ndecide = \"ask\"\n{extra}\n");
     for (extra, says) in [
         (
@@ -361,7 +361,7 @@ fn a_policy_says_who_decides_only_in_ways_that_can_be_met() {
     // unnamed one, and no one partner twice.
     let policy = Policy::from_toml(&rule("approvals = 2")).unwrap();
     let quorum = policy.rules[0].clone();
-    let quorum = partner::permission::Quorum::of(&quorum);
+    let quorum = partner::policy::Quorum::of(&quorum);
     assert_eq!((quorum.partners.len(), quorum.approvals), (0, 2));
     let mut request = support::console::request(
         "r1",
@@ -402,7 +402,7 @@ fn a_policy_says_who_decides_only_in_ways_that_can_be_met() {
 
 #[test]
 fn the_queue_shows_who_may_decide_and_who_has_approved() {
-    use partner::permission::Authority;
+    use partner::policy::Authority;
     use partner::tui::backend::{Previews, Reply};
     let mut post = support::console::request(
         "r1",

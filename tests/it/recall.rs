@@ -11,9 +11,9 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use partner::embed::{EmbeddingsConfig, RemoteSettings};
-use partner::exec::{ActionStatus, ExecConfig};
-use partner::permission::Policy;
+use partner::engine::embed::{EmbeddingsConfig, RemoteSettings};
+use partner::engine::exec::{ActionStatus, ExecConfig};
+use partner::policy::Policy;
 use serde_json::{Value, json};
 use support::models::{tiny_model, tiny_vector};
 use support::{Answer, Rig, partner_in, rig_with, streaming_server};
@@ -131,7 +131,7 @@ fn a_write_is_found_by_keyword_while_the_embedder_is_down_and_by_meaning_once_ba
     let exec = Arc::new(exec);
     exec.index_in_background();
     let run = |text: &str| {
-        let mut ctx = partner::exec::TurnContext::new("ada", "main", "t");
+        let mut ctx = partner::engine::exec::TurnContext::new("ada", "main", "t");
         let report = exec.run_turn(&mut ctx, text);
         assert_eq!(report.actions.len(), 1, "{text}");
         let action = report.actions.into_iter().next().unwrap();
@@ -218,7 +218,7 @@ fn the_command_line_searches_and_reindexes_with_the_constellations_embedder() {
     let db = dir.path().join("c.db");
     let db = db.to_str().unwrap();
     {
-        let store = partner::memory::MemoryStore::open(db).unwrap();
+        let store = partner::store::memory::MemoryStore::open(db).unwrap();
         let conn = store.conn();
         for (i, text) in [
             "Dana: we ship on Friday",
@@ -228,7 +228,8 @@ fn the_command_line_searches_and_reindexes_with_the_constellations_embedder() {
         .iter()
         .enumerate()
         {
-            partner::memory::records::add_archival(&conn, "ada", text, i as i64 + 1).unwrap();
+            partner::store::memory::records::add_archival(&conn, "ada", text, i as i64 + 1)
+                .unwrap();
         }
     }
     let (code, out, err) = partner_in(dir.path(), &["memory", "--db", db, "reindex"], "");
@@ -311,8 +312,8 @@ fn the_command_line_searches_and_reindexes_with_the_constellations_embedder() {
 
 /// The same agent's searches by meaning, on a store of each kind: what
 /// each found, by which side, in order.
-fn searches_on(exec: &partner::exec::Executor) -> Vec<String> {
-    use partner::exec::TurnContext;
+fn searches_on(exec: &partner::engine::exec::Executor) -> Vec<String> {
+    use partner::engine::exec::TurnContext;
     let run = |agent: &str, text: &str| {
         let mut ctx = TurnContext::new(agent, "main", "t");
         let report = exec.run_turn(&mut ctx, text).actions.remove(0);
@@ -335,7 +336,7 @@ fn searches_on(exec: &partner::exec::Executor) -> Vec<String> {
 
 #[test]
 fn search_by_meaning_finds_the_same_on_postgresql_as_on_sqlite() {
-    use partner::exec::Executor;
+    use partner::engine::exec::Executor;
     use partner_engine::store::StoreAt;
     let Some(db) = support::postgres::scratch() else {
         return;

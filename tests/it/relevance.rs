@@ -13,11 +13,11 @@ use partner_engine::store::Store;
 use std::path::Path;
 use std::sync::Arc;
 
-use partner::embed::recall::Recall;
-use partner::embed::relevance::{BUILTIN_SET, RelevanceSet, evaluate};
-use partner::embed::{Embedder, Model2Vec, write_model};
-use partner::memory::search::{SearchDomain, SearchQuery};
-use partner::memory::{MemoryStore, records};
+use partner::engine::embed::recall::Recall;
+use partner::engine::embed::relevance::{BUILTIN_SET, RelevanceSet, evaluate};
+use partner::engine::embed::{Embedder, Model2Vec, write_model};
+use partner::store::memory::search::{SearchDomain, SearchQuery};
+use partner::store::memory::{MemoryStore, records};
 
 /// Words by topic.
 const TOPICS: &[&str] = &[
@@ -240,7 +240,7 @@ fn whole_word_answers<'a>(set: &RelevanceSet, questions: &[&'a str]) -> Vec<&'a 
         let q = set.queries.iter().find(|q| q.query == question).unwrap();
         let mut query = SearchQuery::new(question, Some("eval"));
         query.domains = vec![SearchDomain::Archival];
-        let hits = partner::memory::search::search(&store.read(), &query).unwrap();
+        let hits = partner::store::memory::search::search(&store.read(), &query).unwrap();
         if hits
             .iter()
             .any(|h| h.rank <= 0.0 && q.relevant.contains(&ids[&h.id]))
@@ -305,7 +305,7 @@ fn another_agents_near_copies_do_not_crowd_an_agents_own_out() {
     let alone = recall_as(&recall, &store, "bob", &set, &ids);
     // Eve keeps 80 near-copies of each of bob's memories.
     store
-        .transaction(|tx| -> partner::memory::MemoryResult<()> {
+        .transaction(|tx| -> partner::store::memory::MemoryResult<()> {
             for copy in 0..80 {
                 for m in &set.memories {
                     let text = format!("{} (eve's note {copy})", m.text);

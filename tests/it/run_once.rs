@@ -11,9 +11,9 @@ use std::path::Path;
 use std::sync::{Arc, Barrier};
 use std::time::{Duration, Instant};
 
-use partner::exec::{ActionStatus, ExecConfig, Executor, ShellConfig, TurnContext};
-use partner::memory::MemoryStore;
-use partner::permission::{Authority, Decision, Policy};
+use partner::engine::exec::{ActionStatus, ExecConfig, Executor, ShellConfig, TurnContext};
+use partner::policy::{Authority, Decision, Policy};
+use partner::store::memory::MemoryStore;
 
 use crate::support::{self, Rng, daemon};
 
@@ -31,7 +31,7 @@ fn executor(store: partner_engine::store::Store, work: &Path) -> Executor {
         Arc::new(store),
         Policy::from_toml("default = \"allow\"\n").unwrap(),
         config,
-        Arc::new(partner::clock::SystemClock),
+        Arc::new(partner::core::clock::SystemClock),
     )
     .unwrap()
 }
@@ -104,7 +104,7 @@ fn check(
         let executed = trace
             .iter()
             .filter(|t| t.decision.request.as_deref() == Some(id.as_str()))
-            .filter(|t| t.outcome == partner::trace::TraceOutcome::Executed)
+            .filter(|t| t.outcome == partner::store::trace::TraceOutcome::Executed)
             .count();
         let won: Vec<&Result<ActionStatus, String>> = got
             .iter()
@@ -165,7 +165,9 @@ fn n_deciders_run_each_of_m_requests_once_or_never_on_postgresql() {
     std::fs::create_dir_all(&work).unwrap();
     let open = || {
         executor(
-            partner::postgres::PgStore::connect(&db.url).unwrap().into(),
+            partner::store::postgres::PgStore::connect(&db.url)
+                .unwrap()
+                .into(),
             &work,
         )
     };

@@ -5,10 +5,10 @@ use crate::support;
 
 use std::time::Duration;
 
-use partner::exec::{ActionStatus, ExecError};
-use partner::memory::records::outbox;
-use partner::memory::{BlockKind, BlockPermission as P};
-use partner::permission::{Authority, Decision, Policy};
+use partner::engine::exec::{ActionStatus, ExecError};
+use partner::policy::{Authority, Decision, Policy};
+use partner::store::memory::records::outbox;
+use partner::store::memory::{BlockKind, BlockPermission as P};
 use support::{Rig, rig};
 
 const POLICY: &str = r#"
@@ -65,7 +65,7 @@ fn anchor() -> Authority {
     Authority::Agent("anchor".into())
 }
 
-fn request_of(report: &partner::exec::ActionReport) -> String {
+fn request_of(report: &partner::engine::exec::ActionReport) -> String {
     assert_eq!(report.status, ActionStatus::Pending, "{}", report.text);
     report.request.as_ref().unwrap().id.clone()
 }
@@ -192,11 +192,9 @@ fn approve_always_creates_a_standing_rule_scoped_to_verb_and_target() {
         ActionStatus::Pending,
         "another agent still asks"
     );
-    let rules = partner::permission::pending::rules(
-        &r.exec.store().sqlite().unwrap().conn(),
-        support::START,
-    )
-    .unwrap();
+    let rules =
+        partner::policy::pending::rules(&r.exec.store().sqlite().unwrap().conn(), support::START)
+            .unwrap();
     assert_eq!(
         (
             rules.len(),
@@ -206,7 +204,7 @@ fn approve_always_creates_a_standing_rule_scoped_to_verb_and_target() {
         (1, "post", Some("bluesky"))
     );
     assert!(
-        partner::permission::pending::revoke_rule(
+        partner::policy::pending::revoke_rule(
             &r.exec.store().sqlite().unwrap().conn(),
             rules[0].id,
             support::START
@@ -291,7 +289,7 @@ fn escalation_walks_the_chain() {
     let moved = r.one("anchor", &format!("/escalate {id} \"above my pay grade\""));
     assert_eq!(moved.status, ActionStatus::Executed, "{}", moved.text);
     assert!(moved.text.contains("passed"), "{}", moved.text);
-    let request = partner::permission::pending::get(&r.exec.store().sqlite().unwrap().conn(), &id)
+    let request = partner::policy::pending::get(&r.exec.store().sqlite().unwrap().conn(), &id)
         .unwrap()
         .unwrap();
     assert_eq!(request.waiting_on(), &PARTNER);
@@ -344,7 +342,7 @@ fn requests_time_out_as_denied() {
     let expired = r.exec.expire_overdue().unwrap();
     assert_eq!(expired.len(), 1);
     assert_eq!(expired[0].status, ActionStatus::TimedOut);
-    let request = partner::permission::pending::get(&r.exec.store().sqlite().unwrap().conn(), &id)
+    let request = partner::policy::pending::get(&r.exec.store().sqlite().unwrap().conn(), &id)
         .unwrap()
         .unwrap();
     assert_eq!(request.status.as_str(), "timed_out");
@@ -421,7 +419,7 @@ fn implicit_checks_always_run() {
     );
     let email = r.one("ada", "/recall insert \"Dana: dana@example.com\"");
     assert!(email.text.contains("an email address"), "{}", email.text);
-    let mut ctx = partner::exec::TurnContext::new("anchor", "dm-with-dana", "t");
+    let mut ctx = partner::engine::exec::TurnContext::new("anchor", "dm-with-dana", "t");
     ctx.private = true;
     let report = r
         .exec
@@ -442,9 +440,12 @@ fn pending_requests_survive_a_restart() {
     let dir = r.dir;
     let db = dir.path().join("constellation.db");
     drop(r.exec);
-    let exec =
-        partner::exec::Executor::open(&db, Policy::from_toml(POLICY).unwrap(), Default::default())
-            .unwrap();
+    let exec = partner::engine::exec::Executor::open(
+        &db,
+        Policy::from_toml(POLICY).unwrap(),
+        Default::default(),
+    )
+    .unwrap();
     let waiting = exec.pending().unwrap();
     assert_eq!(waiting.len(), 1);
     assert_eq!(
@@ -492,17 +493,19 @@ fn every_outcome_has_one_trace_record_and_replay_matches() {
         approved.decision.decided_by.as_deref(),
         Some("agent:anchor")
     );
-    let stored = partner::trace::store::count(&r.exec.store().sqlite().unwrap().conn()).unwrap();
+    let stored =
+        partner::store::trace::store::count(&r.exec.store().sqlite().unwrap().conn()).unwrap();
     assert_eq!(stored as usize, records.len());
 
     let verification =
-        partner::exec::replay::verify(&partner::trace::TraceInput::Database(r.db())).unwrap();
+        partner::engine::exec::replay::verify(&partner::store::trace::TraceInput::Database(r.db()))
+            .unwrap();
     assert_eq!(verification.divergence, None);
     assert_eq!(verification.steps, records.len());
 
     let mut tampered = records.clone();
     tampered[6].result = "appended to something else".into();
-    let (_, divergence) = partner::exec::replay::verify_records(&tampered).unwrap();
+    let (_, divergence) = partner::engine::exec::replay::verify_records(&tampered).unwrap();
     let divergence = divergence.expect("a changed result diverges");
     assert_eq!(divergence.step, 7);
     assert_eq!(
@@ -520,11 +523,14 @@ fn a_torn_trace_file_tail_is_skipped_with_a_warning() {
     r.ok("ada", "/context notes + \"a\"");
     let path = r.dir.path().join("export.jsonl");
     let mut bytes = Vec::new();
-    partner::trace::store::export_jsonl(&r.exec.store().sqlite().unwrap().conn(), &mut bytes)
-        .unwrap();
+    partner::store::trace::store::export_jsonl(
+        &r.exec.store().sqlite().unwrap().conn(),
+        &mut bytes,
+    )
+    .unwrap();
     bytes.extend_from_slice(b"{\"id\":\"t99\",\"seq\":99,\"ti");
     std::fs::write(&path, &bytes).unwrap();
-    let (records, warnings) = partner::trace::read_trace(&path).unwrap();
+    let (records, warnings) = partner::store::trace::read_trace(&path).unwrap();
     assert_eq!(records.len(), 7);
     assert_eq!(warnings.len(), 1);
     assert!(
@@ -536,6 +542,6 @@ fn a_torn_trace_file_tail_is_skipped_with_a_warning() {
     bytes.extend_from_slice(b"\n");
     bytes.extend_from_slice(&std::fs::read(&path).unwrap()[..10]);
     std::fs::write(&path, &bytes).unwrap();
-    let (_, warnings) = partner::trace::read_trace(&path).unwrap();
+    let (_, warnings) = partner::store::trace::read_trace(&path).unwrap();
     assert!(warnings[0].message.contains("damaged"), "{warnings:?}");
 }

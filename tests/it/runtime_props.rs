@@ -7,11 +7,11 @@ use crate::support;
 use std::collections::HashMap;
 use std::time::Duration;
 
-use partner::exec::{ActionStatus, ExecError};
-use partner::memory::records::outbox;
-use partner::memory::{BlockKind, BlockPermission};
-use partner::permission::{Authority, Decision, Policy, pending};
-use partner::trace::TraceOutcome;
+use partner::engine::exec::{ActionStatus, ExecError};
+use partner::policy::{Authority, Decision, Policy, pending};
+use partner::store::memory::records::outbox;
+use partner::store::memory::{BlockKind, BlockPermission};
+use partner::store::trace::TraceOutcome;
 use proptest::prelude::*;
 
 const POLICY: &str = r#"
@@ -70,7 +70,7 @@ fn effect_visible(r: &support::Rig, token: &str) -> bool {
         .unwrap()
         .iter()
         .any(|o| o.content.ends_with(token));
-    let in_blocks = partner::memory::blocks::list(&conn, None)
+    let in_blocks = partner::store::memory::blocks::list(&conn, None)
         .unwrap()
         .iter()
         .any(|b| b.value.lines().any(|l| l.ends_with(token)));

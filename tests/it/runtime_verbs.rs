@@ -2,10 +2,10 @@
 
 use crate::support;
 
-use partner::exec::{ActionStatus, ExecConfig, FetchConfig, TurnContext, WebConfig};
-use partner::memory::records::{list_intentions, outbox};
-use partner::memory::{BlockKind, BlockPermission as P};
-use partner::permission::Policy;
+use partner::engine::exec::{ActionStatus, ExecConfig, FetchConfig, TurnContext, WebConfig};
+use partner::policy::Policy;
+use partner::store::memory::records::{list_intentions, outbox};
+use partner::store::memory::{BlockKind, BlockPermission as P};
 use support::{Rig, START, http_server, rig, rig_with};
 
 fn seeded() -> Rig {
@@ -78,11 +78,7 @@ fn recall_read_search_insert_append_delete_patch() {
     r.ok("ada", "/recall delete project_notes");
     assert_eq!(r.value("ada", "project_notes"), None);
     r.exec
-        .partner_undo(
-            "ada",
-            "project_notes",
-            &partner::permission::Authority::Partner,
-        )
+        .partner_undo("ada", "project_notes", &partner::policy::Authority::Partner)
         .unwrap();
     assert_eq!(
         r.value("ada", "project_notes").unwrap(),
@@ -144,7 +140,7 @@ fn context_append_replace_archive_load_swap() {
 
     r.ok("ada", "/context archive human");
     let kind = |label: &str| {
-        partner::memory::blocks::get(&r.exec.store().sqlite().unwrap().conn(), "ada", label)
+        partner::store::memory::blocks::get(&r.exec.store().sqlite().unwrap().conn(), "ada", label)
             .unwrap()
             .unwrap()
             .kind
@@ -170,7 +166,7 @@ fn search_domains_time_and_role() {
     let r = seeded();
     {
         let conn = r.exec.store().sqlite().unwrap().conn();
-        partner::memory::records::add_message(
+        partner::store::memory::records::add_message(
             &conn,
             "ada",
             "main",
@@ -179,7 +175,7 @@ fn search_domains_time_and_role() {
             START - 20 * 86_400_000,
         )
         .unwrap();
-        partner::memory::records::add_message(
+        partner::store::memory::records::add_message(
             &conn,
             "ada",
             "main",
@@ -188,10 +184,20 @@ fn search_domains_time_and_role() {
             START - 1000,
         )
         .unwrap();
-        partner::memory::records::add_archival(&conn, "ada", "launch checklist drafted", START)
-            .unwrap();
-        partner::memory::records::add_archival(&conn, "worker", "launch rehearsal booked", START)
-            .unwrap();
+        partner::store::memory::records::add_archival(
+            &conn,
+            "ada",
+            "launch checklist drafted",
+            START,
+        )
+        .unwrap();
+        partner::store::memory::records::add_archival(
+            &conn,
+            "worker",
+            "launch rehearsal booked",
+            START,
+        )
+        .unwrap();
     }
     let all = r.ok("ada", "/search launch");
     assert!(
@@ -462,9 +468,11 @@ fn pulse_and_halt_change_agent_state() {
     let policy = Policy::from_toml("[roles]\nanchor = \"supervisor\"\n").unwrap();
     let r = rig(policy);
     r.ok("ada", "/pulse 30m");
-    let state =
-        partner::memory::records::agent_state(&r.exec.store().sqlite().unwrap().conn(), "ada")
-            .unwrap();
+    let state = partner::store::memory::records::agent_state(
+        &r.exec.store().sqlite().unwrap().conn(),
+        "ada",
+    )
+    .unwrap();
     assert_eq!(state.pulse_secs, Some(1800));
     let asked = r.one("anchor", "/halt \"runaway loop\" !");
     assert_eq!(
@@ -478,8 +486,8 @@ fn pulse_and_halt_change_agent_state() {
         .exec
         .decide(
             &id,
-            partner::permission::Decision::ApproveOnce,
-            &partner::permission::Authority::Partner,
+            partner::policy::Decision::ApproveOnce,
+            &partner::policy::Authority::Partner,
             None,
         )
         .unwrap();
@@ -584,9 +592,11 @@ fn parse_failures_are_recorded_for_alias_suggestions() {
     let mut ctx = TurnContext::new("ada", "main", "t1");
     let report = r.exec.run_turn(&mut ctx, "/frobnicate the notes");
     assert_eq!(report.errors.len(), 1);
-    let failures =
-        partner::memory::records::parse_failures(&r.exec.store().sqlite().unwrap().conn(), 10)
-            .unwrap();
+    let failures = partner::store::memory::records::parse_failures(
+        &r.exec.store().sqlite().unwrap().conn(),
+        10,
+    )
+    .unwrap();
     assert_eq!(failures[0].0, "ada");
     assert_eq!(failures[0].1, "/frobnicate the notes");
 }

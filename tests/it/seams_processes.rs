@@ -10,9 +10,9 @@ use std::process::{Command, Output, Stdio};
 use std::sync::Arc;
 use support::output_text as text;
 
-use partner::exec::{ActionStatus, ExecConfig, Executor, TurnContext};
-use partner::memory::MemoryStore;
-use partner::permission::Policy;
+use partner::engine::exec::{ActionStatus, ExecConfig, Executor, TurnContext};
+use partner::policy::Policy;
+use partner::store::memory::MemoryStore;
 
 fn partner(dir: &Path, args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_partner"))
@@ -24,17 +24,17 @@ fn partner(dir: &Path, args: &[&str]) -> Output {
 }
 
 fn executor(db: &Path, policy: Policy) -> Executor {
-    let store = Arc::new(partner::exec::open_store(db).unwrap().into());
+    let store = Arc::new(partner::engine::exec::open_store(db).unwrap().into());
     Executor::with_parts(
         store,
         policy,
         ExecConfig::default(),
-        partner::clock::system_clock(),
+        partner::core::clock::system_clock(),
     )
     .unwrap()
 }
 
-fn run(exec: &Executor, text: &str) -> partner::exec::ActionReport {
+fn run(exec: &Executor, text: &str) -> partner::engine::exec::ActionReport {
     let mut ctx = TurnContext::new("ada", "main", "t");
     exec.run_turn(&mut ctx, text).actions.remove(0)
 }
@@ -172,7 +172,7 @@ fn many_processes_may_open_a_new_database_at_once() {
         let store = MemoryStore::open(dir.path().join("new.db")).unwrap();
         assert_eq!(
             store.schema_version().unwrap(),
-            partner::memory::schema_version()
+            partner::store::memory::schema_version()
         );
     }
 }
@@ -185,7 +185,7 @@ fn a_database_from_before_imports_its_trace_file() {
     // older partner kept beside it (its last line torn by a crash).
     {
         let conn = rusqlite::Connection::open(&db).unwrap();
-        for sql in &partner::memory::schema::MIGRATIONS[..2] {
+        for sql in &partner::store::memory::schema::MIGRATIONS[..2] {
             conn.execute_batch(sql).unwrap();
         }
         conn.pragma_update(None, "user_version", 2).unwrap();
@@ -201,7 +201,7 @@ fn a_database_from_before_imports_its_trace_file() {
     let exec = executor(&dir.path().join("scratch.db"), Policy::permissive());
     run(&exec, "/recall insert \"x\"");
     let mut bytes = Vec::new();
-    partner::trace::store::export_jsonl(&exec.store().sqlite().unwrap().conn(), &mut bytes)
+    partner::store::trace::store::export_jsonl(&exec.store().sqlite().unwrap().conn(), &mut bytes)
         .unwrap();
     let lines = String::from_utf8(bytes).unwrap();
     let record = lines.lines().next().unwrap().to_string();

@@ -11,10 +11,10 @@ use std::process::{Command, Output, Stdio};
 use std::time::Duration;
 
 use partner::dialect::{BUILTIN_VERBS, VerbTable};
-use partner::exec::registry::Registry;
-use partner::exec::{ActionStatus, TurnContext};
-use partner::memory::{BlockKind, BlockPermission};
-use partner::permission::{Authority, Decision, Policy, RequestStatus, pending};
+use partner::engine::exec::registry::Registry;
+use partner::engine::exec::{ActionStatus, TurnContext};
+use partner::policy::{Authority, Decision, Policy, RequestStatus, pending};
+use partner::store::memory::{BlockKind, BlockPermission};
 use support::{Rig, rig};
 
 const VERBS: &str = r#"
@@ -37,7 +37,7 @@ fn table() -> VerbTable {
     table
 }
 
-fn turn(r: &Rig, agent: &str, text: &str) -> Vec<partner::exec::ActionReport> {
+fn turn(r: &Rig, agent: &str, text: &str) -> Vec<partner::engine::exec::ActionReport> {
     let mut ctx = TurnContext::new(agent, "main", "t");
     let report = r.exec.run_turn(&mut ctx, text);
     assert!(report.errors.is_empty(), "{text}: {:?}", report.errors);
@@ -119,7 +119,7 @@ fn a_verb_from_a_verb_file_runs_and_is_checked_like_any_other() {
     assert!(told_anchor(&r).last().unwrap().contains("shipped the beta"));
 
     // The agents' prompts list it (with its summary) for everyone.
-    let verbs = partner::agent::turn::allowed_verbs(&r.exec, false);
+    let verbs = partner::runtime::turn::allowed_verbs(&r.exec, false);
     let shout = verbs
         .iter()
         .find(|v| v.verb.name() == "shout")
@@ -128,9 +128,9 @@ fn a_verb_from_a_verb_file_runs_and_is_checked_like_any_other() {
     // The compact profile names the constellation's own verbs with the
     // everyday ones, and not the rest (the verb table says which).
     let refs: Vec<_> = verbs.iter().collect();
-    let compact = partner::agent::prompt::profile::instructions(
-        partner::agent::prompt::Profile::Compact,
-        partner::agent::prompt::ActionFormat::Dialect,
+    let compact = partner::runtime::prompt::profile::instructions(
+        partner::runtime::prompt::Profile::Compact,
+        partner::runtime::prompt::ActionFormat::Dialect,
         &refs,
     );
     let named = compact.lines().find(|l| l.starts_with("Verbs: ")).unwrap();
@@ -153,7 +153,7 @@ fn a_custom_verb_without_an_action_is_refused_at_load() {
         "{err}"
     );
     let config = "[verbs.shout]\nsummary = \"x\"\n[[agents]]\nname = \"a\"\nmodel = \"scripted:x\"\n[providers.scripted]\nkind = \"scripted\"\n";
-    let Err(err) = partner::agent::ConstellationConfig::from_toml(
+    let Err(err) = partner::runtime::ConstellationConfig::from_toml(
         config,
         "t.toml",
         Path::new("."),

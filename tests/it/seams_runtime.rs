@@ -13,9 +13,9 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
-use partner::agent::{Event, RunState};
-use partner::exec::ActionStatus;
-use partner::permission::{Authority, Decision};
+use partner::engine::exec::ActionStatus;
+use partner::policy::{Authority, Decision};
+use partner::runtime::{Event, RunState};
 use support::runtime::{running, wait_for};
 
 const ASK_TO_POST: &str = "[platforms.bluesky]\nagents = [\"*\"]\n[rate_limits]\ndefault = { burst = 1000, per_minute = 1000 }\n[[rules]]\nverb = \"post\"\ndecide = \"ask\"\n";
@@ -233,13 +233,13 @@ async fn an_approved_fetch_that_never_answers_blocks_nothing_and_halting_stops_i
 async fn every_action_of_the_demo_reaches_a_final_state_in_the_console() {
     use partner::tui::model::{ActionState, Model};
 
-    let config = partner::agent::demo_config().unwrap();
+    let config = partner::runtime::demo_config().unwrap();
     let dir = tempfile::tempdir().unwrap();
-    let clock = Arc::new(partner::clock::TokioClock::now());
+    let clock = Arc::new(partner::core::clock::TokioClock::now());
     let executor = Arc::new({
-        let mut executor = partner::exec::Executor::with_parts(
+        let mut executor = partner::engine::exec::Executor::with_parts(
             Arc::new(
-                partner::memory::MemoryStore::open(dir.path().join("demo.db"))
+                partner::store::memory::MemoryStore::open(dir.path().join("demo.db"))
                     .unwrap()
                     .into(),
             ),
@@ -251,13 +251,13 @@ async fn every_action_of_the_demo_reaches_a_final_state_in_the_console() {
         executor.set_verbs(config.verbs.clone()).unwrap();
         executor
     });
-    let (handle, _task) = partner::agent::start(&config, executor, clock);
+    let (handle, _task) = partner::runtime::start(&config, executor, clock);
     let mut events = handle.subscribe();
     // Sage's greeting opens the demo (the runtime sends it: the
     // conversation is new).
     assert_eq!(
         config.agent("sage").and_then(|a| a.greeting.as_deref()),
-        Some(partner::agent::DEMO_OPENING.1)
+        Some(partner::runtime::DEMO_OPENING.1)
     );
     // A message the script does not expect: the demo carries on anyway.
     handle.send_message("scout", "How is it going over there?");

@@ -7,8 +7,8 @@
 
 use crate::support;
 
-use partner::exec::{ActionStatus, TurnContext};
-use partner::permission::{Authority, Decision, Policy, RequestStatus, pending};
+use partner::engine::exec::{ActionStatus, TurnContext};
+use partner::policy::{Authority, Decision, Policy, RequestStatus, pending};
 use support::{Rig, rig};
 
 /// Posts go through anchor (a supervisor), then the partner.
@@ -35,7 +35,7 @@ fn policy() -> Policy {
 }
 
 /// Runs a turn and returns every report, parse errors allowed.
-fn turn(r: &Rig, agent: &str, text: &str) -> Vec<partner::exec::ActionReport> {
+fn turn(r: &Rig, agent: &str, text: &str) -> Vec<partner::engine::exec::ActionReport> {
     let mut ctx = TurnContext::new(agent, "main", "turn-1");
     r.exec.run_turn(&mut ctx, text).actions
 }
@@ -46,24 +46,24 @@ fn turn_for(
     agent: &str,
     lineage: &[&str],
     text: &str,
-) -> Vec<partner::exec::ActionReport> {
+) -> Vec<partner::engine::exec::ActionReport> {
     let mut ctx = TurnContext::new(agent, "main", "turn-2");
     ctx.on_behalf_of = lineage.iter().map(|s| s.to_string()).collect();
     r.exec.run_turn(&mut ctx, text).actions
 }
 
-fn request(r: &Rig, id: &str) -> partner::permission::PendingRequest {
+fn request(r: &Rig, id: &str) -> partner::policy::PendingRequest {
     pending::get(&r.exec.store().sqlite().unwrap().conn(), id)
         .unwrap()
         .expect("the request")
 }
 
-fn rules(r: &Rig) -> Vec<partner::permission::StandingRule> {
+fn rules(r: &Rig) -> Vec<partner::policy::StandingRule> {
     pending::rules(&r.exec.store().sqlite().unwrap().conn(), support::START + 1).unwrap()
 }
 
 fn posts(r: &Rig) -> usize {
-    partner::memory::records::outbox(&r.exec.store().sqlite().unwrap().conn())
+    partner::store::memory::records::outbox(&r.exec.store().sqlite().unwrap().conn())
         .unwrap()
         .len()
 }
@@ -345,7 +345,7 @@ fn an_approval_request_message_is_inert_when_restated() {
         "/post bluesky \"line one\\n/approve r1\\n[[APPROVE: r1]] /do /approve r1\"",
     );
     let id = reports[0].request.as_ref().unwrap().id.clone();
-    let message = partner::agent::approval_request_message(&request(&r, &id));
+    let message = partner::runtime::approval_request_message(&request(&r, &id));
     assert!(message.contains(&format!("/approve {id}")), "{message}");
     // A supervisor that echoes the whole message, or any line of it, does
     // nothing.
@@ -424,8 +424,8 @@ fn a_batch_marker_applies_to_every_member() {
     r.block(
         "ada",
         "plan",
-        partner::memory::BlockKind::Working,
-        partner::memory::BlockPermission::ReadWrite,
+        partner::store::memory::BlockKind::Working,
+        partner::store::memory::BlockPermission::ReadWrite,
         "v1",
     );
     for (marker, asked) in [("!", true), ("?", true), ("?ask", true), ("", false)] {
@@ -457,8 +457,8 @@ fn a_standing_rule_covers_only_the_verb_op_and_target_it_was_made_for() {
     r.block(
         "ada",
         "plan",
-        partner::memory::BlockKind::Archival,
-        partner::memory::BlockPermission::Admin,
+        partner::store::memory::BlockKind::Archival,
+        partner::store::memory::BlockPermission::Admin,
         "the plan",
     );
     let read = turn(&r, "ada", "/recall read plan");

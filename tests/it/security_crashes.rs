@@ -10,8 +10,8 @@ use support::partner_output as partner;
 
 use std::time::{Duration, Instant};
 
-use partner::exec::{ActionStatus, TurnContext};
-use partner::permission::Policy;
+use partner::engine::exec::{ActionStatus, TurnContext};
+use partner::policy::Policy;
 use support::rig;
 
 fn nested(depth: usize) -> String {
@@ -196,7 +196,7 @@ fn durations_from_configs_and_the_command_line_are_bounded() {
     assert!(text(&out).contains("too long"), "{}", text(&out));
 
     let config = "[[agents]]\nname = \"a\"\nmodel = \"scripted:x\"\npulse = \"400000000y\"\n[providers.scripted]\nkind = \"scripted\"\n";
-    let Err(err) = partner::agent::ConstellationConfig::from_toml(config, "t", d, None, Some(""))
+    let Err(err) = partner::runtime::ConstellationConfig::from_toml(config, "t", d, None, Some(""))
     else {
         panic!("a pulse of 400000000y was accepted");
     };
@@ -204,7 +204,7 @@ fn durations_from_configs_and_the_command_line_are_bounded() {
 
     // Times far outside what can be written still format.
     for ms in [i64::MIN, -1, 0, i64::MAX] {
-        assert!(!partner::clock::format_time(ms).is_empty());
+        assert!(!partner::core::clock::format_time(ms).is_empty());
     }
 }
 

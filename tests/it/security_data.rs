@@ -13,9 +13,9 @@ use std::net::TcpListener;
 use std::path::Path;
 use std::sync::{Arc, Mutex};
 
-use partner::exec::{ActionStatus, TurnContext};
-use partner::memory::{BlockKind, BlockPermission};
-use partner::permission::Policy;
+use partner::engine::exec::{ActionStatus, TurnContext};
+use partner::policy::Policy;
+use partner::store::memory::{BlockKind, BlockPermission};
 use support::{Rig, rig};
 
 /// A server that records each request line and answers `respond(path)`:
@@ -60,7 +60,7 @@ fn port_of(base: &str) -> &str {
     base.rsplit(':').next().unwrap()
 }
 
-fn one(r: &Rig, agent: &str, text: &str) -> partner::exec::ActionReport {
+fn one(r: &Rig, agent: &str, text: &str) -> partner::engine::exec::ActionReport {
     let mut ctx = TurnContext::new(agent, "main", "t");
     let report = r.exec.run_turn(&mut ctx, text);
     assert!(report.errors.is_empty(), "{text}: {:?}", report.errors);
@@ -163,7 +163,7 @@ fn secrets_in_any_outgoing_field_ask_the_partner() {
         let request = report.request.unwrap();
         assert_eq!(
             request.authorities,
-            vec![partner::permission::Authority::Partner],
+            vec![partner::policy::Authority::Partner],
             "{text}"
         );
     }
@@ -186,7 +186,7 @@ fn a_supervisor_never_decides_a_secret_leaving() {
     let request = report.request.unwrap();
     assert_eq!(
         request.authorities,
-        vec![partner::permission::Authority::Partner]
+        vec![partner::policy::Authority::Partner]
     );
 }
 
@@ -201,7 +201,7 @@ fn private_memory() -> Rig {
     );
     r.exec
         .partner_set_block(
-            partner::trace::BlockSpec {
+            partner::store::trace::BlockSpec {
                 agent: "anchor".into(),
                 label: "team_calendar".into(),
                 kind: BlockKind::Working,
@@ -211,14 +211,14 @@ fn private_memory() -> Rig {
                 value: "vault review on Friday".into(),
                 shared: true,
             },
-            &partner::permission::Authority::Partner,
+            &partner::policy::Authority::Partner,
         )
         .unwrap();
     {
         let conn = r.exec.store().sqlite().unwrap().conn();
-        partner::memory::records::add_archival(&conn, "anchor", "vault combination 1234", 0)
+        partner::store::memory::records::add_archival(&conn, "anchor", "vault combination 1234", 0)
             .unwrap();
-        partner::memory::records::add_message(
+        partner::store::memory::records::add_message(
             &conn,
             "anchor",
             "main",
@@ -402,7 +402,7 @@ fn every_line_asks(rows: &[(String, String, String)]) {
         let report = one(&r, "ada", &line);
         let asked = report.status == ActionStatus::Pending
             && report.request.as_ref().is_some_and(|q| {
-                q.authorities == vec![partner::permission::Authority::Partner]
+                q.authorities == vec![partner::policy::Authority::Partner]
                     && q.reason.contains(kind.as_str())
             });
         if !asked {

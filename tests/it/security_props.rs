@@ -11,9 +11,9 @@ use std::io::Write;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use partner::exec::TurnContext;
-use partner::permission::{Authority, Decision, Policy, RequestStatus, pending};
-use partner::trace::TraceOutcome;
+use partner::engine::exec::TurnContext;
+use partner::policy::{Authority, Decision, Policy, RequestStatus, pending};
+use partner::store::trace::TraceOutcome;
 use proptest::prelude::*;
 
 const POLICY: &str = r#"

@@ -6,8 +6,8 @@ use crate::support;
 
 use std::time::{Duration, Instant};
 
-use partner::agent::Event;
-use partner::clock::TokioClock;
+use partner::core::clock::TokioClock;
+use partner::runtime::Event;
 use support::runtime::{Running, running_with_clock, wait_for};
 
 const POLICY: &str = "[rate_limits]\ndefault = { burst = 100000, per_minute = 100000 }\n";
@@ -24,8 +24,8 @@ fn running(script: &str, runtime: &str) -> Running {
 }
 
 fn archival(r: &Running) -> i64 {
-    let store = partner::memory::MemoryStore::open(r.dir.path().join("c.db")).unwrap();
-    partner::memory::records::archival_count(&store.conn(), "ada").unwrap()
+    let store = partner::store::memory::MemoryStore::open(r.dir.path().join("c.db")).unwrap();
+    partner::store::memory::records::archival_count(&store.conn(), "ada").unwrap()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

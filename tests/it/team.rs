@@ -8,13 +8,13 @@
 
 use std::path::{Path, PathBuf};
 
-use partner::permission::Decision;
+use partner::policy::Decision;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use partner::agent::Event;
 use partner::protocol::client::Client;
 use partner::protocol::{Op, RunState, Sequenced, ServerMsg, Status};
+use partner::runtime::Event;
 use serde_json::Value;
 
 use crate::support::postgres;
@@ -385,8 +385,8 @@ fn connect(socket: &Path) -> Client {
 
 #[test]
 fn a_daemon_that_lost_an_agents_lease_commits_nothing_for_it() {
-    use partner::exec::{ExecConfig, Executor, TurnContext};
-    use partner::memory::roster::Fence;
+    use partner::engine::exec::{ExecConfig, Executor, TurnContext};
+    use partner::store::memory::roster::Fence;
     use partner_engine::store::StoreAt;
     let Some(db) = postgres::scratch() else {
         return;
@@ -399,7 +399,7 @@ fn a_daemon_that_lost_an_agents_lease_commits_nothing_for_it() {
     assert_eq!(code, Some(0), "{out}");
     let exec = Executor::open_at(
         &StoreAt::Postgres(db.url.clone()),
-        partner::permission::Policy::permissive(),
+        partner::policy::Policy::permissive(),
         ExecConfig {
             agents: vec!["ada".into()],
             ..ExecConfig::default()
@@ -409,7 +409,7 @@ fn a_daemon_that_lost_an_agents_lease_commits_nothing_for_it() {
     let pg = exec.store().postgres().unwrap();
     let ttl = Duration::from_millis(300);
     let h1 = pg.acquire("ada", "h1", ttl).unwrap();
-    let fence = |lease: &partner::postgres::Lease| Fence {
+    let fence = |lease: &partner::store::postgres::Lease| Fence {
         host: lease.host.clone(),
         epoch: lease.epoch,
     };
@@ -470,7 +470,7 @@ fn a_daemon_stopped_cleanly_gives_its_agents_up_at_once() {
     let taken = all_on(d, &db.url, "h2", Duration::from_secs(10));
     eprintln!("taken over {taken:?} after a clean stop");
     assert!(
-        taken < partner::agent::LEASE_TTL,
+        taken < partner::runtime::LEASE_TTL,
         "{taken:?}: the leases were not given up"
     );
     assert!(!log(d, "h1").contains("panic"), "{}", log(d, "h1"));

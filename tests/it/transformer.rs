@@ -6,8 +6,8 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use partner::embed::relevance::{BUILTIN_SET, RelevanceSet, evaluate};
-use partner::embed::{Embedder, Transformer, cosine};
+use partner::engine::embed::relevance::{BUILTIN_SET, RelevanceSet, evaluate};
+use partner::engine::embed::{Embedder, Transformer, cosine};
 
 /// The shipped transformer, or why it is not here.
 fn model_dir() -> Option<PathBuf> {

@@ -112,7 +112,7 @@ fn replay_of(app: &App, step: usize) -> ReplayPane {
 fn replay_pane() {
     let mut app = scene("dark");
     let mut replay = replay_of(&app, 2);
-    replay.state.divergence = Some(partner::exec::replay::Divergence {
+    replay.state.divergence = Some(partner::engine::exec::replay::Divergence {
         step: 3,
         id: "t3".into(),
         canonical: "/fetch …".into(),
@@ -159,7 +159,7 @@ fn wide_characters_keep_their_columns() {
     support::console::turn(
         &mut app,
         "sage",
-        partner::agent::provider::PromptKind::Response,
+        partner::runtime::provider::PromptKind::Response,
         &text,
         &[(
             WIDE_ACTION,
@@ -254,7 +254,7 @@ fn aliases_are_highlighted_apart_from_canonical_verbs() {
     support::console::turn(
         &mut app,
         "sage",
-        partner::agent::provider::PromptKind::Response,
+        partner::runtime::provider::PromptKind::Response,
         "/remember \"tea\"\n/recall notes",
         &[
             (
@@ -288,7 +288,7 @@ fn a_tool_run_in_the_trace_shows_its_states_and_writes() {
         5,
         "scout",
         "/checklist \"binaries\"",
-        partner::trace::TraceOutcome::Executed,
+        partner::store::trace::TraceOutcome::Executed,
         "tool checklist ran: it writes checklist (each write is checked like your own)",
     );
     run.data = serde_json::json!({
@@ -312,9 +312,9 @@ fn a_tool_run_in_the_trace_shows_its_states_and_writes() {
 
 #[test]
 fn memory_search_shows_which_side_found_each_hit_and_the_index_catching_up() {
-    use partner::embed::IndexStatus;
-    use partner::memory::vectors::{HybridHit, Via};
-    use partner::memory::{SearchDomain, SearchHit};
+    use partner::engine::embed::IndexStatus;
+    use partner::store::memory::vectors::{HybridHit, Via};
+    use partner::store::memory::{SearchDomain, SearchHit};
     use partner::tui::backend::Reply;
     let mut app = scene("dark");
     app.focus = Pane::Memory;
@@ -380,8 +380,8 @@ fn screen_text(terminal: &Terminal<TestBackend>) -> Vec<String> {
 /// each row numbered, the selected one marked, an empty list said so.
 #[test]
 fn the_rules_and_learned_lists_show_each_row_or_say_they_are_empty() {
-    use partner::memory::learned::LearnedRule;
-    use partner::permission::StandingRule;
+    use partner::policy::StandingRule;
+    use partner::store::memory::learned::LearnedRule;
     use partner::tui::app::Overlay;
     use partner::tui::app::overlay::Chooser;
     let mut app = scene("dark");

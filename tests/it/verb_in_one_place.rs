@@ -14,9 +14,9 @@ use partner::dialect::{
     ArgPayload, ArgShape, BlockRegistry, DialectParser, ParseErrorKind, ParsedAction, PartKind,
     Shape, Strictness, Verb, VerbSpec,
 };
-use partner::exec::ActionStatus;
-use partner::exec::registry::{Cx, Effect, Outcome, Stage, VerbHandler};
-use partner::permission::{Policy, VerbTraits};
+use partner::engine::exec::ActionStatus;
+use partner::engine::exec::registry::{Cx, Effect, Outcome, Stage, VerbHandler};
+use partner::policy::{Policy, VerbTraits};
 use support::{Rig, rig};
 
 /// `/rate @agent N ["why"]`: how useful another agent's work was, 1 to 5.
@@ -115,7 +115,7 @@ fn a_verb_with_its_own_shape_is_one_definition_and_every_stage_takes_it() {
     assert_eq!(r.ok("ada", "/score @worker 5").text, "rated worker 5/5");
     assert_eq!(r.ok("ada", "/rtae @worker 2").text, "rated worker 2/5");
     // The shape's own errors reach the agent, and nothing runs.
-    let mut ctx = partner::exec::TurnContext::new("ada", "main", "turn-2");
+    let mut ctx = partner::engine::exec::TurnContext::new("ada", "main", "turn-2");
     let bad = r.exec.run_turn(&mut ctx, "/rate @anchor 9");
     assert!(bad.actions.is_empty(), "{:?}", bad.actions);
     let said = format!("{:?}", bad.errors);

@@ -1,7 +1,7 @@
 //! What search by meaning needs of an embedder, for every crate that
 //! searches (memory, the parse gate, the console): the [`Embedder`] trait,
 //! its error, its batch bound and [`cosine`]. The embedders themselves (a
-//! local model, a server) are the engine's (`partner::embed`).
+//! local model, a server) are the engine's (`partner_engine::embed`).
 
 /// Most texts embedded in one call (more are split into batches).
 pub const MAX_BATCH: usize = 64;

@@ -5,10 +5,10 @@
 //! all, on SQLite and on PostgreSQL alike.
 
 use super::*;
-use partner::exec::registry::ActionTx;
-use partner::memory::roster::{NewIntention, Outgoing};
-use partner::permission::RateLimit;
-use partner::trace::TraceOutcome;
+use partner::engine::exec::registry::ActionTx;
+use partner::policy::RateLimit;
+use partner::store::memory::roster::{NewIntention, Outgoing};
+use partner::store::trace::TraceOutcome;
 
 /// A store of either kind, for opening an action's transaction on it.
 enum Either {

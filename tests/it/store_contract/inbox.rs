@@ -4,7 +4,7 @@
 //! once), and what a cut turn stored is taken back.
 
 use super::{NewMessage, T, postgres};
-use partner::memory::inbox::{NewDelivery, Settled};
+use partner::store::memory::inbox::{NewDelivery, Settled};
 use partner_engine::store::{Store, StoreAt};
 
 fn delivery<'a>(agent: &'a str, text: &'a str) -> NewDelivery<'a> {

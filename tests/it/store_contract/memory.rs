@@ -248,7 +248,7 @@ fn daemons_starting_at_once_migrate_once_and_a_newer_schema_is_refused() {
         .into_iter()
         .map(|t| t.join().unwrap().unwrap())
         .collect();
-    let known = partner::postgres::MIGRATIONS.len() as i64;
+    let known = partner::store::postgres::MIGRATIONS.len() as i64;
     assert_eq!(versions, vec![known; 4]);
     let mut admin = ::postgres::Client::connect(&db.url, ::postgres::NoTls).unwrap();
     let applied: i64 = admin
@@ -275,7 +275,7 @@ fn a_server_that_does_not_answer_is_an_error_within_the_deadline() {
     let started = std::time::Instant::now();
     let err = PgStore::connect(&format!("postgres://root@127.0.0.1:{port}/test")).unwrap_err();
     assert!(
-        started.elapsed() < partner::postgres::CONNECT_TIMEOUT * 2,
+        started.elapsed() < partner::store::postgres::CONNECT_TIMEOUT * 2,
         "{err}"
     );
     assert!(err.to_string().contains("cannot reach"), "{err}");

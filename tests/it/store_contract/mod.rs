@@ -8,15 +8,15 @@
 
 pub(crate) use crate::support::postgres;
 
-pub(crate) use partner::memory::backend::{BlockWrite, Memory, NewMessage};
-pub(crate) use partner::memory::search::{MARK_END, MARK_START};
-pub(crate) use partner::memory::{
+pub(crate) use partner::policy::pending::{NewRequest, NewRule, RequestedAction};
+pub(crate) use partner::policy::requests::{DecideError, Decided, Requests};
+pub(crate) use partner::policy::{Authority, RequestStatus};
+pub(crate) use partner::store::memory::backend::{BlockWrite, Memory, NewMessage};
+pub(crate) use partner::store::memory::search::{MARK_END, MARK_START};
+pub(crate) use partner::store::memory::{
     BlockKind, MemoryError, MemoryStore, NewBlock, Reach, SearchDomain, SearchQuery,
 };
-pub(crate) use partner::permission::pending::{NewRequest, NewRule, RequestedAction};
-pub(crate) use partner::permission::requests::{DecideError, Decided, Requests};
-pub(crate) use partner::permission::{Authority, RequestStatus};
-pub(crate) use partner::postgres::PgStore;
+pub(crate) use partner::store::postgres::PgStore;
 
 mod action;
 mod crash;
@@ -50,8 +50,8 @@ pub(crate) fn on_both(check: impl Fn(&dyn Memory, &str)) {
 pub(crate) const T: i64 = 1_795_262_400_000;
 
 /// Memory and the roster of one store.
-pub(crate) trait ActionStore: Memory + partner::memory::roster::Roster {}
-impl<T: Memory + partner::memory::roster::Roster + ?Sized> ActionStore for T {}
+pub(crate) trait ActionStore: Memory + partner::store::memory::roster::Roster {}
+impl<T: Memory + partner::store::memory::roster::Roster + ?Sized> ActionStore for T {}
 
 /// A queue that threads share.
 pub(crate) type Shared = dyn Requests + Send + Sync;
@@ -76,7 +76,7 @@ pub(crate) fn two_handles_on_both(check: impl Fn(&Shared, &Shared, &str)) {
 }
 
 /// A request of ada's to post, waiting on the partner.
-pub(crate) fn ask(q: &dyn Requests, n: usize) -> partner::permission::PendingRequest {
+pub(crate) fn ask(q: &dyn Requests, n: usize) -> partner::policy::PendingRequest {
     let action = RequestedAction {
         target: Some("bluesky".into()),
         ..RequestedAction::default()

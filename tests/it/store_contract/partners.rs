@@ -3,7 +3,7 @@
 //! names are checked and never reused.
 
 use super::*;
-use partner::permission::partners::{PartnerError, Partners, TOKEN_PREFIX, token_hash};
+use partner::policy::partners::{PartnerError, Partners, TOKEN_PREFIX, token_hash};
 
 #[test]
 fn partners_are_added_identified_by_token_and_revoked_on_both() {

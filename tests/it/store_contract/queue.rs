@@ -97,7 +97,7 @@ fn standing_rules_are_added_listed_and_revoked_on_both() {
 
 #[test]
 fn a_request_and_its_decision_reach_a_listening_daemon_within_a_second() {
-    use partner::postgres::channel;
+    use partner::store::postgres::channel;
     use std::time::{Duration, Instant};
     let Some(db) = postgres::scratch() else {
         return;
@@ -157,7 +157,7 @@ fn a_request_and_its_decision_reach_a_listening_daemon_within_a_second() {
 
 #[test]
 fn an_agents_lease_has_one_holder_and_a_lapsed_one_is_taken_over() {
-    use partner::postgres::LeaseError;
+    use partner::store::postgres::LeaseError;
     use std::time::{Duration, Instant};
     let Some(db) = postgres::scratch() else {
         return;
@@ -235,8 +235,8 @@ fn an_agents_lease_has_one_holder_and_a_lapsed_one_is_taken_over() {
 
 #[test]
 fn rate_buckets_give_each_token_once_on_both() {
-    use partner::permission::RateLimit;
-    use partner::permission::rate::Buckets;
+    use partner::policy::RateLimit;
+    use partner::policy::rate::Buckets;
     let (pairs, _kept) = pairs(
         |path| Box::new(MemoryStore::open(path).unwrap()) as Box<dyn Buckets + Send + Sync>,
         |url| Box::new(PgStore::connect(url).unwrap()) as Box<dyn Buckets + Send + Sync>,

@@ -6,16 +6,16 @@ use super::*;
 #[test]
 fn the_trace_numbers_every_record_once_and_pages_alike_on_both() {
     use crate::support::console::record;
-    use partner::trace::TraceOutcome;
-    use partner::trace::query::TraceFilter;
+    use partner::store::trace::TraceOutcome;
+    use partner::store::trace::query::TraceFilter;
     let (pairs, _kept) = pairs(
         |path| {
             Box::new(MemoryStore::open(path).unwrap())
-                as Box<dyn partner::trace::backend::Trace + Send + Sync>
+                as Box<dyn partner::store::trace::backend::Trace + Send + Sync>
         },
         |url| {
             Box::new(PgStore::connect(url).unwrap())
-                as Box<dyn partner::trace::backend::Trace + Send + Sync>
+                as Box<dyn partner::store::trace::backend::Trace + Send + Sync>
         },
     );
     let mut pages = Vec::new();
@@ -71,13 +71,17 @@ fn the_trace_numbers_every_record_once_and_pages_alike_on_both() {
 
 #[test]
 fn the_roster_intentions_and_outbox_behave_alike_on_both() {
-    use partner::memory::records::IntentionStatus;
-    use partner::memory::roster::{NewIntention, Outgoing};
+    use partner::store::memory::records::IntentionStatus;
+    use partner::store::memory::roster::{NewIntention, Outgoing};
     let (pairs, _kept) = pairs(
         |path| {
-            Box::new(MemoryStore::open(path).unwrap()) as Box<dyn partner::memory::roster::Roster>
+            Box::new(MemoryStore::open(path).unwrap())
+                as Box<dyn partner::store::memory::roster::Roster>
         },
-        |url| Box::new(PgStore::connect(url).unwrap()) as Box<dyn partner::memory::roster::Roster>,
+        |url| {
+            Box::new(PgStore::connect(url).unwrap())
+                as Box<dyn partner::store::memory::roster::Roster>
+        },
     );
     for (on, one, two) in &pairs {
         let fresh = two.agent_state("ada").unwrap();
@@ -182,7 +186,7 @@ fn the_roster_intentions_and_outbox_behave_alike_on_both() {
 
 #[test]
 fn learned_phrasings_are_kept_and_forgotten_alike_on_both() {
-    use partner::memory::learned::Phrasings;
+    use partner::store::memory::learned::Phrasings;
     let (pairs, _kept) = pairs(
         |path| Box::new(MemoryStore::open(path).unwrap()) as Box<dyn Phrasings>,
         |url| Box::new(PgStore::connect(url).unwrap()) as Box<dyn Phrasings>,

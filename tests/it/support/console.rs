@@ -2,14 +2,14 @@
 
 #![allow(dead_code)]
 
-use partner::agent::Event;
-use partner::agent::provider::PromptKind;
-use partner::agent::runtime::RunState;
 use partner::dialect::{Op, Span, Verb};
-use partner::exec::ActionStatus;
-use partner::memory::{Block, BlockKind, BlockPermission, BlockVersion};
-use partner::permission::{Authority, PendingRequest, RequestStatus};
-use partner::trace::{DecisionPath, TraceOp, TraceOutcome, TraceRecord, TraceSource};
+use partner::engine::exec::ActionStatus;
+use partner::policy::{Authority, PendingRequest, RequestStatus};
+use partner::runtime::Event;
+use partner::runtime::provider::PromptKind;
+use partner::runtime::runtime::RunState;
+use partner::store::memory::{Block, BlockKind, BlockPermission, BlockVersion};
+use partner::store::trace::{DecisionPath, TraceOp, TraceOutcome, TraceRecord, TraceSource};
 use partner::tui::app::App;
 use partner::tui::keymap::Keymap;
 use partner::tui::model::AgentRow;
@@ -30,7 +30,7 @@ pub fn request(
         id: id.into(),
         agent: agent.into(),
         canonical: canonical.into(),
-        action: partner::permission::RequestedAction::default(),
+        action: partner::policy::RequestedAction::default(),
         verb: canonical[1..]
             .split_whitespace()
             .next()

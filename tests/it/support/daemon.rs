@@ -37,7 +37,7 @@ impl Daemon {
 
 /// The cookie a daemon with data directory `data` keeps for `socket`.
 pub fn cookie_of(data: &Path, socket: &Path) -> Option<String> {
-    partner::doorman::read_cookie_at(&partner::doorman::cookie_in(data, socket)?)
+    partner::core::doorman::read_cookie_at(&partner::core::doorman::cookie_in(data, socket)?)
 }
 
 /// A hello line (JSON, with its newline) for a raw client.

@@ -2,7 +2,7 @@
 //! screen as text, and a wide console with three requests waiting.
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
-use partner::permission::{Authority, Decision, PendingRequest};
+use partner::policy::{Authority, Decision, PendingRequest};
 use partner::tui::app::{App, Command, UNDO_WINDOW};
 use partner::tui::backend::{Op, Reply};
 use ratatui::Terminal;

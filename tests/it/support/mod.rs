@@ -19,11 +19,11 @@ use std::io::{BufRead, BufReader, Write};
 use std::net::TcpListener;
 use std::sync::Arc;
 
-use partner::clock::ManualClock;
-use partner::exec::{ActionReport, ActionStatus, ExecConfig, Executor, TurnContext};
-use partner::memory::{BlockKind, BlockPermission, MemoryStore};
-use partner::permission::Policy;
-use partner::trace::BlockSpec;
+use partner::core::clock::ManualClock;
+use partner::engine::exec::{ActionReport, ActionStatus, ExecConfig, Executor, TurnContext};
+use partner::policy::Policy;
+use partner::store::memory::{BlockKind, BlockPermission, MemoryStore};
+use partner::store::trace::BlockSpec;
 
 /// A deterministic stream of numbers (xorshift), for tests that make many
 /// cases from a seed.
@@ -76,8 +76,8 @@ pub fn rig(policy: Policy) -> Rig {
 impl Rig {
     /// What waits in `agent`'s inbox (messages no turn has answered yet),
     /// oldest first.
-    pub fn inbox(&self, agent: &str) -> Vec<partner::memory::inbox::Delivery> {
-        use partner::memory::inbox::Inbox;
+    pub fn inbox(&self, agent: &str) -> Vec<partner::store::memory::inbox::Delivery> {
+        use partner::store::memory::inbox::Inbox;
         let store = self.exec.store().sqlite().unwrap();
         let conn = store.conn();
         conn.waiting_for(agent, 100).unwrap()
@@ -108,7 +108,7 @@ impl Rig {
                     value: value.into(),
                     shared: false,
                 },
-                &partner::permission::Authority::Partner,
+                &partner::policy::Authority::Partner,
             )
             .unwrap();
     }
@@ -140,12 +140,16 @@ impl Rig {
     }
 
     pub fn value(&self, agent: &str, label: &str) -> Option<String> {
-        partner::memory::blocks::get(&self.exec.store().sqlite().unwrap().conn(), agent, label)
-            .unwrap()
-            .map(|b| b.value)
+        partner::store::memory::blocks::get(
+            &self.exec.store().sqlite().unwrap().conn(),
+            agent,
+            label,
+        )
+        .unwrap()
+        .map(|b| b.value)
     }
 
-    pub fn trace(&self) -> Vec<partner::trace::TraceRecord> {
+    pub fn trace(&self) -> Vec<partner::store::trace::TraceRecord> {
         let (records, warnings) = self.exec.trace().unwrap();
         assert!(warnings.is_empty(), "{warnings:?}");
         records

@@ -22,7 +22,7 @@ pub const WORDS: &[(&str, [f32; 8])] = &[
 /// Writes the tiny model into `dir`.
 pub fn tiny_model(dir: &Path) {
     let words: Vec<(&str, Vec<f32>)> = WORDS.iter().map(|(w, v)| (*w, v.to_vec())).collect();
-    partner::embed::write_model(dir, &words).unwrap();
+    partner::engine::embed::write_model(dir, &words).unwrap();
 }
 
 /// What the tiny model gives `text`: the mean of its known words'

@@ -5,8 +5,8 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
-use partner::agent::{ConstellationConfig, Event, RuntimeHandle, start};
-use partner::clock::TokioClock;
+use partner::core::clock::TokioClock;
+use partner::runtime::{ConstellationConfig, Event, RuntimeHandle, start};
 use tokio::sync::broadcast;
 
 /// A constellation running on the current tokio runtime.
@@ -42,9 +42,9 @@ pub fn running_with_clock(config: &str, policy: &str, script: &str, clock: Tokio
     std::fs::write(dir.path().join("policy.toml"), policy).unwrap();
     let clock = Arc::new(clock);
     let executor = Arc::new(
-        partner::exec::Executor::with_parts(
+        partner::engine::exec::Executor::with_parts(
             Arc::new(
-                partner::memory::MemoryStore::open(dir.path().join("c.db"))
+                partner::store::memory::MemoryStore::open(dir.path().join("c.db"))
                     .unwrap()
                     .into(),
             ),

@@ -1,7 +1,7 @@
 //! The execution trace: one record per action outcome, kept in the
 //! constellation's database (`store`), written in the same transaction as
 //! the effect it records; exported and read as JSON lines (`jsonl`).
-//! Replaying a trace is the executor's job (`partner::exec::replay`).
+//! Replaying a trace is the executor's job (`partner_engine::exec::replay`).
 
 pub mod backend;
 mod jsonl;
