@@ -17,7 +17,7 @@ use std::time::Duration;
 use partner::console::ConsoleBackend;
 use partner::runtime::Event;
 use partner::tui::app::{App, Command};
-use partner::tui::backend::{Backend, Op, Reply};
+use partner::tui::backend::{Backend, BackendOp, Reply};
 use partner::tui::panes::Pane;
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
@@ -215,9 +215,9 @@ async fn main() {
     );
     app.size = (180, 44);
     for op in [
-        Op::Host(partner::protocol::Op::Status),
-        Op::Host(partner::protocol::Op::Queue),
-        Op::Host(partner::protocol::Op::Trace { after: 0 }),
+        BackendOp::Host(partner::protocol::Op::Status),
+        BackendOp::Host(partner::protocol::Op::Queue),
+        BackendOp::Host(partner::protocol::Op::Trace { after: 0 }),
     ] {
         backend.send(op);
     }
@@ -317,7 +317,7 @@ async fn main() {
 
     app.focus = Pane::Memory;
     app.memory.agent = Some("sage".into());
-    backend.send(Op::Host(partner::protocol::Op::Blocks {
+    backend.send(BackendOp::Host(partner::protocol::Op::Blocks {
         agent: "sage".into(),
     }));
     live(
@@ -338,9 +338,9 @@ async fn main() {
     key(&mut app, KeyCode::Esc);
 
     // The run's own trace, replayed.
-    backend.send(Op::OpenReplay(partner::store::trace::TraceInput::Database(
-        db.clone(),
-    )));
+    backend.send(BackendOp::OpenReplay(
+        partner::store::trace::TraceInput::Database(db.clone()),
+    ));
     live(
         &mut app,
         &backend,

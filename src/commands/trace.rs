@@ -27,7 +27,7 @@ pub struct TraceSourceArgs {
 }
 
 /// A trace to read: a file or database file, or a PostgreSQL store's.
-pub enum TraceSource {
+pub enum TraceAt {
     /// A database file or a JSON-lines file.
     Input(TraceInput),
     /// A PostgreSQL store (its trace is read through the store).
@@ -36,12 +36,12 @@ pub enum TraceSource {
 
 impl TraceSourceArgs {
     /// The trace to read.
-    pub fn source(&self) -> Result<TraceSource> {
+    pub fn source(&self) -> Result<TraceAt> {
         Ok(match &self.file {
-            Some(path) => TraceSource::Input(TraceInput::guess(path)),
+            Some(path) => TraceAt::Input(TraceInput::guess(path)),
             None => match self.db.existing_at()? {
-                StoreAt::File(path) => TraceSource::Input(TraceInput::Database(path)),
-                at => TraceSource::Store(Box::new(Store::open(&at)?)),
+                StoreAt::File(path) => TraceAt::Input(TraceInput::Database(path)),
+                at => TraceAt::Store(Box::new(Store::open(&at)?)),
             },
         })
     }
@@ -86,10 +86,10 @@ pub struct ReplayOptions {
     pub verify: bool,
 }
 
-fn read(source: &TraceSource, err: &mut dyn Write) -> Result<Vec<TraceRecord>> {
+fn read(source: &TraceAt, err: &mut dyn Write) -> Result<Vec<TraceRecord>> {
     let input = match source {
-        TraceSource::Input(input) => input,
-        TraceSource::Store(store) => return Ok(store.read(|tx| tx.all_records())?),
+        TraceAt::Input(input) => input,
+        TraceAt::Store(store) => return Ok(store.read(|tx| tx.all_records())?),
     };
     let (records, warnings) = input.load().map_err(Error::Runtime)?;
     for warning in warnings {
@@ -226,7 +226,7 @@ pub fn run_replay(
     err: &mut dyn Write,
 ) -> Result<i32> {
     let source = options.source.source()?;
-    if let TraceSource::Input(input) = &source
+    if let TraceAt::Input(input) = &source
         && !options.verify
         && std::io::IsTerminal::is_terminal(&std::io::stdout())
     {
@@ -248,10 +248,10 @@ pub fn run_replay(
         return Ok(0);
     }
     let verification = match &source {
-        TraceSource::Input(input) => verify(input)?,
-        TraceSource::Store(store) => verify_store(store)?,
+        TraceAt::Input(input) => verify(input)?,
+        TraceAt::Store(store) => verify_store(store)?,
     };
-    if let TraceSource::Input(input) = &source {
+    if let TraceAt::Input(input) = &source {
         for warning in &verification.warnings {
             writeln!(err, "warning: {}: {warning}", input.path().display())
                 .map_err(Error::Write)?;

@@ -17,8 +17,8 @@ use partner_protocol::wire::{
     Block, BlockVersion, CommandPlan, IndexStatus, LearnedRule, OlderPage, StandingRule,
 };
 use partner_protocol::{Answer, Connection, Event, Host, Op as HostOp};
-use partner_tui::backend::{Backend, Op, Reply};
-use partner_tui::model::AgentRow;
+use partner_tui::backend::{Backend, BackendOp, Reply};
+use partner_tui::model::AgentLine;
 use partner_tui::panes::{LispView, OutputView};
 
 /// The console's backend: the constellation through its host, a replayed
@@ -55,9 +55,9 @@ impl Backend for ConsoleBackend {
         self.host.connection()
     }
 
-    fn send(&self, op: Op) {
+    fn send(&self, op: BackendOp) {
         match op {
-            Op::Host(op) => {
+            BackendOp::Host(op) => {
                 let host = Arc::clone(&self.host);
                 let replies = self.replies.clone();
                 let asked = Asked::of(&op);
@@ -322,7 +322,7 @@ fn status(
     let rows = status
         .agents
         .into_iter()
-        .map(|a| AgentRow {
+        .map(|a| AgentLine {
             name: a.name,
             state: a.state,
             next_pulse_at: a

@@ -4,25 +4,25 @@
 
 use partner_dialect::VerbTable;
 use partner_store::trace::TraceRecord;
-use partner_tui::backend::{Op, OpenedTrace, Reply};
+use partner_tui::backend::{BackendOp, OpenedTrace, Reply};
 
 /// Carries out a replay op (blocking: run it off the console's thread).
-pub fn run(op: Op, verbs: &VerbTable) -> Reply {
+pub fn run(op: BackendOp, verbs: &VerbTable) -> Reply {
     match op {
-        Op::OpenReplay(input) => match input.load() {
+        BackendOp::OpenReplay(input) => match input.load() {
             Ok((records, _)) => Reply::Replay(OpenedTrace {
                 path: input.path().to_path_buf(),
                 records,
             }),
             Err(e) => Reply::Failed(format!("cannot open the trace: {e}")),
         },
-        Op::VerifyReplay(records) => verify(&records, verbs),
-        Op::ReplayMemory {
+        BackendOp::VerifyReplay(records) => verify(&records, verbs),
+        BackendOp::ReplayMemory {
             records,
             step,
             agent,
         } => memory_at(&records, step, &agent, verbs),
-        Op::Host(op) => Reply::Failed(format!("not a replay: {op:?}")),
+        BackendOp::Host(op) => Reply::Failed(format!("not a replay: {op:?}")),
     }
 }
 

@@ -10,7 +10,7 @@ use partner::runtime::Event;
 use partner::store::memory::{Block, BlockKind, BlockPermission};
 use partner::tui::app::overlay::Confirm;
 use partner::tui::app::{Command, Overlay};
-use partner::tui::backend::{Op, Reply, SaveOutcome};
+use partner::tui::backend::{BackendOp, Reply, SaveOutcome};
 use partner::tui::panes::Pane;
 use support::console::{NOW, scene};
 use support::driving::*;
@@ -42,7 +42,7 @@ fn an_edit_survives_a_failed_save_and_a_conflict_becomes_a_merge() {
     key(&mut app, KeyCode::End);
     typed(&mut app, " Likes tea.");
     let commands = app.on_key(KeyEvent::new(KeyCode::Char('s'), KeyModifiers::CONTROL));
-    let Some(Command::Op(Op::Host(partner::protocol::Op::SaveBlock {
+    let Some(Command::Op(BackendOp::Host(partner::protocol::Op::SaveBlock {
         base_version,
         value,
         ..
@@ -90,10 +90,12 @@ fn an_edit_survives_a_failed_save_and_a_conflict_becomes_a_merge() {
     assert!(
         matches!(
             commands.as_slice(),
-            [Command::Op(Op::Host(partner::protocol::Op::SaveBlock {
-                base_version: 3,
-                ..
-            }))]
+            [Command::Op(BackendOp::Host(
+                partner::protocol::Op::SaveBlock {
+                    base_version: 3,
+                    ..
+                }
+            ))]
         ),
         "{commands:?}"
     );
@@ -231,7 +233,7 @@ fn fixing_a_proposed_action_offers_to_learn_the_words() {
     let sent = after_window(&mut app);
     assert!(
         sent.iter().any(
-            |c| matches!(c, Command::Op(Op::Host(partner::protocol::Op::Decide {
+            |c| matches!(c, Command::Op(BackendOp::Host(partner::protocol::Op::Decide {
                 request,
                 decision: partner::protocol::wire::Decision::ApproveEdited(_),
             })) if request == "r1")
@@ -253,7 +255,7 @@ fn fixing_a_proposed_action_offers_to_learn_the_words() {
     let learned = key(&mut app, KeyCode::Char('y'));
     assert!(
         learned.iter().any(
-            |c| matches!(c, Command::Op(Op::Host(partner::protocol::Op::Learn { words, action }))
+            |c| matches!(c, Command::Op(BackendOp::Host(partner::protocol::Op::Learn { words, action }))
             if words == "Jot down: buy oat milk" && action == "/recall insert \"buy oat milk\"")
         ),
         "{learned:?}"
@@ -265,7 +267,7 @@ fn edited_sent(commands: &[Command]) -> Vec<(String, String)> {
     commands
         .iter()
         .filter_map(|c| match c {
-            Command::Op(Op::Host(partner::protocol::Op::Decide {
+            Command::Op(BackendOp::Host(partner::protocol::Op::Decide {
                 request,
                 decision: partner::protocol::wire::Decision::ApproveEdited(text),
             })) => Some((request.clone(), text.clone())),

@@ -16,7 +16,7 @@ use partner::protocol::host::Pending;
 use partner::protocol::views::{Previews, Queue};
 use partner::protocol::{Answer, Connection, Event, Host, Op as HostOp};
 use partner::tui::app::Command;
-use partner::tui::backend::{Backend, Op, Reply};
+use partner::tui::backend::{Backend, BackendOp, Reply};
 use tokio::sync::{broadcast, mpsc};
 
 /// A host that answers from a script and keeps every operation it was sent.
@@ -119,7 +119,7 @@ async fn the_console_reads_and_decides_through_its_host_alone() {
     app.size = (180, 48);
 
     // The queue, as the host answered it, is what the console shows.
-    backend.send(Op::Host(HostOp::Queue));
+    backend.send(BackendOp::Host(HostOp::Queue));
     let queue = next(&mut replies, |r| {
         matches!(r, Reply::Pending(..)).then_some(r)
     })
@@ -134,12 +134,12 @@ async fn the_console_reads_and_decides_through_its_host_alone() {
     let decided: Vec<HostOp> = after_window(&mut app)
         .into_iter()
         .filter_map(|c| match c {
-            Command::Op(Op::Host(op @ HostOp::Decide { .. })) => Some(op),
+            Command::Op(BackendOp::Host(op @ HostOp::Decide { .. })) => Some(op),
             _ => None,
         })
         .collect();
     assert_eq!(decided.len(), 1, "{decided:?}");
-    backend.send(Op::Host(decided[0].clone()));
+    backend.send(BackendOp::Host(decided[0].clone()));
     let outcome = next(&mut replies, |r| match r {
         Reply::Decided { id, outcome } if id == "r1" => Some(outcome),
         _ => None,
@@ -148,7 +148,7 @@ async fn the_console_reads_and_decides_through_its_host_alone() {
     assert_eq!(outcome, Ok("approve once: r1".to_string()));
 
     // Memory too; a list cut to fit is said to be cut, not shown as whole.
-    backend.send(Op::Host(HostOp::Blocks {
+    backend.send(BackendOp::Host(HostOp::Blocks {
         agent: "ada".into(),
     }));
     let labels = next(&mut replies, |r| match r {
@@ -167,7 +167,7 @@ async fn the_console_reads_and_decides_through_its_host_alone() {
     assert!(notice.contains("3 more did not fit"), "{notice}");
 
     // What the script does not know is a failure the partner reads.
-    backend.send(Op::Host(HostOp::Rules));
+    backend.send(BackendOp::Host(HostOp::Rules));
     let why = next(&mut replies, |r| match r {
         Reply::Failed(why) => Some(why),
         _ => None,

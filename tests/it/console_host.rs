@@ -14,7 +14,7 @@ use partner::console::ConsoleBackend;
 use partner::policy::Decision;
 use partner::protocol::host::Pending;
 use partner::protocol::{Answer, Connection, Event, Host, Op as HostOp};
-use partner::tui::backend::{Backend, Op, Reply};
+use partner::tui::backend::{Backend, BackendOp, Reply};
 use tokio::sync::{broadcast, mpsc};
 
 /// What a console sees when it decides the waiting request, halts an
@@ -55,7 +55,7 @@ async fn drive(host: Arc<dyn Host>) -> Seen {
     // The agent's first pulse asks; the request waits for the partner.
     let started = std::time::Instant::now();
     let id = loop {
-        backend.send(Op::Host(partner::protocol::Op::Queue));
+        backend.send(BackendOp::Host(partner::protocol::Op::Queue));
         let waiting = reply(&mut replies, |r| match r {
             Reply::Pending(list, _) => Some(list),
             _ => None,
@@ -70,7 +70,7 @@ async fn drive(host: Arc<dyn Host>) -> Seen {
         );
         tokio::time::sleep(Duration::from_millis(50)).await;
     };
-    backend.send(Op::Host(HostOp::Decide {
+    backend.send(BackendOp::Host(HostOp::Decide {
         request: id.clone(),
         decision: Decision::ApproveOnce,
     }));
@@ -79,7 +79,7 @@ async fn drive(host: Arc<dyn Host>) -> Seen {
         _ => None,
     })
     .await;
-    backend.send(Op::Host(
+    backend.send(BackendOp::Host(
         partner::tui::command::AgentControl::Halt.op("nobody".into()),
     ));
     let halted_nobody = reply(&mut replies, |r| match r {
@@ -87,7 +87,7 @@ async fn drive(host: Arc<dyn Host>) -> Seen {
         _ => None,
     })
     .await;
-    backend.send(Op::Host(HostOp::Run {
+    backend.send(BackendOp::Host(HostOp::Run {
         agent: "ada".into(),
         text: "/recall insert \"from the partner\"".into(),
     }));
@@ -100,7 +100,7 @@ async fn drive(host: Arc<dyn Host>) -> Seen {
     // through the console's own search.
     let started = std::time::Instant::now();
     let archived = loop {
-        backend.send(Op::Host(HostOp::Search {
+        backend.send(BackendOp::Host(HostOp::Search {
             query: "friday".into(),
         }));
         let found = reply(&mut replies, |r| match r {
@@ -115,7 +115,7 @@ async fn drive(host: Arc<dyn Host>) -> Seen {
         tokio::time::sleep(Duration::from_millis(50)).await;
     };
     // Memory and the trace read as the console reads them.
-    backend.send(Op::Host(HostOp::Blocks {
+    backend.send(BackendOp::Host(HostOp::Blocks {
         agent: "ada".into(),
     }));
     let blocks = reply(&mut replies, |r| match r {
@@ -125,7 +125,7 @@ async fn drive(host: Arc<dyn Host>) -> Seen {
         _ => None,
     })
     .await;
-    backend.send(Op::Host(HostOp::Trace { after: 0 }));
+    backend.send(BackendOp::Host(HostOp::Trace { after: 0 }));
     let traced = reply(&mut replies, |r| match r {
         Reply::Trace(records, ..) => Some(
             records
@@ -245,7 +245,7 @@ async fn the_console_sends_the_protocols_operations_and_says_what_the_host_answe
     let (tx, mut replies) = mpsc::unbounded_channel();
     let backend = ConsoleBackend::new(host.clone(), builtin_verbs(), tx);
     assert_eq!(backend.connection(), Connection::Attached);
-    backend.send(Op::Host(HostOp::Decide {
+    backend.send(BackendOp::Host(HostOp::Decide {
         request: "r7".into(),
         decision: Decision::ApproveFor(Duration::from_secs(600)),
     }));
@@ -255,7 +255,7 @@ async fn the_console_sends_the_protocols_operations_and_says_what_the_host_answe
     })
     .await;
     assert_eq!(outcome, Ok("approve once: r7".into()));
-    backend.send(Op::Host(HostOp::Decide {
+    backend.send(BackendOp::Host(HostOp::Decide {
         request: "r8".into(),
         decision: Decision::ApproveEdited("/recall x".into()),
     }));
@@ -263,13 +263,13 @@ async fn the_console_sends_the_protocols_operations_and_says_what_the_host_answe
         matches!(r, Reply::Decided { .. }).then_some(())
     })
     .await;
-    backend.send(Op::Host(HostOp::Message {
+    backend.send(BackendOp::Host(HostOp::Message {
         agent: "ada".into(),
         text: "hello".into(),
     }));
     for agent in ["ada", "bo"] {
         let every = partner::tui::command::AgentControl::SetPulse(Duration::from_secs(90));
-        backend.send(Op::Host(every.op(agent.into())));
+        backend.send(BackendOp::Host(every.op(agent.into())));
     }
     let started = std::time::Instant::now();
     while host.sent.lock().unwrap().len() < 5 {
@@ -279,14 +279,16 @@ async fn the_console_sends_the_protocols_operations_and_says_what_the_host_answe
     let mut sent = host.sent.lock().unwrap().clone();
     // The two pulse settings go out concurrently: compare them as a set.
     sent[3..].sort_by_key(|op| format!("{op:?}"));
-    let ninety = partner::core::clock::Span::from_secs(90).unwrap();
+    let ninety = partner::core::clock::TimeSpan::from_secs(90).unwrap();
     assert_eq!(
         sent,
         vec![
             HostOp::Decide {
                 request: "r7".into(),
                 decision: Decision::ApproveFor(
-                    partner::core::clock::Span::from_secs(600).unwrap().get()
+                    partner::core::clock::TimeSpan::from_secs(600)
+                        .unwrap()
+                        .get()
                 ),
             },
             HostOp::Decide {
@@ -314,7 +316,7 @@ async fn what_the_host_refuses_reaches_the_partner_instead_of_vanishing() {
     let host = fake(Err("the daemon is not reachable now".into()));
     let (tx, mut replies) = mpsc::unbounded_channel();
     let backend = ConsoleBackend::new(host, builtin_verbs(), tx);
-    backend.send(Op::Host(HostOp::Decide {
+    backend.send(BackendOp::Host(HostOp::Decide {
         request: "r1".into(),
         decision: Decision::Deny(None),
     }));
@@ -325,11 +327,11 @@ async fn what_the_host_refuses_reaches_the_partner_instead_of_vanishing() {
     .await;
     assert_eq!(outcome, Err("the daemon is not reachable now".into()));
     // A message and a halt nobody received are said to have failed.
-    backend.send(Op::Host(HostOp::Message {
+    backend.send(BackendOp::Host(HostOp::Message {
         agent: "ada".into(),
         text: "hi".into(),
     }));
-    backend.send(Op::Host(
+    backend.send(BackendOp::Host(
         partner::tui::command::AgentControl::Halt.op("ada".into()),
     ));
     for _ in 0..2 {
@@ -341,7 +343,7 @@ async fn what_the_host_refuses_reaches_the_partner_instead_of_vanishing() {
         assert_eq!(why, "the daemon is not reachable now");
     }
     // The status: none is shown rather than an empty constellation.
-    backend.send(Op::Host(partner::protocol::Op::Status));
+    backend.send(BackendOp::Host(partner::protocol::Op::Status));
     let said = reply(&mut replies, |r| match r {
         Reply::Agents(rows) => Some(format!("{} agents", rows.len())),
         Reply::Failed(why) => Some(why),
@@ -395,7 +397,7 @@ async fn an_operation_that_fails_inside_partner_is_answered_not_left_waiting() {
     let (tx, mut replies) = mpsc::unbounded_channel();
     let backend = ConsoleBackend::new(host, builtin_verbs(), tx);
     // The decision's own answer says it failed: the queue does not wait.
-    backend.send(Op::Host(HostOp::Decide {
+    backend.send(BackendOp::Host(HostOp::Decide {
         request: "r4".into(),
         decision: Decision::ApproveOnce,
     }));
@@ -407,7 +409,7 @@ async fn an_operation_that_fails_inside_partner_is_answered_not_left_waiting() {
     let why = outcome.unwrap_err();
     assert!(why.contains("partner failed inside"), "{why}");
     // Any other operation is answered with a failure too.
-    backend.send(Op::Host(partner::protocol::Op::Status));
+    backend.send(BackendOp::Host(partner::protocol::Op::Status));
     let why = reply(&mut replies, |r| match r {
         Reply::Failed(why) => Some(why),
         _ => None,

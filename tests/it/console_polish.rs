@@ -11,7 +11,7 @@ use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use partner::runtime::Event;
 use partner::runtime::provider::PromptKind;
 use partner::tui::app::{App, Command};
-use partner::tui::backend::{Op, Reply};
+use partner::tui::backend::{BackendOp, Reply};
 use partner::tui::panes::{Pane, ReplayPane};
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
@@ -271,7 +271,7 @@ fn slash_searches_the_pane_that_has_the_keys() {
     typed(&mut app, "studio");
     let commands = key(&mut app, KeyCode::Enter);
     assert!(
-        matches!(commands.as_slice(), [Command::Op(Op::Host(partner::protocol::Op::Search { query }))] if query == "studio")
+        matches!(commands.as_slice(), [Command::Op(BackendOp::Host(partner::protocol::Op::Search { query }))] if query == "studio")
     );
     app.on_reply(Reply::Hits {
         query: "studio".into(),
@@ -297,7 +297,7 @@ fn slash_searches_the_pane_that_has_the_keys() {
     assert_eq!(app.memory.agent.as_deref(), Some("anchor"));
     assert_eq!(app.memory.selected.as_deref(), Some("persona"));
     assert!(
-        matches!(commands.as_slice(), [Command::Op(Op::Host(partner::protocol::Op::Blocks { agent }))] if agent == "anchor")
+        matches!(commands.as_slice(), [Command::Op(BackendOp::Host(partner::protocol::Op::Blocks { agent }))] if agent == "anchor")
     );
 }
 
@@ -417,7 +417,7 @@ fn plain_words_at_the_command_line_are_offered_as_an_action() {
     assert!(
         commands.iter().any(|c| matches!(
             c,
-            Command::Op(partner::tui::backend::Op::Host(partner::protocol::Op::Run { text, .. }))
+            Command::Op(partner::tui::backend::BackendOp::Host(partner::protocol::Op::Run { text, .. }))
                 if text == "/recall insert \"the launch moved to Monday\""
         )),
         "{commands:?}"
@@ -431,14 +431,15 @@ fn plain_words_at_the_command_line_are_offered_as_an_action() {
 #[test]
 fn learned_phrasings_are_listed_and_forgotten() {
     use partner::store::memory::learned::LearnedRule;
-    use partner::tui::backend::{Op, Reply};
+    use partner::tui::backend::{BackendOp, Reply};
     let mut app = scene("dark");
     typed(&mut app, ":learned");
     let asked = key(&mut app, KeyCode::Enter);
     assert!(
-        asked
-            .iter()
-            .any(|c| matches!(c, Command::Op(Op::Host(partner::protocol::Op::Learned)))),
+        asked.iter().any(|c| matches!(
+            c,
+            Command::Op(BackendOp::Host(partner::protocol::Op::Learned))
+        )),
         "{asked:?}"
     );
     app.on_reply(Reply::LearnedRules(vec![LearnedRule {
@@ -459,7 +460,7 @@ fn learned_phrasings_are_listed_and_forgotten() {
     assert!(
         forgot.iter().any(|c| matches!(
             c,
-            Command::Op(Op::Host(partner::protocol::Op::Forget { id: 4 }))
+            Command::Op(BackendOp::Host(partner::protocol::Op::Forget { id: 4 }))
         )),
         "{forgot:?}"
     );

@@ -11,7 +11,7 @@ use partner::policy::Decision;
 use partner::runtime::Event;
 use partner::tui::app::overlay::Confirm;
 use partner::tui::app::{Command, Overlay};
-use partner::tui::backend::{Op, OpenedTrace, Reply};
+use partner::tui::backend::{BackendOp, OpenedTrace, Reply};
 use partner::tui::panes::Pane;
 use support::console::{NOW, scene};
 use support::driving::*;
@@ -109,7 +109,7 @@ fn keys_act_only_on_what_they_refer_to() {
     assert!(
         !commands.iter().any(|c| matches!(
             c,
-            Command::Op(Op::Host(partner::protocol::Op::UndoBlock { .. }))
+            Command::Op(BackendOp::Host(partner::protocol::Op::UndoBlock { .. }))
         )),
         "u in Turns undid a block"
     );
@@ -192,7 +192,7 @@ fn standing_rules_ask_first_and_the_last_decision_can_be_taken_back() {
     let commands = key(&mut app, KeyCode::Char('R'));
     assert!(matches!(
         commands.as_slice(),
-        [Command::Op(Op::Host(partner::protocol::Op::Rules))]
+        [Command::Op(BackendOp::Host(partner::protocol::Op::Rules))]
     ));
     app.on_reply(Reply::Rules(vec![partner::policy::StandingRule {
         id: 7,
@@ -211,9 +211,9 @@ fn standing_rules_ask_first_and_the_last_decision_can_be_taken_back() {
     let commands = key(&mut app, KeyCode::Char('y'));
     assert!(matches!(
         commands.as_slice(),
-        [Command::Op(Op::Host(partner::protocol::Op::RevokeRule {
-            id: 7
-        }))]
+        [Command::Op(BackendOp::Host(
+            partner::protocol::Op::RevokeRule { id: 7 }
+        ))]
     ));
 }
 
@@ -231,8 +231,8 @@ fn replay_is_a_mode_in_which_nothing_is_decided() {
         matches!(
             commands.as_slice(),
             [
-                Command::Op(Op::VerifyReplay(_)),
-                Command::Op(Op::ReplayMemory { step: 0, .. })
+                Command::Op(BackendOp::VerifyReplay(_)),
+                Command::Op(BackendOp::ReplayMemory { step: 0, .. })
             ]
         ),
         "{commands:?}"
@@ -532,7 +532,7 @@ fn open_needs_a_file_and_replay_opens_the_live_trace() {
     assert!(
         !commands
             .iter()
-            .any(|c| matches!(c, Command::Op(Op::OpenReplay(_)))),
+            .any(|c| matches!(c, Command::Op(BackendOp::OpenReplay(_)))),
         "{commands:?}"
     );
     let shown = screen(&mut app, 160, 30);
@@ -540,7 +540,7 @@ fn open_needs_a_file_and_replay_opens_the_live_trace() {
     typed(&mut app, ":replay");
     let commands = key(&mut app, KeyCode::Enter);
     let opened = commands.iter().find_map(|c| match c {
-        Command::Op(Op::OpenReplay(input)) => Some(input.clone()),
+        Command::Op(BackendOp::OpenReplay(input)) => Some(input.clone()),
         _ => None,
     });
     assert_eq!(

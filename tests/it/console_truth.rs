@@ -12,7 +12,7 @@ use crossterm::event::KeyCode;
 use partner::engine::exec::{ExecConfig, PARTNER};
 use partner::policy::Policy;
 use partner::tui::app::{Command, Overlay};
-use partner::tui::backend::{Op, Reply};
+use partner::tui::backend::{BackendOp, Reply};
 use partner::tui::panes::{OutputView, Pane};
 use support::driving::*;
 use support::tmux::Tmux;
@@ -32,7 +32,8 @@ fn the_partners_own_command_is_judged_asked_and_run_outside_the_queue() {
     key(&mut app, KeyCode::Char('!'));
     typed(&mut app, r"printf 'a\tb\n'");
     let commands = key(&mut app, KeyCode::Enter);
-    let [Command::Op(Op::Host(partner::protocol::Op::PlanCommand { text }))] = commands.as_slice()
+    let [Command::Op(BackendOp::Host(partner::protocol::Op::PlanCommand { text }))] =
+        commands.as_slice()
     else {
         panic!("only a plan is asked for: {commands:?}");
     };
@@ -48,7 +49,7 @@ fn the_partners_own_command_is_judged_asked_and_run_outside_the_queue() {
     app.on_reply(Reply::CommandPlan(rig.exec.plan_command(text)));
     let commands = key(&mut app, KeyCode::Char('y'));
     assert!(decisions(&commands).is_empty());
-    let [Command::Op(Op::Host(partner::protocol::Op::RunCommand { command, .. }))] =
+    let [Command::Op(BackendOp::Host(partner::protocol::Op::RunCommand { command, .. }))] =
         commands.as_slice()
     else {
         panic!("the command runs: {commands:?}");
@@ -85,7 +86,7 @@ fn the_partner_stops_their_own_command_with_esc() {
     let mut app = wide();
     app.on_reply(Reply::CommandPlan(rig.exec.plan_command("sleep 30")));
     let commands = key(&mut app, KeyCode::Char('y'));
-    let [Command::Op(Op::Host(partner::protocol::Op::RunCommand { command, run }))] =
+    let [Command::Op(BackendOp::Host(partner::protocol::Op::RunCommand { command, run }))] =
         commands.as_slice()
     else {
         panic!("the command runs: {commands:?}");
@@ -96,7 +97,7 @@ fn the_partner_stops_their_own_command_with_esc() {
     assert!(
         commands.iter().any(|c| matches!(
             c,
-            Command::Op(Op::Host(partner::protocol::Op::StopCommand { run: asked }))
+            Command::Op(BackendOp::Host(partner::protocol::Op::StopCommand { run: asked }))
                 if *asked == run
         )),
         "Esc asked the host to stop that run: {commands:?}"
@@ -345,9 +346,10 @@ fn the_trace_pane_holds_a_window_and_its_filter_reaches_older_records() {
             .tick(support::console::NOW, 0.1)
             .into_iter()
             .filter_map(|c| match c {
-                Command::Op(Op::Host(partner::protocol::Op::OlderTrace { filter, before })) => {
-                    Some((filter, before))
-                }
+                Command::Op(BackendOp::Host(partner::protocol::Op::OlderTrace {
+                    filter,
+                    before,
+                })) => Some((filter, before)),
                 _ => None,
             })
             .collect();
@@ -373,7 +375,11 @@ fn the_trace_pane_holds_a_window_and_its_filter_reaches_older_records() {
     for _ in 0..5 {
         screen(&mut app, 120, 30);
         for c in app.tick(support::console::NOW, 0.1) {
-            if let Command::Op(Op::Host(partner::protocol::Op::OlderTrace { filter, before })) = c {
+            if let Command::Op(BackendOp::Host(partner::protocol::Op::OlderTrace {
+                filter,
+                before,
+            })) = c
+            {
                 let page = older(&store.read(), before, &filter, 1_000).unwrap();
                 app.on_reply(Reply::OlderTrace(filter, before, page));
             }
@@ -389,7 +395,7 @@ fn the_trace_pane_holds_a_window_and_its_filter_reaches_older_records() {
         .tick(support::console::NOW, 0.1)
         .into_iter()
         .filter_map(|c| match c {
-            Command::Op(Op::Host(partner::protocol::Op::OlderTrace { filter, before })) => {
+            Command::Op(BackendOp::Host(partner::protocol::Op::OlderTrace { filter, before })) => {
                 Some((filter, before))
             }
             _ => None,

@@ -70,7 +70,9 @@ fn every_operation_and_message_round_trips() {
         Op::Decide {
             request: "r1".into(),
             decision: Decision::ApproveFor(
-                partner::core::clock::Span::from_secs(600).unwrap().get(),
+                partner::core::clock::TimeSpan::from_secs(600)
+                    .unwrap()
+                    .get(),
             ),
         },
         Op::Decide {
@@ -104,7 +106,7 @@ fn every_operation_and_message_round_trips() {
         Op::Event { seq: 4, offset: 10 },
         Op::SetPulse {
             agent: "ada".into(),
-            seconds: partner::core::clock::Span::from_secs(60).unwrap(),
+            seconds: partner::core::clock::TimeSpan::from_secs(60).unwrap(),
         },
         Op::Halt {
             agent: "ada".into(),

@@ -455,7 +455,7 @@ fn an_ok_from_the_daemon_means_the_row_is_committed() {
     client
         .request(Op::SetPulse {
             agent: "ada".into(),
-            seconds: partner::core::clock::Span::from_secs(90).unwrap(),
+            seconds: partner::core::clock::TimeSpan::from_secs(90).unwrap(),
         })
         .unwrap();
     assert_eq!(

@@ -4,7 +4,9 @@
 
 use crate::support;
 
-use partner::dialect::{ContextEdit, Interval, Marker, Op, RefKind, RefSlot, SearchFilters, Verb};
+use partner::dialect::{
+    ActionOp, ContextEdit, Interval, Marker, RefKind, RefSlot, SearchFilters, Verb,
+};
 use support::dialect::{canon, first_error, parse};
 
 fn one(src: &str) -> partner::dialect::ParsedAction {
@@ -17,7 +19,10 @@ fn one(src: &str) -> partner::dialect::ParsedAction {
 #[test]
 fn contract_fields_hold_the_decided_meanings() {
     let a = one("/recall append project_notes \"next\" ?");
-    assert_eq!((a.verb.clone(), a.op), (Verb::Recall, Some(Op::Append)));
+    assert_eq!(
+        (a.verb.clone(), a.op),
+        (Verb::Recall, Some(ActionOp::Append))
+    );
     assert_eq!(a.target.as_deref(), Some("project_notes"));
     assert_eq!(a.content.as_deref(), Some("next"));
     assert_eq!(a.marker, Some(Marker::Check));
@@ -31,10 +36,14 @@ fn contract_fields_hold_the_decided_meanings() {
     let a = one("/deny r4 \"not during the launch\"");
     assert_eq!(
         (a.op, a.target.as_deref(), a.content.as_deref()),
-        (Some(Op::Once), Some("r4"), Some("not during the launch"))
+        (
+            Some(ActionOp::Once),
+            Some("r4"),
+            Some("not during the launch")
+        )
     );
     let a = one("/approve r4 always");
-    assert_eq!(a.op, Some(Op::Always));
+    assert_eq!(a.op, Some(ActionOp::Always));
     let a = one("/halt \"runaway loop\" !");
     assert_eq!(
         (a.content.as_deref(), a.marker),
@@ -47,11 +56,11 @@ fn contract_fields_hold_the_decided_meanings() {
     );
 
     let a = one("/fetch https://example.com");
-    assert_eq!(a.op, Some(Op::Markdown));
+    assert_eq!(a.op, Some(ActionOp::Markdown));
     let a = one("/data search inbox \"invoice\"");
     assert_eq!(
         (a.op, a.target.as_deref(), a.content.as_deref()),
-        (Some(Op::Search), Some("inbox"), Some("invoice"))
+        (Some(ActionOp::Search), Some("inbox"), Some("invoice"))
     );
     let a = one("/send @agent @entropy \"hi\"");
     assert_eq!(
@@ -65,7 +74,7 @@ fn contract_fields_hold_the_decided_meanings() {
             a.target.as_deref(),
             a.args.get::<ContextEdit>().and_then(|e| e.other.as_deref())
         ),
-        (Some(Op::Swap), Some("scratch"), Some("old_project"))
+        (Some(ActionOp::Swap), Some("scratch"), Some("old_project"))
     );
     let a = one("/context persona \"curious\" -> \"very curious\"");
     assert_eq!(
@@ -172,7 +181,7 @@ fn references_stay_unresolved() {
 fn chains_are_ordered_links() {
     let a = one("/recall meeting notes -> /summarize -> /tell @entropy");
     assert_eq!(a.verb, Verb::Recall);
-    assert_eq!(a.op, Some(Op::Read));
+    assert_eq!(a.op, Some(ActionOp::Read));
     let verbs: Vec<Verb> = a.chain.iter().map(|l| l.verb.clone()).collect();
     assert_eq!(verbs, vec![Verb::Summarize, Verb::Tell]);
     assert_eq!(a.chain[1].target.as_deref(), Some("entropy"));
@@ -491,12 +500,12 @@ fn spans_point_at_the_parts() {
 fn alias_collisions_resolve_by_argument() {
     assert_eq!(one("/remember scratch + \"x\"").verb, Verb::Context);
     assert_eq!(one("/remember project_notes + \"x\"").verb, Verb::Recall);
-    assert_eq!(one("/remember \"a fact\"").op, Some(Op::Insert));
-    assert_eq!(one("/forget old_project").op, Some(Op::Delete));
+    assert_eq!(one("/remember \"a fact\"").op, Some(ActionOp::Insert));
+    assert_eq!(one("/forget old_project").op, Some(ActionOp::Delete));
     assert_eq!(one("/get https://example.com").verb, Verb::Fetch);
     assert_eq!(one("/get example.org/docs").verb, Verb::Fetch);
     let a = one("/get project_notes");
-    assert_eq!((a.verb.clone(), a.op), (Verb::Recall, Some(Op::Read)));
+    assert_eq!((a.verb.clone(), a.op), (Verb::Recall, Some(ActionOp::Read)));
 }
 
 /// Valid arguments for each verb, to try every alias of the table with.

@@ -512,7 +512,7 @@ fn a_request_carries_its_action_typed_and_an_old_row_reads_the_same() {
     let reports = turn(&r, "ada", "/recall delete scratch");
     let id = reports[0].request.as_ref().expect("asked").id.clone();
     let asked = request(&r, &id).action;
-    assert_eq!(asked.op, Some(partner::dialect::Op::Delete));
+    assert_eq!(asked.op, Some(partner::dialect::ActionOp::Delete));
     assert_eq!(asked.target.as_deref(), Some("scratch"));
     let old = r#"{"verb":"recall","verb_written":"recall","op":"delete","target":"scratch",
         "content":null,"marker":null,"marker_note":null,"refs":[],"cancelled":false,

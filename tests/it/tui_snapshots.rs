@@ -6,7 +6,7 @@ use crate::support;
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use partner::tui::app::{App, Command};
-use partner::tui::backend::Op;
+use partner::tui::backend::BackendOp;
 use partner::tui::panes::{Pane, ReplayPane};
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
@@ -198,7 +198,7 @@ fn command_line_and_quit_confirmation() {
     assert!(
         matches!(
             commands.as_slice(),
-            [Command::Op(Op::Host(partner::protocol::Op::SetPulse { agent, seconds }))]
+            [Command::Op(BackendOp::Host(partner::protocol::Op::SetPulse { agent, seconds }))]
                 if agent == "anchor" && seconds.as_secs() == 30 * 60
         ),
         "{commands:?}"

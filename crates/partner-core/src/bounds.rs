@@ -1,7 +1,7 @@
 //! Counts and sizes that cannot hold an out-of-range value: each kind of
 //! limit is one type, checked where it is read — a config file, the
 //! protocol, a trace — so a new path that reads one cannot skip the check.
-//! (Spans of time are [`crate::clock::Span`].)
+//! (Spans of time are [`crate::clock::TimeSpan`].)
 
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 

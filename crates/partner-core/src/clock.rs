@@ -104,25 +104,25 @@ pub fn check_span(span: Duration) -> Result<Duration, String> {
 /// none can be longer. It reads from text (`90s`, `1h 30m`) or a whole
 /// number of seconds, and is written as seconds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
-pub struct Span(Duration);
+pub struct TimeSpan(Duration);
 
-impl Span {
+impl TimeSpan {
     /// No time at all.
-    pub const ZERO: Span = Span(Duration::ZERO);
+    pub const ZERO: TimeSpan = TimeSpan(Duration::ZERO);
 
     /// A span from text, or why it is not one.
-    pub fn parse(text: &str) -> Result<Span, String> {
-        parse_span(text).map(Span)
+    pub fn parse(text: &str) -> Result<TimeSpan, String> {
+        parse_span(text).map(TimeSpan)
     }
 
     /// A span of `secs` seconds, or why it is too long.
-    pub fn from_secs(secs: u64) -> Result<Span, String> {
-        check_span(Duration::from_secs(secs)).map(Span)
+    pub fn from_secs(secs: u64) -> Result<TimeSpan, String> {
+        check_span(Duration::from_secs(secs)).map(TimeSpan)
     }
 
     /// `span`, cut to [`MAX_SPAN`] when longer.
-    pub fn saturating(span: Duration) -> Span {
-        Span(span.min(MAX_SPAN))
+    pub fn saturating(span: Duration) -> TimeSpan {
+        TimeSpan(span.min(MAX_SPAN))
     }
 
     /// The duration.
@@ -136,35 +136,35 @@ impl Span {
     }
 }
 
-impl TryFrom<Duration> for Span {
+impl TryFrom<Duration> for TimeSpan {
     type Error = String;
-    fn try_from(span: Duration) -> Result<Span, String> {
-        check_span(span).map(Span)
+    fn try_from(span: Duration) -> Result<TimeSpan, String> {
+        check_span(span).map(TimeSpan)
     }
 }
 
-impl serde::Serialize for Span {
+impl serde::Serialize for TimeSpan {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         s.serialize_u64(self.0.as_secs())
     }
 }
 
-impl<'de> serde::Deserialize<'de> for Span {
-    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Span, D::Error> {
+impl<'de> serde::Deserialize<'de> for TimeSpan {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<TimeSpan, D::Error> {
         /// Text (`90s`) or whole seconds.
         struct Written;
         impl serde::de::Visitor<'_> for Written {
-            type Value = Span;
+            type Value = TimeSpan;
             fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
                 f.write_str("a span of time: text like \"90s\" or whole seconds")
             }
-            fn visit_str<E: serde::de::Error>(self, text: &str) -> Result<Span, E> {
-                Span::parse(text).map_err(E::custom)
+            fn visit_str<E: serde::de::Error>(self, text: &str) -> Result<TimeSpan, E> {
+                TimeSpan::parse(text).map_err(E::custom)
             }
-            fn visit_u64<E: serde::de::Error>(self, secs: u64) -> Result<Span, E> {
-                Span::from_secs(secs).map_err(E::custom)
+            fn visit_u64<E: serde::de::Error>(self, secs: u64) -> Result<TimeSpan, E> {
+                TimeSpan::from_secs(secs).map_err(E::custom)
             }
-            fn visit_i64<E: serde::de::Error>(self, secs: i64) -> Result<Span, E> {
+            fn visit_i64<E: serde::de::Error>(self, secs: i64) -> Result<TimeSpan, E> {
                 u64::try_from(secs)
                     .map_err(|_| E::custom(format!("{secs} seconds is not a span of time")))
                     .and_then(|s| self.visit_u64(s))

@@ -13,7 +13,7 @@ use super::verbs::Verb;
 /// list, read, search, monitor, pause; `approve`/`deny`: once, always.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, serde::Deserialize)]
 #[serde(rename_all = "lowercase")]
-pub enum Op {
+pub enum ActionOp {
     /// Read a block (recall) or a data source (data).
     Read,
     /// Full-text search (recall) or search inside a data source (data).
@@ -52,28 +52,28 @@ pub enum Op {
     Always,
 }
 
-impl Op {
+impl ActionOp {
     /// The lowercase word used for this op in canonical form and JSON.
     pub fn as_str(self) -> &'static str {
         match self {
-            Op::Read => "read",
-            Op::Search => "search",
-            Op::Insert => "insert",
-            Op::Append => "append",
-            Op::Delete => "delete",
-            Op::Patch => "patch",
-            Op::Replace => "replace",
-            Op::Archive => "archive",
-            Op::Load => "load",
-            Op::Swap => "swap",
-            Op::Markdown => "markdown",
-            Op::Html => "html",
-            Op::Continue => "continue",
-            Op::List => "list",
-            Op::Monitor => "monitor",
-            Op::Pause => "pause",
-            Op::Once => "once",
-            Op::Always => "always",
+            ActionOp::Read => "read",
+            ActionOp::Search => "search",
+            ActionOp::Insert => "insert",
+            ActionOp::Append => "append",
+            ActionOp::Delete => "delete",
+            ActionOp::Patch => "patch",
+            ActionOp::Replace => "replace",
+            ActionOp::Archive => "archive",
+            ActionOp::Load => "load",
+            ActionOp::Swap => "swap",
+            ActionOp::Markdown => "markdown",
+            ActionOp::Html => "html",
+            ActionOp::Continue => "continue",
+            ActionOp::List => "list",
+            ActionOp::Monitor => "monitor",
+            ActionOp::Pause => "pause",
+            ActionOp::Once => "once",
+            ActionOp::Always => "always",
         }
     }
 }
@@ -312,7 +312,7 @@ pub struct ParsedAction {
     /// The verb exactly as the agent wrote it (may be an alias or misspelling).
     pub verb_written: String,
     /// The sub-operation, for verbs that have one.
-    pub op: Option<Op>,
+    pub op: Option<ActionOp>,
     /// The main target: block label, agent, platform, user, URL or request id.
     pub target: Option<String>,
     /// The text, message or query. Reasons for deny/escalate/halt live here.

@@ -1,7 +1,7 @@
 //! The built-in verbs of the dialect as data: each verb's strictness,
 //! aliases (with the op each implies), summary and argument shape.
 
-use super::action::Op;
+use super::action::ActionOp;
 use super::args::{
     BatchShape, CALC, CompleteShape, ContextShape, DataShape, DecisionShape, DismissShape, DmShape,
     FetchShape, IdAndReasonShape, PostShape, PulseShape, RecallShape, RemindShape, ReplyShape,
@@ -19,7 +19,7 @@ pub struct BuiltinVerb {
     /// Named in the compact prompt profile (the everyday verbs).
     pub everyday: bool,
     /// Aliases (lowercase, words separated by one space) with the op each implies.
-    pub aliases: &'static [(&'static str, Option<Op>)],
+    pub aliases: &'static [(&'static str, Option<ActionOp>)],
     /// One line for help and for the model's instructions.
     pub summary: &'static str,
     /// How its arguments are read and written back.
@@ -84,13 +84,13 @@ builtin_verbs! {
         strictness: Loose,
         everyday: true,
         aliases: &[
-            ("remember", Some(Op::Insert)),
-            ("store", Some(Op::Insert)),
-            ("save", Some(Op::Insert)),
-            ("archive", Some(Op::Insert)),
-            ("forget", Some(Op::Delete)),
-            ("get", Some(Op::Read)),
-            ("patch", Some(Op::Patch)),
+            ("remember", Some(ActionOp::Insert)),
+            ("store", Some(ActionOp::Insert)),
+            ("save", Some(ActionOp::Insert)),
+            ("archive", Some(ActionOp::Insert)),
+            ("forget", Some(ActionOp::Delete)),
+            ("get", Some(ActionOp::Read)),
+            ("patch", Some(ActionOp::Patch)),
         ],
         shape: &RecallShape,
         summary: "long-term memory: read, search, store, append, delete, patch",

@@ -117,7 +117,8 @@ mod verb_file;
 mod verbs;
 
 pub use action::{
-    Marker, Op, ParsedAction, Part, PartKind, RefKind, RefSlot, Reference, TimeFilter, TimeUnit,
+    ActionOp, Marker, ParsedAction, Part, PartKind, RefKind, RefSlot, Reference, TimeFilter,
+    TimeUnit,
 };
 pub use args::{
     ContextEdit, Destination, Due, Interval, SEND_DOMAINS, SearchFilters, ShellPlan,

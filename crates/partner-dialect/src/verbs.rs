@@ -7,7 +7,7 @@ use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
-use super::action::Op;
+use super::action::ActionOp;
 use super::args::TEXT;
 pub use super::builtin::{BUILTIN_VERBS, BuiltinVerb, Verb};
 use super::shape::Shape;
@@ -113,7 +113,7 @@ pub struct VerbSpec {
     /// and every verb of the constellation's own.
     pub everyday: bool,
     /// Aliases (lowercase phrases) with the op each implies.
-    pub aliases: Vec<(String, Option<Op>)>,
+    pub aliases: Vec<(String, Option<ActionOp>)>,
     /// One line for help and for the model's instructions.
     pub summary: String,
     /// How its arguments are read and written back.
@@ -128,7 +128,7 @@ pub struct PhraseEntry {
     /// Index into [`VerbTable::specs`].
     pub spec: usize,
     /// The op implied by the phrase (`forget` implies delete).
-    pub op: Option<Op>,
+    pub op: Option<ActionOp>,
     /// True when the phrase is the verb's canonical name.
     pub canonical: bool,
 }

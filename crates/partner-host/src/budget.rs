@@ -20,9 +20,9 @@ pub const MAX_UNGREETED: usize = 32;
 /// Most TCP connections not yet past hello from one peer address.
 pub const MAX_UNGREETED_PER_PEER: usize = 8;
 
-/// Which door a connection came through.
+/// Which door a connection came through: the Unix socket, or TCP from a peer address.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Door {
+pub enum Entrance {
     /// The Unix socket.
     Unix,
     /// TCP, from this peer address.
@@ -46,7 +46,7 @@ pub struct Budget {
 /// A connection's place in the budget, given back when dropped.
 pub struct Slot {
     budget: Arc<Budget>,
-    door: Door,
+    door: Entrance,
     greeted: bool,
 }
 
@@ -56,10 +56,10 @@ impl Budget {
     }
 
     /// A place for a new connection through `door`, or why there is none.
-    pub fn admit(self: &Arc<Self>, door: Door) -> Result<Slot, String> {
+    pub fn admit(self: &Arc<Self>, door: Entrance) -> Result<Slot, String> {
         let mut counts = self.counts();
         match door {
-            Door::Unix => {
+            Entrance::Unix => {
                 if counts.unix >= MAX_UNIX {
                     return Err(format!(
                         "too many connections ({MAX_UNIX} are open); try again later"
@@ -67,7 +67,7 @@ impl Budget {
                 }
                 counts.unix += 1;
             }
-            Door::Tcp(peer) => {
+            Entrance::Tcp(peer) => {
                 let from_peer = counts.ungreeted_by_peer.get(&peer).copied().unwrap_or(0);
                 if counts.tcp >= MAX_TCP {
                     return Err(format!(
@@ -114,7 +114,7 @@ impl Slot {
     pub fn greeted(&mut self) {
         if !self.greeted {
             self.greeted = true;
-            if let Door::Tcp(peer) = self.door {
+            if let Entrance::Tcp(peer) = self.door {
                 self.budget.counts().leave_ungreeted(peer);
             }
         }
@@ -125,8 +125,8 @@ impl Drop for Slot {
     fn drop(&mut self) {
         let mut counts = self.budget.counts();
         match self.door {
-            Door::Unix => counts.unix -= 1,
-            Door::Tcp(peer) => {
+            Entrance::Unix => counts.unix -= 1,
+            Entrance::Tcp(peer) => {
                 counts.tcp -= 1;
                 if !self.greeted {
                     counts.leave_ungreeted(peer);
@@ -145,12 +145,12 @@ mod tests {
         let budget = Arc::new(Budget::default());
         let peer: IpAddr = "127.0.0.1".parse().unwrap();
         let held: Vec<_> = (0..MAX_UNGREETED_PER_PEER)
-            .map(|_| budget.admit(Door::Tcp(peer)).unwrap())
+            .map(|_| budget.admit(Entrance::Tcp(peer)).unwrap())
             .collect();
-        assert!(budget.admit(Door::Tcp(peer)).is_err());
+        assert!(budget.admit(Entrance::Tcp(peer)).is_err());
         let other: IpAddr = "127.0.0.2".parse().unwrap();
-        assert!(budget.admit(Door::Tcp(other)).is_ok());
-        assert!(budget.admit(Door::Unix).is_ok());
+        assert!(budget.admit(Entrance::Tcp(other)).is_ok());
+        assert!(budget.admit(Entrance::Unix).is_ok());
         drop(held);
         assert_eq!(budget.open(), (0, 0));
     }
@@ -160,10 +160,10 @@ mod tests {
         let budget = Arc::new(Budget::default());
         let peer: IpAddr = "::1".parse().unwrap();
         let mut greeted: Vec<_> = (0..MAX_UNGREETED_PER_PEER)
-            .map(|_| budget.admit(Door::Tcp(peer)).unwrap())
+            .map(|_| budget.admit(Entrance::Tcp(peer)).unwrap())
             .collect();
         greeted.iter_mut().for_each(Slot::greeted);
-        assert!(budget.admit(Door::Tcp(peer)).is_ok());
+        assert!(budget.admit(Entrance::Tcp(peer)).is_ok());
         drop(greeted);
         assert_eq!(budget.open(), (0, 0));
     }

@@ -27,7 +27,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::AtomicUsize;
 
-use budget::{Budget, Door};
+use budget::{Budget, Entrance};
 use partner_core::doorman::Peer;
 use std::time::Instant;
 
@@ -122,7 +122,7 @@ fn admit_unix(daemon: &Arc<Daemon>, stream: tokio::net::UnixStream) {
         uid: c.uid(),
     });
     let peer = peer.unwrap_or(Peer { pid: 0, uid: 0 });
-    match daemon.budget.admit(Door::Unix) {
+    match daemon.budget.admit(Entrance::Unix) {
         Ok(slot) => {
             let came = conn::Came::Unix(peer);
             tokio::spawn(conn::serve(Arc::clone(daemon), stream, slot, came));
@@ -136,7 +136,7 @@ fn admit_unix(daemon: &Arc<Daemon>, stream: tokio::net::UnixStream) {
 
 /// Serves a TCP connection when its budget, and its peer's, have room.
 fn admit_tcp(daemon: &Arc<Daemon>, stream: tokio::net::TcpStream, peer: std::net::SocketAddr) {
-    match daemon.budget.admit(Door::Tcp(peer.ip())) {
+    match daemon.budget.admit(Entrance::Tcp(peer.ip())) {
         Ok(slot) => {
             tracing::info!(%peer, "TCP client");
             let _ = stream.set_nodelay(true);

@@ -131,7 +131,7 @@ impl std::fmt::Display for DecisionKind {
 /// `{"kind": "approve" | "always" | "for" | "deny" | "deny_always" |
 /// "escalate" | "cancel" | "edited", …}`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, serde::Deserialize)]
-#[serde(into = "wire::Decided", from = "wire::Decided")]
+#[serde(into = "wire::Form", from = "wire::Form")]
 pub enum Decision {
     /// Run it, this once.
     ApproveOnce,
@@ -186,7 +186,7 @@ impl Decision {
 
 /// A decision's wire form.
 mod wire {
-    use partner_core::clock::Span;
+    use partner_core::clock::TimeSpan;
     use serde::{Deserialize, Serialize};
 
     use super::Decision;
@@ -194,12 +194,12 @@ mod wire {
     /// What a client sends for a [`Decision`].
     #[derive(Serialize, Deserialize)]
     #[serde(tag = "kind", rename_all = "snake_case")]
-    pub enum Decided {
+    pub enum Form {
         Approve,
         Always,
         For {
             /// How long, in seconds (at most ten years).
-            seconds: Span,
+            seconds: TimeSpan,
         },
         Deny {
             #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -219,34 +219,34 @@ mod wire {
         },
     }
 
-    impl From<Decision> for Decided {
+    impl From<Decision> for Form {
         fn from(d: Decision) -> Self {
             match d {
-                Decision::ApproveOnce => Decided::Approve,
-                Decision::ApproveAlways => Decided::Always,
-                Decision::ApproveFor(d) => Decided::For {
-                    seconds: Span::saturating(d),
+                Decision::ApproveOnce => Form::Approve,
+                Decision::ApproveAlways => Form::Always,
+                Decision::ApproveFor(d) => Form::For {
+                    seconds: TimeSpan::saturating(d),
                 },
-                Decision::Deny(reason) => Decided::Deny { reason },
-                Decision::DenyAlways(reason) => Decided::DenyAlways { reason },
-                Decision::Escalate(reason) => Decided::Escalate { reason },
-                Decision::Cancel => Decided::Cancel,
-                Decision::ApproveEdited(text) => Decided::Edited { text },
+                Decision::Deny(reason) => Form::Deny { reason },
+                Decision::DenyAlways(reason) => Form::DenyAlways { reason },
+                Decision::Escalate(reason) => Form::Escalate { reason },
+                Decision::Cancel => Form::Cancel,
+                Decision::ApproveEdited(text) => Form::Edited { text },
             }
         }
     }
 
-    impl From<Decided> for Decision {
-        fn from(d: Decided) -> Self {
+    impl From<Form> for Decision {
+        fn from(d: Form) -> Self {
             match d {
-                Decided::Approve => Decision::ApproveOnce,
-                Decided::Always => Decision::ApproveAlways,
-                Decided::For { seconds } => Decision::ApproveFor(seconds.get()),
-                Decided::Deny { reason } => Decision::Deny(reason),
-                Decided::DenyAlways { reason } => Decision::DenyAlways(reason),
-                Decided::Escalate { reason } => Decision::Escalate(reason),
-                Decided::Cancel => Decision::Cancel,
-                Decided::Edited { text } => Decision::ApproveEdited(text),
+                Form::Approve => Decision::ApproveOnce,
+                Form::Always => Decision::ApproveAlways,
+                Form::For { seconds } => Decision::ApproveFor(seconds.get()),
+                Form::Deny { reason } => Decision::Deny(reason),
+                Form::DenyAlways { reason } => Decision::DenyAlways(reason),
+                Form::Escalate { reason } => Decision::Escalate(reason),
+                Form::Cancel => Decision::Cancel,
+                Form::Edited { text } => Decision::ApproveEdited(text),
             }
         }
     }

@@ -11,7 +11,7 @@ pub use super::standing::{
     NewRule, StandingRule, add_rule, choose_rule, matching_rule, revoke_rule, rules,
 };
 use partner_core::clock::Millis;
-use partner_dialect::{Op, ParsedAction, ShellPlan, Verb};
+use partner_dialect::{ActionOp, ParsedAction, ShellPlan, Verb};
 use partner_store::memory::MemoryError;
 
 /// What a request asks to do beyond its verb and canonical text: the
@@ -20,7 +20,7 @@ use partner_store::memory::MemoryError;
 pub struct RequestedAction {
     /// The sub-operation (`insert`, `append`…), for verbs that have one.
     #[serde(default)]
-    pub op: Option<Op>,
+    pub op: Option<ActionOp>,
     /// The main target: block label, agent, platform, user, URL or id.
     #[serde(default)]
     pub target: Option<String>,

@@ -6,7 +6,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::{ActionStatus, PromptKind, RunState};
-use partner_dialect::{Op, Span, Verb};
+use partner_dialect::{ActionOp, Span, Verb};
 use partner_policy::{Authority, DecisionKind};
 
 /// Something the runtime did.
@@ -47,7 +47,7 @@ pub enum Event {
         /// Canonical verb.
         verb: Verb,
         /// Sub-operation.
-        op: Option<Op>,
+        op: Option<ActionOp>,
         /// Canonical form.
         canonical: String,
         /// Where it is in the reply.
@@ -66,7 +66,7 @@ pub enum Event {
         /// Verb.
         verb: Verb,
         /// Sub-operation.
-        op: Option<Op>,
+        op: Option<ActionOp>,
         /// Canonical form.
         canonical: String,
         /// Who it waits on.
@@ -85,7 +85,7 @@ pub enum Event {
         /// Verb.
         verb: Verb,
         /// Sub-operation.
-        op: Option<Op>,
+        op: Option<ActionOp>,
         /// Canonical form.
         canonical: String,
         /// How it was decided.
@@ -102,7 +102,7 @@ pub enum Event {
         /// Verb.
         verb: Verb,
         /// Sub-operation.
-        op: Option<Op>,
+        op: Option<ActionOp>,
         /// Canonical form.
         canonical: String,
         /// How it ended.

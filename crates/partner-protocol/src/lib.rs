@@ -106,7 +106,7 @@ pub enum Op {
         /// The agent.
         agent: String,
         /// Seconds between pulses (at most ten years).
-        seconds: partner_core::clock::Span,
+        seconds: partner_core::clock::TimeSpan,
     },
     /// Halts an agent.
     Halt {

@@ -4,7 +4,7 @@
 pub use crate::ActionStatus;
 use serde::Serialize;
 
-use partner_dialect::{Op, ParseError, ParsedAction, Verb};
+use partner_dialect::{ActionOp, ParseError, ParsedAction, Verb};
 use partner_policy::PendingRequest;
 use partner_store::memory::MemoryChange;
 
@@ -15,7 +15,7 @@ pub struct ActionInfo {
     /// The verb.
     pub verb: Verb,
     /// Its sub-operation.
-    pub op: Option<Op>,
+    pub op: Option<ActionOp>,
     /// The canonical form (references resolved where they could be).
     pub canonical: String,
     /// The action's id (turn, pass and place), when it came from a turn.
@@ -63,7 +63,7 @@ pub struct ActionReport {
     /// The verb.
     pub verb: Verb,
     /// Its sub-operation.
-    pub op: Option<Op>,
+    pub op: Option<ActionOp>,
     /// The pending request, while it waits.
     pub request: Option<PendingRequest>,
     /// The trace record written for it.

@@ -83,7 +83,7 @@ impl AgentControl {
             AgentControl::PulseNow => Op::Pulse { agent },
             AgentControl::SetPulse(every) => Op::SetPulse {
                 agent,
-                seconds: partner_core::clock::Span::saturating(every),
+                seconds: partner_core::clock::TimeSpan::saturating(every),
             },
             AgentControl::Halt => Op::Halt {
                 agent,

@@ -23,7 +23,7 @@ use ratatui::backend::CrosstermBackend;
 use tokio::sync::mpsc;
 
 use super::app::{App, Command};
-use super::backend::{Backend, Op, Reply};
+use super::backend::{Backend, BackendOp, Reply};
 use super::keymap::Keymap;
 use super::theme::{ColorDepth, Theme};
 use partner_core::clock::Clock;
@@ -242,14 +242,14 @@ fn open_terminal() -> std::io::Result<(Terminal<CrosstermBackend<std::io::Stdout
 /// first reads, and the trace to replay if one was given.
 fn first_reads(backend: &dyn Backend, settings: &ConsoleSettings) {
     for op in [
-        Op::Host(partner_protocol::Op::Status),
-        Op::Host(partner_protocol::Op::Queue),
-        Op::Host(partner_protocol::Op::Trace { after: 0 }),
+        BackendOp::Host(partner_protocol::Op::Status),
+        BackendOp::Host(partner_protocol::Op::Queue),
+        BackendOp::Host(partner_protocol::Op::Trace { after: 0 }),
     ] {
         backend.send(op);
     }
     if let Some(input) = settings.replay.clone() {
-        backend.send(Op::OpenReplay(input));
+        backend.send(BackendOp::OpenReplay(input));
     }
 }
 

@@ -2,7 +2,7 @@
 
 #![allow(dead_code)]
 
-use partner::dialect::{Op, Span, Verb};
+use partner::dialect::{ActionOp, Span, Verb};
 use partner::engine::exec::ActionStatus;
 use partner::policy::{Authority, PendingRequest, RequestStatus};
 use partner::runtime::Event;
@@ -12,7 +12,7 @@ use partner::store::memory::{Block, BlockKind, BlockPermission, BlockVersion};
 use partner::store::trace::{DecisionPath, TraceOp, TraceOutcome, TraceRecord, TraceSource};
 use partner::tui::app::App;
 use partner::tui::keymap::Keymap;
-use partner::tui::model::AgentRow;
+use partner::tui::model::AgentLine;
 use partner::tui::theme::Theme;
 
 /// 2026-11-21T09:30:00Z.
@@ -221,7 +221,7 @@ pub fn scene(theme: &str) -> App {
         ("sage", RunState::Waiting, None),
         ("scout", RunState::Generating, None),
     ] {
-        app.model.agents.push(AgentRow {
+        app.model.agents.push(AgentLine {
             name: name.into(),
             state,
             next_pulse_at: pulse.map(|secs| NOW + secs * 1000),
@@ -281,7 +281,7 @@ pub fn scene(theme: &str) -> App {
                     agent: "scout".into(),
                     action_id: None,
                     verb: Verb::Data,
-                    op: Some(Op::Search),
+                    op: Some(ActionOp::Search),
                     canonical: "/data search inbox \"invoice\" ?ask".into(),
                     status: ActionStatus::Denied,
                     result: "agent:anchor said no: not during launch week".into(),
@@ -298,7 +298,7 @@ pub fn scene(theme: &str) -> App {
                     action_id: None,
                     id: "r2".into(),
                     verb: Verb::Recall,
-                    op: Some(Op::Append),
+                    op: Some(ActionOp::Append),
                     canonical: "/recall append checklist \"verify the notes\"".into(),
                     waiting_on: Authority::Partner,
                     reason: "block 'checklist' needs the partner's consent to change".into(),

@@ -4,7 +4,7 @@
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use partner::policy::{Authority, Decision, PendingRequest};
 use partner::tui::app::{App, Command, UNDO_WINDOW};
-use partner::tui::backend::{Op, Reply};
+use partner::tui::backend::{BackendOp, Reply};
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 
@@ -55,7 +55,7 @@ pub fn decisions(commands: &[Command]) -> Vec<(String, Decision)> {
     commands
         .iter()
         .filter_map(|c| match c {
-            Command::Op(Op::Host(partner::protocol::Op::Decide { request, decision })) => {
+            Command::Op(BackendOp::Host(partner::protocol::Op::Decide { request, decision })) => {
                 Some((request.clone(), decision.clone()))
             }
             _ => None,

@@ -6,7 +6,7 @@
 //! appears, and an id-like word anywhere else (`r2,`, `**r2**`, `request
 //! r2`, `r2 and r3`) makes the action an error instead of a guess.
 
-use super::super::action::{Op, ParsedAction, PartKind};
+use super::super::action::{ActionOp, ParsedAction, PartKind};
 use super::super::canonical::{push, push_content, push_target, request};
 use super::super::error::ParseErrorKind;
 use super::super::lexer::{Token, TokenKind};
@@ -32,7 +32,7 @@ impl ArgShape for DecisionShape {
     fn write(&self, action: &ParsedAction, o: &mut String) {
         push_target(o, action, request);
         push_content(o, action);
-        if action.op == Some(Op::Always) {
+        if action.op == Some(ActionOp::Always) {
             push(o, "always");
         }
     }
@@ -170,9 +170,9 @@ fn decision(
         && (first.is_word("always") || first.is_word("once"))
     {
         op = Some(if first.is_word("always") {
-            Op::Always
+            ActionOp::Always
         } else {
-            Op::Once
+            ActionOp::Once
         });
         part(action, PartKind::Keyword, first.span);
         t = &t[1..];
@@ -182,17 +182,17 @@ fn decision(
     for (i, tok) in rest.iter().enumerate() {
         let edge = i == 0 || i + 1 == rest.len();
         if op.is_none() && edge && tok.is_word("always") {
-            op = Some(Op::Always);
+            op = Some(ActionOp::Always);
             part(action, PartKind::Keyword, tok.span);
         } else {
             kept.push(tok.clone());
         }
     }
     no_other_ids(&verb, &kept)?;
-    let op = op.unwrap_or(Op::Once);
+    let op = op.unwrap_or(ActionOp::Once);
     action.op = Some(op);
     if action.target.is_none() {
-        if op == Op::Always {
+        if op == ActionOp::Always {
             return Err(unclear(&verb, "a standing rule needs the request's id"));
         }
         if grants && !kept.is_empty() {

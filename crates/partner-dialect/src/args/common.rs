@@ -13,7 +13,7 @@ pub struct LinkInput<'a, 't> {
     /// The link's argument tokens, marker removed.
     pub tokens: &'t [Token<'a>],
     /// The op implied by the alias the agent used (`forget` → delete).
-    pub alias_op: Option<super::super::action::Op>,
+    pub alias_op: Option<super::super::action::ActionOp>,
     /// True for the second and later links of a chain.
     pub in_chain: bool,
     /// Known block labels.

@@ -1,6 +1,6 @@
 //! Arguments of `/recall` (long-term memory) and `/context` (working memory).
 
-use super::super::action::{Op, ParsedAction, PartKind};
+use super::super::action::{ActionOp, ParsedAction, PartKind};
 use super::super::blocks::LabelMatch;
 use super::super::canonical::{label, push, push_content, push_target, quote};
 use super::super::error::ParseErrorKind;
@@ -23,7 +23,7 @@ impl ArgShape for RecallShape {
 
     fn write(&self, action: &ParsedAction, o: &mut String) {
         match action.op {
-            Some(Op::Search) | None => push_content(o, action),
+            Some(ActionOp::Search) | None => push_content(o, action),
             Some(op) => {
                 push(o, op.as_str());
                 push_target(o, action, label);
@@ -87,37 +87,37 @@ impl ArgShape for ContextShape {
 }
 
 /// Recall sub-command words and the op each selects.
-const RECALL_SUBCOMMANDS: &[(&str, Op)] = &[
-    ("insert", Op::Insert),
-    ("add", Op::Insert),
-    ("save", Op::Insert),
-    ("store", Op::Insert),
-    ("append", Op::Append),
-    ("read", Op::Read),
-    ("get", Op::Read),
-    ("check", Op::Read),
-    ("show", Op::Read),
-    ("delete", Op::Delete),
-    ("remove", Op::Delete),
-    ("forget", Op::Delete),
-    ("patch", Op::Patch),
-    ("edit", Op::Patch),
-    ("search", Op::Search),
-    ("find", Op::Search),
+const RECALL_SUBCOMMANDS: &[(&str, ActionOp)] = &[
+    ("insert", ActionOp::Insert),
+    ("add", ActionOp::Insert),
+    ("save", ActionOp::Insert),
+    ("store", ActionOp::Insert),
+    ("append", ActionOp::Append),
+    ("read", ActionOp::Read),
+    ("get", ActionOp::Read),
+    ("check", ActionOp::Read),
+    ("show", ActionOp::Read),
+    ("delete", ActionOp::Delete),
+    ("remove", ActionOp::Delete),
+    ("forget", ActionOp::Delete),
+    ("patch", ActionOp::Patch),
+    ("edit", ActionOp::Patch),
+    ("search", ActionOp::Search),
+    ("find", ActionOp::Search),
 ];
 
 /// Context sub-command words and the op each selects.
-const CONTEXT_SUBCOMMANDS: &[(&str, Op)] = &[
-    ("append", Op::Append),
-    ("add", Op::Append),
-    ("replace", Op::Replace),
-    ("edit", Op::Replace),
-    ("archive", Op::Archive),
-    ("load", Op::Load),
-    ("swap", Op::Swap),
+const CONTEXT_SUBCOMMANDS: &[(&str, ActionOp)] = &[
+    ("append", ActionOp::Append),
+    ("add", ActionOp::Append),
+    ("replace", ActionOp::Replace),
+    ("edit", ActionOp::Replace),
+    ("archive", ActionOp::Archive),
+    ("load", ActionOp::Load),
+    ("swap", ActionOp::Swap),
 ];
 
-fn subcommand(table: &[(&str, Op)], token: &Token<'_>) -> Option<Op> {
+fn subcommand(table: &[(&str, ActionOp)], token: &Token<'_>) -> Option<ActionOp> {
     if token.kind != TokenKind::Word {
         return None;
     }
@@ -174,7 +174,7 @@ fn recall(input: &LinkInput<'_, '_>, action: &mut ParsedAction) -> Result<(), Pa
         }
         if w.len() > 1 && w.starts_with('-') && !w.starts_with("--") && t.len() == 1 {
             let label = &w[1..];
-            action.op = Some(Op::Delete);
+            action.op = Some(ActionOp::Delete);
             part(
                 action,
                 PartKind::Keyword,
@@ -195,11 +195,11 @@ fn recall(input: &LinkInput<'_, '_>, action: &mut ParsedAction) -> Result<(), Pa
             part(action, PartKind::Keyword, first.span);
             let rest = &t[1..];
             return match op {
-                Op::Insert => recall_insert(input, action, rest),
-                Op::Append => recall_append(input, action, &rest[..1], &rest[1..]),
-                Op::Read => recall_read(input, action, rest, true),
-                Op::Delete => recall_delete(input, action, rest),
-                Op::Patch => recall_patch(input, action, rest),
+                ActionOp::Insert => recall_insert(input, action, rest),
+                ActionOp::Append => recall_append(input, action, &rest[..1], &rest[1..]),
+                ActionOp::Read => recall_read(input, action, rest, true),
+                ActionOp::Delete => recall_delete(input, action, rest),
+                ActionOp::Patch => recall_patch(input, action, rest),
                 _ => recall_search(input, action, rest),
             };
         }
@@ -212,9 +212,9 @@ fn recall(input: &LinkInput<'_, '_>, action: &mut ParsedAction) -> Result<(), Pa
     }
     let quoted = t.len() == 1 && t[0].kind.is_quoted();
     match input.alias_op {
-        Some(Op::Insert) if quoted => return recall_insert(input, action, t),
-        Some(Op::Delete) => return recall_delete(input, action, t),
-        Some(Op::Patch) => return recall_patch(input, action, t),
+        Some(ActionOp::Insert) if quoted => return recall_insert(input, action, t),
+        Some(ActionOp::Delete) => return recall_delete(input, action, t),
+        Some(ActionOp::Patch) => return recall_patch(input, action, t),
         _ => {}
     }
     if quoted {
@@ -222,13 +222,13 @@ fn recall(input: &LinkInput<'_, '_>, action: &mut ParsedAction) -> Result<(), Pa
     }
     let text = text_of(input.src, t);
     if let LabelMatch::Exact(label) = input.blocks.resolve(&text, false) {
-        action.op = Some(Op::Read);
+        action.op = Some(ActionOp::Read);
         set_label(action, label, t);
         return Ok(());
     }
     match input.alias_op {
-        Some(Op::Insert) => recall_insert(input, action, t),
-        Some(Op::Read) => recall_read(input, action, t, false),
+        Some(ActionOp::Insert) => recall_insert(input, action, t),
+        Some(ActionOp::Read) => recall_read(input, action, t, false),
         _ => recall_search(input, action, t),
     }
 }
@@ -238,7 +238,7 @@ fn recall_insert(
     action: &mut ParsedAction,
     t: &[Token<'_>],
 ) -> Result<(), ParseErrorKind> {
-    action.op = Some(Op::Insert);
+    action.op = Some(ActionOp::Insert);
     let content = match t {
         [label, content] if is_label_word(label) && content.kind.is_quoted() => {
             set_label(action, label.value.to_string(), &t[..1]);
@@ -262,7 +262,7 @@ fn recall_append(
     label: &[Token<'_>],
     content: &[Token<'_>],
 ) -> Result<(), ParseErrorKind> {
-    action.op = Some(Op::Append);
+    action.op = Some(ActionOp::Append);
     let content = match content.first() {
         Some(tok) if tok.is_word("+") => {
             part(action, PartKind::Keyword, tok.span);
@@ -292,12 +292,12 @@ fn recall_read(
     let written = text_of(input.src, t);
     match input.blocks.resolve(&written, false) {
         LabelMatch::Exact(label) => {
-            action.op = Some(Op::Read);
+            action.op = Some(ActionOp::Read);
             set_label(action, label, t);
             Ok(())
         }
         _ if explicit && input.blocks.is_empty() => {
-            action.op = Some(Op::Read);
+            action.op = Some(ActionOp::Read);
             set_label(action, written, t);
             Ok(())
         }
@@ -310,7 +310,7 @@ fn recall_delete(
     action: &mut ParsedAction,
     t: &[Token<'_>],
 ) -> Result<(), ParseErrorKind> {
-    action.op = Some(Op::Delete);
+    action.op = Some(ActionOp::Delete);
     if t.is_empty() {
         return Err(missing(
             "recall",
@@ -329,7 +329,7 @@ fn recall_patch(
     action: &mut ParsedAction,
     t: &[Token<'_>],
 ) -> Result<(), ParseErrorKind> {
-    action.op = Some(Op::Patch);
+    action.op = Some(ActionOp::Patch);
     let example = "/recall patch project_notes ```diff ... ```";
     let Some(label) = t.first() else {
         return Err(missing(
@@ -351,7 +351,7 @@ fn recall_search(
     action: &mut ParsedAction,
     t: &[Token<'_>],
 ) -> Result<(), ParseErrorKind> {
-    action.op = Some(Op::Search);
+    action.op = Some(ActionOp::Search);
     if !set_content(action, input.src, t) {
         return Err(missing(
             "recall",
@@ -422,15 +422,15 @@ fn context(input: &LinkInput<'_, '_>, action: &mut ParsedAction) -> Result<(), P
         action.op = Some(op);
         let rest = &t[1..];
         return match op {
-            Op::Append => {
+            ActionOp::Append => {
                 context_label(input, action, &rest[..1])?;
                 context_append(input, action, &rest[1..])
             }
-            Op::Replace => {
+            ActionOp::Replace => {
                 context_label(input, action, &rest[..1])?;
                 context_replace(input, action, &rest[1..], example)
             }
-            Op::Swap => {
+            ActionOp::Swap => {
                 let [block, other] = rest else {
                     return Err(missing(
                         "context",
@@ -460,15 +460,15 @@ fn context(input: &LinkInput<'_, '_>, action: &mut ParsedAction) -> Result<(), P
     match rest.first() {
         Some(plus) if plus.is_word("+") => {
             part(action, PartKind::Keyword, plus.span);
-            action.op = Some(Op::Append);
+            action.op = Some(ActionOp::Append);
             context_append(input, action, &rest[1..])
         }
         Some(_) if replace_pair(rest).is_some_and(|(_, arrow, _)| arrow.is_some()) => {
-            action.op = Some(Op::Replace);
+            action.op = Some(ActionOp::Replace);
             context_replace(input, action, rest, example)
         }
         Some(_) => {
-            action.op = Some(Op::Append);
+            action.op = Some(ActionOp::Append);
             context_append(input, action, rest)
         }
         None => Err(missing(

@@ -1,6 +1,6 @@
 //! Arguments of `/search`, `/fetch`, `/web`, `/calc` and `/data`.
 
-use super::super::action::{Op, ParsedAction, PartKind, TimeFilter, TimeUnit};
+use super::super::action::{ActionOp, ParsedAction, PartKind, TimeFilter, TimeUnit};
 use super::super::canonical::{bare_ok, label, push, push_content, push_target};
 use super::super::error::ParseErrorKind;
 use super::super::lexer::{Token, TokenKind};
@@ -80,7 +80,7 @@ impl ArgShape for FetchShape {
     /// `/fetch URL [html|continue]`, or `/fetch continue`; a URL that
     /// would not read back bare is bracketed.
     fn write(&self, action: &ParsedAction, o: &mut String) {
-        if action.op == Some(Op::Continue) && action.target.is_none() {
+        if action.op == Some(ActionOp::Continue) && action.target.is_none() {
             push(o, "continue");
             return;
         }
@@ -92,8 +92,8 @@ impl ArgShape for FetchShape {
             }
         }
         match action.op {
-            Some(Op::Html) => push(o, "html"),
-            Some(Op::Continue) => push(o, "continue"),
+            Some(ActionOp::Html) => push(o, "html"),
+            Some(ActionOp::Continue) => push(o, "continue"),
             _ => {}
         }
     }
@@ -167,7 +167,7 @@ impl ArgShape for DataShape {
     }
 
     fn write(&self, action: &ParsedAction, o: &mut String) {
-        push(o, action.op.unwrap_or(Op::List).as_str());
+        push(o, action.op.unwrap_or(ActionOp::List).as_str());
         push_target(o, action, label);
         push_content(o, action);
     }
@@ -323,7 +323,7 @@ fn fetch(input: &LinkInput<'_, '_>, action: &mut ParsedAction) -> Result<(), Par
         return Err(missing("fetch", "a URL (or `continue`)", example));
     };
     if first.is_word("continue") && t.len() == 1 {
-        action.op = Some(Op::Continue);
+        action.op = Some(ActionOp::Continue);
         part(action, PartKind::Keyword, first.span);
         return Ok(());
     }
@@ -344,7 +344,7 @@ fn fetch(input: &LinkInput<'_, '_>, action: &mut ParsedAction) -> Result<(), Par
     };
     action.target = Some(url);
     part(action, PartKind::Argument, first.span);
-    action.op = Some(Op::Markdown);
+    action.op = Some(ActionOp::Markdown);
     let mut rest = &t[1..];
     if let Some(as_word) = rest.first().filter(|x| x.is_word("as")) {
         part(action, PartKind::Keyword, as_word.span);
@@ -354,9 +354,9 @@ fn fetch(input: &LinkInput<'_, '_>, action: &mut ParsedAction) -> Result<(), Par
         [] => Ok(()),
         [mode] if mode.kind == TokenKind::Word => {
             action.op = Some(match mode.value.to_ascii_lowercase().as_str() {
-                "html" | "raw" => Op::Html,
-                "markdown" | "md" | "text" => Op::Markdown,
-                "continue" => Op::Continue,
+                "html" | "raw" => ActionOp::Html,
+                "markdown" | "md" | "text" => ActionOp::Markdown,
+                "continue" => ActionOp::Continue,
                 other => {
                     return Err(invalid(
                         "fetch",
@@ -421,17 +421,17 @@ fn shell(input: &LinkInput<'_, '_>, action: &mut ParsedAction) -> Result<(), Par
 }
 
 /// Data sub-commands and their ops.
-const DATA_SUBCOMMANDS: &[(&str, Op)] = &[
-    ("list", Op::List),
-    ("ls", Op::List),
-    ("read", Op::Read),
-    ("show", Op::Read),
-    ("search", Op::Search),
-    ("find", Op::Search),
-    ("monitor", Op::Monitor),
-    ("watch", Op::Monitor),
-    ("pause", Op::Pause),
-    ("unwatch", Op::Pause),
+const DATA_SUBCOMMANDS: &[(&str, ActionOp)] = &[
+    ("list", ActionOp::List),
+    ("ls", ActionOp::List),
+    ("read", ActionOp::Read),
+    ("show", ActionOp::Read),
+    ("search", ActionOp::Search),
+    ("find", ActionOp::Search),
+    ("monitor", ActionOp::Monitor),
+    ("watch", ActionOp::Monitor),
+    ("pause", ActionOp::Pause),
+    ("unwatch", ActionOp::Pause),
 ];
 
 /// `/data list|read|search|monitor|pause [source] ["query"]`.
@@ -448,11 +448,11 @@ fn data(input: &LinkInput<'_, '_>, action: &mut ParsedAction) -> Result<(), Pars
             part(action, PartKind::Keyword, span);
             (op, &t[1..])
         }
-        None if t.is_empty() => (Op::List, t),
-        None => (Op::Read, t),
+        None if t.is_empty() => (ActionOp::List, t),
+        None => (ActionOp::Read, t),
     };
     action.op = Some(op);
-    if op == Op::List {
+    if op == ActionOp::List {
         return match rest {
             [] => Ok(()),
             _ => Err(invalid("data", "`list` takes no arguments")),
@@ -468,7 +468,7 @@ fn data(input: &LinkInput<'_, '_>, action: &mut ParsedAction) -> Result<(), Pars
     action.target = Some(source.value.to_string());
     part(action, PartKind::Argument, source.span);
     let rest = &rest[1..];
-    if op == Op::Search {
+    if op == ActionOp::Search {
         if !set_content(action, input.src, rest) {
             return Err(missing("data", "a query", "/data search inbox \"invoice\""));
         }

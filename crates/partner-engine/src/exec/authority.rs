@@ -7,7 +7,7 @@ use super::context::TurnContext;
 use super::executor::{ExecError, Executor};
 use super::handlers::Effect;
 use super::registry::{ActionError, Outcome};
-use partner_dialect::{Op, ParsedAction, Verb};
+use partner_dialect::{ActionOp, ParsedAction, Verb};
 use partner_policy::pending::{self};
 use partner_policy::{Authority, Decision, PendingRequest};
 
@@ -66,7 +66,7 @@ impl Executor {
             }
         };
         let reason = action.content.clone();
-        let always = action.op == Some(Op::Always);
+        let always = action.op == Some(ActionOp::Always);
         let decision = match action.verb {
             Verb::Approve if always => Decision::ApproveAlways,
             Verb::Approve => Decision::ApproveOnce,

@@ -121,7 +121,7 @@ fn decided(
         let rule = NewRule {
             agent: &request.agent,
             verb: request.verb.name(),
-            op: request.action.op.map(partner_dialect::Op::as_str),
+            op: request.action.op.map(partner_dialect::ActionOp::as_str),
             target: request.action.target.as_deref(),
             allow,
             reason,

@@ -158,7 +158,7 @@ struct ShellFile {
     /// Working directory (relative to the config file).
     dir: Option<PathBuf>,
     /// Time limit (`60s`, `5m`).
-    timeout: Option<partner_core::clock::Span>,
+    timeout: Option<partner_core::clock::TimeSpan>,
     /// Bytes of output kept.
     max_output: Option<usize>,
     /// The gate's index of applications and packages.

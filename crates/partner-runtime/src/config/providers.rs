@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use serde::Deserialize;
 
-use partner_core::clock::Span;
+use partner_core::clock::TimeSpan;
 
 use crate::provider::{
     AnthropicProvider, HttpSettings, OpenAiProvider, Provider, RetryPolicy, Sampling, Script,
@@ -30,12 +30,12 @@ pub(super) struct ProviderFile {
     pub base_url: Option<String>,
     pub api_key: Option<String>,
     pub api_key_env: Option<String>,
-    pub timeout: Option<Span>,
+    pub timeout: Option<TimeSpan>,
     pub retries: Option<partner_core::bounds::Retries>,
-    pub backoff: Option<Span>,
+    pub backoff: Option<TimeSpan>,
     pub script: Option<PathBuf>,
-    pub connect_timeout: Option<Span>,
-    pub reply_deadline: Option<Span>,
+    pub connect_timeout: Option<TimeSpan>,
+    pub reply_deadline: Option<TimeSpan>,
     pub context: Option<partner_core::bounds::ContextTokens>,
     pub sampling: Option<Sampling>,
 }
@@ -80,7 +80,7 @@ pub(super) fn http_settings(
         retry.backoff = b.get();
     }
     // A wait of no time at all would fail every call: at least a second.
-    let at_least_a_second = |span: Option<Span>, what: &str, default: Duration| match span {
+    let at_least_a_second = |span: Option<TimeSpan>, what: &str, default: Duration| match span {
         Some(s) if s.get() < Duration::from_secs(1) => Err(format!(
             "provider {name} {what}: {}s is too short; at least 1s",
             s.get().as_secs_f64()

@@ -3,7 +3,7 @@
 
 use super::overlay::{Confirmed, Overlay};
 use super::{App, Command};
-use crate::backend::Op;
+use crate::backend::BackendOp;
 use crate::command::{ConsoleCommand, OUTCOMES, parse_command};
 use crate::completion::{GrammarCompleter, Names, PathCompleter};
 use crate::keymap::Action;
@@ -55,7 +55,7 @@ impl App {
                 self.model.hits.clear();
                 self.model.hits_for = None;
                 self.model.hits_failed = None;
-                vec![Command::Op(Op::Host(partner_protocol::Op::Search {
+                vec![Command::Op(BackendOp::Host(partner_protocol::Op::Search {
                     query: text,
                 }))]
             }
@@ -72,10 +72,9 @@ impl App {
             }
             PromptPurpose::Message(agent) if !text.is_empty() => {
                 self.say(format!("sending to {agent}…"));
-                vec![Command::Op(Op::Host(partner_protocol::Op::Message {
-                    agent,
-                    text,
-                }))]
+                vec![Command::Op(BackendOp::Host(
+                    partner_protocol::Op::Message { agent, text },
+                ))]
             }
             PromptPurpose::Message(_) => Vec::new(),
         }
@@ -146,14 +145,14 @@ impl App {
     pub(super) fn run_command(&mut self, command: ConsoleCommand) -> Vec<Command> {
         match command {
             ConsoleCommand::ReplayLive => {
-                return vec![Command::Op(Op::OpenReplay(
+                return vec![Command::Op(BackendOp::OpenReplay(
                     partner_protocol::wire::TraceInput::Database(std::path::PathBuf::from(
                         &self.db,
                     )),
                 ))];
             }
             ConsoleCommand::OpenTrace(path) => {
-                return vec![Command::Op(Op::OpenReplay(
+                return vec![Command::Op(BackendOp::OpenReplay(
                     partner_protocol::wire::TraceInput::guess(&path),
                 ))];
             }
@@ -168,7 +167,7 @@ impl App {
             ConsoleCommand::Rules => return self.open_rules(),
             ConsoleCommand::Learned => {
                 self.overlay = Overlay::Learned(Default::default());
-                return vec![Command::Op(Op::Host(partner_protocol::Op::Learned))];
+                return vec![Command::Op(BackendOp::Host(partner_protocol::Op::Learned))];
             }
             ConsoleCommand::Log => return self.act(Action::Notifications),
             ConsoleCommand::Shell(text) => return self.plan_command(text),
@@ -192,15 +191,14 @@ impl App {
             ConsoleCommand::Control { agents, control } => return self.control(agents, control),
             ConsoleCommand::Message { agent, text } => {
                 self.say(format!("sending to {agent}…"));
-                return vec![Command::Op(Op::Host(partner_protocol::Op::Message {
-                    agent,
-                    text,
-                }))];
+                return vec![Command::Op(BackendOp::Host(
+                    partner_protocol::Op::Message { agent, text },
+                ))];
             }
             ConsoleCommand::Lisp(text) => match self.acting_agent() {
                 Some(agent) => {
                     self.say(format!("evaluating against {agent}'s state…"));
-                    return vec![Command::Op(Op::Host(partner_protocol::Op::Lisp {
+                    return vec![Command::Op(BackendOp::Host(partner_protocol::Op::Lisp {
                         agent,
                         text,
                     }))];
@@ -212,7 +210,7 @@ impl App {
             ConsoleCommand::Action(text) => match self.acting_agent() {
                 Some(agent) => {
                     self.say(format!("running as {agent}…"));
-                    return vec![Command::Op(Op::Host(partner_protocol::Op::Run {
+                    return vec![Command::Op(BackendOp::Host(partner_protocol::Op::Run {
                         agent,
                         text,
                     }))];
@@ -273,7 +271,7 @@ impl App {
         });
         agents
             .into_iter()
-            .map(|agent| Command::Op(Op::Host(control.op(agent))))
+            .map(|agent| Command::Op(BackendOp::Host(control.op(agent))))
             .collect()
     }
 }

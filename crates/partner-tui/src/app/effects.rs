@@ -5,7 +5,7 @@
 
 use super::overlay::{Confirmed, Editor, Overlay};
 use super::{App, Command, UNDO_WINDOW};
-use crate::backend::Op;
+use crate::backend::BackendOp;
 use crate::panes::{EditTarget, Effect, Held, Pane};
 
 use partner_core::clock::Millis;
@@ -82,9 +82,9 @@ impl App {
             Confirmed::Decide { id, decision } => self.hold(id, decision),
             Confirmed::RevokeRule(id) => {
                 self.overlay = Overlay::Rules(Default::default());
-                vec![Command::Op(Op::Host(partner_protocol::Op::RevokeRule {
-                    id,
-                }))]
+                vec![Command::Op(BackendOp::Host(
+                    partner_protocol::Op::RevokeRule { id },
+                ))]
             }
             Confirmed::Quit => {
                 let mut commands = self.flush_held();
@@ -92,7 +92,7 @@ impl App {
                 commands
             }
             Confirmed::Learn { words, action } => {
-                vec![Command::Op(Op::Host(partner_protocol::Op::Learn {
+                vec![Command::Op(BackendOp::Host(partner_protocol::Op::Learn {
                     words,
                     action,
                 }))]
@@ -100,7 +100,9 @@ impl App {
             Confirmed::RunCommand(command) => self.run_confirmed(command),
             Confirmed::Forget(id) => {
                 self.overlay = Overlay::Learned(Default::default());
-                vec![Command::Op(Op::Host(partner_protocol::Op::Forget { id }))]
+                vec![Command::Op(BackendOp::Host(partner_protocol::Op::Forget {
+                    id,
+                }))]
             }
         }
     }
@@ -148,7 +150,7 @@ impl App {
     pub fn flush_held(&mut self) -> Vec<Command> {
         match self.held.take() {
             Some(held) => {
-                let op = Op::Host(partner_protocol::Op::Decide {
+                let op = BackendOp::Host(partner_protocol::Op::Decide {
                     request: held.id.clone(),
                     decision: held.decision.clone(),
                 });
@@ -238,7 +240,7 @@ impl App {
             return Vec::new();
         }
         self.fresh.replay_asked = Some(key);
-        vec![Command::Op(Op::ReplayMemory {
+        vec![Command::Op(BackendOp::ReplayMemory {
             records: replay.state.records.clone(),
             step: replay.state.step,
             agent,
@@ -261,24 +263,23 @@ impl App {
             self.fresh.memory = true;
         }
         if std::mem::take(&mut self.fresh.pending) {
-            commands.push(Command::Op(Op::Host(partner_protocol::Op::Queue)));
-            commands.push(Command::Op(Op::Host(partner_protocol::Op::Index)));
+            commands.push(Command::Op(BackendOp::Host(partner_protocol::Op::Queue)));
+            commands.push(Command::Op(BackendOp::Host(partner_protocol::Op::Index)));
         }
         if std::mem::take(&mut self.fresh.trace) {
-            commands.push(Command::Op(Op::Host(partner_protocol::Op::Trace {
+            commands.push(Command::Op(BackendOp::Host(partner_protocol::Op::Trace {
                 after: self.fresh.trace_after,
             })));
         }
         if let Some((filter, before)) = self.trace.wants_older(&mut self.model) {
-            commands.push(Command::Op(Op::Host(partner_protocol::Op::OlderTrace {
-                filter,
-                before,
-            })));
+            commands.push(Command::Op(BackendOp::Host(
+                partner_protocol::Op::OlderTrace { filter, before },
+            )));
         }
         if std::mem::take(&mut self.fresh.memory)
             && let Some(agent) = self.memory.agent(&self.model)
         {
-            commands.push(Command::Op(Op::Host(partner_protocol::Op::Blocks {
+            commands.push(Command::Op(BackendOp::Host(partner_protocol::Op::Blocks {
                 agent,
             })));
         }

@@ -9,7 +9,7 @@ use crossterm::event::{KeyEvent, MouseButton, MouseEvent, MouseEventKind};
 
 use super::overlay::{Confirmed, Overlay};
 use super::{App, Command};
-use crate::backend::Op;
+use crate::backend::BackendOp;
 use crate::keymap::{Action, KeyChord, Lookup};
 use crate::panes::{Component, Pane, PromptPurpose};
 use crate::prompt::Prompt;
@@ -236,7 +236,7 @@ impl App {
 
     pub(super) fn open_rules(&mut self) -> Vec<Command> {
         self.overlay = Overlay::Rules(Default::default());
-        vec![Command::Op(Op::Host(partner_protocol::Op::Rules))]
+        vec![Command::Op(BackendOp::Host(partner_protocol::Op::Rules))]
     }
 
     /// Leaves the replay: the live queue, memory and turns come back.

@@ -20,7 +20,7 @@ pub use layout::Areas;
 pub use overlay::{Confirmed, Editor, Merge, Overlay};
 pub use render::render;
 
-use super::backend::Op;
+use super::backend::BackendOp;
 use super::highlight::DialectHighlighter;
 use super::keymap::{KeyChord, Keymap};
 use super::model::Model;
@@ -37,7 +37,7 @@ pub const UNDO_WINDOW: Millis = 3_000;
 #[derive(Debug, Clone)]
 pub enum Command {
     /// Send an op to the backend.
-    Op(Op),
+    Op(BackendOp),
     /// Ring the terminal bell.
     Bell,
     /// Put text on the clipboard (through the terminal: OSC 52).

@@ -6,7 +6,7 @@
 
 use super::overlay::{Confirmed, Overlay};
 use super::{App, Command};
-use crate::backend::Op;
+use crate::backend::BackendOp;
 use crate::panes::OutputView;
 use partner_protocol::wire::CommandPlan;
 
@@ -14,9 +14,9 @@ impl App {
     /// `!TEXT`: asks what running it would do.
     pub(super) fn plan_command(&mut self, text: String) -> Vec<Command> {
         self.say(format!("judging `{text}`…"));
-        vec![Command::Op(Op::Host(partner_protocol::Op::PlanCommand {
-            text,
-        }))]
+        vec![Command::Op(BackendOp::Host(
+            partner_protocol::Op::PlanCommand { text },
+        ))]
     }
 
     /// What running it would do: a question, or why it will not run.
@@ -39,10 +39,9 @@ impl App {
             std::time::SystemTime::now(),
         );
         self.overlay = Overlay::Output(OutputView::running(&command, run));
-        vec![Command::Op(Op::Host(partner_protocol::Op::RunCommand {
-            command,
-            run,
-        }))]
+        vec![Command::Op(BackendOp::Host(
+            partner_protocol::Op::RunCommand { command, run },
+        ))]
     }
 
     /// It ended: shown where its running view is, else kept for `:output`.
@@ -50,8 +49,8 @@ impl App {
         let showing = matches!(&self.overlay, Overlay::Output(v) if v.command == view.command && v.is_running());
         if !showing {
             let how = match &view.state {
-                crate::panes::RunState::Ended { status, .. } => status.clone(),
-                crate::panes::RunState::Running(_) => String::new(),
+                crate::panes::CommandState::Ended { status, .. } => status.clone(),
+                crate::panes::CommandState::Running(_) => String::new(),
             };
             self.say(format!(
                 "`{}` ended: {how} — :output shows it",

@@ -3,8 +3,8 @@
 
 use super::overlay::{Confirmed, Editor, Merge, Overlay};
 use super::{App, Command};
-use crate::backend::{Op, Reply, SaveOutcome};
-use crate::model::AgentRow;
+use crate::backend::{BackendOp, Reply, SaveOutcome};
+use crate::model::AgentLine;
 use crate::model::NoticeKind;
 use crate::panes::{EditTarget, Pane, ReplayPane};
 use partner_protocol::wire::HybridHit;
@@ -56,7 +56,7 @@ impl App {
                 self.fresh.replay_asked = None;
                 self.focus = Pane::Replay;
                 self.say("replay: n/p step, Space plays, +/- speed, Esc leaves; decisions are off");
-                let mut commands = vec![Command::Op(Op::VerifyReplay(records))];
+                let mut commands = vec![Command::Op(BackendOp::VerifyReplay(records))];
                 // The memory as it was before the first step, not as it is.
                 commands.extend(self.replay_memory_if_moved());
                 return commands;
@@ -94,7 +94,7 @@ impl App {
     }
 
     /// The agents as they are now, in name order.
-    fn on_agents(&mut self, rows: Vec<AgentRow>) {
+    fn on_agents(&mut self, rows: Vec<AgentLine>) {
         for row in rows {
             match self.model.agents.iter_mut().find(|a| a.name == row.name) {
                 Some(a) => *a = row,
@@ -157,10 +157,12 @@ impl App {
         self.model.blocks = list;
         self.memory.refreshed(&self.model);
         match self.memory.selected_block(&self.model.blocks) {
-            Some(b) => vec![Command::Op(Op::Host(partner_protocol::Op::History {
-                agent,
-                label: b.label.clone(),
-            }))],
+            Some(b) => vec![Command::Op(BackendOp::Host(
+                partner_protocol::Op::History {
+                    agent,
+                    label: b.label.clone(),
+                },
+            ))],
             None => Vec::new(),
         }
     }
@@ -279,7 +281,7 @@ impl App {
                     self.overlay = Overlay::None;
                 }
                 self.say(format!("saved: {text}"));
-                vec![Command::Op(Op::Host(partner_protocol::Op::Blocks {
+                vec![Command::Op(BackendOp::Host(partner_protocol::Op::Blocks {
                     agent,
                 }))]
             }
@@ -295,7 +297,7 @@ impl App {
                     ours,
                     theirs,
                 });
-                vec![Command::Op(Op::Host(partner_protocol::Op::Blocks {
+                vec![Command::Op(BackendOp::Host(partner_protocol::Op::Blocks {
                     agent,
                 }))]
             }

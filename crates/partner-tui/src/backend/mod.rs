@@ -1,6 +1,6 @@
 //! What the console asks of the constellation, and what comes back: every
 //! effect the console has — decisions, edits, messages, typed actions,
-//! reads of memory, the queue and the trace — is an [`Op`] sent through a
+//! reads of memory, the queue and the trace — is an [`BackendOp`] sent through a
 //! [`Backend`], answered later by a [`Reply`]. The console never touches
 //! the executor, the runtime or the database: this crate cannot name
 //! them. The `partner` binary's backend carries ops out (what the runtime
@@ -11,7 +11,7 @@ use std::path::PathBuf;
 
 use tokio::sync::broadcast;
 
-use super::model::AgentRow;
+use super::model::AgentLine;
 pub use partner_protocol::views::{CommandPreview, Previews, SaveOutcome};
 use partner_protocol::wire::{
     Block, BlockVersion, CommandPlan, Divergence, HybridHit, IndexStatus, OlderPage,
@@ -21,7 +21,7 @@ use partner_protocol::{Connection, Event};
 
 /// One thing the console asks for.
 #[derive(Debug, Clone)]
-pub enum Op {
+pub enum BackendOp {
     /// Anything of the constellation — its state, the queue, the trace,
     /// memory, decisions, edits, messages, the partner's own commands —
     /// as the protocol's operation, sent to the host (in this process or
@@ -51,11 +51,11 @@ pub struct OpenedTrace {
     pub records: Vec<TraceRecord>,
 }
 
-/// An answer to an [`Op`].
+/// An answer to an [`BackendOp`].
 #[derive(Debug, Clone)]
 pub enum Reply {
     /// Every agent's state.
-    Agents(Vec<AgentRow>),
+    Agents(Vec<AgentLine>),
     /// The waiting requests, the diffs of those that write memory and
     /// the command lines of those that run one.
     Pending(Vec<PendingRequest>, Previews),
@@ -124,7 +124,7 @@ pub enum Reply {
 /// backend was made with, in no particular order.
 pub trait Backend: Send + Sync {
     /// Carries out `op` (without waiting for it).
-    fn send(&self, op: Op);
+    fn send(&self, op: BackendOp);
     /// A new subscription to the constellation's events.
     fn events(&self) -> broadcast::Receiver<Event>;
     /// How the console reaches the runtime now.

@@ -153,7 +153,7 @@ impl TurnEntry {
 
 /// An agent's state line.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct AgentRow {
+pub struct AgentLine {
     /// Name.
     pub name: String,
     /// What it is doing.

@@ -10,7 +10,7 @@ mod trace;
 use std::collections::{HashMap, VecDeque};
 
 pub use entries::{
-    ActionEntry, ActionState, AgentRow, MAX_NOTIFICATIONS, NoticeKind, Notification, TurnEntry,
+    ActionEntry, ActionState, AgentLine, MAX_NOTIFICATIONS, NoticeKind, Notification, TurnEntry,
     first_line,
 };
 pub use trace::{MAX_OLDER, MAX_TRACE, OlderTrace};
@@ -44,7 +44,7 @@ pub struct Model {
     /// The pending queue, oldest first.
     pub pending: Vec<PendingRequest>,
     /// Agents and their states.
-    pub agents: Vec<AgentRow>,
+    pub agents: Vec<AgentLine>,
     /// Blocks of the agent shown in the memory pane.
     pub blocks: Vec<Block>,
     /// History of the selected block.
@@ -86,11 +86,11 @@ impl Model {
         Model::default()
     }
 
-    fn agent_row(&mut self, agent: &str) -> &mut AgentRow {
+    fn agent_row(&mut self, agent: &str) -> &mut AgentLine {
         if let Some(i) = self.agents.iter().position(|a| a.name == agent) {
             return &mut self.agents[i];
         }
-        self.agents.push(AgentRow {
+        self.agents.push(AgentLine {
             name: agent.to_string(),
             state: RunState::Idle,
             next_pulse_at: None,

@@ -13,7 +13,7 @@ use unicode_width::UnicodeWidthStr;
 
 use super::render::{diff_lines, wrap_words};
 use super::{Component, EditTarget, Effect, PromptPurpose, View};
-use crate::backend::Op;
+use crate::backend::BackendOp;
 use crate::keymap::Action;
 use crate::model::{Model, first_line};
 use crate::theme::Theme;
@@ -104,10 +104,12 @@ impl MemoryPane {
 
     fn history_of(&self, model: &Model) -> Vec<Effect> {
         match (self.agent(model), self.selected_block(&model.blocks)) {
-            (Some(agent), Some(b)) => vec![Effect::Op(Op::Host(partner_protocol::Op::History {
-                agent,
-                label: b.label.clone(),
-            }))],
+            (Some(agent), Some(b)) => {
+                vec![Effect::Op(BackendOp::Host(partner_protocol::Op::History {
+                    agent,
+                    label: b.label.clone(),
+                }))]
+            }
             _ => Vec::new(),
         }
     }
@@ -168,7 +170,7 @@ impl Component for MemoryPane {
                 self.search = None;
                 self.agent = Some(hit.agent.clone());
                 self.selected = Some(label);
-                vec![Effect::Op(Op::Host(partner_protocol::Op::Blocks {
+                vec![Effect::Op(BackendOp::Host(partner_protocol::Op::Blocks {
                     agent: hit.agent.clone(),
                 }))]
             }
@@ -194,10 +196,12 @@ impl Component for MemoryPane {
             }
             Action::UndoBlock => match (self.agent(model), self.selected_block(&model.blocks)) {
                 (Some(agent), Some(b)) => {
-                    vec![Effect::Op(Op::Host(partner_protocol::Op::UndoBlock {
-                        agent,
-                        label: b.label.clone(),
-                    }))]
+                    vec![Effect::Op(BackendOp::Host(
+                        partner_protocol::Op::UndoBlock {
+                            agent,
+                            label: b.label.clone(),
+                        },
+                    ))]
                 }
                 _ => vec![Effect::Notice("no block to undo".into())],
             },
@@ -213,7 +217,7 @@ impl Component for MemoryPane {
                 };
                 self.agent = Some(next.clone());
                 self.selected = None;
-                vec![Effect::Op(Op::Host(partner_protocol::Op::Blocks {
+                vec![Effect::Op(BackendOp::Host(partner_protocol::Op::Blocks {
                     agent: next,
                 }))]
             }

@@ -20,7 +20,7 @@ use ratatui::layout::Rect;
 
 pub use lisp::LispView;
 pub use memory::{Draft, MemoryPane};
-pub use output::{OutputKey, OutputView, RunState};
+pub use output::{CommandState, OutputKey, OutputView};
 pub use queue::{Held, QueuePane, decision_name, rule_scope};
 pub use render::{
     age, agent_style, centered, diff_lines, human_duration, pane_block, popup, wrap_words,
@@ -29,7 +29,7 @@ pub use replay::ReplayPane;
 pub use trace::TracePane;
 pub use turns::TurnsPane;
 
-use super::backend::Op;
+use super::backend::BackendOp;
 use super::highlight::DialectHighlighter;
 use super::keymap::{Action, Keymap};
 use super::model::Model;
@@ -129,7 +129,7 @@ pub enum PromptPurpose {
 #[derive(Debug, Clone)]
 pub enum Effect {
     /// Send an op to the backend.
-    Op(Op),
+    Op(BackendOp),
     /// Decide a request (held for the undo window first).
     Decide {
         /// The request.

@@ -19,7 +19,7 @@ use partner_protocol::report::ActionReport;
 
 /// Where the command stands.
 #[derive(Debug, Clone)]
-pub enum RunState {
+pub enum CommandState {
     /// It runs, under this run number (`StopCommand` with it stops it).
     Running(u64),
     /// It ended: how (`exit 0`, `killed after 60 s (time limit)`, why it
@@ -40,7 +40,7 @@ pub struct OutputView {
     /// The command.
     pub command: String,
     /// Where it stands.
-    pub state: RunState,
+    pub state: CommandState,
     /// What it wrote to standard output, escapes taken out.
     pub stdout: String,
     /// What it wrote to standard error, escapes taken out.
@@ -103,7 +103,7 @@ impl OutputView {
     pub fn running(command: &str, run: u64) -> Self {
         OutputView {
             command: command.to_string(),
-            state: RunState::Running(run),
+            state: CommandState::Running(run),
             stdout: String::new(),
             stderr: String::new(),
             notes: Vec::new(),
@@ -119,7 +119,7 @@ impl OutputView {
             Ok(r) => r,
             Err(why) => {
                 view.notes.push(why);
-                view.state = RunState::Ended {
+                view.state = CommandState::Ended {
                     status: "not run".into(),
                     failed: true,
                     trace: None,
@@ -149,7 +149,7 @@ impl OutputView {
             view.notes
                 .push(format!("{n} process(es) it left running were killed"));
         }
-        view.state = RunState::Ended {
+        view.state = CommandState::Ended {
             failed: status != "exit 0",
             status,
             trace: report.trace_id.clone(),
@@ -159,7 +159,7 @@ impl OutputView {
 
     /// True while the command runs.
     pub fn is_running(&self) -> bool {
-        matches!(self.state, RunState::Running(_))
+        matches!(self.state, CommandState::Running(_))
     }
 
     /// Everything it wrote, as copied: standard output, then standard
@@ -195,16 +195,16 @@ impl OutputView {
             );
         }
         match &self.state {
-            RunState::Running(_) => lines.push(Line::styled(
+            CommandState::Running(_) => lines.push(Line::styled(
                 "running… (Esc stops it)",
                 theme.style("ui.dim"),
             )),
-            RunState::Ended { .. }
+            CommandState::Ended { .. }
                 if self.stdout.is_empty() && self.stderr.is_empty() && self.notes.is_empty() =>
             {
                 lines.push(Line::styled("(it wrote nothing)", theme.style("ui.dim")));
             }
-            RunState::Ended { .. } => {}
+            CommandState::Ended { .. } => {}
         }
         for note in &self.notes {
             lines.extend(wrap_words(
@@ -218,13 +218,13 @@ impl OutputView {
     /// The title: the command and how it ended.
     fn title(&self) -> String {
         match &self.state {
-            RunState::Running(_) => format!("$ {}", self.command),
-            RunState::Ended {
+            CommandState::Running(_) => format!("$ {}", self.command),
+            CommandState::Ended {
                 status,
                 trace: Some(id),
                 ..
             } => format!("$ {} — {status} · {id}", self.command),
-            RunState::Ended { status, .. } => format!("$ {} — {status}", self.command),
+            CommandState::Ended { status, .. } => format!("$ {} — {status}", self.command),
         }
     }
 

@@ -11,7 +11,7 @@ use crate::exec::context::TurnContext;
 use crate::exec::executor::Executor;
 use crate::exec::registry::{ActionTx, Cx, Outcome, Stage, VerbHandler};
 use partner_core::clock::Millis;
-use partner_dialect::{Op, ParsedAction};
+use partner_dialect::{ActionOp, ParsedAction};
 use partner_policy::VerbTraits;
 
 const READ_LIMIT: usize = 20_000;
@@ -70,8 +70,8 @@ fn files(path: &Path) -> Vec<std::path::PathBuf> {
 
 /// `/data list|read|search` (outside the database).
 fn data(exec: &Executor, action: &ParsedAction) -> Outcome {
-    match action.op.unwrap_or(Op::List) {
-        Op::List => {
+    match action.op.unwrap_or(ActionOp::List) {
+        ActionOp::List => {
             let sources = &exec.config().data_sources;
             if sources.is_empty() {
                 return Ok(Effect::text("no data sources are configured").continued());
@@ -91,7 +91,7 @@ fn data(exec: &Executor, action: &ParsedAction) -> Outcome {
                 .with_data(json!({ "sources": sources }))
                 .continued())
         }
-        Op::Read => {
+        ActionOp::Read => {
             let (id, path) = source(exec, action)?;
             if path.is_dir() {
                 let names: Vec<String> = files(path)
@@ -115,7 +115,7 @@ fn data(exec: &Executor, action: &ParsedAction) -> Outcome {
             };
             Ok(Effect::text(format!("{id}:\n{cut}{note}")).continued())
         }
-        Op::Search => {
+        ActionOp::Search => {
             let (id, path) = source(exec, action)?;
             let query = action
                 .content
@@ -159,7 +159,7 @@ fn watch(
     now: Millis,
 ) -> Outcome {
     let (id, _) = source(exec, action)?;
-    let active = action.op == Some(Op::Monitor);
+    let active = action.op == Some(ActionOp::Monitor);
     tx.set_watch(&ctx.agent, id, active, now)?;
     let text = if active {
         format!("watching {id}; you'll hear when it changes")
@@ -172,7 +172,10 @@ fn watch(
 /// True for the `/data` ops that read files (the others change watches in
 /// the database).
 fn reads_files(action: &ParsedAction) -> bool {
-    matches!(action.op, Some(Op::List | Op::Read | Op::Search) | None)
+    matches!(
+        action.op,
+        Some(ActionOp::List | ActionOp::Read | ActionOp::Search) | None
+    )
 }
 
 /// `/data`: the partner's file and directory sources.

@@ -7,7 +7,7 @@ use crate::exec::context::TurnContext;
 use crate::exec::executor::Executor;
 use crate::exec::registry::{ActionError, ActionTx, Cx, Outcome, Stage, VerbHandler};
 use partner_core::clock::Millis;
-use partner_dialect::{ContextEdit, Op, ParsedAction};
+use partner_dialect::{ActionOp, ContextEdit, ParsedAction};
 use partner_policy::{BlockWrite, Limits, VerbTraits, WriteKind};
 use partner_store::memory::search::{SearchDomain, SearchQuery};
 use partner_store::memory::{Block, BlockKind, NewBlock, blocks};
@@ -83,8 +83,8 @@ fn recall(
     limits: Limits,
 ) -> Outcome {
     let agent = ctx.agent.as_str();
-    match action.op.unwrap_or(Op::Search) {
-        Op::Read => {
+    match action.op.unwrap_or(ActionOp::Search) {
+        ActionOp::Read => {
             let block = block(tx, agent, target(action)?)?;
             Ok(
                 Effect::text(format!("{}:\n{}", describe(&block), block.value))
@@ -92,7 +92,7 @@ fn recall(
                     .continued(),
             )
         }
-        Op::Insert => {
+        ActionOp::Insert => {
             let text = content(action)?;
             match action.target.as_deref() {
                 Some(label) => {
@@ -119,7 +119,7 @@ fn recall(
                 }
             }
         }
-        Op::Append => {
+        ActionOp::Append => {
             let label = target(action)?;
             let current = block(tx, agent, label)?;
             written(
@@ -131,7 +131,7 @@ fn recall(
                 "appended to",
             )
         }
-        Op::Delete => {
+        ActionOp::Delete => {
             let label = target(action)?;
             block(tx, agent, label)?;
             let change = tx.delete_block(agent, label, agent, now)?;
@@ -142,7 +142,7 @@ fn recall(
                 needs_continuation: false,
             })
         }
-        Op::Patch => {
+        ActionOp::Patch => {
             let label = target(action)?;
             let current = block(tx, agent, label)?;
             let value = blocks::patched(label, &current.value, content(action)?)?;
@@ -159,7 +159,13 @@ fn recall(
 fn searches(action: &ParsedAction) -> bool {
     !matches!(
         action.op,
-        Some(Op::Read | Op::Insert | Op::Append | Op::Delete | Op::Patch)
+        Some(
+            ActionOp::Read
+                | ActionOp::Insert
+                | ActionOp::Append
+                | ActionOp::Delete
+                | ActionOp::Patch
+        )
     )
 }
 
@@ -189,8 +195,8 @@ fn context(tx: &dyn ActionTx, ctx: &TurnContext, action: &ParsedAction, now: Mil
             }
             Ok(tx.set_block_kind(agent, label, to, now)?)
         };
-    match action.op.unwrap_or(Op::Append) {
-        Op::Append => written(
+    match action.op.unwrap_or(ActionOp::Append) {
+        ActionOp::Append => written(
             tx,
             agent,
             label,
@@ -198,12 +204,12 @@ fn context(tx: &dyn ActionTx, ctx: &TurnContext, action: &ParsedAction, now: Mil
             now,
             "appended to",
         ),
-        Op::Replace => {
+        ActionOp::Replace => {
             let old = edit_of(action).and_then(|e| e.old.as_deref()).unwrap_or("");
             let value = blocks::replaced(label, &current.value, old, content(action)?)?;
             written(tx, agent, label, &value, now, "replaced text in")
         }
-        Op::Archive => {
+        ActionOp::Archive => {
             let b = kind_change(
                 label,
                 &[BlockKind::Working, BlockKind::Core],
@@ -211,14 +217,14 @@ fn context(tx: &dyn ActionTx, ctx: &TurnContext, action: &ParsedAction, now: Mil
             )?;
             Ok(Effect::text(format!("archived {}", describe(&b))).with_data(json!({ "block": b })))
         }
-        Op::Load => {
+        ActionOp::Load => {
             let b = kind_change(label, &[BlockKind::Archival], BlockKind::Working)?;
             Ok(
                 Effect::text(format!("loaded {} into working memory", describe(&b)))
                     .with_data(json!({ "block": b })),
             )
         }
-        Op::Swap => {
+        ActionOp::Swap => {
             let other = edit_of(action)
                 .and_then(|e| e.other.as_deref())
                 .ok_or("/context swap needs an archival label")?;
@@ -264,25 +270,30 @@ impl VerbHandler for Recall {
 
     fn traits(&self, action: &ParsedAction) -> VerbTraits {
         let write = match action.op {
-            Some(Op::Append) => Some(WriteKind::Append),
-            Some(Op::Delete) => Some(WriteKind::Delete),
-            Some(Op::Patch) => Some(WriteKind::Change),
+            Some(ActionOp::Append) => Some(WriteKind::Append),
+            Some(ActionOp::Delete) => Some(WriteKind::Delete),
+            Some(ActionOp::Patch) => Some(WriteKind::Change),
             _ => None,
         };
         VerbTraits {
             writes_block: write.and_then(|kind| block_write(action, kind)),
-            carries_text: matches!(action.op, Some(Op::Insert | Op::Append | Op::Patch)),
+            carries_text: matches!(
+                action.op,
+                Some(ActionOp::Insert | ActionOp::Append | ActionOp::Patch)
+            ),
             ..VerbTraits::default()
         }
     }
 
     fn preview(&self, action: &ParsedAction, block: &Block) -> Option<String> {
         match action.op {
-            Some(Op::Append) => Some(blocks::appended(&block.value, action.content.as_deref()?)),
-            Some(Op::Patch) => {
+            Some(ActionOp::Append) => {
+                Some(blocks::appended(&block.value, action.content.as_deref()?))
+            }
+            Some(ActionOp::Patch) => {
                 blocks::patched(&block.label, &block.value, action.content.as_deref()?).ok()
             }
-            Some(Op::Delete) => Some(String::new()),
+            Some(ActionOp::Delete) => Some(String::new()),
             _ => None,
         }
     }
@@ -305,21 +316,21 @@ impl VerbHandler for Context {
     }
 
     fn traits(&self, action: &ParsedAction) -> VerbTraits {
-        let kind = match action.op.unwrap_or(Op::Append) {
-            Op::Append => WriteKind::Append,
+        let kind = match action.op.unwrap_or(ActionOp::Append) {
+            ActionOp::Append => WriteKind::Append,
             _ => WriteKind::Change,
         };
         VerbTraits {
             writes_block: block_write(action, kind),
-            carries_text: matches!(action.op, Some(Op::Append | Op::Replace) | None),
+            carries_text: matches!(action.op, Some(ActionOp::Append | ActionOp::Replace) | None),
             ..VerbTraits::default()
         }
     }
 
     fn preview(&self, action: &ParsedAction, block: &Block) -> Option<String> {
-        match action.op.unwrap_or(Op::Append) {
-            Op::Append => Some(blocks::appended(&block.value, action.content.as_deref()?)),
-            Op::Replace => blocks::replaced(
+        match action.op.unwrap_or(ActionOp::Append) {
+            ActionOp::Append => Some(blocks::appended(&block.value, action.content.as_deref()?)),
+            ActionOp::Replace => blocks::replaced(
                 &block.label,
                 &block.value,
                 edit_of(action)?.old.as_deref()?,

@@ -10,7 +10,7 @@ use serde_json::json;
 use super::Effect;
 use crate::exec::registry::{ActionError, Cx, Outcome, Stage, VerbHandler};
 use crate::exec::tools::{StateChange, TOOL_STEPS, changes, state_of};
-use partner_dialect::{Op, ParsedAction, Verb, VerbTable};
+use partner_dialect::{ActionOp, ParsedAction, Verb, VerbTable};
 use partner_lisp::codec::gram_of;
 use partner_policy::VerbTraits;
 
@@ -123,14 +123,14 @@ impl VerbHandler for RunTool {
                 else {
                     continue;
                 };
-                write.op = Some(Op::Patch);
+                write.op = Some(ActionOp::Patch);
                 write.target = Some(label.to_string());
                 write.content = Some(diffy::create_patch(old, new).to_string());
             } else if let Some(c) = change.get("Create") {
                 let (Some(label), Some(value)) = (c["label"].as_str(), c["value"].as_str()) else {
                     continue;
                 };
-                write.op = Some(Op::Insert);
+                write.op = Some(ActionOp::Insert);
                 write.target = Some(label.to_string());
                 write.content = Some(value.to_string());
             } else {

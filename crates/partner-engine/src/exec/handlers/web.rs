@@ -12,7 +12,7 @@ use serde_json::{Value, json};
 use super::Effect;
 use crate::exec::registry::{ActionError, Cancel, Cx, Outcome, Stage, VerbHandler};
 use crate::net::{GuardedGet, get_public, read_limited};
-use partner_dialect::{Op, ParsedAction};
+use partner_dialect::{ActionOp, ParsedAction};
 use partner_policy::{Network, VerbTraits};
 
 /// One agent's last fetched page: its URL, its pages and the next to show.
@@ -195,7 +195,7 @@ fn page_effect(url: &str, pages: &[String], index: usize) -> Effect {
 fn fetch(cx: &Cx<'_>, action: &ParsedAction) -> Outcome {
     let (exec, agent) = (cx.exec, cx.ctx.agent.as_str());
     let store = &exec.fetch_pages().pages;
-    if action.op == Some(Op::Continue) && action.target.is_none() {
+    if action.op == Some(ActionOp::Continue) && action.target.is_none() {
         let mut pages = store.lock().unwrap_or_else(|e| e.into_inner());
         let Some((url, list, next)) = pages.get_mut(agent) else {
             return Err("there is nothing to continue; /fetch a page first".into());
@@ -239,7 +239,7 @@ fn fetch(cx: &Cx<'_>, action: &ParsedAction) -> Outcome {
     }
     let html = content_type.contains("html")
         || (content_type.is_empty() && body.trim_start().starts_with('<'));
-    let mut text = if html && action.op != Some(Op::Html) {
+    let mut text = if html && action.op != Some(ActionOp::Html) {
         html_to_markdown(&url, &body)?
     } else {
         body

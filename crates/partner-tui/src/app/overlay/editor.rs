@@ -11,7 +11,7 @@ use ratatui_textarea::TextArea;
 
 use super::{Layer, Step};
 use crate::app::{App, Command};
-use crate::backend::Op;
+use crate::backend::BackendOp;
 use crate::panes::{Draft, EditTarget, centered, popup};
 
 /// The editor: what is edited, the text, and how its last save went.
@@ -70,12 +70,14 @@ impl Editor {
                         base_version: *base_version,
                     },
                 );
-                vec![Command::Op(Op::Host(partner_protocol::Op::SaveBlock {
-                    agent: agent.clone(),
-                    label: label.clone(),
-                    value,
-                    base_version: *base_version,
-                }))]
+                vec![Command::Op(BackendOp::Host(
+                    partner_protocol::Op::SaveBlock {
+                        agent: agent.clone(),
+                        label: label.clone(),
+                        value,
+                        base_version: *base_version,
+                    },
+                ))]
             }
             EditTarget::Action { id } => {
                 let id = id.clone();

@@ -10,7 +10,7 @@ use ratatui::widgets::{Clear, Paragraph, Wrap};
 
 use super::{Editor, Layer, Overlay, Step};
 use crate::app::{App, Command};
-use crate::backend::Op;
+use crate::backend::BackendOp;
 use crate::panes::{EditTarget, centered, diff_lines, popup};
 use partner_protocol::wire::Block;
 
@@ -43,7 +43,7 @@ impl Layer for Merge {
         match key.code {
             KeyCode::Char('o') => {
                 self.rebase_draft(app);
-                Step::Close(vec![Command::Op(Op::Host(
+                Step::Close(vec![Command::Op(BackendOp::Host(
                     partner_protocol::Op::SaveBlock {
                         agent: self.agent.clone(),
                         label: self.label.clone(),
@@ -57,9 +57,11 @@ impl Layer for Merge {
                     .drafts
                     .remove(&(self.agent.clone(), self.label.clone()));
                 app.say(format!("kept their {}: your draft is dropped", self.label));
-                Step::Close(vec![Command::Op(Op::Host(partner_protocol::Op::Blocks {
-                    agent: self.agent.clone(),
-                }))])
+                Step::Close(vec![Command::Op(BackendOp::Host(
+                    partner_protocol::Op::Blocks {
+                        agent: self.agent.clone(),
+                    },
+                ))])
             }
             KeyCode::Char('e') => {
                 self.rebase_draft(app);

@@ -7,8 +7,8 @@ use ratatui::layout::Rect;
 
 use super::{Layer, Step};
 use crate::app::{App, Command};
-use crate::backend::Op;
-use crate::panes::{LispView, OutputKey, OutputView, RunState};
+use crate::backend::BackendOp;
+use crate::panes::{CommandState, LispView, OutputKey, OutputView};
 
 impl Layer for LispView {
     fn key(&mut self, key: KeyEvent, _app: &mut App) -> Step {
@@ -33,10 +33,10 @@ impl Layer for OutputView {
             OutputKey::Stop => {
                 app.say(format!("stopping `{}`…", self.command));
                 match &self.state {
-                    RunState::Running(run) => Step::Stay(vec![Command::Op(Op::Host(
+                    CommandState::Running(run) => Step::Stay(vec![Command::Op(BackendOp::Host(
                         partner_protocol::Op::StopCommand { run: *run },
                     ))]),
-                    RunState::Ended { .. } => Step::stay(),
+                    CommandState::Ended { .. } => Step::stay(),
                 }
             }
             OutputKey::Copy(text) => {
