@@ -152,7 +152,6 @@ fn fts_search(c: &mut Criterion) {
 
 /// The same search on PostgreSQL, over the same 100,000 entries.
 fn fts_search_postgres(c: &mut Criterion) {
-    use partner::store::memory::backend::Memory;
     let Ok(admin) = std::env::var("PARTNER_TEST_POSTGRES") else {
         eprintln!("PARTNER_TEST_POSTGRES is not set: the PostgreSQL search was not measured");
         return;
@@ -172,8 +171,11 @@ fn fts_search_postgres(c: &mut Criterion) {
             .batch_execute(&format!("CREATE DATABASE {name}"))
             .unwrap();
     }
-    let store = partner::store::postgres::PgStore::connect(&url).unwrap();
-    if store.archival_count("ada").unwrap() + store.archival_count("worker").unwrap() < 100_000 {
+    let store = partner::engine::store::Store::from(
+        partner::store::postgres::PgStore::connect(&url).unwrap(),
+    );
+    let count = |agent: &str| store.read(|tx| tx.archival_count(agent)).unwrap();
+    if count("ada") + count("worker") < 100_000 {
         let mut fill = postgres::Client::connect(&url, postgres::NoTls).unwrap();
         fill.batch_execute("TRUNCATE archival").unwrap();
         let mut tx = fill.transaction().unwrap();
@@ -190,13 +192,13 @@ fn fts_search_postgres(c: &mut Criterion) {
     }
     let mut query = SearchQuery::new("contract deadline", Some("ada"));
     query.domains = vec![SearchDomain::Archival];
-    assert!(!store.search(&query).unwrap().is_empty());
+    assert!(!store.read(|tx| tx.search(&query)).unwrap().is_empty());
     let mut group = c.benchmark_group("search");
     group
         .sample_size(30)
         .measurement_time(Duration::from_secs(8));
     group.bench_function("fts_search_100k_postgres", |b| {
-        b.iter(|| black_box(store.search(black_box(&query)).unwrap()))
+        b.iter(|| black_box(store.read(|tx| tx.search(black_box(&query))).unwrap()))
     });
     group.finish();
 }

@@ -236,7 +236,7 @@ pub fn run_team_status(url: &str, json: bool, out: &mut dyn Write) -> Result<i32
         .collect();
     // Agents on the roster that no daemon has taken: not running, said.
     use crate::store::memory::roster::Roster;
-    for agent in store.agent_names()? {
+    for agent in store.transaction(|tx| tx.agent_names())? {
         if !placed.iter().any(|p| p.agent == agent) {
             placed.push(Placed {
                 agent,

@@ -15,7 +15,7 @@ use crate::{Authority, RequestStatus};
 use partner_core::clock::Millis;
 use partner_dialect::Verb;
 use partner_store::memory::MemoryError;
-use partner_store::postgres::{PgStore, PgTx, channel, failed};
+use partner_store::postgres::{PgTx, channel, failed};
 
 pub(crate) const COLUMNS: &str = "id, agent, canonical, action_json, verb, marker, reason, authorities, authority_index, turn_id, raw_text, status, decided_by, decision, decision_note, created_at, expires_at, decided_at, thread, on_behalf_of, action_id, deciders, approvals_needed, approved_by, claimed_by";
 
@@ -410,99 +410,6 @@ impl Requests for PgTx<'_> {
     }
 }
 
-/// Each operation in a transaction of its own.
-impl Requests for PgStore {
-    fn ask(&self, new: &NewRequest<'_>, now: Millis) -> Result<PendingRequest, MemoryError> {
-        self.transaction(|tx| tx.ask(new, now))
-    }
-
-    fn request(&self, id: &str) -> Result<Option<PendingRequest>, MemoryError> {
-        self.transaction(|tx| tx.request(id))
-    }
-
-    fn for_action(&self, action_id: &str) -> Result<Option<PendingRequest>, MemoryError> {
-        self.transaction(|tx| tx.for_action(action_id))
-    }
-
-    fn waiting(&self) -> Result<Vec<PendingRequest>, MemoryError> {
-        self.transaction(|tx| tx.waiting())
-    }
-
-    fn decide(
-        &self,
-        id: &str,
-        d: &Decided<'_>,
-        now: Millis,
-    ) -> Result<PendingRequest, DecideError> {
-        self.transaction(|tx| tx.decide(id, d, now))
-    }
-
-    fn claim(
-        &self,
-        id: &str,
-        d: &Decided<'_>,
-        claimant: &str,
-        now: Millis,
-    ) -> Result<PendingRequest, DecideError> {
-        self.transaction(|tx| tx.claim(id, d, claimant, now))
-    }
-
-    fn release(&self, id: &str, claimant: &str) -> Result<bool, MemoryError> {
-        self.transaction(|tx| tx.release(id, claimant))
-    }
-
-    fn running(&self) -> Result<Vec<PendingRequest>, MemoryError> {
-        self.transaction(|tx| tx.running())
-    }
-
-    fn add_approval(&self, id: &str, name: &str) -> Result<Approving, MemoryError> {
-        self.transaction(|tx| tx.add_approval(id, name))
-    }
-
-    fn keep_result(&self, id: &str, result: &str) -> Result<(), MemoryError> {
-        self.transaction(|tx| tx.keep_result(id, result))
-    }
-
-    fn add_rule(&self, rule: &NewRule<'_>, now: Millis) -> Result<i64, MemoryError> {
-        self.transaction(|tx| tx.add_rule(rule, now))
-    }
-
-    fn rules(&self, now: Millis) -> Result<Vec<StandingRule>, MemoryError> {
-        self.transaction(|tx| tx.rules(now))
-    }
-
-    fn revoke_rule(&self, id: i64, now: Millis) -> Result<bool, MemoryError> {
-        self.transaction(|tx| tx.revoke_rule(id, now))
-    }
-
-    fn matching_rule(
-        &self,
-        s: &RuleScope<'_>,
-        now: Millis,
-    ) -> Result<Option<StandingRule>, MemoryError> {
-        self.transaction(|tx| tx.matching_rule(s, now))
-    }
-
-    fn take_unrouted(
-        &self,
-        now: Millis,
-        ours: &dyn Fn(&str) -> bool,
-    ) -> Result<Vec<(PendingRequest, String)>, MemoryError> {
-        self.transaction(|tx| tx.take_unrouted(now, ours))
-    }
-
-    fn take_unannounced(
-        &self,
-        ours: &dyn Fn(&PendingRequest) -> bool,
-    ) -> Result<Vec<PendingRequest>, MemoryError> {
-        self.transaction(|tx| tx.take_unannounced(ours))
-    }
-
-    fn escalate(&self, request: &PendingRequest) -> Result<Option<Authority>, MemoryError> {
-        self.transaction(|tx| tx.escalate(request))
-    }
-}
-
 /// A bucket's tokens and when it was last used, if it exists.
 fn bucket(
     client: &mut impl GenericClient,
@@ -563,28 +470,5 @@ impl crate::rate::Buckets for PgTx<'_> {
         Ok(Err(crate::rate::wait_for(tokens, last, limit, now)
             .err()
             .unwrap_or(1)))
-    }
-}
-
-/// Each operation in a transaction of its own.
-impl crate::rate::Buckets for PgStore {
-    fn available(
-        &self,
-        agent: &str,
-        verb: &str,
-        limit: crate::RateLimit,
-        now: Millis,
-    ) -> Result<Result<(), Millis>, MemoryError> {
-        self.transaction(|tx| tx.available(agent, verb, limit, now))
-    }
-
-    fn take(
-        &self,
-        agent: &str,
-        verb: &str,
-        limit: crate::RateLimit,
-        now: Millis,
-    ) -> Result<Result<(), Millis>, MemoryError> {
-        self.transaction(|tx| tx.take(agent, verb, limit, now))
     }
 }

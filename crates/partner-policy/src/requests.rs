@@ -5,7 +5,7 @@
 //! in this process or another, is told who decided it first.
 
 use partner_core::clock::Millis;
-use partner_store::memory::{MemoryError, MemoryStore};
+use partner_store::memory::MemoryError;
 use rusqlite::Connection;
 
 use crate::approvals::Approving;
@@ -275,98 +275,5 @@ impl Requests for Connection {
 
     fn escalate(&self, request: &PendingRequest) -> Result<Option<Authority>, MemoryError> {
         pending::escalate(self, request)
-    }
-}
-
-/// Each operation its own committed transaction (reads on a reader).
-impl Requests for MemoryStore {
-    fn ask(&self, new: &NewRequest<'_>, now: Millis) -> Result<PendingRequest, MemoryError> {
-        self.transaction(|tx| tx.ask(new, now))
-    }
-
-    fn request(&self, id: &str) -> Result<Option<PendingRequest>, MemoryError> {
-        self.read().request(id)
-    }
-
-    fn for_action(&self, action_id: &str) -> Result<Option<PendingRequest>, MemoryError> {
-        self.read().for_action(action_id)
-    }
-
-    fn waiting(&self) -> Result<Vec<PendingRequest>, MemoryError> {
-        Requests::waiting(&*self.read())
-    }
-
-    fn decide(
-        &self,
-        id: &str,
-        d: &Decided<'_>,
-        now: Millis,
-    ) -> Result<PendingRequest, DecideError> {
-        self.transaction(|tx| tx.decide(id, d, now))
-    }
-
-    fn claim(
-        &self,
-        id: &str,
-        d: &Decided<'_>,
-        claimant: &str,
-        now: Millis,
-    ) -> Result<PendingRequest, DecideError> {
-        self.transaction(|tx| tx.claim(id, d, claimant, now))
-    }
-
-    fn release(&self, id: &str, claimant: &str) -> Result<bool, MemoryError> {
-        self.transaction(|tx| tx.release(id, claimant))
-    }
-
-    fn running(&self) -> Result<Vec<PendingRequest>, MemoryError> {
-        Requests::running(&*self.read())
-    }
-
-    fn add_approval(&self, id: &str, name: &str) -> Result<Approving, MemoryError> {
-        self.transaction(|tx| tx.add_approval(id, name))
-    }
-
-    fn keep_result(&self, id: &str, result: &str) -> Result<(), MemoryError> {
-        self.transaction(|tx| tx.keep_result(id, result))
-    }
-
-    fn add_rule(&self, rule: &NewRule<'_>, now: Millis) -> Result<i64, MemoryError> {
-        self.transaction(|tx| tx.add_rule(rule, now))
-    }
-
-    fn rules(&self, now: Millis) -> Result<Vec<StandingRule>, MemoryError> {
-        self.read().rules(now)
-    }
-
-    fn revoke_rule(&self, id: i64, now: Millis) -> Result<bool, MemoryError> {
-        self.transaction(|tx| tx.revoke_rule(id, now))
-    }
-
-    fn matching_rule(
-        &self,
-        s: &RuleScope<'_>,
-        now: Millis,
-    ) -> Result<Option<StandingRule>, MemoryError> {
-        self.read().matching_rule(s, now)
-    }
-
-    fn take_unrouted(
-        &self,
-        now: Millis,
-        ours: &dyn Fn(&str) -> bool,
-    ) -> Result<Vec<(PendingRequest, String)>, MemoryError> {
-        self.transaction(|tx| tx.take_unrouted(now, ours))
-    }
-
-    fn take_unannounced(
-        &self,
-        ours: &dyn Fn(&PendingRequest) -> bool,
-    ) -> Result<Vec<PendingRequest>, MemoryError> {
-        self.transaction(|tx| tx.take_unannounced(ours))
-    }
-
-    fn escalate(&self, request: &PendingRequest) -> Result<Option<Authority>, MemoryError> {
-        self.transaction(|tx| tx.escalate(request))
     }
 }

@@ -7,10 +7,10 @@ use super::*;
 const CHILD_ENV: &str = "PARTNER_CONTRACT_CHILD";
 
 /// The store a crash child is told to write to.
-fn open_named(at: &str) -> Box<dyn Memory> {
+fn open_named(at: &str) -> Store {
     match at.split_once(':') {
-        Some(("sqlite", path)) => Box::new(MemoryStore::open(path).unwrap()),
-        Some(("postgres", url)) => Box::new(PgStore::connect(url).unwrap()),
+        Some(("sqlite", path)) => sqlite(std::path::Path::new(path)),
+        Some(("postgres", url)) => pg(url),
         _ => panic!("not a store: {at}"),
     }
 }
@@ -28,15 +28,18 @@ fn crash_writer_child() {
         char_limit: 1_000_000,
         ..NewBlock::new("ada", "notes", BlockKind::Working, "")
     };
-    m.create_block(&new, "ada", T).unwrap();
+    m.transaction(|tx| tx.create_block(&new, "ada", T)).unwrap();
     println!("ready");
     for i in 0.. {
-        let block = m.block("ada", "notes").unwrap().unwrap();
+        let block = m
+            .transaction(|tx| tx.block("ada", "notes"))
+            .unwrap()
+            .unwrap();
         let value = format!("{}write {i}\n", block.value);
-        m.write_block(&write(&value, Some(block.version)), "ada", T + i)
+        m.transaction(|tx| tx.write_block(&write(&value, Some(block.version)), "ada", T + i))
             .unwrap();
         println!("ack write {i}");
-        m.add_archival("ada", &format!("entry number {i}"), T + i)
+        m.transaction(|tx| tx.add_archival("ada", &format!("entry number {i}"), T + i))
             .unwrap();
         println!("ack entry {i}");
     }
@@ -91,7 +94,10 @@ fn acknowledged_writes_survive_kill_9_on_both() {
     for at in &stores {
         let (writes, entries) = write_then_kill(at, 80);
         let m = open_named(at);
-        let notes = m.block("ada", "notes").unwrap().unwrap();
+        let notes = m
+            .transaction(|tx| tx.block("ada", "notes"))
+            .unwrap()
+            .unwrap();
         for i in &writes {
             assert!(
                 notes.value.lines().any(|l| l == format!("write {i}")),
@@ -99,7 +105,7 @@ fn acknowledged_writes_survive_kill_9_on_both() {
             );
         }
         // No torn write: the value is its latest version's, one line a version.
-        let history = m.history("ada", "notes").unwrap();
+        let history = m.transaction(|tx| tx.history("ada", "notes")).unwrap();
         let last = history.last().unwrap();
         assert_eq!(
             (last.version, &last.value),
@@ -112,14 +118,14 @@ fn acknowledged_writes_survive_kill_9_on_both() {
             "{at}"
         );
         assert!(
-            m.archival_count("ada").unwrap() >= entries.len() as i64,
+            m.transaction(|tx| tx.archival_count("ada")).unwrap() >= entries.len() as i64,
             "{at}"
         );
         for i in [entries[0], *entries.last().unwrap()] {
             let mut q = SearchQuery::new(&format!("entry number {i}"), Some("ada"));
             q.domains = vec![SearchDomain::Archival];
             q.partial = false;
-            let found = m.search(&q).unwrap();
+            let found = m.transaction(|tx| tx.search(&q)).unwrap();
             assert!(
                 found.iter().any(|h| h
                     .snippet

@@ -7,44 +7,57 @@ use super::*;
 fn blocks_keep_every_version_refuse_stale_writes_and_undo() {
     on_both(|m, on| {
         let new = NewBlock::new("ada", "notes", BlockKind::Core, "first");
-        let (block, change) = m.create_block(&new, "ada", T).unwrap();
+        let (block, change) = m.transaction(|tx| tx.create_block(&new, "ada", T)).unwrap();
         assert_eq!((block.version, change.version_before), (1, None), "{on}");
         assert!(
             matches!(
-                m.create_block(&new, "ada", T),
+                m.transaction(|tx| tx.create_block(&new, "ada", T)),
                 Err(MemoryError::BlockExists { .. })
             ),
             "{on}: a second create is refused"
         );
         let (block, _) = m
-            .write_block(&write("second", Some(1)), "partner", T + 1)
+            .transaction(|tx| tx.write_block(&write("second", Some(1)), "partner", T + 1))
             .unwrap();
         assert_eq!((block.version, block.value.as_str()), (2, "second"), "{on}");
         // Written from version 1 while it is at 2: refused, nothing written.
-        let stale = m.write_block(&write("lost", Some(1)), "partner", T + 2);
+        let stale = m.transaction(|tx| tx.write_block(&write("lost", Some(1)), "partner", T + 2));
         assert!(
             matches!(stale, Err(MemoryError::Conflict(_))),
             "{on}: {stale:?}"
         );
         assert_eq!(
-            m.block("ada", "notes").unwrap().unwrap().value,
+            m.transaction(|tx| tx.block("ada", "notes"))
+                .unwrap()
+                .unwrap()
+                .value,
             "second",
             "{on}"
         );
         // Over the limit: refused.
         let long = "x".repeat(6_000);
-        let over = m.write_block(&write(&long, None), "ada", T + 3);
+        let over = m.transaction(|tx| tx.write_block(&write(&long, None), "ada", T + 3));
         assert!(
             matches!(over, Err(MemoryError::OverLimit { .. })),
             "{on}: {over:?}"
         );
-        m.delete_block("ada", "notes", "ada", T + 4).unwrap();
-        assert!(m.block("ada", "notes").unwrap().is_none(), "{on}: deleted");
-        m.undo_block("ada", "notes", "partner", T + 5).unwrap();
-        let back = m.block("ada", "notes").unwrap().unwrap();
+        m.transaction(|tx| tx.delete_block("ada", "notes", "ada", T + 4))
+            .unwrap();
+        assert!(
+            m.transaction(|tx| tx.block("ada", "notes"))
+                .unwrap()
+                .is_none(),
+            "{on}: deleted"
+        );
+        m.transaction(|tx| tx.undo_block("ada", "notes", "partner", T + 5))
+            .unwrap();
+        let back = m
+            .transaction(|tx| tx.block("ada", "notes"))
+            .unwrap()
+            .unwrap();
         assert_eq!((back.version, back.value.as_str()), (4, "second"), "{on}");
         let history: Vec<(i64, bool, String)> = m
-            .history("ada", "notes")
+            .transaction(|tx| tx.history("ada", "notes"))
             .unwrap()
             .into_iter()
             .map(|v| (v.version, v.deleted, v.changed_by))
@@ -60,16 +73,16 @@ fn blocks_keep_every_version_refuse_stale_writes_and_undo() {
             "{on}"
         );
         let one = NewBlock::new("ada", "fresh", BlockKind::Working, "only");
-        m.create_block(&one, "ada", T).unwrap();
+        m.transaction(|tx| tx.create_block(&one, "ada", T)).unwrap();
         assert!(
             matches!(
-                m.undo_block("ada", "fresh", "ada", T),
+                m.transaction(|tx| tx.undo_block("ada", "fresh", "ada", T)),
                 Err(MemoryError::NothingToUndo { .. })
             ),
             "{on}"
         );
         let labels: Vec<String> = m
-            .blocks(Some("ada"))
+            .transaction(|tx| tx.blocks(Some("ada")))
             .unwrap()
             .into_iter()
             .map(|b| b.label)
@@ -79,7 +92,12 @@ fn blocks_keep_every_version_refuse_stale_writes_and_undo() {
             vec!["notes".to_string(), "fresh".to_string()],
             "{on}: core first"
         );
-        assert!(m.blocks(Some("bo")).unwrap().is_empty(), "{on}");
+        assert!(
+            m.transaction(|tx| tx.blocks(Some("bo")))
+                .unwrap()
+                .is_empty(),
+            "{on}"
+        );
     });
 }
 
@@ -92,7 +110,7 @@ fn search_finds_every_word_first_then_some_within_reach() {
             ("ada", "Lunch with the printer on monday"),
             ("bo", "Another contract deadline, for bo alone"),
         ] {
-            m.add_archival(agent, text, T).unwrap();
+            m.transaction(|tx| tx.add_archival(agent, text, T)).unwrap();
         }
         let note = NewBlock::new(
             "ada",
@@ -100,24 +118,31 @@ fn search_finds_every_word_first_then_some_within_reach() {
             BlockKind::Core,
             "the contract deadline is friday",
         );
-        m.create_block(&note, "ada", T).unwrap();
-        m.add_message(
-            &NewMessage {
-                agent: "ada",
-                thread: "main",
-                role: "user",
-                content: "what about the contract deadline?",
-                lineage: &[],
-                turn: None,
-            },
-            T,
-        )
+        m.transaction(|tx| tx.create_block(&note, "ada", T))
+            .unwrap();
+        m.transaction(|tx| {
+            tx.add_message(
+                &NewMessage {
+                    agent: "ada",
+                    thread: "main",
+                    role: "user",
+                    content: "what about the contract deadline?",
+                    lineage: &[],
+                    turn: None,
+                },
+                T,
+            )
+        })
         .unwrap();
-        assert_eq!(m.archival_count("ada").unwrap(), 3, "{on}");
+        assert_eq!(
+            m.transaction(|tx| tx.archival_count("ada")).unwrap(),
+            3,
+            "{on}"
+        );
 
         let mut query = SearchQuery::new("contract deadline", Some("ada"));
         query.domains = vec![SearchDomain::Archival];
-        let hits = m.search(&query).unwrap();
+        let hits = m.transaction(|tx| tx.search(&query)).unwrap();
         let texts: Vec<String> = hits
             .iter()
             .map(|h| h.snippet.replace([MARK_START, MARK_END], ""))
@@ -143,7 +168,7 @@ fn search_finds_every_word_first_then_some_within_reach() {
         let mut everything = SearchQuery::new("contract deadline", None);
         everything.reach = Reach::All;
         everything.partial = false;
-        let hits = m.search(&everything).unwrap();
+        let hits = m.transaction(|tx| tx.search(&everything)).unwrap();
         let domains: Vec<(SearchDomain, &str)> =
             hits.iter().map(|h| (h.domain, h.agent.as_str())).collect();
         assert!(
@@ -160,7 +185,7 @@ fn search_finds_every_word_first_then_some_within_reach() {
         );
         // Words nothing holds find nothing, and odd input is no error.
         assert!(
-            m.search(&SearchQuery::new("zebra xylophone", Some("ada")))
+            m.transaction(|tx| tx.search(&SearchQuery::new("zebra xylophone", Some("ada"))))
                 .unwrap()
                 .is_empty(),
             "{on}"
@@ -173,18 +198,20 @@ fn search_finds_every_word_first_then_some_within_reach() {
             "a & b | !c",
             "'; DROP TABLE blocks; --",
         ] {
-            m.search(&SearchQuery::new(odd, Some("ada")))
+            m.transaction(|tx| tx.search(&SearchQuery::new(odd, Some("ada"))))
                 .unwrap_or_else(|e| panic!("{on}: {odd:?}: {e}"));
         }
         assert!(
-            m.block("ada", "deadlines").unwrap().is_some(),
+            m.transaction(|tx| tx.block("ada", "deadlines"))
+                .unwrap()
+                .is_some(),
             "{on}: still there"
         );
     });
 }
 
 /// Opens a new connection to one store.
-type Opener = Box<dyn Fn() -> Box<dyn Memory>>;
+type Opener = Box<dyn Fn() -> Store>;
 
 #[test]
 fn what_a_store_acknowledged_is_there_for_the_next_connection() {
@@ -192,44 +219,51 @@ fn what_a_store_acknowledged_is_there_for_the_next_connection() {
     let path = dir.path().join("c.db");
     let scratch = postgres::scratch();
     let open: Vec<(&str, Opener)> = {
-        let mut open: Vec<(&str, Opener)> = vec![(
-            "sqlite",
-            Box::new(move || Box::new(MemoryStore::open(&path).unwrap()) as Box<dyn Memory>),
-        )];
+        let mut open: Vec<(&str, Opener)> = vec![("sqlite", Box::new(move || sqlite(&path)))];
         if let Some(db) = &scratch {
             let url = db.url.clone();
-            open.push((
-                "postgres",
-                Box::new(move || Box::new(PgStore::connect(&url).unwrap()) as Box<dyn Memory>),
-            ));
+            open.push(("postgres", Box::new(move || pg(&url))));
         }
         open
     };
     for (on, open) in &open {
         let first = open();
         let id = first
-            .add_archival("ada", "kept across connections", T)
+            .transaction(|tx| tx.add_archival("ada", "kept across connections", T))
             .unwrap();
         first
-            .create_block(
-                &NewBlock::new("ada", "kept", BlockKind::Core, "v1"),
-                "ada",
-                T,
-            )
+            .transaction(|tx| {
+                tx.create_block(
+                    &NewBlock::new("ada", "kept", BlockKind::Core, "v1"),
+                    "ada",
+                    T,
+                )
+            })
             .unwrap();
         drop(first);
         let second = open();
-        assert_eq!(second.archival_count("ada").unwrap(), 1, "{on}");
         assert_eq!(
-            second.block("ada", "kept").unwrap().unwrap().value,
+            second.transaction(|tx| tx.archival_count("ada")).unwrap(),
+            1,
+            "{on}"
+        );
+        assert_eq!(
+            second
+                .transaction(|tx| tx.block("ada", "kept"))
+                .unwrap()
+                .unwrap()
+                .value,
             "v1",
             "{on}"
         );
         let hits = second
-            .search(&SearchQuery::new("connections", Some("ada")))
+            .transaction(|tx| tx.search(&SearchQuery::new("connections", Some("ada"))))
             .unwrap();
         assert_eq!(hits.first().map(|h| h.id), Some(id), "{on}");
-        assert!(second.schema_version().unwrap() >= 1, "{on}");
+        assert!(
+            second.transaction(|tx| tx.schema_version()).unwrap() >= 1,
+            "{on}"
+        );
     }
 }
 
@@ -241,7 +275,9 @@ fn daemons_starting_at_once_migrate_once_and_a_newer_schema_is_refused() {
     let starts: Vec<_> = (0..4)
         .map(|_| {
             let url = db.url.clone();
-            std::thread::spawn(move || PgStore::connect(&url).map(|s| s.schema_version().unwrap()))
+            std::thread::spawn(move || {
+                PgStore::connect(&url).map(|s| s.transaction(|tx| tx.schema_version()).unwrap())
+            })
         })
         .collect();
     let versions: Vec<i64> = starts
@@ -289,7 +325,9 @@ fn a_connection_the_server_dropped_is_opened_again() {
         return;
     };
     let store = PgStore::connect(&db.url).unwrap();
-    store.add_archival("ada", "before the drop", T).unwrap();
+    store
+        .transaction(|tx| tx.add_archival("ada", "before the drop", T))
+        .unwrap();
     let mut admin = ::postgres::Client::connect(&db.url, ::postgres::NoTls).unwrap();
     let dropped: i64 = admin
         .query_one(
@@ -302,8 +340,10 @@ fn a_connection_the_server_dropped_is_opened_again() {
     assert!(dropped >= 1);
     // The first use may meet the closed connection (an error, not a panic);
     // the next opens it again.
-    let _ = store.archival_count("ada");
-    assert_eq!(store.archival_count("ada").unwrap(), 1);
-    store.add_archival("ada", "after the drop", T).unwrap();
-    assert_eq!(store.archival_count("ada").unwrap(), 2);
+    let _ = store.transaction(|tx| tx.archival_count("ada"));
+    assert_eq!(store.transaction(|tx| tx.archival_count("ada")).unwrap(), 1);
+    store
+        .transaction(|tx| tx.add_archival("ada", "after the drop", T))
+        .unwrap();
+    assert_eq!(store.transaction(|tx| tx.archival_count("ada")).unwrap(), 2);
 }

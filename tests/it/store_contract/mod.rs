@@ -4,12 +4,15 @@
 //! the same on SQLite (a file in a temp dir) and on a real PostgreSQL
 //! server (a fresh database per test, from `PARTNER_TEST_POSTGRES`), and
 //! what either acknowledged survives kill -9. Leases and notices, which
-//! are about several daemons, are tested on PostgreSQL.
+//! are about several daemons, are tested on PostgreSQL. Every operation
+//! goes through the store's own door, `Store::transaction`, as the
+//! executor's do: each is its own committed transaction here.
 
 pub(crate) use crate::support::postgres;
 
+pub(crate) use partner::engine::store::Store;
 pub(crate) use partner::policy::pending::{NewRequest, NewRule, RequestedAction};
-pub(crate) use partner::policy::requests::{DecideError, Decided, Requests};
+pub(crate) use partner::policy::requests::{DecideError, Decided};
 pub(crate) use partner::policy::{Authority, RequestStatus};
 pub(crate) use partner::store::memory::backend::{BlockWrite, Memory, NewMessage};
 pub(crate) use partner::store::memory::search::{MARK_END, MARK_START};
@@ -37,72 +40,67 @@ pub(crate) fn write(value: &str, base: Option<i64>) -> BlockWrite<'_> {
 }
 
 /// Runs `check` on a fresh store of each back end; the name says which.
-pub(crate) fn on_both(check: impl Fn(&dyn Memory, &str)) {
+pub(crate) fn on_both(check: impl Fn(&Store, &str)) {
     let dir = tempfile::tempdir().unwrap();
-    let sqlite = MemoryStore::open(dir.path().join("c.db")).unwrap();
-    check(&sqlite, "sqlite");
+    check(&sqlite(&dir.path().join("c.db")), "sqlite");
     if let Some(db) = postgres::scratch() {
-        let pg = PgStore::connect(&db.url).unwrap();
-        check(&pg, "postgres");
+        check(&Store::from(PgStore::connect(&db.url).unwrap()), "postgres");
     }
+}
+
+/// A store on the SQLite file `path` (opened, migrated).
+pub(crate) fn sqlite(path: &std::path::Path) -> Store {
+    Store::from(MemoryStore::open(path).unwrap())
+}
+
+/// A store on the PostgreSQL database at `url` (connected, migrated).
+pub(crate) fn pg(url: &str) -> Store {
+    Store::from(PgStore::connect(url).unwrap())
 }
 
 pub(crate) const T: i64 = 1_795_262_400_000;
 
-/// Memory and the roster of one store.
-pub(crate) trait ActionStore: Memory + partner::store::memory::roster::Roster {}
-impl<T: Memory + partner::store::memory::roster::Roster + ?Sized> ActionStore for T {}
-
-/// A queue that threads share.
-pub(crate) type Shared = dyn Requests + Send + Sync;
-
 /// Two handles on one store of each back end (two connections, as two
 /// daemons would have), and what the store is called.
-pub(crate) fn two_handles_on_both(check: impl Fn(&Shared, &Shared, &str)) {
+pub(crate) fn two_handles_on_both(check: impl Fn(&Store, &Store, &str)) {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("c.db");
-    let (one, two) = (
-        MemoryStore::open(&path).unwrap(),
-        MemoryStore::open(&path).unwrap(),
-    );
-    check(&one, &two, "sqlite");
+    check(&sqlite(&path), &sqlite(&path), "sqlite");
     if let Some(db) = postgres::scratch() {
-        let (one, two) = (
-            PgStore::connect(&db.url).unwrap(),
-            PgStore::connect(&db.url).unwrap(),
-        );
-        check(&one, &two, "postgres");
+        check(&pg(&db.url), &pg(&db.url), "postgres");
     }
 }
 
 /// A request of ada's to post, waiting on the partner.
-pub(crate) fn ask(q: &dyn Requests, n: usize) -> partner::policy::PendingRequest {
+pub(crate) fn ask(q: &Store, n: usize) -> partner::policy::PendingRequest {
     let action = RequestedAction {
         target: Some("bluesky".into()),
         ..RequestedAction::default()
     };
     let canonical = format!("/post bluesky \"note {n}\" ?ask");
-    q.ask(
-        &NewRequest {
-            agent: "ada",
-            canonical: &canonical,
-            action: &action,
-            verb: "post",
-            marker: Some("?ask"),
-            reason: "asks the partner",
-            authorities: &[Authority::Partner],
-            turn_id: "t1",
-            thread: "main",
-            raw_text: &canonical,
-            action_id: Some("t1:1:1"),
-            on_behalf_of: &[],
-            span: (0, canonical.len()),
-            expires_at: None,
-            deciders: &[],
-            approvals_needed: 1,
-        },
-        T,
-    )
+    q.transaction(|tx| {
+        tx.ask(
+            &NewRequest {
+                agent: "ada",
+                canonical: &canonical,
+                action: &action,
+                verb: "post",
+                marker: Some("?ask"),
+                reason: "asks the partner",
+                authorities: &[Authority::Partner],
+                turn_id: "t1",
+                thread: "main",
+                raw_text: &canonical,
+                action_id: Some("t1:1:1"),
+                on_behalf_of: &[],
+                span: (0, canonical.len()),
+                expires_at: None,
+                deciders: &[],
+                approvals_needed: 1,
+            },
+            T,
+        )
+    })
     .unwrap()
 }
 

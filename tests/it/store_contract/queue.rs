@@ -8,7 +8,7 @@ fn a_request_crosses_connections_and_is_decided_once() {
     two_handles_on_both(|one, two, on| {
         let asked = ask(one, 0);
         assert_eq!(asked.status, RequestStatus::Waiting, "{on}");
-        let seen = two.waiting().unwrap();
+        let seen = two.transaction(|tx| tx.waiting()).unwrap();
         assert_eq!(seen.len(), 1, "{on}: the other connection sees it");
         assert_eq!(seen[0].canonical, asked.canonical, "{on}");
         assert_eq!(
@@ -24,12 +24,15 @@ fn a_request_crosses_connections_and_is_decided_once() {
             claimant: None,
         };
         let decided = two
-            .decide(&asked.id, &approve("partner:ana"), T + 1)
+            .transaction(|tx| tx.decide(&asked.id, &approve("partner:ana"), T + 1))
             .unwrap();
         assert_eq!(decided.decided_by.as_deref(), Some("partner:ana"), "{on}");
-        assert!(one.waiting().unwrap().is_empty(), "{on}");
+        assert!(
+            one.transaction(|tx| tx.waiting()).unwrap().is_empty(),
+            "{on}"
+        );
         let again = one
-            .decide(&asked.id, &approve("partner:ben"), T + 2)
+            .transaction(|tx| tx.decide(&asked.id, &approve("partner:ben"), T + 2))
             .unwrap_err();
         assert!(
             again.to_string().contains("already decided by partner:ana"),
@@ -37,7 +40,7 @@ fn a_request_crosses_connections_and_is_decided_once() {
         );
         assert!(
             matches!(
-                one.decide("r999", &approve("partner:ben"), T),
+                one.transaction(|tx| tx.decide("r999", &approve("partner:ben"), T)),
                 Err(DecideError::NoRequest(_))
             ),
             "{on}"
@@ -46,8 +49,10 @@ fn a_request_crosses_connections_and_is_decided_once() {
         for n in 1..=20 {
             let id = ask(one, n).id;
             let (a, b) = std::thread::scope(|s| {
-                let a = s.spawn(|| one.decide(&id, &approve("partner:ana"), T + 3));
-                let b = s.spawn(|| two.decide(&id, &approve("partner:ben"), T + 3));
+                let a = s
+                    .spawn(|| one.transaction(|tx| tx.decide(&id, &approve("partner:ana"), T + 3)));
+                let b = s
+                    .spawn(|| two.transaction(|tx| tx.decide(&id, &approve("partner:ben"), T + 3)));
                 (a.join().unwrap(), b.join().unwrap())
             });
             let (won, lost) = match (a, b) {
@@ -77,21 +82,29 @@ fn standing_rules_are_added_listed_and_revoked_on_both() {
             by: "partner:ana",
             expires_at: Some(T + 1_000),
         };
-        let id = one.add_rule(&rule, T).unwrap();
-        let rules = two.rules(T).unwrap();
+        let id = one.transaction(|tx| tx.add_rule(&rule, T)).unwrap();
+        let rules = two.transaction(|tx| tx.rules(T)).unwrap();
         assert_eq!(rules.len(), 1, "{on}");
         assert_eq!(
             (rules[0].id, rules[0].created_by.as_str()),
             (id, "partner:ana"),
             "{on}"
         );
-        assert!(two.rules(T + 1_000).unwrap().is_empty(), "{on}: lapsed");
-        assert!(two.revoke_rule(id, T).unwrap(), "{on}");
         assert!(
-            !one.revoke_rule(id, T).unwrap(),
+            two.transaction(|tx| tx.rules(T + 1_000))
+                .unwrap()
+                .is_empty(),
+            "{on}: lapsed"
+        );
+        assert!(two.transaction(|tx| tx.revoke_rule(id, T)).unwrap(), "{on}");
+        assert!(
+            !one.transaction(|tx| tx.revoke_rule(id, T)).unwrap(),
             "{on}: not in force any more"
         );
-        assert!(one.rules(T).unwrap().is_empty(), "{on}");
+        assert!(
+            one.transaction(|tx| tx.rules(T)).unwrap().is_empty(),
+            "{on}"
+        );
     });
 }
 
@@ -115,6 +128,7 @@ fn a_request_and_its_decision_reach_a_listening_daemon_within_a_second() {
         "nothing yet"
     );
     let started = Instant::now();
+    let there = Store::from(there);
     let asked = ask(&there, 1);
     let heard = listener.wait(Duration::from_secs(1)).unwrap();
     assert!(started.elapsed() < Duration::from_secs(1));
@@ -133,7 +147,9 @@ fn a_request_and_its_decision_reach_a_listening_daemon_within_a_second() {
         claimant: None,
     };
     let started = Instant::now();
-    there.decide(&asked.id, &approve("partner:ana"), T).unwrap();
+    there
+        .transaction(|tx| tx.decide(&asked.id, &approve("partner:ana"), T))
+        .unwrap();
     let heard = listener.wait(Duration::from_secs(1)).unwrap();
     assert!(started.elapsed() < Duration::from_secs(1));
     assert_eq!(heard.len(), 1, "{heard:?}");
@@ -142,7 +158,11 @@ fn a_request_and_its_decision_reach_a_listening_daemon_within_a_second() {
         (channel::DECISIONS, asked.id.as_str())
     );
     // A decision that came second changes nothing and announces nothing.
-    assert!(there.decide(&asked.id, &approve("partner:ben"), T).is_err());
+    assert!(
+        there
+            .transaction(|tx| tx.decide(&asked.id, &approve("partner:ben"), T))
+            .is_err()
+    );
     assert!(
         listener
             .wait(Duration::from_millis(300))
@@ -236,11 +256,7 @@ fn an_agents_lease_has_one_holder_and_a_lapsed_one_is_taken_over() {
 #[test]
 fn rate_buckets_give_each_token_once_on_both() {
     use partner::policy::RateLimit;
-    use partner::policy::rate::Buckets;
-    let (pairs, _kept) = pairs(
-        |path| Box::new(MemoryStore::open(path).unwrap()) as Box<dyn Buckets + Send + Sync>,
-        |url| Box::new(PgStore::connect(url).unwrap()) as Box<dyn Buckets + Send + Sync>,
-    );
+    let (pairs, _kept) = pairs(|path| Box::new(sqlite(path)), |url| Box::new(pg(url)));
     let two_a_minute = RateLimit {
         burst: 2,
         per_minute: 1.0,
@@ -248,38 +264,45 @@ fn rate_buckets_give_each_token_once_on_both() {
     for (on, one, two) in &pairs {
         for _ in 0..3 {
             assert_eq!(
-                one.available("ada", "post", two_a_minute, T).unwrap(),
+                one.transaction(|tx| tx.available("ada", "post", two_a_minute, T))
+                    .unwrap(),
                 Ok(()),
                 "{on}: looking takes nothing"
             );
         }
         assert_eq!(
-            one.take("ada", "post", two_a_minute, T).unwrap(),
+            one.transaction(|tx| tx.take("ada", "post", two_a_minute, T))
+                .unwrap(),
             Ok(()),
             "{on}"
         );
         assert_eq!(
-            two.take("ada", "post", two_a_minute, T).unwrap(),
+            two.transaction(|tx| tx.take("ada", "post", two_a_minute, T))
+                .unwrap(),
             Ok(()),
             "{on}"
         );
         assert_eq!(
-            one.take("ada", "post", two_a_minute, T).unwrap(),
+            one.transaction(|tx| tx.take("ada", "post", two_a_minute, T))
+                .unwrap(),
             Err(60_000),
             "{on}"
         );
         assert_eq!(
-            two.available("ada", "post", two_a_minute, T).unwrap(),
+            two.transaction(|tx| tx.available("ada", "post", two_a_minute, T))
+                .unwrap(),
             Err(60_000),
             "{on}"
         );
         assert_eq!(
-            one.take("bo", "post", two_a_minute, T).unwrap(),
+            one.transaction(|tx| tx.take("bo", "post", two_a_minute, T))
+                .unwrap(),
             Ok(()),
             "{on}: per agent"
         );
         assert_eq!(
-            two.take("ada", "post", two_a_minute, T + 60_000).unwrap(),
+            two.transaction(|tx| tx.take("ada", "post", two_a_minute, T + 60_000))
+                .unwrap(),
             Ok(()),
             "{on}: refilled"
         );
@@ -287,9 +310,13 @@ fn rate_buckets_give_each_token_once_on_both() {
             burst: 0,
             per_minute: 0.0,
         };
-        assert_eq!(one.take("ada", "x", none, T).unwrap(), Ok(()), "{on}");
         assert_eq!(
-            two.take("ada", "x", none, T).unwrap(),
+            one.transaction(|tx| tx.take("ada", "x", none, T)).unwrap(),
+            Ok(()),
+            "{on}"
+        );
+        assert_eq!(
+            two.transaction(|tx| tx.take("ada", "x", none, T)).unwrap(),
             Err(i64::MAX),
             "{on}"
         );
@@ -301,12 +328,18 @@ fn rate_buckets_give_each_token_once_on_both() {
         let taken: usize = std::thread::scope(|s| {
             let takers: Vec<_> = (0..12)
                 .map(|i| {
-                    let b: &(dyn Buckets + Send + Sync) = if i % 2 == 0 {
+                    let b: &Store = if i % 2 == 0 {
                         one.as_ref()
                     } else {
                         two.as_ref()
                     };
-                    s.spawn(move || usize::from(b.take("cy", "web", five, T).unwrap().is_ok()))
+                    s.spawn(move || {
+                        usize::from(
+                            b.transaction(|tx| tx.take("cy", "web", five, T))
+                                .unwrap()
+                                .is_ok(),
+                        )
+                    })
                 })
                 .collect();
             takers.into_iter().map(|t| t.join().unwrap()).sum()

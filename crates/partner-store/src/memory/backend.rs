@@ -11,7 +11,7 @@ use rusqlite::Connection;
 use super::blocks::{self, Block, BlockKind, BlockVersion, MemoryChange, NewBlock};
 use super::error::{MemoryError, MemoryResult};
 use super::search::{self, SearchHit, SearchQuery};
-use super::{MemoryStore, records, records::Message};
+use super::{records, records::Message};
 
 /// A constellation's memory, on whichever database holds it.
 pub trait Memory {
@@ -266,113 +266,5 @@ impl Memory for Connection {
 
     fn message(&self, id: i64) -> MemoryResult<Option<Message>> {
         records::message(self, id)
-    }
-}
-
-/// Each operation its own committed transaction (reads on a reader).
-impl Memory for MemoryStore {
-    fn create_block(
-        &self,
-        new: &NewBlock,
-        by: &str,
-        now: Millis,
-    ) -> MemoryResult<(Block, MemoryChange)> {
-        self.transaction(|tx| tx.create_block(new, by, now))
-    }
-
-    fn block(&self, agent: &str, label: &str) -> MemoryResult<Option<Block>> {
-        self.read().block(agent, label)
-    }
-
-    fn blocks(&self, agent: Option<&str>) -> MemoryResult<Vec<Block>> {
-        self.read().blocks(agent)
-    }
-
-    fn write_block(
-        &self,
-        write: &BlockWrite<'_>,
-        by: &str,
-        now: Millis,
-    ) -> MemoryResult<(Block, MemoryChange)> {
-        self.transaction(|tx| tx.write_block(write, by, now))
-    }
-
-    fn delete_block(
-        &self,
-        agent: &str,
-        label: &str,
-        by: &str,
-        now: Millis,
-    ) -> MemoryResult<MemoryChange> {
-        self.transaction(|tx| tx.delete_block(agent, label, by, now))
-    }
-
-    fn set_block_kind(
-        &self,
-        agent: &str,
-        label: &str,
-        kind: BlockKind,
-        now: Millis,
-    ) -> MemoryResult<Block> {
-        self.transaction(|tx| tx.set_block_kind(agent, label, kind, now))
-    }
-
-    fn undo_block(
-        &self,
-        agent: &str,
-        label: &str,
-        by: &str,
-        now: Millis,
-    ) -> MemoryResult<MemoryChange> {
-        self.transaction(|tx| tx.undo_block(agent, label, by, now))
-    }
-
-    fn history(&self, agent: &str, label: &str) -> MemoryResult<Vec<BlockVersion>> {
-        self.read().history(agent, label)
-    }
-
-    fn add_archival(&self, agent: &str, content: &str, now: Millis) -> MemoryResult<i64> {
-        self.transaction(|tx| tx.add_archival(agent, content, now))
-    }
-
-    fn archival_count(&self, agent: &str) -> MemoryResult<i64> {
-        self.read().archival_count(agent)
-    }
-
-    fn add_message(&self, m: &NewMessage<'_>, now: Millis) -> MemoryResult<i64> {
-        self.transaction(|tx| tx.add_message(m, now))
-    }
-
-    fn search(&self, query: &SearchQuery) -> MemoryResult<Vec<SearchHit>> {
-        self.read().search(query)
-    }
-
-    fn schema_version(&self) -> MemoryResult<i64> {
-        MemoryStore::schema_version(self)
-    }
-
-    fn labels(&self, agent: &str) -> MemoryResult<Vec<(String, bool)>> {
-        self.read().labels(agent)
-    }
-
-    fn recent_messages(
-        &self,
-        agent: &str,
-        thread: &str,
-        limit: usize,
-    ) -> MemoryResult<Vec<Message>> {
-        self.read().recent_messages(agent, thread, limit)
-    }
-
-    fn count_messages(&self, agent: &str, thread: &str) -> MemoryResult<u64> {
-        self.read().count_messages(agent, thread)
-    }
-
-    fn messages_from_agents(&self, agent: &str, after: i64) -> MemoryResult<Vec<Message>> {
-        self.read().messages_from_agents(agent, after)
-    }
-
-    fn message(&self, id: i64) -> MemoryResult<Option<Message>> {
-        self.read().message(id)
     }
 }

@@ -6,8 +6,8 @@
 use partner_core::clock::Millis;
 use rusqlite::Connection;
 
+use super::MemoryResult;
 use super::records::{self, AgentState, Intention, IntentionStatus, OutboxItem};
-use super::{MemoryResult, MemoryStore};
 
 /// An intention to store.
 #[derive(Debug, Clone, Copy)]
@@ -214,91 +214,5 @@ impl Roster for Connection {
 
     fn holds(&self, _agent: &str, _fence: &Fence) -> MemoryResult<bool> {
         Ok(true)
-    }
-}
-
-/// Each operation its own committed transaction (reads on a reader).
-impl Roster for MemoryStore {
-    fn ensure_agent(&self, name: &str, now: Millis) -> MemoryResult<()> {
-        self.transaction(|tx| tx.ensure_agent(name, now))
-    }
-
-    fn agent_state(&self, name: &str) -> MemoryResult<AgentState> {
-        self.read().agent_state(name)
-    }
-
-    fn set_halted(
-        &self,
-        name: &str,
-        halted: bool,
-        reason: Option<&str>,
-        now: Millis,
-    ) -> MemoryResult<()> {
-        self.transaction(|tx| tx.set_halted(name, halted, reason, now))
-    }
-
-    fn set_pulse(&self, name: &str, secs: i64, now: Millis) -> MemoryResult<()> {
-        self.transaction(|tx| tx.set_pulse(name, secs, now))
-    }
-
-    fn add_intention(&self, n: &NewIntention<'_>, now: Millis) -> MemoryResult<i64> {
-        self.transaction(|tx| tx.add_intention(n, now))
-    }
-
-    fn intentions(&self, agent: &str, open_only: bool) -> MemoryResult<Vec<Intention>> {
-        self.read().intentions(agent, open_only)
-    }
-
-    fn set_intention_status(
-        &self,
-        agent: &str,
-        id: i64,
-        status: IntentionStatus,
-        note: Option<&str>,
-        now: Millis,
-    ) -> MemoryResult<bool> {
-        self.transaction(|tx| tx.set_intention_status(agent, id, status, note, now))
-    }
-
-    fn due_intentions(&self, now: Millis) -> MemoryResult<Vec<(String, i64)>> {
-        self.read().due_intentions(now)
-    }
-
-    fn enqueue(&self, o: &Outgoing<'_>, now: Millis) -> MemoryResult<i64> {
-        self.transaction(|tx| tx.enqueue(o, now))
-    }
-
-    fn outbox(&self) -> MemoryResult<Vec<OutboxItem>> {
-        self.read().outbox()
-    }
-
-    fn agent_names(&self) -> MemoryResult<Vec<String>> {
-        self.read().agent_names()
-    }
-
-    fn set_watch(&self, agent: &str, source: &str, active: bool, now: Millis) -> MemoryResult<()> {
-        self.transaction(|tx| tx.set_watch(agent, source, active, now))
-    }
-
-    fn meta(&self, key: &str) -> MemoryResult<Option<String>> {
-        self.read().meta(key)
-    }
-
-    fn set_meta(&self, key: &str, value: Option<&str>) -> MemoryResult<()> {
-        self.transaction(|tx| tx.set_meta(key, value))
-    }
-
-    fn add_parse_failure(
-        &self,
-        agent: &str,
-        text: &str,
-        message: &str,
-        now: Millis,
-    ) -> MemoryResult<()> {
-        self.transaction(|tx| tx.add_parse_failure(agent, text, message, now))
-    }
-
-    fn holds(&self, agent: &str, fence: &Fence) -> MemoryResult<bool> {
-        self.read().holds(agent, fence)
     }
 }

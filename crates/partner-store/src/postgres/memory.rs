@@ -4,7 +4,7 @@
 
 use postgres::{GenericClient, Row, Transaction};
 
-use super::{PgStore, PgTx, failed};
+use super::{PgTx, failed};
 use crate::memory::backend::{BlockWrite, Memory, NewMessage, stale};
 use crate::memory::blocks::{
     Block, BlockKind, BlockVersion, MemoryChange, NewBlock, check_limit, check_new,
@@ -441,109 +441,5 @@ impl Memory for PgTx<'_> {
             )
             .map_err(failed)?;
         Ok(row.as_ref().map(message_of))
-    }
-}
-
-/// Each operation in a transaction of its own.
-impl Memory for PgStore {
-    fn create_block(
-        &self,
-        new: &NewBlock,
-        by: &str,
-        now: Millis,
-    ) -> MemoryResult<(Block, MemoryChange)> {
-        self.transaction(|tx| tx.create_block(new, by, now))
-    }
-
-    fn block(&self, agent: &str, label: &str) -> MemoryResult<Option<Block>> {
-        self.transaction(|tx| tx.block(agent, label))
-    }
-
-    fn blocks(&self, agent: Option<&str>) -> MemoryResult<Vec<Block>> {
-        self.transaction(|tx| tx.blocks(agent))
-    }
-
-    fn write_block(
-        &self,
-        write: &BlockWrite<'_>,
-        by: &str,
-        now: Millis,
-    ) -> MemoryResult<(Block, MemoryChange)> {
-        self.transaction(|tx| tx.write_block(write, by, now))
-    }
-
-    fn delete_block(
-        &self,
-        agent: &str,
-        label: &str,
-        by: &str,
-        now: Millis,
-    ) -> MemoryResult<MemoryChange> {
-        self.transaction(|tx| tx.delete_block(agent, label, by, now))
-    }
-
-    fn undo_block(
-        &self,
-        agent: &str,
-        label: &str,
-        by: &str,
-        now: Millis,
-    ) -> MemoryResult<MemoryChange> {
-        self.transaction(|tx| tx.undo_block(agent, label, by, now))
-    }
-
-    fn history(&self, agent: &str, label: &str) -> MemoryResult<Vec<BlockVersion>> {
-        self.transaction(|tx| tx.history(agent, label))
-    }
-
-    fn add_archival(&self, agent: &str, content: &str, now: Millis) -> MemoryResult<i64> {
-        self.transaction(|tx| tx.add_archival(agent, content, now))
-    }
-
-    fn archival_count(&self, agent: &str) -> MemoryResult<i64> {
-        self.transaction(|tx| tx.archival_count(agent))
-    }
-
-    fn add_message(&self, m: &NewMessage<'_>, now: Millis) -> MemoryResult<i64> {
-        self.transaction(|tx| tx.add_message(m, now))
-    }
-
-    fn set_block_kind(
-        &self,
-        agent: &str,
-        label: &str,
-        kind: BlockKind,
-        now: Millis,
-    ) -> MemoryResult<Block> {
-        self.transaction(|tx| tx.set_block_kind(agent, label, kind, now))
-    }
-
-    fn search(&self, query: &SearchQuery) -> MemoryResult<Vec<SearchHit>> {
-        self.transaction(|tx| tx.search(query))
-    }
-
-    fn schema_version(&self) -> MemoryResult<i64> {
-        self.transaction(|tx| tx.schema_version())
-    }
-
-    fn recent_messages(
-        &self,
-        agent: &str,
-        thread: &str,
-        limit: usize,
-    ) -> MemoryResult<Vec<Message>> {
-        self.transaction(|tx| tx.recent_messages(agent, thread, limit))
-    }
-
-    fn count_messages(&self, agent: &str, thread: &str) -> MemoryResult<u64> {
-        self.transaction(|tx| tx.count_messages(agent, thread))
-    }
-
-    fn messages_from_agents(&self, agent: &str, after: i64) -> MemoryResult<Vec<Message>> {
-        self.transaction(|tx| tx.messages_from_agents(agent, after))
-    }
-
-    fn message(&self, id: i64) -> MemoryResult<Option<Message>> {
-        self.transaction(|tx| tx.message(id))
     }
 }

@@ -3,7 +3,7 @@
 
 use postgres::GenericClient;
 
-use super::{PgStore, PgTx, failed};
+use super::{PgTx, failed};
 use crate::memory::MemoryResult;
 use crate::memory::records::{AgentState, Intention, IntentionStatus, OutboxItem};
 use crate::memory::roster::{Fence, NewIntention, Outgoing, Roster};
@@ -258,91 +258,5 @@ impl Roster for PgTx<'_> {
             )
             .map_err(failed)?;
         Ok(row.is_some())
-    }
-}
-
-/// Each operation in a transaction of its own.
-impl Roster for PgStore {
-    fn ensure_agent(&self, name: &str, now: Millis) -> MemoryResult<()> {
-        self.transaction(|tx| tx.ensure_agent(name, now))
-    }
-
-    fn agent_state(&self, name: &str) -> MemoryResult<AgentState> {
-        self.transaction(|tx| tx.agent_state(name))
-    }
-
-    fn set_halted(
-        &self,
-        name: &str,
-        halted: bool,
-        reason: Option<&str>,
-        now: Millis,
-    ) -> MemoryResult<()> {
-        self.transaction(|tx| tx.set_halted(name, halted, reason, now))
-    }
-
-    fn set_pulse(&self, name: &str, secs: i64, now: Millis) -> MemoryResult<()> {
-        self.transaction(|tx| tx.set_pulse(name, secs, now))
-    }
-
-    fn add_intention(&self, n: &NewIntention<'_>, now: Millis) -> MemoryResult<i64> {
-        self.transaction(|tx| tx.add_intention(n, now))
-    }
-
-    fn intentions(&self, agent: &str, open_only: bool) -> MemoryResult<Vec<Intention>> {
-        self.transaction(|tx| tx.intentions(agent, open_only))
-    }
-
-    fn set_intention_status(
-        &self,
-        agent: &str,
-        id: i64,
-        status: IntentionStatus,
-        note: Option<&str>,
-        now: Millis,
-    ) -> MemoryResult<bool> {
-        self.transaction(|tx| tx.set_intention_status(agent, id, status, note, now))
-    }
-
-    fn due_intentions(&self, now: Millis) -> MemoryResult<Vec<(String, i64)>> {
-        self.transaction(|tx| tx.due_intentions(now))
-    }
-
-    fn enqueue(&self, o: &Outgoing<'_>, now: Millis) -> MemoryResult<i64> {
-        self.transaction(|tx| tx.enqueue(o, now))
-    }
-
-    fn outbox(&self) -> MemoryResult<Vec<OutboxItem>> {
-        self.transaction(|tx| tx.outbox())
-    }
-
-    fn agent_names(&self) -> MemoryResult<Vec<String>> {
-        self.transaction(|tx| tx.agent_names())
-    }
-
-    fn set_watch(&self, agent: &str, source: &str, active: bool, now: Millis) -> MemoryResult<()> {
-        self.transaction(|tx| tx.set_watch(agent, source, active, now))
-    }
-
-    fn meta(&self, key: &str) -> MemoryResult<Option<String>> {
-        self.transaction(|tx| tx.meta(key))
-    }
-
-    fn set_meta(&self, key: &str, value: Option<&str>) -> MemoryResult<()> {
-        self.transaction(|tx| tx.set_meta(key, value))
-    }
-
-    fn add_parse_failure(
-        &self,
-        agent: &str,
-        text: &str,
-        message: &str,
-        now: Millis,
-    ) -> MemoryResult<()> {
-        self.transaction(|tx| tx.add_parse_failure(agent, text, message, now))
-    }
-
-    fn holds(&self, agent: &str, fence: &Fence) -> MemoryResult<bool> {
-        self.transaction(|tx| tx.holds(agent, fence))
     }
 }

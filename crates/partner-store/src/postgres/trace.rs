@@ -2,7 +2,7 @@
 //! sequence number is taken under a transaction-scoped advisory lock, so
 //! daemons appending at once get consecutive numbers, none twice.
 
-use super::{PgStore, PgTx, failed};
+use super::{PgTx, failed};
 use crate::memory::{MemoryError, MemoryResult};
 use crate::trace::TraceRecord;
 use crate::trace::backend::Trace;
@@ -126,32 +126,5 @@ impl Trace for PgTx<'_> {
             .map_err(failed)?
             .get(0);
         Ok(n as u64)
-    }
-}
-
-/// Each operation in a transaction of its own.
-impl Trace for PgStore {
-    fn append(&self, record: TraceRecord) -> MemoryResult<TraceRecord> {
-        self.transaction(|tx| tx.append(record))
-    }
-
-    fn newest_after(&self, after: u64, limit: usize) -> MemoryResult<(Vec<TraceRecord>, bool)> {
-        self.transaction(|tx| tx.newest_after(after, limit))
-    }
-
-    fn older(&self, before: u64, filter: &TraceFilter, limit: usize) -> MemoryResult<OlderPage> {
-        self.transaction(|tx| tx.older(before, filter, limit))
-    }
-
-    fn record(&self, id: &str) -> MemoryResult<Option<TraceRecord>> {
-        self.transaction(|tx| tx.record(id))
-    }
-
-    fn by_action(&self, action_id: &str) -> MemoryResult<Option<TraceRecord>> {
-        self.transaction(|tx| tx.by_action(action_id))
-    }
-
-    fn len(&self) -> MemoryResult<u64> {
-        self.transaction(|tx| tx.len())
     }
 }

@@ -9,7 +9,7 @@ use rusqlite::Connection;
 use super::query::{self, OlderPage, TraceFilter};
 use super::record::TraceRecord;
 use super::store;
-use crate::memory::{MemoryResult, MemoryStore};
+use crate::memory::MemoryResult;
 
 /// A constellation's trace, on whichever database holds it.
 pub trait Trace {
@@ -76,32 +76,5 @@ impl Trace for Connection {
 
     fn len(&self) -> MemoryResult<u64> {
         store::count(self)
-    }
-}
-
-/// Each operation its own committed transaction (reads on a reader).
-impl Trace for MemoryStore {
-    fn append(&self, record: TraceRecord) -> MemoryResult<TraceRecord> {
-        self.transaction(|tx| tx.append(record))
-    }
-
-    fn newest_after(&self, after: u64, limit: usize) -> MemoryResult<(Vec<TraceRecord>, bool)> {
-        self.read().newest_after(after, limit)
-    }
-
-    fn older(&self, before: u64, filter: &TraceFilter, limit: usize) -> MemoryResult<OlderPage> {
-        self.read().older(before, filter, limit)
-    }
-
-    fn record(&self, id: &str) -> MemoryResult<Option<TraceRecord>> {
-        self.read().record(id)
-    }
-
-    fn by_action(&self, action_id: &str) -> MemoryResult<Option<TraceRecord>> {
-        self.read().by_action(action_id)
-    }
-
-    fn len(&self) -> MemoryResult<u64> {
-        self.read().len()
     }
 }
