@@ -338,9 +338,7 @@ async fn main() {
     key(&mut app, KeyCode::Esc);
 
     // The run's own trace, replayed.
-    backend.send(BackendOp::OpenReplay(
-        partner::store::trace::TraceInput::Database(db.clone()),
-    ));
+    backend.send(BackendOp::OpenReplay(db.clone()));
     live(
         &mut app,
         &backend,

@@ -443,7 +443,7 @@ pub fn run_replay_console(
             theme: None,
             keymap: None,
             bell: false,
-            replay: Some(trace.clone()),
+            replay: Some(trace.path().to_path_buf()),
             history: data_dir().ok().map(|d| d.join("console_history")),
         };
         console_in_process(started, &config, trace.path(), app, settings).await

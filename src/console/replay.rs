@@ -3,17 +3,14 @@
 //! partner's, not the constellation's.
 
 use partner_dialect::VerbTable;
-use partner_store::trace::TraceRecord;
+use partner_store::trace::{TraceInput, TraceRecord};
 use partner_tui::backend::{BackendOp, OpenedTrace, Reply};
 
 /// Carries out a replay op (blocking: run it off the console's thread).
 pub fn run(op: BackendOp, verbs: &VerbTable) -> Reply {
     match op {
-        BackendOp::OpenReplay(input) => match input.load() {
-            Ok((records, _)) => Reply::Replay(OpenedTrace {
-                path: input.path().to_path_buf(),
-                records,
-            }),
+        BackendOp::OpenReplay(path) => match TraceInput::guess(&path).load() {
+            Ok((records, _)) => Reply::Replay(OpenedTrace { path, records }),
             Err(e) => Reply::Failed(format!("cannot open the trace: {e}")),
         },
         BackendOp::VerifyReplay(records) => verify(&records, verbs),

@@ -543,10 +543,5 @@ fn open_needs_a_file_and_replay_opens_the_live_trace() {
         Command::Op(BackendOp::OpenReplay(input)) => Some(input.clone()),
         _ => None,
     });
-    assert_eq!(
-        opened,
-        Some(partner::store::trace::TraceInput::Database(
-            app.db.clone().into()
-        ))
-    );
+    assert_eq!(opened, Some(std::path::PathBuf::from(&app.db)));
 }

@@ -41,7 +41,7 @@ pub mod wire {
     pub use partner_store::memory::vectors::{HybridHit, IndexStatus, Via};
     pub use partner_store::memory::{Block, BlockKind, BlockPermission, BlockVersion};
     pub use partner_store::trace::query::{OlderPage, TraceFilter};
-    pub use partner_store::trace::{Divergence, TraceInput, TraceRecord, TraceSource};
+    pub use partner_store::trace::{Divergence, TraceRecord, TraceSource};
 }
 
 use serde::{Deserialize, Serialize};

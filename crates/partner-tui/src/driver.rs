@@ -27,7 +27,6 @@ use super::backend::{Backend, BackendOp, Reply};
 use super::keymap::Keymap;
 use super::theme::{ColorDepth, Theme};
 use partner_core::clock::Clock;
-use partner_protocol::wire::TraceInput;
 
 /// Settings of the console.
 #[derive(Debug, Clone, Default)]
@@ -38,8 +37,9 @@ pub struct ConsoleSettings {
     pub keymap: Option<String>,
     /// Ring the bell when a request arrives for the partner.
     pub bell: bool,
-    /// A trace to open in the replay pane at start.
-    pub replay: Option<TraceInput>,
+    /// A trace to open in the replay pane at start (a database file or a
+    /// JSON-lines export: the backend reads which).
+    pub replay: Option<PathBuf>,
     /// Where the prompt's history is kept.
     pub history: Option<PathBuf>,
 }

@@ -146,14 +146,12 @@ impl App {
         match command {
             ConsoleCommand::ReplayLive => {
                 return vec![Command::Op(BackendOp::OpenReplay(
-                    partner_protocol::wire::TraceInput::Database(std::path::PathBuf::from(
-                        &self.db,
-                    )),
+                    std::path::PathBuf::from(&self.db),
                 ))];
             }
             ConsoleCommand::OpenTrace(path) => {
                 return vec![Command::Op(BackendOp::OpenReplay(
-                    partner_protocol::wire::TraceInput::guess(&path),
+                    std::path::PathBuf::from(&path),
                 ))];
             }
             ConsoleCommand::Close => {

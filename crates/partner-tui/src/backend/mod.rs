@@ -15,7 +15,7 @@ use super::model::AgentLine;
 pub use partner_protocol::views::{CommandPreview, Previews, SaveOutcome};
 use partner_protocol::wire::{
     Block, BlockVersion, CommandPlan, Divergence, HybridHit, IndexStatus, OlderPage,
-    PendingRequest, StandingRule, TraceFilter, TraceInput, TraceRecord,
+    PendingRequest, StandingRule, TraceFilter, TraceRecord,
 };
 use partner_protocol::{Connection, Event};
 
@@ -27,8 +27,10 @@ pub enum BackendOp {
     /// as the protocol's operation, sent to the host (in this process or
     /// a daemon's) as it is.
     Host(partner_protocol::Op),
-    /// Open a trace (a database or a JSON-lines file) for replay.
-    OpenReplay(TraceInput),
+    /// Open the trace at this path for replay: a database file or a
+    /// JSON-lines export, which the backend tells apart and reads (the
+    /// console itself opens no file of the store's).
+    OpenReplay(std::path::PathBuf),
     /// Re-execute a replayed trace and find where it diverges.
     VerifyReplay(Vec<TraceRecord>),
     /// An agent's memory as at a replay's step.
