@@ -488,11 +488,11 @@ fn offer_skip<'g>(state: &mut State<'g>, part: &'g Part, work: &mut Work<'g>) ->
 /// A rule part being entered: its set, the variable it fills, whether it
 /// repeats, and whether it is its alternative's only part.
 #[derive(Clone, Copy)]
-struct Entry<'g> {
-    rules: &'g RuleSet,
-    var: Option<&'g str>,
-    repeat: bool,
-    alone: bool,
+pub(super) struct Entry<'g> {
+    pub rules: &'g RuleSet,
+    pub var: Option<&'g str>,
+    pub repeat: bool,
+    pub alone: bool,
 }
 
 /// Enters a rule part: a frame to come back to, then the first
@@ -512,7 +512,7 @@ fn enter_rules<'g>(state: &mut State<'g>, s: &str, entry: Entry<'g>, work: &mut 
     }
     let require =
         !matches!(state.ids, Ids::Off) && (var.is_some() || (state.value.is_none() && alone));
-    let (memo, again) = match remembered(state, entry, require, work) {
+    let (memo, again) = match memo::remembered(state, entry, require, work) {
         Some(memo::Entry::Refused) => return false,
         Some(memo::Entry::Again) => (NIL, true),
         Some(memo::Entry::First(at)) => (at, false),
@@ -570,42 +570,6 @@ fn enter_rules<'g>(state: &mut State<'g>, s: &str, entry: Entry<'g>, work: &mut 
     state.value = children[first].value.as_deref();
     state.spacing = children[first].spacing;
     true
-}
-
-/// When completing, how the memo says to enter this rule part (see
-/// `memo`); none when matching.
-fn remembered<'g>(
-    state: &State<'g>,
-    entry: Entry<'g>,
-    require: bool,
-    work: &mut Work<'g>,
-) -> Option<memo::Entry> {
-    let lead = state.leading_spacing(&work.arena);
-    let height = work.arena.stack.len();
-    let memo = work.memo.as_mut()?;
-    let place = memo::Place {
-        rules: std::ptr::from_ref(entry.rules) as usize,
-        index: state.index,
-        lead,
-        wild: state.wild.is_some(),
-        require,
-        carrier: entry.var.is_none() && state.value.is_none() && entry.alone,
-    };
-    let once = entry.repeat || state.wild.is_some() || matches!(state.ids, Ids::Off);
-    Some(memo.enter(place, entry.repeat, once, height))
-}
-
-/// True when the state stopped inside a rule set entered again where it
-/// was entered before (completion offers nothing from there).
-pub(super) fn inside_again(state: &State<'_>, arena: &Arena<'_>) -> bool {
-    let mut frame = arena.frame(state.parent);
-    while let Some(f) = frame {
-        if f.again {
-            return true;
-        }
-        frame = arena.frame(f.parent);
-    }
-    false
 }
 
 pub(super) use super::values::{Captures, Stat, make_value};

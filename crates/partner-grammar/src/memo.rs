@@ -17,7 +17,8 @@
 use std::collections::HashMap;
 
 use super::parse::Spacing;
-use super::state::{Link, NIL};
+use super::state::{Arena, Ids, Link, NIL, State};
+use super::work::Work;
 
 /// Where a rule set is entered, as far as what it can match is concerned.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -145,4 +146,40 @@ impl Memo {
             }
         }
     }
+}
+
+/// When completing, how the memo says to enter this rule part (see
+/// `memo`); none when matching.
+pub(super) fn remembered<'g>(
+    state: &State<'g>,
+    entry: super::matcher::Entry<'g>,
+    require: bool,
+    work: &mut Work<'g>,
+) -> Option<Entry> {
+    let lead = state.leading_spacing(&work.arena);
+    let height = work.arena.stack.len();
+    let memo = work.memo.as_mut()?;
+    let place = Place {
+        rules: std::ptr::from_ref(entry.rules) as usize,
+        index: state.index,
+        lead,
+        wild: state.wild.is_some(),
+        require,
+        carrier: entry.var.is_none() && state.value.is_none() && entry.alone,
+    };
+    let once = entry.repeat || state.wild.is_some() || matches!(state.ids, Ids::Off);
+    Some(memo.enter(place, entry.repeat, once, height))
+}
+
+/// True when the state stopped inside a rule set entered again where it
+/// was entered before (completion offers nothing from there).
+pub(super) fn inside_again(state: &State<'_>, arena: &Arena<'_>) -> bool {
+    let mut frame = arena.frame(state.parent);
+    while let Some(f) = frame {
+        if f.again {
+            return true;
+        }
+        frame = arena.frame(f.parent);
+    }
+    false
 }

@@ -9,8 +9,9 @@
 use super::expr::Path;
 use super::matcher::{
     Captures, LastPart, MatchOptions, Policy, Stat, State, Work, finalize, finish_nested,
-    initial_states, inside_again, make_value, run,
+    initial_states, make_value, run,
 };
+use super::memo::inside_again;
 use super::model::{Grammar, Part};
 use super::parse::Spacing;
 use super::text::skip_seps;
