@@ -46,6 +46,18 @@ pub enum PendingCommand {
         #[arg(long)]
         unsandboxed: bool,
     },
+    /// Approve a request with its action replaced by a dialect line of
+    /// yours (parsed and checked for the agent that asked first; refused,
+    /// the request keeps waiting).
+    Edit {
+        /// The request id.
+        id: String,
+        /// The action to run instead (`/post bluesky "We ship Monday"`).
+        action: String,
+        /// Approve a shell command although this kernel cannot sandbox it.
+        #[arg(long)]
+        unsandboxed: bool,
+    },
     /// Approve a request and the same verb and target from now on.
     Always {
         /// The request id.
@@ -140,6 +152,20 @@ pub fn run_pending(options: &PendingOptions, out: &mut dyn Write) -> Result<i32>
                 None => Decision::ApproveOnce,
             };
             decide(id, decision, out)
+        }
+        PendingCommand::Edit {
+            id,
+            action,
+            unsandboxed,
+        } => {
+            if let Some(why) = unsandboxed_edit(&executor, id, action)?
+                && !*unsandboxed
+            {
+                return Err(Error::Usage(format!(
+                    "the edited {id} would run {why}; to approve it anyway: partner pending edit {id} '…' --unsandboxed"
+                )));
+            }
+            decide(id, Decision::ApproveEdited(action.clone()), out)
         }
         PendingCommand::Always { id } => decide(id, Decision::ApproveAlways, out),
         PendingCommand::Deny { id, reason, always } => {
@@ -286,12 +312,39 @@ fn unsandboxed_shell(executor: &crate::engine::exec::Executor, id: &str) -> Resu
     if executor.request_command(&r).is_none() {
         return Ok(None);
     }
+    Ok(walls_missing())
+}
+
+/// The same for request `id` edited into `action`: a shell command
+/// whichever way the request or the edit reads.
+fn unsandboxed_edit(
+    executor: &crate::engine::exec::Executor,
+    id: &str,
+    action: &str,
+) -> Result<Option<String>> {
+    let Some(r) = executor.store().read(|tx| tx.request(id))? else {
+        return Ok(None);
+    };
+    let edited_shell = executor
+        .parser_for(&r.agent)
+        .parse(action)
+        .actions
+        .iter()
+        .any(|a| a.verb == crate::dialect::Verb::Shell);
+    if edited_shell || executor.request_command(&r).is_some() {
+        return Ok(walls_missing());
+    }
+    Ok(None)
+}
+
+/// What this kernel's sandbox lacks, in the words a question uses.
+fn walls_missing() -> Option<String> {
     let walls = crate::gate::sandbox::walls();
-    Ok(walls.missing().map(|missing| {
+    walls.missing().map(|missing| {
         if walls.absent() {
             format!("NOT SANDBOXED ({missing})")
         } else {
             format!("PARTLY SANDBOXED ({missing})")
         }
-    }))
+    })
 }

@@ -366,3 +366,64 @@ fn help_says_what_a_missing_database_does() {
     assert!(err.contains("no database at"), "{err}");
     assert!(!dir.path().join("gone.db").exists());
 }
+
+/// `pending edit` approves a request as the partner rewrote it, through
+/// the same door as every decision: a line that does not parse, or is
+/// more than one action, is refused and the request keeps waiting; a good
+/// one runs instead of what the agent asked, once.
+#[test]
+fn pending_edit_runs_the_partners_line_instead() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let exec = partner(
+        d,
+        &["exec", "--db", "c.db", "--agent", "ada", "-"],
+        "/post bluesky \"hello\" ?public",
+    );
+    assert!(out(&exec).contains("(r1)"), "{}", out(&exec));
+    let bad = partner(d, &["pending", "--db", "c.db", "edit", "r1", "/post"], "");
+    assert_ne!(bad.status.code(), Some(0), "{}", out(&bad));
+    let two = partner(
+        d,
+        &[
+            "pending",
+            "--db",
+            "c.db",
+            "edit",
+            "r1",
+            "/post bluesky \"a\"\n/post bluesky \"b\"",
+        ],
+        "",
+    );
+    assert_ne!(two.status.code(), Some(0), "{}", out(&two));
+    let still = json(&partner(
+        d,
+        &["pending", "--db", "c.db", "list", "--json"],
+        "",
+    ));
+    assert_eq!(still[0]["id"], "r1", "still waiting: {still}");
+    let edited = partner(
+        d,
+        &[
+            "pending",
+            "--db",
+            "c.db",
+            "edit",
+            "r1",
+            "/post bluesky \"We ship Monday\" ?public",
+        ],
+        "",
+    );
+    assert_eq!(
+        edited.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&edited.stderr)
+    );
+    assert!(out(&edited).contains("executed"), "{}", out(&edited));
+    let trace = out(&partner(d, &["trace", "show", "--db", "c.db"], ""));
+    assert!(trace.contains("We ship Monday"), "{trace}");
+    assert!(!trace.contains("\"hello\" ?public → executed"), "{trace}");
+    let again = partner(d, &["pending", "--db", "c.db", "approve", "r1"], "");
+    assert_eq!(again.status.code(), Some(2), "{}", out(&again));
+}
