@@ -187,7 +187,9 @@ fn public_types() -> BTreeMap<String, BTreeSet<String>> {
 }
 
 /// One name per concept: no public type name is defined by two crates,
-/// except these, which were so when the rule was made (each pair is in
+/// except these, which were so when the rule was made (`BlockWrite`,
+/// `Found` and `Memory` were too: renamed, or the same value written
+/// twice and now once) (each pair is in
 /// crates that meet rarely, and is renamed when one of them is next
 /// touched). A new clash fails here.
 #[test]

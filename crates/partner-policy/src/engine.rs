@@ -109,7 +109,7 @@ pub enum WriteKind {
 
 /// A block an action writes.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct BlockWrite {
+pub struct WrittenBlock {
     /// The block's label (the acting agent's block).
     pub label: String,
     /// How.
@@ -123,7 +123,7 @@ pub struct VerbTraits {
     /// Only agents with an authority role may use the verb.
     pub needs_role: bool,
     /// The block it changes, if any (block permissions apply).
-    pub writes_block: Option<BlockWrite>,
+    pub writes_block: Option<WrittenBlock>,
     /// The platform it publishes to, if any.
     pub platform: Option<String>,
     /// It sends text out or stores it: every field is checked for secrets.

@@ -22,7 +22,9 @@ pub mod sensitivity;
 mod standing;
 
 pub use authority::Authority;
-pub use engine::{BlockWrite, Check, CheckInput, PermissionEngine, VerbTraits, Verdict, WriteKind};
+pub use engine::{
+    Check, CheckInput, PermissionEngine, VerbTraits, Verdict, WriteKind, WrittenBlock,
+};
 pub use pending::{
     Decision, DecisionKind, PendingRequest, RequestStatus, RequestedAction, StandingRule,
 };

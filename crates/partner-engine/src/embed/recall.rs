@@ -8,8 +8,6 @@
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
-use serde::Serialize;
-
 use super::{EmbedError, Embedder, EmbeddingsConfig, open};
 use crate::store::Store;
 use partner_store::memory::MemoryResult;
@@ -18,15 +16,11 @@ use partner_store::memory::vectors::{self, HybridHit, Searchable, VectorIndex, V
 
 pub use partner_store::memory::vectors::IndexStatus;
 
-/// What a search found, and what the partner or agent should know about
-/// how (searched by keyword only because the embedder is down).
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
-pub struct Found {
-    /// Best first, at most the query's limit from each domain.
-    pub hits: Vec<HybridHit>,
-    /// Set when the search could not use meaning.
-    pub note: Option<String>,
-}
+/// What a search found (best first, at most the query's limit from each
+/// domain), and what the partner or agent should know about how (searched
+/// by keyword only because the embedder is down): the protocol's value,
+/// made here and carried as it is.
+pub use partner_protocol::views::Found;
 
 use partner_store::memory::vectors::Signature;
 

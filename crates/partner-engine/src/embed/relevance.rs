@@ -24,14 +24,14 @@ const MAX_SET: usize = 100_000;
 #[derive(Debug, Clone, Deserialize)]
 pub struct RelevanceSet {
     /// What an agent remembers.
-    pub memories: Vec<Memory>,
+    pub memories: Vec<SetMemory>,
     /// Questions and what answers them.
     pub queries: Vec<Question>,
 }
 
 /// A memory of the set.
 #[derive(Debug, Clone, Deserialize)]
-pub struct Memory {
+pub struct SetMemory {
     /// Its name in the set.
     pub id: String,
     /// Its text.

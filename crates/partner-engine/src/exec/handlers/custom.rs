@@ -10,7 +10,7 @@ use serde_json::json;
 use super::{Effect, comms};
 use crate::exec::registry::{ActionError, Cx, Outcome, Stage, VerbHandler};
 use partner_dialect::{CustomAction, ParsedAction};
-use partner_policy::{BlockWrite, VerbTraits, WriteKind};
+use partner_policy::{VerbTraits, WriteKind, WrittenBlock};
 use partner_store::memory::{Block, blocks};
 
 /// The action's text, which a custom verb needs.
@@ -70,7 +70,7 @@ impl VerbHandler for Append {
 
     fn traits(&self, _action: &ParsedAction) -> VerbTraits {
         VerbTraits {
-            writes_block: Some(BlockWrite {
+            writes_block: Some(WrittenBlock {
                 label: self.block.clone(),
                 kind: WriteKind::Append,
             }),

@@ -8,7 +8,7 @@ use crate::exec::executor::Executor;
 use crate::exec::registry::{ActionError, ActionTx, Cx, Outcome, Stage, VerbHandler};
 use partner_core::clock::Millis;
 use partner_dialect::{ActionOp, ContextEdit, ParsedAction};
-use partner_policy::{BlockWrite, Limits, VerbTraits, WriteKind};
+use partner_policy::{Limits, VerbTraits, WriteKind, WrittenBlock};
 use partner_store::memory::search::{SearchDomain, SearchQuery};
 use partner_store::memory::{Block, BlockKind, NewBlock, blocks};
 
@@ -246,11 +246,11 @@ fn context(tx: &dyn ActionTx, ctx: &TurnContext, action: &ParsedAction, now: Mil
 }
 
 /// The block an action writes, and how.
-fn block_write(action: &ParsedAction, kind: WriteKind) -> Option<BlockWrite> {
+fn block_write(action: &ParsedAction, kind: WriteKind) -> Option<WrittenBlock> {
     action
         .target
         .clone()
-        .map(|label| BlockWrite { label, kind })
+        .map(|label| WrittenBlock { label, kind })
 }
 
 /// `/recall`: long-term memory.
