@@ -11,7 +11,6 @@ use super::run::{config_dir, data_dir};
 use crate::error::{Error, Result};
 use crate::host::lock;
 use crate::host::remote::{Address, Door, RemoteHost};
-use crate::protocol::Status;
 use crate::protocol::host::Host;
 
 /// Options of `partner attach`.
@@ -113,9 +112,9 @@ pub fn run_attach(options: &AttachOptions) -> Result<i32> {
             .await
             .map_err(Error::Runtime)?
             .data;
-        let status: Status = data
-            .and_then(|d| serde_json::from_value(d).ok())
-            .ok_or_else(|| Error::Runtime("the daemon sent no status".into()))?;
+        let crate::protocol::Returned::Status(status) = data else {
+            return Err(Error::Runtime("the daemon sent no status".into()));
+        };
         let db = db.unwrap_or_else(|| PathBuf::from(&status.db));
         // The daemon's verbs, so completion and a replay opened here read
         // actions as the constellation does.

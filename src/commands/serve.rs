@@ -11,7 +11,7 @@ use super::run::{RunOptions, database_path, load_constellation, open_constellati
 use crate::error::{Error, Result};
 use crate::host::{Holder, Listen, lock};
 use crate::protocol::client::{Client, ClientError};
-use crate::protocol::{Op, Status, socket_for};
+use crate::protocol::{Op, socket_for};
 use crate::runtime::ConstellationConfig;
 use partner_engine::store::StoreAt;
 
@@ -283,9 +283,9 @@ pub fn run_status(options: &StatusOptions, out: &mut dyn Write) -> Result<i32> {
         return Ok(1);
     };
     let (_, data) = client.request(Op::Status).map_err(client_error)?;
-    let status: Status = data
-        .and_then(|d| serde_json::from_value(d).ok())
-        .ok_or_else(|| Error::Runtime("the daemon sent no status".into()))?;
+    let crate::protocol::Returned::Status(status) = data else {
+        return Err(Error::Runtime("the daemon sent no status".into()));
+    };
     // The daemon counted this command's own connection among its clients.
     let others = status.clients.saturating_sub(1);
     if options.json {

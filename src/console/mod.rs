@@ -36,7 +36,9 @@ pub async fn run(
 /// what its verb files and tools add, as its registry holds them.
 pub async fn constellation_verbs(host: &dyn Host) -> Result<VerbTable, String> {
     let answer = host.call(partner_protocol::Op::Verbs).await?;
-    let extensions: String = partner_protocol::views::decode(answer.data, "verbs")?;
+    let partner_protocol::Returned::Verbs(extensions) = answer.data else {
+        return Err("the host did not say the constellation's verbs".into());
+    };
     let mut verbs = VerbTable::builtin();
     if !extensions.is_empty() {
         verbs

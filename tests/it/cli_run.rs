@@ -282,8 +282,11 @@ fn serve_demo_starts_fresh_like_run_demo() {
         std::thread::sleep(std::time::Duration::from_millis(50));
     };
     let mut client = client;
-    let (_, data) = client.request(partner::protocol::Op::Status).unwrap();
-    let status: partner::protocol::Status = serde_json::from_value(data.unwrap()).unwrap();
+    let partner::protocol::Returned::Status(status) =
+        client.request(partner::protocol::Op::Status).unwrap().1
+    else {
+        panic!("a status without its data");
+    };
     let _ = daemon.kill();
     let _ = daemon.wait();
     assert!(

@@ -25,11 +25,11 @@ struct ScriptedHost {
     events: broadcast::Sender<Event>,
 }
 
-/// An answer carrying `value` as its data.
-fn data(message: &str, value: serde_json::Value) -> Result<Answer, String> {
+/// An answer carrying `data`.
+fn data(message: &str, data: partner::protocol::Returned) -> Result<Answer, String> {
     Ok(Answer {
         message: message.into(),
-        data: Some(value),
+        data,
     })
 }
 
@@ -54,7 +54,7 @@ fn scripted(op: &HostOp) -> Result<Answer, String> {
                 previews,
                 left_out: 0,
             };
-            data("1 waiting", serde_json::to_value(queue).unwrap())
+            data("1 waiting", partner::protocol::Returned::Queue(queue))
         }
         HostOp::Blocks { agent } => {
             let block = serde_json::json!({
@@ -64,12 +64,12 @@ fn scripted(op: &HostOp) -> Result<Answer, String> {
                 "shared": false, "version": 2, "created_at": 0, "updated_at": 0
             });
             let list = serde_json::json!({ "items": [block], "left_out": 3 });
-            data("1 blocks; 3 more did not fit one answer", list)
+            data(
+                "1 blocks; 3 more did not fit one answer",
+                partner::protocol::Returned::Blocks(serde_json::from_value(list).unwrap()),
+            )
         }
-        HostOp::Decide { request, .. } => Ok(Answer {
-            message: format!("approve once: {request}"),
-            data: None,
-        }),
+        HostOp::Decide { request, .. } => Ok(Answer::said(format!("approve once: {request}"))),
         other => Err(format!("not in the script: {other:?}")),
     }
 }

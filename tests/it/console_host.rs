@@ -218,10 +218,7 @@ impl Host for FakeHost {
     fn call(&self, op: HostOp) -> Pending<'_, Result<Answer, String>> {
         assert!(!self.panics, "a host with a bug");
         self.sent.lock().unwrap().push(op);
-        let answer = self.answer.clone().map(|message| Answer {
-            message,
-            data: None,
-        });
+        let answer = self.answer.clone().map(Answer::said);
         Box::pin(async move { answer })
     }
 
@@ -444,8 +441,9 @@ fn a_trace_larger_than_a_line_reaches_an_attached_console_newest_first() {
         .await
         .unwrap();
         let answer = host.call(HostOp::Trace { after: 0 }).await.unwrap();
-        let page: partner::protocol::views::TracePage =
-            partner::protocol::views::decode(answer.data, "trace").unwrap();
+        let partner::protocol::Returned::Trace(page) = answer.data else {
+            panic!("a trace answered with {:?}", answer.data);
+        };
         (page.records, page.next, page.restart)
     });
     assert!(!records.is_empty(), "some records came");

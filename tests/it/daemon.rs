@@ -36,8 +36,10 @@ pub(crate) fn constellation(dir: &Path) {
 }
 
 pub(crate) fn status(client: &mut Client) -> Status {
-    let (_, data) = client.request(Op::Status).unwrap();
-    serde_json::from_value(data.unwrap()).unwrap()
+    match client.request(Op::Status).unwrap().1 {
+        partner::protocol::Returned::Status(status) => status,
+        other => panic!("a status answered with {other:?}"),
+    }
 }
 
 pub(crate) fn wait_for(what: &str, within: Duration, mut ok: impl FnMut() -> bool) {
@@ -170,7 +172,7 @@ fn every_operation_and_message_round_trips() {
             id: 3,
             ok: true,
             message: "done".into(),
-            data: Some(serde_json::to_value(&status).unwrap()),
+            data: partner::protocol::Returned::Status(status.clone()),
         },
         ServerMsg::Snapshot {
             snapshot: Box::new(Snapshot {

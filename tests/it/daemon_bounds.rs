@@ -29,8 +29,10 @@ fn answering(dir: &Path, reply: &str) {
 }
 
 fn status(client: &mut Client) -> Status {
-    let (_, data) = client.request(Op::Status).unwrap();
-    serde_json::from_value(data.unwrap()).unwrap()
+    match client.request(Op::Status).unwrap().1 {
+        partner::protocol::Returned::Status(status) => status,
+        other => panic!("a status answered with {other:?}"),
+    }
 }
 
 /// Waits until `client` has read `n` finished replies.

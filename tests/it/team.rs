@@ -13,7 +13,7 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use partner::protocol::client::Client;
-use partner::protocol::{Op, RunState, Sequenced, ServerMsg, Status};
+use partner::protocol::{Op, RunState, Sequenced, ServerMsg};
 use partner::runtime::Event;
 use serde_json::Value;
 
@@ -230,8 +230,10 @@ fn a_decision_through_one_daemon_reaches_the_agent_on_another_within_a_second() 
     let mut client = connect(&second.socket);
     let started = Instant::now();
     let status = loop {
-        let (_, data) = client.request(Op::Status).unwrap();
-        let status: Status = serde_json::from_value(data.unwrap()).unwrap();
+        let partner::protocol::Returned::Status(status) = client.request(Op::Status).unwrap().1
+        else {
+            panic!("a status without its data");
+        };
         if status.agents.len() == 3 && status.agents.iter().all(|a| a.host.is_some()) {
             break status;
         }

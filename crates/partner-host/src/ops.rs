@@ -7,7 +7,7 @@ use std::sync::Arc;
 use super::Served;
 use partner_policy::{Authority, Decision};
 use partner_protocol::report::ActionStatus;
-use partner_protocol::{AgentRow, Answer, Op, ServerMsg, Snapshot, Status};
+use partner_protocol::{AgentRow, Answer, Op, Returned, ServerMsg, Snapshot, Status};
 
 /// The reply to request `id`.
 fn reply(id: u64, outcome: Result<Answer, String>) -> ServerMsg {
@@ -22,7 +22,7 @@ fn reply(id: u64, outcome: Result<Answer, String>) -> ServerMsg {
             id,
             ok: false,
             message,
-            data: None,
+            data: Returned::Nothing,
         },
     }
 }
@@ -106,10 +106,7 @@ pub async fn run(served: &Served, id: u64, op: Op, by: &Authority) -> ServerMsg 
 
 /// Words alone, for the operations that return no data.
 fn said(outcome: Result<String, String>) -> Result<Answer, String> {
-    outcome.map(|message| Answer {
-        message,
-        data: None,
-    })
+    outcome.map(Answer::said)
 }
 
 /// Does what `op` asks (all but hello and subscribe): the one place each
@@ -147,7 +144,7 @@ pub async fn answer(served: &Served, op: Op, by: &Authority) -> Result<Answer, S
             let status = status(served).await;
             Ok(Answer {
                 message: format!("{} agents, {} pending", status.agents.len(), status.pending),
-                data: serde_json::to_value(&status).ok(),
+                data: Returned::Status(status),
             })
         }
         Op::Decide { request, decision } => said(decide(served, request, decision, by).await),
@@ -239,11 +236,11 @@ fn event_piece(served: &Served, seq: u64, offset: usize) -> Result<Answer, Strin
     let (piece, next) = partner_protocol::fit::chunk(&json, offset);
     Ok(Answer {
         message: format!("event {seq}: {} bytes", json.len()),
-        data: Some(serde_json::json!({
-            "json": piece,
-            "next": next,
-            "total": json.len(),
-        })),
+        data: Returned::EventPiece {
+            json: piece,
+            next,
+            total: json.len(),
+        },
     })
 }
 

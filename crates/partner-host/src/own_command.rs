@@ -48,13 +48,9 @@ pub async fn run(served: &Served, command: String, run: u64) -> Result<Answer, S
     let outcome = blocking(served, move |ex| {
         ex.run_partner_command(&command, Some(&stopped))
             .map_err(|e| format!("not run: {e}"))
-            .and_then(|report| {
-                let data = serde_json::to_value(fitted(report))
-                    .map_err(|e| format!("cannot send the report: {e}"))?;
-                Ok(Answer {
-                    message: "ran".into(),
-                    data: Some(data),
-                })
+            .map(|report| Answer {
+                message: "ran".into(),
+                data: partner_protocol::Returned::Report(Box::new(fitted(report))),
             })
     })
     .await;
@@ -65,10 +61,7 @@ pub async fn run(served: &Served, command: String, run: u64) -> Result<Answer, S
 /// Stops a running command of the partner's.
 pub fn stop(served: &Served, run: u64) -> Result<Answer, String> {
     if served.running.stop(run) {
-        Ok(Answer {
-            message: "stopping".into(),
-            data: None,
-        })
+        Ok(Answer::said("stopping"))
     } else {
         Err("that command is not running".into())
     }

@@ -38,7 +38,8 @@ const REPLY_TIMEOUT: Duration = Duration::from_secs(30);
 /// Longest wait for a command of the partner's to end.
 const COMMAND_TIMEOUT: Duration = Duration::from_secs(6 * 3600);
 
-type Replies = Arc<Mutex<HashMap<u64, oneshot::Sender<(bool, String, Option<serde_json::Value>)>>>>;
+type Replies =
+    Arc<Mutex<HashMap<u64, oneshot::Sender<(bool, String, partner_protocol::Returned)>>>>;
 
 /// A daemon, over its socket.
 pub struct RemoteHost {
@@ -507,7 +508,7 @@ async fn fetch(door: &Door, seq: u64) -> Result<Event, String> {
         let data = match read_message(&mut reader).await? {
             Some(ServerMsg::Reply {
                 ok: true,
-                data: Some(data),
+                data: data @ partner_protocol::Returned::EventPiece { .. },
                 ..
             }) => data,
             other => return Err(format!("no piece of event {seq}: {other:?}")),

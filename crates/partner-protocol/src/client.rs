@@ -166,7 +166,7 @@ impl Client {
 
     /// Sends `op` and waits for its reply (events that arrive meanwhile
     /// are skipped): what it said, and its data.
-    pub fn request(&mut self, op: Op) -> Result<(String, Option<serde_json::Value>), ClientError> {
+    pub fn request(&mut self, op: Op) -> Result<(String, crate::Returned), ClientError> {
         let id = self.send(&op)?;
         loop {
             match self.read()? {
@@ -222,17 +222,17 @@ impl EventPieces {
     }
 
     /// Adds a reply's data; true when more pieces follow.
-    pub fn add(&mut self, data: &serde_json::Value) -> Result<bool, String> {
-        let text = data["json"]
-            .as_str()
-            .ok_or("an event piece without its json")?;
-        self.json.push_str(text);
+    pub fn add(&mut self, data: &crate::Returned) -> Result<bool, String> {
+        let crate::Returned::EventPiece { json, next, .. } = data else {
+            return Err("an event piece without its json".into());
+        };
+        self.json.push_str(json);
         if self.json.len() > MAX_EVENT_JSON {
             return Err(format!("an event over {MAX_EVENT_JSON} bytes"));
         }
-        match data["next"].as_u64() {
-            Some(next) if next as usize > self.offset => {
-                self.offset = next as usize;
+        match *next {
+            Some(next) if next > self.offset => {
+                self.offset = next;
                 Ok(true)
             }
             Some(_) => Err("an event piece that does not move on".into()),
@@ -252,7 +252,6 @@ pub fn fetch_event(client: &mut Client, seq: u64) -> Result<crate::Event, Client
     loop {
         let offset = pieces.offset();
         let (_, data) = client.request(Op::Event { seq, offset })?;
-        let data = data.ok_or_else(|| ClientError::Protocol("a reply without data".into()))?;
         if !pieces.add(&data).map_err(ClientError::Protocol)? {
             return pieces.event().map_err(ClientError::Protocol);
         }

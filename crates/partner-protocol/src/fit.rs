@@ -152,10 +152,14 @@ fn fit_reply(message: ServerMsg) -> ServerMsg {
     else {
         return message;
     };
-    let data_size = data.as_ref().map_or(0, |d| d.to_string().len());
+    let data_size = if data.is_nothing() {
+        0
+    } else {
+        serde_json::to_string(&data).map_or(0, |d| d.len())
+    };
     let data = if data_size > MAX_LINE / 2 {
         message.push_str(" (its data was too large to send)");
-        None
+        crate::Returned::Nothing
     } else {
         data
     };

@@ -18,8 +18,76 @@ pub type Pending<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 pub struct Answer {
     /// What happened, in words.
     pub message: String,
-    /// What the operation returns ([`crate::Status`] for a status).
-    pub data: Option<serde_json::Value>,
+    /// What the operation returns: one type per kind of answer, the same
+    /// in process and on the wire.
+    pub data: Returned,
+}
+
+impl Answer {
+    /// Words alone.
+    pub fn said(message: impl Into<String>) -> Self {
+        Answer {
+            message: message.into(),
+            data: Returned::Nothing,
+        }
+    }
+}
+
+/// What an operation returns beside its words. On the wire it is
+/// `{"kind": "queue", "value": {…}}` (`nothing` is left out).
+#[derive(Debug, Clone, PartialEq, Default, serde::Serialize, serde::Deserialize)]
+#[serde(tag = "kind", content = "value", rename_all = "snake_case")]
+pub enum Returned {
+    /// Words alone (a decision, a message, a halt…).
+    #[default]
+    Nothing,
+    /// `status`: the daemon and its agents.
+    Status(crate::Status),
+    /// `queue`: the waiting requests with their previews.
+    Queue(crate::views::Queue),
+    /// `trace`: the newest records.
+    Trace(crate::views::TracePage),
+    /// `older_trace`: a page before a record.
+    OlderTrace(crate::wire::OlderPage),
+    /// `blocks`: an agent's blocks.
+    Blocks(crate::views::Listed<crate::wire::Block>),
+    /// `history`: a block's versions.
+    History(crate::views::Listed<crate::wire::BlockVersion>),
+    /// `search`: the hits.
+    Found(crate::views::Found),
+    /// `index`: how far search by meaning has caught up (none without an
+    /// embedder).
+    Index(Option<crate::wire::IndexStatus>),
+    /// `rules`: the standing rules in force.
+    Rules(crate::views::Listed<crate::wire::StandingRule>),
+    /// `learned`: the learned phrasings.
+    Learned(crate::views::Listed<crate::wire::LearnedRule>),
+    /// `lisp`: what an evaluation gave.
+    Evaluated(crate::views::Evaluated),
+    /// `save_block`: how a save went.
+    Saved(crate::views::SaveOutcome),
+    /// `verbs`: the verbs beyond the built-in ones, as TOML.
+    Verbs(String),
+    /// `plan_command`: what the partner's command would run.
+    Plan(Box<crate::wire::CommandPlan>),
+    /// `run_command`: the command's report.
+    Report(Box<crate::report::ActionReport>),
+    /// `event`: a piece of a recent event's JSON.
+    EventPiece {
+        /// The piece.
+        json: String,
+        /// Where the next piece starts (none: this was the last).
+        next: Option<usize>,
+        /// The event's whole length in bytes.
+        total: usize,
+    },
+}
+
+impl Returned {
+    /// True for words alone.
+    pub fn is_nothing(&self) -> bool {
+        matches!(self, Returned::Nothing)
+    }
 }
 
 /// A constellation a client can reach: it carries out operations and

@@ -47,7 +47,7 @@ pub mod wire {
 use serde::{Deserialize, Serialize};
 
 pub use event::{Event, TeamNoticeKind};
-pub use host::{Answer, Connection, Host};
+pub use host::{Answer, Connection, Host, Returned};
 use partner_policy::{Decision, PendingRequest};
 use partner_store::trace::BlockSpec;
 pub use state::{ActionStatus, PromptKind, RunState};
@@ -392,9 +392,9 @@ pub enum ServerMsg {
         /// What happened, in words (or why not).
         #[serde(default)]
         message: String,
-        /// Data the operation returns ([`Status`] for `status`).
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        data: Option<serde_json::Value>,
+        /// What the operation returns beside its words.
+        #[serde(default, skip_serializing_if = "Returned::is_nothing")]
+        data: Returned,
     },
     /// Everything now (after `subscribe`, and when the client fell behind).
     Snapshot {

@@ -45,7 +45,7 @@ impl ActionInfo {
 }
 
 /// The result of one action (or one chain link).
-#[derive(Debug, Clone, Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize)]
 pub struct ActionReport {
     /// The acting agent.
     pub agent: String,

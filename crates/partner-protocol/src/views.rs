@@ -1,8 +1,8 @@
 //! What a host answers the console's reads and edits with, as typed
 //! values: the queue with what each request would do, pages of the trace,
 //! a save's outcome, a Pattern Lisp result. Each travels as an
-//! [`Answer`](crate::Answer)'s data, the same in process and over the
-//! socket; [`decode`] reads it back.
+//! [`Answer`](crate::Answer)'s typed data ([`crate::Returned`]), the same
+//! in process and over the socket.
 
 use std::collections::HashMap;
 
@@ -150,36 +150,48 @@ pub fn fit_list<T: Serialize>(mut items: Vec<T>, budget: usize) -> Listed<T> {
     Listed { items, left_out }
 }
 
-/// An answer's data read back as `T`, or why it could not be. An answer
-/// whose data is nothing (`null`, which a line carries as no data at all)
-/// is a `T` that may be nothing — an `Option` — and otherwise missing.
-pub fn decode<T: serde::de::DeserializeOwned>(
-    data: Option<serde_json::Value>,
-    what: &str,
-) -> Result<T, String> {
-    match data {
-        Some(data) => serde_json::from_value(data)
-            .map_err(|e| format!("the host's {what} could not be read: {e}")),
-        None => serde_json::from_value(serde_json::Value::Null)
-            .map_err(|_| format!("the host sent no {what}")),
-    }
-}
-
 #[cfg(test)]
 mod tests {
-    use super::decode;
+    use crate::{Returned, ServerMsg};
 
+    /// Every answer's data reads back as what was sent, over a line: "no
+    /// index yet" is an index of nothing, not a missing answer, and words
+    /// alone carry no data at all.
     #[test]
-    fn an_answer_of_nothing_is_nothing_where_nothing_may_be() {
-        // `"data": null` on a line reads back as no data at all.
-        let line = r#"{"message":"x","data":null}"#;
-        let read: serde_json::Value = serde_json::from_str(line).unwrap();
-        let data: Option<serde_json::Value> = serde_json::from_value(read["data"].clone()).unwrap();
-        assert_eq!(decode::<Option<u32>>(data, "index"), Ok(None));
-        assert_eq!(
-            decode::<u32>(None, "status"),
-            Err("the host sent no status".into())
-        );
-        assert_eq!(decode::<u32>(Some(serde_json::json!(3)), "n"), Ok(3));
+    fn an_answers_data_reads_back_as_it_was_sent() {
+        for data in [
+            Returned::Index(None),
+            Returned::Nothing,
+            Returned::Verbs(String::new()),
+            Returned::EventPiece {
+                json: "{}".into(),
+                next: None,
+                total: 2,
+            },
+        ] {
+            let reply = ServerMsg::Reply {
+                id: 1,
+                ok: true,
+                message: "m".into(),
+                data: data.clone(),
+            };
+            let line = crate::line(&reply);
+            if data.is_nothing() {
+                assert!(!line.contains("data"), "{line}");
+            }
+            let back: ServerMsg = crate::parse(&line).unwrap();
+            assert_eq!(back, reply, "{line}");
+        }
+        // A kind nobody sends is refused, not guessed at.
+        let known = crate::line(&ServerMsg::Reply {
+            id: 1,
+            ok: true,
+            message: "m".into(),
+            data: Returned::Verbs("x".into()),
+        });
+        assert!(crate::parse::<ServerMsg>(&known).is_ok());
+        let odd = known.replace("\"verbs\"", "\"no_such\"");
+        assert_ne!(odd, known);
+        assert!(crate::parse::<ServerMsg>(&odd).is_err(), "{odd}");
     }
 }

@@ -8,7 +8,7 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use partner::protocol::client::Client;
-use partner::protocol::{Op, RunState, Status};
+use partner::protocol::{Op, RunState};
 
 use super::postgres::{self, Scratch};
 
@@ -242,7 +242,9 @@ impl Served {
         loop {
             let busy = self.client().ok().and_then(|mut c| {
                 let (_, data) = c.request(Op::Status).ok()?;
-                let status: Status = serde_json::from_value(data?).ok()?;
+                let partner::protocol::Returned::Status(status) = data else {
+                    return None;
+                };
                 Some(status.agents.iter().any(|a| {
                     a.host.is_none() && matches!(a.state, RunState::Generating | RunState::Waiting)
                 }))

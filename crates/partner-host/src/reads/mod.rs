@@ -14,7 +14,7 @@ use partner_policy::Authority;
 use partner_protocol::views::{
     self, DATA_BUDGET, Found, Listed, OLDER_PAGE, SaveOutcome, TRACE_WINDOW, TracePage,
 };
-use partner_protocol::{Answer, Op};
+use partner_protocol::{Answer, Op, Returned};
 use partner_store::memory::MemoryError;
 use partner_store::trace::query::{OlderPage, TraceFilter};
 use partner_store::trace::{BlockSpec, TraceRecord};
@@ -26,16 +26,16 @@ use super::ops::blocking;
 const RECORD_TEXT: usize = 16 * 1024;
 
 /// Data and the words that go with it.
-fn data<T: serde::Serialize>(message: String, value: &T) -> Result<Answer, String> {
-    let data = serde_json::to_value(value).map_err(|e| format!("cannot send the answer: {e}"))?;
-    Ok(Answer {
-        message,
-        data: Some(data),
-    })
+fn data(message: String, data: Returned) -> Result<Answer, String> {
+    Ok(Answer { message, data })
 }
 
 /// A list fitted to an answer, with how many were left out in words.
-fn listed<T: serde::Serialize>(what: &str, items: Vec<T>) -> Result<Answer, String> {
+fn listed<T: serde::Serialize>(
+    what: &str,
+    items: Vec<T>,
+    returned: impl FnOnce(Listed<T>) -> Returned,
+) -> Result<Answer, String> {
     let list = views::fit_list(items, DATA_BUDGET);
     let message = match list.left_out {
         0 => format!("{} {what}", list.items.len()),
@@ -44,7 +44,7 @@ fn listed<T: serde::Serialize>(what: &str, items: Vec<T>) -> Result<Answer, Stri
             list.items.len()
         ),
     };
-    data(message, &list)
+    data(message, returned(list))
 }
 
 /// Does what a read or an edit of the console asks, on the blocking pool.
@@ -65,22 +65,22 @@ fn read(ex: &Executor, op: Op, by: &Authority) -> Result<Answer, String> {
             .store()
             .read(|tx| tx.blocks(Some(&agent)))
             .map_err(|e| format!("could not read {agent}'s memory: {e}"))
-            .and_then(|list| listed("blocks", list)),
+            .and_then(|list| listed("blocks", list, Returned::Blocks)),
         Op::History { agent, label } => ex
             .store()
             .read(|tx| tx.history(&agent, &label))
             .map_err(|e| format!("could not read {label}'s history: {e}"))
-            .and_then(|list| listed("versions", list)),
+            .and_then(|list| listed("versions", list, Returned::History)),
         Op::Search { query } => search(ex, &query),
         Op::Index => data(
             "how far search by meaning has caught up".into(),
-            &ex.recall().map(|recall| recall.status()),
+            Returned::Index(ex.recall().map(|recall| recall.status())),
         ),
         Op::Rules => ex
             .store()
             .read(|tx| tx.rules(now))
             .map_err(|e| format!("could not read the standing rules: {e}"))
-            .and_then(|rules| listed("standing rules", rules)),
+            .and_then(|rules| listed("standing rules", rules, Returned::Rules)),
         Op::RevokeRule { id } => match ex.store().transaction(|tx| tx.revoke_rule(id, now)) {
             Ok(true) => said(format!("standing rule #{id} revoked")),
             Ok(false) => Err(format!("standing rule #{id} was not in force")),
@@ -91,7 +91,7 @@ fn read(ex: &Executor, op: Op, by: &Authority) -> Result<Answer, String> {
             .phrasings()
             .phrasings()
             .map_err(|e| format!("could not read the learned phrasings: {e}"))
-            .and_then(|rules| listed("learned phrasings", rules)),
+            .and_then(|rules| listed("learned phrasings", rules, Returned::Learned)),
         Op::Learn { words, action } => partner_runtime::proposals::learn(
             ex.store().phrasings(),
             &words,
@@ -107,7 +107,7 @@ fn read(ex: &Executor, op: Op, by: &Authority) -> Result<Answer, String> {
         Op::Lisp { agent, text } => {
             let now = partner_core::clock::SystemClock.now_ms_public();
             let evaluated = lisp::evaluate(ex, &agent, &text, now);
-            data(evaluated.title.clone(), &evaluated)
+            data(evaluated.title.clone(), Returned::Evaluated(evaluated))
         }
         Op::SaveBlock {
             agent,
@@ -116,13 +116,16 @@ fn read(ex: &Executor, op: Op, by: &Authority) -> Result<Answer, String> {
             base_version,
         } => {
             let outcome = save_block(ex, (&agent, &label), value, base_version, by);
-            data(format!("{agent}/{label}"), &outcome)
+            data(format!("{agent}/{label}"), Returned::Saved(outcome))
         }
         Op::Verbs => data(
             "the verbs beyond the built-in ones".into(),
-            &ex.registry().table().extensions_toml(),
+            Returned::Verbs(ex.registry().table().extensions_toml()),
         ),
-        Op::PlanCommand { text } => data(format!("the plan for `{text}`"), &ex.plan_command(&text)),
+        Op::PlanCommand { text } => data(
+            format!("the plan for `{text}`"),
+            Returned::Plan(Box::new(ex.plan_command(&text))),
+        ),
         other => Err(format!("not a read of the constellation: {other:?}")),
     }
 }
@@ -133,10 +136,7 @@ fn said(message: String) -> Result<Answer, String> {
 }
 
 fn said_ok(message: String) -> Answer {
-    Answer {
-        message,
-        data: None,
-    }
+    Answer::said(message)
 }
 
 /// A record cut to carry at most [`RECORD_TEXT`] bytes of each text, its
@@ -174,7 +174,10 @@ fn trace(ex: &Executor, after: u64) -> Result<Answer, String> {
         next,
         restart: restart || left_out > 0,
     };
-    data(format!("{} trace records", page.records.len()), &page)
+    data(
+        format!("{} trace records", page.records.len()),
+        Returned::Trace(page),
+    )
 }
 
 /// A page of the records before `before` that `filter` admits, newest
@@ -195,7 +198,10 @@ fn older_trace(ex: &Executor, filter: &TraceFilter, before: u64) -> Result<Answe
         records: items,
         next,
     };
-    data(format!("{} older trace records", page.records.len()), &page)
+    data(
+        format!("{} older trace records", page.records.len()),
+        Returned::OlderTrace(page),
+    )
 }
 
 /// A memory search, by meaning too where an embedder is configured.
@@ -211,7 +217,7 @@ fn search(ex: &Executor, query: &str) -> Result<Answer, String> {
         note = Some(note.map_or(cut.clone(), |n| format!("{n}; {cut}")));
     }
     let found = Found { hits: items, note };
-    data(format!("{} hits", found.hits.len()), &found)
+    data(format!("{} hits", found.hits.len()), Returned::Found(found))
 }
 
 /// Writes a block as the partner if it is still at `base`; a block that

@@ -93,9 +93,8 @@ pub fn answer(executor: &Executor) -> Result<Answer, String> {
         queue.requests.push(request);
     }
     let message = format!("{} waiting", queue.requests.len());
-    let data = serde_json::to_value(&queue).map_err(|e| format!("cannot send the queue: {e}"))?;
     Ok(Answer {
         message,
-        data: Some(data),
+        data: partner_protocol::Returned::Queue(queue),
     })
 }

@@ -84,7 +84,7 @@ pub const SCAN_PER_PAGE: usize = 200_000;
 
 /// A page of older records: newest first, and the sequence number to ask
 /// before for the next page (`None`: the trace starts here).
-#[derive(Debug, Clone, Default, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct OlderPage {
     /// The records, newest first.
     pub records: Vec<TraceRecord>,
