@@ -17,6 +17,7 @@ pub mod doorman;
 pub mod embedder;
 pub mod files;
 pub mod isolate;
+pub mod judged;
 
 /// Lets a type that names itself on the wire be compared with that name:
 /// `status == "executed"` reads as the JSON does.

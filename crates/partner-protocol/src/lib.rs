@@ -13,7 +13,7 @@
 //! an agent's [`RunState`], the [`PromptKind`] of a turn and the
 //! [`ActionStatus`] of an action are this crate's types, which the engine
 //! and the runtime re-export. It may import `partner-core`,
-//! `partner-dialect`, `partner-gate`, `partner-policy` and `partner-store` (the values
+//! `partner-dialect`, `partner-policy` and `partner-store` (the values
 //! requests, decisions and block specs are) and nothing that runs.
 
 pub mod client;
@@ -31,7 +31,7 @@ pub mod views;
 /// these through the protocol and nothing else of those crates: it cannot
 /// reach the database or judge a command on its own machine.
 pub mod wire {
-    pub use partner_gate::{Assessment, CommandPlan, Risk};
+    pub use partner_core::judged::{Assessment, CommandPlan, Risk};
     pub use partner_policy::{
         Authority, Decision, DecisionKind, PendingRequest, RequestedAction, StandingRule,
     };

@@ -29,7 +29,7 @@ impl Executor {
             Err(e) => return CommandPlan::unproposed(text, format!("no working directory: {e}")),
         };
         match shell::proposed(self, text) {
-            Ok((command, note)) => CommandPlan::of(text, &command, note, &scene),
+            Ok((command, note)) => partner_gate::plan::plan_of(text, &command, note, &scene),
             Err(proposal) => CommandPlan::unproposed(
                 text,
                 format!("{}; write the command itself", proposal.note),

@@ -23,68 +23,10 @@ mod scan;
 mod system;
 mod tables;
 
-use serde::Serialize;
-
 pub use super::scene::Scene;
 use super::syntax::{self, Invocation, Reading};
 
-/// How dangerous a command is.
-#[derive(
-    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, serde::Deserialize,
-)]
-#[serde(rename_all = "lowercase")]
-pub enum Risk {
-    /// Only reads, with programs and options known to be read-only, and
-    /// reaches no secret.
-    Low,
-    /// Changes files, packages, services or processes in known ways.
-    Medium,
-    /// Deletes or overwrites much, changes the system, or runs code
-    /// partner cannot read.
-    High,
-    /// Never run: destroys the system or data, cuts the machine off,
-    /// gives it away, or reads or sends secrets.
-    Blocked,
-}
-
-impl Risk {
-    /// Its name, as `partner gate check` writes it.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Risk::Low => "low",
-            Risk::Medium => "medium",
-            Risk::High => "high",
-            Risk::Blocked => "blocked",
-        }
-    }
-
-    /// One level up (`sudo`); `blocked` stays.
-    pub fn raised(self) -> Risk {
-        match self {
-            Risk::Low => Risk::Medium,
-            Risk::Medium | Risk::High => Risk::High,
-            Risk::Blocked => Risk::Blocked,
-        }
-    }
-}
-
-partner_core::wire_name_eq!(Risk, as_str);
-
-/// A command's level and why.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, serde::Deserialize)]
-pub struct Assessment {
-    /// The level.
-    pub risk: Risk,
-    /// Why, most serious first, each once.
-    pub reasons: Vec<String>,
-}
-
-impl Assessment {
-    /// True when the command may never run.
-    pub fn blocked(&self) -> bool {
-        self.risk == Risk::Blocked
-    }
-}
+pub use partner_core::judged::{Assessment, Risk};
 
 /// One finding about one command.
 #[derive(Debug, Clone, PartialEq, Eq)]
