@@ -229,3 +229,85 @@ fn no_two_crates_name_a_public_type_alike() {
         assert!(crates.len() <= 1, "{name} is defined in {crates:?}");
     }
 }
+
+/// The packages `root` builds with, normal dependencies and theirs, read
+/// from `Cargo.lock` (every version of a name counted).
+fn build_tree(root: &str) -> BTreeSet<String> {
+    let lock: toml::Table = toml::from_str(
+        &std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("Cargo.lock")).unwrap(),
+    )
+    .unwrap();
+    let mut deps: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    for package in lock["package"].as_array().unwrap() {
+        let name = package["name"].as_str().unwrap().to_string();
+        let entry = deps.entry(name).or_default();
+        for dep in package
+            .get("dependencies")
+            .and_then(|d| d.as_array())
+            .into_iter()
+            .flatten()
+        {
+            // "name" or "name version" (when several versions are locked).
+            let dep = dep.as_str().unwrap();
+            entry.insert(dep.split(' ').next().unwrap().to_string());
+        }
+    }
+    // Cargo.lock lists dev-dependencies too: for the partner crates, keep
+    // only what their manifests list as normal dependencies.
+    let normal = |name: &str| -> Option<BTreeSet<String>> {
+        let manifest = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("crates")
+            .join(name)
+            .join("Cargo.toml");
+        let text = std::fs::read_to_string(manifest).ok()?;
+        let manifest: toml::Table = toml::from_str(&text).unwrap();
+        Some(
+            manifest
+                .get("dependencies")
+                .and_then(|d| d.as_table())
+                .map(|d| d.keys().cloned().collect())
+                .unwrap_or_default(),
+        )
+    };
+    let mut seen = BTreeSet::new();
+    let mut next = vec![root.to_string()];
+    while let Some(name) = next.pop() {
+        if !seen.insert(name.clone()) {
+            continue;
+        }
+        let mut children = deps.get(&name).cloned().unwrap_or_default();
+        if let Some(listed) = normal(&name) {
+            children.retain(|c| listed.contains(c));
+        }
+        next.extend(children);
+    }
+    seen
+}
+
+/// The console's build holds none of the sandbox's or the shell reader's
+/// crates: it names the protocol, and the protocol no longer names the
+/// gate. (The store's drivers are still in it, through the protocol's
+/// values of the store: making the protocol a leaf takes them out, and
+/// this list grows with it.)
+#[test]
+fn the_consoles_build_holds_no_sandbox_or_shell_reader() {
+    let tree = build_tree("partner-tui");
+    assert!(
+        tree.contains("partner-protocol") && tree.contains("ratatui"),
+        "{tree:?}"
+    );
+    for forbidden in [
+        "landlock",
+        "seccompiler",
+        "brush-parser",
+        "partner-gate",
+        "partner-engine",
+    ] {
+        assert!(
+            !tree.contains(forbidden),
+            "partner-tui builds with {forbidden}"
+        );
+    }
+    // The drawing is right about the top crate too: it builds with all.
+    assert!(build_tree("partner-engine").contains("landlock"));
+}
