@@ -212,44 +212,15 @@ fn answered(op: &HostOp, answer: Answer, wall: Millis) -> Vec<Reply> {
         (HostOp::Learn { .. } | HostOp::Forget { .. }, Returned::Nothing) => {
             vec![Reply::Learned(Ok(message))]
         }
-        (op, Returned::Nothing) if !returns_data(op) => vec![Reply::Notice(message)],
+        (op, Returned::Nothing) if !op.returns_data() => vec![Reply::Notice(message)],
         (op, other) => vec![refused(
             op,
             format!(
                 "the host answered with {} where this asks for its own",
-                kind(&other)
+                other.kind()
             ),
         )],
     }
-}
-
-/// True for the ops whose answer carries data.
-fn returns_data(op: &HostOp) -> bool {
-    matches!(
-        op,
-        HostOp::Status
-            | HostOp::Queue
-            | HostOp::Trace { .. }
-            | HostOp::OlderTrace { .. }
-            | HostOp::Blocks { .. }
-            | HostOp::History { .. }
-            | HostOp::Search { .. }
-            | HostOp::Index
-            | HostOp::Rules
-            | HostOp::Learned
-            | HostOp::Lisp { .. }
-            | HostOp::SaveBlock { .. }
-            | HostOp::PlanCommand { .. }
-            | HostOp::RunCommand { .. }
-    )
-}
-
-/// The kind of an answer's data, as its wire name.
-fn kind(data: &Returned) -> String {
-    serde_json::to_value(data)
-        .ok()
-        .and_then(|v| v.get("kind").and_then(|k| k.as_str()).map(str::to_string))
-        .unwrap_or_else(|| "an answer".into())
 }
 
 /// The queue's reply; a cut queue also tells the partner.

@@ -353,6 +353,43 @@ async fn what_the_host_refuses_reaches_the_partner_instead_of_vanishing() {
     );
 }
 
+/// A host that answers an op with data of another kind (here, words
+/// alone where a queue or a status is asked) is refused as such: the
+/// console shows no empty queue or constellation it was not sent.
+#[tokio::test]
+async fn an_answer_of_the_wrong_kind_is_refused_not_taken_for_nothing() {
+    let host = fake(Ok("fine".into()));
+    let (tx, mut replies) = mpsc::unbounded_channel();
+    let backend = ConsoleBackend::new(host, builtin_verbs(), tx);
+    backend.send(BackendOp::Host(HostOp::Status));
+    let said = reply(&mut replies, |r| match r {
+        Reply::Agents(rows) => Some(format!("{} agents", rows.len())),
+        Reply::Failed(why) => Some(why),
+        _ => None,
+    })
+    .await;
+    assert_eq!(
+        said,
+        "could not read the agents' state: the host answered with nothing where this asks for its own"
+    );
+    backend.send(BackendOp::Host(HostOp::Queue));
+    let said = reply(&mut replies, |r| match r {
+        Reply::Pending(list, _) => Some(format!("{} waiting", list.len())),
+        Reply::Failed(why) => Some(why),
+        _ => None,
+    })
+    .await;
+    assert!(said.contains("answered with nothing"), "{said}");
+    // Words alone are the answer where words are asked for.
+    backend.send(BackendOp::Host(HostOp::Sync));
+    let said = reply(&mut replies, |r| match r {
+        Reply::Notice(text) | Reply::Failed(text) => Some(text),
+        _ => None,
+    })
+    .await;
+    assert_eq!(said, "fine");
+}
+
 #[test]
 fn the_console_flags_what_the_verbs_handler_flags_whatever_the_verb_is_called() {
     use partner::dialect::Verb;

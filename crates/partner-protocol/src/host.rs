@@ -88,6 +88,14 @@ impl Returned {
     pub fn is_nothing(&self) -> bool {
         matches!(self, Returned::Nothing)
     }
+
+    /// Its kind, as the wire names it (`queue`, `status`…).
+    pub fn kind(&self) -> String {
+        serde_json::to_value(self)
+            .ok()
+            .and_then(|v| v.get("kind").and_then(|k| k.as_str()).map(str::to_string))
+            .unwrap_or_else(|| "an answer".into())
+    }
 }
 
 /// A constellation a client can reach: it carries out operations and

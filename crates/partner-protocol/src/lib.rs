@@ -261,6 +261,30 @@ pub enum Op {
 }
 
 impl Op {
+    /// True for the ops whose answer carries data (a [`Returned`] other
+    /// than nothing); the others are answered in words alone.
+    pub fn returns_data(&self) -> bool {
+        matches!(
+            self,
+            Op::Status
+                | Op::Event { .. }
+                | Op::Queue
+                | Op::Trace { .. }
+                | Op::OlderTrace { .. }
+                | Op::Blocks { .. }
+                | Op::History { .. }
+                | Op::Search { .. }
+                | Op::Index
+                | Op::Rules
+                | Op::Learned
+                | Op::Lisp { .. }
+                | Op::SaveBlock { .. }
+                | Op::Verbs
+                | Op::PlanCommand { .. }
+                | Op::RunCommand { .. }
+        )
+    }
+
     /// The agent the op acts on or for, when it names one (the daemon
     /// runs it only for an agent of the constellation).
     pub fn agent(&self) -> Option<&str> {

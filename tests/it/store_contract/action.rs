@@ -133,7 +133,7 @@ fn an_actions_writes_commit_together_or_not_at_all_on_both() {
             .unwrap();
         store
             .action(&|tx| {
-                let asked = ask_in(tx);
+                let asked = ask_in(tx, "/post bluesky \"moved\" ?ask").unwrap().id;
                 assert!(asked.starts_with('r'));
                 Ok(())
             })
@@ -194,36 +194,4 @@ fn an_actions_writes_commit_together_or_not_at_all_on_both() {
             "{on}: {said}"
         );
     }
-}
-
-/// ada's request to post, made in `tx`; its id.
-fn ask_in(tx: &dyn ActionTx) -> String {
-    let action = RequestedAction {
-        target: Some("bluesky".into()),
-        ..RequestedAction::default()
-    };
-    let canonical = "/post bluesky \"moved\" ?ask";
-    tx.ask(
-        &NewRequest {
-            agent: "ada",
-            canonical,
-            action: &action,
-            verb: "post",
-            marker: Some("?ask"),
-            reason: "asks the partner",
-            authorities: &[Authority::Partner],
-            turn_id: "t1",
-            thread: "main",
-            raw_text: canonical,
-            action_id: Some("t1:1:1"),
-            on_behalf_of: &[],
-            span: (0, canonical.len()),
-            expires_at: None,
-            deciders: &[],
-            approvals_needed: 1,
-        },
-        T,
-    )
-    .unwrap()
-    .id
 }

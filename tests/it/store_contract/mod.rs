@@ -73,35 +73,41 @@ pub(crate) fn two_handles_on_both(check: impl Fn(&Store, &Store, &str)) {
 
 /// A request of ada's to post, waiting on the partner.
 pub(crate) fn ask(q: &Store, n: usize) -> partner::policy::PendingRequest {
+    let canonical = format!("/post bluesky \"note {n}\" ?ask");
+    q.transaction(|tx| ask_in(tx, &canonical)).unwrap()
+}
+
+/// Ada's request to run `canonical` (a post), waiting on the partner,
+/// asked in `tx`.
+pub(crate) fn ask_in(
+    tx: &dyn partner::engine::exec::registry::ActionTx,
+    canonical: &str,
+) -> Result<partner::policy::PendingRequest, MemoryError> {
     let action = RequestedAction {
         target: Some("bluesky".into()),
         ..RequestedAction::default()
     };
-    let canonical = format!("/post bluesky \"note {n}\" ?ask");
-    q.transaction(|tx| {
-        tx.ask(
-            &NewRequest {
-                agent: "ada",
-                canonical: &canonical,
-                action: &action,
-                verb: "post",
-                marker: Some("?ask"),
-                reason: "asks the partner",
-                authorities: &[Authority::Partner],
-                turn_id: "t1",
-                thread: "main",
-                raw_text: &canonical,
-                action_id: Some("t1:1:1"),
-                on_behalf_of: &[],
-                span: (0, canonical.len()),
-                expires_at: None,
-                deciders: &[],
-                approvals_needed: 1,
-            },
-            T,
-        )
-    })
-    .unwrap()
+    tx.ask(
+        &NewRequest {
+            agent: "ada",
+            canonical,
+            action: &action,
+            verb: "post",
+            marker: Some("?ask"),
+            reason: "asks the partner",
+            authorities: &[Authority::Partner],
+            turn_id: "t1",
+            thread: "main",
+            raw_text: canonical,
+            action_id: Some("t1:1:1"),
+            on_behalf_of: &[],
+            span: (0, canonical.len()),
+            expires_at: None,
+            deciders: &[],
+            approvals_needed: 1,
+        },
+        T,
+    )
 }
 
 /// Two connections to one store, and which back end it is on.
