@@ -136,9 +136,23 @@ fn find_words_by_first_byte(
     mode: Spacing,
     lead: bool,
 ) -> Option<(usize, usize)> {
+    // An ASCII first word is at a candidate or not, byte for byte (case
+    // aside): a candidate where it is not is passed over at once, as any
+    // match from there begins at a later candidate.
+    let head = words[0].as_bytes();
+    let ascii = head.is_ascii();
+    let bytes = s.as_bytes();
     let mut q = from;
     loop {
-        let pos = next_candidate(s.as_bytes(), q, first)?;
+        let pos = next_candidate(bytes, q, first)?;
+        if ascii
+            && !bytes
+                .get(pos..pos + head.len())
+                .is_some_and(|h| h.eq_ignore_ascii_case(head))
+        {
+            q = pos + 1;
+            continue;
+        }
         let start = with_leading_seps(s, from, pos, lead);
         if s.is_char_boundary(start)
             && let Some(end) = match_words(s, start, words, mode, lead)
@@ -208,8 +222,9 @@ mod tests {
             "for  FOR\tfor 4or f0r ƒor fór",
             "play Yesterday by the Beatles by Mr. BY",
             "x é, in 4 In\u{3000}in, x",
+            "'send' '' 'WITH' 'with' ''with' 'blind'  'copy' 'blind' x 'copy'",
         ];
-        let phrases: [&[&str]; 7] = [
+        let phrases: [&[&str]; 10] = [
             &["at"],
             &["for"],
             &["in"],
@@ -217,6 +232,9 @@ mod tests {
             &["with"],
             &["4"],
             &["é"],
+            &["'with'"],
+            &["'blind'", "'copy'"],
+            &["''"],
         ];
         for s in requests.iter().map(|r| r.to_string()) {
             for phrase in phrases {

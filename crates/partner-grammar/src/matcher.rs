@@ -7,11 +7,12 @@
 //! parse's value expression reads, which is also what the statistics
 //! count (captures used, wildcard characters, entity-typed properties).
 
-use super::expr::Path;
 use super::find::find_words;
+use super::joins::Ending;
 use super::memo;
 use super::model::{Grammar, Part, RuleSet};
 use super::parse::Spacing;
+use super::parses::Found;
 pub(super) use super::state::{Arena, Captured, Frame, Ids, LastPart, NIL, Origin, State};
 use super::text::{boundary_ok, char_at, match_words, number_at, skip_seps, wildcard_text};
 use super::value::Value;
@@ -59,7 +60,7 @@ pub struct MatchOptions {
 /// Most states one match may visit, and most parses it returns: a hostile
 /// grammar or request ends early instead of running away.
 pub const MAX_STEPS: usize = 2_000_000;
-const MAX_RESULTS: usize = 10_000;
+pub(super) const MAX_RESULTS: usize = 10_000;
 
 /// The states matching `request` starts from, first rule on top (rules
 /// that cannot begin the request are left out).
@@ -93,47 +94,58 @@ pub(super) fn initial_states<'g>(grammar: &'g Grammar, stack: &mut Vec<State<'g>
 pub fn match_grammar(grammar: &Grammar, request: &str, options: &MatchOptions) -> Vec<MatchResult> {
     let mut work = Work::new(*options, true);
     initial_states_for(grammar, request, &mut work);
-    let mut results: Vec<MatchResult> = Vec::new();
+    let exhaustive = *options == MatchOptions::default();
+    let may_join = exhaustive && joins_on();
+    let mut found = Found {
+        results: Vec::new(),
+        request,
+    };
     loop {
+        if may_join && !work.joins && work.steps >= JOIN_AFTER {
+            // Long enough to be worth sharing searches in.
+            work.joins = true;
+            work.arena.joins.set_on(true);
+        }
         let height = work.arena.stack.len();
-        work.arena.twins.close(height, results.len());
+        work.arena.twins.close(height, found.results.len());
+        work.arena.joins.close(height, found.results.len());
         let Some(mut state) = work.pop() else {
             break;
         };
         if let Some((from, to)) = work.arena.twins.replay(height - 1) {
             // A skipped fork whose search a path that became the same as
             // it has made: the parses it would find, again.
-            let full = super::twins::copy_parses(&mut results, from, to, MAX_RESULTS);
-            work.found = results.len();
-            if full {
+            if found.copy(&mut work.arena, from, to) {
+                break;
+            }
+            work.found = found.results.len();
+            continue;
+        }
+        let joined = work
+            .arena
+            .joins_start(&state, height - 1, found.results.len());
+        if let Some((start, from, to)) = joined {
+            // A search already made from a state the same as this one but
+            // for its captures: its parses, with this state's captures.
+            #[cfg(test)]
+            super::joins::tests::SHARED.with(|c| c.set(c.get() + to - from));
+            let full = found.rebase(&mut work, &start, &state, from..to);
+            work.found = found.results.len();
+            if full || work.exhausted() {
                 break;
             }
             continue;
         }
         if run(&mut state, request, &mut work) && finalize(&mut state, request, &mut work.arena) {
-            let mut stat = Stat::default();
-            let captures = Captures {
-                arena: &work.arena,
+            let ending = Ending {
+                value: state.value,
+                ids: state.id_list(),
                 values: state.values,
-                request,
             };
-            let value = make_value(
-                state.value,
-                state.id_list(),
-                captures,
-                &Path::Root,
-                &mut stat,
-                None,
-            );
-            results.push(MatchResult {
-                value,
-                matched_value_count: stat.count,
-                wildcard_char_count: stat.chars,
-                entity_wildcard_property_names: stat.names,
-            });
-            work.found = results.len();
+            let full = found.push(&mut work.arena, ending);
+            work.found = found.results.len();
             work.succeeded();
-            if results.len() >= MAX_RESULTS {
+            if full {
                 break;
             }
         }
@@ -141,7 +153,22 @@ pub fn match_grammar(grammar: &Grammar, request: &str, options: &MatchOptions) -
             break;
         }
     }
-    results
+    found.results
+}
+
+/// Steps after which a match shares its searches (a short one would
+/// spend more remembering them than it saves).
+const JOIN_AFTER: usize = 32;
+
+/// Whether tests match with searches remembered (they compare both ways).
+#[cfg(test)]
+fn joins_on() -> bool {
+    !super::joins::tests::OFF.with(std::cell::Cell::get)
+}
+
+#[cfg(not(test))]
+fn joins_on() -> bool {
+    true
 }
 
 /// The byte range of a wildcard's text from `a` to `b` (separators at its
@@ -430,6 +457,13 @@ pub(super) fn run<'g>(state: &mut State<'g>, s: &str, work: &mut Work<'g>) -> bo
                 }
                 let id = state.add_id(&mut work.arena, var.as_deref(), *entity);
                 state.wild = Some((state.index, id));
+                if work.joins {
+                    // A place where readings of the beginning meet: the
+                    // search from here starts afresh, to be shared.
+                    state.part += 1;
+                    work.push(*state, Origin::Wildcard);
+                    return false;
+                }
             }
             Part::Rules {
                 rules, var, repeat, ..

@@ -11,6 +11,7 @@
 //! built.
 
 use super::expr::Expr;
+use super::joins::{JoinBuffers, Joins};
 use super::model::{Part, RuleSet};
 use super::parse::Spacing;
 use super::twins::{Twin, Twins};
@@ -101,6 +102,8 @@ pub(super) struct Arena<'g> {
     pub needs: Vec<(usize, u64, u64)>,
     /// Skipped forks whose search a taking path may make for them.
     pub twins: Twins<'g>,
+    /// Searches made, to share with states that would make them again.
+    pub joins: Joins<'g>,
 }
 
 /// A place in a match where alternatives are checked: the rule set (by
@@ -120,6 +123,7 @@ struct Spare {
     twins: Vec<Twin<'static>>,
     twins_open: Vec<usize>,
     twins_waiting: Vec<usize>,
+    joins: JoinBuffers,
 }
 
 thread_local! {
@@ -131,7 +135,7 @@ const MAX_KEPT: usize = 1 << 14;
 
 /// An emptied buffer, for keeping: the same allocation, retyped (the
 /// in-place collect reuses it, as no element is produced).
-fn emptied<A, B>(mut list: Vec<A>) -> Vec<B> {
+pub(super) fn emptied<A, B>(mut list: Vec<A>) -> Vec<B> {
     if list.capacity() > MAX_KEPT {
         return Vec::new();
     }
@@ -165,6 +169,7 @@ impl<'g> Arena<'g> {
                 spare.twins_waiting,
                 twins,
             ),
+            joins: Joins::reuse(spare.joins, false),
         }
     }
 }
@@ -175,7 +180,9 @@ impl Drop for Arena<'_> {
             std::mem::take(&mut self.twins).into_buffers();
         twins_open.clear();
         twins_waiting.clear();
+        let joins = std::mem::take(&mut self.joins).into_buffers();
         let kept = Spare {
+            joins,
             twins: emptied(twins),
             twins_open,
             twins_waiting,
@@ -211,6 +218,12 @@ impl<'g> Arena<'g> {
 
     pub(super) fn push_frame(&mut self, frame: Frame<'g>) -> Link {
         push(&mut self.frames, frame)
+    }
+
+    /// A copy of captured value `node` on top of list `prev`.
+    pub(super) fn push_value(&mut self, mut node: ValNode<'g>, prev: Link) -> Link {
+        node.prev = prev;
+        push(&mut self.values, node)
     }
 
     /// How many nodes it holds.

@@ -20,6 +20,8 @@ pub(super) struct Work<'g> {
     pub prune: bool,
     /// Parses found so far.
     pub found: usize,
+    /// Searches from the same place are shared (see `joins`).
+    pub joins: bool,
     /// The request's letter pairs, once a rule's needed words are asked.
     grams: Option<Grams>,
     /// What completion remembers of the rules it entered (none when
@@ -37,6 +39,7 @@ impl<'g> Work<'g> {
             steps: 0,
             prune,
             found: 0,
+            joins: false,
             grams: None,
             memo: (!prune).then(Box::default),
         }
