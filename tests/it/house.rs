@@ -101,18 +101,56 @@ fn each_crate_names_only_what_the_architecture_allows_it() {
         ("partner-lisp", &[]),
         ("partner-dialect", &["partner-core", "partner-grammar"]),
         ("partner-gate", &["partner-core"]),
-        ("partner-store", &["partner-core", "partner-dialect"]),
+        // The protocol at the bottom: the values every client reads, in
+        // the language its actions are written in; nothing that runs,
+        // stores or judges.
+        ("partner-protocol", &["partner-core", "partner-dialect"]),
         (
-            "partner-policy",
-            &["partner-core", "partner-dialect", "partner-store"],
+            "partner-store",
+            &["partner-core", "partner-dialect", "partner-protocol"],
         ),
         (
-            "partner-protocol",
+            "partner-policy",
+            &[
+                "partner-core",
+                "partner-dialect",
+                "partner-protocol",
+                "partner-store",
+            ],
+        ),
+        (
+            "partner-engine",
             &[
                 "partner-core",
                 "partner-dialect",
                 "partner-gate",
+                "partner-lisp",
                 "partner-policy",
+                "partner-protocol",
+                "partner-store",
+            ],
+        ),
+        (
+            "partner-runtime",
+            &[
+                "partner-core",
+                "partner-dialect",
+                "partner-engine",
+                "partner-policy",
+                "partner-protocol",
+                "partner-store",
+            ],
+        ),
+        (
+            "partner-host",
+            &[
+                "partner-core",
+                "partner-engine",
+                "partner-gate",
+                "partner-lisp",
+                "partner-policy",
+                "partner-protocol",
+                "partner-runtime",
                 "partner-store",
             ],
         ),
@@ -284,13 +322,11 @@ fn build_tree(root: &str) -> BTreeSet<String> {
     seen
 }
 
-/// The console's build holds none of the sandbox's or the shell reader's
-/// crates: it names the protocol, and the protocol no longer names the
-/// gate. (The store's drivers are still in it, through the protocol's
-/// values of the store: making the protocol a leaf takes them out, and
-/// this list grows with it.)
+/// The console's build holds none of the sandbox's, the shell reader's or
+/// the database drivers' crates: it names the protocol, and the protocol
+/// names only core and the dialect.
 #[test]
-fn the_consoles_build_holds_no_sandbox_or_shell_reader() {
+fn the_consoles_build_holds_no_sandbox_shell_reader_or_database() {
     let tree = build_tree("partner-tui");
     assert!(
         tree.contains("partner-protocol") && tree.contains("ratatui"),
@@ -300,8 +336,16 @@ fn the_consoles_build_holds_no_sandbox_or_shell_reader() {
         "landlock",
         "seccompiler",
         "brush-parser",
+        "rusqlite",
+        "libsqlite3-sys",
+        "postgres",
+        "tokio-postgres",
         "partner-gate",
         "partner-engine",
+        "partner-store",
+        "partner-policy",
+        "partner-runtime",
+        "partner-host",
     ] {
         assert!(
             !tree.contains(forbidden),
@@ -310,4 +354,13 @@ fn the_consoles_build_holds_no_sandbox_or_shell_reader() {
     }
     // The drawing is right about the top crate too: it builds with all.
     assert!(build_tree("partner-engine").contains("landlock"));
+    assert!(build_tree("partner-store").contains("rusqlite"));
+    // The protocol itself: no driver, no sandbox, no runtime of its own.
+    let protocol = build_tree("partner-protocol");
+    for forbidden in ["rusqlite", "postgres", "landlock", "partner-store"] {
+        assert!(
+            !protocol.contains(forbidden),
+            "partner-protocol builds with {forbidden}"
+        );
+    }
 }

@@ -24,7 +24,6 @@ use crate::rate::Buckets;
 use crate::requests::{Requests, RuleScope};
 use serde::Serialize;
 
-use super::authority::Authority;
 use super::network;
 use super::pending;
 use super::policy::{Policy, RuleDecision};
@@ -32,6 +31,7 @@ use super::rate::{self, RateCharge};
 use super::sensitivity;
 use partner_core::clock::Millis;
 use partner_dialect::{Marker, ParsedAction};
+use partner_protocol::request::Authority;
 use partner_store::memory::{Block, BlockPermission, MemoryError};
 
 /// The outcome of a check.

@@ -7,9 +7,7 @@
 //! kept), nothing else of partner's: it decides, the engine executes.
 
 pub mod approvals;
-mod authority;
 mod claims;
-mod decision;
 mod engine;
 pub mod network;
 pub mod partners;
@@ -21,10 +19,10 @@ pub mod requests;
 pub mod sensitivity;
 mod standing;
 
-pub use authority::Authority;
 pub use engine::{
     Check, CheckInput, PermissionEngine, VerbTraits, Verdict, WriteKind, WrittenBlock,
 };
+pub use partner_protocol::request::Authority;
 pub use pending::{
     Decision, DecisionKind, PendingRequest, RequestStatus, RequestedAction, StandingRule,
 };

@@ -15,7 +15,7 @@ use sha2::{Digest, Sha256};
 pub const TOKEN_PREFIX: &str = "ptk_";
 
 /// The longest name a partner may have.
-pub const MAX_NAME: usize = 32;
+pub const MAX_NAME: usize = partner_protocol::request::MAX_PARTNER_NAME;
 
 /// One partner as the store keeps it (never the token).
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -66,13 +66,7 @@ impl From<rusqlite::Error> for PartnerError {
 
 /// Checks a partner's name.
 pub fn check_name(name: &str) -> Result<(), PartnerError> {
-    let ok = !name.is_empty()
-        && name.len() <= MAX_NAME
-        && name.starts_with(|c: char| c.is_ascii_lowercase())
-        && name
-            .chars()
-            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-' || c == '_');
-    if ok {
+    if partner_protocol::request::is_partner_name(name) {
         Ok(())
     } else {
         Err(PartnerError::BadName(name.to_string()))

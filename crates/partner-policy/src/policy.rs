@@ -7,8 +7,8 @@ use std::time::Duration;
 
 use serde::Deserialize;
 
-use super::authority::Authority;
 use partner_dialect::{Marker, ParsedAction};
+use partner_protocol::request::Authority;
 use partner_store::memory::Reach;
 
 /// The shipped default policy (also the file `config/policy.toml`).

@@ -3,53 +3,11 @@
 //! good or until a time; the one that applies to an action, a denial
 //! first and never an allow made by the agent itself or one it acts for.
 
+pub use partner_protocol::request::StandingRule;
 use rusqlite::{Connection, Row, params};
-use serde::Serialize;
 
 use partner_core::clock::Millis;
 use partner_store::memory::MemoryError;
-
-/// A persisted allow or deny for an agent's verb and target.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, serde::Deserialize)]
-pub struct StandingRule {
-    /// Id.
-    pub id: i64,
-    /// The agent it applies to.
-    pub agent: String,
-    /// The verb.
-    pub verb: String,
-    /// The verb's op (`read`, `delete`…; `None` for verbs without one).
-    pub op: Option<String>,
-    /// The target (`None` for actions without one).
-    pub target: Option<String>,
-    /// `allow` or `deny`.
-    pub effect: String,
-    /// Reason given.
-    pub reason: Option<String>,
-    /// Who made it.
-    pub created_by: String,
-    /// When.
-    pub created_at: Millis,
-    /// When it lapses (approve-for-a-duration).
-    pub expires_at: Option<Millis>,
-}
-
-impl StandingRule {
-    /// What the rule covers, as written after a `/`: its verb, op and
-    /// target (`post bluesky`, `recall delete plan`). A rule covers
-    /// exactly these.
-    pub fn scope(&self) -> String {
-        [
-            Some(self.verb.as_str()),
-            self.op.as_deref(),
-            self.target.as_deref(),
-        ]
-        .into_iter()
-        .flatten()
-        .collect::<Vec<_>>()
-        .join(" ")
-    }
-}
 
 /// What a new standing rule covers and says.
 #[derive(Debug, Clone)]

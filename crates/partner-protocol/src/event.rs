@@ -5,9 +5,9 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::request::{Authority, DecisionKind};
 use crate::{ActionStatus, PromptKind, RunState};
 use partner_dialect::{ActionOp, Span, Verb};
-use partner_policy::{Authority, DecisionKind};
 
 /// Something the runtime did.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -68,7 +68,7 @@ pub fn cut_event(event: &mut Sequenced, limit: usize) -> usize {
 
 /// Cuts a waiting request's texts, and those of what it asks for, to
 /// `limit` bytes each.
-fn cut_request(request: &mut partner_policy::PendingRequest, limit: usize) {
+fn cut_request(request: &mut crate::request::PendingRequest, limit: usize) {
     for text in [
         &mut request.canonical,
         &mut request.reason,

@@ -12,9 +12,12 @@
 //! The vocabulary lives here, below the runtime: the runtime's [`Event`]s,
 //! an agent's [`RunState`], the [`PromptKind`] of a turn and the
 //! [`ActionStatus`] of an action are this crate's types, which the engine
-//! and the runtime re-export. It may import `partner-core`,
-//! `partner-dialect`, `partner-policy` and `partner-store` (the values
-//! requests, decisions and block specs are) and nothing that runs.
+//! and the runtime re-export. So are the values the store and the
+//! permission engine keep and a console shows (`memory`, `trace`,
+//! `request`): those crates build on this one and give them their
+//! behaviour. It imports `partner-core` and `partner-dialect` (the
+//! language the actions it carries are written in) and nothing that runs,
+//! stores or judges.
 
 pub mod client;
 pub mod event;
@@ -24,6 +27,10 @@ pub mod report;
 pub mod state;
 pub mod views;
 
+pub mod memory;
+pub mod request;
+pub mod trace;
+
 /// The values a console shows, as the store and the permission engine
 /// define them, carried in events, replies and snapshots — with the two
 /// pure text helpers that read them (a block change as a diff, a search
@@ -31,26 +38,24 @@ pub mod views;
 /// these through the protocol and nothing else of those crates: it cannot
 /// reach the database or judge a command on its own machine.
 pub mod wire {
-    pub use partner_core::judged::{Assessment, CommandPlan, Risk};
-    pub use partner_policy::{
+    pub use crate::memory::{
+        Block, BlockKind, BlockPermission, BlockVersion, HybridHit, IndexStatus, LearnedRule, Via,
+        diff, marked,
+    };
+    pub use crate::request::{
         Authority, Decision, DecisionKind, PendingRequest, RequestedAction, StandingRule,
     };
-    pub use partner_store::memory::blocks::diff;
-    pub use partner_store::memory::learned::LearnedRule;
-    pub use partner_store::memory::search::marked;
-    pub use partner_store::memory::vectors::{HybridHit, IndexStatus, Via};
-    pub use partner_store::memory::{Block, BlockKind, BlockPermission, BlockVersion};
-    pub use partner_store::trace::query::{OlderPage, TraceFilter};
-    pub use partner_store::trace::{Divergence, TraceRecord, TraceSource};
+    pub use crate::trace::{Divergence, OlderPage, TraceFilter, TraceRecord, TraceSource};
+    pub use partner_core::judged::{Assessment, CommandPlan, Risk};
 }
 
 use serde::{Deserialize, Serialize};
 
 pub use event::{Event, TeamNoticeKind};
 pub use host::{Answer, Connection, Host, Returned};
-use partner_policy::{Decision, PendingRequest};
-use partner_store::trace::BlockSpec;
+use request::{Decision, PendingRequest};
 pub use state::{ActionStatus, PromptKind, RunState};
+use trace::BlockSpec;
 
 /// The protocol version this build speaks.
 pub const VERSION: u32 = 1;

@@ -4,9 +4,9 @@
 pub use crate::ActionStatus;
 use serde::Serialize;
 
+use crate::memory::MemoryChange;
+use crate::request::PendingRequest;
 use partner_dialect::{ActionOp, ParseError, ParsedAction, Verb};
-use partner_policy::PendingRequest;
-use partner_store::memory::MemoryChange;
 
 /// What an action is, for its report, its trace record and the events
 /// about it: verb, op, canonical form and id.

@@ -2,126 +2,16 @@
 //! the new value to `block_history`, so any edit can be shown as a diff and
 //! undone; deletes are soft (and undoable) too.
 
-use std::fmt;
-use std::str::FromStr;
-
+pub use partner_protocol::memory::{
+    Block, BlockKind, BlockPermission, BlockVersion, MemoryChange, diff,
+};
 use rusqlite::{Connection, OptionalExtension, Row, params};
-use serde::Serialize;
 
 use super::error::{MemoryError, MemoryResult};
 use partner_core::clock::Millis;
 
-/// Where a block lives in an agent's memory.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, serde::Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum BlockKind {
-    /// Identity blocks always in the prompt (persona).
-    Core,
-    /// Working memory, always in context (human, scratch).
-    Working,
-    /// Long-term memory, read on request.
-    Archival,
-}
-
-/// Who may change a block.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, serde::Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum BlockPermission {
-    /// Nobody writes it.
-    ReadOnly,
-    /// Writes need the partner's consent.
-    Partner,
-    /// Writes need the human's consent (the partner, in this console).
-    Human,
-    /// Only appends are allowed.
-    Append,
-    /// Reads and writes, no delete.
-    ReadWrite,
-    /// Everything, including delete.
-    Admin,
-}
-
-macro_rules! str_enum {
-    ($ty:ty, $what:literal, { $($variant:path => $text:literal),+ $(,)? }) => {
-        impl $ty {
-            /// The name stored in the database and shown to people.
-            pub fn as_str(self) -> &'static str {
-                match self { $($variant => $text),+ }
-            }
-        }
-        impl fmt::Display for $ty {
-            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str(self.as_str())
-            }
-        }
-        impl FromStr for $ty {
-            type Err = MemoryError;
-            fn from_str(s: &str) -> Result<Self, Self::Err> {
-                match s {
-                    $($text => Ok($variant),)+
-                    other => Err(MemoryError::Corrupt { what: $what, value: other.to_string() }),
-                }
-            }
-        }
-    };
-}
-
-str_enum!(BlockKind, "block kind", {
-    BlockKind::Core => "core",
-    BlockKind::Working => "working",
-    BlockKind::Archival => "archival",
-});
-
-str_enum!(BlockPermission, "block permission", {
-    BlockPermission::ReadOnly => "read_only",
-    BlockPermission::Partner => "partner",
-    BlockPermission::Human => "human",
-    BlockPermission::Append => "append",
-    BlockPermission::ReadWrite => "read_write",
-    BlockPermission::Admin => "admin",
-});
-
 /// The default character limit of a block.
 pub const DEFAULT_CHAR_LIMIT: usize = 5000;
-
-/// A memory block as stored.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, serde::Deserialize)]
-pub struct Block {
-    /// Row id.
-    pub id: i64,
-    /// Owning agent.
-    pub agent: String,
-    /// Label, unique per agent.
-    pub label: String,
-    /// Core, working or archival.
-    pub kind: BlockKind,
-    /// What the block is for.
-    pub description: String,
-    /// The text.
-    pub value: String,
-    /// Most characters the value may hold.
-    pub char_limit: usize,
-    /// Who may change it.
-    pub permission: BlockPermission,
-    /// Pinned blocks are shown first.
-    pub pinned: bool,
-    /// Other agents may read it (constellation search, where the policy lets
-    /// them read shared blocks).
-    pub shared: bool,
-    /// Current version (1 on creation, +1 per write).
-    pub version: i64,
-    /// When it was created.
-    pub created_at: Millis,
-    /// When it last changed.
-    pub updated_at: Millis,
-}
-
-impl Block {
-    /// Characters in the value.
-    pub fn chars(&self) -> usize {
-        self.value.chars().count()
-    }
-}
 
 /// What to create.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -161,34 +51,6 @@ impl NewBlock {
             shared: false,
         }
     }
-}
-
-/// One entry of a block's history.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, serde::Deserialize)]
-pub struct BlockVersion {
-    /// Version number.
-    pub version: i64,
-    /// The value at that version.
-    pub value: String,
-    /// True when this version deleted the block.
-    pub deleted: bool,
-    /// When.
-    pub changed_at: Millis,
-    /// Who (an agent name or `partner`).
-    pub changed_by: String,
-}
-
-/// A change to one block, as recorded in the trace.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, serde::Deserialize)]
-pub struct MemoryChange {
-    /// Owning agent.
-    pub agent: String,
-    /// Block label.
-    pub label: String,
-    /// Version before the change (`None` when the block was created).
-    pub version_before: Option<i64>,
-    /// Version after the change.
-    pub version_after: i64,
 }
 
 const COLUMNS: &str = "id, agent, label, kind, description, value, char_limit, permission, pinned, version, created_at, updated_at, shared";
@@ -463,14 +325,6 @@ pub fn patched(label: &str, value: &str, diff: &str) -> MemoryResult<String> {
         Err(_) if !diff.ends_with('\n') => parse(&format!("{diff}\n")).or_else(|_| parse(diff)),
         result => result,
     }
-}
-
-/// A unified diff from `old` to `new`, labelled with the block and versions.
-pub fn diff(label: &str, old: &str, new: &str, from: i64, to: i64) -> String {
-    let mut options = diffy::DiffOptions::new();
-    options.set_original_filename(format!("{label}@{from}"));
-    options.set_modified_filename(format!("{label}@{to}"));
-    options.create_patch(old, new).to_string()
 }
 
 /// Soft-deletes a block (undoable).

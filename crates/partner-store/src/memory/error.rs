@@ -115,3 +115,12 @@ pub enum MemoryError {
 
 /// A result whose error is [`MemoryError`].
 pub type MemoryResult<T> = Result<T, MemoryError>;
+
+impl From<partner_protocol::memory::UnknownName> for MemoryError {
+    fn from(e: partner_protocol::memory::UnknownName) -> Self {
+        MemoryError::Corrupt {
+            what: e.what,
+            value: e.value,
+        }
+    }
+}

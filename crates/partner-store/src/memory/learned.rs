@@ -5,23 +5,10 @@
 
 use rusqlite::{Connection, params};
 
+pub use partner_protocol::memory::LearnedRule;
+
 use super::MemoryResult;
 use partner_core::clock::Millis;
-
-/// One learned phrasing.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-pub struct LearnedRule {
-    /// Its id.
-    pub id: i64,
-    /// The grammar alternative (`words -> "action"`).
-    pub rule: String,
-    /// The words it came from.
-    pub words: String,
-    /// The dialect action they stand for.
-    pub action: String,
-    /// When it was learned.
-    pub created_at: Millis,
-}
 
 /// Most learned rules kept (the oldest beyond it are not read).
 pub const MAX_LEARNED: usize = 10_000;

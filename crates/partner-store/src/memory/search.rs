@@ -6,20 +6,10 @@
 use rusqlite::{Connection, params};
 use serde::Serialize;
 
+pub use partner_protocol::memory::{MARK_END, MARK_START, SearchDomain, SearchHit, marked};
+
 use super::error::MemoryResult;
 use partner_core::clock::Millis;
-
-/// Where to search.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, serde::Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum SearchDomain {
-    /// Memory blocks (all kinds).
-    Blocks,
-    /// Archival entries.
-    Archival,
-    /// Conversation history.
-    Conversations,
-}
 
 /// How far a search by one agent may read into other agents' memory.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, serde::Deserialize)]
@@ -129,28 +119,6 @@ impl SearchQuery {
             partial: true,
         }
     }
-}
-
-/// One search hit.
-#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize)]
-pub struct SearchHit {
-    /// Which domain it came from.
-    pub domain: SearchDomain,
-    /// Owning agent.
-    pub agent: String,
-    /// Row id in its table.
-    pub id: i64,
-    /// Block label, or conversation thread.
-    pub label: Option<String>,
-    /// Message role (conversations).
-    pub role: Option<String>,
-    /// Matching text with the matched terms between [`MARK_START`] and
-    /// [`MARK_END`] (see [`bracketed`] and [`marked`]).
-    pub snippet: String,
-    /// bm25 score (lower is better).
-    pub rank: f64,
-    /// Time of the item.
-    pub time: Millis,
 }
 
 /// Turns user text into an FTS5 query: every word quoted (quotes doubled),
@@ -339,12 +307,6 @@ fn search_domain(
     Ok(hits)
 }
 
-/// Where a matched term of a snippet starts (a control character, so it
-/// is never mistaken for text the item holds).
-pub const MARK_START: char = '\u{2}';
-/// Where a matched term of a snippet ends.
-pub const MARK_END: char = '\u{3}';
-
 /// A snippet as plain text, its matched terms in `[` `]`, on one line:
 /// for agents and the command line.
 pub fn bracketed(snippet: &str) -> String {
@@ -352,34 +314,6 @@ pub fn bracketed(snippet: &str) -> String {
         .replace(MARK_START, "[")
         .replace(MARK_END, "]")
         .replace('\n', " ")
-}
-
-/// A snippet in pieces, each with whether it is a matched term: for the
-/// console to highlight, on one line.
-pub fn marked(snippet: &str) -> Vec<(String, bool)> {
-    let mut out = Vec::new();
-    let mut matched = false;
-    let mut piece = String::new();
-    for c in snippet.chars() {
-        let mark = match c {
-            MARK_START => Some(true),
-            MARK_END => Some(false),
-            _ => None,
-        };
-        match mark {
-            Some(next) => {
-                if !piece.is_empty() {
-                    out.push((std::mem::take(&mut piece), matched));
-                }
-                matched = next;
-            }
-            None => piece.push(if c == '\n' { ' ' } else { c }),
-        }
-    }
-    if !piece.is_empty() {
-        out.push((piece, matched));
-    }
-    out
 }
 
 #[cfg(test)]

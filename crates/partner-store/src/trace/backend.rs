@@ -7,9 +7,9 @@
 use rusqlite::Connection;
 
 use super::query::{self, OlderPage, TraceFilter};
-use super::record::TraceRecord;
 use super::store;
 use crate::memory::MemoryResult;
+use partner_protocol::trace::TraceRecord;
 
 /// A constellation's trace, on whichever database holds it.
 pub trait Trace {

@@ -7,7 +7,7 @@ use std::fs::File;
 use std::io::{BufRead, BufReader, Read};
 use std::path::Path;
 
-use super::record::TraceRecord;
+use partner_protocol::trace::TraceRecord;
 
 /// Problems met while reading a trace (never fatal).
 #[derive(Debug, Clone, PartialEq, Eq)]

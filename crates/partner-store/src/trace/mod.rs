@@ -6,24 +6,12 @@
 pub mod backend;
 mod jsonl;
 pub mod query;
-mod record;
 pub mod store;
 
 pub use jsonl::{TraceWarning, read_trace, read_trace_from};
-pub use record::{BlockSpec, DecisionPath, TraceOp, TraceOutcome, TraceRecord, TraceSource};
-
-/// Where a replay of the trace first differed from what it recorded.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Divergence {
-    /// One-based step number.
-    pub step: usize,
-    /// The record's id.
-    pub id: String,
-    /// The action.
-    pub canonical: String,
-    /// What differed, in words.
-    pub what: String,
-}
+pub use partner_protocol::trace::{
+    BlockSpec, DecisionPath, Divergence, TraceOp, TraceOutcome, TraceRecord, TraceSource,
+};
 
 use std::path::{Path, PathBuf};
 

@@ -5,46 +5,9 @@
 
 use rusqlite::{Connection, params};
 
-use super::record::TraceRecord;
 use super::store::decode;
 use crate::memory::MemoryResult;
-
-/// Which records a reader wants: each field that is set must hold.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
-pub struct TraceFilter {
-    /// Only this agent's records.
-    pub agent: Option<String>,
-    /// Only records of this verb.
-    pub verb: Option<String>,
-    /// Only records with this outcome (`executed`, `denied`…).
-    pub outcome: Option<String>,
-    /// Only records whose line contains this, in any case.
-    pub search: Option<String>,
-}
-
-impl TraceFilter {
-    /// True when the filter admits every record.
-    pub fn is_empty(&self) -> bool {
-        self == &TraceFilter::default()
-    }
-
-    /// Whether `record` passes. `search` is this filter's search already
-    /// in lower case (so a long walk lowers it once).
-    pub fn admits(&self, record: &TraceRecord, search: Option<&str>) -> bool {
-        self.agent.as_deref().is_none_or(|a| record.agent == a)
-            && self.verb.as_deref().is_none_or(|v| record.verb == v)
-            && self
-                .outcome
-                .as_deref()
-                .is_none_or(|o| record.outcome.as_str() == o)
-            && search.is_none_or(|s| record.canonical.to_lowercase().contains(s))
-    }
-
-    /// The search, in lower case.
-    pub fn lowered(&self) -> Option<String> {
-        self.search.as_deref().map(str::to_lowercase)
-    }
-}
+pub use partner_protocol::trace::{OlderPage, TraceFilter, TraceRecord};
 
 /// The records after `after` (a sequence number), oldest first, but only
 /// the newest `limit` of them; true when older ones were left out (the
@@ -81,16 +44,6 @@ pub fn newest_after(
 /// Rows read at most for one page of [`older`]: a filter that admits
 /// almost nothing returns what it found so far and where to go on.
 pub const SCAN_PER_PAGE: usize = 200_000;
-
-/// A page of older records: newest first, and the sequence number to ask
-/// before for the next page (`None`: the trace starts here).
-#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
-pub struct OlderPage {
-    /// The records, newest first.
-    pub records: Vec<TraceRecord>,
-    /// Where the next page starts (exclusive), if there is one.
-    pub next: Option<u64>,
-}
 
 /// At most `limit` records before `before` that `filter` admits, newest
 /// first, reading at most [`SCAN_PER_PAGE`] rows.

@@ -10,8 +10,8 @@ use std::path::{Path, PathBuf};
 use rusqlite::{Connection, OptionalExtension, params};
 
 use super::jsonl::TraceWarning;
-use super::record::TraceRecord;
 use crate::memory::{MemoryError, MemoryResult};
+use partner_protocol::trace::TraceRecord;
 
 /// The next sequence number. Call it inside the write transaction that
 /// inserts the record (partner's action transactions take the write lock

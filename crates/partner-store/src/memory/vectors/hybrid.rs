@@ -6,38 +6,12 @@
 
 use std::collections::HashMap;
 
+pub use partner_protocol::memory::{HybridHit, Via};
 use rusqlite::{Connection, OptionalExtension, params};
-use serde::Serialize;
 
 use super::{Searchable, VectorIndex};
 use crate::memory::error::MemoryResult;
 use crate::memory::search::{SearchDomain, SearchHit, SearchQuery, hit_of};
-
-/// Which side of a hybrid search found a hit.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Via {
-    /// Full-text search only.
-    Fts,
-    /// Meaning only.
-    Vector,
-    /// Both.
-    Both,
-}
-
-/// A hit of a hybrid search: the item, its fused score (higher is better)
-/// and which side found it.
-#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize)]
-pub struct HybridHit {
-    /// The item, as full-text search shows it (a hit found by meaning only
-    /// shows the start of its text).
-    #[serde(flatten)]
-    pub hit: SearchHit,
-    /// Reciprocal-rank score.
-    pub score: f64,
-    /// Which side found it.
-    pub via: Via,
-}
 
 /// What a partial word match counts for against one holding every word,
 /// when meaning is searched too.

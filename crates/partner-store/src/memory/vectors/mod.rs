@@ -13,22 +13,10 @@ mod index;
 
 use rusqlite::{Connection, params};
 
+pub use partner_protocol::memory::IndexStatus;
+
 pub use hybrid::{HybridHit, Via, hybrid, nearest_only};
 pub use index::{VectorIndex, VectorRow};
-
-/// How far the vectors have caught up with memory, for the status line
-/// and `partner memory reindex`.
-#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-pub struct IndexStatus {
-    /// The embedder whose vectors count.
-    pub embedder: String,
-    /// Items with a current vector.
-    pub done: usize,
-    /// Items waiting for one.
-    pub waiting: usize,
-    /// Why the last attempt failed (the embedder is down…), if it did.
-    pub problem: Option<String>,
-}
 
 use super::error::MemoryResult;
 use super::search::SearchDomain;

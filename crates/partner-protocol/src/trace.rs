@@ -1,4 +1,7 @@
-//! [`TraceRecord`]: what one action did, as written to the trace.
+//! The execution trace's values as they cross the protocol: a record of
+//! what one action did and how it was decided, a filter and a page of
+//! older records, and where a replay first differed. The store writes and
+//! reads them; replay is the executor's.
 
 use serde::{Deserialize, Serialize};
 
@@ -157,4 +160,64 @@ pub struct TraceRecord {
     /// reproduce it.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub system_error: bool,
+}
+
+/// Which records a reader wants: each field that is set must hold.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+pub struct TraceFilter {
+    /// Only this agent's records.
+    pub agent: Option<String>,
+    /// Only records of this verb.
+    pub verb: Option<String>,
+    /// Only records with this outcome (`executed`, `denied`…).
+    pub outcome: Option<String>,
+    /// Only records whose line contains this, in any case.
+    pub search: Option<String>,
+}
+
+impl TraceFilter {
+    /// True when the filter admits every record.
+    pub fn is_empty(&self) -> bool {
+        self == &TraceFilter::default()
+    }
+
+    /// Whether `record` passes. `search` is this filter's search already
+    /// in lower case (so a long walk lowers it once).
+    pub fn admits(&self, record: &TraceRecord, search: Option<&str>) -> bool {
+        self.agent.as_deref().is_none_or(|a| record.agent == a)
+            && self.verb.as_deref().is_none_or(|v| record.verb == v)
+            && self
+                .outcome
+                .as_deref()
+                .is_none_or(|o| record.outcome.as_str() == o)
+            && search.is_none_or(|s| record.canonical.to_lowercase().contains(s))
+    }
+
+    /// The search, in lower case.
+    pub fn lowered(&self) -> Option<String> {
+        self.search.as_deref().map(str::to_lowercase)
+    }
+}
+
+/// A page of older records: newest first, and the sequence number to ask
+/// before for the next page (`None`: the trace starts here).
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct OlderPage {
+    /// The records, newest first.
+    pub records: Vec<TraceRecord>,
+    /// Where the next page starts (exclusive), if there is one.
+    pub next: Option<u64>,
+}
+
+/// Where a replay of the trace first differed from what it recorded.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Divergence {
+    /// One-based step number.
+    pub step: usize,
+    /// The record's id.
+    pub id: String,
+    /// The action.
+    pub canonical: String,
+    /// What differed, in words.
+    pub what: String,
 }
