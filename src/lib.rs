@@ -16,6 +16,7 @@ pub use partner_gate as gate;
 pub use partner_grammar as grammar;
 pub use partner_host as host;
 pub use partner_lisp as lisp;
+pub use partner_mcp as mcp;
 pub use partner_policy as policy;
 pub use partner_protocol as protocol;
 pub use partner_runtime as runtime;

@@ -40,6 +40,8 @@ enum Command {
     Exec(partner::commands::ExecOptions),
     /// Browse and edit memory blocks; search memory.
     Memory(partner::commands::MemoryOptions),
+    /// The constellation's MCP servers: their state and tools.
+    Mcp(partner::commands::McpOptions),
     /// The embedding models search by meaning uses: list them, fetch one.
     Models(partner::commands::ModelsOptions),
     /// List and decide waiting requests; manage standing rules.
@@ -150,6 +152,7 @@ fn dispatch(cli: Cli) -> ExitCode {
         }) => partner::commands::run_trace_export(&options, stdout),
         Some(Command::Replay(options)) => partner::commands::run_replay(&options, stdout, stderr),
         Some(Command::Eval(options)) => partner::commands::run_eval(&options, stdout, stderr),
+        Some(Command::Mcp(options)) => partner::commands::run_mcp(&options, stdout, stderr),
         Some(Command::Models(options)) => partner::commands::run_models(&options, stdout, stderr),
         Some(Command::Grammar(options)) => partner::commands::run_grammar(&options, stdin, stdout),
         Some(Command::Gate(options)) => partner::commands::run_gate(&options, stdin, stdout),

@@ -159,6 +159,7 @@ pub fn open_constellation(config: &ConstellationConfig, db: &Path) -> Result<Arc
         Arc::new(TokioClock::now()),
     )?;
     executor.set_verbs(config.verbs.clone())?;
+    crate::runtime::mcp::attach(&mut executor, config).map_err(Error::Runtime)?;
     Ok(Arc::new(executor))
 }
 

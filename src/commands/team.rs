@@ -185,6 +185,7 @@ fn team_executor(
         Arc::new(TokioClock::now()),
     )?;
     executor.set_verbs(config.verbs.clone())?;
+    crate::runtime::mcp::attach(&mut executor, config).map_err(Error::Runtime)?;
     let Some(pg) = executor.store().postgres() else {
         return Err(Error::Runtime("the store is not PostgreSQL".into()));
     };

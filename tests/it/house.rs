@@ -125,17 +125,22 @@ fn each_crate_names_only_what_the_architecture_allows_it() {
                 "partner-dialect",
                 "partner-gate",
                 "partner-lisp",
+                "partner-mcp",
                 "partner-policy",
                 "partner-protocol",
                 "partner-store",
             ],
         ),
+        // MCP servers' tools: below the engine, naming none of partner's
+        // own crates but core.
+        ("partner-mcp", &["partner-core"]),
         (
             "partner-runtime",
             &[
                 "partner-core",
                 "partner-dialect",
                 "partner-engine",
+                "partner-mcp",
                 "partner-policy",
                 "partner-protocol",
                 "partner-store",

@@ -62,6 +62,7 @@ mod lisp_cli;
 mod lisp_codec;
 mod lisp_lang;
 mod lisp_tools;
+mod mcp;
 mod memory_store;
 mod model_budget;
 mod model_prompts;

@@ -44,7 +44,7 @@ impl LinkParser<'_> {
             if let Some(after) = line.strip_prefix('}') {
                 return close_batch(head, start, first, after, errors);
             }
-            if let Some((slash, limit)) = action_start(src, line_start, le) {
+            if let Some((slash, limit)) = action_start(src, line_start, le, self.table) {
                 let inner = self.parse_at(src, slash, limit, true);
                 match inner.result {
                     Ok(action) => head.batch.push(action),

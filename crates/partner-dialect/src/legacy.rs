@@ -87,7 +87,7 @@ pub(crate) fn parse_legacy(
     if entries.is_empty() {
         return None;
     }
-    let result = lex_link(src, args_start, close, close).and_then(|lexed| {
+    let result = lex_link(src, args_start, close, close, parser.table).and_then(|lexed| {
         let mut tokens = lexed.tokens;
         let marker = take_marker(&mut tokens);
         let action =

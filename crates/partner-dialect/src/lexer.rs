@@ -10,6 +10,7 @@ use memchr::memchr;
 use super::error::{ParseError, ParseErrorKind};
 use super::scan::slash_starts_action;
 use super::span::Span;
+use super::verbs::VerbTable;
 
 /// What kind of token the lexer found.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -120,7 +121,7 @@ enum AfterLine<'a> {
 
 /// What follows the line ending at `limit` (when `limit` is that line's
 /// real end, not a wrapper's closer).
-fn after_line(src: &str, limit: usize) -> AfterLine<'_> {
+fn after_line<'a>(src: &'a str, limit: usize, verbs: &VerbTable) -> AfterLine<'a> {
     let bytes = src.as_bytes();
     let real_end = line_end(src, limit);
     if limit != real_end || real_end >= src.len() {
@@ -132,7 +133,7 @@ fn after_line(src: &str, limit: usize) -> AfterLine<'_> {
     let rest = &src[first..next_end];
     if let Some(after) = rest.strip_prefix("->") {
         let slash = first + 2 + (after.len() - after.trim_start().len());
-        if slash_starts_action(src, slash, next_end) {
+        if slash_starts_action(src, slash, next_end, verbs) {
             return AfterLine::Next(NextLink {
                 arrow: Span::new(first, first + 2),
                 slash,
@@ -147,10 +148,10 @@ fn after_line(src: &str, limit: usize) -> AfterLine<'_> {
 }
 
 /// A `->` at `pos` followed on the same line by an action: the next link.
-fn arrow_at(src: &str, pos: usize, limit: usize) -> Option<NextLink> {
+fn arrow_at(src: &str, pos: usize, limit: usize, verbs: &VerbTable) -> Option<NextLink> {
     let after = src[pos..limit].strip_prefix("->")?;
     let slash = pos + 2 + (after.len() - after.trim_start_matches([' ', '\t']).len());
-    (slash < limit && slash_starts_action(src, slash, limit)).then(|| NextLink {
+    (slash < limit && slash_starts_action(src, slash, limit, verbs)).then(|| NextLink {
         arrow: Span::new(pos, pos + 2),
         slash,
         line_limit: limit,
@@ -161,12 +162,13 @@ fn arrow_at(src: &str, pos: usize, limit: usize) -> Option<NextLink> {
 /// current line ending at `line_limit`. Nothing at or after `hard_end` is
 /// read (a legacy command ends at its `]]`; other actions pass the text
 /// length).
-pub(crate) fn lex_link(
-    src: &str,
+pub(crate) fn lex_link<'a>(
+    src: &'a str,
     start: usize,
     line_limit: usize,
     hard_end: usize,
-) -> Result<LinkTokens<'_>, ParseError> {
+    verbs: &VerbTable,
+) -> Result<LinkTokens<'a>, ParseError> {
     let src = &src[..hard_end.min(src.len())];
     let bytes = src.as_bytes();
     // Room for a usual action's tokens, so that they are not regrown.
@@ -182,7 +184,7 @@ pub(crate) fn lex_link(
     loop {
         pos = skip_blanks(bytes, pos, limit);
         if pos >= limit {
-            match after_line(src, limit) {
+            match after_line(src, limit, verbs) {
                 AfterLine::Next(next) => {
                     return Ok(LinkTokens {
                         tokens,
@@ -234,7 +236,7 @@ pub(crate) fn lex_link(
                 }
             }
         }
-        if let Some(next) = arrow_at(src, pos, limit) {
+        if let Some(next) = arrow_at(src, pos, limit, verbs) {
             return Ok(LinkTokens {
                 tokens,
                 next: Some(next),
@@ -486,7 +488,8 @@ mod tests {
     use super::*;
 
     fn kinds(src: &str) -> Vec<(TokenKind, String)> {
-        let lex = lex_link(src, 0, line_end(src, 0), src.len()).expect("lexes");
+        let lex =
+            lex_link(src, 0, line_end(src, 0), src.len(), &VerbTable::builtin()).expect("lexes");
         lex.tokens
             .into_iter()
             .map(|t| (t.kind, t.value.into_owned()))
@@ -540,13 +543,13 @@ mod tests {
 
     #[test]
     fn unclosed_triple_is_an_error() {
-        assert!(lex_link("x \"\"\"\nnever closed", 0, 13, 25).is_err());
+        assert!(lex_link("x \"\"\"\nnever closed", 0, 13, 25, &VerbTable::builtin()).is_err());
     }
 
     #[test]
     fn arrow_before_slash_ends_the_link() {
         let src = "meeting notes -> /summarize";
-        let lex = lex_link(src, 0, src.len(), src.len()).unwrap();
+        let lex = lex_link(src, 0, src.len(), src.len(), &VerbTable::builtin()).unwrap();
         assert_eq!(lex.tokens.len(), 2);
         assert_eq!(lex.next.unwrap().slash, 17);
     }
@@ -554,7 +557,7 @@ mod tests {
     #[test]
     fn arrow_between_quotes_is_a_word() {
         let src = r#"persona "old" -> "new""#;
-        let lex = lex_link(src, 0, src.len(), src.len()).unwrap();
+        let lex = lex_link(src, 0, src.len(), src.len(), &VerbTable::builtin()).unwrap();
         assert!(lex.next.is_none());
         assert_eq!(lex.tokens.len(), 4);
     }

@@ -8,7 +8,7 @@ use super::error::{ParseError, ParseErrorKind};
 use super::lexer::{Token, lex_link, line_end};
 pub(crate) use super::markers::{mark_members, take_marker};
 use super::matcher::match_verb;
-use super::scan::verb_word_end;
+use super::scan::{verb_end, verb_word_end};
 use super::span::Span;
 use super::verbs::{PhraseEntry, Strictness, VerbTable};
 
@@ -261,7 +261,7 @@ impl<'p> LinkParser<'p> {
         limit: usize,
     ) -> Result<(RawLink<'a>, Option<super::lexer::NextLink>), (ParseError, usize)> {
         let bytes = src.as_bytes();
-        let (verb_slash, do_prefix, word_end) = after_do(src, slash, limit)?;
+        let (verb_slash, do_prefix, word_end) = after_do(src, slash, limit, self.table)?;
         let first = &src[verb_slash + 1..word_end];
         if let Some(c) = glued_char(src, word_end) {
             return Err((
@@ -295,7 +295,7 @@ impl<'p> LinkParser<'p> {
             };
             (e, end.max(limit))
         };
-        let mut lexed = lex_link(src, args_start, limit, src.len()).map_err(located)?;
+        let mut lexed = lex_link(src, args_start, limit, src.len(), self.table).map_err(located)?;
         // `/shell` alone on its line takes the fenced block that follows.
         let shell = matches!(&verb, Ok(m) if !m.entries.is_empty()
             && m.entries.iter().all(|e| self.table.spec(e.spec).shape.verbatim()));
@@ -303,7 +303,7 @@ impl<'p> LinkParser<'p> {
             && lexed.tokens.is_empty()
             && let Some((start, end)) = fence_on_next_line(src, limit)
         {
-            lexed = lex_link(src, start, end, src.len()).map_err(located)?;
+            lexed = lex_link(src, start, end, src.len(), self.table).map_err(located)?;
         }
         let end = lexed
             .tokens
@@ -477,9 +477,10 @@ fn after_do(
     src: &str,
     slash: usize,
     limit: usize,
+    verbs: &VerbTable,
 ) -> Result<(usize, Option<Span>, usize), (ParseError, usize)> {
     let bytes = src.as_bytes();
-    let word_end = verb_word_end(src, slash + 1, limit);
+    let word_end = verb_end(src, slash + 1, limit, verbs);
     if !src[slash + 1..word_end].eq_ignore_ascii_case("do") {
         return Ok((slash, None, word_end));
     }
@@ -492,7 +493,7 @@ fn after_do(
         Ok((
             next,
             Some(Span::new(slash, next)),
-            verb_word_end(src, next + 1, limit),
+            verb_end(src, next + 1, limit, verbs),
         ))
     } else {
         Err((

@@ -15,7 +15,7 @@ use super::matcher::match_verb;
 use super::parser::MAX_ACTIONS;
 use super::span::Span;
 use super::turn::{ParsedTurn, Segment, SegmentKind};
-use super::verbs::Strictness;
+use super::verbs::{Strictness, VerbTable};
 
 /// Top-level directories: a line starting `/usr …` is a path, not an action
 /// (`/run` is the shell verb's alias; `/run/user` is still a path).
@@ -63,6 +63,22 @@ pub(crate) fn verb_word_end(src: &str, start: usize, limit: usize) -> usize {
     end
 }
 
+/// End of the verb written at `start`: the verb word, or — when `verbs`
+/// knows it — a dotted one (`fs.read_file`, an MCP tool's verb), which a
+/// word alone would end at the dot of.
+pub(crate) fn verb_end(src: &str, start: usize, limit: usize, verbs: &VerbTable) -> usize {
+    let end = verb_word_end(src, start, limit);
+    if end == start || src.as_bytes().get(end) != Some(&b'.') {
+        return end;
+    }
+    let tool_end = verb_word_end(src, end + 1, limit);
+    if tool_end > end + 1 && verbs.knows_dotted(&src[start..tool_end]) {
+        tool_end
+    } else {
+        end
+    }
+}
+
 fn skip_blanks(bytes: &[u8], mut pos: usize, limit: usize) -> usize {
     while pos < limit && matches!(bytes[pos], b' ' | b'\t') {
         pos += 1;
@@ -72,12 +88,17 @@ fn skip_blanks(bytes: &[u8], mut pos: usize, limit: usize) -> usize {
 
 /// True when `/word` at `slash` looks like the start of an action rather
 /// than a path (`/usr/bin`, `/notes.txt`).
-pub(crate) fn slash_starts_action(src: &str, slash: usize, limit: usize) -> bool {
+pub(crate) fn slash_starts_action(
+    src: &str,
+    slash: usize,
+    limit: usize,
+    verbs: &VerbTable,
+) -> bool {
     let bytes = src.as_bytes();
     if bytes.get(slash) != Some(&b'/') {
         return false;
     }
-    let end = verb_word_end(src, slash + 1, limit);
+    let end = verb_end(src, slash + 1, limit, verbs);
     if end == slash + 1 {
         return false;
     }
@@ -101,6 +122,7 @@ pub(crate) fn action_start(
     src: &str,
     line_start: usize,
     line_end: usize,
+    verbs: &VerbTable,
 ) -> Option<(usize, usize)> {
     let bytes = src.as_bytes();
     let mut i = skip_blanks(bytes, line_start, line_end);
@@ -139,10 +161,10 @@ pub(crate) fn action_start(
             && src[..trimmed_end].ends_with(wrapper)
         {
             let inner_end = trimmed_end - w;
-            return slash_starts_action(src, i + w, inner_end).then_some((i + w, inner_end));
+            return slash_starts_action(src, i + w, inner_end, verbs).then_some((i + w, inner_end));
         }
     }
-    slash_starts_action(src, i, line_end).then_some((i, line_end))
+    slash_starts_action(src, i, line_end, verbs).then_some((i, line_end))
 }
 
 /// A code fence opener or closer: ``` or ~~~ (three or more), after up to
@@ -374,7 +396,7 @@ impl Scanner<'_, '_> {
                     && matches!(bytes[i - 1], b' ' | b'\t') =>
                 {
                     let next = skip_blanks(bytes, i + 3, line_end_at);
-                    if slash_starts_action(src, next, line_end_at) {
+                    if slash_starts_action(src, next, line_end_at, self.parser.table) {
                         self.prose(prose_from, i);
                         return self.do_action(i, next, line_end_at);
                     }
@@ -422,7 +444,7 @@ impl Scanner<'_, '_> {
     /// The strict verb (approve, deny, halt, escalate…) the word after the
     /// `/` at `slash` names or nearly names, if any.
     fn strict_verb_at(&self, slash: usize, limit: usize) -> Option<String> {
-        let end = verb_word_end(self.src, slash + 1, limit);
+        let end = verb_end(self.src, slash + 1, limit, self.parser.table);
         let word = &self.src[slash + 1..end];
         let table = self.parser.table;
         match match_verb(table, word, &[]) {
@@ -481,7 +503,7 @@ impl Scanner<'_, '_> {
                 continue;
             }
             let code_block = line.starts_with('\t') || line.starts_with("    ");
-            let start = action_start(src, line_start, le)
+            let start = action_start(src, line_start, le, self.parser.table)
                 .filter(|(slash, _)| !(code_block && self.strict_verb_at(*slash, le).is_some()));
             let resume = if let Some((slash, limit)) = start {
                 let parsed = self.parser.parse_at(src, slash, limit, false);
@@ -590,5 +612,56 @@ mod tests {
         );
         let last = turn.actions.last().expect("the last action is kept");
         assert_eq!(last.span.end, src.len() - 1, "the last one's end");
+    }
+}
+
+#[cfg(test)]
+mod dotted_tests {
+    use crate::{CustomAction, DialectParser, Shape, Strictness, Verb, VerbSpec, VerbTable};
+
+    fn with_tool() -> VerbTable {
+        let mut table = VerbTable::builtin();
+        table
+            .add(VerbSpec {
+                verb: Verb::Custom("fs.read_file".into()),
+                strictness: Strictness::Strict,
+                everyday: true,
+                aliases: Vec::new(),
+                summary: "read a file".into(),
+                shape: Shape(&crate::args::TEXT),
+                action: Some(CustomAction::Mcp {
+                    server: "fs".into(),
+                    tool: "read_file".into(),
+                }),
+            })
+            .expect("an MCP verb is added");
+        table
+    }
+
+    #[test]
+    fn a_dotted_verb_the_table_knows_is_an_action_and_a_path_is_not() {
+        let parser = DialectParser::new().with_table(with_tool());
+        let turn = parser.parse("/fs.read_file path=\"notes.md\"\n-> /recall insert \"x\"");
+        assert_eq!(turn.actions.len(), 1, "{:?}", turn.errors);
+        let action = &turn.actions[0];
+        assert_eq!(action.verb.name(), "fs.read_file");
+        assert_eq!(action.content.as_deref(), Some("path=\"notes.md\""));
+        assert_eq!(action.chain.len(), 1);
+        for prose in [
+            "/notes.txt is where it is",
+            "/fs.write_file x",
+            "see /fs.read_file",
+        ] {
+            let turn = parser.parse(prose);
+            assert!(
+                turn.actions.is_empty() && turn.errors.is_empty(),
+                "{prose}: {:?} {:?}",
+                turn.actions,
+                turn.errors
+            );
+        }
+        // Without the tool, the same line is a path.
+        let plain = DialectParser::new().parse("/fs.read_file path=x");
+        assert!(plain.actions.is_empty() && plain.errors.is_empty());
     }
 }

@@ -97,12 +97,23 @@ fn valid_name(name: &str) -> bool {
             .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_')
 }
 
+/// True for an MCP tool's verb: its server's name, a dot and the tool's
+/// (each a verb name), when the verb calls that tool.
+fn mcp_verb(name: &str, action: Option<&CustomAction>) -> bool {
+    matches!(action, Some(CustomAction::Mcp { .. }))
+        && name
+            .split_once('.')
+            .is_some_and(|(server, tool)| valid_name(server) && valid_name(tool))
+}
+
 impl VerbTable {
     /// Adds a verb defined in code (with its own argument shape): its name
     /// and every alias must be free.
     pub fn add(&mut self, spec: VerbSpec) -> Result<(), VerbTableError> {
         let name = spec.verb.name().to_string();
-        if !valid_name(&name) || self.phrases.contains_key(&name) {
+        if !(valid_name(&name) || mcp_verb(&name, spec.action.as_ref()))
+            || self.phrases.contains_key(&name)
+        {
             return Err(VerbTableError::BadName(name));
         }
         for (alias, _) in &spec.aliases {
@@ -134,7 +145,9 @@ impl VerbTable {
             let index = match self.specs.iter().position(|s| s.verb.name() == name) {
                 Some(index) => index,
                 None => {
-                    if !valid_name(&name) || self.phrases.contains_key(&name) {
+                    if !(valid_name(&name) || mcp_verb(&name, entry.action.as_ref()))
+                        || self.phrases.contains_key(&name)
+                    {
                         return Err(VerbTableError::BadName(name));
                     }
                     self.specs.push(VerbSpec {

@@ -77,6 +77,14 @@ pub enum CustomAction {
         /// The tool's name (its file's stem in the tools folder).
         tool: String,
     },
+    /// Calls a tool of an MCP server with the arguments the action's text
+    /// gives (its verb is `server.tool`).
+    Mcp {
+        /// The server's name in the constellation's `[[mcp]]`.
+        server: String,
+        /// The tool's name as the server knows it.
+        tool: String,
+    },
 }
 
 /// How forgiving verb matching is for a verb.
@@ -252,6 +260,16 @@ impl VerbTable {
     /// Every verb in the table, built-ins first.
     pub fn specs(&self) -> &[VerbSpec] {
         &self.specs
+    }
+
+    /// True when `word` (any case) is a dotted verb of the table: an MCP
+    /// tool's `server.tool`.
+    pub fn knows_dotted(&self, word: &str) -> bool {
+        word.contains('.')
+            && word.len() <= 160
+            && self
+                .phrases
+                .contains_key(word.to_ascii_lowercase().as_str())
     }
 
     /// The spec at `index`.

@@ -134,6 +134,11 @@ pub struct VerbTraits {
     /// the policy, a standing rule or a marker says (a policy may still
     /// deny it): why, as the request shows it. A shell command.
     pub partner_only: Option<String>,
+    /// Asked about when no policy rule or standing rule names it, whatever
+    /// the policy's default (a rule that names it still decides): why, as
+    /// the request shows it. An MCP tool that may destroy or reach beyond
+    /// the machine.
+    pub asks_unless_ruled: Option<String>,
 }
 
 /// The text of every field of an action (content, what its arguments
@@ -353,13 +358,19 @@ impl PermissionEngine {
                 );
                 (rule.decide, reason)
             }
-            None => {
-                path.push(
-                    format!("no rule matches; the default is {:?}", self.policy.default)
-                        .to_lowercase(),
-                );
-                (self.policy.default, "the policy default".to_string())
-            }
+            None => match &input.traits.asks_unless_ruled {
+                Some(why) => {
+                    path.push(format!("no rule matches, and {why}: asked"));
+                    (RuleDecision::Ask, why.clone())
+                }
+                None => {
+                    path.push(
+                        format!("no rule matches; the default is {:?}", self.policy.default)
+                            .to_lowercase(),
+                    );
+                    (self.policy.default, "the policy default".to_string())
+                }
+            },
         };
         ruled.verdict = match decision {
             RuleDecision::Allow => Verdict::Allow,

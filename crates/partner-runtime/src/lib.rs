@@ -18,6 +18,7 @@
 
 pub mod config;
 pub mod demo;
+pub mod mcp;
 /// The event stream's type, which the protocol defines.
 pub use partner_protocol::event as events;
 pub mod prompt;

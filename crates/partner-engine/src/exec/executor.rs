@@ -100,6 +100,8 @@ pub struct Executor {
     pub(super) calc: CalcState,
     pub(super) tools: ToolShelf,
     pub(super) recall: Option<Arc<Recall>>,
+    /// The constellation's MCP servers, when this process runs them.
+    pub(super) mcp: Option<Arc<partner_mcp::McpHub>>,
     /// Whether what it does is appended to its store's trace (replay's
     /// scratch executor compares each result with its record and keeps
     /// none).
@@ -158,6 +160,7 @@ impl Executor {
             calc: CalcState::default(),
             tools: ToolShelf::new(config.tools.clone()),
             recall: Recall::new(&config.embeddings).map(Arc::new),
+            mcp: None,
             keeps_trace: true,
         })
     }
@@ -192,6 +195,45 @@ impl Executor {
         self.registry
             .add_verb(spec, handler)
             .map_err(|e| ExecError::Refused(e.to_string()))
+    }
+
+    /// Takes `hub`'s tools as verbs (`server.tool`, kept with the other
+    /// verbs in the database so that every process reads them) and calls
+    /// them through it. Says which tools could not be verbs, and why.
+    pub fn attach_mcp(&mut self, hub: Arc<partner_mcp::McpHub>) -> Result<Vec<String>, ExecError> {
+        let mut table = VerbTable::clone(self.registry.table());
+        let mut skipped = Vec::new();
+        let mut added = Vec::new();
+        for tool in hub.tools() {
+            let spec = partner_dialect::VerbSpec {
+                verb: partner_dialect::Verb::Custom(tool.verb.clone()),
+                strictness: partner_dialect::Strictness::Strict,
+                everyday: true,
+                aliases: Vec::new(),
+                summary: tool.summary(160),
+                shape: partner_dialect::Shape(&partner_dialect::args::TEXT),
+                action: Some(partner_dialect::CustomAction::Mcp {
+                    server: tool.server.clone(),
+                    tool: tool.name.clone(),
+                }),
+            };
+            match table.add(spec) {
+                Ok(()) => added.push(tool),
+                Err(e) => skipped.push(format!("{}: {e}", tool.verb)),
+            }
+        }
+        self.set_verbs(table)?;
+        for tool in added {
+            self.registry
+                .set_handler(&tool.verb.clone(), super::handlers::mcp_tool(tool));
+        }
+        self.mcp = Some(hub);
+        Ok(skipped)
+    }
+
+    /// The MCP servers this process runs, if any.
+    pub fn mcp(&self) -> Option<&Arc<partner_mcp::McpHub>> {
+        self.mcp.as_ref()
     }
 
     /// What every verb means.

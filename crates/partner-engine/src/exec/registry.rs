@@ -317,6 +317,14 @@ impl Registry {
         })
     }
 
+    /// Binds verb `name`, already in the table, to `handler` (an MCP
+    /// tool's, with what its server said of it).
+    pub(crate) fn set_handler(&mut self, name: &str, handler: Arc<dyn VerbHandler>) {
+        if self.handlers.contains_key(name) {
+            self.handlers.insert(name.to_string(), handler);
+        }
+    }
+
     /// Adds a verb defined in code: its table entry (name, aliases,
     /// strictness, summary, argument shape) and its handler. A verb of
     /// the same name or alias is refused.

@@ -130,6 +130,9 @@ struct ConfigFile {
     #[serde(default)]
     store: StoreFile,
     verbs: Option<toml::Table>,
+    /// `[[mcp]]`: MCP servers whose tools agents may call.
+    #[serde(default)]
+    mcp: Vec<partner_mcp::ServerConfig>,
     agents: Vec<AgentFile>,
 }
 
@@ -224,6 +227,11 @@ pub struct ConstellationConfig {
     /// `[store] url`: a `postgres://` URL or a database file (made
     /// relative to the config's folder); none: the default file.
     pub store: Option<String>,
+    /// `[[mcp]]`: the MCP servers whose tools become verbs (`server.tool`)
+    /// when the constellation runs.
+    pub mcp: Vec<partner_mcp::ServerConfig>,
+    /// The config's folder, which relative paths in it are read from.
+    pub base: PathBuf,
 }
 
 /// A config file that could not be loaded, with where.
@@ -393,7 +401,10 @@ impl ConstellationConfig {
             file: path.display().to_string(),
             message: e.to_string(),
         })?;
-        let base = path.parent().unwrap_or(Path::new("."));
+        let base = path
+            .parent()
+            .filter(|p| !p.as_os_str().is_empty())
+            .unwrap_or(Path::new("."));
         Self::from_toml(&text, &path.display().to_string(), base, None, None)
     }
 
@@ -411,6 +422,13 @@ impl ConstellationConfig {
             message: brief(message),
         };
         let parsed = parse_file(text).map_err(err)?;
+        let mut servers = std::collections::HashSet::new();
+        for server in &parsed.mcp {
+            server.check().map_err(err)?;
+            if !servers.insert(server.name.as_str()) {
+                return Err(err(format!("mcp server {} is named twice", server.name)));
+            }
+        }
         let (verbs, tools_dir, tool_warnings) = verbs_and_tools(&parsed, base).map_err(err)?;
         let mut policy = policy_of(&parsed, base, policy_text).map_err(err)?;
         let builtin_policy = policy_text.is_none() && parsed.policy.is_none();
@@ -463,6 +481,8 @@ impl ConstellationConfig {
             verbs,
             tool_warnings,
             store: parsed.store.url.as_ref().map(|url| store_in(url, base)),
+            mcp: parsed.mcp.clone(),
+            base: base.to_path_buf(),
         })
     }
 
@@ -484,6 +504,8 @@ impl ConstellationConfig {
             verbs: VerbTable::builtin(),
             tool_warnings: Vec::new(),
             store: None,
+            mcp: Vec::new(),
+            base: PathBuf::from("."),
         }
     }
 

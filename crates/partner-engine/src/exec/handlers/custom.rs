@@ -116,5 +116,10 @@ pub(super) fn handler(action: &CustomAction) -> Arc<dyn VerbHandler> {
         CustomAction::Tool { tool } => Arc::new(super::tool::RunTool {
             tool: Some(tool.clone()),
         }),
+        CustomAction::Mcp { server, tool } => Arc::new(super::mcp::McpCall {
+            server: server.clone(),
+            tool: tool.clone(),
+            info: None,
+        }),
     }
 }

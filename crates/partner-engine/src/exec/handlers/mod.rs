@@ -15,6 +15,7 @@ mod data;
 mod integers;
 mod intentions;
 mod lookup;
+mod mcp;
 mod memory;
 pub(super) mod shell;
 mod tool;
@@ -88,4 +89,13 @@ pub(crate) fn of_builtin(verb: &Verb) -> Option<Arc<dyn VerbHandler>> {
 /// The handler of a verb file's action.
 pub(crate) fn custom(action: &CustomAction) -> Arc<dyn VerbHandler> {
     custom::handler(action)
+}
+
+/// The handler of an MCP tool the running server listed.
+pub(crate) fn mcp_tool(info: partner_mcp::ToolInfo) -> Arc<dyn VerbHandler> {
+    Arc::new(mcp::McpCall {
+        server: info.server.clone(),
+        tool: info.name.clone(),
+        info: Some(info),
+    })
 }

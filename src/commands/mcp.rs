@@ -1,0 +1,86 @@
+//! `partner mcp list`: the constellation's MCP servers started as a run
+//! would start them, each with its state and tools (the verbs agents
+//! write), then stopped.
+
+use std::io::Write;
+use std::path::PathBuf;
+
+use super::common::{line, write_json};
+use crate::error::{Error, Result};
+use crate::mcp::{McpHub, ServerState};
+
+/// `partner mcp`.
+#[derive(Debug, Clone, clap::Args)]
+pub struct McpOptions {
+    /// What to do.
+    #[command(subcommand)]
+    pub command: McpCommand,
+}
+
+/// What `partner mcp` does.
+#[derive(Debug, Clone, clap::Subcommand)]
+pub enum McpCommand {
+    /// Start each `[[mcp]]` server of the constellation, show its state and
+    /// tools, and stop it.
+    List {
+        /// The constellation's config (`partner.toml` here when absent).
+        #[arg(long, value_name = "FILE")]
+        config: Option<PathBuf>,
+        /// Print one JSON array.
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+/// Runs `partner mcp`.
+pub fn run_mcp(options: &McpOptions, out: &mut dyn Write, _err: &mut dyn Write) -> Result<i32> {
+    let McpCommand::List { config, json } = &options.command;
+    let path = config
+        .clone()
+        .unwrap_or_else(|| PathBuf::from("partner.toml"));
+    let config = crate::runtime::ConstellationConfig::load(&path)
+        .map_err(|e| Error::Usage(e.to_string()))?;
+    if config.mcp.is_empty() {
+        line(
+            out,
+            format!("{} names no MCP server ([[mcp]])", path.display()),
+        )?;
+        return Ok(0);
+    }
+    let hub = McpHub::start(&config.mcp, &config.base, crate::runtime::mcp::START_WAIT)
+        .map_err(Error::Usage)?;
+    let status = hub.status();
+    if *json {
+        write_json(out, &status)?;
+        return Ok(0);
+    }
+    for server in &status {
+        let state = match &server.state {
+            ServerState::Ready => format!("ready, {} tools", server.tools.len()),
+            ServerState::Down { why } => format!("down: {why}"),
+            ServerState::Starting => "still starting".into(),
+            ServerState::Stopped => "stopped".into(),
+        };
+        line(
+            out,
+            format!("{} ({}): {state}", server.name, server.reached),
+        )?;
+        for tool in &server.tools {
+            let effects = match (tool.read_only, tool.destructive, tool.open_world) {
+                (true, _, false) => "reads",
+                (true, _, true) => "reads, reaches out",
+                (false, true, _) => "may change or delete",
+                (false, false, _) => "changes",
+            };
+            line(
+                out,
+                format!("  /{}  [{effects}]  {}", tool.verb, tool.summary(100)),
+            )?;
+        }
+        for why in &server.left_out {
+            line(out, format!("  left out: {why}"))?;
+        }
+    }
+    let down = status.iter().any(|s| s.state != ServerState::Ready);
+    Ok(i32::from(down))
+}

@@ -1,0 +1,316 @@
+//! MCP servers' tools as verbs, with real servers: the reference
+//! filesystem server from npm (installed by `.ci/run` under
+//! `$PARTNER_TEST_MCP`), and a hostile server written here in Node that
+//! crashes, floods and stalls on request. Without `$PARTNER_TEST_MCP` the
+//! tests that need npm's servers say they were skipped; with it set and
+//! the servers missing, they fail.
+
+use crate::support;
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use partner::engine::exec::{ActionReport, ActionStatus};
+use partner::mcp::{McpHub, ServerConfig, ServerState};
+use partner::policy::{Authority, Decision, Policy};
+use support::{Rig, rig};
+
+/// The folder the npm servers are installed in, when the environment
+/// names one (a named folder without them is a failure).
+fn npm_servers() -> Option<PathBuf> {
+    let dir = PathBuf::from(std::env::var_os("PARTNER_TEST_MCP")?);
+    let bin = dir.join("node_modules/.bin/mcp-server-filesystem");
+    assert!(
+        bin.exists(),
+        "PARTNER_TEST_MCP={} holds no {}",
+        dir.display(),
+        bin.display()
+    );
+    Some(dir)
+}
+
+fn skipped(what: &str) {
+    eprintln!("SKIPPED {what}: PARTNER_TEST_MCP is not set (.ci/run installs the npm servers)");
+}
+
+fn stdio(name: &str, command: &Path, args: &[&str]) -> ServerConfig {
+    ServerConfig {
+        name: name.into(),
+        command: Some(command.display().to_string()),
+        args: args.iter().map(|a| a.to_string()).collect(),
+        env: Default::default(),
+        cwd: None,
+        url: None,
+        token_env: None,
+        token_file: None,
+        agents: Vec::new(),
+        timeout_secs: Some(3),
+    }
+}
+
+fn hub(configs: &[ServerConfig]) -> McpHub {
+    McpHub::start(configs, Path::new("."), Duration::from_secs(30)).expect("the hub starts")
+}
+
+const POLICY: &str = r#"
+default = "allow"
+[[rules]]
+verb = "fs.read*"
+decide = "allow"
+[[rules]]
+verb = "fs.list*"
+decide = "allow"
+"#;
+
+fn request_of(report: &ActionReport) -> String {
+    assert_eq!(report.status, ActionStatus::Pending, "{}", report.text);
+    report.request.as_ref().unwrap().id.clone()
+}
+
+/// A rig whose executor calls the filesystem server over `root`.
+fn fs_rig(servers: &Path, root: &Path) -> Rig {
+    let mut r = rig(Policy::from_toml(POLICY).unwrap());
+    let bin = servers.join("node_modules/.bin/mcp-server-filesystem");
+    let root = root.display().to_string();
+    let hub = hub(&[stdio("fs", &bin, &[&root])]);
+    let status = hub.status();
+    assert_eq!(status[0].state, ServerState::Ready, "{status:?}");
+    let skipped = r.exec.attach_mcp(Arc::new(hub)).unwrap();
+    assert!(skipped.is_empty(), "{skipped:?}");
+    r
+}
+
+#[test]
+fn an_agent_reads_freely_and_writes_only_once_the_partner_approves() {
+    let Some(servers) = npm_servers() else {
+        return skipped("the filesystem server's test");
+    };
+    let root = tempfile::tempdir().unwrap();
+    let root = root.path().canonicalize().unwrap();
+    std::fs::write(root.join("notes.md"), "ship on friday\n").unwrap();
+    let r = fs_rig(&servers, &root);
+    let verbs: Vec<String> = r
+        .exec
+        .registry()
+        .table()
+        .specs()
+        .iter()
+        .map(|s| s.verb.name().to_string())
+        .filter(|v| v.starts_with("fs."))
+        .collect();
+    assert!(
+        verbs.contains(&"fs.write_file".to_string())
+            && verbs.iter().any(|v| v.starts_with("fs.read")),
+        "{verbs:?}"
+    );
+
+    let listed = r.ok(
+        "ada",
+        &format!("/fs.list_directory path=\"{}\"", root.display()),
+    );
+    assert!(listed.text.contains("notes.md"), "{}", listed.text);
+    let read = r.ok(
+        "ada",
+        &format!(
+            "/fs.read_text_file path=\"{}\"",
+            root.join("notes.md").display()
+        ),
+    );
+    assert!(read.text.contains("ship on friday"), "{}", read.text);
+
+    // A write may change things: asked, and nothing written meanwhile.
+    let target = root.join("plan.md");
+    let asked = r.one(
+        "ada",
+        &format!(
+            "/fs.write_file path=\"{}\" content=\"launch monday\"",
+            target.display()
+        ),
+    );
+    let id = request_of(&asked);
+    let request = asked.request.as_ref().unwrap();
+    assert!(
+        request.canonical.contains("launch monday"),
+        "{}",
+        request.canonical
+    );
+    assert!(
+        request.reason.contains("change or delete"),
+        "{}",
+        request.reason
+    );
+    assert!(
+        !target.exists(),
+        "nothing is written before the partner decides"
+    );
+    let done = r
+        .exec
+        .decide(&id, Decision::ApproveOnce, &Authority::Partner, None)
+        .unwrap();
+    assert_eq!(done.status, ActionStatus::Executed, "{}", done.text);
+    assert_eq!(std::fs::read_to_string(&target).unwrap(), "launch monday");
+
+    // A denied write writes nothing.
+    let other = root.join("other.md");
+    let asked = r.one(
+        "ada",
+        &format!("/fs.write_file path=\"{}\" content=\"x\"", other.display()),
+    );
+    let id = request_of(&asked);
+    r.exec
+        .decide(
+            &id,
+            Decision::Deny(Some("not now".into())),
+            &Authority::Partner,
+            None,
+        )
+        .unwrap();
+    assert!(!other.exists());
+
+    // The trace holds each call's arguments and result.
+    let trace = r.trace();
+    let write = trace
+        .iter()
+        .find(|t| t.verb == "fs.write_file" && t.outcome.as_str() == "executed")
+        .expect("the write is traced");
+    assert_eq!(write.data["mcp"]["arguments"]["content"], "launch monday");
+    assert_eq!(write.data["mcp"]["server"], "fs");
+    assert!(write.external, "replay reuses the recorded result");
+}
+
+#[test]
+fn a_bad_argument_is_named_to_the_agent_and_nothing_is_sent_or_asked() {
+    let Some(servers) = npm_servers() else {
+        return skipped("the schema test");
+    };
+    let root = tempfile::tempdir().unwrap();
+    let r = fs_rig(&servers, root.path());
+    for (line, field) in [
+        ("/fs.write_file path=\"a.md\"", "content"),
+        ("/fs.write_file {\"path\": 3, \"content\": \"x\"}", "path"),
+        ("/fs.read_text_file path=\"a\" head=three", "head"),
+    ] {
+        let report = r.one("ada", line);
+        assert_eq!(
+            report.status,
+            ActionStatus::Failed,
+            "{line}: {}",
+            report.text
+        );
+        assert!(report.text.contains(field), "{line}: {}", report.text);
+        assert!(report.request.is_none(), "{line}: nothing is asked");
+    }
+    assert!(std::fs::read_dir(root.path()).unwrap().next().is_none());
+}
+
+/// A server that answers `initialize` and `tools/list`, then on
+/// `tools/call`: `echo` answers, `crash` exits mid-call, `flood` sends a
+/// line past the bound, `stall` never answers.
+const HOSTILE: &str = r#"
+const rl = require('readline').createInterface({ input: process.stdin });
+const send = (m) => process.stdout.write(JSON.stringify(m) + '\n');
+const tool = (name) => ({ name, description: name, inputSchema: { type: 'object', properties: { text: { type: 'string' } } }, annotations: { readOnlyHint: true, openWorldHint: false } });
+process.stderr.write('hostile server up\n');
+rl.on('line', (line) => {
+  const m = JSON.parse(line);
+  if (m.method === 'initialize') {
+    send({ jsonrpc: '2.0', id: m.id, result: { protocolVersion: m.params.protocolVersion, capabilities: { tools: {} }, serverInfo: { name: 'hostile', version: '1' } } });
+  } else if (m.method === 'tools/list') {
+    send({ jsonrpc: '2.0', id: m.id, result: { tools: ['echo', 'crash', 'flood', 'stall'].map(tool) } });
+  } else if (m.method === 'tools/call') {
+    const name = m.params.name;
+    if (name === 'echo') send({ jsonrpc: '2.0', id: m.id, result: { content: [{ type: 'text', text: 'echo ' + (m.params.arguments.text || '') }] } });
+    if (name === 'crash') process.exit(3);
+    if (name === 'flood') process.stdout.write('{"jsonrpc":"2.0","id":' + m.id + ',"result":{"content":[{"type":"text","text":"' + 'x'.repeat(6 * 1024 * 1024) + '"}]}}\n');
+  }
+});
+"#;
+
+/// Whether `node` runs here (the hostile server is a Node script).
+fn node() -> bool {
+    let ok = std::process::Command::new("node")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !ok {
+        eprintln!("SKIPPED: no node on this machine for the hostile MCP server");
+    }
+    ok
+}
+
+fn hostile_rig() -> (Rig, tempfile::TempDir) {
+    let dir = tempfile::tempdir().unwrap();
+    let script = dir.path().join("hostile.js");
+    std::fs::write(&script, HOSTILE).unwrap();
+    let node = PathBuf::from("node");
+    let mut config = stdio("bad", &node, &[&script.display().to_string()]);
+    config.timeout_secs = Some(2);
+    let hub = hub(&[config]);
+    let status = hub.status();
+    assert_eq!(status[0].state, ServerState::Ready, "{status:?}");
+    assert_eq!(status[0].tools.len(), 4, "{status:?}");
+    let mut r = rig(Policy::permissive());
+    r.exec.attach_mcp(Arc::new(hub)).unwrap();
+    (r, dir)
+}
+
+#[test]
+fn a_server_that_crashes_floods_or_stalls_fails_the_call_and_is_started_again() {
+    if !node() {
+        return;
+    }
+    let (r, _dir) = hostile_rig();
+    let echo = r.ok("ada", "/bad.echo text=\"hi\"");
+    assert_eq!(echo.text, "echo hi");
+
+    // Stalls: the call ends at the server's timeout, the server stays.
+    let started = Instant::now();
+    let stalled = r.one("ada", "/bad.stall");
+    assert_eq!(stalled.status, ActionStatus::Failed, "{}", stalled.text);
+    assert!(stalled.text.contains("longer than 2s"), "{}", stalled.text);
+    assert!(started.elapsed() < Duration::from_secs(10));
+
+    // Floods: the line past the bound is dropped, the call times out.
+    let flooded = r.one("ada", "/bad.flood");
+    assert_eq!(flooded.status, ActionStatus::Failed, "{}", flooded.text);
+
+    // Crashes mid-call: the call fails, and the server is started again.
+    let crashed = r.one("ada", "/bad.crash");
+    assert_eq!(crashed.status, ActionStatus::Failed, "{}", crashed.text);
+    let hub = r.exec.mcp().unwrap();
+    let until = Instant::now() + Duration::from_secs(20);
+    loop {
+        let status = &hub.status()[0];
+        if status.state == ServerState::Ready && status.restarts >= 1 {
+            break;
+        }
+        assert!(Instant::now() < until, "not started again: {status:?}");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    assert_eq!(r.ok("ada", "/bad.echo text=again").text, "echo again");
+}
+
+#[test]
+fn replay_of_a_trace_with_mcp_calls_calls_no_server() {
+    if !node() {
+        return;
+    }
+    let (r, _dir) = hostile_rig();
+    r.ok("ada", "/bad.echo text=\"recorded\"");
+    let db = r.db();
+    let Rig {
+        dir: _keep, exec, ..
+    } = r;
+    drop(exec);
+    // The servers are gone with the executor; replay reads the record.
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_partner"))
+        .args(["replay", "--verify", "--db"])
+        .arg(&db)
+        .output()
+        .unwrap();
+    let text =
+        String::from_utf8_lossy(&out.stdout).to_string() + &String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{text}");
+    assert!(text.contains("all 1 steps matched"), "{text}");
+}
