@@ -61,9 +61,31 @@ pub fn run_mcp(options: &McpOptions, out: &mut dyn Write, _err: &mut dyn Write) 
             ServerState::Starting => "still starting".into(),
             ServerState::Stopped => "stopped".into(),
         };
+        let walls = match config.mcp.iter().find(|c| c.name == server.name) {
+            Some(c) if c.url.is_some() => "reached over HTTP".to_string(),
+            Some(c) if c.sandbox => format!(
+                "sandboxed: writes {}, network {}",
+                {
+                    // Where it starts is writable too.
+                    let places: Vec<String> = c
+                        .cwd
+                        .iter()
+                        .chain(&c.writes)
+                        .map(|w| config.base.join(w).display().to_string())
+                        .collect();
+                    if places.is_empty() {
+                        "only a directory of its own".to_string()
+                    } else {
+                        places.join(", ")
+                    }
+                },
+                if c.network { "on" } else { "off" }
+            ),
+            _ => "NOT sandboxed (sandbox = false)".to_string(),
+        };
         line(
             out,
-            format!("{} ({}): {state}", server.name, server.reached),
+            format!("{} ({}; {walls}): {state}", server.name, server.reached),
         )?;
         for tool in &server.tools {
             let effects = match (tool.read_only, tool.destructive, tool.open_world) {

@@ -131,9 +131,9 @@ fn each_crate_names_only_what_the_architecture_allows_it() {
                 "partner-store",
             ],
         ),
-        // MCP servers' tools: below the engine, naming none of partner's
-        // own crates but core.
-        ("partner-mcp", &["partner-core"]),
+        // MCP servers' tools: below the engine, naming only core and the
+        // gate (whose sandbox a stdio server runs in).
+        ("partner-mcp", &["partner-core", "partner-gate"]),
         (
             "partner-runtime",
             &[

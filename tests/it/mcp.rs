@@ -46,6 +46,9 @@ fn stdio(name: &str, command: &Path, args: &[&str]) -> ServerConfig {
         token_file: None,
         agents: Vec::new(),
         timeout_secs: Some(3),
+        writes: Vec::new(),
+        network: false,
+        sandbox: true,
     }
 }
 
@@ -72,8 +75,9 @@ fn request_of(report: &ActionReport) -> String {
 fn fs_rig(servers: &Path, root: &Path) -> Rig {
     let mut r = rig(Policy::from_toml(POLICY).unwrap());
     let bin = servers.join("node_modules/.bin/mcp-server-filesystem");
-    let root = root.display().to_string();
-    let hub = hub(&[stdio("fs", &bin, &[&root])]);
+    let mut config = stdio("fs", &bin, &[&root.display().to_string()]);
+    config.writes = vec![root.to_path_buf()];
+    let hub = hub(&[config]);
     let status = hub.status();
     assert_eq!(status[0].state, ServerState::Ready, "{status:?}");
     let skipped = r.exec.attach_mcp(Arc::new(hub)).unwrap();
@@ -217,11 +221,20 @@ rl.on('line', (line) => {
   if (m.method === 'initialize') {
     send({ jsonrpc: '2.0', id: m.id, result: { protocolVersion: m.params.protocolVersion, capabilities: { tools: {} }, serverInfo: { name: 'hostile', version: '1' } } });
   } else if (m.method === 'tools/list') {
-    send({ jsonrpc: '2.0', id: m.id, result: { tools: ['echo', 'crash', 'flood', 'stall'].map(tool) } });
+    send({ jsonrpc: '2.0', id: m.id, result: { tools: ['echo', 'crash', 'flood', 'stall', 'write', 'peek'].map(tool) } });
   } else if (m.method === 'tools/call') {
     const name = m.params.name;
     if (name === 'echo') send({ jsonrpc: '2.0', id: m.id, result: { content: [{ type: 'text', text: 'echo ' + (m.params.arguments.text || '') }] } });
     if (name === 'crash') process.exit(3);
+    if (name === 'write') {
+      let text;
+      try { require('fs').writeFileSync(m.params.arguments.text, 'x'); text = 'wrote'; } catch (e) { text = 'refused: ' + e.code; }
+      send({ jsonrpc: '2.0', id: m.id, result: { content: [{ type: 'text', text }] } });
+    }
+    if (name === 'peek') {
+      let text;
+      try { require('net').connect(m.params.arguments.text).on('error', (e) => send({ jsonrpc: '2.0', id: m.id, result: { content: [{ type: 'text', text: 'refused: ' + e.code }] } })).on('connect', () => send({ jsonrpc: '2.0', id: m.id, result: { content: [{ type: 'text', text: 'connected' }] } })); } catch (e) { send({ jsonrpc: '2.0', id: m.id, result: { content: [{ type: 'text', text: 'refused: ' + e.code }] } }); }
+    }
     if (name === 'flood') process.stdout.write('{"jsonrpc":"2.0","id":' + m.id + ',"result":{"content":[{"type":"text","text":"' + 'x'.repeat(6 * 1024 * 1024) + '"}]}}\n');
   }
 });
@@ -240,16 +253,19 @@ fn node() -> bool {
 }
 
 fn hostile_rig() -> (Rig, tempfile::TempDir) {
-    let dir = tempfile::tempdir().unwrap();
+    // Not under /tmp: inside the sandbox /tmp is the server's own.
+    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
     let script = dir.path().join("hostile.js");
     std::fs::write(&script, HOSTILE).unwrap();
+    std::fs::create_dir(dir.path().join("roots")).unwrap();
     let node = PathBuf::from("node");
     let mut config = stdio("bad", &node, &[&script.display().to_string()]);
     config.timeout_secs = Some(2);
+    config.writes = vec![dir.path().join("roots")];
     let hub = hub(&[config]);
     let status = hub.status();
     assert_eq!(status[0].state, ServerState::Ready, "{status:?}");
-    assert_eq!(status[0].tools.len(), 4, "{status:?}");
+    assert_eq!(status[0].tools.len(), 6, "{status:?}");
     let mut r = rig(Policy::permissive());
     r.exec.attach_mcp(Arc::new(hub)).unwrap();
     (r, dir)
@@ -313,4 +329,75 @@ fn replay_of_a_trace_with_mcp_calls_calls_no_server() {
         String::from_utf8_lossy(&out.stdout).to_string() + &String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{text}");
     assert!(text.contains("all 1 steps matched"), "{text}");
+}
+
+#[test]
+fn a_stdio_server_writes_only_in_its_roots_and_reaches_no_socket() {
+    if !node() {
+        return;
+    }
+    let (r, dir) = hostile_rig();
+    let inside = dir.path().join("roots/made.txt");
+    let wrote = r.ok("ada", &format!("/bad.write text=\"{}\"", inside.display()));
+    assert_eq!(wrote.text, "wrote");
+    assert!(inside.exists());
+    let outside = dir.path().join("escaped.txt");
+    let refused = r.ok("ada", &format!("/bad.write text=\"{}\"", outside.display()));
+    assert!(refused.text.starts_with("refused"), "{}", refused.text);
+    assert!(
+        !outside.exists(),
+        "the sandbox kept the server from writing outside its roots"
+    );
+    // A Unix socket beside it (a daemon's, a database's): not reachable.
+    let socket_path = dir.path().join("daemon.sock");
+    let _listener = std::os::unix::net::UnixListener::bind(&socket_path).unwrap();
+    let peeked = r.ok(
+        "ada",
+        &format!("/bad.peek text=\"{}\"", socket_path.display()),
+    );
+    assert!(peeked.text.starts_with("refused"), "{}", peeked.text);
+}
+
+#[test]
+fn mcp_list_shows_each_server_its_walls_state_and_tools() {
+    if !node() {
+        return;
+    }
+    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    std::fs::write(dir.path().join("hostile.js"), HOSTILE).unwrap();
+    std::fs::write(
+        dir.path().join("partner.toml"),
+        r#"
+name = "tools"
+[[mcp]]
+name = "bad"
+command = "node"
+args = ["hostile.js"]
+cwd = "."
+[[mcp]]
+name = "gone"
+command = "/nonexistent/mcp-server"
+[[agents]]
+name = "ada"
+model = "ollama:llama3.1"
+"#,
+    )
+    .unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_partner"))
+        .args(["mcp", "list", "--config"])
+        .arg(dir.path().join("partner.toml"))
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout).to_string();
+    assert_eq!(out.status.code(), Some(1), "a server is down: {text}");
+    let expected = format!(
+        "bad (node hostile.js; sandboxed: writes {}, network off): ready, 6 tools",
+        dir.path().join(".").display()
+    );
+    assert!(text.contains(&expected), "{text}");
+    assert!(text.contains("/bad.echo  [reads]"), "{text}");
+    assert!(
+        text.contains("gone (/nonexistent/mcp-server; sandboxed") && text.contains("down: "),
+        "{text}"
+    );
 }

@@ -51,6 +51,21 @@ pub struct ServerConfig {
     /// Longest a call may take, in seconds (30 unless given).
     #[serde(default, rename = "timeout")]
     pub timeout_secs: Option<u64>,
+    /// Where a stdio server may write (its declared roots; relative to
+    /// the config's folder): nowhere else, in the shell's sandbox.
+    #[serde(default)]
+    pub writes: Vec<PathBuf>,
+    /// Whether a stdio server may reach the network (off unless given).
+    #[serde(default)]
+    pub network: bool,
+    /// Run a stdio server in the sandbox (on unless `false`; off, it runs
+    /// as partner does, and `partner mcp list` says so).
+    #[serde(default = "yes")]
+    pub sandbox: bool,
+}
+
+fn yes() -> bool {
+    true
 }
 
 /// True for a server name: lowercase letters, digits and `_`, starting

@@ -94,6 +94,12 @@ impl McpHub {
         for c in configs {
             c.check()?;
         }
+        if configs.iter().any(|c| c.command.is_some() && c.sandbox) {
+            // What the machine's walls are is found once per process by
+            // running a command behind them: here, not on the hub's one
+            // worker, which the servers' own work needs.
+            let _ = partner_gate::sandbox::walls();
+        }
         let runtime = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(1)
             .thread_name("partner-mcp")

@@ -150,7 +150,8 @@ impl Server {
             if self.stopping.load(Ordering::SeqCst) {
                 break;
             }
-            self.set_state(ServerState::Starting);
+            // A server started again stays down, with why, until it is
+            // ready: the state shown is the last one known.
             let ended = match self.config.command.is_some() {
                 true => self.run_child().await,
                 false => self.run_remote().await,
@@ -218,9 +219,39 @@ impl Server {
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .kill_on_drop(true);
-        let mut child = command
-            .spawn()
-            .map_err(|e| format!("{}: {e}", c.command.as_deref().unwrap_or("")))?;
+        let contained = if c.sandbox {
+            let writes: Vec<PathBuf> = c.writes.iter().map(|w| self.base.join(w)).collect();
+            let cwd = c.cwd.as_ref().map(|d| self.base.join(d));
+            let contained =
+                partner_gate::sandbox::server::contain(cwd.as_deref(), &writes, c.network, &[])
+                    .map_err(|e| format!("its sandbox: {e}"))?;
+            command.current_dir(&contained.dir);
+            let mut prepared = contained.prepared;
+            // SAFETY: `apply` makes only system calls on values built
+            // before the fork (the shell's sandbox does the same).
+            unsafe {
+                command.pre_exec(move || prepared.apply());
+            }
+            Some((contained.report, (contained.tmp, contained.own_dir)))
+        } else {
+            None
+        };
+        // Spawning waits for the child to exec (or fail to): off the
+        // runtime's workers, which other servers' work needs meanwhile.
+        let spawned = tokio::task::spawn_blocking(move || command.spawn())
+            .await
+            .map_err(|e| format!("starting it failed: {e}"))?;
+        let mut child = match spawned {
+            Ok(child) => child,
+            Err(e) => {
+                let why = contained
+                    .and_then(|(report, _)| report.read())
+                    .unwrap_or_else(|| e.to_string());
+                return Err(format!("{}: {why}", c.command.as_deref().unwrap_or("")));
+            }
+        };
+        // The private /tmp lives as long as the server.
+        let _tmp = contained.map(|(_, tmp)| tmp);
         let started = std::time::Instant::now();
         let (Some(stdout), Some(stdin), Some(stderr)) =
             (child.stdout.take(), child.stdin.take(), child.stderr.take())

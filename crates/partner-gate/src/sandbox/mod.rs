@@ -38,6 +38,7 @@ mod filter;
 mod mounts;
 pub mod plan;
 mod rules;
+pub mod server;
 mod walls;
 
 use std::ffi::CString;
