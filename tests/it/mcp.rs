@@ -401,3 +401,31 @@ model = "ollama:llama3.1"
         "{text}"
     );
 }
+
+/// The time partner adds to a tool call over the server's own: the whole
+/// action (parse, check, call, commit with its trace record) less what
+/// the server took, median of 40 calls. Printed for the figures; held
+/// under a bound a debug build keeps.
+#[test]
+fn partner_adds_little_to_a_tool_call() {
+    if !node() {
+        return;
+    }
+    let (r, _dir) = hostile_rig();
+    r.ok("ada", "/bad.echo text=warm");
+    let mut added: Vec<f64> = (0..40)
+        .map(|i| {
+            let started = Instant::now();
+            let report = r.ok("ada", &format!("/bad.echo text=n{i}"));
+            let whole = started.elapsed().as_secs_f64() * 1e3;
+            let server_us = report.data["mcp"]["server_us"].as_u64().unwrap();
+            whole - server_us as f64 / 1e3
+        })
+        .collect();
+    added.sort_by(f64::total_cmp);
+    let (p50, p90) = (added[20], added[36]);
+    println!(
+        "partner adds to an MCP call: p50 {p50:.2} ms, p90 {p90:.2} ms (server's own time left out)"
+    );
+    assert!(p50 < 50.0, "p50 {p50:.2} ms");
+}
