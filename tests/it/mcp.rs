@@ -253,6 +253,10 @@ fn node() -> bool {
 }
 
 fn hostile_rig() -> (Rig, tempfile::TempDir) {
+    hostile_rig_for(&[])
+}
+
+fn hostile_rig_for(agents: &[&str]) -> (Rig, tempfile::TempDir) {
     // Not under /tmp: inside the sandbox /tmp is the server's own.
     let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
     let script = dir.path().join("hostile.js");
@@ -262,6 +266,7 @@ fn hostile_rig() -> (Rig, tempfile::TempDir) {
     let mut config = stdio("bad", &node, &[&script.display().to_string()]);
     config.timeout_secs = Some(2);
     config.writes = vec![dir.path().join("roots")];
+    config.agents = agents.iter().map(|a| a.to_string()).collect();
     let hub = hub(&[config]);
     let status = hub.status();
     assert_eq!(status[0].state, ServerState::Ready, "{status:?}");
@@ -428,4 +433,29 @@ fn partner_adds_little_to_a_tool_call() {
         "partner adds to an MCP call: p50 {p50:.2} ms, p90 {p90:.2} ms (server's own time left out)"
     );
     assert!(p50 < 50.0, "p50 {p50:.2} ms");
+}
+
+#[test]
+fn a_server_for_some_agents_is_in_their_prompts_only_and_refuses_the_others() {
+    if !node() {
+        return;
+    }
+    let (r, _dir) = hostile_rig_for(&["bob"]);
+    let names = |agent: &str| -> Vec<String> {
+        partner::runtime::turn::allowed_verbs(&r.exec, agent, false)
+            .iter()
+            .map(|s| s.verb.name().to_string())
+            .filter(|v| v.starts_with("bad."))
+            .collect()
+    };
+    assert_eq!(names("bob").len(), 6, "{:?}", names("bob"));
+    assert!(names("ada").is_empty(), "{:?}", names("ada"));
+    let refused = r.one("ada", "/bad.echo text=hi");
+    assert_eq!(refused.status, ActionStatus::Failed, "{}", refused.text);
+    assert!(
+        refused.text.contains("may not use MCP server bad"),
+        "{}",
+        refused.text
+    );
+    assert_eq!(r.ok("bob", "/bad.echo text=hi").text, "echo hi");
 }

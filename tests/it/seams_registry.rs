@@ -119,7 +119,7 @@ fn a_verb_from_a_verb_file_runs_and_is_checked_like_any_other() {
     assert!(told_anchor(&r).last().unwrap().contains("shipped the beta"));
 
     // The agents' prompts list it (with its summary) for everyone.
-    let verbs = partner::runtime::turn::allowed_verbs(&r.exec, false);
+    let verbs = partner::runtime::turn::allowed_verbs(&r.exec, "ada", false);
     let shout = verbs
         .iter()
         .find(|v| v.verb.name() == "shout")

@@ -49,14 +49,25 @@ fn failed(env: &TurnEnv, agent: String, message: String) -> TurnOutcome {
     }
 }
 
-/// The verbs an agent may use — all but the authority verbs, unless it has
-/// an authority role; the constellation's own verbs included — from the
-/// verb registry.
-pub fn allowed_verbs(executor: &Executor, authority: bool) -> Vec<partner_dialect::VerbSpec> {
+/// The verbs `agent` may use — all but the authority verbs, unless it has
+/// an authority role; the constellation's own verbs included, and the
+/// tools of the MCP servers running here that serve it — from the verb
+/// registry.
+pub fn allowed_verbs(
+    executor: &Executor,
+    agent: &str,
+    authority: bool,
+) -> Vec<partner_dialect::VerbSpec> {
     executor
         .registry()
         .verbs_for(authority)
         .into_iter()
+        .filter(|spec| match &spec.action {
+            Some(partner_dialect::CustomAction::Mcp { server, .. }) => {
+                executor.mcp().is_some_and(|hub| hub.serves(server, agent))
+            }
+            _ => true,
+        })
         .cloned()
         .collect()
 }

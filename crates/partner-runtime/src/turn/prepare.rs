@@ -216,7 +216,7 @@ impl Turn {
                 "could not read this agent's memory from the database".into(),
             ));
         };
-        let verbs = allowed_verbs(&env.executor, agent.authority);
+        let verbs = allowed_verbs(&env.executor, &agent.name, agent.authority);
         let (system, instructions, tools) =
             system_parts(&env, &agent, &gathered, &verbs, pulse, now);
         let settings = &agent.settings;
