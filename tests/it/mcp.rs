@@ -459,3 +459,39 @@ fn a_server_for_some_agents_is_in_their_prompts_only_and_refuses_the_others() {
     );
     assert_eq!(r.ok("bob", "/bad.echo text=hi").text, "echo hi");
 }
+
+#[test]
+fn a_streamable_http_server_is_reached_by_url_and_its_tools_called() {
+    let Some(servers) = npm_servers() else {
+        return skipped("the streamable-HTTP test");
+    };
+    let addr = support::free_port();
+    let bin = servers.join("node_modules/.bin/mcp-server-everything");
+    let mut server = std::process::Command::new(&bin)
+        .arg("streamableHttp")
+        .env("PORT", addr.port().to_string())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let until = Instant::now() + Duration::from_secs(20);
+    while std::net::TcpStream::connect(addr).is_err() {
+        assert!(Instant::now() < until, "the HTTP server did not listen");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("token"), "secret-token\n").unwrap();
+    let mut config = stdio("ev", Path::new("unused"), &[]);
+    config.command = None;
+    config.url = Some(format!("http://{addr}/mcp"));
+    config.token_file = Some(dir.path().join("token"));
+    let mut r = rig(Policy::permissive());
+    r.exec.attach_mcp(Arc::new(hub(&[config]))).unwrap();
+    let status = r.exec.mcp().unwrap().status();
+    assert_eq!(status[0].state, ServerState::Ready, "{status:?}");
+    let echoed = r.one("ada", "/ev.echo message=\"over http\"");
+    server.kill().ok();
+    let _ = server.wait();
+    assert_eq!(echoed.status, ActionStatus::Executed, "{}", echoed.text);
+    assert!(echoed.text.contains("over http"), "{}", echoed.text);
+}

@@ -284,6 +284,9 @@ impl Server {
         use rmcp::transport::StreamableHttpClientTransport;
         use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
         let c = &self.config;
+        // The HTTP client's TLS needs a crypto provider: ring, as the rest
+        // of partner uses (one installed first is kept).
+        let _ = rustls::crypto::ring::default_provider().install_default();
         let mut config =
             StreamableHttpClientTransportConfig::with_uri(c.url.clone().unwrap_or_default());
         if let Some(token) = c.token()? {
