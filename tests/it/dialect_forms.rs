@@ -420,3 +420,53 @@ fn unknown_and_ambiguous_verbs_are_explained() {
         "{message}"
     );
 }
+
+// A dotted verb (an MCP tool's) is read as a verb only when the table
+// knows it.
+use partner::dialect::{CustomAction, DialectParser, Shape, Strictness, Verb, VerbSpec, VerbTable};
+
+fn with_tool() -> VerbTable {
+    let mut table = VerbTable::builtin();
+    table
+        .add(VerbSpec {
+            verb: Verb::Custom("fs.read_file".into()),
+            strictness: Strictness::Strict,
+            everyday: true,
+            aliases: Vec::new(),
+            summary: "read a file".into(),
+            shape: Shape(&partner::dialect::args::TEXT),
+            action: Some(CustomAction::Mcp {
+                server: "fs".into(),
+                tool: "read_file".into(),
+            }),
+        })
+        .expect("an MCP verb is added");
+    table
+}
+
+#[test]
+fn a_dotted_verb_the_table_knows_is_an_action_and_a_path_is_not() {
+    let parser = DialectParser::new().with_table(with_tool());
+    let turn = parser.parse("/fs.read_file path=\"notes.md\"\n-> /recall insert \"x\"");
+    assert_eq!(turn.actions.len(), 1, "{:?}", turn.errors);
+    let action = &turn.actions[0];
+    assert_eq!(action.verb.name(), "fs.read_file");
+    assert_eq!(action.content.as_deref(), Some("path=\"notes.md\""));
+    assert_eq!(action.chain.len(), 1);
+    for prose in [
+        "/notes.txt is where it is",
+        "/fs.write_file x",
+        "see /fs.read_file",
+    ] {
+        let turn = parser.parse(prose);
+        assert!(
+            turn.actions.is_empty() && turn.errors.is_empty(),
+            "{prose}: {:?} {:?}",
+            turn.actions,
+            turn.errors
+        );
+    }
+    // Without the tool, the same line is a path.
+    let plain = DialectParser::new().parse("/fs.read_file path=x");
+    assert!(plain.actions.is_empty() && plain.errors.is_empty());
+}

@@ -114,6 +114,7 @@ mod shape;
 mod span;
 mod turn;
 mod verb_file;
+mod verb_word;
 mod verbs;
 
 pub use action::{

@@ -15,6 +15,7 @@ use super::matcher::match_verb;
 use super::parser::MAX_ACTIONS;
 use super::span::Span;
 use super::turn::{ParsedTurn, Segment, SegmentKind};
+pub(crate) use super::verb_word::{verb_end, verb_word_end};
 use super::verbs::{Strictness, VerbTable};
 
 /// Top-level directories: a line starting `/usr …` is a path, not an action
@@ -46,38 +47,6 @@ const ROOT_DIRS: &[&str] = &[
 
 /// Whole-line wrappers, longest first.
 const WRAPPERS: &[&str] = &["***", "**", "__", "*", "_"];
-
-/// End of the verb word starting at `start`: `[A-Za-z][A-Za-z0-9_-]*`.
-/// Returns `start` when there is no such word.
-pub(crate) fn verb_word_end(src: &str, start: usize, limit: usize) -> usize {
-    let bytes = src.as_bytes();
-    if start >= limit || !bytes[start].is_ascii_alphabetic() {
-        return start;
-    }
-    let mut end = start + 1;
-    while end < limit
-        && (bytes[end].is_ascii_alphanumeric() || bytes[end] == b'_' || bytes[end] == b'-')
-    {
-        end += 1;
-    }
-    end
-}
-
-/// End of the verb written at `start`: the verb word, or — when `verbs`
-/// knows it — a dotted one (`fs.read_file`, an MCP tool's verb), which a
-/// word alone would end at the dot of.
-pub(crate) fn verb_end(src: &str, start: usize, limit: usize, verbs: &VerbTable) -> usize {
-    let end = verb_word_end(src, start, limit);
-    if end == start || src.as_bytes().get(end) != Some(&b'.') {
-        return end;
-    }
-    let tool_end = verb_word_end(src, end + 1, limit);
-    if tool_end > end + 1 && verbs.knows_dotted(&src[start..tool_end]) {
-        tool_end
-    } else {
-        end
-    }
-}
 
 fn skip_blanks(bytes: &[u8], mut pos: usize, limit: usize) -> usize {
     while pos < limit && matches!(bytes[pos], b' ' | b'\t') {
@@ -612,56 +581,5 @@ mod tests {
         );
         let last = turn.actions.last().expect("the last action is kept");
         assert_eq!(last.span.end, src.len() - 1, "the last one's end");
-    }
-}
-
-#[cfg(test)]
-mod dotted_tests {
-    use crate::{CustomAction, DialectParser, Shape, Strictness, Verb, VerbSpec, VerbTable};
-
-    fn with_tool() -> VerbTable {
-        let mut table = VerbTable::builtin();
-        table
-            .add(VerbSpec {
-                verb: Verb::Custom("fs.read_file".into()),
-                strictness: Strictness::Strict,
-                everyday: true,
-                aliases: Vec::new(),
-                summary: "read a file".into(),
-                shape: Shape(&crate::args::TEXT),
-                action: Some(CustomAction::Mcp {
-                    server: "fs".into(),
-                    tool: "read_file".into(),
-                }),
-            })
-            .expect("an MCP verb is added");
-        table
-    }
-
-    #[test]
-    fn a_dotted_verb_the_table_knows_is_an_action_and_a_path_is_not() {
-        let parser = DialectParser::new().with_table(with_tool());
-        let turn = parser.parse("/fs.read_file path=\"notes.md\"\n-> /recall insert \"x\"");
-        assert_eq!(turn.actions.len(), 1, "{:?}", turn.errors);
-        let action = &turn.actions[0];
-        assert_eq!(action.verb.name(), "fs.read_file");
-        assert_eq!(action.content.as_deref(), Some("path=\"notes.md\""));
-        assert_eq!(action.chain.len(), 1);
-        for prose in [
-            "/notes.txt is where it is",
-            "/fs.write_file x",
-            "see /fs.read_file",
-        ] {
-            let turn = parser.parse(prose);
-            assert!(
-                turn.actions.is_empty() && turn.errors.is_empty(),
-                "{prose}: {:?} {:?}",
-                turn.actions,
-                turn.errors
-            );
-        }
-        // Without the tool, the same line is a path.
-        let plain = DialectParser::new().parse("/fs.read_file path=x");
-        assert!(plain.actions.is_empty() && plain.errors.is_empty());
     }
 }

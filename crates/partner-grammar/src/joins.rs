@@ -295,6 +295,21 @@ impl<'g> Arena<'g> {
     }
 }
 
+/// Steps after which a match shares its searches (a short one would
+/// spend more remembering them than it saves).
+pub(super) const JOIN_AFTER: usize = 32;
+
+/// Whether tests match with searches remembered (they compare both ways).
+#[cfg(test)]
+pub(super) fn joins_on() -> bool {
+    !tests::OFF.with(std::cell::Cell::get)
+}
+
+#[cfg(not(test))]
+pub(super) fn joins_on() -> bool {
+    true
+}
+
 #[cfg(test)]
 pub(super) mod tests {
     use crate::{LoadOptions, MatchOptions, NoFiles, Quotes, load_grammar, match_grammar};

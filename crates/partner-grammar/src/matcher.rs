@@ -95,13 +95,13 @@ pub fn match_grammar(grammar: &Grammar, request: &str, options: &MatchOptions) -
     let mut work = Work::new(*options, true);
     initial_states_for(grammar, request, &mut work);
     let exhaustive = *options == MatchOptions::default();
-    let may_join = exhaustive && joins_on();
+    let may_join = exhaustive && super::joins::joins_on();
     let mut found = Found {
         results: Vec::new(),
         request,
     };
     loop {
-        if may_join && !work.joins && work.steps >= JOIN_AFTER {
+        if may_join && !work.joins && work.steps >= super::joins::JOIN_AFTER {
             // Long enough to be worth sharing searches in.
             work.joins = true;
             work.arena.joins.set_on(true);
@@ -154,21 +154,6 @@ pub fn match_grammar(grammar: &Grammar, request: &str, options: &MatchOptions) -
         }
     }
     found.results
-}
-
-/// Steps after which a match shares its searches (a short one would
-/// spend more remembering them than it saves).
-const JOIN_AFTER: usize = 32;
-
-/// Whether tests match with searches remembered (they compare both ways).
-#[cfg(test)]
-fn joins_on() -> bool {
-    !super::joins::tests::OFF.with(std::cell::Cell::get)
-}
-
-#[cfg(not(test))]
-fn joins_on() -> bool {
-    true
 }
 
 /// The byte range of a wildcard's text from `a` to `b` (separators at its

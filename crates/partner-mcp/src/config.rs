@@ -78,6 +78,19 @@ pub fn valid_server_name(name: &str) -> bool {
             .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_')
 }
 
+/// Why a constellation's `[[mcp]]` entries cannot be used, if they cannot:
+/// one that cannot, or two of one name.
+pub fn check_all(servers: &[ServerConfig]) -> Result<(), String> {
+    let mut names = std::collections::HashSet::new();
+    for server in servers {
+        server.check()?;
+        if !names.insert(server.name.as_str()) {
+            return Err(format!("mcp server {} is named twice", server.name));
+        }
+    }
+    Ok(())
+}
+
 impl ServerConfig {
     /// Why the entry cannot be used, if it cannot.
     pub fn check(&self) -> Result<(), String> {

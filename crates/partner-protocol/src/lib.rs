@@ -27,6 +27,7 @@ pub mod report;
 pub mod state;
 pub mod views;
 
+mod authority;
 pub mod memory;
 pub mod request;
 pub mod trace;

@@ -5,7 +5,7 @@
 
 use std::time::Duration;
 
-use super::{AgentConfig, AgentFile, AgentRole, ConfigFile, duration, kind, permission};
+use super::{AgentConfig, AgentFile, AgentRole, ConfigFile, duration};
 use crate::provider::Sampling;
 use crate::settings::ModelSettings;
 use partner_policy::Policy;
@@ -128,4 +128,14 @@ fn block_specs(a: &AgentFile) -> Result<Vec<BlockSpec>, String> {
         });
     }
     Ok(blocks)
+}
+
+fn kind(text: &str) -> Result<BlockKind, String> {
+    text.parse()
+        .map_err(|_| format!("block kind '{text}' must be core, working or archival"))
+}
+
+fn permission(text: &str) -> Result<BlockPermission, String> {
+    text.parse()
+        .map_err(|_| format!("block permission '{text}' must be read_only, partner, human, append, read_write or admin"))
 }

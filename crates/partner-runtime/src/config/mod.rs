@@ -21,7 +21,6 @@ use super::settings::ModelSettings;
 use partner_dialect::VerbTable;
 use partner_engine::exec::{ExecConfig, WebConfig};
 use partner_policy::Policy;
-use partner_store::memory::{BlockKind, BlockPermission};
 use partner_store::trace::BlockSpec;
 
 /// What an agent is for.
@@ -384,16 +383,6 @@ fn duration(text: &str, what: &str) -> Result<Duration, String> {
     })
 }
 
-fn kind(text: &str) -> Result<BlockKind, String> {
-    text.parse()
-        .map_err(|_| format!("block kind '{text}' must be core, working or archival"))
-}
-
-fn permission(text: &str) -> Result<BlockPermission, String> {
-    text.parse()
-        .map_err(|_| format!("block permission '{text}' must be read_only, partner, human, append, read_write or admin"))
-}
-
 impl ConstellationConfig {
     /// Loads `path`; relative paths inside it are relative to its folder.
     pub fn load(path: &Path) -> Result<Self, ConfigError> {
@@ -422,13 +411,7 @@ impl ConstellationConfig {
             message: brief(message),
         };
         let parsed = parse_file(text).map_err(err)?;
-        let mut servers = std::collections::HashSet::new();
-        for server in &parsed.mcp {
-            server.check().map_err(err)?;
-            if !servers.insert(server.name.as_str()) {
-                return Err(err(format!("mcp server {} is named twice", server.name)));
-            }
-        }
+        partner_mcp::config::check_all(&parsed.mcp).map_err(err)?;
         let (verbs, tools_dir, tool_warnings) = verbs_and_tools(&parsed, base).map_err(err)?;
         let mut policy = policy_of(&parsed, base, policy_text).map_err(err)?;
         let builtin_policy = policy_text.is_none() && parsed.policy.is_none();
