@@ -111,6 +111,13 @@ fn dispatch(cli: Cli) -> ExitCode {
     if let Some(Command::Serve(options)) = &cli.command {
         return exit(partner::commands::run_serve(options));
     }
+    // An MCP server speaks on standard output from its own threads.
+    if let Some(Command::Mcp(options)) = &cli.command
+        && options.serves()
+    {
+        let (mut out, mut err) = (std::io::sink(), std::io::sink());
+        return exit(partner::commands::run_mcp(options, &mut out, &mut err));
+    }
     let stdin = &mut std::io::stdin().lock();
     let stdout = &mut std::io::stdout().lock();
     let stderr = &mut std::io::stderr().lock();

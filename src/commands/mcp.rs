@@ -1,6 +1,6 @@
 //! `partner mcp list`: the constellation's MCP servers started as a run
 //! would start them, each with its state and tools (the verbs agents
-//! write), then stopped.
+//! write), then stopped; `partner mcp serve` is `mcp_serve`.
 
 use std::io::Write;
 use std::path::PathBuf;
@@ -30,11 +30,25 @@ pub enum McpCommand {
         #[arg(long)]
         json: bool,
     },
+    /// Serve partner over MCP on standard input and output: another agent
+    /// tool asks the partner for decisions (they land in the queue), reads
+    /// the queue and leaves notes for agents.
+    Serve(super::mcp_serve::ServeOptions),
+}
+
+impl McpOptions {
+    /// True for `partner mcp serve`, which owns standard input and output.
+    pub fn serves(&self) -> bool {
+        matches!(self.command, McpCommand::Serve(_))
+    }
 }
 
 /// Runs `partner mcp`.
 pub fn run_mcp(options: &McpOptions, out: &mut dyn Write, _err: &mut dyn Write) -> Result<i32> {
-    let McpCommand::List { config, json } = &options.command;
+    let (config, json) = match &options.command {
+        McpCommand::List { config, json } => (config, json),
+        McpCommand::Serve(serve) => return super::mcp_serve::run_mcp_serve(serve),
+    };
     let path = config
         .clone()
         .unwrap_or_else(|| PathBuf::from("partner.toml"));

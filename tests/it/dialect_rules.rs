@@ -515,9 +515,13 @@ fn sample_args(verb: &Verb) -> &'static str {
         Verb::Context => "scratch + \"x\"",
         Verb::Search => "deadlines",
         Verb::Send => "@user \"hi\"",
-        Verb::Reply | Verb::Uncertain | Verb::Summarize | Verb::Halt | Verb::Web | Verb::Calc => {
-            "\"x\""
-        }
+        Verb::Reply
+        | Verb::Uncertain
+        | Verb::Summarize
+        | Verb::Halt
+        | Verb::Web
+        | Verb::Calc
+        | Verb::Ask => "\"x\"",
         Verb::Post => "bluesky \"hi\"",
         Verb::Dm | Verb::Tell => "@alice \"hi\"",
         Verb::Fetch => "https://example.com",

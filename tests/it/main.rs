@@ -63,6 +63,7 @@ mod lisp_codec;
 mod lisp_lang;
 mod lisp_tools;
 mod mcp;
+mod mcp_serve;
 mod memory_store;
 mod model_budget;
 mod model_prompts;

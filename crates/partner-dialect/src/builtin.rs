@@ -306,6 +306,16 @@ builtin_verbs! {
         shape: &ShellShape,
         summary: "propose a shell command, or a request in words; the partner approves each one",
     },
+    /// Ask the partner to decide: a title, details, options and the
+    /// arguments of a tool call, answered from the queue (what another
+    /// agent tool asks through `partner mcp serve` is one).
+    Ask = "ask" {
+        strictness: Strict,
+        everyday: false,
+        aliases: &[],
+        shape: &TEXT,
+        summary: "ask the partner to decide: /ask {\"title\": …, \"details\": …, \"options\": […]}",
+    },
     /// Run a Pattern Lisp tool from the constellation's `tools/` folder.
     Tool = "tool" {
         strictness: Normal,

@@ -273,14 +273,15 @@ pub fn set_result(conn: &Connection, id: &str, result: &str) -> Result<(), Memor
     Ok(())
 }
 
-/// Decided requests of the agents `ours` accepts whose result has not
+/// Decided requests `ours` accepts (those of the agents a process runs,
+/// or one request) whose result has not
 /// reached the agent that asked yet, oldest first, with their results; each
 /// is marked routed at `now`. Requests of other agents are left for the
 /// process that runs them.
 pub fn take_unrouted(
     conn: &Connection,
     now: Millis,
-    ours: &dyn Fn(&str) -> bool,
+    ours: &dyn Fn(&PendingRequest) -> bool,
 ) -> Result<Vec<(PendingRequest, String)>, MemoryError> {
     let mut stmt = conn.prepare_cached(&format!(
         "SELECT {COLUMNS}, result FROM pending
@@ -291,10 +292,7 @@ pub fn take_unrouted(
         .query_map([], |r| {
             Ok((from_row(r)?, r.get::<_, String>(column_count())?))
         })?
-        .filter(|row| {
-            row.as_ref()
-                .map_or(true, |(request, _)| ours(&request.agent))
-        })
+        .filter(|row| row.as_ref().map_or(true, |(request, _)| ours(request)))
         .collect::<Result<_, _>>()?;
     for (request, _) in &rows {
         conn.execute(

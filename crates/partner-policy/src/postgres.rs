@@ -336,7 +336,7 @@ impl Requests for PgTx<'_> {
     fn take_unrouted(
         &self,
         now: Millis,
-        ours: &dyn Fn(&str) -> bool,
+        ours: &dyn Fn(&PendingRequest) -> bool,
     ) -> Result<Vec<(PendingRequest, String)>, MemoryError> {
         let mut client = self.conn();
         // Rows another daemon is taking are skipped, not waited for: it
@@ -355,7 +355,7 @@ impl Requests for PgTx<'_> {
         let taken: Vec<(PendingRequest, String)> = rows
             .iter()
             .map(|r| (request_of(r), r.get::<_, String>(column)))
-            .filter(|(request, _)| ours(&request.agent))
+            .filter(|(request, _)| ours(request))
             .collect();
         for (request, _) in &taken {
             client

@@ -109,14 +109,15 @@ pub trait Requests {
         scope: &RuleScope<'_>,
         now: Millis,
     ) -> Result<Option<StandingRule>, MemoryError>;
-    /// Decided requests of the agents `ours` accepts whose result has not
+    /// Decided requests `ours` accepts (those of the agents a process runs,
+    /// or one request) whose result has not
     /// reached the agent that asked, oldest first, with their results;
     /// each marked routed at `now`. Another process taking them at the
     /// same moment gets none of the same.
     fn take_unrouted(
         &self,
         now: Millis,
-        ours: &dyn Fn(&str) -> bool,
+        ours: &dyn Fn(&PendingRequest) -> bool,
     ) -> Result<Vec<(PendingRequest, String)>, MemoryError>;
     /// Waiting requests whose current authority has not been told yet,
     /// oldest first; each marked told.
@@ -261,7 +262,7 @@ impl Requests for Connection {
     fn take_unrouted(
         &self,
         now: Millis,
-        ours: &dyn Fn(&str) -> bool,
+        ours: &dyn Fn(&PendingRequest) -> bool,
     ) -> Result<Vec<(PendingRequest, String)>, MemoryError> {
         pending::take_unrouted(self, now, ours)
     }

@@ -29,6 +29,7 @@ pub mod views;
 
 mod authority;
 pub mod memory;
+pub mod question;
 pub mod request;
 pub mod trace;
 

@@ -43,6 +43,10 @@ pub struct Previews {
     pub diffs: HashMap<String, String>,
     /// The command a request would run, judged where it would run.
     pub commands: HashMap<String, CommandPreview>,
+    /// What a tool call or a question asks, field by field (a label and
+    /// its text; arguments pretty-printed, cut to 40 lines).
+    #[serde(default, skip_serializing_if = "HashMap::is_empty")]
+    pub fields: HashMap<String, Vec<(String, String)>>,
 }
 
 /// The waiting requests, oldest first, with what each would do.

@@ -54,9 +54,25 @@ impl Executor {
     /// whose results have not reached them yet, oldest first, marking them
     /// routed.
     pub fn take_decided(&self, agents: &[String]) -> Result<Vec<DecidedRequest>, ExecError> {
+        self.take_settled(&|r: &PendingRequest| agents.contains(&r.agent))
+    }
+
+    /// Takes the decision on request `id` when one was made and nobody
+    /// took it yet (an outside asker's, which no runtime routes), marking
+    /// it routed.
+    pub fn take_decision(&self, id: &str) -> Result<Option<DecidedRequest>, ExecError> {
+        Ok(self
+            .take_settled(&|r: &PendingRequest| r.id == id)?
+            .into_iter()
+            .next())
+    }
+
+    fn take_settled(
+        &self,
+        ours: &dyn Fn(&PendingRequest) -> bool,
+    ) -> Result<Vec<DecidedRequest>, ExecError> {
         let now = self.now();
-        let ours = |agent: &str| agents.iter().any(|a| a == agent);
-        let rows = self.store.transaction(|tx| tx.take_unrouted(now, &ours))?;
+        let rows = self.store.transaction(|tx| tx.take_unrouted(now, ours))?;
         Ok(rows
             .into_iter()
             .filter_map(|(request, json)| {

@@ -362,6 +362,17 @@ impl Executor {
             .next()
     }
 
+    /// What a waiting request asks, field by field, when its handler
+    /// says more than the action line (a tool call, a question).
+    pub fn request_fields(
+        &self,
+        request: &partner_policy::PendingRequest,
+    ) -> Vec<(String, String)> {
+        self.request_action(request)
+            .and_then(|action| Some(self.registry.handler(&action.verb)?.fields(&action)))
+            .unwrap_or_default()
+    }
+
     /// The command line a waiting request would run, when its verb runs
     /// one (its handler says).
     pub fn request_command(&self, request: &partner_policy::PendingRequest) -> Option<String> {

@@ -239,6 +239,13 @@ pub trait VerbHandler: Send + Sync {
         Vec::new()
     }
 
+    /// What the action asks, field by field (a label and its text,
+    /// arguments pretty-printed), for the queue: a tool call's server,
+    /// tool and arguments; a question's title, options and arguments.
+    fn fields(&self, _action: &ParsedAction) -> Vec<(String, String)> {
+        Vec::new()
+    }
+
     /// The command line the action would run on this machine, when it
     /// runs one (`/shell`): the queue judges and sandboxes it.
     fn command<'a>(&self, _action: &'a ParsedAction) -> Option<&'a str> {

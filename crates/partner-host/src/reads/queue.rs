@@ -60,8 +60,14 @@ fn judge_command(executor: &Executor, r: &PendingRequest, line: String) -> Comma
     }
 }
 
-/// One request with what it would change and run.
-type Entry = (PendingRequest, Option<String>, Option<CommandPreview>);
+/// One request with what it would change and run, and what it asks
+/// field by field.
+type Entry = (
+    PendingRequest,
+    Option<String>,
+    Option<CommandPreview>,
+    Vec<(String, String)>,
+);
 
 /// The waiting requests, oldest first, as many as fit one answer.
 pub fn answer(executor: &Executor) -> Result<Answer, String> {
@@ -75,7 +81,8 @@ pub fn answer(executor: &Executor) -> Result<Answer, String> {
             let command = executor
                 .request_command(&r)
                 .map(|line| judge_command(executor, &r, line));
-            (r, diff, command)
+            let fields = executor.request_fields(&r);
+            (r, diff, command, fields)
         })
         .collect();
     let fitted = views::fit_list(entries, DATA_BUDGET);
@@ -83,7 +90,10 @@ pub fn answer(executor: &Executor) -> Result<Answer, String> {
         left_out: fitted.left_out,
         ..Queue::default()
     };
-    for (request, diff, command) in fitted.items {
+    for (request, diff, command, fields) in fitted.items {
+        if !fields.is_empty() {
+            queue.previews.fields.insert(request.id.clone(), fields);
+        }
         if let Some(diff) = diff {
             queue.previews.diffs.insert(request.id.clone(), diff);
         }

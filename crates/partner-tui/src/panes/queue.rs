@@ -222,7 +222,7 @@ impl Component for QueuePane {
             Action::EditAction => match self.selected_request(model) {
                 Some(r) => vec![Effect::Edit {
                     target: EditTarget::Action { id: r.id.clone() },
-                    text: r.canonical.clone(),
+                    text: editable(r, model),
                 }],
                 None => self.decide(model, Decision::Deny(None)),
             },
@@ -358,7 +358,10 @@ fn request_row(r: &PendingRequest, selected: bool, width: usize, view: &View<'_>
     Line::from(vec![
         Span::styled(id, theme.style("ui.key_hint")),
         Span::styled(agent, agent_style(theme, view.model, &r.agent)),
-        Span::styled(format!("{:<room$}", first_line(&r.canonical, room)), style),
+        Span::styled(
+            format!("{:<room$}", first_line(&row_text(r, view), room)),
+            style,
+        ),
         Span::styled(
             state,
             theme.style(if held.is_some() {
@@ -368,6 +371,47 @@ fn request_row(r: &PendingRequest, selected: bool, width: usize, view: &View<'_>
             }),
         ),
     ])
+}
+
+/// The action the partner edits: a tool call's or a question's JSON as
+/// it reads (`/ask {"title": …}`), not as the canonical form quotes it;
+/// any other action as it is.
+fn editable(r: &PendingRequest, model: &Model) -> String {
+    let unquoted = model.previews.fields.get(&r.id).and_then(|_| {
+        let quoted = r.canonical.strip_prefix(&format!("/{} ", r.verb.name()))?;
+        let inner = quoted.strip_prefix('"')?.strip_suffix('"')?;
+        let mut out = String::with_capacity(inner.len());
+        let mut chars = inner.chars();
+        while let Some(c) = chars.next() {
+            out.push(match (c, c == '\\') {
+                (_, true) => match chars.next()? {
+                    'n' => '\n',
+                    't' => '\t',
+                    'r' => '\r',
+                    other => other,
+                },
+                (c, false) => c,
+            });
+        }
+        Some(format!("/{} {out}", r.verb.name()))
+    });
+    unquoted.unwrap_or_else(|| r.canonical.clone())
+}
+
+/// A request's text in its row: its action, or — for a tool call or a
+/// question, whose action is JSON — the verb with the question's title or
+/// the arguments on one line.
+fn row_text(r: &PendingRequest, view: &View<'_>) -> String {
+    let Some(fields) = view.model.previews.fields.get(&r.id) else {
+        return r.canonical.clone();
+    };
+    let summary = fields
+        .iter()
+        .find(|(name, _)| name == "asks")
+        .or_else(|| fields.iter().find(|(name, _)| name == "args"))
+        .map(|(_, text)| text.split_whitespace().collect::<Vec<_>>().join(" "))
+        .unwrap_or_default();
+    format!("/{} {summary}", r.verb.name())
 }
 
 /// The selected request in full: its action and why (or the command, its
@@ -380,11 +424,17 @@ fn request_detail(r: &PendingRequest, view: &View<'_>) -> Vec<Line<'static>> {
     // in place of the action line and the reason that sums them up.
     let command = view.model.previews.commands.get(&r.id);
     let shell = super::shell::detail(theme, r, command);
+    let fields = view.model.previews.fields.get(&r.id);
+    // A tool call or a question shows its fields below, not its JSON.
+    let action = match fields {
+        Some(_) => format!("/{}", r.verb.name()),
+        None => r.canonical.clone(),
+    };
     let mut lines = if shell.is_empty() {
         vec![
             Line::from(vec![
                 label("action"),
-                Span::styled(r.canonical.clone(), theme.style("dialect.verb")),
+                Span::styled(action, theme.style("dialect.verb")),
             ]),
             Line::from(vec![
                 label("why"),
@@ -394,6 +444,15 @@ fn request_detail(r: &PendingRequest, view: &View<'_>) -> Vec<Line<'static>> {
     } else {
         shell
     };
+    for (name, text) in fields.into_iter().flatten() {
+        for (i, part) in text.lines().enumerate() {
+            let name = if i == 0 { name.as_str() } else { "" };
+            lines.push(Line::from(vec![
+                label(name),
+                Span::styled(part.to_string(), theme.style("ui.text")),
+            ]));
+        }
+    }
     lines.extend(provenance_lines(r, view));
     if let Some(diff) = view.model.previews.diffs.get(&r.id) {
         lines.push(Line::from(Span::styled(

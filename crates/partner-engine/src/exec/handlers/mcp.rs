@@ -77,6 +77,20 @@ impl VerbHandler for McpCall {
         Ok(())
     }
 
+    fn fields(&self, action: &ParsedAction) -> Vec<(String, String)> {
+        let arguments = serde_json::from_str::<Value>(self.text(action))
+            .map_or_else(|_| self.text(action).to_string(), |v| super::pretty(&v));
+        let mut fields = vec![
+            ("server".to_string(), self.server.clone()),
+            ("tool".to_string(), self.tool.clone()),
+        ];
+        if let Some(why) = self.info.as_ref().and_then(ToolInfo::asks_because) {
+            fields.push(("says".to_string(), why));
+        }
+        fields.push(("args".to_string(), arguments));
+        fields
+    }
+
     fn run(&self, cx: &Cx<'_>, action: &ParsedAction) -> Outcome {
         let verb = action.verb.name();
         let hub = cx.exec.mcp().ok_or_else(|| {

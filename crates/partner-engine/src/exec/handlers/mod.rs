@@ -2,11 +2,13 @@
 //! `lookup` (search), `comms` (send, reply, post, dm, tell, uncertain),
 //! `web` (fetch, web), `calc` (calc, summarize), `data`, `intentions`
 //! (remind, complete, dismiss, intentions, pulse, halt), `authority`
-//! (approve, deny, escalate, cancel, batch), `shell` (the parse gate's
+//! (approve, deny, escalate, cancel, batch), `ask` (a question for the
+//! partner), `shell` (the parse gate's
 //! verb), `tool` (Pattern Lisp tools) and `custom` (verbs from a verb
 //! file). [`of_builtin`] binds each built-in verb to its handler in one
 //! exhaustive match.
 
+mod ask;
 mod authority;
 mod calc;
 mod comms;
@@ -81,9 +83,32 @@ pub(crate) fn of_builtin(verb: &Verb) -> Option<Arc<dyn VerbHandler>> {
         Verb::Batch => Arc::new(authority::Batch),
         Verb::Shell => Arc::new(shell::Shell),
         Verb::Tool => Arc::new(tool::RunTool { tool: None }),
+        Verb::Ask => Arc::new(ask::Ask),
         Verb::Custom(_) => return None,
     };
     Some(handler)
+}
+
+/// At most this many lines of a pretty-printed value in the queue.
+const SHOWN_LINES: usize = 40;
+
+/// `value` pretty-printed for the queue, at most [`SHOWN_LINES`] lines of
+/// at most 200 characters, saying what was left out.
+pub(crate) fn pretty(value: &serde_json::Value) -> String {
+    let text = serde_json::to_string_pretty(value).unwrap_or_default();
+    let total = text.lines().count();
+    let mut shown: Vec<String> = text
+        .lines()
+        .take(SHOWN_LINES)
+        .map(|l| match l.char_indices().nth(200) {
+            Some((cut, _)) => format!("{}…", &l[..cut]),
+            None => l.to_string(),
+        })
+        .collect();
+    if total > SHOWN_LINES {
+        shown.push(format!("… ({} more lines)", total - SHOWN_LINES));
+    }
+    shown.join("\n")
 }
 
 /// The handler of a verb file's action.
