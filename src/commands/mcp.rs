@@ -33,7 +33,7 @@ pub enum McpCommand {
     /// Serve partner over MCP on standard input and output: another agent
     /// tool asks the partner for decisions (they land in the queue), reads
     /// the queue and leaves notes for agents.
-    Serve(super::mcp_serve::ServeOptions),
+    Serve(super::mcp_serve::McpServeOptions),
 }
 
 impl McpOptions {
@@ -75,27 +75,27 @@ pub fn run_mcp(options: &McpOptions, out: &mut dyn Write, _err: &mut dyn Write) 
             ServerState::Starting => "still starting".into(),
             ServerState::Stopped => "stopped".into(),
         };
+        // The walls raised when it started, and what its entry lets it do.
         let walls = match config.mcp.iter().find(|c| c.name == server.name) {
-            Some(c) if c.url.is_some() => "reached over HTTP".to_string(),
-            Some(c) if c.sandbox => format!(
-                "sandboxed: writes {}, network {}",
-                {
-                    // Where it starts is writable too.
-                    let places: Vec<String> = c
-                        .cwd
-                        .iter()
-                        .chain(&c.writes)
-                        .map(|w| config.base.join(w).display().to_string())
-                        .collect();
-                    if places.is_empty() {
-                        "only a directory of its own".to_string()
-                    } else {
-                        places.join(", ")
-                    }
-                },
-                if c.network { "on" } else { "off" }
-            ),
-            _ => "NOT sandboxed (sandbox = false)".to_string(),
+            Some(c)
+                if server.walls.starts_with("sandboxed") || server.walls.starts_with("PARTLY") =>
+            {
+                // Where it starts is writable too.
+                let places: Vec<String> = c
+                    .cwd
+                    .iter()
+                    .chain(&c.writes)
+                    .map(|w| config.base.join(w).display().to_string())
+                    .collect();
+                let places = if places.is_empty() {
+                    "only a directory of its own".to_string()
+                } else {
+                    places.join(", ")
+                };
+                let network = if c.network { "on" } else { "off" };
+                format!("{}: writes {places}, network {network}", server.walls)
+            }
+            _ => server.walls.clone(),
         };
         line(
             out,

@@ -32,7 +32,7 @@ pub use gate::{GateCommand, GateOptions, run_gate};
 pub use grammar::{GrammarCommand, GrammarOptions, run_grammar};
 pub use lisp::{LispCommand, LispOptions, run_lisp};
 pub use mcp::{McpCommand, McpOptions, run_mcp};
-pub use mcp_serve::{ServeOptions as McpServeOptions, run_mcp_serve};
+pub use mcp_serve::{McpServeOptions, run_mcp_serve};
 pub use memory::{KindArg, MemoryCommand, MemoryOptions, PermissionArg, run_memory};
 pub use models::{ModelsCommand, ModelsOptions, run_models};
 pub use parse::{ParseOptions, parser_for, run_parse};

@@ -158,7 +158,7 @@ fn request_for(
         now,
     });
     let tools = match mode {
-        ActionFormat::Tools => crate::runtime::tools::tool_specs(verbs),
+        ActionFormat::Tools => crate::runtime::tools::tool_specs(verbs, None),
         ActionFormat::Dialect => Vec::new(),
     };
     let messages = vec![ChatMessage::user(format!(

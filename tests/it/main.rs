@@ -63,6 +63,8 @@ mod lisp_codec;
 mod lisp_lang;
 mod lisp_tools;
 mod mcp;
+mod mcp_console;
+mod mcp_prompt;
 mod mcp_serve;
 mod memory_store;
 mod model_budget;

@@ -18,7 +18,7 @@ use support::{Rig, rig};
 
 /// The folder the npm servers are installed in, when the environment
 /// names one (a named folder without them is a failure).
-fn npm_servers() -> Option<PathBuf> {
+pub(crate) fn npm_servers() -> Option<PathBuf> {
     let dir = PathBuf::from(std::env::var_os("PARTNER_TEST_MCP")?);
     let bin = dir.join("node_modules/.bin/mcp-server-filesystem");
     assert!(
@@ -30,7 +30,7 @@ fn npm_servers() -> Option<PathBuf> {
     Some(dir)
 }
 
-fn skipped(what: &str) {
+pub(crate) fn skipped(what: &str) {
     eprintln!("SKIPPED {what}: PARTNER_TEST_MCP is not set (.ci/run installs the npm servers)");
 }
 
@@ -66,13 +66,13 @@ verb = "fs.list*"
 decide = "allow"
 "#;
 
-fn request_of(report: &ActionReport) -> String {
+pub(crate) fn request_of(report: &ActionReport) -> String {
     assert_eq!(report.status, ActionStatus::Pending, "{}", report.text);
     report.request.as_ref().unwrap().id.clone()
 }
 
 /// A rig whose executor calls the filesystem server over `root`.
-fn fs_rig(servers: &Path, root: &Path) -> Rig {
+pub(crate) fn fs_rig(servers: &Path, root: &Path) -> Rig {
     let mut r = rig(Policy::from_toml(POLICY).unwrap());
     let bin = servers.join("node_modules/.bin/mcp-server-filesystem");
     let mut config = stdio("fs", &bin, &[&root.display().to_string()]);
@@ -395,11 +395,20 @@ model = "ollama:llama3.1"
         .unwrap();
     let text = String::from_utf8_lossy(&out.stdout).to_string();
     assert_eq!(out.status.code(), Some(1), "a server is down: {text}");
-    let expected = format!(
-        "bad (node hostile.js; sandboxed: writes {}, network off): ready, 6 tools",
+    // The walls raised, as the gate found them here, not as asked.
+    let walls = partner::gate::sandbox::walls();
+    let raised = if walls.complete() {
+        format!("sandboxed ({})", walls.raised())
+    } else {
+        format!("PARTLY SANDBOXED ({}", walls.raised())
+    };
+    let expected = format!("bad (node hostile.js; {raised}");
+    assert!(text.contains(&expected), "{text}");
+    let allowed = format!(
+        "writes {}, network off): ready, 6 tools",
         dir.path().join(".").display()
     );
-    assert!(text.contains(&expected), "{text}");
+    assert!(text.contains(&allowed), "{text}");
     assert!(text.contains("/bad.echo  [reads]"), "{text}");
     assert!(
         text.contains("gone (/nonexistent/mcp-server; sandboxed") && text.contains("down: "),

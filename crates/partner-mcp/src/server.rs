@@ -69,6 +69,10 @@ pub struct ServerStatus {
     pub left_out: Vec<String>,
     /// Times it was started again after stopping.
     pub restarts: u32,
+    /// The walls it runs behind, as raised at its last start (not what
+    /// its entry asks for): `sandboxed (…)`, `PARTLY SANDBOXED (…)`, `NOT
+    /// sandboxed (sandbox = false)`, `reached over HTTP`, or `not started`.
+    pub walls: String,
 }
 
 /// One server and its supervision.
@@ -87,6 +91,8 @@ pub(crate) struct Server {
     pub broken: Notify,
     /// Told each time the server is ready or down after a start.
     pub settled: Notify,
+    /// The walls raised at its last start, as [`ServerStatus::walls`].
+    pub walls: Mutex<String>,
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -106,6 +112,7 @@ impl Server {
             stopping: AtomicBool::new(false),
             broken: Notify::new(),
             settled: Notify::new(),
+            walls: Mutex::new("not started".into()),
         }
     }
 
@@ -140,6 +147,7 @@ impl Server {
             tools,
             left_out,
             restarts: self.restarts.load(Ordering::Relaxed),
+            walls: lock(&self.walls).clone(),
         }
     }
 
@@ -154,7 +162,10 @@ impl Server {
             // ready: the state shown is the last one known.
             let ended = match self.config.command.is_some() {
                 true => self.run_child().await,
-                false => self.run_remote().await,
+                false => {
+                    *lock(&self.walls) = "reached over HTTP".into();
+                    self.run_remote().await
+                }
             };
             *self.client.lock().await = None;
             if self.stopping.load(Ordering::SeqCst) {
@@ -226,6 +237,16 @@ impl Server {
                 partner_gate::sandbox::server::contain(cwd.as_deref(), &writes, c.network, &[])
                     .map_err(|e| format!("its sandbox: {e}"))?;
             command.current_dir(&contained.dir);
+            let w = &contained.walls;
+            *lock(&self.walls) = if w.complete() {
+                format!("sandboxed ({})", w.raised())
+            } else {
+                format!(
+                    "PARTLY SANDBOXED ({}; missing: {})",
+                    w.raised(),
+                    w.missing().unwrap_or_default()
+                )
+            };
             let mut prepared = contained.prepared;
             // SAFETY: `apply` makes only system calls on values built
             // before the fork (the shell's sandbox does the same).
@@ -234,6 +255,7 @@ impl Server {
             }
             Some((contained.report, (contained.tmp, contained.own_dir)))
         } else {
+            *lock(&self.walls) = "NOT sandboxed (sandbox = false)".into();
             None
         };
         // Spawning waits for the child to exec (or fail to): off the

@@ -23,7 +23,7 @@ pub const MAX_TOOL: usize = 128;
 /// A question for the partner.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct Question {
+pub struct PartnerQuestion {
     /// What is asked, in one line.
     pub title: String,
     /// What the partner should know to decide.
@@ -44,18 +44,18 @@ pub struct Question {
     pub choice: Option<String>,
 }
 
-impl Question {
+impl PartnerQuestion {
     /// Reads a question from an action's text: a JSON object with the
     /// fields above, or plain text taken as the title. An error names
     /// the field and the bound.
-    pub fn read(text: &str) -> Result<Question, String> {
+    pub fn read(text: &str) -> Result<PartnerQuestion, String> {
         let text = text.trim();
         let question = if text.starts_with('{') {
-            serde_json::from_str::<Question>(text).map_err(|e| format!("/ask: {e}"))?
+            serde_json::from_str::<PartnerQuestion>(text).map_err(|e| format!("/ask: {e}"))?
         } else {
-            Question {
+            PartnerQuestion {
                 title: text.to_string(),
-                ..Question::default()
+                ..PartnerQuestion::default()
             }
         };
         question.check()?;
@@ -124,8 +124,8 @@ impl Question {
 
     /// The answer an approval gives: the choice (or the first option)
     /// and the arguments as they stand.
-    pub fn approved(&self) -> Answer {
-        Answer {
+    pub fn approved(&self) -> PartnerAnswer {
+        PartnerAnswer {
             approved: true,
             choice: self
                 .choice
@@ -139,7 +139,7 @@ impl Question {
 
 /// The partner's answer to a question.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Answer {
+pub struct PartnerAnswer {
     /// True when the partner approved.
     pub approved: bool,
     /// The option chosen, when there were options.
@@ -159,11 +159,14 @@ mod tests {
 
     #[test]
     fn plain_text_is_a_title_and_json_is_read_field_by_field() {
-        assert_eq!(Question::read("Deploy now?").unwrap().title, "Deploy now?");
-        let q =
-            Question::read(r#"{"title":"Run","options":["a","b"],"arguments":{"x":1}}"#).unwrap();
+        assert_eq!(
+            PartnerQuestion::read("Deploy now?").unwrap().title,
+            "Deploy now?"
+        );
+        let q = PartnerQuestion::read(r#"{"title":"Run","options":["a","b"],"arguments":{"x":1}}"#)
+            .unwrap();
         assert_eq!(q.approved().choice.as_deref(), Some("a"));
-        assert_eq!(Question::read(&q.to_text()).unwrap(), q);
+        assert_eq!(PartnerQuestion::read(&q.to_text()).unwrap(), q);
     }
 
     #[test]
@@ -181,7 +184,7 @@ mod tests {
             ),
             (r#"{"title":"x","arguments":[1]}"#, "invalid type"),
         ] {
-            let e = Question::read(text).unwrap_err();
+            let e = PartnerQuestion::read(text).unwrap_err();
             assert!(e.contains(says), "{text}: {e}");
         }
     }

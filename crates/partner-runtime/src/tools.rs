@@ -7,49 +7,80 @@
 use serde_json::{Value, json};
 
 use super::provider::{ToolCall, ToolSpec};
-use partner_dialect::VerbSpec;
+use partner_dialect::{CustomAction, VerbSpec};
+use partner_mcp::McpHub;
 
 /// Longest arguments text taken from one call.
 const MAX_ARGUMENTS: usize = 16 * 1024;
 
+/// The longest function name providers accept.
+const MAX_FUNCTION_NAME: usize = 64;
+
 /// The markers a call may carry.
 const MARKERS: &[&str] = &[".", "?", "?ask", "!"];
 
-/// The tools offered for `verbs`.
-pub fn tool_specs(verbs: &[&VerbSpec]) -> Vec<ToolSpec> {
+/// The tools offered for `verbs`: an MCP tool (with the hub that
+/// listed it) as itself — its name with a `-` for the dot, its own
+/// description and input schema —, any other verb as a function whose
+/// one required argument is what would follow the verb in the dialect.
+pub fn tool_specs(verbs: &[&VerbSpec], mcp: Option<&McpHub>) -> Vec<ToolSpec> {
     verbs
         .iter()
-        .map(|v| ToolSpec {
-            name: v.verb.name().to_string(),
-            description: v.summary.to_string(),
-            parameters: json!({
-                "type": "object",
-                "properties": {
-                    "args": {
-                        "type": "string",
-                        "description": format!("what follows /{} in the dialect: words, \"quoted text\", @targets", v.verb.name()),
-                    },
-                    "marker": {
-                        "type": "string",
-                        "enum": MARKERS,
-                        "description": ". routine, ? check, ?ask ask the partner first, ! serious",
-                    },
-                },
-                "required": ["args"],
-            }),
+        .filter_map(|v| match &v.action {
+            Some(CustomAction::Mcp { .. }) => mcp_spec(v, mcp?),
+            _ => Some(dialect_spec(v)),
         })
         .collect()
 }
 
+fn mcp_spec(v: &VerbSpec, mcp: &McpHub) -> Option<ToolSpec> {
+    let info = mcp.tool(v.verb.name())?;
+    // Function names are at most 64 characters.
+    if info.verb.len() > MAX_FUNCTION_NAME {
+        return None;
+    }
+    Some(ToolSpec {
+        name: info.verb.replacen('.', "-", 1),
+        description: info.description,
+        parameters: info.schema,
+        verb: info.verb,
+        takes_object: true,
+    })
+}
+
+fn dialect_spec(v: &VerbSpec) -> ToolSpec {
+    ToolSpec {
+        name: v.verb.name().to_string(),
+        description: v.summary.to_string(),
+        parameters: json!({
+            "type": "object",
+            "properties": {
+                "args": {
+                    "type": "string",
+                    "description": format!("what follows /{} in the dialect: words, \"quoted text\", @targets", v.verb.name()),
+                },
+                "marker": {
+                    "type": "string",
+                    "enum": MARKERS,
+                    "description": ". routine, ? check, ?ask ask the partner first, ! serious",
+                },
+            },
+            "required": ["args"],
+        }),
+        verb: v.verb.name().to_string(),
+        takes_object: false,
+    }
+}
+
 /// The dialect line a tool call stands for, or why it cannot be one. Only
-/// verbs that were offered are accepted; the arguments stay on one line.
+/// tools that were offered are accepted; the arguments stay on one line.
 pub fn call_to_line(call: &ToolCall, offered: &[ToolSpec]) -> Result<String, String> {
-    if !offered.iter().any(|t| t.name == call.name) {
+    let Some(tool) = offered.iter().find(|t| t.name == call.name) else {
         return Err(format!(
             "the model called {}, which is not a tool it was offered",
             call.name.chars().take(40).collect::<String>()
         ));
-    }
+    };
     if call.arguments.len() > MAX_ARGUMENTS {
         return Err(format!("the arguments of {} were too long", call.name));
     }
@@ -59,6 +90,14 @@ pub fn call_to_line(call: &ToolCall, offered: &[ToolSpec]) -> Result<String, Str
         serde_json::from_str(&call.arguments)
             .map_err(|e| format!("the arguments of {} were not JSON: {e}", call.name))?
     };
+    if tool.takes_object {
+        // The tool's own object, as compact JSON: one line, checked
+        // against the tool's schema by its handler.
+        return match value {
+            Value::Object(_) => Ok(format!("/{} {value}", tool.verb)),
+            _ => Err(format!("the arguments of {} were not an object", call.name)),
+        };
+    }
     let args = match &value {
         Value::Object(map) => match map.get("args") {
             Some(Value::String(s)) => s.clone(),
@@ -74,7 +113,7 @@ pub fn call_to_line(call: &ToolCall, offered: &[ToolSpec]) -> Result<String, Str
         .filter(|m| MARKERS.contains(m));
     // One line: a call never smuggles a second action in.
     let args = args.replace(['\r', '\n'], " ");
-    let mut line = format!("/{} {}", call.name, args.trim());
+    let mut line = format!("/{} {}", tool.verb, args.trim());
     if let Some(marker) = marker {
         line.push(' ');
         line.push_str(marker);
@@ -94,7 +133,7 @@ mod tests {
             .iter()
             .filter(|s| matches!(s.verb.name(), "recall" | "post"))
             .collect();
-        tool_specs(&verbs)
+        tool_specs(&verbs, None)
     }
 
     fn call(name: &str, arguments: &str) -> ToolCall {

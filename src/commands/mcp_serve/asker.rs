@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 
 use crate::engine::exec::{ActionStatus, Executor, TurnContext};
-use crate::protocol::question::{Answer, Question};
+use crate::protocol::question::{PartnerAnswer, PartnerQuestion};
 use partner_store::memory::inbox::NewDelivery;
 
 /// How often a waiting question looks for its decision.
@@ -24,7 +24,7 @@ pub const MAX_NOTE: usize = 8_000;
 
 /// How a question ended.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Outcome {
+pub struct AskOutcome {
     /// The request that asked it (`r12`), once there was one.
     pub request: Option<String>,
     /// `approved`, `denied`, `timed out`, `cancelled`, `failed` (approved,
@@ -34,16 +34,16 @@ pub struct Outcome {
     /// Who decided.
     pub by: Option<String>,
     /// The answer: approved or not, the choice, the arguments.
-    pub answer: Answer,
+    pub answer: PartnerAnswer,
 }
 
-impl Outcome {
-    fn refused(request: Option<String>, decision: &'static str, note: String) -> Outcome {
-        Outcome {
+impl AskOutcome {
+    fn refused(request: Option<String>, decision: &'static str, note: String) -> AskOutcome {
+        AskOutcome {
             request,
             decision,
             by: None,
-            answer: Answer {
+            answer: PartnerAnswer {
                 approved: false,
                 choice: None,
                 arguments: None,
@@ -91,24 +91,24 @@ impl Asker {
 
     /// Asks `question`, waits for the partner's decision (or `stop`, or
     /// the wait's end, which withdraws the request) and returns it.
-    pub fn ask(&self, question: &Question, stop: &dyn Fn() -> bool) -> Outcome {
+    pub fn ask(&self, question: &PartnerQuestion, stop: &dyn Fn() -> bool) -> AskOutcome {
         if let Err(e) = question.check() {
-            return Outcome::refused(None, "refused", e);
+            return AskOutcome::refused(None, "refused", e);
         }
         let text = format!("/ask {}", question.to_text());
         let turn = format!("outside-{}", self.executor.now());
         let mut ctx = TurnContext::new(&self.name, "outside", &turn);
         let report = self.executor.run_turn(&mut ctx, &text);
         if let Some(error) = report.errors.first() {
-            return Outcome::refused(None, "refused", error.message());
+            return AskOutcome::refused(None, "refused", error.message());
         }
         let Some(asked) = report.actions.into_iter().next() else {
-            return Outcome::refused(None, "refused", "nothing was asked".into());
+            return AskOutcome::refused(None, "refused", "nothing was asked".into());
         };
         let Some(id) = asked.request.as_ref().map(|r| r.id.clone()) else {
             // Decided at once: only a policy's deny does that.
             let note = asked.text;
-            return Outcome::refused(None, "refused", note);
+            return AskOutcome::refused(None, "refused", note);
         };
         let deadline = Instant::now() + self.wait;
         loop {
@@ -126,7 +126,7 @@ impl Asker {
 
     /// Withdraws request `id` (the asker stopped waiting); a decision made
     /// meanwhile wins.
-    fn withdraw(&self, id: &str, stopped: bool) -> Outcome {
+    fn withdraw(&self, id: &str, stopped: bool) -> AskOutcome {
         let mut ctx = TurnContext::new(&self.name, "outside", "withdraw");
         let _ = self.executor.run_turn(&mut ctx, &format!("/cancel {id}"));
         match self.executor.take_decision(id) {
@@ -144,7 +144,7 @@ impl Asker {
                 self.wait.as_secs()
             )
         };
-        Outcome::refused(Some(id.to_string()), "timed out", why)
+        AskOutcome::refused(Some(id.to_string()), "timed out", why)
     }
 
     /// The requests waiting now, oldest first (at most 50, each action cut
@@ -207,7 +207,7 @@ impl Asker {
 }
 
 /// The outcome of a decided request.
-fn settled(id: &str, decided: crate::engine::exec::DecidedRequest) -> Outcome {
+fn settled(id: &str, decided: crate::engine::exec::DecidedRequest) -> AskOutcome {
     let report = decided.report;
     let by = Some(decided.by);
     let request = Some(id.to_string());
@@ -218,23 +218,23 @@ fn settled(id: &str, decided: crate::engine::exec::DecidedRequest) -> Outcome {
             ActionStatus::TimedOut => "timed out",
             _ => "failed",
         };
-        return Outcome {
+        return AskOutcome {
             by,
-            ..Outcome::refused(request, decision, report.text)
+            ..AskOutcome::refused(request, decision, report.text)
         };
     }
     let answer = report
         .data
         .get("answer")
-        .and_then(|a| serde_json::from_value::<Answer>(a.clone()).ok())
-        .unwrap_or_else(|| Answer {
+        .and_then(|a| serde_json::from_value::<PartnerAnswer>(a.clone()).ok())
+        .unwrap_or_else(|| PartnerAnswer {
             // The partner approved another action in its place.
             approved: true,
             choice: None,
             arguments: None,
             note: Some(format!("the partner ran {} instead", report.canonical)),
         });
-    Outcome {
+    AskOutcome {
         request,
         decision: "approved",
         by,

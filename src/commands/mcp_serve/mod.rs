@@ -15,12 +15,12 @@ use serde_json::Value;
 use super::common::{DbArg, open_executor};
 use crate::error::{Error, Result};
 use crate::mcp::{Desk, DeskServer};
-use crate::protocol::question::Question;
+use crate::protocol::question::PartnerQuestion;
 pub use asker::Asker;
 
 /// Options of `partner mcp serve`.
 #[derive(Debug, Clone, clap::Args)]
-pub struct ServeOptions {
+pub struct McpServeOptions {
     #[command(flatten)]
     /// The constellation's store.
     pub db: DbArg,
@@ -39,13 +39,13 @@ pub struct ServeOptions {
 
 impl Desk for Asker {
     fn ask(&self, question: Value, stop: &dyn Fn() -> bool) -> Value {
-        let outcome = match serde_json::from_value::<Question>(question) {
+        let outcome = match serde_json::from_value::<PartnerQuestion>(question) {
             Ok(question) => self.ask(&question, stop),
-            Err(e) => asker::Outcome {
+            Err(e) => asker::AskOutcome {
                 request: None,
                 decision: "refused",
                 by: None,
-                answer: crate::protocol::question::Answer {
+                answer: crate::protocol::question::PartnerAnswer {
                     approved: false,
                     choice: None,
                     arguments: None,
@@ -91,7 +91,7 @@ fn asker_name(name: &str, agents: &[String]) -> Result<String> {
 }
 
 /// Runs `partner mcp serve` until the client closes standard input.
-pub fn run_mcp_serve(options: &ServeOptions) -> Result<i32> {
+pub fn run_mcp_serve(options: &McpServeOptions) -> Result<i32> {
     let wait = crate::core::clock::parse_span(&options.wait)
         .map_err(|e| Error::Usage(format!("--wait: {e}")))?;
     let wait = wait.min(Duration::from_secs(24 * 3600));

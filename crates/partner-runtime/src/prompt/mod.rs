@@ -15,7 +15,7 @@ pub mod profile;
 
 use std::time::Duration;
 
-pub use profile::{ActionFormat, Profile, example_lines};
+pub use profile::{ActionFormat, MCP_TOOL_TOKENS, Profile, example_lines};
 
 use super::provider::{ChatMessage, Role};
 use partner_core::clock::{Millis, format_time};

@@ -128,6 +128,45 @@ pub fn example_lines() -> impl Iterator<Item = &'static str> {
         .chain(DEMO.iter().map(|d| d.line))
 }
 
+/// At most this many tokens (estimated) of MCP tools in a prompt's verb
+/// list; `/tools` lists the rest.
+pub const MCP_TOOL_TOKENS: usize = 600;
+/// An MCP tool's summary in the verb list is cut to this many characters.
+const MCP_SUMMARY: usize = 100;
+
+fn is_mcp_tool(v: &VerbSpec) -> bool {
+    matches!(v.action, Some(partner_dialect::CustomAction::Mcp { .. }))
+}
+
+/// The MCP tools' lines of the verb list: as many as fit
+/// [`MCP_TOOL_TOKENS`], each summary cut, then how many more `/tools`
+/// lists.
+fn mcp_tools(tools: &[&VerbSpec]) -> String {
+    let mut out = String::new();
+    let mut shown = 0;
+    for v in tools {
+        let summary: String = v.summary.chars().take(MCP_SUMMARY).collect();
+        let cut = if summary.len() < v.summary.len() {
+            "…"
+        } else {
+            ""
+        };
+        let line = format!("\n  {}: {summary}{cut}", v.verb.name());
+        if super::budget::estimate_tokens(&(out.clone() + &line)) > MCP_TOOL_TOKENS {
+            break;
+        }
+        out.push_str(&line);
+        shown += 1;
+    }
+    if shown < tools.len() {
+        out.push_str(&format!(
+            "\n  …and {} more tools: /tools lists every tool you may use, with its arguments",
+            tools.len() - shown
+        ));
+    }
+    out
+}
+
 fn usable(verbs: &[&VerbSpec], needed: &[&str]) -> bool {
     needed
         .iter()
@@ -148,9 +187,11 @@ fn full(verbs: &[&VerbSpec]) -> String {
     let mut out = String::from(
         "<ai_commands>\nYou act by writing actions. An action is a line of its own that starts with a slash and a verb, then its arguments; everything else you write is ordinary text for the people you work with.\n\nVerbs you can use (write each as slash + verb):",
     );
-    for v in verbs {
+    let (tools, own): (Vec<&VerbSpec>, Vec<&VerbSpec>) = verbs.iter().partition(|v| is_mcp_tool(v));
+    for v in own {
         out.push_str(&format!("\n  {}: {}", v.verb.name(), v.summary));
     }
+    out.push_str(&mcp_tools(&tools));
     out.push_str(
         "\n\nChain actions with -> between them: each one sees the result of the one before.\nAn action may end with a marker: a full stop for routine, ? to ask for a check, ?ask to ask the partner first, ! when it is serious.\nYou see each action's result before you carry on.",
     );
@@ -174,11 +215,33 @@ fn full(verbs: &[&VerbSpec]) -> String {
 /// verb table says which: `VerbSpec::everyday`), the constellation's own
 /// verbs among them.
 fn compact(verbs: &[&VerbSpec]) -> String {
-    let names: Vec<&str> = verbs
+    let mut names: Vec<String> = verbs
         .iter()
-        .filter(|v| v.everyday)
+        .filter(|v| v.everyday && !is_mcp_tool(v))
+        .map(|v| v.verb.name().to_string())
+        .collect();
+    // MCP tools by name, within their share; `/tools` names the rest.
+    let tools: Vec<&str> = verbs
+        .iter()
+        .filter(|v| is_mcp_tool(v))
         .map(|v| v.verb.name())
         .collect();
+    let mut used = 0;
+    let mut shown = 0;
+    for name in &tools {
+        used += super::budget::estimate_tokens(name) + 1;
+        if used > MCP_TOOL_TOKENS / 3 {
+            break;
+        }
+        names.push(name.to_string());
+        shown += 1;
+    }
+    if shown < tools.len() {
+        names.push(format!(
+            "{} more tools (/tools lists them)",
+            tools.len() - shown
+        ));
+    }
     let mut out = format!(
         "<actions>\nTo act, write a line that starts with a slash and a verb. Other text is just talk.\nVerbs: {}.\nEnd a line with ? to have it checked, ?ask to ask the partner, ! if serious.",
         names.join(", ")
@@ -204,6 +267,7 @@ fn tools_instructions() -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::prompt::budget::estimate_tokens;
     use partner_dialect::VerbTable;
 
     #[test]
@@ -226,5 +290,51 @@ mod tests {
             !compact.contains("batch") && compact.contains("approve"),
             "{compact}"
         );
+    }
+
+    fn tool(server: &str, i: usize) -> VerbSpec {
+        VerbSpec {
+            verb: partner_dialect::Verb::Custom(format!("{server}.tool_{i}")),
+            strictness: partner_dialect::Strictness::Strict,
+            everyday: true,
+            aliases: Vec::new(),
+            summary: format!(
+                "path=… [depth=…] — {}",
+                "does a thing with files ".repeat(8)
+            ),
+            shape: partner_dialect::Shape(&partner_dialect::args::TEXT),
+            action: Some(partner_dialect::CustomAction::Mcp {
+                server: server.into(),
+                tool: format!("tool_{i}"),
+            }),
+        }
+    }
+
+    #[test]
+    fn many_mcp_tools_take_their_share_of_the_prompt_and_tools_lists_the_rest() {
+        let table = VerbTable::builtin();
+        let tools: Vec<VerbSpec> = (0..128).map(|i| tool("fs", i)).collect();
+        let mut verbs: Vec<&VerbSpec> = table.specs().iter().collect();
+        let without = estimate_tokens(&instructions(Profile::Full, ActionFormat::Dialect, &verbs));
+        verbs.extend(tools.iter());
+        let full = instructions(Profile::Full, ActionFormat::Dialect, &verbs);
+        let added = estimate_tokens(&full) - without;
+        assert!(added <= MCP_TOOL_TOKENS + 30, "{added} tokens of tools");
+        let shown = full.matches("\n  fs.tool_").count();
+        assert!(shown >= 5, "only {shown} tools shown");
+        assert!(
+            full.contains(&format!("…and {} more tools: /tools", 128 - shown)),
+            "{full}"
+        );
+        let compact = instructions(Profile::Compact, ActionFormat::Dialect, &verbs);
+        assert!(
+            compact.contains("more tools (/tools lists them)"),
+            "{compact}"
+        );
+        // A few tools fit whole, and nothing says more.
+        let few: Vec<&VerbSpec> = tools.iter().take(3).collect();
+        let full = instructions(Profile::Full, ActionFormat::Dialect, &few);
+        assert_eq!(full.matches("\n  fs.tool_").count(), 3);
+        assert!(!full.contains("more tools"));
     }
 }

@@ -66,12 +66,19 @@ impl Sampling {
 /// A function tool offered to a model (`actions = "tools"`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ToolSpec {
-    /// The function's name (a verb).
+    /// The function's name: a verb, or an MCP tool's verb with its dot
+    /// made a `-` (function names allow no dot).
     pub name: String,
     /// What it does, for the model.
     pub description: String,
     /// Its parameters, as a JSON schema.
     pub parameters: serde_json::Value,
+    /// The dialect verb a call stands for.
+    pub verb: String,
+    /// The call's arguments are the tool's own JSON object (an MCP
+    /// tool's), written after the verb as they are; otherwise they are
+    /// `{args, marker}`, what would follow the verb in the dialect.
+    pub takes_object: bool,
 }
 
 /// A function call a model made.

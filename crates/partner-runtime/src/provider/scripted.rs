@@ -226,14 +226,16 @@ impl Provider for ScriptedProvider {
             for line in reply.lines() {
                 let call = line.strip_prefix('/').and_then(|rest| {
                     let (verb, args) = rest.split_once(' ').unwrap_or((rest, ""));
-                    request
-                        .tools
-                        .iter()
-                        .any(|t| t.name == verb)
-                        .then(|| super::ToolCall {
-                            name: verb.to_string(),
-                            arguments: serde_json::json!({ "args": args }).to_string(),
-                        })
+                    let tool = request.tools.iter().find(|t| t.verb == verb)?;
+                    let arguments = if tool.takes_object {
+                        args.to_string()
+                    } else {
+                        serde_json::json!({ "args": args }).to_string()
+                    };
+                    Some(super::ToolCall {
+                        name: tool.name.clone(),
+                        arguments,
+                    })
                 });
                 match call {
                     Some(call) => calls.push(call),

@@ -170,7 +170,9 @@ fn system_parts(
         ..inputs
     });
     let tools: Vec<ToolSpec> = match settings.actions {
-        ActionFormat::Tools => crate::tools::tool_specs(&verb_refs),
+        ActionFormat::Tools => {
+            crate::tools::tool_specs(&verb_refs, env.executor.mcp().map(|h| &**h))
+        }
         ActionFormat::Dialect => Vec::new(),
     };
     (system, instructions, tools)

@@ -12,13 +12,13 @@ use crate::exec::Executor;
 use crate::exec::registry::{Cx, Outcome, Stage, VerbHandler};
 use partner_dialect::ParsedAction;
 use partner_policy::VerbTraits;
-use partner_protocol::question::Question;
+use partner_protocol::question::PartnerQuestion;
 
 /// The `/ask` handler.
 pub(super) struct Ask;
 
-fn question(action: &ParsedAction) -> Result<Question, String> {
-    Question::read(action.content.as_deref().unwrap_or(""))
+fn question(action: &ParsedAction) -> Result<PartnerQuestion, String> {
+    PartnerQuestion::read(action.content.as_deref().unwrap_or(""))
 }
 
 impl VerbHandler for Ask {
@@ -31,6 +31,13 @@ impl VerbHandler for Ask {
             partner_only: Some("a question only the partner answers".into()),
             ..VerbTraits::default()
         }
+    }
+
+    /// Not in the agents' prompts: it is how a tool outside the
+    /// constellation asks (`partner mcp serve`); an agent that writes it
+    /// is asked like any.
+    fn taught(&self, _table: &partner_dialect::VerbTable) -> bool {
+        false
     }
 
     fn prepare(&self, _exec: &Executor, action: &mut ParsedAction) -> Result<(), String> {

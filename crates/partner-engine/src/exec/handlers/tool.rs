@@ -14,8 +14,55 @@ use partner_dialect::{ActionOp, ParsedAction, Verb, VerbTable};
 use partner_lisp::codec::gram_of;
 use partner_policy::VerbTraits;
 
+/// At most this many characters in `/tools`' listing.
+const MAX_LISTING: usize = 16 * 1024;
+
+/// `/tools` (`/tool` alone): every tool the agent may use — the Pattern
+/// Lisp tools, and the tools of the MCP servers that serve it with their
+/// arguments — one line each, at most [`MAX_LISTING`] characters. What
+/// it lists depends on what runs, so replay reuses the recorded listing.
+fn listing(cx: &Cx<'_>) -> Effect {
+    let agent = cx.ctx.agent.as_str();
+    let mut lines: Vec<String> = cx
+        .exec
+        .tools()
+        .scan()
+        .into_iter()
+        .filter(|(_, tool)| tool.is_ok())
+        .map(|(name, _)| format!("/tool {name} arguments"))
+        .collect();
+    if let Some(hub) = cx.exec.mcp() {
+        lines.extend(
+            hub.tools()
+                .into_iter()
+                .filter(|t| hub.serves(&t.server, agent))
+                .map(|t| format!("/{} {}", t.verb, t.summary(240))),
+        );
+    }
+    let total = lines.len();
+    let mut text = String::new();
+    let mut shown = 0;
+    for line in &lines {
+        if text.len() + line.len() + 1 > MAX_LISTING {
+            break;
+        }
+        text.push_str(line);
+        text.push('\n');
+        shown += 1;
+    }
+    if total == 0 {
+        text = "no tools: nothing is configured for you".into();
+    } else if shown < total {
+        text.push_str(&format!("…and {} more not shown", total - shown));
+    }
+    Effect::text(text.trim_end().to_string()).with_data(json!({
+        "tools": { "listed": total },
+        crate::exec::registry::RECORDED_ONLY: "the listing is of the servers running then",
+    }))
+}
+
 /// Runs a tool: the one named by the verb, or (for `/tool`) by the first
-/// word of the text.
+/// word of the text; `/tool` alone lists them.
 pub(super) struct RunTool {
     pub tool: Option<String>,
 }
@@ -48,13 +95,21 @@ impl VerbHandler for RunTool {
 
     fn taught(&self, table: &VerbTable) -> bool {
         self.tool.is_some()
-            || table
-                .specs()
-                .iter()
-                .any(|s| matches!(s.action, Some(partner_dialect::CustomAction::Tool { .. })))
+            || table.specs().iter().any(|s| {
+                matches!(
+                    s.action,
+                    Some(
+                        partner_dialect::CustomAction::Tool { .. }
+                            | partner_dialect::CustomAction::Mcp { .. }
+                    )
+                )
+            })
     }
 
     fn run(&self, cx: &Cx<'_>, action: &ParsedAction) -> Outcome {
+        if self.tool.is_none() && action.content.as_deref().unwrap_or("").trim().is_empty() {
+            return Ok(listing(cx));
+        }
         let (name, args) = self.name_and_args(action)?;
         let tool = cx.exec.tools().get(&name).map_err(|why| {
             // Kept with the failure: a replay answers the same.
