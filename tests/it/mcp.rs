@@ -334,6 +334,29 @@ fn replay_of_a_trace_with_mcp_calls_calls_no_server() {
         String::from_utf8_lossy(&out.stdout).to_string() + &String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{text}");
     assert!(text.contains("all 1 steps matched"), "{text}");
+
+    // A record whose call's arguments differ from its action's: reported.
+    let conn = rusqlite::Connection::open(&db).unwrap();
+    let changed = conn
+        .execute(
+            "UPDATE trace SET record = json_set(record, '$.data.mcp.arguments.text', 'forged')",
+            [],
+        )
+        .unwrap();
+    assert_eq!(changed, 1);
+    drop(conn);
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_partner"))
+        .args(["replay", "--verify", "--db"])
+        .arg(&db)
+        .output()
+        .unwrap();
+    let text =
+        String::from_utf8_lossy(&out.stdout).to_string() + &String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{text}");
+    assert!(
+        text.contains("arguments") && text.contains("forged"),
+        "{text}"
+    );
 }
 
 #[test]

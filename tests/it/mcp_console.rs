@@ -1,7 +1,8 @@
 //! An agent with npm's filesystem server, decided in a real terminal: it
 //! lists the folder freely (a rule allows reads), its write waits in the
 //! queue — shown as server, tool and arguments pretty-printed — until the
-//! partner presses `a`, and only then is the file there. In the embedded
+//! partner presses `a`, and only then is the file changed; the queue
+//! shows what the write would change in it, as a diff. In the embedded
 //! console on SQLite, and in a console attached to `partner serve` on
 //! PostgreSQL.
 
@@ -54,14 +55,15 @@ fn the_write_waits_for_a(console: &Tmux, root: &Path) {
     let screen = console.wait("the write in the queue", Duration::from_secs(40), |s| {
         first_partner_request(s).is_some() && s.contains("write_file")
     });
-    assert!(
-        !root.join("plan.md").exists(),
-        "written before the approval"
-    );
+    let before = std::fs::read_to_string(root.join("plan.md")).unwrap();
+    assert_eq!(before, "ship friday", "written before the approval");
     for shown in [
         "server   fs",
         "tool     write_file",
         "\"content\": \"ship monday\"",
+        "would change the file:",
+        "-ship friday",
+        "+ship monday",
     ] {
         assert!(screen.contains(shown), "{shown:?} not on screen:\n{screen}");
     }
@@ -89,6 +91,7 @@ fn an_agents_write_through_an_mcp_server_waits_for_a_key_in_the_embedded_console
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path().join("notes");
     std::fs::create_dir(&root).unwrap();
+    std::fs::write(root.join("plan.md"), "ship friday").unwrap();
     fs_constellation(dir.path(), &server, &root);
     let console = support::tmux::console("mcp-fs-embedded", dir.path(), "");
     the_write_waits_for_a(&console, &root);
@@ -105,6 +108,7 @@ fn an_agents_write_through_an_mcp_server_waits_for_a_key_in_an_attached_console_
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path().join("notes");
     std::fs::create_dir(&root).unwrap();
+    std::fs::write(root.join("plan.md"), "ship friday").unwrap();
     fs_constellation(dir.path(), &server, &root);
     let socket = dir.path().join("s.sock");
     let mut daemon = Command::new(env!("CARGO_BIN_EXE_partner"))

@@ -144,6 +144,24 @@ impl McpHub {
         self.tools().into_iter().find(|t| t.verb == verb)
     }
 
+    /// Where `server` may write, absolute: its `writes` and the directory
+    /// it starts in (`cwd`), as its entry names them (none for a server
+    /// reached over HTTP, or one run without a sandbox).
+    pub fn roots(&self, server: &str) -> Vec<std::path::PathBuf> {
+        self.servers
+            .iter()
+            .filter(|s| s.config.name == server && s.config.command.is_some() && s.config.sandbox)
+            .flat_map(|s| {
+                s.config
+                    .cwd
+                    .iter()
+                    .chain(&s.config.writes)
+                    .map(|w| s.base.join(w))
+                    .collect::<Vec<_>>()
+            })
+            .collect()
+    }
+
     /// Whether `agent` may use the tools of `server`.
     pub fn serves(&self, server: &str, agent: &str) -> bool {
         self.servers

@@ -176,6 +176,32 @@ fn pattern(path: &str, was: &PatternSubject, now: &PatternSubject) -> Option<Dif
         .find_map(|(i, (a, b))| pattern(&format!("{here}[{i}]"), a, b))
 }
 
+/// For a recorded MCP call: where the arguments the call was recorded
+/// with (`data.mcp.arguments`) differ from those its action line says,
+/// when they do. Replay never calls the server again, so this is how a
+/// trace whose call and action disagree is found.
+pub(super) fn mcp_arguments(record: &partner_store::trace::TraceRecord) -> Option<String> {
+    let recorded = record.data.get("mcp")?.get("arguments")?;
+    let written = record
+        .canonical
+        .split_once(' ')
+        .map(|(_, rest)| rest)
+        .and_then(|rest| {
+            // The line's text is the arguments' JSON, quoted; a marker may
+            // follow it.
+            let parsed = partner_dialect::DialectParser::new().parse(&format!("/tool {rest}"));
+            parsed.actions.into_iter().next()?.content
+        })
+        .and_then(|text| serde_json::from_str::<Value>(&text).ok())
+        .unwrap_or(Value::Null);
+    (written != *recorded).then(|| {
+        json("arguments", recorded, &written).map_or_else(
+            || "arguments: the call's differ from its action's".to_string(),
+            |d| d.to_string(),
+        )
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

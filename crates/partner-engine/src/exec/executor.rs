@@ -369,7 +369,7 @@ impl Executor {
         request: &partner_policy::PendingRequest,
     ) -> Vec<(String, String)> {
         self.request_action(request)
-            .and_then(|action| Some(self.registry.handler(&action.verb)?.fields(&action)))
+            .and_then(|action| Some(self.registry.handler(&action.verb)?.fields(self, &action)))
             .unwrap_or_default()
     }
 

@@ -242,7 +242,7 @@ pub trait VerbHandler: Send + Sync {
     /// What the action asks, field by field (a label and its text,
     /// arguments pretty-printed), for the queue: a tool call's server,
     /// tool and arguments; a question's title, options and arguments.
-    fn fields(&self, _action: &ParsedAction) -> Vec<(String, String)> {
+    fn fields(&self, _exec: &Executor, _action: &ParsedAction) -> Vec<(String, String)> {
         Vec::new()
     }
 

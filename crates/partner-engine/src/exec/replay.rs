@@ -180,6 +180,9 @@ impl Verifier {
         parsed: Option<&ParsedAction>,
     ) -> Result<bool, ExecError> {
         self.steps += 1;
+        if let Some(what) = super::difference::mcp_arguments(record) {
+            return Ok(self.diverged(record, what));
+        }
         if !redoes(record) {
             return Ok(true);
         }
@@ -199,15 +202,20 @@ impl Verifier {
             self.flush()?;
         }
         if let Some(what) = differs(record, &now) {
-            self.divergence = Some(Divergence {
-                step: self.steps,
-                id: record.id.clone(),
-                canonical: record.canonical.clone(),
-                what,
-            });
-            return Ok(false);
+            return Ok(self.diverged(record, what));
         }
         Ok(true)
+    }
+
+    /// Notes that `record` diverged, and why; false, to stop.
+    fn diverged(&mut self, record: &TraceRecord, what: String) -> bool {
+        self.divergence = Some(Divergence {
+            step: self.steps,
+            id: record.id.clone(),
+            canonical: record.canonical.clone(),
+            what,
+        });
+        false
     }
 
     /// Commits the batch and empties the scratch's trace.

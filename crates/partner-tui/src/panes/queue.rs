@@ -445,6 +445,14 @@ fn request_detail(r: &PendingRequest, view: &View<'_>) -> Vec<Line<'static>> {
         shell
     };
     for (name, text) in fields.into_iter().flatten() {
+        if name == "diff" {
+            lines.push(Line::from(Span::styled(
+                "would change the file:",
+                theme.style("ui.dim"),
+            )));
+            lines.extend(diff_lines(theme, text));
+            continue;
+        }
         for (i, part) in text.lines().enumerate() {
             let name = if i == 0 { name.as_str() } else { "" };
             lines.push(Line::from(vec![

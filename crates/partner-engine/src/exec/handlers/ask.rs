@@ -52,7 +52,7 @@ impl VerbHandler for Ask {
         question(action).map(|_| ())
     }
 
-    fn fields(&self, action: &ParsedAction) -> Vec<(String, String)> {
+    fn fields(&self, _exec: &Executor, action: &ParsedAction) -> Vec<(String, String)> {
         let Ok(q) = question(action) else {
             return Vec::new();
         };

@@ -77,15 +77,20 @@ impl VerbHandler for McpCall {
         Ok(())
     }
 
-    fn fields(&self, action: &ParsedAction) -> Vec<(String, String)> {
-        let arguments = serde_json::from_str::<Value>(self.text(action))
-            .map_or_else(|_| self.text(action).to_string(), |v| super::pretty(&v));
+    fn fields(&self, exec: &Executor, action: &ParsedAction) -> Vec<(String, String)> {
+        let parsed = serde_json::from_str::<Value>(self.text(action)).ok();
+        let arguments = parsed
+            .as_ref()
+            .map_or_else(|| self.text(action).to_string(), super::pretty);
+        // What its annotations say is the request's reason, shown above.
         let mut fields = vec![
             ("server".to_string(), self.server.clone()),
             ("tool".to_string(), self.tool.clone()),
         ];
-        if let Some(why) = self.info.as_ref().and_then(ToolInfo::asks_because) {
-            fields.push(("says".to_string(), why));
+        // What a write would change comes first: the arguments repeat it.
+        let writes = self.info.as_ref().is_some_and(|i| !i.read_only);
+        if let (true, Some(args), Some(hub)) = (writes, &parsed, exec.mcp()) {
+            fields.extend(file_change(args, &hub.roots(&self.server)));
         }
         fields.push(("args".to_string(), arguments));
         fields
@@ -134,4 +139,56 @@ impl VerbHandler for McpCall {
             .with_data(data(result.result, result.server_us))
             .continued())
     }
+}
+
+/// At most this many lines of a file's diff in the queue.
+const SHOWN_DIFF: usize = 80;
+
+/// At most this many bytes of a file are read to show what a write would
+/// change in it.
+const MAX_COMPARED: u64 = 256 * 1024;
+
+/// What a write-like call naming a `path` and its new `content` would
+/// change in that file, as a diff (`diff`), when the file lies in one of
+/// the server's `roots`; otherwise why it is not shown (`file`).
+fn file_change(args: &Value, roots: &[std::path::PathBuf]) -> Option<(String, String)> {
+    let path = args.get("path")?.as_str()?;
+    let new = args.get("content")?.as_str()?;
+    let path = std::path::Path::new(path);
+    let shown = |why: &str| Some(("file".to_string(), format!("{}: {why}", path.display())));
+    if !path.is_absolute() {
+        return shown("a relative path; what it would change is not shown");
+    }
+    let real = |p: &std::path::Path| std::fs::canonicalize(p).ok();
+    let Some(parent) = path.parent().and_then(real) else {
+        return shown("its folder does not exist");
+    };
+    let inside = roots
+        .iter()
+        .filter_map(|r| real(r))
+        .any(|root| parent.starts_with(&root));
+    if !inside {
+        return shown("outside the folders the server may write; not read");
+    }
+    let old = match std::fs::symlink_metadata(path) {
+        Err(_) => String::new(),
+        Ok(m) if !m.is_file() => return shown("not a plain file; not read"),
+        Ok(m) if m.len() > MAX_COMPARED => return shown("over 256 KiB; not compared"),
+        Ok(_) => match std::fs::read_to_string(path) {
+            Ok(text) => text,
+            Err(_) => return shown("not text; not compared"),
+        },
+    };
+    let mut options = diffy::DiffOptions::new();
+    let name = path.display().to_string();
+    options.set_original_filename(name.clone());
+    options.set_modified_filename(name);
+    let patch = options.create_patch(&old, new).to_string();
+    let total = patch.lines().count();
+    let mut shown: Vec<&str> = patch.lines().take(SHOWN_DIFF).collect();
+    let more = format!("… ({} more lines)", total.saturating_sub(SHOWN_DIFF));
+    if total > SHOWN_DIFF {
+        shown.push(&more);
+    }
+    Some(("diff".to_string(), shown.join("\n")))
 }
