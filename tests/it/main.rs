@@ -66,6 +66,7 @@ mod mcp;
 mod mcp_console;
 mod mcp_prompt;
 mod mcp_serve;
+mod mcp_serve_http;
 mod memory_store;
 mod model_budget;
 mod model_prompts;

@@ -13,6 +13,7 @@
 pub mod arguments;
 pub mod config;
 pub mod desk;
+pub mod desk_http;
 pub mod hub;
 pub mod server;
 pub mod tools;

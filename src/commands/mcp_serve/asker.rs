@@ -66,7 +66,9 @@ impl AskOutcome {
     }
 }
 
-/// An outside agent tool, as the constellation knows it.
+/// An outside agent tool, as the constellation knows it (a clone shares
+/// the store).
+#[derive(Clone)]
 pub struct Asker {
     executor: Arc<Executor>,
     name: String,
@@ -87,6 +89,15 @@ impl Asker {
     /// The name its requests carry.
     pub fn name(&self) -> &str {
         &self.name
+    }
+
+    /// The active partner whose token `token` is, if any.
+    pub fn partner_of(&self, token: &str) -> Result<Option<String>, String> {
+        self.executor
+            .store()
+            .partners()
+            .partner_of(token)
+            .map_err(|e| format!("cannot check the token: {e}"))
     }
 
     /// Asks `question`, waits for the partner's decision (or `stop`, or

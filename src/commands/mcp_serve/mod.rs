@@ -35,6 +35,15 @@ pub struct McpServeOptions {
     /// (`90s`, `10m`).
     #[arg(long, value_name = "DURATION", default_value = "10m")]
     pub wait: String,
+    /// Serve over streamable HTTP on this address (`127.0.0.1:7071`)
+    /// instead of standard input and output; each request needs a
+    /// partner's token (`partner partners add NAME`) as `Authorization:
+    /// Bearer TOKEN`.
+    #[arg(long, value_name = "ADDR")]
+    pub listen: Option<std::net::SocketAddr>,
+    /// Let `--listen` bind an address that is not loopback.
+    #[arg(long, requires = "listen")]
+    pub public: bool,
 }
 
 impl Desk for Asker {
@@ -108,8 +117,33 @@ pub fn run_mcp_serve(options: &McpServeOptions) -> Result<i32> {
         .enable_all()
         .build()
         .map_err(|e| Error::Runtime(format!("cannot start the MCP server: {e}")))?;
+    let Some(addr) = options.listen else {
+        runtime
+            .block_on(DeskServer::new(desk).serve_stdio())
+            .map_err(Error::Runtime)?;
+        return Ok(0);
+    };
+    if !addr.ip().is_loopback() && !options.public {
+        return Err(Error::Usage(format!(
+            "--listen {addr} is not a loopback address; add --public to serve it beyond this machine"
+        )));
+    }
+    let checker = desk.clone();
+    let admit: crate::mcp::desk_http::Admit = std::sync::Arc::new(move |t| checker.partner_of(t));
     runtime
-        .block_on(DeskServer::new(desk).serve_stdio())
+        .block_on(async {
+            let listener = tokio::net::TcpListener::bind(addr)
+                .await
+                .map_err(|e| format!("cannot listen on {addr}: {e}"))?;
+            tracing::info!(%addr, "partner mcp serve listening");
+            crate::mcp::desk_http::serve_http(
+                DeskServer::new(desk),
+                listener,
+                admit,
+                options.public,
+            )
+            .await
+        })
         .map_err(Error::Runtime)?;
     Ok(0)
 }
