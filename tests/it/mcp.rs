@@ -257,6 +257,10 @@ fn hostile_rig() -> (Rig, tempfile::TempDir) {
 }
 
 fn hostile_rig_for(agents: &[&str]) -> (Rig, tempfile::TempDir) {
+    hostile_rig_with(agents, Policy::permissive())
+}
+
+fn hostile_rig_with(agents: &[&str], policy: Policy) -> (Rig, tempfile::TempDir) {
     // Not under /tmp: inside the sandbox /tmp is the server's own.
     let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
     let script = dir.path().join("hostile.js");
@@ -271,7 +275,7 @@ fn hostile_rig_for(agents: &[&str]) -> (Rig, tempfile::TempDir) {
     let status = hub.status();
     assert_eq!(status[0].state, ServerState::Ready, "{status:?}");
     assert_eq!(status[0].tools.len(), 6, "{status:?}");
-    let mut r = rig(Policy::permissive());
+    let mut r = rig(policy);
     r.exec.attach_mcp(Arc::new(hub)).unwrap();
     (r, dir)
 }
@@ -526,4 +530,40 @@ fn a_streamable_http_server_is_reached_by_url_and_its_tools_called() {
     let _ = server.wait();
     assert_eq!(echoed.status, ActionStatus::Executed, "{}", echoed.text);
     assert!(echoed.text.contains("over http"), "{}", echoed.text);
+}
+
+#[test]
+fn a_call_naming_an_inner_host_is_refused_and_a_servers_calls_are_rate_limited() {
+    if !node() {
+        return;
+    }
+    let policy = "default = \"allow\"\n[rate_limits]\n\"bad.*\" = { burst = 2, per_minute = 1 }\n";
+    let (r, _dir) = hostile_rig_with(&[], Policy::from_toml(policy).unwrap());
+    // A URL to this machine or a private network among the arguments: the
+    // network rules refuse it, whatever else the arguments name.
+    for line in [
+        r#"/bad.echo text="http://127.0.0.1:9200/_search""#,
+        r#"/bad.echo {"text": "https://example.com", "also": {"next": "http://10.0.0.7/admin"}}"#,
+    ] {
+        let report = r.one("ada", line);
+        assert_eq!(
+            report.status,
+            ActionStatus::Denied,
+            "{line}: {}",
+            report.text
+        );
+        assert!(
+            report.text.contains("may not reach"),
+            "{line}: {}",
+            report.text
+        );
+    }
+    // A public one goes; then the server's bucket is empty.
+    let first = r.one("ada", r#"/bad.echo text="https://example.com/a""#);
+    assert_eq!(first.status, ActionStatus::Executed, "{}", first.text);
+    let second = r.one("ada", "/bad.echo text=two");
+    assert_eq!(second.status, ActionStatus::Executed, "{}", second.text);
+    let third = r.one("ada", "/bad.echo text=three");
+    assert_ne!(third.status, ActionStatus::Executed, "{}", third.text);
+    assert!(third.text.contains("rate"), "{}", third.text);
 }

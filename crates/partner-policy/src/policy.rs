@@ -508,10 +508,15 @@ impl Policy {
         self.roles.contains_key(agent)
     }
 
-    /// The rate limit for a verb.
+    /// The rate limit for a verb: its own, else — for an MCP tool's verb
+    /// (`fs.write_file`) — its server's (`"fs.*"`), else `default`.
     pub fn rate_limit(&self, verb: &str) -> Option<RateLimit> {
+        let server = verb
+            .split_once('.')
+            .and_then(|(server, _)| self.rate_limits.get(&format!("{server}.*")));
         self.rate_limits
             .get(verb)
+            .or(server)
             .or_else(|| self.rate_limits.get("default"))
             .copied()
     }

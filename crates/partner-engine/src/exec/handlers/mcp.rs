@@ -47,7 +47,7 @@ impl VerbHandler for McpCall {
         Stage::External
     }
 
-    fn traits(&self, _action: &ParsedAction) -> VerbTraits {
+    fn traits(&self, action: &ParsedAction) -> VerbTraits {
         let asks = match &self.info {
             Some(info) => info.asks_because(),
             None => Some(format!(
@@ -58,6 +58,7 @@ impl VerbHandler for McpCall {
         VerbTraits {
             // Arguments go out of partner: checked for secrets.
             carries_text: true,
+            connects_to: reached_host(self.text(action)),
             asks_unless_ruled: asks,
             ..VerbTraits::default()
         }
@@ -191,4 +192,46 @@ fn file_change(args: &Value, roots: &[std::path::PathBuf]) -> Option<(String, St
         shown.push(&more);
     }
     Some(("diff".to_string(), shown.join("\n")))
+}
+
+/// At most this many values of the arguments are looked at for URLs.
+const MAX_LOOKED_AT: usize = 1_000;
+
+/// The host a call's arguments name in a URL (`http`, `https`, `ws`,
+/// `wss`), for the network rules: the first that is not public when any
+/// is (so one such host among others is checked), else the first.
+fn reached_host(text: &str) -> Option<(String, Option<u16>)> {
+    let value: Value = serde_json::from_str(text).ok()?;
+    let mut hosts = Vec::new();
+    let mut stack = vec![&value];
+    let mut looked = 0;
+    while let Some(v) = stack.pop() {
+        looked += 1;
+        if looked > MAX_LOOKED_AT {
+            break;
+        }
+        match v {
+            Value::String(s) => hosts.extend(url_host(s)),
+            Value::Array(items) => stack.extend(items.iter()),
+            Value::Object(map) => stack.extend(map.values()),
+            _ => {}
+        }
+    }
+    let inner = hosts
+        .iter()
+        .position(|(h, _)| partner_policy::network::non_public_host(h).is_some());
+    match inner {
+        Some(i) => Some(hosts.swap_remove(i)),
+        None => hosts.into_iter().next(),
+    }
+}
+
+fn url_host(text: &str) -> Option<(String, Option<u16>)> {
+    let text = text.trim();
+    let scheme = text.split_once("://")?.0.to_ascii_lowercase();
+    if !matches!(scheme.as_str(), "http" | "https" | "ws" | "wss") {
+        return None;
+    }
+    let url = reqwest::Url::parse(text).ok()?;
+    Some((url.host_str()?.to_string(), url.port()))
 }
