@@ -64,6 +64,7 @@ mod lisp_lang;
 mod lisp_tools;
 mod mcp;
 mod mcp_console;
+mod mcp_memory;
 mod mcp_prompt;
 mod mcp_serve;
 mod mcp_serve_http;
