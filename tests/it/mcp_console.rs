@@ -1,7 +1,8 @@
 //! An agent with npm's filesystem server, decided in a real terminal: it
 //! lists the folder freely (a rule allows reads), its write waits in the
 //! queue — shown as server, tool and arguments pretty-printed — until the
-//! partner presses `a`, and only then is the file changed; the queue
+//! partner presses `a` (or edits the arguments with `E`), and only then
+//! is the file changed; the queue
 //! shows what the write would change in it, as a diff. In the embedded
 //! console on SQLite, and in a console attached to `partner serve` on
 //! PostgreSQL.
@@ -50,8 +51,9 @@ fn fs_constellation(dir: &Path, server: &Path, root: &Path) {
     .unwrap();
 }
 
-/// The write waits, shown field by field; `a` lets it run.
-fn the_write_waits_for_a(console: &Tmux, root: &Path) {
+/// The write waits, shown field by field; `a` lets it run as asked, or
+/// `E` with new arguments (`edited`: the content written instead).
+fn the_write_waits_for_a(console: &Tmux, root: &Path, edited: Option<&str>) {
     let screen = console.wait("the write in the queue", Duration::from_secs(40), |s| {
         first_partner_request(s).is_some() && s.contains("write_file")
     });
@@ -67,12 +69,31 @@ fn the_write_waits_for_a(console: &Tmux, root: &Path) {
     ] {
         assert!(screen.contains(shown), "{shown:?} not on screen:\n{screen}");
     }
-    console.keys(&["a"]);
+    let id = first_partner_request(&screen).unwrap();
+    let written = match edited {
+        None => {
+            console.keys(&["a"]);
+            "ship monday"
+        }
+        Some(content) => {
+            console.keys(&["E"]);
+            console.wait("the arguments to edit", Duration::from_secs(10), |s| {
+                s.contains(&format!("editing the action of {id}"))
+                    && s.contains("/fs.write_file {\"content\":\"ship monday\"")
+            });
+            let line = format!(
+                "/fs.write_file {{\"path\":\"{}\",\"content\":\"{content}\"}}",
+                root.join("plan.md").display()
+            );
+            console.keys(&["End", "C-j", &line, "C-s"]);
+            content
+        }
+    };
     let started = Instant::now();
     while std::fs::read_to_string(root.join("plan.md"))
         .ok()
         .as_deref()
-        != Some("ship monday")
+        != Some(written)
     {
         assert!(
             started.elapsed() < Duration::from_secs(20),
@@ -94,7 +115,7 @@ fn an_agents_write_through_an_mcp_server_waits_for_a_key_in_the_embedded_console
     std::fs::write(root.join("plan.md"), "ship friday").unwrap();
     fs_constellation(dir.path(), &server, &root);
     let console = support::tmux::console("mcp-fs-embedded", dir.path(), "");
-    the_write_waits_for_a(&console, &root);
+    the_write_waits_for_a(&console, &root, None);
 }
 
 #[test]
@@ -133,7 +154,8 @@ fn an_agents_write_through_an_mcp_server_waits_for_a_key_in_an_attached_console_
     console.wait("the attached console", Duration::from_secs(30), |s| {
         s.contains("Turns") && s.contains("attached")
     });
-    the_write_waits_for_a(&console, &root);
+    // Edited in the console: the arguments the partner wrote are the call's.
+    the_write_waits_for_a(&console, &root, Some("ship tuesday"));
     let _ = daemon.kill();
     let _ = daemon.wait();
 }

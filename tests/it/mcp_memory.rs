@@ -52,7 +52,11 @@ fn an_agent_keeps_and_finds_facts_in_the_memory_servers_graph() {
     assert_eq!(stored.status, ActionStatus::Executed, "{}", stored.text);
     let found = r.one("ada", "/mem.search_nodes query=Dana");
     assert_eq!(found.status, ActionStatus::Executed, "{}", found.text);
-    assert!(found.text.contains("prefers email over calls"), "{}", found.text);
+    assert!(
+        found.text.contains("prefers email over calls"),
+        "{}",
+        found.text
+    );
     let kept = std::fs::read_to_string(&graph).unwrap();
     assert!(kept.contains("Dana"), "{kept}");
     assert_eq!(found.data["mcp"]["tool"], "search_nodes", "{}", found.data);
