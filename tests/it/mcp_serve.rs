@@ -358,3 +358,75 @@ fn the_partner_answers_an_outside_tool_with_a_key_in_the_embedded_console() {
     assert_eq!(answer["structured"]["decision"], "approved", "{answer}");
     assert_eq!(answer["structured"]["choice"], "production", "{answer}");
 }
+
+/// A team's daemon on `url` serving `dir`'s constellation, killed when
+/// dropped.
+struct TeamDaemon(std::process::Child);
+
+impl Drop for TeamDaemon {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+fn team_daemon(dir: &Path, url: &str, host: &str) -> TeamDaemon {
+    let child = Command::new(env!("CARGO_BIN_EXE_partner"))
+        .current_dir(dir)
+        .args([
+            "serve",
+            "--config",
+            "partner.toml",
+            "--store",
+            url,
+            "--host-name",
+            host,
+        ])
+        .arg("--socket")
+        .arg(dir.join(format!("{host}.sock")))
+        .env_remove("PARTNER_STORE")
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(std::fs::File::create(dir.join(format!("{host}.log"))).unwrap())
+        .spawn()
+        .unwrap();
+    TeamDaemon(child)
+}
+
+#[test]
+fn in_team_mode_a_console_on_either_daemon_answers_an_outside_tool() {
+    let Some(pg) = support::postgres::scratch() else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    support::tmux::constellation(dir.path(), "", "default = \"allow\"\n", "\"Resting.\"");
+    let _a = team_daemon(dir.path(), &pg.url, "a");
+    let _b = team_daemon(dir.path(), &pg.url, "b");
+    let consoles: Vec<support::tmux::Tmux> = ["a", "b"]
+        .iter()
+        .map(|host| {
+            let console = support::tmux::Tmux::start(
+                &format!("mcp-serve-team-{host}"),
+                &format!(
+                    "cd {} && sleep 2 && env TERM=xterm-256color COLORTERM= {} attach --socket {host}.sock --no-bell; exec sh",
+                    dir.path().display(),
+                    env!("CARGO_BIN_EXE_partner"),
+                ),
+            );
+            console.wait("the attached console", Duration::from_secs(30), |s| {
+                s.contains("Turns") && s.contains("attached")
+            });
+            console
+        })
+        .collect();
+    let served = mcp_serve(dir.path(), &pg.url, &["--as", "claude"]);
+    let call = served.call("ask_partner", json!({"title": "Rotate the keys?"}));
+    for console in &consoles {
+        console.wait("the question", Duration::from_secs(30), |s| {
+            support::tmux::first_partner_request(s).is_some() && s.contains("Rotate the keys?")
+        });
+    }
+    consoles[1].keys(&["a"]);
+    let answer = served.wait(call);
+    assert_eq!(answer["structured"]["decision"], "approved", "{answer}");
+}
