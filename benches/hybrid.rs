@@ -11,7 +11,7 @@ use std::hint::black_box;
 use std::time::Duration;
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use partner::store::memory::records::add_archival;
+use partner::store::memory::backend::Memory;
 use partner::store::memory::search::{SearchDomain, SearchQuery};
 use partner::store::memory::vectors::{self, Item, VectorIndex};
 
@@ -69,7 +69,7 @@ fn filled(
         .transaction(|tx| -> Result<(), partner::store::memory::MemoryError> {
             for i in 0..100_000u64 {
                 let agent = if i % 2 == 0 { "ada" } else { "worker" };
-                let id_ = add_archival(tx, agent, &sentence(i), i as i64)?;
+                let id_ = tx.add_archival(agent, &sentence(i), i as i64)?;
                 let item = Item {
                     domain: SearchDomain::Archival,
                     id: id_,
@@ -111,11 +111,7 @@ fn bench(c: &mut Criterion) {
         b.iter(|| black_box(index.nearest_for(black_box(&q), 50, &query)))
     });
     group.bench_function("fts_100k", |b| {
-        b.iter(|| {
-            black_box(
-                partner::store::memory::search::search(&store.conn(), black_box(&query)).unwrap(),
-            )
-        })
+        b.iter(|| black_box(store.conn().search(black_box(&query)).unwrap()))
     });
     group.bench_function("fts_100k_fts5_only", |b| {
         b.iter(|| {

@@ -20,8 +20,8 @@ use std::time::Duration;
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use partner::engine::exec::{ExecConfig, Executor, TurnContext};
 use partner::policy::Policy;
-use partner::store::memory::records::add_archival;
-use partner::store::memory::search::{SearchDomain, SearchQuery, search, search_fts};
+use partner::store::memory::backend::Memory;
+use partner::store::memory::search::{SearchDomain, SearchQuery, search_fts};
 
 const WORDS: &[&str] = &[
     "launch",
@@ -107,8 +107,7 @@ fn fts_search(c: &mut Criterion) {
     store
         .transaction(|tx| -> Result<(), partner::store::memory::MemoryError> {
             for i in 0..100_000u64 {
-                add_archival(
-                    tx,
+                tx.add_archival(
                     if i % 2 == 0 { "ada" } else { "worker" },
                     &sentence(i),
                     i as i64,
@@ -132,7 +131,7 @@ fn fts_search(c: &mut Criterion) {
     {
         let conn = store.conn();
         assert_eq!(
-            search(&conn, &query).unwrap(),
+            conn.search(&query).unwrap(),
             search_fts(&conn, &query).unwrap()
         );
     }
@@ -141,7 +140,7 @@ fn fts_search(c: &mut Criterion) {
         .sample_size(50)
         .measurement_time(Duration::from_secs(8));
     group.bench_function("fts_search_100k", |b| {
-        b.iter(|| black_box(search(&store.conn(), black_box(&query)).unwrap()))
+        b.iter(|| black_box(store.conn().search(black_box(&query)).unwrap()))
     });
     // The baseline, in the same run: FTS5 ranking every match.
     group.bench_function("fts_search_100k_fts5_only", |b| {

@@ -15,7 +15,7 @@ use partner::runtime::provider::{
     Cancel, ChatMessage, ChatRequest, PromptKind, Provider, Role, StreamEvent,
 };
 use partner::runtime::turn::{AgentInfo, Trigger, TurnEnv, run_turn};
-use partner::store::memory::records::{add_message, recent_messages};
+use partner::store::memory::backend::{Memory, NewMessage};
 use partner::store::memory::{BlockKind, BlockPermission};
 use tokio::sync::{broadcast, mpsc, watch};
 
@@ -61,21 +61,27 @@ fn setup(replies: &[&str], max_passes: u32) -> Setup {
     );
     {
         let conn = rig.exec.store().sqlite().unwrap().conn();
-        add_message(
-            &conn,
-            "ada",
-            "main",
-            "user",
-            "earlier question",
+        conn.add_message(
+            &NewMessage {
+                agent: "ada",
+                thread: "main",
+                role: "user",
+                content: "earlier question",
+                lineage: &[],
+                turn: None,
+            },
             support::START - 2000,
         )
         .unwrap();
-        add_message(
-            &conn,
-            "ada",
-            "main",
-            "assistant",
-            "earlier answer",
+        conn.add_message(
+            &NewMessage {
+                agent: "ada",
+                thread: "main",
+                role: "assistant",
+                content: "earlier answer",
+                lineage: &[],
+                turn: None,
+            },
             support::START - 1000,
         )
         .unwrap();
@@ -128,16 +134,12 @@ fn roles(messages: &[ChatMessage]) -> Vec<Role> {
 }
 
 fn stored(s: &Setup) -> Vec<(String, String)> {
-    recent_messages(
-        &s.rig.exec.store().sqlite().unwrap().conn(),
-        "ada",
-        "main",
-        50,
-    )
-    .unwrap()
-    .into_iter()
-    .map(|m| (m.role, m.content))
-    .collect()
+    (s.rig.exec.store().sqlite().unwrap().conn())
+        .recent_messages("ada", "main", 50)
+        .unwrap()
+        .into_iter()
+        .map(|m| (m.role, m.content))
+        .collect()
 }
 
 fn message(text: &str) -> Trigger {

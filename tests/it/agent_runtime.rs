@@ -10,6 +10,8 @@ use std::time::Duration;
 use partner::core::clock::TokioClock;
 use partner::policy::{Authority, Decision};
 use partner::runtime::{Event, RunState};
+use partner::store::memory::backend::Memory;
+use partner::store::memory::roster::Roster;
 use support::runtime::{Running, running_with_clock, wait_for};
 use tokio::time::Instant;
 
@@ -192,11 +194,9 @@ async fn halting_cancels_generation() {
     .await;
     assert!(later.is_none(), "nothing more after the halt: {later:?}");
     assert_eq!(r.handle.status().await[0].state, RunState::Halted);
-    let stored = partner::store::memory::records::archival_count(
-        &r.handle.executor().store().sqlite().unwrap().conn(),
-        "ada",
-    )
-    .unwrap();
+    let stored = (r.handle.executor().store().sqlite().unwrap().conn())
+        .archival_count("ada")
+        .unwrap();
     assert_eq!(stored, 0);
     r.handle.resume("ada");
     tokio::task::yield_now().await;
@@ -253,11 +253,9 @@ async fn a_quick_halt_and_resume_ends_resumed() {
     }
     tokio::time::sleep(Duration::from_millis(2500)).await;
     assert_eq!(r.handle.status().await[0].state, RunState::Idle);
-    let stored = partner::store::memory::records::agent_state(
-        &r.handle.executor().store().sqlite().unwrap().conn(),
-        "ada",
-    )
-    .unwrap();
+    let stored = (r.handle.executor().store().sqlite().unwrap().conn())
+        .agent_state("ada")
+        .unwrap();
     assert!(!stored.halted, "the database says resumed");
 }
 

@@ -10,8 +10,9 @@ use std::time::{Duration, Instant};
 
 use partner::engine::exec::{ActionStatus, ExecConfig, Executor, TurnContext};
 use partner::policy::{Authority, Decision, Policy};
-use partner::store::memory::records::outbox;
-use partner::store::memory::{BlockKind, BlockPermission, MemoryStore, blocks};
+use partner::store::memory::backend::Memory;
+use partner::store::memory::roster::Roster;
+use partner::store::memory::{BlockKind, BlockPermission, MemoryStore};
 use partner::store::trace::{BlockSpec, store as trace_store};
 
 const CHILD_ENV: &str = "PARTNER_CRASH_CHILD_DB";
@@ -109,14 +110,15 @@ fn crash_mid_write() {
         .unwrap();
     assert_eq!(check, "ok");
 
-    let notes = blocks::get(&conn, "ada", "notes").unwrap().unwrap();
+    let notes = conn.block("ada", "notes").unwrap().unwrap();
     for i in &writes {
         assert!(
             notes.value.lines().any(|l| l == format!("write {i}")),
             "acknowledged write {i} is missing"
         );
     }
-    let posted: Vec<String> = outbox(&conn)
+    let posted: Vec<String> = conn
+        .outbox()
         .unwrap()
         .into_iter()
         .map(|o| o.content)
@@ -128,8 +130,8 @@ fn crash_mid_write() {
         );
     }
     // No half-applied write: every block's value is its latest recorded version.
-    for block in blocks::list(&conn, None).unwrap() {
-        let history = blocks::history(&conn, &block.agent, &block.label).unwrap();
+    for block in conn.blocks(None).unwrap() {
+        let history = conn.history(&block.agent, &block.label).unwrap();
         let last = history.last().unwrap();
         assert_eq!(
             (last.version, &last.value),
@@ -165,7 +167,7 @@ fn crash_mid_write() {
             r.verb == "context" && r.outcome == partner::store::trace::TraceOutcome::Executed
         })
         .count();
-    let block = blocks::get(&conn, "ada", "notes").unwrap().unwrap();
+    let block = conn.block("ada", "notes").unwrap().unwrap();
     assert_eq!(
         traced_writes as i64,
         block.version - 1,

@@ -4,13 +4,13 @@
 //! edits, deletions and transactions undone — other connections never see
 //! it behind, and writers outside partner's commits index at once.
 
-use partner::store::memory::blocks::{self, NewBlock};
-use partner::store::memory::records::{add_archival, add_message};
-use partner::store::memory::search::{Reach, SearchDomain, SearchHit, SearchQuery, search};
+use partner::store::memory::blocks::NewBlock;
+use partner::store::memory::search::{Reach, SearchDomain, SearchHit, SearchQuery};
 use partner::store::memory::{BlockKind, MemoryError, MemoryStore};
 use rusqlite::Connection;
 
 use crate::support::Rng;
+use partner::store::memory::backend::{BlockWrite, Memory, NewMessage};
 
 const WORDS: &[&str] = &[
     "launch", "launched", "contract", "deadline", "Friday", "budget", "café", "review", "garden",
@@ -81,17 +81,36 @@ fn step(via: Via<'_>, rng: &mut Rng, n: i64, fails: bool) {
     let done = via.run(|tx| -> Result<(), MemoryError> {
         match kind {
             0 | 1 => {
-                add_archival(tx, "ada", &text, n)?;
+                tx.add_archival("ada", &text, n)?;
             }
             2 => {
-                add_message(tx, "ada", "main", "user", &text, n)?;
+                tx.add_message(
+                    &NewMessage {
+                        agent: "ada",
+                        thread: "main",
+                        role: "user",
+                        content: &text,
+                        lineage: &[],
+                        turn: None,
+                    },
+                    n,
+                )?;
             }
             3 => {
-                if blocks::get(tx, "ada", &label)?.is_some() {
-                    blocks::write(tx, "ada", &label, &text, "ada", n)?;
+                if tx.block("ada", &label)?.is_some() {
+                    tx.write_block(
+                        &BlockWrite {
+                            agent: "ada",
+                            label: &label,
+                            value: &text,
+                            base: None,
+                        },
+                        "ada",
+                        n,
+                    )?;
                 } else {
                     let new = NewBlock::new("ada", &label, BlockKind::Core, &text);
-                    blocks::create(tx, &new, "ada", n)?;
+                    tx.create_block(&new, "ada", n)?;
                 }
             }
             4 => {
@@ -121,7 +140,7 @@ fn searched(store: &MemoryStore, text: &str) -> Vec<SearchHit> {
     query.reach = Reach::All;
     query.limit = 1_000;
     query.partial = true;
-    search(&store.conn(), &query).unwrap()
+    store.conn().search(&query).unwrap()
 }
 
 fn same(a: &[SearchHit], b: &[SearchHit], what: &str) {
@@ -217,8 +236,11 @@ fn a_batch_writes_its_text_index_once() {
     for via in [Via::Plain(&kept), Via::Store(&deferred)] {
         via.begin();
         for i in 0..1_000 {
-            via.run(|tx| add_archival(tx, "ada", &format!("note {i} launch"), i).map(drop))
-                .unwrap();
+            via.run(|tx| {
+                tx.add_archival("ada", &format!("note {i} launch"), i)
+                    .map(drop)
+            })
+            .unwrap();
         }
         via.end(true);
     }
@@ -258,7 +280,7 @@ fn a_group_commit_writes_its_text_index_once_for_those_who_joined_and_others_see
                 }
                 let word = NAMES[w as usize];
                 store.transaction(|tx| -> Result<(), MemoryError> {
-                    add_archival(tx, "ada", &format!("{word} moved the launch"), w)?;
+                    tx.add_archival("ada", &format!("{word} moved the launch"), w)?;
                     if w == 0 {
                         inside.wait();
                         std::thread::sleep(std::time::Duration::from_millis(500));
@@ -300,12 +322,12 @@ fn writers_outside_partners_commits_index_at_once_and_nothing_is_left_noted() {
     {
         let store = MemoryStore::open(&path).unwrap();
         store
-            .transaction(|tx| add_archival(tx, "ada", "the launch moved", 1).map(drop))
+            .transaction(|tx| tx.add_archival("ada", "the launch moved", 1).map(drop))
             .unwrap();
         // A batch never ended: the connection closes with it open.
         store.begin_batch().unwrap();
         store
-            .transaction(|tx| add_archival(tx, "ada", "the garden grew", 2).map(drop))
+            .transaction(|tx| tx.add_archival("ada", "the garden grew", 2).map(drop))
             .unwrap();
     }
     let other = Connection::open(&path).unwrap();
@@ -358,8 +380,7 @@ fn processes_writing_at_once_leave_one_whole_text_index() {
                 for i in 0..30 {
                     store
                         .transaction(|tx| {
-                            add_archival(
-                                tx,
+                            tx.add_archival(
                                 "ada",
                                 &format!("writer {w} note {i}: the launch moved"),
                                 i,

@@ -11,6 +11,7 @@ use std::time::Duration;
 use partner::engine::embed::{
     EmbedError, Embedder, Model2Vec, RemoteEmbedder, RemoteSettings, cosine,
 };
+use partner::store::memory::backend::{BlockWrite, Memory, NewMessage};
 use serde_json::{Value, json};
 use support::models::tiny_model;
 use support::{Answer, streaming_server};
@@ -254,21 +255,37 @@ fn embeddings_are_chosen_in_partner_toml() {
 
 #[test]
 fn hybrid_search_finds_by_meaning_what_words_miss_and_keeps_the_filters() {
+    use partner::store::memory::MemoryStore;
     use partner::store::memory::search::{SearchDomain, SearchQuery};
     use partner::store::memory::vectors::{self, VectorIndex, Via};
-    use partner::store::memory::{MemoryStore, records};
 
     let dir = tempfile::tempdir().unwrap();
     tiny_model(dir.path());
     let model = Model2Vec::load(dir.path()).unwrap();
     let store = MemoryStore::open(dir.path().join("m.db")).unwrap();
     let conn = store.conn();
-    let paraphrase =
-        records::add_archival(&conn, "ada", "Dana said the release is on Friday", 1).unwrap();
-    let keyword = records::add_archival(&conn, "ada", "launch date: not set, ask Dana", 2).unwrap();
-    let pets = records::add_archival(&conn, "ada", "the cat and the dog", 3).unwrap();
-    let others = records::add_archival(&conn, "bob", "the release is on Friday", 4).unwrap();
-    records::add_message(&conn, "ada", "main", "user", "when do we ship", 5).unwrap();
+    let paraphrase = conn
+        .add_archival("ada", "Dana said the release is on Friday", 1)
+        .unwrap();
+    let keyword = conn
+        .add_archival("ada", "launch date: not set, ask Dana", 2)
+        .unwrap();
+    let pets = conn.add_archival("ada", "the cat and the dog", 3).unwrap();
+    let others = conn
+        .add_archival("bob", "the release is on Friday", 4)
+        .unwrap();
+    conn.add_message(
+        &NewMessage {
+            agent: "ada",
+            thread: "main",
+            role: "user",
+            content: "when do we ship",
+            lineage: &[],
+            turn: None,
+        },
+        5,
+    )
+    .unwrap();
 
     // The embedder is down: everything waits for a vector, keyword search works.
     let (done, waiting) = vectors::progress(&conn, model.id()).unwrap();
@@ -317,21 +334,30 @@ fn hybrid_search_finds_by_meaning_what_words_miss_and_keeps_the_filters() {
     );
 
     // A changed block is embedded again; the index catches up.
-    let (block, _) = partner::store::memory::blocks::create(
-        &conn,
-        &partner::store::memory::NewBlock::new(
+    let (block, _) = conn
+        .create_block(
+            &partner::store::memory::NewBlock::new(
+                "ada",
+                "plan",
+                partner::store::memory::BlockKind::Working,
+                "cat",
+            ),
             "ada",
-            "plan",
-            partner::store::memory::BlockKind::Working,
-            "cat",
-        ),
+            10,
+        )
+        .unwrap();
+    assert_eq!(vectors::pending(&conn, model.id(), 10).unwrap().len(), 1);
+    conn.write_block(
+        &BlockWrite {
+            agent: "ada",
+            label: "plan",
+            value: "we ship friday",
+            base: None,
+        },
         "ada",
-        10,
+        20,
     )
     .unwrap();
-    assert_eq!(vectors::pending(&conn, model.id(), 10).unwrap().len(), 1);
-    partner::store::memory::blocks::write(&conn, "ada", "plan", "we ship friday", "ada", 20)
-        .unwrap();
     let items = vectors::pending(&conn, model.id(), 10).unwrap();
     assert_eq!(items.len(), 1);
     assert_eq!(items[0].text, "we ship friday");

@@ -5,13 +5,11 @@
 //! the same path.
 
 use partner::store::memory::keywords::{answered, build_now, indexed_docs};
-use partner::store::memory::records::{add_archival, add_message};
-use partner::store::memory::search::{
-    Reach, SearchDomain, SearchHit, SearchQuery, search, search_fts,
-};
+use partner::store::memory::search::{Reach, SearchDomain, SearchHit, SearchQuery, search_fts};
 use partner::store::memory::{MemoryError, MemoryStore};
 
 use crate::support::Rng;
+use partner::store::memory::backend::{Memory, NewMessage};
 
 const WORDS: &[&str] = &[
     "launch",
@@ -45,9 +43,19 @@ fn filled(path: &std::path::Path, n: usize, seed: u64) -> MemoryStore {
         .transaction(|tx| -> Result<(), MemoryError> {
             for i in 0..n {
                 let agent = ["ada", "bob", "cy"][rng.next(3)];
-                add_archival(tx, agent, &rng.text(WORDS, 30), i as i64)?;
+                tx.add_archival(agent, &rng.text(WORDS, 30), i as i64)?;
                 let role = ["user", "assistant", "agent:ada", "agent:bob"][rng.next(4)];
-                add_message(tx, agent, "main", role, &rng.text(WORDS, 30), i as i64)?;
+                tx.add_message(
+                    &NewMessage {
+                        agent,
+                        thread: "main",
+                        role,
+                        content: &rng.text(WORDS, 30),
+                        lineage: &[],
+                        turn: None,
+                    },
+                    i as i64,
+                )?;
             }
             Ok(())
         })
@@ -106,7 +114,7 @@ fn the_keyword_index_answers_as_fts5_does() {
         }
         let what = format!("round {round}: {query:?}");
         assert_same(
-            &search(&conn, &query).unwrap(),
+            &conn.search(&query).unwrap(),
             &search_fts(&conn, &query).unwrap(),
             &what,
         );
@@ -131,10 +139,13 @@ fn rows_written_after_the_index_was_built_are_found_and_undone_ones_are_not() {
     assert!(build_now(&store.conn()).unwrap());
     // Committed after the build: read from the database on the next search.
     store
-        .transaction(|tx| add_archival(tx, "ada", "the zeppelin launch", 9_000).map(drop))
+        .transaction(|tx| {
+            tx.add_archival("ada", "the zeppelin launch", 9_000)
+                .map(drop)
+        })
         .unwrap();
     let before = answered();
-    let found = search(&store.read(), &archival_query("zeppelin")).unwrap();
+    let found = store.read().search(&archival_query("zeppelin")).unwrap();
     assert_eq!(answered(), before + 1, "the index answered");
     assert_eq!(found.len(), 1);
     assert_eq!(
@@ -145,8 +156,9 @@ fn rows_written_after_the_index_was_built_are_found_and_undone_ones_are_not() {
     // transaction's own search, and gone once it is undone.
     let conn = store.conn();
     conn.execute_batch("BEGIN IMMEDIATE").unwrap();
-    add_archival(&conn, "ada", "a dirigible in the garden", 9_001).unwrap();
-    let inside = search(&conn, &archival_query("dirigible")).unwrap();
+    conn.add_archival("ada", "a dirigible in the garden", 9_001)
+        .unwrap();
+    let inside = conn.search(&archival_query("dirigible")).unwrap();
     assert_eq!(inside.len(), 1, "a search sees its own transaction's rows");
     assert_same(
         &inside,
@@ -155,23 +167,24 @@ fn rows_written_after_the_index_was_built_are_found_and_undone_ones_are_not() {
     );
     conn.execute_batch("ROLLBACK").unwrap();
     assert!(
-        search(&conn, &archival_query("dirigible"))
+        conn.search(&archival_query("dirigible"))
             .unwrap()
             .is_empty()
     );
     assert_eq!(indexed_docs(&conn, SearchDomain::Archival), Some(2_501));
     // The undone row's id is given to another row: the index reads it as
     // what it now holds.
-    add_archival(&conn, "bob", "a blimp over the server", 9_002).unwrap();
+    conn.add_archival("bob", "a blimp over the server", 9_002)
+        .unwrap();
     assert!(
-        search(&conn, &archival_query("dirigible"))
+        conn.search(&archival_query("dirigible"))
             .unwrap()
             .is_empty()
     );
-    assert_eq!(search(&conn, &archival_query("blimp")).unwrap().len(), 1);
+    assert_eq!(conn.search(&archival_query("blimp")).unwrap().len(), 1);
     let query = archival_query("launch garden");
     assert_same(
-        &search(&conn, &query).unwrap(),
+        &conn.search(&query).unwrap(),
         &search_fts(&conn, &query).unwrap(),
         "after",
     );
@@ -184,7 +197,7 @@ fn a_database_made_anew_at_the_same_path_is_not_answered_from_the_old_index() {
     let store = filled(&path, 2_500, 11);
     assert!(build_now(&store.conn()).unwrap());
     let query = archival_query("contract deadline");
-    assert!(!search(&store.conn(), &query).unwrap().is_empty());
+    assert!(!store.conn().search(&query).unwrap().is_empty());
     drop(store);
     for f in ["m.db", "m.db-wal", "m.db-shm"] {
         let _ = std::fs::remove_file(dir.path().join(f));
@@ -192,7 +205,7 @@ fn a_database_made_anew_at_the_same_path_is_not_answered_from_the_old_index() {
     let store = filled(&path, 2_500, 12);
     let conn = store.conn();
     assert_same(
-        &search(&conn, &query).unwrap(),
+        &conn.search(&query).unwrap(),
         &search_fts(&conn, &query).unwrap(),
         "a new database",
     );
@@ -200,7 +213,7 @@ fn a_database_made_anew_at_the_same_path_is_not_answered_from_the_old_index() {
     assert!(build_now(&conn).unwrap());
     let before = answered();
     assert_same(
-        &search(&conn, &query).unwrap(),
+        &conn.search(&query).unwrap(),
         &search_fts(&conn, &query).unwrap(),
         "the new database, indexed",
     );

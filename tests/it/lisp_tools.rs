@@ -8,7 +8,8 @@ use crate::support;
 
 use partner::engine::exec::{ActionStatus, ExecConfig};
 use partner::policy::Policy;
-use partner::store::memory::{BlockKind, BlockPermission, blocks};
+use partner::store::memory::backend::Memory;
+use partner::store::memory::{BlockKind, BlockPermission};
 use support::{Rig, rig_with};
 
 const CHECKLIST: &str = r#";; Ticks an item of the todo block: /checklist ITEM
@@ -74,7 +75,8 @@ fn tool_rig(policy: &str) -> Rig {
 }
 
 fn value(r: &Rig, label: &str) -> String {
-    blocks::get(&r.exec.store().sqlite().unwrap().conn(), "ada", label)
+    (r.exec.store().sqlite().unwrap().conn())
+        .block("ada", label)
         .unwrap()
         .unwrap()
         .value

@@ -1,8 +1,8 @@
 //! The memory store over a real SQLite file in a temp dir.
 
 use crate::support;
+use partner::store::memory::backend::{BlockWrite, Memory, NewMessage};
 
-use partner::store::memory::records::{add_archival, add_message, messages_from_agents};
 use partner::store::memory::{
     BlockKind, MemoryError, MemoryStore, NewBlock, SearchDomain, SearchQuery, blocks, search,
 };
@@ -17,22 +17,33 @@ fn store() -> (tempfile::TempDir, MemoryStore) {
 fn blocks_are_versioned_with_diffs_and_undo() {
     let (_dir, store) = store();
     let conn = store.conn();
-    let (block, change) = blocks::create(
-        &conn,
-        &NewBlock::new("ada", "notes", BlockKind::Working, "one"),
-        "ada",
-        1,
-    )
-    .unwrap();
+    let (block, change) = conn
+        .create_block(
+            &NewBlock::new("ada", "notes", BlockKind::Working, "one"),
+            "ada",
+            1,
+        )
+        .unwrap();
     assert_eq!(
         (block.version, change.version_before, change.version_after),
         (1, None, 1)
     );
     let value = blocks::appended(&block.value, "two");
-    let (block, change) = blocks::write(&conn, "ada", "notes", &value, "ada", 2).unwrap();
+    let (block, change) = conn
+        .write_block(
+            &BlockWrite {
+                agent: "ada",
+                label: "notes",
+                value: &value,
+                base: None,
+            },
+            "ada",
+            2,
+        )
+        .unwrap();
     assert_eq!(block.value, "one\ntwo");
     assert_eq!((change.version_before, change.version_after), (Some(1), 2));
-    let history = blocks::history(&conn, "ada", "notes").unwrap();
+    let history = conn.history("ada", "notes").unwrap();
     assert_eq!(history.len(), 2);
     let diff = blocks::diff("notes", &history[0].value, &history[1].value, 1, 2);
     assert!(diff.contains("+two"), "{diff}");
@@ -46,8 +57,7 @@ fn blocks_are_versioned_with_diffs_and_undo() {
 fn patches_apply_and_bad_patches_say_why() {
     let (_dir, store) = store();
     let conn = store.conn();
-    blocks::create(
-        &conn,
+    conn.create_block(
         &NewBlock::new("ada", "notes", BlockKind::Working, "alpha\nbeta\n"),
         "ada",
         1,
@@ -74,35 +84,64 @@ fn char_limits_say_by_how_much() {
     let conn = store.conn();
     let mut new = NewBlock::new("ada", "tiny", BlockKind::Core, "1234");
     new.char_limit = 5;
-    blocks::create(&conn, &new, "ada", 1).unwrap();
-    let err = blocks::write(&conn, "ada", "tiny", "12345678", "ada", 2).unwrap_err();
+    conn.create_block(&new, "ada", 1).unwrap();
+    let err = conn
+        .write_block(
+            &BlockWrite {
+                agent: "ada",
+                label: "tiny",
+                value: "12345678",
+                base: None,
+            },
+            "ada",
+            2,
+        )
+        .unwrap_err();
     assert_eq!(
         err.to_string(),
         "block 'tiny' would hold 8 characters, 3 over its limit of 5; shorten it or archive something first"
     );
-    assert_eq!(blocks::require(&conn, "ada", "tiny").unwrap().value, "1234");
+    assert_eq!(
+        conn.block("ada", "tiny")
+            .map(|b| b.expect("the block"))
+            .unwrap()
+            .value,
+        "1234"
+    );
 }
 
 #[test]
 fn delete_is_undoable_and_undo_is_a_new_version() {
     let (_dir, store) = store();
     let conn = store.conn();
-    blocks::create(
-        &conn,
+    conn.create_block(
         &NewBlock::new("ada", "plan", BlockKind::Archival, "v1"),
         "ada",
         1,
     )
     .unwrap();
-    blocks::write(&conn, "ada", "plan", "v2", "ada", 2).unwrap();
-    blocks::delete(&conn, "ada", "plan", "ada", 3).unwrap();
-    assert!(blocks::get(&conn, "ada", "plan").unwrap().is_none());
-    blocks::undo(&conn, "ada", "plan", "partner", 4).unwrap();
-    let back = blocks::require(&conn, "ada", "plan").unwrap();
+    conn.write_block(
+        &BlockWrite {
+            agent: "ada",
+            label: "plan",
+            value: "v2",
+            base: None,
+        },
+        "ada",
+        2,
+    )
+    .unwrap();
+    conn.delete_block("ada", "plan", "ada", 3).unwrap();
+    assert!(conn.block("ada", "plan").unwrap().is_none());
+    conn.undo_block("ada", "plan", "partner", 4).unwrap();
+    let back = conn
+        .block("ada", "plan")
+        .map(|b| b.expect("the block"))
+        .unwrap();
     assert_eq!((back.value.as_str(), back.version), ("v2", 4));
-    blocks::undo(&conn, "ada", "plan", "partner", 5).unwrap();
+    conn.undo_block("ada", "plan", "partner", 5).unwrap();
     assert!(
-        blocks::get(&conn, "ada", "plan").unwrap().is_none(),
+        conn.block("ada", "plan").unwrap().is_none(),
         "undoing the undo deletes again"
     );
 }
@@ -127,8 +166,7 @@ fn replace_needs_exactly_one_match() {
 fn search_ranks_filters_and_survives_any_query() {
     let (_dir, store) = store();
     let conn = store.conn();
-    blocks::create(
-        &conn,
+    conn.create_block(
         &NewBlock::new(
             "ada",
             "project_notes",
@@ -139,18 +177,38 @@ fn search_ranks_filters_and_survives_any_query() {
         10,
     )
     .unwrap();
-    add_archival(
-        &conn,
-        "ada",
-        "Dana prefers email for contract questions",
-        20,
+    conn.add_archival("ada", "Dana prefers email for contract questions", 20)
+        .unwrap();
+    conn.add_archival("bob", "Launching rockets is fun", 30)
+        .unwrap();
+    conn.add_message(
+        &NewMessage {
+            agent: "ada",
+            thread: "t1",
+            role: "user",
+            content: "when is the launch again?",
+            lineage: &[],
+            turn: None,
+        },
+        40,
     )
     .unwrap();
-    add_archival(&conn, "bob", "Launching rockets is fun", 30).unwrap();
-    add_message(&conn, "ada", "t1", "user", "when is the launch again?", 40).unwrap();
-    add_message(&conn, "ada", "t1", "assistant", "The launch is in May.", 50).unwrap();
+    conn.add_message(
+        &NewMessage {
+            agent: "ada",
+            thread: "t1",
+            role: "assistant",
+            content: "The launch is in May.",
+            lineage: &[],
+            turn: None,
+        },
+        50,
+    )
+    .unwrap();
 
-    let hits = search::search(&conn, &SearchQuery::new("launch", Some("ada"))).unwrap();
+    let hits = conn
+        .search(&SearchQuery::new("launch", Some("ada")))
+        .unwrap();
     let domains: Vec<SearchDomain> = hits.iter().map(|h| h.domain).collect();
     assert_eq!(
         domains,
@@ -179,19 +237,19 @@ fn search_ranks_filters_and_survives_any_query() {
 
     let mut everyone = SearchQuery::new("launching", None);
     everyone.domains = vec![SearchDomain::Archival];
-    let hits = search::search(&conn, &everyone).unwrap();
+    let hits = conn.search(&everyone).unwrap();
     assert_eq!(hits.len(), 1, "porter stemming finds rockets for everyone");
     assert_eq!(hits[0].agent, "bob");
 
     let mut role = SearchQuery::new("launch", Some("ada"));
     role.role = Some("assistant".into());
-    let hits = search::search(&conn, &role).unwrap();
+    let hits = conn.search(&role).unwrap();
     assert_eq!(hits.len(), 1);
     assert_eq!(hits[0].role.as_deref(), Some("assistant"));
 
     let mut window = SearchQuery::new("launch", Some("ada"));
     window.since = Some(45);
-    assert_eq!(search::search(&conn, &window).unwrap().len(), 1);
+    assert_eq!(conn.search(&window).unwrap().len(), 1);
 
     for hostile in [
         "\"",
@@ -203,7 +261,7 @@ fn search_ranks_filters_and_survives_any_query() {
         "(((",
         "'); DROP TABLE blocks; --",
     ] {
-        search::search(&conn, &SearchQuery::new(hostile, None)).unwrap();
+        conn.search(&SearchQuery::new(hostile, None)).unwrap();
     }
 }
 
@@ -241,16 +299,72 @@ fn a_newer_schema_is_refused() {
 fn messages_from_other_agents_arrive_once_in_order() {
     let (_dir, store) = store();
     let conn = store.conn();
-    add_message(&conn, "ada", "t1", "user", "hello", 10).unwrap();
-    let first = add_message(&conn, "ada", "t1", "agent:bo", "first note", 20).unwrap();
-    add_message(&conn, "ada", "t1", "assistant", "thanks", 30).unwrap();
-    add_message(&conn, "cy", "t1", "agent:bo", "for someone else", 35).unwrap();
-    add_message(&conn, "ada", "t2", "agent:cy", "second note", 40).unwrap();
-    let all = messages_from_agents(&conn, "ada", 0).unwrap();
+    conn.add_message(
+        &NewMessage {
+            agent: "ada",
+            thread: "t1",
+            role: "user",
+            content: "hello",
+            lineage: &[],
+            turn: None,
+        },
+        10,
+    )
+    .unwrap();
+    let first = conn
+        .add_message(
+            &NewMessage {
+                agent: "ada",
+                thread: "t1",
+                role: "agent:bo",
+                content: "first note",
+                lineage: &[],
+                turn: None,
+            },
+            20,
+        )
+        .unwrap();
+    conn.add_message(
+        &NewMessage {
+            agent: "ada",
+            thread: "t1",
+            role: "assistant",
+            content: "thanks",
+            lineage: &[],
+            turn: None,
+        },
+        30,
+    )
+    .unwrap();
+    conn.add_message(
+        &NewMessage {
+            agent: "cy",
+            thread: "t1",
+            role: "agent:bo",
+            content: "for someone else",
+            lineage: &[],
+            turn: None,
+        },
+        35,
+    )
+    .unwrap();
+    conn.add_message(
+        &NewMessage {
+            agent: "ada",
+            thread: "t2",
+            role: "agent:cy",
+            content: "second note",
+            lineage: &[],
+            turn: None,
+        },
+        40,
+    )
+    .unwrap();
+    let all = conn.messages_from_agents("ada", 0).unwrap();
     let texts: Vec<&str> = all.iter().map(|m| m.content.as_str()).collect();
     assert_eq!(texts, ["first note", "second note"]);
     assert_eq!(all[1].role, "agent:cy");
-    let later = messages_from_agents(&conn, "ada", first).unwrap();
+    let later = conn.messages_from_agents("ada", first).unwrap();
     assert_eq!(later.len(), 1);
     assert_eq!(later[0].content, "second note");
 }
@@ -270,7 +384,7 @@ fn mode(path: &std::path::Path) -> u32 {
 fn the_database_and_its_companions_are_private() {
     let (dir, store) = store();
     let conn = store.conn();
-    add_archival(&conn, "ada", "a private note", 1).unwrap();
+    conn.add_archival("ada", "a private note", 1).unwrap();
     for name in [
         "constellation.db",
         "constellation.db-wal",
@@ -337,7 +451,7 @@ fn concurrent_transactions_share_commits_and_each_ok_is_committed() {
                     let fails = i % 10 == 9;
                     let result = store.transaction(
                         |tx| -> Result<(), partner::store::memory::MemoryError> {
-                            partner::store::memory::records::add_archival(tx, "ada", &text, i)?;
+                            tx.add_archival("ada", &text, i)?;
                             if fails {
                                 return Err(partner::store::memory::MemoryError::Corrupt {
                                     what: "test",
@@ -384,7 +498,6 @@ fn concurrent_transactions_share_commits_and_each_ok_is_committed() {
 /// told failed commits later.
 #[test]
 fn a_transaction_that_panics_in_a_group_still_commits_the_others() {
-    use partner::store::memory::records::add_archival;
     use partner::store::memory::{MemoryError, MemoryStore};
     use std::sync::Arc;
     use std::time::{Duration, Instant};
@@ -397,7 +510,7 @@ fn a_transaction_that_panics_in_a_group_still_commits_the_others() {
         std::thread::spawn(move || {
             let started = Instant::now();
             let done = store.transaction(|tx| -> Result<(), MemoryError> {
-                add_archival(tx, "ada", "kept", 1)?;
+                tx.add_archival("ada", "kept", 1)?;
                 holding.send(()).unwrap();
                 // The second queues meanwhile: this one leaves the commit
                 // to it.
@@ -412,7 +525,7 @@ fn a_transaction_that_panics_in_a_group_still_commits_the_others() {
         let store = store.clone();
         std::thread::spawn(move || {
             store.transaction(|tx| -> Result<(), MemoryError> {
-                add_archival(tx, "ada", "undone", 2)?;
+                tx.add_archival("ada", "undone", 2)?;
                 panic!("a bug while holding the connection");
             })
         })
@@ -432,7 +545,7 @@ fn a_transaction_that_panics_in_a_group_still_commits_the_others() {
     assert_eq!(rows, ["kept"]);
     // The store goes on: the next transaction commits on its own.
     store
-        .transaction(|tx| add_archival(tx, "ada", "after", 3).map(drop))
+        .transaction(|tx| tx.add_archival("ada", "after", 3).map(drop))
         .unwrap();
     let after: i64 = other
         .query_row("SELECT count(*) FROM archival", [], |r| r.get(0))

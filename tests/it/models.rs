@@ -21,6 +21,7 @@ use partner::store::memory::MemoryStore;
 use partner::core::clock::ManualClock;
 
 use crate::support::partner_env;
+use partner::store::memory::backend::Memory;
 
 const SHIPPED: &str = "../shared/models/all-minilm-l6-v2";
 const STATIC: &str = "../shared/models/minilm-l6-m2v-256";
@@ -274,8 +275,7 @@ fn reindex_tells_its_rate_and_the_time_left() {
         let store = MemoryStore::open(&db).unwrap();
         let conn = store.conn();
         for i in 0..240 {
-            partner::store::memory::records::add_archival(
-                &conn,
+            conn.add_archival(
                 "ada",
                 &format!("Note {i}: the hamster escaped and hid behind the fridge on day {i}"),
                 i + 1,

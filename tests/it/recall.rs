@@ -14,6 +14,7 @@ use std::time::{Duration, Instant};
 use partner::engine::embed::{EmbeddingsConfig, RemoteSettings};
 use partner::engine::exec::{ActionStatus, ExecConfig};
 use partner::policy::Policy;
+use partner::store::memory::backend::Memory;
 use serde_json::{Value, json};
 use support::models::{tiny_model, tiny_vector};
 use support::{Answer, Rig, partner_in, rig_with, streaming_server};
@@ -228,8 +229,7 @@ fn the_command_line_searches_and_reindexes_with_the_constellations_embedder() {
         .iter()
         .enumerate()
         {
-            partner::store::memory::records::add_archival(&conn, "ada", text, i as i64 + 1)
-                .unwrap();
+            conn.add_archival("ada", text, i as i64 + 1).unwrap();
         }
     }
     let (code, out, err) = partner_in(dir.path(), &["memory", "--db", db, "reindex"], "");

@@ -16,8 +16,9 @@ use std::sync::Arc;
 use partner::engine::embed::recall::Recall;
 use partner::engine::embed::relevance::{BUILTIN_SET, RelevanceSet, evaluate};
 use partner::engine::embed::{Embedder, Model2Vec, write_model};
+use partner::store::memory::MemoryStore;
+use partner::store::memory::backend::Memory;
 use partner::store::memory::search::{SearchDomain, SearchQuery};
-use partner::store::memory::{MemoryStore, records};
 
 /// Words by topic.
 const TOPICS: &[&str] = &[
@@ -232,7 +233,10 @@ fn whole_word_answers<'a>(set: &RelevanceSet, questions: &[&'a str]) -> Vec<&'a 
     let store = MemoryStore::open_in_memory().unwrap();
     let mut ids = std::collections::HashMap::new();
     for (i, m) in set.memories.iter().enumerate() {
-        let id = records::add_archival(&store.conn(), "eval", &m.text, i as i64 + 1).unwrap();
+        let id = store
+            .conn()
+            .add_archival("eval", &m.text, i as i64 + 1)
+            .unwrap();
         ids.insert(id, m.id.clone());
     }
     let mut whole = Vec::new();
@@ -240,7 +244,7 @@ fn whole_word_answers<'a>(set: &RelevanceSet, questions: &[&'a str]) -> Vec<&'a 
         let q = set.queries.iter().find(|q| q.query == question).unwrap();
         let mut query = SearchQuery::new(question, Some("eval"));
         query.domains = vec![SearchDomain::Archival];
-        let hits = partner::store::memory::search::search(&store.read(), &query).unwrap();
+        let hits = store.read().search(&query).unwrap();
         if hits
             .iter()
             .any(|h| h.rank <= 0.0 && q.relevant.contains(&ids[&h.id]))
@@ -291,13 +295,9 @@ fn another_agents_near_copies_do_not_crowd_an_agents_own_out() {
     let store = Store::from(MemoryStore::open(dir.path().join("m.db")).unwrap());
     let mut ids = std::collections::HashMap::new();
     for (i, m) in set.memories.iter().enumerate() {
-        let id = records::add_archival(
-            &store.sqlite().unwrap().conn(),
-            "bob",
-            &m.text,
-            i as i64 + 1,
-        )
-        .unwrap();
+        let id = (store.sqlite().unwrap().conn())
+            .add_archival("bob", &m.text, i as i64 + 1)
+            .unwrap();
         ids.insert(id, m.id.clone());
     }
     let recall = Recall::with_embedder(Arc::clone(&model));
@@ -340,13 +340,9 @@ fn a_change_of_embedder_keeps_the_first_ones_vectors_and_says_what_is_missing() 
     let store = Store::from(MemoryStore::open(root.path().join("m.db")).unwrap());
     let mut ids = std::collections::HashMap::new();
     for (i, m) in set.memories.iter().enumerate() {
-        let id = records::add_archival(
-            &store.sqlite().unwrap().conn(),
-            "bob",
-            &m.text,
-            i as i64 + 1,
-        )
-        .unwrap();
+        let id = (store.sqlite().unwrap().conn())
+            .add_archival("bob", &m.text, i as i64 + 1)
+            .unwrap();
         ids.insert(id, m.id.clone());
     }
     let with_a = Recall::with_embedder(Arc::clone(&model_a));
@@ -358,13 +354,9 @@ fn a_change_of_embedder_keeps_the_first_ones_vectors_and_says_what_is_missing() 
     let after = recall_as(&with_a, &store, "bob", &set, &ids);
     assert!((before - after).abs() < 1e-9, "{before} then {after}");
     // Something new, not yet embedded by A: the search says so.
-    records::add_archival(
-        &store.sqlite().unwrap().conn(),
-        "bob",
-        "The boiler was serviced in May",
-        99,
-    )
-    .unwrap();
+    (store.sqlite().unwrap().conn())
+        .add_archival("bob", "The boiler was serviced in May", 99)
+        .unwrap();
     let mut query = SearchQuery::new("boiler", Some("bob"));
     query.domains = vec![SearchDomain::Archival];
     let found = with_a.search(&store, &query).unwrap();

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use partner::engine::exec::{ActionStatus, ExecError};
 use partner::policy::{Authority, Decision, Policy};
-use partner::store::memory::records::outbox;
+use partner::store::memory::roster::Roster;
 use partner::store::memory::{BlockKind, BlockPermission as P};
 use support::{Rig, rig};
 
@@ -126,7 +126,8 @@ fn ask_never_runs_before_approval_and_approve_once_runs_it() {
     let asked = r.one("ada", "/post bluesky \"launch day!\"");
     let id = request_of(&asked);
     assert!(
-        outbox(&r.exec.store().sqlite().unwrap().conn())
+        (r.exec.store().sqlite().unwrap().conn())
+            .outbox()
             .unwrap()
             .is_empty(),
         "nothing posted while it waits"
@@ -138,7 +139,8 @@ fn ask_never_runs_before_approval_and_approve_once_runs_it() {
         .unwrap();
     assert_eq!(posted.status, ActionStatus::Executed);
     assert_eq!(
-        outbox(&r.exec.store().sqlite().unwrap().conn())
+        (r.exec.store().sqlite().unwrap().conn())
+            .outbox()
             .unwrap()
             .len(),
         1
@@ -276,7 +278,8 @@ fn deny_reasons_go_back_and_deny_always_sticks() {
         (ActionStatus::Denied, "no posting")
     );
     assert!(
-        outbox(&r.exec.store().sqlite().unwrap().conn())
+        (r.exec.store().sqlite().unwrap().conn())
+            .outbox()
             .unwrap()
             .is_empty()
     );
@@ -352,7 +355,8 @@ fn requests_time_out_as_denied() {
         .unwrap_err();
     assert!(matches!(late, ExecError::NotWaiting { .. }));
     assert!(
-        outbox(&r.exec.store().sqlite().unwrap().conn())
+        (r.exec.store().sqlite().unwrap().conn())
+            .outbox()
             .unwrap()
             .is_empty()
     );

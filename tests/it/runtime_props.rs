@@ -9,7 +9,8 @@ use std::time::Duration;
 
 use partner::engine::exec::{ActionStatus, ExecError};
 use partner::policy::{Authority, Decision, Policy, pending};
-use partner::store::memory::records::outbox;
+use partner::store::memory::backend::Memory;
+use partner::store::memory::roster::Roster;
 use partner::store::memory::{BlockKind, BlockPermission};
 use partner::store::trace::TraceOutcome;
 use proptest::prelude::*;
@@ -66,11 +67,13 @@ fn step() -> impl Strategy<Value = Step> {
 
 fn effect_visible(r: &support::Rig, token: &str) -> bool {
     let conn = r.exec.store().sqlite().unwrap().conn();
-    let in_outbox = outbox(&conn)
+    let in_outbox = conn
+        .outbox()
         .unwrap()
         .iter()
         .any(|o| o.content.ends_with(token));
-    let in_blocks = partner::store::memory::blocks::list(&conn, None)
+    let in_blocks = conn
+        .blocks(None)
         .unwrap()
         .iter()
         .any(|b| b.value.lines().any(|l| l.ends_with(token)));

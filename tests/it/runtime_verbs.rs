@@ -4,7 +4,8 @@ use crate::support;
 
 use partner::engine::exec::{ActionStatus, ExecConfig, FetchConfig, TurnContext, WebConfig};
 use partner::policy::Policy;
-use partner::store::memory::records::{list_intentions, outbox};
+use partner::store::memory::backend::{Memory, NewMessage};
+use partner::store::memory::roster::Roster;
 use partner::store::memory::{BlockKind, BlockPermission as P};
 use support::{Rig, START, http_server, rig, rig_with};
 
@@ -140,7 +141,8 @@ fn context_append_replace_archive_load_swap() {
 
     r.ok("ada", "/context archive human");
     let kind = |label: &str| {
-        partner::store::memory::blocks::get(&r.exec.store().sqlite().unwrap().conn(), "ada", label)
+        (r.exec.store().sqlite().unwrap().conn())
+            .block("ada", label)
             .unwrap()
             .unwrap()
             .kind
@@ -166,38 +168,34 @@ fn search_domains_time_and_role() {
     let r = seeded();
     {
         let conn = r.exec.store().sqlite().unwrap().conn();
-        partner::store::memory::records::add_message(
-            &conn,
-            "ada",
-            "main",
-            "user",
-            "when is the launch?",
+        conn.add_message(
+            &NewMessage {
+                agent: "ada",
+                thread: "main",
+                role: "user",
+                content: "when is the launch?",
+                lineage: &[],
+                turn: None,
+            },
             START - 20 * 86_400_000,
         )
         .unwrap();
-        partner::store::memory::records::add_message(
-            &conn,
-            "ada",
-            "main",
-            "assistant",
-            "the launch is in May",
+        conn.add_message(
+            &NewMessage {
+                agent: "ada",
+                thread: "main",
+                role: "assistant",
+                content: "the launch is in May",
+                lineage: &[],
+                turn: None,
+            },
             START - 1000,
         )
         .unwrap();
-        partner::store::memory::records::add_archival(
-            &conn,
-            "ada",
-            "launch checklist drafted",
-            START,
-        )
-        .unwrap();
-        partner::store::memory::records::add_archival(
-            &conn,
-            "worker",
-            "launch rehearsal booked",
-            START,
-        )
-        .unwrap();
+        conn.add_archival("ada", "launch checklist drafted", START)
+            .unwrap();
+        conn.add_archival("worker", "launch rehearsal booked", START)
+            .unwrap();
     }
     let all = r.ok("ada", "/search launch");
     assert!(
@@ -243,7 +241,7 @@ fn messages_go_to_the_outbox_and_tell_reaches_the_agent() {
     r.ok("ada", "/send @user \"found it\"");
     let told = r.ok("ada", "/tell @worker \"please check the build\"");
     assert_eq!(told.text, "told worker");
-    let items = outbox(&r.exec.store().sqlite().unwrap().conn()).unwrap();
+    let items = (r.exec.store().sqlite().unwrap().conn()).outbox().unwrap();
     let channels: Vec<(&str, bool)> = items
         .iter()
         .map(|i| (i.channel.as_str(), i.public))
@@ -452,7 +450,9 @@ fn intentions_remind_complete_dismiss_list() {
     );
     r.ok("ada", "/complete 1 \"green\"");
     r.ok("ada", "/dismiss 2");
-    let all = list_intentions(&r.exec.store().sqlite().unwrap().conn(), "ada", false).unwrap();
+    let all = (r.exec.store().sqlite().unwrap().conn())
+        .intentions("ada", false)
+        .unwrap();
     assert_eq!(
         all.iter().map(|i| i.status.as_str()).collect::<Vec<_>>(),
         vec!["completed", "dismissed"]
@@ -468,11 +468,9 @@ fn pulse_and_halt_change_agent_state() {
     let policy = Policy::from_toml("[roles]\nanchor = \"supervisor\"\n").unwrap();
     let r = rig(policy);
     r.ok("ada", "/pulse 30m");
-    let state = partner::store::memory::records::agent_state(
-        &r.exec.store().sqlite().unwrap().conn(),
-        "ada",
-    )
-    .unwrap();
+    let state = (r.exec.store().sqlite().unwrap().conn())
+        .agent_state("ada")
+        .unwrap();
     assert_eq!(state.pulse_secs, Some(1800));
     let asked = r.one("anchor", "/halt \"runaway loop\" !");
     assert_eq!(
@@ -592,11 +590,19 @@ fn parse_failures_are_recorded_for_alias_suggestions() {
     let mut ctx = TurnContext::new("ada", "main", "t1");
     let report = r.exec.run_turn(&mut ctx, "/frobnicate the notes");
     assert_eq!(report.errors.len(), 1);
-    let failures = partner::store::memory::records::parse_failures(
-        &r.exec.store().sqlite().unwrap().conn(),
-        10,
-    )
-    .unwrap();
-    assert_eq!(failures[0].0, "ada");
-    assert_eq!(failures[0].1, "/frobnicate the notes");
+    // What is kept, read as the table holds it.
+    let (agent, text): (String, String) = r
+        .exec
+        .store()
+        .sqlite()
+        .unwrap()
+        .conn()
+        .query_row(
+            "SELECT agent, text FROM parse_failures ORDER BY id DESC LIMIT 1",
+            [],
+            |row| Ok((row.get(0)?, row.get(1)?)),
+        )
+        .unwrap();
+    assert_eq!(agent, "ada");
+    assert_eq!(text, "/frobnicate the notes");
 }

@@ -9,6 +9,7 @@ use crate::support;
 
 use partner::engine::exec::{ActionStatus, TurnContext};
 use partner::policy::{Authority, Decision, Policy, RequestStatus, pending};
+use partner::store::memory::roster::Roster;
 use support::{Rig, rig};
 
 /// Posts go through anchor (a supervisor), then the partner.
@@ -63,7 +64,8 @@ fn rules(r: &Rig) -> Vec<partner::policy::StandingRule> {
 }
 
 fn posts(r: &Rig) -> usize {
-    partner::store::memory::records::outbox(&r.exec.store().sqlite().unwrap().conn())
+    (r.exec.store().sqlite().unwrap().conn())
+        .outbox()
         .unwrap()
         .len()
 }

@@ -15,6 +15,7 @@ use std::sync::{Arc, Mutex};
 
 use partner::engine::exec::{ActionStatus, TurnContext};
 use partner::policy::Policy;
+use partner::store::memory::backend::{Memory, NewMessage};
 use partner::store::memory::{BlockKind, BlockPermission};
 use support::{Rig, rig};
 
@@ -216,14 +217,17 @@ fn private_memory() -> Rig {
         .unwrap();
     {
         let conn = r.exec.store().sqlite().unwrap().conn();
-        partner::store::memory::records::add_archival(&conn, "anchor", "vault combination 1234", 0)
+        conn.add_archival("anchor", "vault combination 1234", 0)
             .unwrap();
-        partner::store::memory::records::add_message(
-            &conn,
-            "anchor",
-            "main",
-            "user",
-            "the vault password changed",
+        conn.add_message(
+            &NewMessage {
+                agent: "anchor",
+                thread: "main",
+                role: "user",
+                content: "the vault password changed",
+                lineage: &[],
+                turn: None,
+            },
             0,
         )
         .unwrap();

@@ -8,6 +8,7 @@ use std::time::{Duration, Instant};
 
 use partner::core::clock::TokioClock;
 use partner::runtime::Event;
+use partner::store::memory::backend::Memory;
 use support::runtime::{Running, running_with_clock, wait_for};
 
 const POLICY: &str = "[rate_limits]\ndefault = { burst = 100000, per_minute = 100000 }\n";
@@ -25,7 +26,7 @@ fn running(script: &str, runtime: &str) -> Running {
 
 fn archival(r: &Running) -> i64 {
     let store = partner::store::memory::MemoryStore::open(r.dir.path().join("c.db")).unwrap();
-    partner::store::memory::records::archival_count(&store.conn(), "ada").unwrap()
+    store.conn().archival_count("ada").unwrap()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -22,6 +22,7 @@ use std::sync::Arc;
 use partner::core::clock::ManualClock;
 use partner::engine::exec::{ActionReport, ActionStatus, ExecConfig, Executor, TurnContext};
 use partner::policy::Policy;
+use partner::store::memory::backend::Memory;
 use partner::store::memory::{BlockKind, BlockPermission, MemoryStore};
 use partner::store::trace::BlockSpec;
 
@@ -140,13 +141,10 @@ impl Rig {
     }
 
     pub fn value(&self, agent: &str, label: &str) -> Option<String> {
-        partner::store::memory::blocks::get(
-            &self.exec.store().sqlite().unwrap().conn(),
-            agent,
-            label,
-        )
-        .unwrap()
-        .map(|b| b.value)
+        (self.exec.store().sqlite().unwrap().conn())
+            .block(agent, label)
+            .unwrap()
+            .map(|b| b.value)
     }
 
     pub fn trace(&self) -> Vec<partner::store::trace::TraceRecord> {

@@ -192,7 +192,8 @@ impl Verifier {
         }
         // An agent a message went to was on the roster.
         if let Some(to) = record.data["to"].as_str() {
-            partner_store::memory::records::ensure_agent(&store.conn(), to, record.time)?;
+            use partner_store::memory::roster::Roster;
+            store.conn().ensure_agent(to, record.time)?;
         }
         self.clock.set(record.time);
         let now = self.executor.redo_parsed(record, parsed)?;

@@ -85,7 +85,7 @@ fn finish(raw: (Block, String, String)) -> MemoryResult<Block> {
 }
 
 /// The live block `label` of `agent`, if any.
-pub fn get(conn: &Connection, agent: &str, label: &str) -> MemoryResult<Option<Block>> {
+pub(crate) fn get(conn: &Connection, agent: &str, label: &str) -> MemoryResult<Option<Block>> {
     let raw = conn
         .query_row(
             &format!("SELECT {COLUMNS} FROM blocks WHERE agent = ?1 AND label = ?2 AND deleted_at IS NULL"),
@@ -97,7 +97,7 @@ pub fn get(conn: &Connection, agent: &str, label: &str) -> MemoryResult<Option<B
 }
 
 /// The live block, or a `NoBlock` error.
-pub fn require(conn: &Connection, agent: &str, label: &str) -> MemoryResult<Block> {
+pub(crate) fn require(conn: &Connection, agent: &str, label: &str) -> MemoryResult<Block> {
     get(conn, agent, label)?.ok_or_else(|| MemoryError::NoBlock {
         agent: agent.to_string(),
         label: label.to_string(),
@@ -106,7 +106,7 @@ pub fn require(conn: &Connection, agent: &str, label: &str) -> MemoryResult<Bloc
 
 /// Live blocks of one agent (or of all when `agent` is `None`), pinned
 /// first, then by kind and label.
-pub fn list(conn: &Connection, agent: Option<&str>) -> MemoryResult<Vec<Block>> {
+pub(crate) fn list(conn: &Connection, agent: Option<&str>) -> MemoryResult<Vec<Block>> {
     let mut stmt = conn.prepare_cached(&format!(
         "SELECT {COLUMNS} FROM blocks WHERE deleted_at IS NULL AND (?1 IS NULL OR agent = ?1)
          ORDER BY agent, pinned DESC, CASE kind WHEN 'core' THEN 0 WHEN 'working' THEN 1 ELSE 2 END, label"
@@ -118,7 +118,7 @@ pub fn list(conn: &Connection, agent: Option<&str>) -> MemoryResult<Vec<Block>> 
 /// An agent's live block labels, each with whether it is in working
 /// memory (core or working), in label order: what a turn's parser needs,
 /// without reading the blocks' text.
-pub fn labels(conn: &Connection, agent: &str) -> MemoryResult<Vec<(String, bool)>> {
+pub(crate) fn labels(conn: &Connection, agent: &str) -> MemoryResult<Vec<(String, bool)>> {
     // Ordered here: with an ORDER BY, SQLite prepares a statement again
     // on every run after another connection has written.
     let mut stmt = conn.prepare_cached(
@@ -170,7 +170,7 @@ pub(crate) fn check_new(new: &NewBlock) -> MemoryResult<()> {
 
 /// Creates a block. A soft-deleted block of the same label is brought back
 /// with the new value as its next version.
-pub fn create(
+pub(crate) fn create(
     conn: &Connection,
     new: &NewBlock,
     by: &str,
@@ -244,7 +244,7 @@ pub fn create(
 }
 
 /// Sets a block's value as a new version, within its character limit.
-pub fn write(
+pub(crate) fn write(
     conn: &Connection,
     agent: &str,
     label: &str,
@@ -328,7 +328,7 @@ pub fn patched(label: &str, value: &str, diff: &str) -> MemoryResult<String> {
 }
 
 /// Soft-deletes a block (undoable).
-pub fn delete(
+pub(crate) fn delete(
     conn: &Connection,
     agent: &str,
     label: &str,
@@ -350,18 +350,8 @@ pub fn delete(
     })
 }
 
-/// Marks a block readable (or not) by other agents.
-pub fn set_shared(conn: &Connection, agent: &str, label: &str, shared: bool) -> MemoryResult<()> {
-    require(conn, agent, label)?;
-    conn.execute(
-        "UPDATE blocks SET shared = ?3 WHERE agent = ?1 AND label = ?2 AND deleted_at IS NULL",
-        params![agent, label, shared],
-    )?;
-    Ok(())
-}
-
 /// Changes a block's kind (archive, load, swap).
-pub fn set_kind(
+pub(crate) fn set_kind(
     conn: &Connection,
     agent: &str,
     label: &str,
@@ -377,7 +367,11 @@ pub fn set_kind(
 }
 
 /// The history of a block (live or deleted), oldest first.
-pub fn history(conn: &Connection, agent: &str, label: &str) -> MemoryResult<Vec<BlockVersion>> {
+pub(crate) fn history(
+    conn: &Connection,
+    agent: &str,
+    label: &str,
+) -> MemoryResult<Vec<BlockVersion>> {
     let id: Option<i64> = conn
         .query_row(
             "SELECT id FROM blocks WHERE agent = ?1 AND label = ?2",
@@ -408,7 +402,7 @@ pub fn history(conn: &Connection, agent: &str, label: &str) -> MemoryResult<Vec<
 
 /// Goes back to the version before the latest one, as a new version (so
 /// the undo itself can be undone). Undoing a delete brings the block back.
-pub fn undo(
+pub(crate) fn undo(
     conn: &Connection,
     agent: &str,
     label: &str,

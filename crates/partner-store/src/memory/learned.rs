@@ -14,7 +14,7 @@ use partner_core::clock::Millis;
 pub const MAX_LEARNED: usize = 10_000;
 
 /// Stores a rule; returns its id.
-pub fn add(
+pub(crate) fn add(
     conn: &Connection,
     rule: &str,
     words: &str,
@@ -29,18 +29,18 @@ pub fn add(
 }
 
 /// Removes a rule; true when there was one.
-pub fn remove(conn: &Connection, id: i64) -> MemoryResult<bool> {
+pub(crate) fn remove(conn: &Connection, id: i64) -> MemoryResult<bool> {
     Ok(conn.execute("DELETE FROM learned_rules WHERE id = ?1", [id])? > 0)
 }
 
 /// Removes every rule; how many there were.
-pub fn reset(conn: &Connection) -> MemoryResult<usize> {
+pub(crate) fn reset(conn: &Connection) -> MemoryResult<usize> {
     Ok(conn.execute("DELETE FROM learned_rules", [])?)
 }
 
 /// What changes whenever a rule is added or removed (how many there are,
 /// and the newest id): lets a reader rebuild only when something changed.
-pub fn signature(conn: &Connection) -> MemoryResult<(i64, i64)> {
+pub(crate) fn signature(conn: &Connection) -> MemoryResult<(i64, i64)> {
     Ok(conn.query_row(
         "SELECT count(*), coalesce(max(id), 0) FROM learned_rules",
         [],
@@ -49,7 +49,7 @@ pub fn signature(conn: &Connection) -> MemoryResult<(i64, i64)> {
 }
 
 /// Every rule, oldest first.
-pub fn list(conn: &Connection) -> MemoryResult<Vec<LearnedRule>> {
+pub(crate) fn list(conn: &Connection) -> MemoryResult<Vec<LearnedRule>> {
     let mut stmt = conn.prepare_cached(
         "SELECT id, rule, words, action, created_at FROM learned_rules ORDER BY id LIMIT ?1",
     )?;

@@ -8,7 +8,7 @@ use super::error::{MemoryError, MemoryResult};
 use partner_core::clock::Millis;
 
 /// Stores an archival entry (a memory without a label); returns its id.
-pub fn add_archival(
+pub(crate) fn add_archival(
     conn: &Connection,
     agent: &str,
     content: &str,
@@ -20,7 +20,7 @@ pub fn add_archival(
 }
 
 /// Number of archival entries of an agent.
-pub fn archival_count(conn: &Connection, agent: &str) -> MemoryResult<i64> {
+pub(crate) fn archival_count(conn: &Connection, agent: &str) -> MemoryResult<i64> {
     Ok(conn.query_row(
         "SELECT count(*) FROM archival WHERE agent = ?1",
         [agent],
@@ -72,46 +72,8 @@ impl Message {
     }
 }
 
-/// Appends a message to a conversation; returns its id.
-pub fn add_message(
-    conn: &Connection,
-    agent: &str,
-    thread: &str,
-    role: &str,
-    content: &str,
-    now: Millis,
-) -> MemoryResult<i64> {
-    add_message_with_lineage(conn, agent, thread, role, content, &[], now)
-}
-
-/// Appends a message another agent sent, with the agents it came through
-/// (at most [`MAX_LINEAGE`] kept); returns its id.
-pub fn add_message_with_lineage(
-    conn: &Connection,
-    agent: &str,
-    thread: &str,
-    role: &str,
-    content: &str,
-    lineage: &[String],
-    now: Millis,
-) -> MemoryResult<i64> {
-    let lineage = &lineage[..lineage.len().min(MAX_LINEAGE)];
-    conn.execute(
-        "INSERT INTO messages (agent, thread, role, content, created_at, lineage) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-        params![
-            agent,
-            thread,
-            role,
-            content,
-            now,
-            serde_json::to_string(lineage).unwrap_or_else(|_| "[]".into())
-        ],
-    )?;
-    Ok(conn.last_insert_rowid())
-}
-
 /// The last `limit` messages of a thread, oldest first.
-pub fn recent_messages(
+pub(crate) fn recent_messages(
     conn: &Connection,
     agent: &str,
     thread: &str,
@@ -127,7 +89,7 @@ pub fn recent_messages(
 }
 
 /// One message, by id.
-pub fn message(conn: &Connection, id: i64) -> MemoryResult<Option<Message>> {
+pub(crate) fn message(conn: &Connection, id: i64) -> MemoryResult<Option<Message>> {
     Ok(conn
         .query_row(
             &format!("SELECT {MESSAGE_COLUMNS} FROM messages WHERE id = ?1"),
@@ -138,7 +100,7 @@ pub fn message(conn: &Connection, id: i64) -> MemoryResult<Option<Message>> {
 }
 
 /// How many messages `agent`'s conversation `thread` holds.
-pub fn count_messages(conn: &Connection, agent: &str, thread: &str) -> MemoryResult<u64> {
+pub(crate) fn count_messages(conn: &Connection, agent: &str, thread: &str) -> MemoryResult<u64> {
     let n: i64 = conn.query_row(
         "SELECT COUNT(*) FROM messages WHERE agent = ?1 AND thread = ?2",
         params![agent, thread],
@@ -149,7 +111,7 @@ pub fn count_messages(conn: &Connection, agent: &str, thread: &str) -> MemoryRes
 
 /// Messages other agents left (`role` `agent:NAME`) in `agent`'s
 /// conversations with an id above `after`, oldest first.
-pub fn messages_from_agents(
+pub(crate) fn messages_from_agents(
     conn: &Connection,
     agent: &str,
     after: i64,
@@ -227,7 +189,7 @@ pub struct Intention {
 }
 
 /// Stores a new pending intention; returns its id.
-pub fn add_intention(
+pub(crate) fn add_intention(
     conn: &Connection,
     agent: &str,
     what: &str,
@@ -245,7 +207,7 @@ pub fn add_intention(
 }
 
 /// Intentions of an agent, open ones (pending, triggered) first by due time.
-pub fn list_intentions(
+pub(crate) fn list_intentions(
     conn: &Connection,
     agent: &str,
     open_only: bool,
@@ -279,15 +241,8 @@ pub fn list_intentions(
     .collect()
 }
 
-/// One intention of an agent.
-pub fn get_intention(conn: &Connection, agent: &str, id: i64) -> MemoryResult<Option<Intention>> {
-    Ok(list_intentions(conn, agent, false)?
-        .into_iter()
-        .find(|i| i.id == id))
-}
-
 /// Sets an intention's status (and note); false when the agent has no such intention.
-pub fn set_intention_status(
+pub(crate) fn set_intention_status(
     conn: &Connection,
     agent: &str,
     id: i64,
@@ -303,7 +258,7 @@ pub fn set_intention_status(
 }
 
 /// Intentions of all agents that are pending and due at or before `now`.
-pub fn due_intentions(conn: &Connection, now: Millis) -> MemoryResult<Vec<(String, i64)>> {
+pub(crate) fn due_intentions(conn: &Connection, now: Millis) -> MemoryResult<Vec<(String, i64)>> {
     let mut stmt = conn.prepare_cached(
         "SELECT agent, id FROM intentions WHERE status = 'pending' AND due_at IS NOT NULL AND due_at <= ?1 ORDER BY due_at",
     )?;
@@ -333,7 +288,7 @@ pub struct OutboxItem {
 }
 
 /// Queues a message; returns its id.
-pub fn enqueue(
+pub(crate) fn enqueue(
     conn: &Connection,
     agent: &str,
     channel: &str,
@@ -350,7 +305,7 @@ pub fn enqueue(
 }
 
 /// The outbox, oldest first.
-pub fn outbox(conn: &Connection) -> MemoryResult<Vec<OutboxItem>> {
+pub(crate) fn outbox(conn: &Connection) -> MemoryResult<Vec<OutboxItem>> {
     let mut stmt = conn.prepare_cached(
         "SELECT id, agent, channel, target, content, public, created_at, delivered_at FROM outbox ORDER BY id",
     )?;
@@ -383,7 +338,7 @@ pub struct AgentState {
 }
 
 /// The state of an agent (a fresh one if it was never seen).
-pub fn agent_state(conn: &Connection, name: &str) -> MemoryResult<AgentState> {
+pub(crate) fn agent_state(conn: &Connection, name: &str) -> MemoryResult<AgentState> {
     // Read before every action: prepared once per connection.
     let state = conn
         .prepare_cached("SELECT name, halted, halt_reason, pulse_secs FROM agents WHERE name = ?1")?
@@ -406,7 +361,7 @@ pub fn agent_state(conn: &Connection, name: &str) -> MemoryResult<AgentState> {
 
 /// Records that an agent belongs to the constellation (the database keeps
 /// the roster, so every process knows who may be told things).
-pub fn ensure_agent(conn: &Connection, name: &str, now: Millis) -> MemoryResult<()> {
+pub(crate) fn ensure_agent(conn: &Connection, name: &str, now: Millis) -> MemoryResult<()> {
     conn.execute(
         "INSERT INTO agents (name, created_at) VALUES (?1, ?2) ON CONFLICT(name) DO NOTHING",
         params![name, now],
@@ -415,7 +370,7 @@ pub fn ensure_agent(conn: &Connection, name: &str, now: Millis) -> MemoryResult<
 }
 
 /// Halts (or resumes, with `halted = false`) an agent.
-pub fn set_halted(
+pub(crate) fn set_halted(
     conn: &Connection,
     name: &str,
     halted: bool,
@@ -431,7 +386,7 @@ pub fn set_halted(
 }
 
 /// Sets an agent's pulse interval.
-pub fn set_pulse(conn: &Connection, name: &str, secs: i64, now: Millis) -> MemoryResult<()> {
+pub(crate) fn set_pulse(conn: &Connection, name: &str, secs: i64, now: Millis) -> MemoryResult<()> {
     ensure_agent(conn, name, now)?;
     conn.execute(
         "UPDATE agents SET pulse_secs = ?2 WHERE name = ?1",
@@ -441,7 +396,7 @@ pub fn set_pulse(conn: &Connection, name: &str, secs: i64, now: Millis) -> Memor
 }
 
 /// Records text that failed to parse, so recurring phrasings can become aliases.
-pub fn add_parse_failure(
+pub(crate) fn add_parse_failure(
     conn: &Connection,
     agent: &str,
     text: &str,
@@ -455,29 +410,15 @@ pub fn add_parse_failure(
     Ok(())
 }
 
-/// Recorded parse failures, newest first: (agent, text, message, time).
-pub fn parse_failures(
-    conn: &Connection,
-    limit: usize,
-) -> MemoryResult<Vec<(String, String, String, Millis)>> {
-    let mut stmt = conn.prepare_cached(
-        "SELECT agent, text, message, created_at FROM parse_failures ORDER BY id DESC LIMIT ?1",
-    )?;
-    let rows = stmt.query_map([limit as i64], |r| {
-        Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?))
-    })?;
-    Ok(rows.collect::<Result<_, _>>()?)
-}
-
 /// A value the database keeps about itself (table `meta`), by key.
-pub fn meta(conn: &Connection, key: &str) -> MemoryResult<Option<String>> {
+pub(crate) fn meta(conn: &Connection, key: &str) -> MemoryResult<Option<String>> {
     Ok(conn
         .query_row("SELECT value FROM meta WHERE key = ?1", [key], |r| r.get(0))
         .optional()?)
 }
 
 /// Sets (or, with `None`, removes) a value in table `meta`.
-pub fn set_meta(conn: &Connection, key: &str, value: Option<&str>) -> MemoryResult<()> {
+pub(crate) fn set_meta(conn: &Connection, key: &str, value: Option<&str>) -> MemoryResult<()> {
     match value {
         Some(value) => conn.execute(
             "INSERT INTO meta (key, value) VALUES (?1, ?2)

@@ -156,7 +156,7 @@ pub fn fts_any_query(text: &str) -> Option<String> {
 /// (when fewer than the limit) those with some of its telling words, best
 /// first (ranked after every item with all of them). Hits are grouped by
 /// domain, in the order asked.
-pub fn search(conn: &Connection, query: &SearchQuery) -> MemoryResult<Vec<SearchHit>> {
+pub(crate) fn search(conn: &Connection, query: &SearchQuery) -> MemoryResult<Vec<SearchHit>> {
     let Some(all) = fts_query(&query.text) else {
         return Ok(Vec::new());
     };
@@ -189,7 +189,7 @@ pub fn search_fts(conn: &Connection, query: &SearchQuery) -> MemoryResult<Vec<Se
 /// fewer than the limit — those it finds for `any` (some telling words),
 /// ranked after every whole match. `domain_hits` ranks as bm25 does: at
 /// most 0, lower is better.
-pub fn search_by<E>(
+pub(crate) fn search_by<E>(
     query: &SearchQuery,
     all: &str,
     any: Option<&str>,
