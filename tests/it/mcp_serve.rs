@@ -430,3 +430,60 @@ fn in_team_mode_a_console_on_either_daemon_answers_an_outside_tool() {
     let answer = served.wait(call);
     assert_eq!(answer["structured"]["decision"], "approved", "{answer}");
 }
+
+#[test]
+fn a_flood_on_standard_input_is_dropped_and_the_server_goes_on() {
+    use std::io::{BufRead, BufReader, Write};
+    let dir = tempfile::tempdir().unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_partner"))
+        .current_dir(dir.path())
+        .args(["mcp", "serve", "--db", "c.db", "--as", "claude"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut input = child.stdin.take().unwrap();
+    let mut output = BufReader::new(child.stdout.take().unwrap());
+    let mut line = String::new();
+    writeln!(input, r#"{{"jsonrpc":"2.0","id":1,"method":"initialize","params":{{"protocolVersion":"2025-06-18","capabilities":{{}},"clientInfo":{{"name":"t","version":"1"}}}}}}"#).unwrap();
+    output.read_line(&mut line).unwrap();
+    assert!(line.contains("\"id\":1"), "{line}");
+    writeln!(
+        input,
+        r#"{{"jsonrpc":"2.0","method":"notifications/initialized"}}"#
+    )
+    .unwrap();
+    // Two MiB on one line, then a request: the line is dropped, the
+    // request answered.
+    let flood = format!(
+        "{{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"{}\"}}",
+        "x".repeat(2 << 20)
+    );
+    writeln!(input, "{flood}").unwrap();
+    writeln!(input, r#"{{"jsonrpc":"2.0","id":3,"method":"tools/list"}}"#).unwrap();
+    let started = Instant::now();
+    loop {
+        line.clear();
+        assert!(
+            output.read_line(&mut line).unwrap() > 0,
+            "the server stopped"
+        );
+        assert!(line.len() < 1 << 20, "it answered the flood at length");
+        if line.contains("\"id\":3") {
+            assert!(line.contains("ask_partner"), "{line}");
+            break;
+        }
+        assert!(started.elapsed() < Duration::from_secs(20));
+    }
+    // Its client gone, it ends.
+    drop(input);
+    let started = Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        assert!(
+            started.elapsed() < Duration::from_secs(10),
+            "it outlived its client"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}

@@ -17,6 +17,9 @@ use rmcp::service::{RequestContext, RoleServer};
 use rmcp::{ErrorData, ServiceExt};
 use serde_json::{Value, json};
 
+/// The largest message read from a client over stdio (as over HTTP).
+pub const MAX_REQUEST: usize = 1024 * 1024;
+
 /// What the served tools do on the constellation.
 pub trait Desk: Send + Sync + 'static {
     /// Asks the partner `question` (a JSON object: title, details,
@@ -54,10 +57,16 @@ impl<D: Desk> DeskServer<D> {
     }
 
     /// Serves over this process's standard input and output until the
-    /// client closes them.
+    /// client closes them; a message over [`MAX_REQUEST`] is dropped.
     pub async fn serve_stdio(self) -> Result<(), String> {
+        let transport =
+            rmcp::transport::async_rw::AsyncRwTransport::<RoleServer, _, _>::new_server(
+                tokio::io::stdin(),
+                tokio::io::stdout(),
+            )
+            .with_max_line_length(MAX_REQUEST);
         let running = self
-            .serve((tokio::io::stdin(), tokio::io::stdout()))
+            .serve(transport)
             .await
             .map_err(|e| format!("the MCP client did not start a session: {e}"))?;
         running

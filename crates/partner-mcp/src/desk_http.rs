@@ -19,7 +19,7 @@ use tokio::sync::Semaphore;
 use super::desk::{Desk, DeskServer};
 
 /// The largest request body read.
-pub const MAX_BODY: usize = 1024 * 1024;
+pub const MAX_BODY: usize = super::desk::MAX_REQUEST;
 /// At most this many connections at once.
 pub const MAX_CONNECTIONS: usize = 16;
 /// A request's headers must arrive within this.
