@@ -34,7 +34,7 @@ pub(crate) fn skipped(what: &str) {
     eprintln!("SKIPPED {what}: PARTNER_TEST_MCP is not set (.ci/run installs the npm servers)");
 }
 
-fn stdio(name: &str, command: &Path, args: &[&str]) -> ServerConfig {
+pub(crate) fn stdio(name: &str, command: &Path, args: &[&str]) -> ServerConfig {
     ServerConfig {
         name: name.into(),
         command: Some(command.display().to_string()),
@@ -316,6 +316,18 @@ fn a_server_that_crashes_floods_or_stalls_fails_the_call_and_is_started_again() 
     assert_eq!(r.ok("ada", "/bad.echo text=again").text, "echo again");
 }
 
+/// `partner replay --verify` of `db`: how it ended and what it said.
+fn replay_verify(db: &Path) -> (std::process::Output, String) {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_partner"))
+        .args(["replay", "--verify", "--db"])
+        .arg(db)
+        .output()
+        .unwrap();
+    let text =
+        String::from_utf8_lossy(&out.stdout).to_string() + &String::from_utf8_lossy(&out.stderr);
+    (out, text)
+}
+
 #[test]
 fn replay_of_a_trace_with_mcp_calls_calls_no_server() {
     if !node() {
@@ -329,13 +341,7 @@ fn replay_of_a_trace_with_mcp_calls_calls_no_server() {
     } = r;
     drop(exec);
     // The servers are gone with the executor; replay reads the record.
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_partner"))
-        .args(["replay", "--verify", "--db"])
-        .arg(&db)
-        .output()
-        .unwrap();
-    let text =
-        String::from_utf8_lossy(&out.stdout).to_string() + &String::from_utf8_lossy(&out.stderr);
+    let (out, text) = replay_verify(&db);
     assert!(out.status.success(), "{text}");
     assert!(text.contains("all 1 steps matched"), "{text}");
 
@@ -349,13 +355,7 @@ fn replay_of_a_trace_with_mcp_calls_calls_no_server() {
         .unwrap();
     assert_eq!(changed, 1);
     drop(conn);
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_partner"))
-        .args(["replay", "--verify", "--db"])
-        .arg(&db)
-        .output()
-        .unwrap();
-    let text =
-        String::from_utf8_lossy(&out.stdout).to_string() + &String::from_utf8_lossy(&out.stderr);
+    let (out, text) = replay_verify(&db);
     assert_eq!(out.status.code(), Some(1), "{text}");
     assert!(
         text.contains("arguments") && text.contains("forged"),

@@ -51,6 +51,16 @@ fn fs_constellation(dir: &Path, server: &Path, root: &Path) {
     .unwrap();
 }
 
+/// A folder `notes` holding a plan, and the constellation over it.
+fn notes_constellation(server: &Path) -> (tempfile::TempDir, PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("notes");
+    std::fs::create_dir(&root).unwrap();
+    std::fs::write(root.join("plan.md"), "ship friday").unwrap();
+    fs_constellation(dir.path(), server, &root);
+    (dir, root)
+}
+
 /// The write waits, shown field by field; `a` lets it run as asked, or
 /// `E` with new arguments (`edited`: the content written instead).
 fn the_write_waits_for_a(console: &Tmux, root: &Path, edited: Option<&str>) {
@@ -109,11 +119,7 @@ fn an_agents_write_through_an_mcp_server_waits_for_a_key_in_the_embedded_console
     let Some(server) = npm_servers() else {
         return;
     };
-    let dir = tempfile::tempdir().unwrap();
-    let root = dir.path().join("notes");
-    std::fs::create_dir(&root).unwrap();
-    std::fs::write(root.join("plan.md"), "ship friday").unwrap();
-    fs_constellation(dir.path(), &server, &root);
+    let (dir, root) = notes_constellation(&server);
     let console = support::tmux::console("mcp-fs-embedded", dir.path(), "");
     the_write_waits_for_a(&console, &root, None);
 }
@@ -126,11 +132,7 @@ fn an_agents_write_through_an_mcp_server_waits_for_a_key_in_an_attached_console_
     let Some(pg) = support::postgres::scratch() else {
         return;
     };
-    let dir = tempfile::tempdir().unwrap();
-    let root = dir.path().join("notes");
-    std::fs::create_dir(&root).unwrap();
-    std::fs::write(root.join("plan.md"), "ship friday").unwrap();
-    fs_constellation(dir.path(), &server, &root);
+    let (dir, root) = notes_constellation(&server);
     let socket = dir.path().join("s.sock");
     let mut daemon = Command::new(env!("CARGO_BIN_EXE_partner"))
         .current_dir(dir.path())

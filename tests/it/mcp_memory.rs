@@ -5,10 +5,10 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::mcp::{npm_servers, skipped};
+use crate::mcp::{npm_servers, skipped, stdio};
 use crate::support::rig;
 use partner::engine::exec::ActionStatus;
-use partner::mcp::{McpHub, ServerConfig, ServerState};
+use partner::mcp::{McpHub, ServerState};
 use partner::policy::Policy;
 
 #[test]
@@ -18,26 +18,11 @@ fn an_agent_keeps_and_finds_facts_in_the_memory_servers_graph() {
     };
     let root = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
     let graph = root.path().join("graph.jsonl");
-    let config = ServerConfig {
-        name: "mem".into(),
-        command: Some(
-            servers
-                .join("node_modules/.bin/mcp-server-memory")
-                .display()
-                .to_string(),
-        ),
-        args: Vec::new(),
-        env: [("MEMORY_FILE_PATH".to_string(), graph.display().to_string())].into(),
-        cwd: None,
-        url: None,
-        token_env: None,
-        token_file: None,
-        agents: Vec::new(),
-        timeout_secs: Some(10),
-        writes: vec![root.path().to_path_buf()],
-        network: false,
-        sandbox: true,
-    };
+    let bin = servers.join("node_modules/.bin/mcp-server-memory");
+    let mut config = stdio("mem", &bin, &[]);
+    config.env = [("MEMORY_FILE_PATH".to_string(), graph.display().to_string())].into();
+    config.timeout_secs = Some(10);
+    config.writes = vec![root.path().to_path_buf()];
     let hub = McpHub::start(&[config], root.path(), Duration::from_secs(30)).unwrap();
     let status = hub.status();
     assert_eq!(status[0].state, ServerState::Ready, "{status:?}");
