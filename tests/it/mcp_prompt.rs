@@ -101,6 +101,19 @@ fn native_tool_calls_offer_each_mcp_tool_as_itself_and_map_back_to_its_verb() {
             tool.name
         );
     }
+    // Their functions fit their share of the request.
+    let estimate = partner::runtime::prompt::budget::estimate_tokens;
+    let spent: usize = offered
+        .iter()
+        .filter(|t| t.takes_object)
+        .map(|t| estimate(&format!("{} {} {}", t.name, t.description, t.parameters)))
+        .sum();
+    let budget = partner::runtime::tools::MCP_FUNCTION_TOKENS;
+    assert!(spent <= budget, "{spent} tokens of MCP functions");
+    eprintln!(
+        "FIGURE native: {} MCP functions in {spent} tokens",
+        offered.iter().filter(|t| t.takes_object).count()
+    );
     let write = offered.iter().find(|t| t.name == "fs-write_file").unwrap();
     assert_eq!(write.verb, "fs.write_file");
     assert!(

@@ -19,18 +19,43 @@ const MAX_FUNCTION_NAME: usize = 64;
 /// The markers a call may carry.
 const MARKERS: &[&str] = &[".", "?", "?ask", "!"];
 
+/// At most this many tokens (estimated) of MCP tools' functions — names,
+/// descriptions and schemas — offered in one request; the rest are
+/// reached through `/tools` and written as dialect lines.
+pub const MCP_FUNCTION_TOKENS: usize = 4_000;
+
 /// The tools offered for `verbs`: an MCP tool (with the hub that
 /// listed it) as itself — its name with a `-` for the dot, its own
-/// description and input schema —, any other verb as a function whose
-/// one required argument is what would follow the verb in the dialect.
+/// description and input schema — while they fit [`MCP_FUNCTION_TOKENS`];
+/// any other verb as a function whose one required argument is what would
+/// follow the verb in the dialect.
 pub fn tool_specs(verbs: &[&VerbSpec], mcp: Option<&McpHub>) -> Vec<ToolSpec> {
+    let mut share = Share::default();
     verbs
         .iter()
         .filter_map(|v| match &v.action {
-            Some(CustomAction::Mcp { .. }) => mcp_spec(v, mcp?),
+            Some(CustomAction::Mcp { .. }) => share.fits(mcp_spec(v, mcp?)?),
             _ => Some(dialect_spec(v)),
         })
         .collect()
+}
+
+/// The MCP functions' share of a request, counted as they are offered.
+#[derive(Default)]
+struct Share {
+    spent: usize,
+}
+
+impl Share {
+    /// `spec`, when it fits what is left of [`MCP_FUNCTION_TOKENS`]
+    /// after those offered before it.
+    fn fits(&mut self, spec: ToolSpec) -> Option<ToolSpec> {
+        self.spent += crate::prompt::budget::estimate_tokens(&format!(
+            "{} {} {}",
+            spec.name, spec.description, spec.parameters
+        ));
+        (self.spent <= MCP_FUNCTION_TOKENS).then_some(spec)
+    }
 }
 
 fn mcp_spec(v: &VerbSpec, mcp: &McpHub) -> Option<ToolSpec> {
@@ -171,5 +196,23 @@ mod tests {
         );
         assert!(call_to_line(&call("approve", r#"{"args": "r1"}"#), &tools).is_err());
         assert!(call_to_line(&call("recall", "{not json"), &tools).is_err());
+    }
+
+    #[test]
+    fn mcp_functions_stop_at_their_share() {
+        let mut share = Share::default();
+        let big = |i: usize| ToolSpec {
+            name: format!("fs-tool_{i}"),
+            description: "x ".repeat(2_000),
+            parameters: json!({"type": "object"}),
+            verb: format!("fs.tool_{i}"),
+            takes_object: true,
+        };
+        let offered = (0..40).filter_map(|i| share.fits(big(i))).count();
+        assert!((1..40).contains(&offered), "{offered} of 40 offered");
+        assert!(
+            share.fits(big(41)).is_none(),
+            "none after the share is spent"
+        );
     }
 }
