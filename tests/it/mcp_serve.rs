@@ -419,8 +419,42 @@ fn in_team_mode_a_console_on_either_daemon_answers_an_outside_tool() {
             console
         })
         .collect();
+    // What a console hears: the daemons' event streams.
+    let listeners: Vec<_> = ["a", "b"]
+        .iter()
+        .map(|host| {
+            let socket = dir.path().join(format!("{host}.sock"));
+            let data = support::daemon::data_dir_with(&[]);
+            let cookie = support::daemon::cookie_of(&data, &socket);
+            let mut client =
+                partner::protocol::client::Client::connect_with(&socket, "test", None, cookie)
+                    .unwrap();
+            client.subscribe().unwrap();
+            client.set_timeout(Duration::from_millis(200)).unwrap();
+            client
+        })
+        .collect();
     let served = mcp_serve(dir.path(), &pg.url, &["--as", "claude"]);
     let call = served.call("ask_partner", json!({"title": "Rotate the keys?"}));
+    // A daemon announces it as new, as for an agent's request (the bell).
+    let announced = |mut client: partner::protocol::client::Client| {
+        let started = Instant::now();
+        while started.elapsed() < Duration::from_secs(20) {
+            if let Ok(partner::protocol::ServerMsg::Event(e)) = client.read()
+                && let partner::protocol::Event::PermissionRequested { agent, .. } = e.event
+                && agent == "claude"
+            {
+                return true;
+            }
+        }
+        false
+    };
+    let heard: Vec<_> = listeners
+        .into_iter()
+        .map(|c| std::thread::spawn(move || announced(c)))
+        .collect();
+    let heard: Vec<bool> = heard.into_iter().map(|h| h.join().unwrap()).collect();
+    assert!(heard.contains(&true), "no daemon announced the question");
     for console in &consoles {
         console.wait("the question", Duration::from_secs(30), |s| {
             support::tmux::first_partner_request(s).is_some() && s.contains("Rotate the keys?")

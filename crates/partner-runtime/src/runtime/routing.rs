@@ -65,6 +65,7 @@ impl Runtime {
             .filter(|name| self.runs(name))
             .cloned()
             .collect();
+        let everyone: Vec<String> = self.slots.keys().cloned().collect();
         let executor = Arc::clone(&self.env.executor);
         let learned_seen = self.learned_seen;
         let ours = self.ours();
@@ -74,7 +75,12 @@ impl Runtime {
             .map(|l| (l.host.clone(), self.notices_seen));
         self.work.spawn_blocking(move || {
             contained(Work::Sync, || {
-                let mut synced = sync::sync(&executor, &agents, learned_seen, ours.as_deref());
+                let mut synced = sync::sync(
+                    &executor,
+                    (&agents, &everyone),
+                    learned_seen,
+                    ours.as_deref(),
+                );
                 if let Some((host, after)) = team {
                     match super::notices::read(&executor, &host, after) {
                         Ok(heard) => synced.notices = Some(heard),

@@ -48,10 +48,12 @@ pub(super) struct Synced {
 /// Takes what is new in the database for `agents` (what waits in their
 /// inboxes, their requests and decisions, halts and pulses), and the
 /// learned phrasings when they are no longer those `learned_seen`
-/// describes.
+/// describes. `everyone` is every agent of the constellation: in a team,
+/// a request from anyone else (an outside tool's question) is announced
+/// by whichever daemon sweeps first, as no daemon runs its asker.
 pub(super) fn sync(
     executor: &Executor,
-    agents: &[String],
+    (agents, everyone): (&[String], &[String]),
     learned_seen: Option<(i64, i64)>,
     ours: Option<&HashSet<String>>,
 ) -> Synced {
@@ -72,7 +74,7 @@ pub(super) fn sync(
     let announces = |r: &PendingRequest| {
         ours.is_none_or(|ours| match r.waiting_on() {
             Authority::Agent(name) => ours.contains(name),
-            _ => ours.contains(&r.agent),
+            _ => ours.contains(&r.agent) || !everyone.contains(&r.agent),
         })
     };
     match executor.take_unannounced(&announces) {
