@@ -1,11 +1,10 @@
 //! An agent with npm's filesystem server, decided in a real terminal: it
-//! lists the folder freely (a rule allows reads), its write waits in the
-//! queue — shown as server, tool and arguments pretty-printed — until the
-//! partner presses `a` (or edits the arguments with `E`), and only then
-//! is the file changed; the queue
-//! shows what the write would change in it, as a diff. In the embedded
-//! console on SQLite, and in a console attached to `partner serve` on
-//! PostgreSQL.
+//! lists the folder and reads a file freely (rules allow them); its write
+//! waits in the queue — shown as server, tool and arguments
+//! pretty-printed, with what it would change in the file as a diff —
+//! until the partner presses `a` (or edits the arguments with `E`), and
+//! only then is the file changed. In the embedded console on SQLite, and
+//! in a console attached to `partner serve` on PostgreSQL.
 
 use crate::support;
 
@@ -39,13 +38,13 @@ fn fs_constellation(dir: &Path, server: &Path, root: &Path) {
     .unwrap();
     std::fs::write(
         dir.join("policy.toml"),
-        "default = \"allow\"\n[[rules]]\nverb = \"fs.list*\"\ndecide = \"allow\"\n",
+        "default = \"allow\"\n[[rules]]\nverb = \"fs.list*\"\ndecide = \"allow\"\n[[rules]]\nverb = \"fs.read*\"\ndecide = \"allow\"\n",
     )
     .unwrap();
     std::fs::write(
         dir.join("script.toml"),
         format!(
-            "[agents.ada]\npulses = [\"Writing the plan.\\n/fs.list_directory path=\\\"{root}\\\"\\n/fs.write_file path=\\\"{root}/plan.md\\\" content=\\\"ship monday\\\"\", \"Resting.\"]\ncontinuations = [\"Noted.\"]\n"
+            "[agents.ada]\npulses = [\"Writing the plan.\\n/fs.list_directory path=\\\"{root}\\\"\\n/fs.read_text_file path=\\\"{root}/plan.md\\\"\\n/fs.write_file path=\\\"{root}/plan.md\\\" content=\\\"ship monday\\\"\", \"Resting.\"]\ncontinuations = [\"Noted.\"]\n"
         ),
     )
     .unwrap();
@@ -67,6 +66,9 @@ fn the_write_waits_for_a(console: &Tmux, root: &Path, edited: Option<&str>) {
     let screen = console.wait("the write in the queue", Duration::from_secs(40), |s| {
         first_partner_request(s).is_some() && s.contains("write_file")
     });
+    // Listed and read without asking: their results are on screen.
+    assert!(screen.contains("✓ [FILE] plan.md"), "{screen}");
+    assert!(screen.contains("✓ ship friday"), "{screen}");
     let before = std::fs::read_to_string(root.join("plan.md")).unwrap();
     assert_eq!(before, "ship friday", "written before the approval");
     for shown in [
