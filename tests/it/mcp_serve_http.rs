@@ -111,8 +111,17 @@ fn partner_served_over_http_admits_only_partners_and_answers_with_the_partners_d
     .to_string();
     assert_eq!(post(&url, None, hello.clone()).0, 401);
     assert_eq!(post(&url, Some("ptk_forged"), hello.clone()).0, 401);
-    // A partner's token, and a body past the bound: refused too.
-    let (status, _) = post(&url, Some(&token), "x".repeat(2 * 1024 * 1024));
+    // A partner's token, and a good request: answered; the same request
+    // past the bound: refused.
+    let sized = |name: String| {
+        json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {},
+            "clientInfo": {"name": name, "version": "1"}}})
+        .to_string()
+    };
+    let (status, answer) = post(&url, Some(&token), sized("t".into()));
+    assert_eq!(status, 200, "{answer}");
+    let (status, _) = post(&url, Some(&token), sized("t".repeat(2 * 1024 * 1024)));
     assert!(status >= 400, "an oversized body got {status}");
 
     // partner's own client, the token from a file: the tools, and a
