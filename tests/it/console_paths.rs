@@ -95,8 +95,11 @@ fn walk(name: &str, tmux: &Tmux) {
     });
     let id = first_partner_request(&screen).unwrap();
     tmux.keys(&["a"]);
-    tmux.wait("the approval held", Duration::from_secs(5), |s| {
-        s.contains("U undoes") || s.contains("approve once in")
+    // The approval is held for the undo window, then sent and answered; a
+    // slow capture may see either state, and both say the key was taken.
+    let sent = format!("approve once: {id}");
+    tmux.wait("the approval held or sent", Duration::from_secs(10), |s| {
+        s.contains("U undoes") || s.contains("approve once in") || s.contains(&sent)
     });
     let done = tmux.wait("the post carried out", Duration::from_secs(30), |s| {
         s.contains("Announced.") && s.contains("Nothing waits")
