@@ -1,6 +1,7 @@
 //! Finding a literal's words further on in a request, as a parse with an
 //! open wildcard must: the leftmost place they match at or after a byte.
-//! Candidates are the places holding the first word's first byte.
+//! Candidates are the places holding the first word's first byte, or its
+//! first two when it begins with punctuation (a quote is common).
 
 use super::parse::Spacing;
 use super::text::{char_at, char_before, is_sep, literal_at, match_words};
@@ -11,16 +12,8 @@ use super::text::{char_at, char_before, is_sep, literal_at, match_words};
 /// the first zero byte of the difference. The last few bytes are read as
 /// the eight that end `b`, those already read left out.
 fn find_either_case(b: &[u8], lo: u8) -> Option<usize> {
-    const ONES: u64 = 0x0101_0101_0101_0101;
-    const HIGH: u64 = 0x80 * ONES;
-    let case = if lo.is_ascii_lowercase() { 0x20 } else { 0 };
-    let (want, case8) = (u64::from(lo) * ONES, case * ONES);
-    // The lowest zero byte of the difference sets the lowest flagged bit
-    // (a borrow can only flag bytes above a zero byte).
-    let zeros = |chunk: &[u8; 8]| {
-        let diff = (u64::from_le_bytes(*chunk) | case8) ^ want;
-        diff.wrapping_sub(ONES) & !diff & HIGH
-    };
+    let byte = Spread::of(lo);
+    let zeros = |chunk: &[u8; 8]| byte.flags(u64::from_le_bytes(*chunk));
     let mut chunks = b.as_chunks::<8>().0.iter();
     let mut at = 0;
     for chunk in chunks.by_ref() {
@@ -41,7 +34,7 @@ fn find_either_case(b: &[u8], lo: u8) -> Option<usize> {
     }
     b[at..]
         .iter()
-        .position(|&c| c | case as u8 == lo)
+        .position(|&c| c | byte.case == lo)
         .map(|i| at + i)
 }
 
@@ -69,6 +62,100 @@ pub fn find_words(
     // Punctuation has no case: a quoted literal (`'with'`, TypeAgent's
     // reading) is found by its quote.
     find_words_by_first_byte(s, from, words, first, mode, lead)
+}
+
+/// A byte to find eight at a time: the byte in every lane, and the case
+/// bit to set in every lane when it is a lowercase letter (a byte then
+/// equals a lowercase letter only if it was that letter, in either case).
+#[derive(Clone, Copy)]
+struct Spread {
+    want: u64,
+    case8: u64,
+    case: u8,
+}
+
+impl Spread {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+
+    #[inline(always)]
+    fn of(lo: u8) -> Spread {
+        let case = if lo.is_ascii_lowercase() { 0x20 } else { 0 };
+        Spread {
+            want: u64::from(lo) * Self::ONES,
+            case8: u64::from(case) * Self::ONES,
+            case,
+        }
+    }
+
+    /// The bytes of `chunk` equal to the byte, flagged in their high bits
+    /// (the zero bytes of the difference): every equal byte is flagged; a
+    /// byte above an equal one may be flagged falsely (a borrow only runs
+    /// upwards), so the lowest flag is always true.
+    #[inline(always)]
+    fn flags(self, chunk: u64) -> u64 {
+        let diff = (chunk | self.case8) ^ self.want;
+        diff.wrapping_sub(Self::ONES) & !diff & (0x80 * Self::ONES)
+    }
+}
+
+/// Where bytes `lo0` then `lo1` (each an ASCII letter, lowercase, in
+/// either case, or a byte as it is) first occur together in `b`: eight
+/// places a step, each flagged place checked.
+fn find_pair_either_case(b: &[u8], lo0: u8, lo1: u8) -> Option<usize> {
+    let (first, second) = (Spread::of(lo0), Spread::of(lo1));
+    let eq = |c: u8, lo: u8, byte: Spread| c | byte.case == lo;
+    let window = |at: usize| {
+        let c0 = <[u8; 8]>::try_from(b.get(at..at + 8)?).ok()?;
+        let c1 = <[u8; 8]>::try_from(b.get(at + 1..at + 9)?).ok()?;
+        Some(first.flags(u64::from_le_bytes(c0)) & second.flags(u64::from_le_bytes(c1)))
+    };
+    let first_true = |at: usize, mut flags: u64| {
+        while flags != 0 {
+            let p = at + flags.trailing_zeros() as usize / 8;
+            if eq(b[p], lo0, first) && eq(b[p + 1], lo1, second) {
+                return Some(p);
+            }
+            flags &= flags - 1;
+        }
+        None
+    };
+    let mut at = 0;
+    while let Some(flags) = window(at) {
+        if let Some(p) = first_true(at, flags) {
+            return Some(p);
+        }
+        at += 8;
+    }
+    let last = b.len().saturating_sub(1);
+    if at >= last {
+        return None;
+    }
+    // The places left are read as the last nine bytes' eight, those
+    // already read left out.
+    match b
+        .len()
+        .checked_sub(9)
+        .and_then(|base| Some((base, window(base)?)))
+    {
+        Some((base, flags)) => {
+            let skip = 8 * (at - base);
+            first_true(base, flags >> skip << skip)
+        }
+        None => (at..last).find(|&p| eq(b[p], lo0, first) && eq(b[p + 1], lo1, second)),
+    }
+}
+
+/// Where the next place holding an ASCII word's first two bytes (case
+/// aside) is, at or after `from`.
+#[inline(always)]
+fn next_pair(bytes: &[u8], from: usize, first: u8, second: u8) -> Option<usize> {
+    let rest = bytes.get(from..)?;
+    let at = find_pair_either_case(
+        rest,
+        first.to_ascii_lowercase(),
+        second.to_ascii_lowercase(),
+    )?;
+    Some(from + at)
 }
 
 /// Where the next candidate for a word beginning with ASCII byte `first`
@@ -144,7 +231,12 @@ fn find_words_by_first_byte(
     let bytes = s.as_bytes();
     let mut q = from;
     loop {
-        let pos = next_candidate(bytes, q, first)?;
+        // Punctuation (a quote) is common in a request that has it: an
+        // ASCII word is looked for by its first two bytes.
+        let pos = match head.get(1) {
+            Some(&second) if ascii => next_pair(bytes, q, first, second)?,
+            _ => next_candidate(bytes, q, first)?,
+        };
         if ascii
             && !bytes
                 .get(pos..pos + head.len())
@@ -205,6 +297,27 @@ mod tests {
             }
         }
         assert_eq!(find_either_case(b"schedule a TEAM sync", b't'), Some(11));
+    }
+
+    #[test]
+    fn a_pair_of_bytes_is_found_in_either_case_as_a_plain_search_finds_it() {
+        let hay: Vec<u8> = b"xAaTat'c'C\x00\xffaat  'with' At".repeat(3);
+        let eq = |c: u8, lo: u8| c.to_ascii_lowercase() == lo;
+        for (lo0, lo1) in [
+            (b'a', b't'),
+            (b'\'', b'c'),
+            (b'a', b'a'),
+            (b't', b'\''),
+            (b'q', b'z'),
+        ] {
+            for from in 0..hay.len() {
+                for len in [0, 1, 2, 8, 9, 10, 17, 40] {
+                    let b = &hay[from..(from + len).min(hay.len())];
+                    let naive = b.windows(2).position(|w| eq(w[0], lo0) && eq(w[1], lo1));
+                    assert_eq!(find_pair_either_case(b, lo0, lo1), naive, "{from} {len}");
+                }
+            }
+        }
     }
 
     /// Where `words` first match at or after `from`, trying every place.

@@ -14,7 +14,7 @@ use super::model::{Grammar, Part, RuleSet};
 use super::parse::Spacing;
 use super::parses::Found;
 pub(super) use super::state::{Arena, Captured, Frame, Ids, LastPart, NIL, Origin, State};
-use super::text::{boundary_ok, char_at, match_words, number_at, skip_seps, wildcard_text};
+use super::text::{boundary_ok, match_words, next_number, number_at, skip_seps, wildcard_text};
 use super::value::Value;
 use super::viable::{bits_down, first_bits, may_start};
 pub(super) use super::work::Work;
@@ -343,20 +343,7 @@ fn match_num<'g>(
     if state.wild.is_some() {
         let mut from = state.index;
         loop {
-            let mut at = from;
-            let found = loop {
-                if at > s.len() {
-                    break None;
-                }
-                if let Some((n, _, end)) = number_at(s, at, lead) {
-                    break Some((n, at, end));
-                }
-                match char_at(s, at) {
-                    Some(c) => at += c.len_utf8(),
-                    None => break None,
-                }
-            };
-            let Some((n, start, end)) = found else {
+            let Some((n, start, end)) = next_number(s, from, lead) else {
                 return false;
             };
             from = end;

@@ -138,7 +138,31 @@ impl Dispatch {
         } else {
             (1u64 << count) - 1
         };
-        let bytes = s.as_bytes();
+        if self.firsts.count_ones() == 1 {
+            return self.mask_from_one(s.as_bytes(), index, all);
+        }
+        self.mask_from_each(s.as_bytes(), index, all)
+    }
+
+    /// [`Dispatch::mask_from`] when every first word begins with one byte
+    /// (a quote, often): from one of its places to the next.
+    fn mask_from_one(&self, bytes: &[u8], index: usize, all: u64) -> u64 {
+        let lo = self.firsts.trailing_zeros() as u8;
+        let up = lo.to_ascii_uppercase();
+        let mut mask = self.always;
+        let mut at = index;
+        while mask & all != all {
+            let Some(p) = bytes.get(at..).and_then(|r| memchr::memchr2(lo, up, r)) else {
+                break;
+            };
+            mask |= self.at(bytes, at + p);
+            at += p + 1;
+        }
+        mask
+    }
+
+    /// [`Dispatch::mask_from`] looking at every byte.
+    fn mask_from_each(&self, bytes: &[u8], index: usize, all: u64) -> u64 {
         let mut mask = self.always;
         for at in index..bytes.len() {
             if mask & all == all {
@@ -549,5 +573,35 @@ mod tests {
         assert_eq!(d.mask_at("xyz", 0, true) & 0b11111, 1 << 3);
         assert_eq!(d.mask_at("next", 0, false) & 0b10111, 1 << 4);
         assert_eq!(d.mask_from("go next", 1, 6) & 0b10111, 1 << 4);
+    }
+
+    #[test]
+    fn first_words_of_one_first_byte_are_found_from_a_place_as_every_byte_finds_them() {
+        for alts in [
+            vec![vec!["'with'", "'the'"], vec!["'caption'"], vec!["'c'"]],
+            vec![vec!["send"], vec!["s"], vec!["subject", "sent"]],
+        ] {
+            let mut starts: Vec<Start> = alts.iter().map(|w| Start::Words(words(w))).collect();
+            starts.push(Start::Any);
+            let d = Dispatch::new(&starts).expect("four alternatives fit");
+            assert_eq!(d.firsts.count_ones(), 1);
+            for r in [
+                "'send' 'WITH' x 'Caption' 'c",
+                "SEND it, s SubJect sent",
+                "''''",
+                "",
+                "x'",
+            ] {
+                for at in 0..=r.len() + 1 {
+                    for all in [0b1111, 0b0111, 0b0001] {
+                        assert_eq!(
+                            d.mask_from_one(r.as_bytes(), at, all),
+                            d.mask_from_each(r.as_bytes(), at, all),
+                            "{r:?} from {at}"
+                        );
+                    }
+                }
+            }
+        }
     }
 }

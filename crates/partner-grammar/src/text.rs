@@ -266,6 +266,34 @@ pub fn number_at(s: &str, i: usize, lead: bool) -> Option<(f64, usize, usize)> {
     }
 }
 
+/// The first place at or after byte `from` where [`number_at`] finds a
+/// number: the number, that place, and the number's end. A number begins
+/// at a digit or at a sign before one, so only those are tried, with the
+/// separators before them when `lead`.
+pub fn next_number(s: &str, from: usize, lead: bool) -> Option<(f64, usize, usize)> {
+    let b = s.as_bytes();
+    let mut digit = from;
+    loop {
+        digit += b.get(digit..)?.iter().position(u8::is_ascii_digit)?;
+        let start = if digit > from && matches!(b[digit - 1], b'+' | b'-') {
+            digit - 1
+        } else {
+            digit
+        };
+        if let Some((n, end)) = number_here(s, start) {
+            let mut at = start;
+            while lead && at > from {
+                match char_before(s, at) {
+                    Some(c) if is_sep(c) => at -= c.len_utf8(),
+                    _ => break,
+                }
+            }
+            return Some((n, at, end));
+        }
+        digit += 1;
+    }
+}
+
 fn number_here(s: &str, i: usize) -> Option<(f64, usize)> {
     let b = s.as_bytes();
     let rest = &b[i..];
@@ -323,6 +351,39 @@ fn number_here(s: &str, i: usize) -> Option<(f64, usize)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The first place at or after `from` where `number_at` finds a
+    /// number, trying every place.
+    fn next_number_naive(s: &str, from: usize, lead: bool) -> Option<(f64, usize, usize)> {
+        (from..=s.len())
+            .filter(|&at| s.is_char_boundary(at))
+            .find_map(|at| number_at(s, at, lead).map(|(n, _, end)| (n, at, end)))
+    }
+
+    #[test]
+    fn the_next_number_is_where_trying_every_place_finds_it() {
+        let requests = [
+            "generate 12 images of a red car",
+            "x -5, +7 a1 b-2 0x1F 0b 3.5e2 1e -.5 +-3",
+            "room\u{3000}4 ～9 é 10",
+            "in 10 minutes, in 3pm, at 4:30",
+            "no numbers here",
+            "",
+            "-",
+            "7",
+        ];
+        for s in requests {
+            for lead in [true, false] {
+                for from in (0..=s.len()).filter(|&i| s.is_char_boundary(i)) {
+                    assert_eq!(
+                        next_number(s, from, lead),
+                        next_number_naive(s, from, lead),
+                        "{s:?} from {from} lead {lead}"
+                    );
+                }
+            }
+        }
+    }
 
     fn words(w: &[&str]) -> Vec<String> {
         w.iter().map(|s| s.to_string()).collect()
