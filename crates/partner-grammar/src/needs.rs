@@ -119,8 +119,11 @@ impl Needs {
     /// Of the alternatives in `mask`, those whose needs the request `g`
     /// describes may meet.
     pub(super) fn filter(&self, g: &Grams, mut mask: u64) -> u64 {
-        for (i, needs) in self.per_alt.iter().enumerate().take(64) {
-            if mask & (1 << i) != 0 && !needs.iter().all(|n| n.met(g)) {
+        for i in super::viable::bits_down(mask) {
+            let Some(needs) = self.per_alt.get(i) else {
+                continue;
+            };
+            if !needs.iter().all(|n| n.met(g)) {
                 mask &= !(1 << i);
                 #[cfg(test)]
                 tests::LEFT_OUT.with(|c| c.set(c.get() + 1));
