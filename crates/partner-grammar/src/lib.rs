@@ -16,6 +16,7 @@ pub mod batch;
 mod compile;
 mod complete;
 mod conform;
+mod dispatch;
 mod entry;
 mod expr;
 mod find;
