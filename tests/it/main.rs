@@ -80,6 +80,7 @@ mod run_once;
 mod runtime_permissions;
 mod runtime_props;
 mod runtime_verbs;
+mod runtime_web;
 mod sandbox_doors;
 mod sandbox_escapes;
 mod sandbox_files;
