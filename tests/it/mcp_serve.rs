@@ -8,6 +8,7 @@
 //! nothing the tools do decides anything.
 
 use crate::support;
+use crate::support::daemon::team_host;
 
 use std::path::Path;
 use std::process::{Command, Stdio};
@@ -359,40 +360,6 @@ fn the_partner_answers_an_outside_tool_with_a_key_in_the_embedded_console() {
     assert_eq!(answer["structured"]["choice"], "production", "{answer}");
 }
 
-/// A team's daemon on `url` serving `dir`'s constellation, killed when
-/// dropped.
-struct TeamDaemon(std::process::Child);
-
-impl Drop for TeamDaemon {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-fn team_daemon(dir: &Path, url: &str, host: &str) -> TeamDaemon {
-    let child = Command::new(env!("CARGO_BIN_EXE_partner"))
-        .current_dir(dir)
-        .args([
-            "serve",
-            "--config",
-            "partner.toml",
-            "--store",
-            url,
-            "--host-name",
-            host,
-        ])
-        .arg("--socket")
-        .arg(dir.join(format!("{host}.sock")))
-        .env_remove("PARTNER_STORE")
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(std::fs::File::create(dir.join(format!("{host}.log"))).unwrap())
-        .spawn()
-        .unwrap();
-    TeamDaemon(child)
-}
-
 #[test]
 fn in_team_mode_a_console_on_either_daemon_answers_an_outside_tool() {
     let Some(pg) = support::postgres::scratch() else {
@@ -400,8 +367,8 @@ fn in_team_mode_a_console_on_either_daemon_answers_an_outside_tool() {
     };
     let dir = tempfile::tempdir().unwrap();
     support::tmux::constellation(dir.path(), "", "default = \"allow\"\n", "\"Resting.\"");
-    let _a = team_daemon(dir.path(), &pg.url, "a");
-    let _b = team_daemon(dir.path(), &pg.url, "b");
+    let _a = team_host(dir.path(), &pg.url, "a", &["--config", "partner.toml"]);
+    let _b = team_host(dir.path(), &pg.url, "b", &["--config", "partner.toml"]);
     let consoles: Vec<support::tmux::Tmux> = ["a", "b"]
         .iter()
         .map(|host| {

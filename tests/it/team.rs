@@ -9,7 +9,7 @@
 use std::path::{Path, PathBuf};
 
 use partner::policy::Decision;
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use partner::protocol::client::Client;
@@ -17,38 +17,15 @@ use partner::protocol::{Op, RunState, Sequenced, ServerMsg};
 use partner::runtime::Event;
 use serde_json::Value;
 
+use crate::support::daemon::{TeamHost, team_host};
 use crate::support::postgres;
 
 /// Longest a takeover may take (the bound).
 const TAKEOVER: Duration = Duration::from_secs(10);
 
-/// One daemon of the team, killed (`-9`) when dropped.
-struct Daemon {
-    child: Child,
-    socket: PathBuf,
-}
-
-impl Drop for Daemon {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-fn serve(dir: &Path, url: &str, host: &str) -> Daemon {
-    let socket = dir.join(format!("{host}.sock"));
-    let child = Command::new(env!("CARGO_BIN_EXE_partner"))
-        .current_dir(dir)
-        .args(["serve", "--demo", "--store", url, "--host-name", host])
-        .arg("--socket")
-        .arg(&socket)
-        .env_remove("PARTNER_STORE")
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(std::fs::File::create(dir.join(format!("{host}.log"))).unwrap())
-        .spawn()
-        .unwrap();
-    Daemon { child, socket }
+/// One of the demo's team daemons on `url`, as host `host`.
+fn serve(dir: &Path, url: &str, host: &str) -> TeamHost {
+    team_host(dir, url, host, &["--demo"])
 }
 
 fn partner(dir: &Path, args: &[&str]) -> (Option<i32>, String) {
@@ -513,7 +490,7 @@ fn partner_msg_reaches_an_agent_through_this_machines_daemon_of_the_team() {
         .stderr(std::fs::File::create(d.join("here.log")).unwrap())
         .spawn()
         .unwrap();
-    let _daemon = Daemon {
+    let _daemon = TeamHost {
         child,
         socket: PathBuf::new(),
     };

@@ -107,3 +107,39 @@ pub fn serve_with(dir: &Path, extra: &[&str], env: &[(&str, PathBuf)]) -> Daemon
         data,
     }
 }
+
+/// One daemon of a team on a shared store, killed (`-9`) when dropped.
+pub struct TeamHost {
+    /// Its process.
+    pub child: Child,
+    /// Its socket (`HOST.sock` in the directory).
+    pub socket: PathBuf,
+}
+
+impl Drop for TeamHost {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// `partner serve` in `dir` on the team store `url` as host `host`, its
+/// constellation from `from` (`["--demo"]` or `["--config", "FILE"]`),
+/// its stderr in `HOST.log`.
+pub fn team_host(dir: &Path, url: &str, host: &str, from: &[&str]) -> TeamHost {
+    let socket = dir.join(format!("{host}.sock"));
+    let child = Command::new(env!("CARGO_BIN_EXE_partner"))
+        .current_dir(dir)
+        .arg("serve")
+        .args(from)
+        .args(["--store", url, "--host-name", host])
+        .arg("--socket")
+        .arg(&socket)
+        .env_remove("PARTNER_STORE")
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(std::fs::File::create(dir.join(format!("{host}.log"))).unwrap())
+        .spawn()
+        .unwrap();
+    TeamHost { child, socket }
+}
