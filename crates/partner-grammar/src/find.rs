@@ -4,7 +4,7 @@
 //! first two when it begins with punctuation (a quote is common).
 
 use super::parse::Spacing;
-use super::text::{char_at, char_before, is_sep, literal_at, match_words};
+use super::text::{char_at, literal_at, match_words, with_leading_seps};
 
 /// Where byte `lo` (an ASCII letter, lowercase, a digit or punctuation) first occurs
 /// in `b` in either case: eight bytes a step, setting the case bit (a byte
@@ -170,22 +170,6 @@ fn next_candidate(bytes: &[u8], from: usize, first: u8) -> Option<usize> {
         memchr::memchr2(first.to_ascii_lowercase(), first.to_ascii_uppercase(), rest)?
     };
     Some(from + at)
-}
-
-/// A match may begin with the separators just before the word at `at`
-/// (back to `from` at most) when `lead`.
-#[inline(always)]
-fn with_leading_seps(s: &str, from: usize, at: usize, lead: bool) -> usize {
-    let mut start = at;
-    if lead {
-        while start > from {
-            match char_before(s, start) {
-                Some(c) if is_sep(c) => start -= c.len_utf8(),
-                _ => break,
-            }
-        }
-    }
-    start
 }
 
 /// [`find_words`] for one word beginning with an ASCII letter or digit

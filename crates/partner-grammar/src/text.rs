@@ -281,17 +281,26 @@ pub fn next_number(s: &str, from: usize, lead: bool) -> Option<(f64, usize, usiz
             digit
         };
         if let Some((n, end)) = number_here(s, start) {
-            let mut at = start;
-            while lead && at > from {
-                match char_before(s, at) {
-                    Some(c) if is_sep(c) => at -= c.len_utf8(),
-                    _ => break,
-                }
-            }
-            return Some((n, at, end));
+            return Some((n, with_leading_seps(s, from, start, lead), end));
         }
         digit += 1;
     }
+}
+
+/// Where a match of something at `at` may begin: with the separators just
+/// before it (back to `from` at most) when `lead`.
+#[inline(always)]
+pub(super) fn with_leading_seps(s: &str, from: usize, at: usize, lead: bool) -> usize {
+    let mut start = at;
+    if lead {
+        while start > from {
+            match char_before(s, start) {
+                Some(c) if is_sep(c) => start -= c.len_utf8(),
+                _ => break,
+            }
+        }
+    }
+    start
 }
 
 fn number_here(s: &str, i: usize) -> Option<(f64, usize)> {
