@@ -11,7 +11,7 @@ use super::text::{char_at, literal_at, match_words, with_leading_seps};
 /// then equals a lowercase letter only if it was that letter) and finding
 /// the first zero byte of the difference. The last few bytes are read as
 /// the eight that end `b`, those already read left out.
-fn find_either_case(b: &[u8], lo: u8) -> Option<usize> {
+pub(super) fn find_either_case(b: &[u8], lo: u8) -> Option<usize> {
     let byte = Spread::of(lo);
     let zeros = |chunk: &[u8; 8]| byte.flags(u64::from_le_bytes(*chunk));
     let mut chunks = b.as_chunks::<8>().0.iter();

@@ -25,6 +25,7 @@ mod matcher;
 mod memo;
 mod model;
 mod needs;
+mod order;
 mod parse;
 mod parses;
 pub mod schema;

@@ -8,7 +8,7 @@ use std::sync::{Arc, OnceLock};
 
 use super::dispatch::Dispatch;
 use super::expr::Expr;
-use super::needs::Needs;
+use super::needs::{Needs, Nested};
 use super::parse::Spacing;
 use super::text::literal_at;
 
@@ -151,9 +151,9 @@ impl RuleSet {
         self.dispatch.get()?.as_ref()
     }
 
-    /// The words alternatives need anywhere in a request, when any does.
+    /// The words alternatives need in a request, when any does.
     pub(super) fn needs(&self) -> Option<&Needs> {
-        self.needs.get()?.as_ref()
+        self.needs.get()?.as_ref().filter(|n| !n.is_empty())
     }
 
     /// Binds the alternatives of a named rule, once all rules exist (so
@@ -248,13 +248,21 @@ pub(super) fn compute_firsts(set: &Arc<RuleSet>, visiting: &mut HashSet<usize>) 
     }
     let needs = Needs::new(
         set.rules().iter().map(|r| r.parts.as_slice()),
+        &out,
         &mut |part| match part {
-            Part::Rules { rules, .. } => Some(compute_firsts(rules, visiting)),
+            Part::Rules { rules, .. } => {
+                let starts = compute_firsts(rules, visiting);
+                // A rule being worked out (recursion) has none yet.
+                let common = rules.needs.get().and_then(Option::as_ref);
+                let common = common.map(|n| n.common().to_vec()).unwrap_or_default();
+                Some(Nested { starts, common })
+            }
             _ => None,
         },
     );
     visiting.remove(&key);
-    let _ = set.needs.set((!needs.is_empty()).then_some(needs));
+    let keep = !needs.is_empty() || !needs.common().is_empty();
+    let _ = set.needs.set(keep.then_some(needs));
     let _ = set.dispatch.set(Dispatch::new(&out));
     let _ = set.firsts.set(out.clone());
     out

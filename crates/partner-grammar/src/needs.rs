@@ -4,11 +4,16 @@
 //! words. An alternative missing one of them anywhere in the request is
 //! not tried at all — the cheapest parse is the one never started.
 //!
+//! The same words are also kept in the order the alternative reads them
+//! (see `order`): one whose words are in the request, but not in that
+//! order, cannot match either.
+//!
 //! Only ASCII words are kept: they match byte for byte (case aside), so
 //! one missing from the request's bytes cannot be matched anywhere. Words
 //! of other scripts are left out (case folding may change their bytes).
 
 use super::model::{Part, Start};
+use super::order::{Order, Step};
 
 /// Most needs kept for one alternative (longest words first: rarer, and
 /// as cheap to look for).
@@ -87,38 +92,73 @@ impl Grams {
 }
 
 impl Need {
+    fn of(words: &[Box<str>]) -> Need {
+        Need(words.iter().map(|w| Word::new(w)).collect())
+    }
+
     /// False when no word of it can be in the request `g` describes.
     fn met(&self, g: &Grams) -> bool {
         self.0.iter().any(|w| w.in_(g))
     }
+
+    /// How rare it is: the fewest letter pairs a word of it holds.
+    fn rarity(&self) -> usize {
+        self.0.iter().map(|w| w.pairs.len()).min().unwrap_or(0)
+    }
+}
+
+/// What a rule an alternative goes through tells of it: what its
+/// alternatives begin with, and what every one of them reads, in order.
+pub(super) struct Nested {
+    pub starts: Vec<Start>,
+    pub common: Vec<Step>,
 }
 
 /// What each alternative of a rule set needs.
 #[derive(Debug, Clone, Default)]
 pub(super) struct Needs {
+    /// Each alternative's needs, rarest first.
     per_alt: Vec<Vec<Need>>,
+    /// The order they read them in.
+    order: Order,
+    /// Whether any alternative has anything to check.
+    checks: bool,
 }
 
 impl Needs {
-    /// Needs for `alts` (each alternative's parts), with `starts(part)`
-    /// giving a nested rule's first words.
+    /// Needs for `alts` (each alternative's parts), with `inner(part)`
+    /// giving a nested rule's first words and what all its alternatives
+    /// read in order; `starts` is what each of `alts` begins with.
     pub(super) fn new<'a>(
         alts: impl Iterator<Item = &'a [Part]>,
-        starts: &mut dyn FnMut(&Part) -> Option<Vec<Start>>,
+        starts: &[Start],
+        inner: &mut dyn FnMut(&Part) -> Option<Nested>,
     ) -> Needs {
+        let (per_alt, steps): (Vec<_>, Vec<_>) =
+            alts.map(|parts| alternative(parts, inner)).unzip();
+        let order = Order::new(steps, choices(starts).map(Step::of));
+        let checks = order.checks() || per_alt.iter().any(|n| !n.is_empty());
         Needs {
-            per_alt: alts.map(|parts| alternative(parts, starts)).collect(),
+            per_alt,
+            order,
+            checks,
         }
     }
 
-    /// True when no alternative needs anything (nothing to check).
+    /// True when there is nothing to check.
     pub(super) fn is_empty(&self) -> bool {
-        self.per_alt.iter().all(Vec::is_empty)
+        !self.checks
     }
 
-    /// Of the alternatives in `mask`, those whose needs the request `g`
-    /// describes may meet.
-    pub(super) fn filter(&self, g: &Grams, mut mask: u64) -> u64 {
+    /// What a rule going through this one needs of it, in order.
+    pub(super) fn common(&self) -> &[Step] {
+        self.order.common()
+    }
+
+    /// Of the alternatives in `mask`, those whose needs the request `s`
+    /// (`g` describing its letters) may meet: each word somewhere, and in
+    /// order where that is checked.
+    pub(super) fn filter(&self, g: &Grams, s: &str, mut mask: u64) -> u64 {
         for i in super::viable::bits_down(mask) {
             let Some(needs) = self.per_alt.get(i) else {
                 continue;
@@ -129,42 +169,55 @@ impl Needs {
                 tests::LEFT_OUT.with(|c| c.set(c.get() + 1));
             }
         }
-        mask
+        self.order.filter(s.as_bytes(), mask)
     }
 }
 
-fn alternative(parts: &[Part], starts: &mut dyn FnMut(&Part) -> Option<Vec<Start>>) -> Vec<Need> {
+/// An alternative's needs, rarest first (at most [`MAX_NEEDS`]), and the
+/// steps it takes in order.
+fn alternative(
+    parts: &[Part],
+    inner: &mut dyn FnMut(&Part) -> Option<Nested>,
+) -> (Vec<Need>, Vec<Step>) {
     let mut needs: Vec<Need> = Vec::new();
+    let mut steps: Vec<Step> = Vec::new();
     for (k, part) in parts.iter().enumerate() {
         match part {
             Part::Str(words) => {
-                // The dispatch table already looked at the first word of
-                // a first part.
-                let skip = usize::from(k == 0);
-                for w in words.iter().skip(skip) {
-                    if let Some(w) = ascii_word(w) {
-                        needs.push(Need(Box::new([Word::new(&w)])));
+                for (j, w) in words.iter().enumerate() {
+                    let Some(w) = ascii_word(w) else { continue };
+                    // The dispatch table already looked at the first word
+                    // of a first part.
+                    if k > 0 || j > 0 {
+                        needs.push(Need::of(std::slice::from_ref(&w)));
                     }
+                    steps.push(Step::of(vec![w]));
                 }
             }
             Part::Rules {
                 optional: false, ..
             } => {
-                if let Some(need) = starts(part).and_then(|s| choices(&s)) {
-                    needs.push(need);
+                let Some(Nested { starts, common }) = inner(part) else {
+                    continue;
+                };
+                // As for a literal, the dispatch table already looked at
+                // the first words of a first part.
+                if let Some(words) = choices(&starts).filter(|_| k > 0) {
+                    needs.push(Need::of(&words));
                 }
+                steps.extend(common);
             }
             Part::Rules { .. } | Part::Wild { .. } | Part::Num { .. } => {}
         }
     }
-    needs.sort_by_key(|n| std::cmp::Reverse(n.0.iter().map(|w| w.pairs.len()).min().unwrap_or(0)));
+    needs.sort_by_key(|n| std::cmp::Reverse(n.rarity()));
     needs.truncate(MAX_NEEDS);
-    needs
+    (needs, steps)
 }
 
 /// One of a rule's first words, when every alternative must begin with
 /// one of a few ASCII words.
-fn choices(starts: &[Start]) -> Option<Need> {
+fn choices(starts: &[Start]) -> Option<Vec<Box<str>>> {
     let mut words: Vec<Box<str>> = Vec::new();
     for start in starts {
         let Start::Words(first) = start else {
@@ -176,8 +229,7 @@ fn choices(starts: &[Start]) -> Option<Need> {
     }
     words.sort();
     words.dedup();
-    (!words.is_empty() && words.len() <= MAX_CHOICES)
-        .then(|| Need(words.iter().map(|w| Word::new(w)).collect()))
+    (!words.is_empty() && words.len() <= MAX_CHOICES).then_some(words)
 }
 
 fn ascii_word(w: &str) -> Option<Box<str>> {

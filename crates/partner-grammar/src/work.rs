@@ -137,12 +137,12 @@ impl<'g> Work<'g> {
                 seen.push((key, 0, 0));
                 seen.len() - 1
             }
-            None => return needs.filter(grams, mask),
+            None => return needs.filter(grams, s, mask),
         };
         let (_, checked, met) = &mut seen[slot];
         let fresh = mask & !*checked;
         if fresh != 0 {
-            *met |= needs.filter(grams, fresh);
+            *met |= needs.filter(grams, s, fresh);
             *checked |= fresh;
         }
         mask & *met
