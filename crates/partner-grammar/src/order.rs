@@ -10,6 +10,8 @@
 //! is where it tells them apart, and elsewhere the words alone say nearly
 //! as much for less.
 
+use std::collections::HashMap;
+
 /// Most steps kept in order for one alternative (the first ones: any
 /// leading part of an order holds as the whole does).
 const MAX_STEPS: usize = 8;
@@ -95,11 +97,10 @@ impl Order {
             s.truncate(MAX_STEPS);
         }
         let common = common(&steps, first);
-        let permuted: Vec<bool> = (0..steps.len())
-            .map(|i| (0..steps.len()).any(|j| j != i && reordered(&steps[i], &steps[j])))
-            .collect();
-        for (s, keep) in steps.iter_mut().zip(permuted) {
-            if !keep || s.len() < 2 {
+        let permuted = permuted(&steps);
+        for (k, (s, keep)) in steps.iter_mut().zip(permuted).enumerate() {
+            // A match asks about 64 alternatives at most at once.
+            if !keep || s.len() < 2 || k >= 64 {
                 s.clear();
             }
         }
@@ -153,15 +154,51 @@ fn in_order(steps: &[Step], b: &[u8]) -> bool {
     true
 }
 
-/// True when two steps `a` takes one after the other, `b` takes the
-/// other way round.
-fn reordered(a: &[Step], b: &[Step]) -> bool {
-    let at = |n: &Step| b.iter().position(|m| m.words == n.words);
-    a.iter().enumerate().any(|(i, x)| {
-        a[i + 1..]
-            .iter()
-            .any(|y| matches!((at(x), at(y)), (Some(p), Some(q)) if q < p))
-    })
+/// For each alternative, whether it takes two steps one after the other
+/// that another alternative takes the other way round. Each ordered pair of
+/// steps an alternative takes is noted with the first two alternatives
+/// taking it, so that the work grows with the alternatives, not with their
+/// pairs (a grammar file may hold many).
+fn permuted(steps: &[Vec<Step>]) -> Vec<bool> {
+    const NONE: usize = usize::MAX;
+    let mut ids: HashMap<&[Box<str>], u32> = HashMap::new();
+    let seqs: Vec<Vec<u32>> = steps
+        .iter()
+        .map(|s| {
+            s.iter()
+                .map(|step| {
+                    let next = ids.len() as u32;
+                    *ids.entry(&step.words).or_insert(next)
+                })
+                .collect()
+        })
+        .collect();
+    let pairs = |seq: &[u32]| -> Vec<(u32, u32)> {
+        (0..seq.len())
+            .flat_map(|i| (i + 1..seq.len()).map(move |j| (seq[i], seq[j])))
+            .collect()
+    };
+    let mut takers: HashMap<(u32, u32), [usize; 2]> = HashMap::new();
+    for (alt, seq) in seqs.iter().enumerate() {
+        for pair in pairs(seq) {
+            let t = takers.entry(pair).or_insert([NONE; 2]);
+            if t[0] == NONE {
+                t[0] = alt;
+            } else if t[0] != alt && t[1] == NONE {
+                t[1] = alt;
+            }
+        }
+    }
+    seqs.iter()
+        .enumerate()
+        .map(|(alt, seq)| {
+            pairs(seq).into_iter().any(|(x, y)| {
+                takers
+                    .get(&(y, x))
+                    .is_some_and(|t| t.iter().any(|&a| a != NONE && a != alt))
+            })
+        })
+        .collect()
 }
 
 /// What every one of a rule's alternatives reads, in an order each reads
@@ -213,7 +250,7 @@ fn common_subsequence(a: &[Step], b: &[Step]) -> Vec<Step> {
 
 #[cfg(test)]
 pub(super) mod tests {
-    use super::{Step, common_subsequence};
+    use super::{Step, common_subsequence, permuted};
     use crate::{LoadOptions, MatchOptions, NoFiles, load_grammar, match_grammar};
 
     thread_local! {
@@ -265,6 +302,41 @@ pub(super) mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn alternatives_reading_words_the_other_way_round_are_told_apart() {
+        let (a, b, c) = (step(&["a"]), step(&["b"]), step(&["c", "d"]));
+        let alts = vec![
+            vec![a.clone(), b.clone(), c.clone()],
+            vec![a.clone(), c.clone(), b.clone()],
+            vec![a.clone(), b.clone()],
+            vec![c.clone(), c.clone()],
+            vec![],
+        ];
+        assert_eq!(permuted(&alts), [true, true, false, false, false]);
+        // Each alone, or the same order twice: nothing to tell apart.
+        assert_eq!(permuted(&alts[..1]), [false]);
+        let same = vec![alts[0].clone(), alts[0].clone()];
+        assert_eq!(permuted(&same), [false, false]);
+    }
+
+    #[test]
+    fn many_alternatives_are_worked_out_in_time() {
+        // A grammar file may hold thousands of alternatives reading the
+        // same words in other orders: telling them apart grows with them,
+        // not with their pairs.
+        let alts: Vec<String> = (0..4_000)
+            .map(|i| format!("w{} x{} y{} z -> {i}", i % 7, i % 5, i % 3))
+            .chain((0..4_000).map(|i| format!("w{} z y{} x{} -> {i}", i % 7, i % 3, i % 5)))
+            .collect();
+        let text = format!("<Start> = {};", alts.join(" | "));
+        let started = std::time::Instant::now();
+        let options = LoadOptions::default();
+        let g = load_grammar("t.agr", &text, &options, &NoFiles).expect("the grammar loads");
+        assert!(started.elapsed().as_secs() < 20, "{:?}", started.elapsed());
+        let found = match_grammar(&g, "w1 z y1 x1", &MatchOptions::default());
+        assert!(!found.is_empty());
     }
 
     #[test]
