@@ -384,22 +384,8 @@ pub(super) mod tests {
             "gotobytoby",
             "",
         ];
-        let options = LoadOptions {
-            enable_value_expressions: true,
-            start_value_required: true,
-            ..Default::default()
-        };
         OUT_OF_ORDER.with(|c| c.set(0));
-        for text in grammars {
-            let g = load_grammar("t.agr", text, &options, &NoFiles).expect("the grammar loads");
-            for input in inputs {
-                let pruned = match_grammar(&g, input, &MatchOptions::default());
-                crate::needs::tests::OFF.with(|o| o.set(true));
-                let all = match_grammar(&g, input, &MatchOptions::default());
-                crate::needs::tests::OFF.with(|o| o.set(false));
-                assert_eq!(pruned, all, "{text}\n{input}");
-            }
-        }
+        crate::needs::tests::same_with_needs_off(&grammars, &inputs);
         assert!(
             OUT_OF_ORDER.with(std::cell::Cell::get) > 0,
             "some alternatives were left out for their order"
