@@ -164,11 +164,8 @@ impl Dispatch {
 #[cfg(test)]
 mod tests {
     use super::Dispatch;
-    use crate::model::{FirstWords, Start};
-
-    fn words(list: &[&str]) -> FirstWords {
-        FirstWords::new(list.iter().map(|w| w.to_string()).collect())
-    }
+    use crate::model::Start;
+    use crate::model::tests::words;
 
     #[test]
     fn the_dispatch_table_never_keeps_out_an_alternative_that_can_begin() {

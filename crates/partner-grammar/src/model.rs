@@ -350,10 +350,11 @@ impl Part {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::FirstWords;
 
-    fn words(list: &[&str]) -> FirstWords {
+    /// First words made from `list`.
+    pub(crate) fn words(list: &[&str]) -> FirstWords {
         FirstWords::new(list.iter().map(|w| w.to_string()).collect())
     }
 
