@@ -101,8 +101,10 @@ fn walk(name: &str, tmux: &Tmux) {
     tmux.wait("the approval held or sent", Duration::from_secs(10), |s| {
         s.contains("U undoes") || s.contains("approve once in") || s.contains(&sent)
     });
+    // A capture may catch a frame half written (the pane drawn, the status
+    // bar not yet): wait for the whole screen to say it.
     let done = tmux.wait("the post carried out", Duration::from_secs(30), |s| {
-        s.contains("Announced.") && s.contains("Nothing waits")
+        s.contains("Announced.") && s.contains("Nothing waits") && s.contains("0 pending")
     });
     assert!(done.contains("0 pending"), "{name}: {done}");
     // Nothing went wrong that nobody expected: no unseen problem, and the
