@@ -277,23 +277,39 @@ fn capture<'g>(
     true
 }
 
+/// The leftmost place at or after `from` where `words` match and end at
+/// a word boundary (as a wildcard before them may end there), and where
+/// they end.
+#[inline(always)]
+fn find_bounded(
+    s: &str,
+    mut from: usize,
+    words: &[String],
+    mode: Spacing,
+    lead: bool,
+) -> Option<(usize, usize)> {
+    while from <= s.len() {
+        let (start, end) = find_words(s, from, words, mode, lead)?;
+        if boundary_ok(s, end, mode) {
+            return Some((start, end));
+        }
+        from = if end > start { end } else { end + 1 };
+    }
+    None
+}
+
 fn match_str<'g>(state: &mut State<'g>, s: &str, words: &'g [String], work: &mut Work<'g>) -> bool {
     let lead = state.leading_spacing(&work.arena) != Spacing::None;
     let mode = state.spacing;
     let whole = state.value.is_none() && state.parts().len() == 1;
     if state.wild.is_some() {
         let mut from = state.index;
-        while from <= s.len() {
-            let Some((start, end)) = find_words(s, from, words, mode, lead) else {
-                return false;
-            };
+        while let Some((start, end)) = find_bounded(s, from, words, mode, lead) {
             from = if end > start { end } else { end + 1 };
-            if !boundary_ok(s, end, mode) {
-                continue;
-            }
             // The copy that looks for a longer capture starts from `end`;
-            // when matching, it is not left if it could find nothing.
-            let longer = !work.prune || find_words(s, end, words, mode, lead).is_some();
+            // when matching, it is not left if its search would find no
+            // place to end at.
+            let longer = !work.prune || find_bounded(s, end, words, mode, lead).is_some();
             if capture(state, s, start, end, work, longer) {
                 if whole && !matches!(state.ids, Ids::Off) {
                     state.add_value(&mut work.arena, None, Captured::Words(words));

@@ -54,6 +54,10 @@ impl<'g> Work<'g> {
     }
 
     pub(super) fn push(&mut self, mut state: State<'g>, origin: Origin) {
+        #[cfg(test)]
+        if origin == Origin::Wildcard {
+            tests::WILDCARD_FORKS.with(|c| c.set(c.get() + 1));
+        }
         state.origin = origin;
         self.arena.stack.push(state);
     }
@@ -185,3 +189,42 @@ const MAX_VIABLE_SEEN: usize = 256;
 
 /// Most history nodes one match may make (a bound on its memory).
 const MAX_NODES: usize = 4 * MAX_STEPS;
+
+#[cfg(test)]
+mod tests {
+    use crate::{LoadOptions, MatchOptions, NoFiles, load_grammar, match_grammar};
+
+    thread_local! {
+        /// Copies left to look for a longer wildcard capture, so far.
+        pub(super) static WILDCARD_FORKS: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+    }
+
+    /// The parses' values, and how many wildcard copies matching left.
+    fn matched(text: &str, input: &str) -> (Vec<String>, usize) {
+        let g = load_grammar("t.agr", text, &LoadOptions::default(), &NoFiles).expect("loads");
+        WILDCARD_FORKS.with(|c| c.set(0));
+        let found = match_grammar(&g, input, &MatchOptions::default());
+        let values = found
+            .iter()
+            .map(|m| m.value.to_json().to_string())
+            .collect();
+        (values, WILDCARD_FORKS.with(std::cell::Cell::get))
+    }
+
+    #[test]
+    fn no_copy_looks_for_a_longer_capture_where_the_words_only_recur_inside_words() {
+        let g = "<Start> = remind me to $(task:wildcard) in $(n:number) minutes -> [task, n];";
+        // "in" recurs only inside "minutes" and "ink": no place a longer
+        // capture could end, so no copy is left to look for one.
+        let (values, forks) = matched(g, "remind me to buy ink in 10 minutes");
+        assert_eq!(values, [r#"["buy ink",10]"#]);
+        assert_eq!(forks, 0, "no copy left for a capture that cannot grow");
+        // Where "in" recurs as a word, the copy is left and finds the
+        // longer capture (which then fails on "minutes").
+        let (values, forks) = matched(g, "remind me to log in in 10 minutes");
+        assert_eq!(values, [r#"["log in",10]"#]);
+        assert_eq!(forks, 1);
+        let (values, _) = matched(g, "remind me to go in in in 10 minutes");
+        assert_eq!(values, [r#"["go in in",10]"#]);
+    }
+}
