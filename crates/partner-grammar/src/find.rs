@@ -4,7 +4,7 @@
 //! first two when it begins with punctuation (a quote is common).
 
 use super::parse::Spacing;
-use super::text::{char_at, literal_at, match_words, with_leading_seps};
+use super::text::{boundary_ok, char_at, literal_at, match_words, with_leading_seps};
 
 /// Where byte `lo` (an ASCII letter, lowercase, a digit or punctuation) first occurs
 /// in `b` in either case: eight bytes a step, setting the case bit (a byte
@@ -62,6 +62,27 @@ pub fn find_words(
     // Punctuation has no case: a quoted literal (`'with'`, TypeAgent's
     // reading) is found by its quote.
     find_words_by_first_byte(s, from, words, first, mode, lead)
+}
+
+/// The leftmost place at or after `from` where `words` match and end at
+/// a word boundary (as a wildcard before them may end there), and where
+/// they end.
+#[inline(always)]
+pub(super) fn find_bounded(
+    s: &str,
+    mut from: usize,
+    words: &[String],
+    mode: Spacing,
+    lead: bool,
+) -> Option<(usize, usize)> {
+    while from <= s.len() {
+        let (start, end) = find_words(s, from, words, mode, lead)?;
+        if boundary_ok(s, end, mode) {
+            return Some((start, end));
+        }
+        from = if end > start { end } else { end + 1 };
+    }
+    None
 }
 
 /// A byte to find eight at a time: the byte in every lane, and the case

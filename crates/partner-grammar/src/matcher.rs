@@ -7,7 +7,7 @@
 //! parse's value expression reads, which is also what the statistics
 //! count (captures used, wildcard characters, entity-typed properties).
 
-use super::find::find_words;
+use super::find::find_bounded;
 use super::joins::Ending;
 use super::memo;
 use super::model::{Grammar, Part, RuleSet};
@@ -275,27 +275,6 @@ fn capture<'g>(
         state.add_with_id(&mut work.arena, id, span, true);
     }
     true
-}
-
-/// The leftmost place at or after `from` where `words` match and end at
-/// a word boundary (as a wildcard before them may end there), and where
-/// they end.
-#[inline(always)]
-fn find_bounded(
-    s: &str,
-    mut from: usize,
-    words: &[String],
-    mode: Spacing,
-    lead: bool,
-) -> Option<(usize, usize)> {
-    while from <= s.len() {
-        let (start, end) = find_words(s, from, words, mode, lead)?;
-        if boundary_ok(s, end, mode) {
-            return Some((start, end));
-        }
-        from = if end > start { end } else { end + 1 };
-    }
-    None
 }
 
 fn match_str<'g>(state: &mut State<'g>, s: &str, words: &'g [String], work: &mut Work<'g>) -> bool {
