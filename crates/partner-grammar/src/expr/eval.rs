@@ -123,7 +123,11 @@ where
         match f {
             Field::Pair(k, value) => {
                 let sub = Path::Key(path, k);
+                // A variable or constant (most fields) without a call to
+                // `eval`, whose frame is large.
                 let v = match value {
+                    Some(Expr::Var(name)) => var(name, &sub),
+                    Some(Expr::Lit(v)) => v.clone(),
                     Some(e) => eval(e, &sub, var),
                     None => var(k, &sub),
                 };
