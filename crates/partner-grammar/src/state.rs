@@ -127,7 +127,7 @@ struct Spare {
 }
 
 thread_local! {
-    static SPARE: std::cell::Cell<Option<Spare>> = const { std::cell::Cell::new(None) };
+    static SPARE: std::cell::RefCell<Spare> = std::cell::RefCell::default();
 }
 
 /// Buffers larger than this (a hostile match) are not kept.
@@ -149,28 +149,24 @@ impl<'g> Arena<'g> {
     pub(super) fn new(twins: bool) -> Self {
         #[cfg(test)]
         let twins = twins && !super::twins::tests::OFF.with(std::cell::Cell::get);
-        // None while another match on this thread holds them (a match
-        // made from inside one): that one starts with fresh buffers.
-        let Some(spare) = SPARE.with(std::cell::Cell::take) else {
-            let mut arena = Arena::default();
-            arena.twins = Twins::reuse(Vec::new(), Vec::new(), Vec::new(), twins);
-            return arena;
-        };
-        Arena {
-            frames: spare.frames,
-            ids: spare.ids,
-            values: spare.values,
-            stack: spare.stack,
-            seen: spare.seen,
-            needs: spare.needs,
+        // A match made from inside another on this thread finds the
+        // buffers taken (empty) and grows its own; the last to end keeps
+        // its buffers.
+        SPARE.with_borrow_mut(|spare| Arena {
+            frames: std::mem::take(&mut spare.frames),
+            ids: std::mem::take(&mut spare.ids),
+            values: std::mem::take(&mut spare.values),
+            stack: std::mem::take(&mut spare.stack),
+            seen: std::mem::take(&mut spare.seen),
+            needs: std::mem::take(&mut spare.needs),
             twins: Twins::reuse(
-                emptied(spare.twins),
-                spare.twins_open,
-                spare.twins_waiting,
+                emptied(std::mem::take(&mut spare.twins)),
+                std::mem::take(&mut spare.twins_open),
+                std::mem::take(&mut spare.twins_waiting),
                 twins,
             ),
-            joins: Joins::reuse(spare.joins, false),
-        }
+            joins: Joins::reuse(std::mem::take(&mut spare.joins), false),
+        })
     }
 }
 
@@ -181,19 +177,18 @@ impl Drop for Arena<'_> {
         twins_open.clear();
         twins_waiting.clear();
         let joins = std::mem::take(&mut self.joins).into_buffers();
-        let kept = Spare {
-            joins,
-            twins: emptied(twins),
-            twins_open,
-            twins_waiting,
-            frames: emptied(std::mem::take(&mut self.frames)),
-            ids: emptied(std::mem::take(&mut self.ids)),
-            values: emptied(std::mem::take(&mut self.values)),
-            stack: emptied(std::mem::take(&mut self.stack)),
-            seen: emptied(std::mem::take(&mut self.seen)),
-            needs: emptied(std::mem::take(&mut self.needs)),
-        };
-        SPARE.with(|spare| spare.set(Some(kept)));
+        SPARE.with_borrow_mut(|spare| {
+            spare.joins = joins;
+            spare.twins = emptied(twins);
+            spare.twins_open = twins_open;
+            spare.twins_waiting = twins_waiting;
+            spare.frames = emptied(std::mem::take(&mut self.frames));
+            spare.ids = emptied(std::mem::take(&mut self.ids));
+            spare.values = emptied(std::mem::take(&mut self.values));
+            spare.stack = emptied(std::mem::take(&mut self.stack));
+            spare.seen = emptied(std::mem::take(&mut self.seen));
+            spare.needs = emptied(std::mem::take(&mut self.needs));
+        });
     }
 }
 
