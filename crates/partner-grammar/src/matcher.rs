@@ -327,6 +327,7 @@ fn match_str<'g>(state: &mut State<'g>, s: &str, words: &'g [String], work: &mut
     true
 }
 
+#[inline(never)]
 fn match_num<'g>(
     state: &mut State<'g>,
     s: &str,
@@ -345,7 +346,9 @@ fn match_num<'g>(
             if !boundary_ok(s, end, mode) {
                 continue;
             }
-            if capture(state, s, start, end, work, true) {
+            // As for words: no copy where no longer capture could end.
+            let longer = !work.prune || number_follows(s, end, mode, lead);
+            if capture(state, s, start, end, work, longer) {
                 if let Some(id) = state.add_id(&mut work.arena, var, false) {
                     state.add_with_id(&mut work.arena, id, Captured::Num(n), false);
                     state.last = Some(LastPart::Num {
@@ -374,6 +377,19 @@ fn match_num<'g>(
     }
     state.index = end;
     true
+}
+
+/// Whether a number ending at a word boundary comes at or after `from`
+/// (where a longer capture before a number could end).
+#[inline(never)]
+fn number_follows(s: &str, mut from: usize, mode: Spacing, lead: bool) -> bool {
+    while let Some((_, _, end)) = next_number(s, from, lead) {
+        if boundary_ok(s, end, mode) {
+            return true;
+        }
+        from = end;
+    }
+    false
 }
 
 /// Advances a state as far as it goes; true when its rule is complete (at

@@ -226,5 +226,26 @@ mod tests {
         assert_eq!(forks, 1);
         let (values, _) = matched(g, "remind me to go in in in 10 minutes");
         assert_eq!(values, [r#"["go in in",10]"#]);
+        // Several words: "by the" recurs only across "standby theory".
+        let g = "<Start> = walk $(a:wildcard) by the $(b:wildcard) -> [a, b];";
+        let (values, forks) = matched(g, "walk home by the river in standby theory");
+        assert_eq!(values, [r#"["home","river in standby theory"]"#]);
+        assert_eq!(forks, 0);
+    }
+
+    #[test]
+    fn no_copy_looks_for_a_longer_capture_before_a_number_that_does_not_recur() {
+        let g = "<Start> = buy $(what:wildcard) $(n:number) times -> [what, n];";
+        let (values, forks) = matched(g, "buy apples 3 times");
+        assert_eq!(values, [r#"["apples",3]"#]);
+        assert_eq!(forks, 0, "no number further on: no copy");
+        // "2" cannot end an empty capture; "3" is the last number.
+        let (values, forks) = matched(g, "buy 2 apples 3 times");
+        assert_eq!(values, [r#"["2 apples",3]"#]);
+        assert_eq!(forks, 0);
+        // A number further on: the copy is left, and finds the parse.
+        let (values, forks) = matched(g, "buy 3 4 apples 3 times");
+        assert_eq!(values, [r#"["3 4 apples",3]"#]);
+        assert!(forks >= 1);
     }
 }
